@@ -1,0 +1,54 @@
+"""runsnap: snapshot the whole context of a launch, and say why two runs differ.
+
+The public API::
+
+    import runsnap
+    snap = runsnap.capture(["python", "-m", "sglang.launch_server", ...], label="good")
+    snap.save("good.toml")
+    same = runsnap.load("good.toml") == snap
+
+Everything here is imported lazily, so ``import runsnap`` (and ``runsnap --version``) stays cheap.
+The modules behind ``capture`` and ``diff`` are ``runsnap.capturing`` and ``runsnap.diffing``: a
+submodule named like a function would replace that function on the package once imported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from runsnap._version import __version__
+
+if TYPE_CHECKING:
+    from runsnap.capturing import capture
+    from runsnap.errors import RunsnapError, SnapshotError
+    from runsnap.snapshot import SCHEMA_VERSION, Snapshot, load
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "RunsnapError",
+    "Snapshot",
+    "SnapshotError",
+    "__version__",
+    "capture",
+    "load",
+]
+
+_LAZY = {
+    "capture": "runsnap.capturing",
+    "load": "runsnap.snapshot",
+    "Snapshot": "runsnap.snapshot",
+    "SCHEMA_VERSION": "runsnap.snapshot",
+    "RunsnapError": "runsnap.errors",
+    "SnapshotError": "runsnap.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'runsnap' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

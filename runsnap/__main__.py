@@ -1,0 +1,6 @@
+"""``python -m runsnap``."""
+
+from runsnap.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+"""``[env]``: the child's complete environment, exactly as it will be passed.
+
+Values are kept verbatim (undecodable bytes too, through the snapshot codec); secrets are
+replaced with fingerprints by the redaction pass, not here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runsnap.context import CaptureContext
+
+
+def collect(ctx: CaptureContext) -> dict[str, Any]:
+    """``{"count", "vars": {name: value}, "errors"}``, names sorted."""
+    env = dict(ctx.env)
+    return {"count": len(env), "vars": {k: env[k] for k in sorted(env)}, "errors": []}

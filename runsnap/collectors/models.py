@@ -1,0 +1,205 @@
+"""``[models]``: every model directory in play, so a changed checkpoint or config is visible.
+
+Models come from ``--model`` (repeatable) and from the command's own arguments: any argument
+value that is a directory holding ``config.json``, or a Hugging Face repo id (``org/name``) that
+resolves in the local Hugging Face cache. The network is never used.
+
+Each model is keyed by where it came from (``--model-path``, ``--speculative-draft-model-path``,
+``argv[3]``, ``runsnap --model``), which stays the same between two runs of one launch even when
+the paths differ between machines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runsnap.context import resolve_path
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from runsnap.context import CaptureContext
+
+#: Side files hashed: JSON (and these small tokenizer/text files) up to this size.
+SIDE_FILE_MAX = 64 * 1024 * 1024
+SIDE_SUFFIXES = (".json", ".txt", ".model", ".tiktoken", ".jinja", ".py")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack",
+                   ".onnx", ".npz", ".distcp")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_REVISION_OPTIONS = ("revision", "model-revision")
+
+
+def hf_hub_cache(env: Mapping[str, str]) -> Path:
+    """Where the Hugging Face cache is for this environment (huggingface_hub's own rules)."""
+    if env.get("HF_HUB_CACHE"):
+        return Path(env["HF_HUB_CACHE"]).expanduser()
+    if env.get("HUGGINGFACE_HUB_CACHE"):
+        return Path(env["HUGGINGFACE_HUB_CACHE"]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    home = env.get("HOME") or str(Path.home())
+    xdg = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    return Path(xdg) / "huggingface" / "hub"
+
+
+def _resolve_hf(repo_id: str, env: Mapping[str, str], revision: str | None) -> dict[str, Any] | None:
+    """The snapshot directory of ``repo_id`` in the local cache, or None when it is not there."""
+    repo_dir = hf_hub_cache(env) / ("models--" + repo_id.replace("/", "--"))
+    if not repo_dir.is_dir():
+        return None
+    rev = revision or "main"
+    commit = rev
+    ref = repo_dir / "refs" / rev
+    if ref.is_file():
+        commit = ref.read_text().strip()
+    snap = repo_dir / "snapshots" / commit
+    if not snap.is_dir():
+        return None
+    return {"path": str(snap), "repo_id": repo_id, "revision": commit, "ref": rev,
+            "cache": str(hf_hub_cache(env))}
+
+
+def _arg_values(argv: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(source, value) for every argument value: option values named by their option."""
+    out = []
+    prev_opt: str | None = None
+    for i, arg in enumerate(argv):
+        if i == 0:
+            continue
+        if arg.startswith("--") and "=" in arg:
+            name, _, value = arg.partition("=")
+            out.append((name, value))
+            prev_opt = None
+        elif arg.startswith("-") and len(arg) > 1:
+            prev_opt = arg
+        else:
+            out.append((prev_opt or f"argv[{i}]", arg))
+            prev_opt = None
+    return out
+
+
+def _revision(argv: tuple[str, ...]) -> str | None:
+    for source, value in _arg_values(argv):
+        if source.lstrip("-") in _REVISION_OPTIONS:
+            return value
+    return None
+
+
+def _candidates(ctx: CaptureContext) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """Models found: (source, location) pairs, and errors for named models that do not exist."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    errors: list[str] = []
+    revision = _revision(ctx.argv)
+    for n, value in enumerate(ctx.models, 1):
+        source = "runsnap --model" if len(ctx.models) == 1 else f"runsnap --model #{n}"
+        path = resolve_path(value, ctx.cwd)
+        if path.is_dir():
+            found.append((source, {"given": value, "path": str(path)}))
+        elif _REPO_ID.match(value) and (hf := _resolve_hf(value, ctx.env, revision)):
+            found.append((source, {"given": value, **hf}))
+        elif path.exists():
+            errors.append(f"{value} ({source}): not a directory")
+        else:
+            errors.append(f"{value} ({source}): no such directory, nor a repo id in the "
+                          f"Hugging Face cache at {hf_hub_cache(ctx.env)}")
+    for source, value in _arg_values(ctx.argv):
+        if not value or len(value) > 4096:
+            continue
+        path = resolve_path(value, ctx.cwd)
+        try:
+            if (path / "config.json").is_file():
+                found.append((source, {"given": value, "path": str(path)}))
+                continue
+        except OSError:
+            continue
+        if _REPO_ID.match(value) and not path.exists():
+            hf = _resolve_hf(value, ctx.env, revision)
+            if hf:
+                found.append((source, {"given": value, **hf}))
+    return found, errors
+
+
+def collect(ctx: CaptureContext) -> dict[str, Any]:
+    """``{"models": {source: {...}}, "errors": [...]}``."""
+    found, errors = _candidates(ctx)
+    models: dict[str, dict[str, Any]] = {}
+    by_path: dict[str, str] = {}
+    for source, loc in found:
+        real = os.path.realpath(loc["path"])
+        if real in by_path:  # the same model named twice: one entry, both sources
+            models[by_path[real]]["sources"].append(source)
+            continue
+        key = source if source not in models else f"{source} #{len(models) + 1}"
+        by_path[real] = key
+        models[key] = {"sources": [source], **loc, "real_path": real, **_describe(Path(real))}
+    return {"models": models, "errors": errors}
+
+
+def _describe(path: Path) -> dict[str, Any]:
+    """config.json in full, side-file hashes and weight sizes of one model directory."""
+    errors: list[str] = []
+    out: dict[str, Any] = {}
+    cfg = path / "config.json"
+    try:
+        with open(cfg, encoding="utf-8") as fh:
+            out["config"] = json.load(fh)
+    except FileNotFoundError:
+        errors.append("no config.json")
+    except (OSError, ValueError) as exc:
+        errors.append(f"config.json: {getattr(exc, 'strerror', None) or exc}")
+    files: dict[str, str] = {}
+    weights: dict[str, int] = {}
+    try:
+        entries = _walk(path)
+    except OSError as exc:
+        errors.append(f"{path}: {exc.strerror or exc}")
+        entries = []
+    for rel, full in entries:
+        name = rel.lower()
+        try:
+            if name.endswith(WEIGHT_SUFFIXES):
+                weights[rel] = os.stat(full).st_size
+            elif name.endswith(SIDE_SUFFIXES) and rel != "config.json":
+                size = os.stat(full).st_size
+                if size <= SIDE_FILE_MAX:
+                    files[rel] = _sha256(full)
+        except OSError as exc:
+            errors.append(f"{rel}: {exc.strerror or exc}")
+    out["files_sha256"] = files
+    out["weights"] = weights
+    out["weights_count"] = len(weights)
+    out["weights_bytes"] = sum(weights.values())
+    out["errors"] = errors
+    return out
+
+
+def _walk(path: Path) -> list[tuple[str, str]]:
+    """Files of a model directory and of its direct subdirectories, sorted."""
+    out = []
+    with os.scandir(path) as it:
+        for e in it:
+            if e.name.startswith("."):
+                continue
+            if e.is_dir():
+                try:
+                    with os.scandir(e.path) as sub:
+                        out += [(f"{e.name}/{s.name}", s.path) for s in sub
+                                if not s.name.startswith(".") and s.is_file()]
+                except OSError:
+                    continue
+            elif e.is_file():
+                out.append((e.name, e.path))
+    return sorted(out)
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,177 @@
+"""The capture context: everything the collectors read, decided once.
+
+A :class:`CaptureContext` holds the child's argv, its exact environment, its cwd, the interpreter
+it will run, and the repositories and model paths in play. The child's environment and argv are
+plain data, so a later replay can edit them and launch again.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from runsnap import shell
+
+__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
+
+#: Default cap on the stored uncommitted diff of one repository.
+DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
+
+_PYTHON_NAME = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:\.exe)?$")
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The Python interpreter whose packages matter, and why it was chosen."""
+
+    path: str
+    """The interpreter as it will be run (may be a symlink inside a virtual environment)."""
+
+    reason: str
+    """Why this one: ``--python``, ``argv[0]``, ``shebang of X``, ``VIRTUAL_ENV`` ..."""
+
+
+@dataclass
+class CaptureContext:
+    """What one capture is about. Collectors read it and never change it."""
+
+    argv: tuple[str, ...] = ()
+    """The child's command line exactly as given (empty: snapshot the current context)."""
+
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    """The child's complete environment, exactly as it will be passed."""
+
+    cwd: str = field(default_factory=os.getcwd)
+    """The child's working directory."""
+
+    label: str = ""
+    """The run's name, chosen by the user."""
+
+    repos: tuple[str, ...] = ()
+    """Extra repositories named with ``--repo``."""
+
+    models: tuple[str, ...] = ()
+    """Model paths or Hugging Face repo ids named with ``--model``."""
+
+    python: str | None = None
+    """The interpreter named with ``--python``, if any."""
+
+    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES
+    """Cap on each repository's stored uncommitted diff."""
+
+    _probe: shell.Pending | None = field(default=None, init=False, repr=False)
+
+    # ------------------------------------------------------------------ executable
+
+    @functools.cached_property
+    def executable(self) -> str | None:
+        """What the child's ``PATH`` makes of argv[0] (None when not found or no command)."""
+        if not self.argv:
+            return None
+        prog = self.argv[0]
+        if os.sep in prog:
+            path = prog if os.path.isabs(prog) else os.path.join(self.cwd, prog)
+            return path if os.path.exists(path) else None
+        return shell.which(prog, path=self.env.get("PATH", os.defpath))
+
+    @functools.cached_property
+    def interpreter(self) -> Interpreter:
+        """The interpreter the child will run (see the README's "Which interpreter")."""
+        if self.python:
+            found = self._find(self.python)
+            return Interpreter(found or self.python, "--python")
+        exe = self.executable
+        if exe:
+            if _PYTHON_NAME.match(os.path.basename(exe)) or _PYTHON_NAME.match(
+                os.path.basename(os.path.realpath(exe))
+            ):
+                return Interpreter(exe, "argv[0] is a Python interpreter")
+            shebang = _shebang_python(exe, self.env)
+            if shebang:
+                return Interpreter(shebang, f"the shebang of {os.path.basename(exe)} names it")
+        for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+            prefix = self.env.get(var)
+            if prefix:
+                for name in ("python", "python3"):
+                    cand = os.path.join(prefix, "bin", name)
+                    if os.access(cand, os.X_OK):
+                        return Interpreter(cand, f"{var} is set (the active environment)")
+        for name in ("python", "python3"):
+            found = shell.which(name, path=self.env.get("PATH", os.defpath))
+            if found:
+                return Interpreter(found, f"'{name}' on the child's PATH")
+        return Interpreter(sys.executable, "no interpreter on the child's PATH: runsnap's own")
+
+    def _find(self, prog: str) -> str | None:
+        if os.sep in prog:
+            return prog if os.path.isabs(prog) else os.path.join(self.cwd, prog)
+        return shell.which(prog, path=self.env.get("PATH", os.defpath))
+
+    # ------------------------------------------------------------------ probe
+
+    def start_probe(self) -> None:
+        """Start the package probe in the child's interpreter, so it runs beside other work."""
+        if self._probe is None:
+            source = resources.files("runsnap.probe").joinpath("packages.py").read_text("utf-8")
+            self._probe = shell.start(
+                [self.interpreter.path, "-c", source], cwd=self.cwd, env=self.env
+            )
+
+    @functools.cached_property
+    def probe(self) -> dict[str, Any]:
+        """What the probe reported; ``{"error": ...}`` when it could not run."""
+        self.start_probe()
+        assert self._probe is not None
+        result = self._probe.wait(timeout=120)
+        if not result.ok:
+            return {"error": f"package probe in {self.interpreter.path} failed: "
+                    f"{result.error_line()}"}
+        try:
+            data = json.loads(result.stdout)
+        except ValueError as exc:
+            return {"error": f"package probe in {self.interpreter.path} printed no JSON: {exc}"}
+        if not isinstance(data, dict):
+            return {"error": "package probe printed something other than an object"}
+        return data
+
+    def editable_sources(self) -> list[str]:
+        """Source directories of the editable installs in the child's environment."""
+        dists = self.probe.get("distributions", [])
+        return [d["source"] for d in dists if d.get("editable") and d.get("source")]
+
+
+def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
+    """The Python interpreter a script's ``#!`` line names, if it names one."""
+    try:
+        with open(exe, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    parts = line.split()
+    if not parts:
+        return None
+    if os.path.basename(parts[0]) == "env":
+        args = [p for p in parts[1:] if not p.startswith("-") and "=" not in p]
+        if not args or not _PYTHON_NAME.match(os.path.basename(args[0])):
+            return None
+        return shell.which(args[0], path=env.get("PATH", os.defpath)) or args[0]
+    if _PYTHON_NAME.match(os.path.basename(parts[0])):
+        return parts[0]
+    return None
+
+
+def resolve_path(value: str, cwd: str) -> Path:
+    """``value`` as an absolute path, relative paths taken from ``cwd``."""
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else Path(cwd) / p

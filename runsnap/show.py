@@ -1,0 +1,180 @@
+"""A readable summary of one snapshot: the key facts first, then each section with its counts."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from runsnap.redact import is_fingerprint
+from runsnap.snapshot import Snapshot, ordered_sections
+
+__all__ = ["render_summary"]
+
+#: Variable families worth listing by name in a summary (the rest are only counted).
+NOTABLE_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "NCCL_", "CUDA_", "TORCH_", "PYTORCH_", "HF_",
+                    "TRANSFORMERS_", "NVIDIA_", "OMP_", "MKL_", "LD_", "PYTHON", "TRITON_",
+                    "FLASHINFER_", "TOKENIZERS_", "RUNSNAP_")
+
+
+def _size(n: int) -> str:
+    """Bytes for humans.
+
+    >>> _size(0), _size(1536), _size(3 * 1024**3)
+    ('0 B', '1.5 KiB', '3.0 GiB')
+    """
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def render_summary(snap: Snapshot) -> str:
+    """The text ``runsnap show`` prints."""
+    lines: list[str] = []
+    add = lines.append
+    meta = snap.meta
+    title = f"runsnap snapshot {meta.get('id', '')[:12]}"
+    if snap.label:
+        title += f"  [{snap.label}]"
+    add(title)
+    add(f"  captured  {meta.get('captured_at', '?')} on {meta.get('host', '?')} "
+        f"(runsnap {meta.get('runsnap_version', '?')}, schema {snap.schema})")
+    if snap.path:
+        add(f"  file      {snap.path}")
+
+    cmd = snap.get("command", {})
+    argv = cmd.get("argv") or []
+    add("")
+    add("command")
+    add(f"  $ {shlex.join(argv)}" if argv else "  (no command: the current context)")
+    add(f"  cwd        {cmd.get('cwd', '')}")
+    if argv:
+        exe = cmd.get("executable") or "(not found)"
+        real = cmd.get("executable_real")
+        add(f"  executable {exe}" + (f" -> {real}" if real and real != exe else ""))
+    opts = cmd.get("options") or {}
+    if opts:
+        add(f"  options    {len(opts)} long options parsed")
+
+    outcome = snap.get("outcome")
+    if outcome:
+        add("")
+        add("outcome")
+        status = outcome.get("signal") or f"exit status {outcome.get('exit_status', '?')}"
+        add(f"  {status} after {outcome.get('duration_s', '?')} s")
+        if outcome.get("first_error"):
+            add(f"  first error: {outcome['first_error']}")
+        warnings = outcome.get("warnings") or []
+        if warnings:
+            add(f"  warnings ({len(warnings)}): {warnings[0]}")
+
+    git = snap.get("git", {})
+    add("")
+    add("git")
+    repos = git.get("repos") or {}
+    if not repos:
+        add("  no repository")
+    for name, repo in repos.items():
+        commit = (repo.get("commit") or "(no commit)")[:12]
+        where = repo.get("branch") or ("detached HEAD" if repo.get("detached") else "")
+        state = "dirty" if repo.get("dirty") else "clean"
+        add(f"  {name}: {commit} {where} {state} ({', '.join(repo.get('roles', []))})".rstrip())
+        changed = repo.get("changed") or []
+        if changed or repo.get("untracked_count"):
+            diff_note = f", diff {_size(repo.get('diff_bytes', 0))}"
+            if repo.get("diff_truncated"):
+                diff_note += " (truncated)"
+            add(f"    {len(changed)} changed, {repo.get('untracked_count', 0)} untracked"
+                f"{diff_note}")
+        for flag in ("bare", "shallow", "unborn"):
+            if repo.get(flag):
+                add(f"    {flag} repository")
+    for path in git.get("not_repositories", []):
+        add(f"  {path}: not a git repository")
+
+    pk = snap.get("packages", {})
+    add("")
+    add("packages")
+    add(f"  {pk.get('count', 0)} distributions for {pk.get('interpreter', '?')} "
+        f"(Python {pk.get('python_version', '?')})")
+    add(f"  chosen because: {pk.get('reason', '?')}")
+    dists: Mapping[str, Any] = pk.get("distributions") or {}
+    editable = [n for n, d in dists.items() if d.get("editable")]
+    if editable:
+        add(f"  editable: {', '.join(editable)}")
+    key = [n for n in ("torch", "sglang", "vllm", "transformers", "flashinfer-python",
+                       "triton", "nvidia-nccl-cu12", "nvidia-nccl-cu13") if n in dists]
+    if key:
+        add("  " + ", ".join(f"{n} {dists[n].get('version', '')}" for n in key))
+    if pk.get("shadowed"):
+        add(f"  {len(pk['shadowed'])} shadowed by an earlier copy on sys.path")
+
+    models = snap.get("models", {}).get("models") or {}
+    add("")
+    add("models")
+    if not models:
+        add("  none in play")
+    for source, model in models.items():
+        cfg = model.get("config") or {}
+        arch = ",".join(cfg.get("architectures") or []) or cfg.get("model_type", "?")
+        ctx_len = _max_positions(cfg)
+        add(f"  {source}: {model.get('path', '?')}")
+        add(f"    {arch}" + (f", max_position_embeddings {ctx_len}" if ctx_len else "")
+            + f", {model.get('weights_count', 0)} weight files "
+            f"({_size(model.get('weights_bytes', 0))})")
+        if model.get("revision"):
+            add(f"    {model.get('repo_id', '')} @ {model['revision'][:12]}")
+
+    system = snap.get("system", {})
+    add("")
+    add("system")
+    add(f"  {system.get('host', '?')}: {system.get('os', '?')}, kernel {system.get('kernel', '?')}"
+        f", {system.get('machine', '')}")
+    cpu = system.get("cpu") or {}
+    mem = system.get("memory") or {}
+    add(f"  {cpu.get('model', '?')}, {cpu.get('logical', '?')} CPUs, "
+        f"{_size(mem.get('total_bytes', 0))} memory")
+    gpu = system.get("gpu") or {}
+    if gpu.get("available"):
+        names = sorted({d.get("name", "?") for d in gpu.get("devices", [])})
+        add(f"  {gpu.get('count')} x {', '.join(names)}; driver {gpu.get('driver_version')}, "
+            f"CUDA {gpu.get('cuda_version')}")
+    else:
+        add(f"  no GPU ({gpu.get('reason', 'unknown')})")
+
+    env = snap.get("env", {})
+    variables: Mapping[str, Any] = env.get("vars") or {}
+    add("")
+    add("env")
+    redacted = [k for k, v in variables.items() if is_fingerprint(v)]
+    add(f"  {len(variables)} variables, {len(redacted)} secrets replaced by fingerprints")
+    notable = [k for k in variables if k.startswith(NOTABLE_PREFIXES)]
+    for k in notable[:40]:
+        add(f"  {k}={variables[k]}")
+    if len(notable) > 40:
+        add(f"  ... and {len(notable) - 40} more of these families")
+
+    errs = [(name, e) for name in ordered_sections(snap.sections)
+            for e in snap.sections[name].get("errors", [])]
+    errs += [(f"git.{n}", e) for n, r in repos.items() for e in r.get("errors", [])]
+    errs += [(f"models.{n}", e) for n, m in models.items() for e in m.get("errors", [])]
+    add("")
+    if errs:
+        add(f"errors ({len(errs)})")
+        for name, e in errs:
+            add(f"  [{name}] {e}")
+    else:
+        add("errors: none")
+    return "\n".join(lines) + "\n"
+
+
+def _max_positions(cfg: Mapping[str, Any]) -> Any:
+    if "max_position_embeddings" in cfg:
+        return cfg["max_position_embeddings"]
+    text = cfg.get("text_config")
+    if isinstance(text, Mapping):
+        return text.get("max_position_embeddings")
+    return None

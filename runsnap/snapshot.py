@@ -1,0 +1,324 @@
+"""The snapshot model, its TOML codec, atomic saving and validated loading.
+
+A snapshot is one TOML document::
+
+    schema = 1
+    [meta]      runsnap version, capture time, label, host, id
+    [command]   argv, cwd, resolved executable, parsed options
+    [env]       the child's complete environment
+    [packages]  distributions of the interpreter the child runs
+    [git]       repositories in play
+    [models]    model directories in play
+    [system]    OS, CPU, memory, GPUs
+    [outcome]   what happened (only when the command was launched)
+
+Every section is plain data. TOML has no null and cannot hold text that is not
+valid Unicode, nor integers beyond 64 bits, so this module (and only this
+module) writes those values as one-key marker tables and reads them back:
+
+========================  =====================================================
+Python value              TOML
+========================  =====================================================
+``None``                  ``{ "~null" = true }``
+str with lone surrogates  ``{ "~bytes" = "<base64>" }`` when every surrogate came
+                          from ``surrogateescape`` (undecodable environment
+                          bytes: the original bytes are stored), otherwise
+                          ``{ "~utf8sp" = "<base64 of surrogatepass UTF-8>" }``
+int outside 64 bits       ``{ "~int" = "<decimal>" }``
+a key that starts ``~``   the same key with one more ``~`` in front
+a key with surrogates     ``"~b64:<base64 of surrogatepass UTF-8>"``
+========================  =====================================================
+
+The codec is exact: ``decode(encode(x)) == x`` for every value made of
+``None``, bool, int, float, str, list and dict with str keys (floats compare as
+floats; NaN is NaN).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runsnap._version import __version__
+from runsnap.errors import SnapshotError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SECTION_ORDER",
+    "Snapshot",
+    "atomic_write",
+    "decode",
+    "dumps",
+    "encode",
+    "load",
+    "loads",
+]
+
+#: The schema version this runsnap writes. Readers accept this and every older one.
+SCHEMA_VERSION = 1
+
+#: The order sections are written in, most telling first. Unknown sections follow, sorted.
+SECTION_ORDER = ("command", "env", "packages", "git", "models", "system", "outcome", "runtime")
+
+_NULL = "~null"
+_BYTES = "~bytes"
+_UTF8SP = "~utf8sp"
+_BIGINT = "~int"
+_KEY_B64 = "~b64:"
+_MARKERS = frozenset({_NULL, _BYTES, _UTF8SP, _BIGINT})
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """One captured run context.
+
+    Build one with :func:`runsnap.capture`, read one with :func:`runsnap.load`;
+    change one with :func:`dataclasses.replace`.
+    """
+
+    meta: Mapping[str, Any]
+    """Who and when: ``runsnap_version``, ``captured_at`` (UTC ISO 8601), ``label``, ``host``,
+    ``id`` (unique), ``fingerprint_key`` (which local key made the secret fingerprints)."""
+
+    sections: Mapping[str, Mapping[str, Any]]
+    """Section name -> plain data, in :data:`SECTION_ORDER`."""
+
+    schema: int = SCHEMA_VERSION
+    """The schema version the snapshot was written with."""
+
+    path: Path | None = dataclasses.field(default=None, compare=False)
+    """Where the snapshot was loaded from or last saved to; not part of its identity."""
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        return self.sections[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The section ``name``, or ``default`` when the snapshot has none."""
+        return self.sections.get(name, default)
+
+    @property
+    def id(self) -> str:
+        """The snapshot's unique id."""
+        return str(self.meta.get("id", ""))
+
+    @property
+    def label(self) -> str:
+        """The run's label (may be empty)."""
+        return str(self.meta.get("label") or "")
+
+    def to_document(self) -> dict[str, Any]:
+        """The snapshot as the plain document that is written to TOML (before encoding)."""
+        doc: dict[str, Any] = {"schema": self.schema, "meta": dict(self.meta)}
+        for name in ordered_sections(self.sections):
+            doc[name] = self.sections[name]
+        return doc
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any], path: Path | None = None) -> Snapshot:
+        """Validate a decoded document and build the snapshot; raise :class:`SnapshotError`."""
+        where = f"{path}: " if path else ""
+        schema = doc.get("schema")
+        meta = doc.get("meta")
+        if isinstance(schema, bool) or not isinstance(schema, int) or not isinstance(meta, dict):
+            raise SnapshotError(f"{where}not a runsnap snapshot (no 'schema' and [meta])")
+        if schema > SCHEMA_VERSION:
+            raise SnapshotError(
+                f"{where}snapshot schema {schema} is newer than this runsnap understands "
+                f"({SCHEMA_VERSION}); upgrade runsnap (this is {__version__})"
+            )
+        if schema < 1:
+            raise SnapshotError(f"{where}invalid snapshot schema {schema!r}")
+        if "id" not in meta or "captured_at" not in meta:
+            raise SnapshotError(f"{where}not a runsnap snapshot ([meta] lacks id or captured_at)")
+        sections = {}
+        for name in ordered_sections(doc):
+            if name in ("schema", "meta"):
+                continue
+            value = doc[name]
+            if not isinstance(value, dict):
+                raise SnapshotError(f"{where}section [{name}] is not a table")
+            sections[name] = value
+        return cls(meta=meta, sections=sections, schema=schema, path=path)
+
+    def save(self, path: str | os.PathLike[str]) -> Snapshot:
+        """Write the snapshot atomically to ``path``; return it with ``path`` set."""
+        target = Path(path)
+        atomic_write(target, dumps(self).encode("utf-8"))
+        return dataclasses.replace(self, path=target)
+
+
+def ordered_sections(names: Any) -> list[str]:
+    """Section names in :data:`SECTION_ORDER`, unknown ones after, sorted.
+
+    >>> ordered_sections(["zeta", "env", "command"])
+    ['command', 'env', 'zeta']
+    """
+    known = [n for n in SECTION_ORDER if n in names]
+    rest = sorted(n for n in names if n not in SECTION_ORDER)
+    return [*known, *rest]
+
+
+# --------------------------------------------------------------------------- codec
+
+
+def _has_surrogate(s: str) -> bool:
+    if s.isascii():
+        return False
+    return any("\ud800" <= ch <= "\udfff" for ch in s)
+
+
+def _encode_str(s: str) -> Any:
+    if not _has_surrogate(s):
+        return s
+    try:
+        raw = s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return {_UTF8SP: base64.b64encode(s.encode("utf-8", "surrogatepass")).decode("ascii")}
+    return {_BYTES: base64.b64encode(raw).decode("ascii")}
+
+
+def _encode_key(k: str) -> str:
+    if _has_surrogate(k):
+        return _KEY_B64 + base64.b64encode(k.encode("utf-8", "surrogatepass")).decode("ascii")
+    if k.startswith("~"):
+        return "~" + k
+    return k
+
+
+def _decode_key(k: str) -> str:
+    if k.startswith(_KEY_B64):
+        return base64.b64decode(k[len(_KEY_B64) :]).decode("utf-8", "surrogatepass")
+    if k.startswith("~~"):
+        return k[1:]
+    return k
+
+
+def encode(value: Any) -> Any:
+    """Turn plain data into data that TOML can hold, losslessly (see the module table)."""
+    if value is None:
+        return {_NULL: True}
+    if isinstance(value, str):
+        return _encode_str(value)
+    if isinstance(value, bool) or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        if _INT_MIN <= value <= _INT_MAX:
+            return value
+        return {_BIGINT: str(value)}
+    if isinstance(value, Mapping):
+        return {_encode_key(str(k)): encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    if isinstance(value, Path):
+        return _encode_str(str(value))
+    raise TypeError(f"cannot store {type(value).__name__} in a snapshot: {value!r}")
+
+
+def decode(value: Any) -> Any:
+    """The inverse of :func:`encode`."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (k, v), = value.items()
+            if k in _MARKERS:
+                if k == _NULL:
+                    return None
+                if k == _BYTES:
+                    return base64.b64decode(v).decode("utf-8", "surrogateescape")
+                if k == _UTF8SP:
+                    return base64.b64decode(v).decode("utf-8", "surrogatepass")
+                return int(v)
+        return {_decode_key(k): decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def dumps(snapshot: Snapshot) -> str:
+    """The snapshot as TOML text."""
+    import tomli_w
+
+    return tomli_w.dumps(encode(snapshot.to_document()), multiline_strings=True)
+
+
+def _tomllib() -> Any:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib
+
+
+def loads(text: str, path: Path | None = None) -> Snapshot:
+    """Parse and validate snapshot TOML text."""
+    tomllib = _tomllib()
+    where = f"{path}: " if path else ""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SnapshotError(f"{where}not valid TOML ({exc}); is the file truncated?") from exc
+    return Snapshot.from_document(decode(raw), path=path)
+
+
+def load(path: str | os.PathLike[str]) -> Snapshot:
+    """Read and validate the snapshot at ``path``; raise :class:`SnapshotError` if it is not one."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise SnapshotError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise SnapshotError(f"{p}: is a directory, not a snapshot file") from None
+    except OSError as exc:
+        raise SnapshotError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise SnapshotError(f"{p}: empty file, not a runsnap snapshot")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SnapshotError(f"{p}: not a text file, not a runsnap snapshot") from None
+    return loads(text, path=p)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
+
+    A temporary file in the same directory is written, flushed and fsynced, then renamed over
+    ``path``; the directory is fsynced so the rename survives a crash.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
