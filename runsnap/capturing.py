@@ -51,7 +51,7 @@ def snapshot_from_context(ctx: CaptureContext) -> Snapshot:
     from runsnap.collectors import REGISTRY
 
     ctx.start_probe()  # the probe runs in the child's interpreter while the others work
-    key = load_key(ctx.env)
+    key = load_key()  # runsnap's own user and environment, not the child's
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
     for name, collector in REGISTRY.items():

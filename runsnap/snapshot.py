@@ -62,6 +62,10 @@ __all__ = [
 #: The schema version this runsnap writes. Readers accept this and every older one.
 SCHEMA_VERSION = 1
 
+#: The last line of every snapshot. A file without it was cut short (a full disk, a copy that
+#: stopped): TOML alone cannot tell, because a file cut at a line end is often still valid TOML.
+END_MARKER = "# end of runsnap snapshot"
+
 #: The order sections are written in, most telling first. Unknown sections follow, sorted.
 SECTION_ORDER = ("command", "env", "packages", "git", "models", "system", "outcome", "runtime")
 
@@ -243,7 +247,8 @@ def dumps(snapshot: Snapshot) -> str:
     """The snapshot as TOML text."""
     import tomli_w
 
-    return tomli_w.dumps(encode(snapshot.to_document()), multiline_strings=True)
+    body = tomli_w.dumps(encode(snapshot.to_document()), multiline_strings=True)
+    return f"{body}\n{END_MARKER}\n"
 
 
 def _tomllib() -> Any:
@@ -262,6 +267,10 @@ def loads(text: str, path: Path | None = None) -> Snapshot:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SnapshotError(f"{where}not valid TOML ({exc}); is the file truncated?") from exc
+    newer = isinstance(raw.get("schema"), int) and raw["schema"] > SCHEMA_VERSION
+    if "schema" in raw and not newer and text.rstrip().rpartition("\n")[2].strip() != END_MARKER:
+        raise SnapshotError(f"{where}the snapshot is truncated (its last line is not "
+                            f"'{END_MARKER}')")
     return Snapshot.from_document(decode(raw), path=path)
 
 

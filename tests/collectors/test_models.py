@@ -1,0 +1,103 @@
+"""[models]: model directories and Hugging Face cache repo ids found in the arguments."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import runsnap
+from tests.conftest import asset
+
+TARGET = asset("models", "kimi-k2.5-target")
+DRAFT = asset("models", "kimi-k2.5-eagle3-draft")
+
+
+def models_of(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
+              **kw: Any) -> dict[str, Any]:
+    env = env or {"PATH": os.environ["PATH"], "HOME": str(cwd)}
+    return dict(runsnap.capture(argv, env=env, cwd=cwd, **kw)["models"])
+
+
+def test_model_directories_in_the_arguments(tmp_path: Path) -> None:
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", str(TARGET),
+            "--speculative-algorithm", "EAGLE3", f"--speculative-draft-model-path={DRAFT}"]
+    section = models_of(argv, tmp_path)
+    assert section["errors"] == []
+    models = section["models"]
+    assert list(models) == ["--model-path", "--speculative-draft-model-path"]
+    target = models["--model-path"]
+    assert target["path"] == str(TARGET)
+    assert target["config"] == json.loads((TARGET / "config.json").read_text())
+    assert target["config"]["text_config"]["max_position_embeddings"] == 262144
+    assert target["weights"] == {
+        "model-00001-of-00002.safetensors": 360, "model-00002-of-00002.safetensors": 352}
+    assert target["weights_bytes"] == 712
+    assert target["files_sha256"] == {
+        name: hashlib.sha256((TARGET / name).read_bytes()).hexdigest()
+        for name in ("generation_config.json", "model.safetensors.index.json",
+                     "tokenizer_config.json")}
+    draft = models["--speculative-draft-model-path"]
+    assert draft["config"]["max_position_embeddings"] == 131072
+    assert draft["weights_count"] == 1
+
+
+def test_relative_paths_positional_and_the_same_model_twice(tmp_path: Path) -> None:
+    shutil.copytree(TARGET, tmp_path / "m")
+    models = models_of(["serve", "m", "--model", "./m"], tmp_path)["models"]
+    assert list(models) == ["argv[1]"]
+    assert models["argv[1]"]["sources"] == ["argv[1]", "--model"]
+    assert models["argv[1]"]["real_path"] == str(tmp_path / "m")
+
+
+def test_hugging_face_repo_id_resolves_in_the_local_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "hf" / "hub"
+    repo = cache / "models--moonshotai--Kimi-K2.5"
+    sha = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
+    blobs, snap = repo / "blobs", repo / "snapshots" / sha
+    blobs.mkdir(parents=True)
+    snap.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(sha)
+    for name in ("config.json", "model-00001-of-00002.safetensors"):
+        data = (TARGET / name).read_bytes()
+        blob = blobs / hashlib.sha256(data).hexdigest()
+        blob.write_bytes(data)
+        (snap / name).symlink_to(os.path.relpath(blob, snap))
+    env = {"PATH": os.environ["PATH"], "HF_HOME": str(tmp_path / "hf")}
+    models = models_of(["vllm", "serve", "moonshotai/Kimi-K2.5"], tmp_path, env)["models"]
+    m = models["argv[2]"]
+    assert m["repo_id"] == "moonshotai/Kimi-K2.5"
+    assert m["revision"] == sha
+    assert m["path"] == str(snap)
+    assert m["config"]["architectures"] == ["KimiK25ForConditionalGeneration"]
+    assert m["weights"] == {"model-00001-of-00002.safetensors": 360}
+    # an unknown repo id is just an argument; --model with one is an error entry
+    section = models_of(["x", "org/unknown"], tmp_path, env, models=["org/unknown"])
+    assert section["models"] == {}
+    assert "org/unknown (runsnap --model): no such directory" in section["errors"][0]
+
+
+def test_missing_and_unreadable_model_paths_are_recorded(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    section = models_of(["serve", "--model-path", str(broken)], tmp_path,
+                        models=[str(tmp_path / "gone")])
+    assert section["errors"] == [
+        f"{tmp_path / 'gone'} (runsnap --model): no such directory, nor a repo id in the "
+        f"Hugging Face cache at {tmp_path / '.cache/huggingface/hub'}"]
+    m = section["models"]["--model-path"]
+    assert "config" not in m
+    assert m["errors"][0].startswith("config.json: Expecting property name")
+
+
+def test_json_nulls_in_configs_round_trip_through_the_file(tmp_path: Path) -> None:
+    snap = runsnap.capture(["serve", str(DRAFT)], env={"PATH": os.environ["PATH"]}, cwd=tmp_path,
+                           output=tmp_path / "s.toml")
+    loaded = runsnap.load(tmp_path / "s.toml")
+    assert loaded == snap
+    assert loaded["models"]["models"]["argv[1]"]["config"]["rope_scaling"] is None

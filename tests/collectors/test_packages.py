@@ -1,0 +1,146 @@
+"""[packages] from a real second virtual environment, probed in its own interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+import runsnap
+from runsnap.context import CaptureContext
+from tests.conftest import git, make_repo
+
+
+def write_dist(site: Path, name: str, version: str, direct_url: dict | None = None) -> None:
+    """A distribution's metadata exactly as pip writes it (the parts the probe reads)."""
+    d = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    d.mkdir()
+    (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nBody\n")
+    (d / "INSTALLER").write_text("pip\n")
+    if direct_url is not None:
+        (d / "direct_url.json").write_text(json.dumps(direct_url))
+
+
+@pytest.fixture(scope="module")
+def second_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A real venv (no pip: fast) with three distributions, one an editable git checkout."""
+    root = tmp_path_factory.mktemp("venv2")
+    env_dir = root / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    site = Path(subprocess.check_output(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+    ).strip())
+    src = make_repo(root / "mylib-src", {"mylib/__init__.py": "V = 1\n"})
+    write_dist(site, "torch", "2.13.0")
+    write_dist(site, "sglang", "0.5.23")
+    write_dist(site, "mylib", "0.1.dev0",
+               {"url": src.as_uri(), "dir_info": {"editable": True}})
+    (site / "__editable__.mylib-0.1.dev0.pth").write_text(str(src) + "\n")
+    return env_dir, py, src
+
+
+def base_env(env_dir: Path | None = None) -> dict[str, str]:
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    if env_dir is not None:
+        env["PATH"] = f"{env_dir / 'bin'}:{env['PATH']}"
+        env["VIRTUAL_ENV"] = str(env_dir)
+    return env
+
+
+def test_packages_come_from_the_childs_interpreter_not_runsnaps(second_venv, tmp_path) -> None:
+    env_dir, py, src = second_venv
+    snap = runsnap.capture([str(py), "-m", "sglang.launch_server"], env=base_env(), cwd=tmp_path)
+    pk = snap["packages"]
+    assert pk["errors"] == []
+    assert pk["interpreter"] == str(py)
+    assert pk["reason"] == "argv[0] is a Python interpreter"
+    assert pk["prefix"] == str(env_dir)
+    assert pk["python_version"] == ".".join(map(str, sys.version_info[:3]))
+    dists = pk["distributions"]
+    assert set(dists) == {"mylib", "sglang", "torch"}  # not runsnap's click, psutil, ...
+    assert pk["count"] == 3
+    assert dists["torch"]["version"] == "2.13.0"
+    assert dists["torch"]["location"].startswith(str(env_dir))
+    assert dists["mylib"]["editable"] is True
+    assert dists["mylib"]["source"] == str(src)
+    assert dists["mylib"]["direct_url"] == {"url": src.as_uri(), "editable": True}
+
+
+def test_editable_install_sources_are_recorded_as_repositories(second_venv, tmp_path) -> None:
+    env_dir, py, src = second_venv
+    (src / "mylib/__init__.py").write_text("V = 2\n")
+    try:
+        snap = runsnap.capture([str(py), "-c", "pass"], env=base_env(), cwd=tmp_path)
+        repo = snap["git"]["repos"]["mylib-src"]
+        assert repo["roles"] == ["editable install of mylib"]
+        assert repo["dirty"] is True and "+V = 2" in repo["diff"]
+    finally:
+        git(src, "checkout", "--", ".")
+
+
+def test_console_script_shebang_names_the_interpreter(second_venv, tmp_path) -> None:
+    env_dir, py, _ = second_venv
+    script = env_dir / "bin" / "torchrun"
+    script.write_text(f"#!{py}\nimport sys\n")
+    script.chmod(0o755)
+    snap = runsnap.capture(["torchrun", "train.py"], env=base_env(env_dir), cwd=tmp_path)
+    assert snap["packages"]["interpreter"] == str(py)
+    assert snap["packages"]["reason"] == "the shebang of torchrun names it"
+    assert snap["command"]["executable"] == str(script)
+
+
+def test_env_shebang_is_followed_on_the_childs_path(second_venv, tmp_path) -> None:
+    env_dir, py, _ = second_venv
+    script = tmp_path / "launch.py"
+    script.write_text("#!/usr/bin/env python\nprint(1)\n")
+    script.chmod(0o755)
+    snap = runsnap.capture(["./launch.py"], env=base_env(env_dir), cwd=tmp_path)
+    assert snap["packages"]["interpreter"] == str(env_dir / "bin" / "python")
+    assert snap["packages"]["count"] == 3
+
+
+def test_non_python_command_uses_the_active_virtual_environment(second_venv, tmp_path) -> None:
+    env_dir, py, _ = second_venv
+    snap = runsnap.capture(["true"], env=base_env(env_dir), cwd=tmp_path)
+    assert snap["packages"]["reason"] == "VIRTUAL_ENV is set (the active environment)"
+    assert snap["packages"]["interpreter"] == str(env_dir / "bin" / "python")
+
+
+def test_python_option_wins(second_venv, tmp_path) -> None:
+    _, py, _ = second_venv
+    snap = runsnap.capture(["bash", "run.sh"], env=base_env(), cwd=tmp_path, python=str(py))
+    assert snap["packages"]["reason"] == "--python"
+    assert set(snap["packages"]["distributions"]) == {"mylib", "sglang", "torch"}
+
+
+def test_a_shadowed_second_copy_is_reported(second_venv, tmp_path) -> None:
+    _, py, _ = second_venv
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    write_dist(extra, "torch", "2.9.1")
+    env = {**base_env(), "PYTHONPATH": str(extra)}
+    pk = runsnap.capture([str(py), "-c", "pass"], env=env, cwd=tmp_path)["packages"]
+    assert pk["distributions"]["torch"]["version"] == "2.9.1"  # PYTHONPATH comes first
+    assert [(s["name"], s["version"]) for s in pk["shadowed"]] == [("torch", "2.13.0")]
+
+
+def test_a_broken_interpreter_is_an_error_entry_not_a_crash(tmp_path) -> None:
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 3\n")
+    fake.chmod(0o755)
+    snap = runsnap.capture([str(fake), "x.py"], env=base_env(), cwd=tmp_path)
+    assert snap["packages"]["count"] == 0
+    assert "package probe" in snap["packages"]["errors"][0]
+    assert "broken" in snap["packages"]["errors"][0]
+    assert snap["command"]["argv"] == [str(fake), "x.py"]
+
+
+def test_interpreter_falls_back_to_python_on_path(tmp_path) -> None:
+    ctx = CaptureContext(argv=("true",), env={"PATH": os.environ["PATH"]}, cwd=str(tmp_path))
+    assert ctx.interpreter.reason in ("'python' on the child's PATH", "'python3' on the child's PATH")

@@ -1,0 +1,52 @@
+"""[system]: host facts, and GPU facts from (recorded) nvidia-smi output."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import runsnap
+from tests.conftest import asset
+
+
+def test_host_cpu_memory_are_recorded_and_no_gpu_is_a_fact(tmp_path: Path) -> None:
+    snap = runsnap.capture([], env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    s = snap["system"]
+    assert s["errors"] == []
+    assert s["host"] == socket.gethostname()
+    assert s["kernel"] == os.uname().release
+    assert s["cpu"]["logical"] == os.cpu_count()
+    assert s["cpu"]["physical"] >= 1
+    assert s["memory"]["total_bytes"] > 0
+    assert s["gpu"] == {"available": False, "reason": "nvidia-smi not found on PATH",
+                        "count": 0, "devices": []}
+
+
+def test_gpus_driver_and_cuda_from_nvidia_smi(tmp_path: Path) -> None:
+    path = f"{asset('nvidia-smi')}:/usr/bin:/bin"
+    gpu = runsnap.capture([], env={"PATH": path}, cwd=tmp_path)["system"]["gpu"]
+    assert gpu["available"] is True
+    assert gpu["driver_version"] == "550.127.05"
+    assert gpu["cuda_version"] == "12.4"
+    assert gpu["count"] == 4
+    assert gpu["devices"][0] == {
+        "index": 0, "name": "NVIDIA A40", "uuid": "GPU-5d3c1b52-7a1e-4c2f-9b0e-2f6a9d3e8c11",
+        "memory_mib": 46068, "pci_bus_id": "00000000:4F:00.0"}
+    assert [d["pci_bus_id"][-7:] for d in gpu["devices"]] == ["4F:00.0", "52:00.0", "53:00.0",
+                                                               "56:00.0"]
+
+
+def test_a_failing_nvidia_smi_is_recorded(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    # What nvidia-smi prints when the kernel driver is not loaded.
+    smi.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed because it couldn'\\''t communicate "
+                   "with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed "
+                   "and running.'\nexit 9\n")
+    smi.chmod(0o755)
+    gpu = runsnap.capture([], env={"PATH": f"{bindir}:/usr/bin:/bin"}, cwd=tmp_path)["system"]["gpu"]
+    assert gpu["available"] is False
+    assert gpu["count"] == 0
+    assert "exit status 9" in gpu["reason"]

@@ -1,0 +1,102 @@
+"""Shared test helpers: real git repositories, the CLI runner, fixture paths."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def asset(*parts: str) -> Path:
+    """A path under fixtures/, asserting that it exists."""
+    path = FIXTURES.joinpath(*parts)
+    assert path.exists(), f"missing fixture {path}"
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_key(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own fingerprint key file, never the user's."""
+    key = tmp_path_factory.mktemp("key") / "fingerprint.key"
+    monkeypatch.setenv("RUNSNAP_KEY_FILE", str(key))
+    return key
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in ``cwd`` with a fixed identity and return its stdout."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd),
+    }
+    out = subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always",
+                          *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    return out.stdout
+
+
+def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
+    """A real repository at ``path`` with one commit of ``files``."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    for name, text in (files or {"README": "hello\n"}).items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "first")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A fresh repository with two commits."""
+    r = make_repo(tmp_path / "proj", {"app.py": "print('v1')\n", "lib/util.py": "X = 1\n"})
+    (r / "app.py").write_text("print('v2')\n")
+    git(r, "commit", "-qam", "second")
+    return r
+
+
+@pytest.fixture
+def cli_invoke() -> Callable[..., Result]:
+    """Run the CLI in-process; print output and traceback on an unexpected exit status."""
+    from runsnap.cli import cli
+
+    def invoke(args: Sequence[str], expect: int = 0, **kwargs: Any) -> Result:
+        result = CliRunner().invoke(cli, list(args), catch_exceptions=True, **kwargs)
+        if result.exit_code != expect:
+            print(result.output)
+            if result.exc_info and not isinstance(result.exception, SystemExit):
+                traceback.print_exception(*result.exc_info)
+        assert result.exit_code == expect
+        return result
+
+    return invoke
+
+
+def run_runsnap(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m runsnap ARGS`` as a real process."""
+    return subprocess.run([sys.executable, "-m", "runsnap", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, input=input, timeout=120)
+
+
+def no_git_path(tmp_path: Path) -> str:
+    """A PATH holding python but not git."""
+    bindir = tmp_path / "nogit-bin"
+    bindir.mkdir(exist_ok=True)
+    for prog in ("python", "python3"):
+        (bindir / prog).symlink_to(sys.executable)
+    assert shutil.which("git", path=str(bindir)) is None
+    return str(bindir)

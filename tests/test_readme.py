@@ -1,0 +1,39 @@
+"""README's snapshot reference is checked against what a real capture writes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import runsnap
+from tests.conftest import ROOT, asset, make_repo
+
+
+def reference_rows() -> dict[str, str]:
+    text = (ROOT / "README.md").read_text()
+    ref = text.split("## Snapshot reference", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in ref.splitlines():
+        m = re.match(r"\| `(\[[^\]]+\]|schema)` \| (.*) \|$", line)
+        if m:
+            rows[m[1]] = m[2]
+    return rows
+
+
+def test_every_key_a_capture_writes_is_documented(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    (repo / "x").write_text("untracked")
+    snap = runsnap.capture(["serve", str(asset("models", "kimi-k2.5-target"))],
+                           env={"PATH": os.environ["PATH"]}, cwd=repo)
+    rows = reference_rows()
+    missing = []
+    tables = {"meta": snap.meta, **snap.sections}
+    tables["git.repos.NAME"] = next(iter(snap["git"]["repos"].values()))
+    tables["models.models.SOURCE"] = next(iter(snap["models"]["models"].values()))
+    for name, table in tables.items():
+        row = rows.get(f"[{name}]", "")
+        for key in table:
+            if key != "errors" and f"`{key}`" not in row:
+                missing.append(f"[{name}] {key}")
+    assert missing == []
