@@ -39,6 +39,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import os
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -252,10 +253,10 @@ def dumps(snapshot: Snapshot) -> str:
 
 
 def _tomllib() -> Any:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     return tomllib
 
 

@@ -33,7 +33,5 @@ def test_every_key_a_capture_writes_is_documented(tmp_path: Path) -> None:
     tables["models.models.SOURCE"] = next(iter(snap["models"]["models"].values()))
     for name, table in tables.items():
         row = rows.get(f"[{name}]", "")
-        for key in table:
-            if key != "errors" and f"`{key}`" not in row:
-                missing.append(f"[{name}] {key}")
+        missing += [f"[{name}] {key}" for key in table if key != "errors" and f"`{key}`" not in row]
     assert missing == []
