@@ -124,3 +124,14 @@ def test_version_and_help_import_nothing_heavy() -> None:
             "if m in sys.modules]\nprint('HEAVY', heavy, file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "HEAVY []" in proc.stderr
+
+
+def test_undecodable_environment_bytes_survive_a_real_capture(tmp_path: Path) -> None:
+    env = {k.encode(): v.encode() for k, v in os.environ.items()}
+    env[b"WEIRD_BYTES"] = b"caf\xe9\xff"
+    proc = subprocess.run([sys.executable, "-m", "runsnap", "capture", "-o", "s.toml"],
+                          cwd=tmp_path, env=env, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    value = runsnap.load(tmp_path / "s.toml")["env"]["vars"]["WEIRD_BYTES"]
+    assert value.encode("utf-8", "surrogateescape") == b"caf\xe9\xff"
+    assert '"~bytes"' in (tmp_path / "s.toml").read_text()

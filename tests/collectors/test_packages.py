@@ -144,3 +144,26 @@ def test_a_broken_interpreter_is_an_error_entry_not_a_crash(tmp_path) -> None:
 def test_interpreter_falls_back_to_python_on_path(tmp_path) -> None:
     ctx = CaptureContext(argv=("true",), env={"PATH": os.environ["PATH"]}, cwd=str(tmp_path))
     assert ctx.interpreter.reason in ("'python' on the child's PATH", "'python3' on the child's PATH")
+
+
+def test_a_real_pip_editable_install_in_a_second_venv(tmp_path) -> None:
+    """End to end with pip itself: pip writes the metadata, the probe reads it."""
+    env_dir = tmp_path / "pipvenv"
+    venv.EnvBuilder(with_pip=True, symlinks=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    src = make_repo(tmp_path / "tinypkg", {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n'
+                          'build-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "tiny-pkg"\nversion = "1.2.3"\n',
+        "tiny_pkg/__init__.py": "",
+    })
+    # Build isolation fetches a current setuptools from the package index, as users' pip does.
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", str(src)],
+                   check=True, capture_output=True)
+    snap = runsnap.capture([str(py), "-c", "import tiny_pkg"], env=base_env(), cwd=tmp_path)
+    dists = snap["packages"]["distributions"]
+    assert dists["tiny-pkg"]["version"] == "1.2.3"
+    assert dists["tiny-pkg"]["editable"] is True
+    assert dists["tiny-pkg"]["source"] == str(src)
+    assert "pip" in dists
+    assert snap["git"]["repos"]["tinypkg"]["roles"] == ["editable install of tiny-pkg"]
