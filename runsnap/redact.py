@@ -112,6 +112,14 @@ def _key_path(env: Mapping[str, str]) -> Path:
     return Path(base) / "runsnap" / "fingerprint.key"
 
 
+def _read_key(path: Path) -> FingerprintKey | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return FingerprintKey(data, str(path)) if len(data) >= 32 else None
+
+
 def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
     """This user's fingerprint key, created (mode 0600) on first use.
 
@@ -119,12 +127,9 @@ def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
     used: secrets stay hidden, but fingerprints then compare only within one capture.
     """
     path = _key_path(os.environ if env is None else env)
-    try:
-        data = path.read_bytes()
-        if len(data) >= 32:
-            return FingerprintKey(data, str(path))
-    except OSError:
-        pass
+    existing = _read_key(path)
+    if existing:
+        return existing
     key = secrets.token_bytes(32)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,12 +139,9 @@ def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
         return FingerprintKey(key, str(path))
     except FileExistsError:
         # Another runsnap created it between our read and our create: use theirs.
-        try:
-            data = path.read_bytes()
-            if len(data) >= 32:
-                return FingerprintKey(data, str(path))
-        except OSError:
-            pass
+        existing = _read_key(path)
+        if existing:
+            return existing
     except OSError:
         pass
     return FingerprintKey(key, "ephemeral")
