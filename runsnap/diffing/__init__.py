@@ -108,6 +108,7 @@ def compare(
     """
     rules, extra = _rules_for((a, b), rules)
     found = differences(a, b, sections.commits_between if git_log else None)
+    rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
     return Report(SnapInfo.of(a), SnapInfo.of(b), rank(found, rules), show_all=show_all,
                   notes=(*notes, *extra))
 
@@ -143,6 +144,20 @@ def compare_many(
     out.sort(key=lambda r: (int(r.hidden), -r.score, r.section, r.key))
     infos = tuple(SnapInfo.of(s) for s in snaps)
     return NReport(infos, tuple(out), show_all=show_all, notes=notes)
+
+
+def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> frozenset[str]:
+    """Model sources (``--model-path``) present in both whose only difference is the path."""
+    ma = (a.get("models") or {}).get("models") or {}
+    mb = (b.get("models") or {}).get("models") or {}
+    out = set()
+    for src in set(ma) & set(mb):
+        if not src.startswith("--"):
+            continue
+        keys = {d.key for d in found if d.section == "models" and d.key.startswith(f"{src}: ")}
+        if keys <= {f"{src}: path"}:
+            out.add(src)
+    return frozenset(out)
 
 
 def _as_snapshot(x: SnapshotLike) -> Snapshot:

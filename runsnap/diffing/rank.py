@@ -67,6 +67,10 @@ class Rules:
     fingerprints_comparable: bool = True
     """False when the two snapshots' secrets were fingerprinted with different keys."""
 
+    same_models: frozenset[str] = frozenset()
+    """Options (``--model-path``) whose model differs only in its directory: config, weights
+    and side files are equal, so another path there is not another model."""
+
     def with_ignore(self, patterns: Iterable[str]) -> Rules:
         """These rules with more ignore patterns."""
         return dataclasses.replace(self, ignore=(*self.ignore, *patterns))
@@ -297,7 +301,10 @@ def score_models(d: Difference, rules: Rules) -> Verdict:
 def score_command(d: Difference, rules: Rules) -> Verdict:
     """Launch options (88) and arguments (86): the program was asked for something else; the
     executable (84): the same command name runs another program; the working directory (30):
-    relative paths resolve differently."""
+    relative paths resolve differently; an option naming another directory that holds the same
+    model (20): the model section proves nothing changed but the path."""
+    if d.key in rules.same_models:
+        return 20, "another path to the same model (config, weights and side files equal)", False
     if d.key.startswith("--"):
         return 88, "a launch option: the program was asked for something else", False
     if d.key == "executable":

@@ -319,9 +319,12 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
             continue
         y = db[norm][1]
         vx, vy = str(x.get("version", "")), str(y.get("version", ""))
-        if vx != vy:
-            out.append(Difference("packages", name, version_change(vx, vy), vx, vy))
-        for field, fx, fy in _dist_fields(x, y):
+        moved = list(_dist_fields(x, y))
+        if vx != vy:  # where the other version lives is evidence, not another difference
+            ev = tuple(f"{field}: {fx} -> {fy}" for field, fx, fy in moved)
+            out.append(Difference("packages", name, version_change(vx, vy), vx, vy, evidence=ev))
+            continue
+        for field, fx, fy in moved:
             out.append(Difference("packages", f"{name}.{field}", "changed", fx, fy))
     for norm, (name, y) in db.items():
         if norm not in da:
@@ -346,8 +349,10 @@ def _dist_fields(x: Mapping[str, Any], y: Mapping[str, Any]) -> Iterator[tuple[s
     for field in ("location", "editable", "source"):
         if x.get(field) != y.get(field):
             yield field, x.get(field), y.get(field)
+    # direct_url.url and .editable are already compared as source and editable.
+    skip = {"editable", "url"} if "source" in x and "source" in y else {"editable"}
     for path, _change, fx, fy in walk(x.get("direct_url") or {}, y.get("direct_url") or {}):
-        if path not in ("editable",):
+        if path not in skip:
             yield f"direct_url.{path}", fx, fy
 
 
