@@ -194,7 +194,7 @@ def diff(
         except OSError as exc:
             raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color)  # click strips ANSI off a terminal otherwise
     sys.exit(1 if report else 0)
 
 

@@ -481,7 +481,9 @@ def _config_table(path: Path) -> Mapping[str, Any] | None:
     return table
 
 
-def find_config(start: str | os.PathLike[str] | None = None) -> tuple[Path, Mapping[str, Any]] | None:
+def find_config(
+    start: str | os.PathLike[str] | None = None,
+) -> tuple[Path, Mapping[str, Any]] | None:
     """The nearest ``.runsnap.toml`` ``[diff]`` or ``pyproject.toml`` ``[tool.runsnap.diff]``,
     looking in ``start`` (default: the current directory) and its parents."""
     here = Path(start if start is not None else os.getcwd()).resolve()

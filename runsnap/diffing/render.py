@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any
 
 from runsnap.diffing.report import Difference, NReport, NRow, Report, SnapInfo, short
 
 __all__ = ["FORMATS", "RENDERERS", "render"]
 
-AnyReport = Union[Report, NReport]
+AnyReport = Report | NReport
 
 #: How many differences the text report details before listing the rest one line each.
 DETAILED = 10
@@ -101,8 +101,7 @@ def _detail(i: int, d: Difference, st: Style) -> list[str]:
     lines = [f"  {i:>2}. {st.bold(d.where)}  {_change_words(d)}  [{st.score(d.score).strip()}]"]
     lines.append(f"        A: {st.red(_value_text(d.a))}")
     lines.append(f"        B: {st.green(_value_text(d.b))}")
-    for e in d.evidence[:EVIDENCE_LINES]:
-        lines.append(st.dim(f"           {e}"))
+    lines += [st.dim(f"           {e}") for e in d.evidence[:EVIDENCE_LINES]]
     if len(d.evidence) > EVIDENCE_LINES:
         lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
     lines.append(st.dim(f"        why: {d.reason}"))

@@ -96,7 +96,7 @@ def compare_lists(xs: Sequence[str], ys: Sequence[str]) -> tuple[str, tuple[str,
     """The change kind and evidence lines for two lists whose order matters.
 
     >>> compare_lists(["/a", "/b", "/c"], ["/b", "/a", "/c"])
-    ('reordered', ('moved: /a (position 1 in A, 2 in B)',))
+    ('reordered', ('moved: /b (position 2 in A, 1 in B)',))
     >>> compare_lists(["0", "1"], ["0", "1", "2"])
     ('changed', ('added: 2 (position 3)',))
     """
@@ -152,7 +152,7 @@ def walk(a: Any, b: Any, path: str = "") -> Iterator[tuple[str, str, Any, Any]]:
                 yield (f"{path}.{k}" if path else str(k)), "added", None, b[k]
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             yield from walk(x, y, f"{path}[{i}]")
         return
     yield path, "changed", a, b
@@ -247,7 +247,7 @@ def command(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     pa, pb = positionals(a.get("argv") or []), positionals(b.get("argv") or [])
     if pa != pb:
         if len(pa) == len(pb):
-            for i, (x, y) in enumerate(zip(pa, pb)):
+            for i, (x, y) in enumerate(zip(pa, pb, strict=True)):
                 if x != y:
                     out.append(Difference("command", "program" if i == 0 else f"argument {i}",
                                           "changed", x, y))
@@ -301,7 +301,7 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                        ("implementation", "implementation")):
         x, y = a.get(key), b.get(key)
         if x != y and (x or y):
-            ev = ()
+            ev: tuple[str, ...] = ()
             if key == "interpreter_real":
                 ev = (f"A: {a.get('interpreter')} ({a.get('reason', '')})",
                       f"B: {b.get('interpreter')} ({b.get('reason', '')})")
@@ -477,10 +477,9 @@ def _repo(
                     break
         out.append(Difference("git", f"{name}.commit", "changed", ca or None, cb or None,
                               evidence=tuple(evidence)))
-    for field in ("branch", "detached", "dirty", "upstream"):
-        if x.get(field) != y.get(field):
-            out.append(Difference("git", f"{name}.{field}", "changed", x.get(field),
-                                  y.get(field)))
+    out += [Difference("git", f"{name}.{field}", "changed", x.get(field), y.get(field))
+            for field in ("branch", "detached", "dirty", "upstream")
+            if x.get(field) != y.get(field)]
     if x.get("diff_sha256") != y.get("diff_sha256") or x.get("diff") != y.get("diff"):
         out += _diff_of_diffs(name, x, y)
     out += _untracked(name, x, y)
@@ -590,11 +589,8 @@ def models(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 
 
 def _model(src: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Difference]:
-    out: list[Difference] = []
-    for field in ("repo_id", "revision"):
-        if x.get(field) != y.get(field):
-            out.append(Difference("models", f"{src}: {field}", "changed", x.get(field),
-                                  y.get(field)))
+    out = [Difference("models", f"{src}: {field}", "changed", x.get(field), y.get(field))
+           for field in ("repo_id", "revision") if x.get(field) != y.get(field)]
     for key, change, fx, fy in walk(x.get("config") or {}, y.get("config") or {}):
         out.append(Difference("models", f"{src}: {key}", change, fx, fy))
     wa: Mapping[str, Any] = x.get("weights") or {}
@@ -634,11 +630,11 @@ _SYSTEM_FIELDS = (
 )
 
 
-def _get(data: Mapping[str, Any], path: Sequence[str]) -> Any:
+def _get(data: Any, path: Sequence[str]) -> Any:
     for p in path:
         if not isinstance(data, Mapping):
             return None
-        data = data.get(p)  # type: ignore[assignment]
+        data = data.get(p)
     return data
 
 

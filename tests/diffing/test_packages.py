@@ -18,7 +18,8 @@ def site(root: Path, dists: dict[str, str], editable: dict[str, str] | None = No
     for name, version in dists.items():
         meta = root / f"{name.replace('-', '_')}-{version}.dist-info"
         meta.mkdir()
-        (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n")
+        (meta / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n")
         if editable and name in editable:
             (meta / "direct_url.json").write_text(json.dumps(
                 {"url": f"file://{editable[name]}", "dir_info": {"editable": True}}))
