@@ -126,7 +126,7 @@ def _outcome_block(diffs: Sequence[Difference], st: Style) -> list[str]:
         if d.key == "warnings":
             a, b = f"{len(d.a or [])} warnings", f"{len(d.b or [])} warnings"
         else:
-            a, b = short(d.a, 70), short(d.b, 70)
+            a, b = short(d.a, 110), short(d.b, 110)
         lines.append(f"  {d.key:<12} A: {st.red(a)}")
         lines.append(f"  {'':<12} B: {st.green(b)}")
         if d.key == "warnings":
