@@ -152,7 +152,7 @@ def test_n_way_cli(cli_invoke, cap, tmp_path):
     assert "mlx5_9" in out and "<- odd one out" in out
 
 
-def test_bad_input_is_one_line_and_status_2(cli_invoke, tmp_path, pair):
+def test_bad_input_is_one_line_and_status_2(cli_invoke, tmp_path, pair, monkeypatch):
     good, _, _ = pair
     missing = tmp_path / "missing.toml"
     result = cli_invoke(["diff", good, str(missing)], expect=2)
@@ -163,7 +163,7 @@ def test_bad_input_is_one_line_and_status_2(cli_invoke, tmp_path, pair):
     assert result.stderr.startswith(f"runsnap: {broken}: not valid TOML")
     assert len(result.stderr.splitlines()) == 1
     (tmp_path / ".runsnap.toml").write_text("[diff]\nignore = 3\n")
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     result = cli_invoke(["diff", good, good], expect=2)
     assert "'ignore' must be a list of strings" in result.stderr
 
