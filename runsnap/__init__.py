@@ -6,6 +6,7 @@ The public API::
     snap = runsnap.capture(["python", "-m", "sglang.launch_server", ...], label="good")
     snap.save("good.toml")
     same = runsnap.load("good.toml") == snap
+    report = runsnap.diff("good.toml", "bad.toml")   # bool(report): any difference that counts
 
 Everything here is imported lazily, so ``import runsnap`` (and ``runsnap --version``) stays cheap.
 The modules behind ``capture`` and ``diff`` are ``runsnap.capturing`` and ``runsnap.diffing``: a
@@ -20,21 +21,28 @@ from runsnap._version import __version__
 
 if TYPE_CHECKING:
     from runsnap.capturing import capture
+    from runsnap.diffing import Difference, Report, diff
     from runsnap.errors import RunsnapError, SnapshotError
     from runsnap.snapshot import SCHEMA_VERSION, Snapshot, load
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Difference",
+    "Report",
     "RunsnapError",
     "Snapshot",
     "SnapshotError",
     "__version__",
     "capture",
+    "diff",
     "load",
 ]
 
 _LAZY = {
     "capture": "runsnap.capturing",
+    "diff": "runsnap.diffing",
+    "Difference": "runsnap.diffing",
+    "Report": "runsnap.diffing",
     "load": "runsnap.snapshot",
     "Snapshot": "runsnap.snapshot",
     "SCHEMA_VERSION": "runsnap.snapshot",

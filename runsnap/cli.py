@@ -1,7 +1,8 @@
 """The command line: click commands only. Each parses, calls the library, renders, and exits.
 
 Exit statuses (documented in README):
-    0  success
+    0  success; for ``diff``: no differences that count (noise alone counts as none)
+    1  ``diff`` only: the snapshots differ
     2  usage or input error (bad option, missing or invalid snapshot), with a one-line message
 """
 
@@ -48,6 +49,7 @@ def cli() -> None:
     \b
       runsnap capture -- python -m sglang.launch_server --model-path ...
       runsnap show .runsnap/<snapshot>.toml
+      runsnap diff good.toml bad.toml
     """
 
 
@@ -121,6 +123,79 @@ def show(snapshot: str) -> None:
     from runsnap.snapshot import load
 
     click.echo(render_summary(load(snapshot)), nl=False)
+
+
+#: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
+#: (kept here so that ``runsnap --help`` does not import the diff engine).
+DIFF_FORMATS = ("text", "markdown", "json")
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshots", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(DIFF_FORMATS), default="text",
+              envvar="RUNSNAP_FORMAT", show_envvar=True, show_default=True,
+              help="text for terminals, markdown for a GitHub issue, json for programs.")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list noise (PWD, SHLVL, SSH_*, timings...) and ignored differences.")
+@click.option("--ignore", "ignore", multiple=True, metavar="PATTERN",
+              help="Hide differences whose KEY or SECTION.KEY matches this glob (repeatable).")
+@click.option("--color/--no-color", "color", default=None,
+              help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of standard output.")
+@click.option("--dir", "snap_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
+              default=".runsnap", show_envvar=True,
+              help="Where to find the two newest snapshots when none is given.")
+@runsnap_command
+def diff(
+    snapshots: tuple[str, ...],
+    fmt: str,
+    show_all: bool,
+    ignore: tuple[str, ...],
+    color: bool | None,
+    output: str | None,
+    snap_dir: str,
+) -> None:
+    """Say why runs differ, most likely cause first.
+
+    \b
+      runsnap diff A B        compare two snapshots
+      runsnap diff A          compare A with the current context (captured now for A's command)
+      runsnap diff A B C ...  N snapshots (ranks, nodes): who holds which value, the odd one out
+      runsnap diff            the two newest snapshots in --dir
+
+    Exit status: 0 no differences that count, 1 differences, 2 error.
+    """
+    import os
+
+    from runsnap.diffing import diff as do_diff
+    from runsnap.diffing import newest
+    from runsnap.diffing.rank import load_user_rules
+    from runsnap.diffing.render import render
+
+    paths = list(snapshots) or newest(snap_dir, 2)
+    if len(paths) == 1:
+        click.echo(f"runsnap: comparing {paths[0]} with the current context (captured now)",
+                   err=True)
+    report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
+                     show_all=show_all)
+    if color is None:
+        color = (output is None and not os.environ.get("NO_COLOR")
+                 and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
+    text = render(report, fmt, color=color)
+    if output:
+        from pathlib import Path
+
+        from runsnap.errors import UsageError
+        from runsnap.snapshot import atomic_write
+
+        try:
+            atomic_write(Path(output), text.encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+    else:
+        click.echo(text, nl=False, color=color)  # click strips ANSI off a terminal otherwise
+    sys.exit(1 if report else 0)
 
 
 def main() -> None:

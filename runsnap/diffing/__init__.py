@@ -1,0 +1,214 @@
+"""Say why two (or N) runs differ, most likely cause first.
+
+    report = runsnap.diff("good.toml", "bad.toml")
+    if report:                       # any difference that counts
+        print(report.counted[0])     # the most likely cause
+    print(render(report, "markdown"))
+
+The journey: load -> :mod:`~runsnap.diffing.sections` turns each section pair into unranked
+:class:`Difference` records -> :mod:`~runsnap.diffing.rank` scores them and gives reasons ->
+:mod:`~runsnap.diffing.render` prints. Nothing here touches the live machine except the
+optional ``git log`` between two commits of a repository that is here, and "compare with now"
+(:func:`runsnap.diffing.current.capture_like`), which is a capture followed by an ordinary diff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Union
+
+from runsnap.diffing import sections
+from runsnap.diffing.rank import Rules, rank, ranking_key
+from runsnap.diffing.report import (
+    CHANGES,
+    Difference,
+    NReport,
+    NRow,
+    Report,
+    SnapInfo,
+)
+from runsnap.snapshot import Snapshot, load, ordered_sections
+
+__all__ = [
+    "CHANGES",
+    "Difference",
+    "NReport",
+    "NRow",
+    "Report",
+    "Rules",
+    "SnapInfo",
+    "compare",
+    "compare_many",
+    "diff",
+    "differences",
+    "newest",
+]
+
+SnapshotLike = Union[Snapshot, str, "os.PathLike[str]"]
+
+
+def differences(
+    a: Snapshot, b: Snapshot, commit_log: sections.CommitLog | None = None
+) -> list[Difference]:
+    """Every difference between ``a`` and ``b``, unranked, section by section."""
+    out: list[Difference] = []
+    for name in ordered_sections(set(a.sections) | set(b.sections)):
+        sa: Mapping[str, Any] = a.get(name) or {}
+        sb: Mapping[str, Any] = b.get(name) or {}
+        if name == "git":
+            out += sections.git(sa, sb, commit_log)
+        elif name in sections.COMPARERS:
+            out += sections.COMPARERS[name](sa, sb)
+        else:
+            out += sections.generic(name, sa, sb)
+        out += sections.errors(name, sa, sb)
+    return out
+
+
+def env_read(snap: Snapshot) -> frozenset[str]:
+    """Names the program was seen to read (``[runtime] env_read``: a list of names, or a table
+    keyed by name, or a list of tables with ``name``)."""
+    data = (snap.get("runtime") or {}).get("env_read")
+    if isinstance(data, Mapping):
+        return frozenset(str(k) for k in data)
+    if isinstance(data, list):
+        return frozenset(str(x["name"]) if isinstance(x, Mapping) and "name" in x else str(x)
+                         for x in data if isinstance(x, (str, Mapping)))
+    return frozenset()
+
+
+def _rules_for(snaps: Sequence[Snapshot], rules: Rules | None) -> tuple[Rules, tuple[str, ...]]:
+    rules = rules or Rules()
+    read = frozenset().union(*(env_read(s) for s in snaps))
+    keys = {str(s.meta.get("fingerprint_key", "")) for s in snaps}
+    comparable = len(keys) <= 1
+    notes: tuple[str, ...] = ()
+    if not comparable:
+        notes = ("the snapshots' secrets were fingerprinted with different keys (captured by "
+                 "other users or machines): a changed fingerprint may hide the same secret",)
+    return dataclasses.replace(rules, env_read=rules.env_read | read,
+                               fingerprints_comparable=comparable), notes
+
+
+def compare(
+    a: Snapshot,
+    b: Snapshot,
+    *,
+    rules: Rules | None = None,
+    show_all: bool = False,
+    git_log: bool = True,
+    notes: Iterable[str] = (),
+) -> Report:
+    """The ranked differences between snapshot ``a`` (the reference) and ``b``.
+
+    ``git_log``: when a repository is at another commit and is present on this machine with
+    both commits, list the commits between them (the only look at this machine).
+    """
+    rules, extra = _rules_for((a, b), rules)
+    found = differences(a, b, sections.commits_between if git_log else None)
+    rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
+    return Report(SnapInfo.of(a), SnapInfo.of(b), rank(found, rules), show_all=show_all,
+                  notes=(*notes, *extra))
+
+
+def compare_many(
+    snaps: Sequence[Snapshot], *, rules: Rules | None = None, show_all: bool = False
+) -> NReport:
+    """For each key not the same in every snapshot: which snapshot holds which value, and the
+    odd one out (the only snapshot with its value while all the others agree)."""
+    if len(snaps) < 2:
+        from runsnap.errors import UsageError
+
+        raise UsageError("compare_many needs at least two snapshots")
+    rules, notes = _rules_for(snaps, rules)
+    ref = snaps[0]
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for i, other in enumerate(snaps[1:], 1):
+        for d in rank(differences(ref, other), rules):
+            row = rows.setdefault((d.section, d.key), {"ref": d.a, "at": {}, "best": d})
+            row["at"][i] = d.b
+            if ranking_key(d) < ranking_key(row["best"]):
+                row["best"] = d
+    out: list[NRow] = []
+    n = len(snaps)
+    for (section, key), row in rows.items():
+        values = tuple([row["ref"]] + [row["at"].get(i, row["ref"]) for i in range(1, n)])
+        best: Difference = row["best"]
+        nrow = NRow(section, key, values, best.score, best.reason, hidden=best.hidden)
+        groups = nrow.groups()
+        odd = groups[-1][1][0] if n >= 3 and len(groups) == 2 and len(groups[-1][1]) == 1 \
+            else None
+        out.append(dataclasses.replace(nrow, odd=odd))
+    out.sort(key=lambda r: (int(r.hidden), -r.score, r.section, r.key))
+    infos = tuple(SnapInfo.of(s) for s in snaps)
+    return NReport(infos, tuple(out), show_all=show_all, notes=notes)
+
+
+def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> frozenset[str]:
+    """Model sources (``--model-path``) present in both whose only difference is the path."""
+    ma = (a.get("models") or {}).get("models") or {}
+    mb = (b.get("models") or {}).get("models") or {}
+    out = set()
+    for src in set(ma) & set(mb):
+        if not src.startswith("--"):
+            continue
+        keys = {d.key for d in found if d.section == "models" and d.key.startswith(f"{src}: ")}
+        if keys <= {f"{src}: path"}:
+            out.add(src)
+    return frozenset(out)
+
+
+def _as_snapshot(x: SnapshotLike) -> Snapshot:
+    return x if isinstance(x, Snapshot) else load(x)
+
+
+def diff(
+    *snapshots: SnapshotLike,
+    rules: Rules | None = None,
+    ignore: Iterable[str] = (),
+    show_all: bool = False,
+    git_log: bool = True,
+) -> Report | NReport:
+    """Compare snapshots (objects or paths): one -> with the current context (captured now for
+    its command, interpreter, repositories and models), two -> :func:`compare`, more ->
+    :func:`compare_many`."""
+    if not snapshots:
+        from runsnap.errors import UsageError
+
+        raise UsageError("diff needs at least one snapshot")
+    rules = (rules or Rules()).with_ignore(ignore)
+    snaps = [_as_snapshot(s) for s in snapshots]
+    if len(snaps) == 1:
+        from runsnap.diffing.current import capture_like
+
+        now = capture_like(snaps[0])
+        return compare(snaps[0], now, rules=rules, show_all=show_all, git_log=git_log,
+                       notes=("B is the current context, captured now for A's command",))
+    if len(snaps) == 2:
+        return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log)
+    return compare_many(snaps, rules=rules, show_all=show_all)
+
+
+def newest(folder: str | os.PathLike[str], count: int = 2) -> list[str]:
+    """The ``count`` newest snapshot files in ``folder`` (by modification time, then name),
+    oldest of them first, so ``diff(*newest(".runsnap"))`` compares the last two runs."""
+    from pathlib import Path
+
+    from runsnap.errors import UsageError
+
+    base = Path(folder)
+    try:
+        files = [p for p in base.iterdir() if p.suffix == ".toml" and p.is_file()
+                 and not p.name.startswith(".")]
+    except FileNotFoundError:
+        raise UsageError(f"{base}: no such directory; give snapshot files, or capture "
+                         f"some first (runsnap capture)") from None
+    except NotADirectoryError:
+        raise UsageError(f"{base}: not a directory") from None
+    if len(files) < count:
+        raise UsageError(f"{base}: {len(files)} snapshot{'s' if len(files) != 1 else ''} found, "
+                         f"{count} needed to compare")
+    files.sort(key=lambda p: (p.stat().st_mtime_ns, p.name))
+    return [str(p) for p in files[-count:]]

@@ -1,0 +1,516 @@
+"""Scores, reasons and noise rules: which difference most likely changed the behaviour.
+
+Every rule lives here or in the data files under ``runsnap/knowledge/`` (``env-families.tsv``,
+``env-noise.tsv``, ``env-known-names.txt``), each with its reason in words. A score is 0-100;
+the report lists differences by :func:`ranking_key`. The scale, from the top:
+
+====  ==========================================================================================
+95    a variable the program was seen to read at run time (``[runtime] env_read``)
+90    a variable name that looks like a misspelling of a known one; a user priority rule
+84-88 launch options and arguments, the executable, the interpreter, model config and revision
+80-85 variable families that steer serving and training stacks (``SGLANG_*``, ``NCCL_*``, ...)
+78-82 code: another commit, other uncommitted changes; core packages (torch, sglang, vllm)
+70-76 other packages, weight files, tokenizer files, GPU model and count
+50-66 drivers and CUDA, install locations, untracked files, sys.path, the outcome (an effect)
+15-45 host facts (kernel, CPU, host name), branch names, remotes, collector errors
+0-5   noise: hidden unless ``--all``, never counted (``PWD``, ``SHLVL``, ``SSH_*``, timings)
+====  ==========================================================================================
+
+User rules come from ``--ignore PATTERN`` and from ``[tool.runsnap.diff]`` in
+``pyproject.toml`` or ``[diff]`` in ``.runsnap.toml`` (``ignore = [...]``, ``priority = [...]``);
+a pattern is a shell-style glob matched against ``KEY`` and ``SECTION.KEY``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import functools
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from runsnap.diffing.report import Difference
+from runsnap.errors import UsageError
+from runsnap.redact import is_fingerprint
+from runsnap.snapshot import SECTION_ORDER
+
+__all__ = [
+    "Rules",
+    "assess",
+    "likely_misspelling",
+    "load_user_rules",
+    "rank",
+    "ranking_key",
+]
+
+Verdict = tuple[int, str, bool]
+"""What a scorer returns: (score, reason, hidden)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """What ranking needs besides the difference itself."""
+
+    ignore: tuple[str, ...] = ()
+    """Globs of differences to hide (``--ignore``, config ``ignore``)."""
+
+    priority: tuple[str, ...] = ()
+    """Globs of differences to rank at the top (config ``priority``)."""
+
+    env_read: frozenset[str] = frozenset()
+    """Variables the program was seen to read (``[runtime] env_read`` of either snapshot)."""
+
+    fingerprints_comparable: bool = True
+    """False when the two snapshots' secrets were fingerprinted with different keys."""
+
+    same_models: frozenset[str] = frozenset()
+    """Options (``--model-path``) whose model differs only in its directory: config, weights
+    and side files are equal, so another path there is not another model."""
+
+    def with_ignore(self, patterns: Iterable[str]) -> Rules:
+        """These rules with more ignore patterns."""
+        return dataclasses.replace(self, ignore=(*self.ignore, *patterns))
+
+
+# --------------------------------------------------------------------------- knowledge
+
+
+def _data_lines(name: str) -> list[list[str]]:
+    text = resources.files("runsnap.knowledge").joinpath(name).read_text("utf-8")
+    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+
+
+@functools.lru_cache(maxsize=1)
+def _families() -> tuple[tuple[re.Pattern[str], int, str], ...]:
+    return tuple((re.compile(fnmatch.translate(g)), int(s), r)
+                 for g, s, r in _data_lines("env-families.tsv"))
+
+
+@functools.lru_cache(maxsize=1)
+def _noise() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(fnmatch.translate(g)), r) for g, r in _data_lines("env-noise.tsv"))
+
+
+@functools.lru_cache(maxsize=1)
+def _known() -> tuple[frozenset[str], dict[str, list[str]], dict[str, list[str]]]:
+    """Known names, and indexes by first word and by the rest (to find near misses fast)."""
+    names = frozenset(row[0] for row in _data_lines("env-known-names.txt"))
+    by_head: dict[str, list[str]] = {}
+    by_tail: dict[str, list[str]] = {}
+    for n in names:
+        head, _, tail = n.partition("_")
+        by_head.setdefault(head, []).append(n)
+        by_tail.setdefault(tail, []).append(n)
+    return names, by_head, by_tail
+
+
+def family_of(name: str) -> tuple[int, str] | None:
+    """The score and reason of the first family rule that matches ``name``.
+
+    >>> family_of("NCCL_P2P_DISABLE")[0], family_of("HOME")
+    (82, None)
+    """
+    for pattern, score, reason in _families():
+        if pattern.match(name):
+            return score, reason
+    return None
+
+
+def noise_reason(name: str) -> str | None:
+    """Why ``name`` is noise, or None when it is not.
+
+    >>> noise_reason("SHLVL"), noise_reason("NCCL_DEBUG")
+    ('how deeply shells are nested', None)
+    """
+    for pattern, reason in _noise():
+        if pattern.match(name):
+            return reason
+    return None
+
+
+def osa_distance(a: str, b: str, limit: int = 3) -> int:
+    """Edit distance with adjacent transpositions (optimal string alignment), capped at ``limit``.
+
+    >>> osa_distance("NCCL_P2P_DISABEL", "NCCL_P2P_DISABLE"), osa_distance("ab", "xyz")
+    (1, 3)
+    """
+    if abs(len(a) - len(b)) >= limit:
+        return limit
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) >= limit:
+            return limit
+        prev2, prev = prev, cur
+    return min(prev[-1], limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def likely_misspelling(name: str) -> str | None:
+    """The known variable that ``name`` looks like a misspelling of, or None.
+
+    A name that is itself known is never a misspelling. Candidates share the first word
+    (``NCCL``) or everything after it, so a typo in either half is found; one edit (a letter
+    wrong, missing, extra, or two swapped) is allowed, two for names of 12 letters or more.
+
+    >>> likely_misspelling("NCCL_P2P_DISABEL"), likely_misspelling("NCCL_P2P_DISABLE")
+    ('NCCL_P2P_DISABLE', None)
+    >>> likely_misspelling("NCLL_P2P_DISABLE"), likely_misspelling("MY_OWN_SETTING")
+    ('NCCL_P2P_DISABLE', None)
+    """
+    names, by_head, by_tail = _known()
+    if name in names or len(name) < 6:
+        return None
+    head, _, tail = name.partition("_")
+    allowed = 2 if len(name) >= 12 else 1
+    best: tuple[int, str] | None = None
+    for cand in (*by_head.get(head, ()), *by_tail.get(tail, ())):
+        d = osa_distance(name, cand, allowed + 1)
+        if d <= allowed and (best is None or (d, cand) < best):
+            best = (d, cand)
+    return best[1] if best else None
+
+
+# --------------------------------------------------------------------------- scorers
+
+
+def score_env(d: Difference, rules: Rules) -> Verdict:
+    """Variables, in this order:
+
+    1. read by the program at run time (95): direct evidence beats every guess;
+    2. host-bound noise (hidden): ``PWD``, ``SHLVL``, ``SSH_*``... differ between any two
+       shells and would drown the one that matters;
+    3. a likely misspelling of a known name (90): the program ignores it, so the setting the
+       user meant is not in effect;
+    4. families that steer serving and training stacks (70-85, ``env-families.tsv``), one
+       point more for a name the stack declares (``env-known-names.txt``) than for one it
+       does not;
+    5. other names a stack is known to read (70); any other variable (40).
+    """
+    name = d.key
+    if name in rules.env_read:
+        return 95, "the program was seen to read this variable while it ran", False
+    noise = noise_reason(name)
+    if noise:
+        return 3, f"noise: {noise}", True
+    meant = likely_misspelling(name)
+    if meant:
+        return 90, (f"looks like a misspelling of {meant}: no known program reads {name}, "
+                    f"so the setting meant is probably not in effect"), False
+    fam = family_of(name)
+    if fam and name in _known()[0]:
+        score, reason = fam[0] + 1, fam[1] + f" ({name} is a name they declare)"
+    elif fam:
+        score, reason = fam
+    elif name in _known()[0]:
+        score, reason = 70, "a variable that serving and training stacks are known to read"
+    else:
+        score, reason = 40, "an environment variable the program or its libraries may read"
+    if d.change == "reordered":
+        reason += "; the same entries in another order, and the first match wins"
+    return score, reason, False
+
+
+#: Distributions at the core of serving and training stacks: their versions change kernels,
+#: defaults and supported models.
+CORE_PACKAGES = frozenset({
+    "torch", "sglang", "sgl-kernel", "vllm", "transformers", "flashinfer-python", "flashinfer",
+    "triton", "xformers", "flash-attn", "deep-gemm", "nvidia-nccl-cu12", "nvidia-nccl-cu13",
+    "nvidia-cudnn-cu12", "nvidia-cublas-cu12", "cuda-python", "accelerate", "safetensors",
+    "tokenizers", "huggingface-hub", "numpy", "jax", "jaxlib", "tensorrt", "tensorrt-llm",
+    "deepspeed", "megatron-core", "torchvision", "torchaudio",
+})
+
+
+def score_packages(d: Difference, rules: Rules) -> Verdict:
+    """The interpreter first (84: every package may differ), then core packages (80-82), then
+    other packages (70-72, a downgrade above an upgrade: regressions are more often the cause),
+    the same version from another location (66) and ``sys.path`` order (62)."""
+    if d.key in ("interpreter", "python_version", "implementation"):
+        return 84, "another Python interpreter: every installed package may differ", False
+    if d.key == "sys.path":
+        return 62, "sys.path decides which copy of a module is imported", False
+    name, _, field = d.key.partition(".")
+    if field == "shadowed":
+        return 64, "a second copy of this package is hidden behind the one imported", False
+    if field:
+        return 66, f"the same {name} installed from elsewhere: its code may differ", False
+    core = re.sub(r"[-_.]+", "-", name).lower() in CORE_PACKAGES
+    bump = {"downgraded": 2, "upgraded": 1}.get(d.change, 0)
+    if core:
+        return 80 + bump, f"{name} is at the core of the serving or training stack", False
+    return 70 + bump, "another package version changes the code that runs", False
+
+
+#: Config fields with a reason of their own (matched on any part of the field's path).
+CONFIG_FIELDS = {
+    "max_position_embeddings": "it sets the model's context length",
+    "rope_scaling": "it changes how positions are encoded (and the usable context length)",
+    "rope_theta": "it changes how positions are encoded",
+    "torch_dtype": "it sets the weights' data type",
+    "dtype": "it sets the weights' data type",
+    "quantization_config": "it changes how weights are quantized",
+    "num_hidden_layers": "it changes the model's depth",
+    "hidden_size": "it changes the model's width",
+    "vocab_size": "it changes the vocabulary",
+    "architectures": "it picks another model class",
+    "model_type": "it picks another model class",
+    "num_attention_heads": "it changes the attention layout",
+    "num_key_value_heads": "it changes the attention layout (and KV cache size)",
+    "sliding_window": "it changes the attention window",
+    "eos_token_id": "it changes when generation stops",
+}
+
+
+def score_models(d: Difference, rules: Rules) -> Verdict:
+    """Another revision or model (84, 80); config fields that set the context length, dtype,
+    positions or shape (88), any other config field (85): the model is built from them; weight
+    files (78); tokenizer and generation files (76); other side files (65); the same model in
+    another directory (20)."""
+    src, _, what = d.key.partition(": ")
+    if not what:
+        return 80, f"the model given by {src} is present in one run only", False
+    if what in ("revision", "repo_id"):
+        return 84, "another revision of the model in the Hugging Face cache", False
+    if what == "path":
+        return 20, "the model is read from another directory (its files are compared)", False
+    if what.startswith("weights "):
+        return 78, "weight files added, removed or resized: other weights are loaded", False
+    if what.startswith("file "):
+        fname = what[5:].lower()
+        if "token" in fname or "generation" in fname or "chat" in fname or "template" in fname:
+            return 76, "tokenizer or generation settings changed", False
+        return 65, "a side file of the model changed", False
+    parts = re.split(r"[.\[\]]+", what)
+    for part in parts:
+        if part in CONFIG_FIELDS:
+            return 88, f"config.json field {what}: {CONFIG_FIELDS[part]}", False
+    return 85, f"config.json field {what}: the model is built from its config", False
+
+
+def score_command(d: Difference, rules: Rules) -> Verdict:
+    """Launch options (88) and arguments (86): the program was asked for something else; the
+    executable (84): the same command name runs another program; the working directory (30):
+    relative paths resolve differently; an option naming another directory that holds the same
+    model (20): the model section proves nothing changed but the path."""
+    if d.key in rules.same_models:
+        return 20, "another path to the same model (config, weights and side files equal)", False
+    if d.key.startswith("--"):
+        return 88, "a launch option: the program was asked for something else", False
+    if d.key == "executable":
+        return 84, "the command resolves to another program (PATH or a virtualenv)", False
+    if d.key == "cwd":
+        return 30, "relative paths and files found from the working directory change", False
+    return 86, "the program or its arguments differ", False
+
+
+def score_git(d: Difference, rules: Rules) -> Verdict:
+    """Another commit (82) and other uncommitted changes to a file (80): the code changed;
+    submodules (78); untracked files (65 for code, 55 else); dirty vs clean (50); branch
+    (35: the commit decides the code); remotes (15)."""
+    repo, sep, path = d.key.partition(": ")
+    if sep:
+        if any("uncommitted" in e for e in d.evidence) or "uncommitted" in str(d.a or d.b):
+            return 80, "uncommitted changes to this file differ: the code that runs differs", False
+        if path.endswith((".py", ".so", ".pth", ".cu", ".cpp", ".yaml", ".json", ".toml")):
+            return 65, "an untracked code or config file: it runs or is read if found", False
+        return 55, "an untracked file differs", False
+    if d.evidence and d.evidence[0].startswith("repository at"):
+        return 70, "a repository present in one run only", False
+    if ".submodules." in d.key:
+        return 78, "a submodule at another commit", False
+    field = d.key.rpartition(".")[2]
+    table: dict[str, tuple[int, str]] = {
+        "commit": (82, "another commit: the code changed"),
+        "diff": (78, "the uncommitted changes differ"),
+        "dirty": (50, "uncommitted changes in one working tree only"),
+        "branch": (35, "another branch (the commit decides the code)"),
+        "detached": (30, "HEAD detached in one run only"),
+        "upstream": (15, "another upstream branch"),
+        "errors": (20, "the capture could not see something in one run"),
+    }
+    if field in table:
+        return (*table[field], False)
+    return 15, "repository metadata", False
+
+
+#: System facts: score and reason.
+SYSTEM_FIELDS = {
+    "gpu.models": (72, "another GPU model or count"),
+    "gpu.count": (72, "another number of GPUs"),
+    "gpu.available": (72, "GPUs visible in one run only"),
+    "gpu.driver_version": (66, "another NVIDIA driver"),
+    "gpu.cuda_version": (66, "another CUDA version supported by the driver"),
+    "machine": (60, "another CPU architecture"),
+    "cpu.affinity": (45, "another number of usable CPUs (thread counts follow it)"),
+    "os": (45, "another operating system release"),
+    "kernel": (40, "another kernel"),
+    "cpu.model": (35, "another CPU model"),
+    "cpu.logical": (30, "another number of CPUs"),
+    "host": (25, "another host"),
+    "memory.total_bytes": (15, "another amount of memory"),
+    "gpu.uuids": (15, "other physical GPUs (of the same model)"),
+}
+
+
+def score_system(d: Difference, rules: Rules) -> Verdict:
+    """GPU model, count and availability (72), driver and CUDA version (66), then host facts
+    (15-60, :data:`SYSTEM_FIELDS`); runsnap's own Python is noise (not the child's)."""
+    if d.key == "runsnap_python":
+        return 2, "noise: runsnap's own interpreter, not the program's", True
+    score, reason = SYSTEM_FIELDS.get(d.key, (30, "another system fact"))
+    return score, reason, False
+
+
+def score_outcome(d: Difference, rules: Rules) -> Verdict:
+    """What happened (50): an effect, not a cause, so causes rank above it (the renderers show
+    it in a block of its own); timings are noise, they differ on every run."""
+    if d.key in ("duration_s", "started_at", "ended_at"):
+        return 2, "noise: timings differ on every run", True
+    return 50, "what happened differs (an effect; the causes rank above)", False
+
+
+def score_other(d: Difference, rules: Rules) -> Verdict:
+    """A section this runsnap has no rules for (30); collector errors (20)."""
+    if d.key == "errors":
+        return 20, "the capture could not see something in one run", False
+    return 30, f"differs in [{d.section}]", False
+
+
+#: Section -> scorer; sections not listed use :func:`score_other`.
+SCORERS: dict[str, Callable[[Difference, Rules], Verdict]] = {
+    "env": score_env,
+    "command": score_command,
+    "packages": score_packages,
+    "models": score_models,
+    "git": score_git,
+    "system": score_system,
+    "outcome": score_outcome,
+}
+
+
+def _secret_note(d: Difference, rules: Rules, score: int, reason: str) -> tuple[int, str]:
+    """Secrets compare by fingerprint; say so, and say when fingerprints cannot compare."""
+    if not (is_fingerprint(d.a) or is_fingerprint(d.b)):
+        return score, reason
+    if d.change != "changed" or not (is_fingerprint(d.a) and is_fingerprint(d.b)):
+        return score, reason + "; a secret (kept as a fingerprint)"
+    if not rules.fingerprints_comparable:
+        return 10, (reason + "; fingerprints not comparable: the snapshots were made with "
+                    "different fingerprint keys, so the secret may be the same")
+    return score, reason + "; secret changed (fingerprints differ)"
+
+
+def matches(patterns: Sequence[str], d: Difference) -> str | None:
+    """The first pattern that matches ``KEY`` or ``SECTION.KEY``.
+
+    >>> matches(["env.WANDB_*"], Difference("env", "WANDB_MODE", "added", None, "x"))
+    'env.WANDB_*'
+    """
+    full = f"{d.section}.{d.key}"
+    for p in patterns:
+        if fnmatch.fnmatchcase(d.key, p) or fnmatch.fnmatchcase(full, p):
+            return p
+    return None
+
+
+def assess(d: Difference, rules: Rules) -> Difference:
+    """``d`` with its score, reason and hidden flag: the section's scorer, then secret notes,
+    then user rules (a priority rule lifts to at least 90; an ignore rule hides)."""
+    if d.key == "errors" and d.section != "git":
+        score, reason, hidden = score_other(d, rules)
+    else:
+        score, reason, hidden = SCORERS.get(d.section, score_other)(d, rules)
+    score, reason = _secret_note(d, rules, score, reason)
+    p = matches(rules.priority, d)
+    if p:
+        score, hidden, reason = max(score, 90), False, f"matches your priority rule {p!r}; {reason}"
+    p = matches(rules.ignore, d)
+    if p:
+        hidden, reason = True, f"ignored by your rule {p!r} ({reason})"
+    return dataclasses.replace(d, score=score, reason=reason, hidden=hidden)
+
+
+_SECTION_RANK = {name: i for i, name in enumerate(
+    ("command", "env", "models", "packages", "git", "system", "outcome", "runtime"))}
+
+
+def ranking_key(d: Difference) -> tuple[int, int, int, str]:
+    """Sort key: shown before hidden, higher score first; on a tie, the section in the order
+    command, env, models, packages, git, system, outcome, others (what the user chose before
+    what the machine provides), then the key alphabetically so the order is stable."""
+    return (int(d.hidden), -d.score, _SECTION_RANK.get(d.section, len(SECTION_ORDER)), d.key)
+
+
+def rank(diffs: Iterable[Difference], rules: Rules) -> tuple[Difference, ...]:
+    """Assess every difference and order them most likely cause first."""
+    return tuple(sorted((assess(d, rules) for d in diffs), key=ranking_key))
+
+
+# --------------------------------------------------------------------------- user rules
+
+
+def _config_table(path: Path) -> Mapping[str, Any] | None:
+    from runsnap.snapshot import _tomllib
+
+    tomllib = _tomllib()
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("runsnap", {}).get("diff")
+    else:
+        table = data.get("diff")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: the runsnap diff settings must be a table")
+    return table
+
+
+def find_config(
+    start: str | os.PathLike[str] | None = None,
+) -> tuple[Path, Mapping[str, Any]] | None:
+    """The nearest ``.runsnap.toml`` ``[diff]`` or ``pyproject.toml`` ``[tool.runsnap.diff]``,
+    looking in ``start`` (default: the current directory) and its parents."""
+    here = Path(start if start is not None else os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        for fname in (".runsnap.toml", "pyproject.toml"):
+            path = folder / fname
+            if path.is_file():
+                table = _config_table(path)
+                if table is not None:
+                    return path, table
+    return None
+
+
+def load_user_rules(start: str | os.PathLike[str] | None = None) -> Rules:
+    """The user's ignore and priority rules from the nearest config file (none: no rules)."""
+    found = find_config(start)
+    if found is None:
+        return Rules()
+    path, table = found
+    out: dict[str, tuple[str, ...]] = {}
+    for key in ("ignore", "priority"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f"{path}: '{key}' must be a list of strings (glob patterns)")
+        out[key] = tuple(value)
+    unknown = sorted(set(table) - {"ignore", "priority"})
+    if unknown:
+        raise UsageError(f"{path}: unknown runsnap diff setting {unknown[0]!r} "
+                         f"(known: ignore, priority)")
+    return Rules(ignore=out["ignore"], priority=out["priority"])

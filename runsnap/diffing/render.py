@@ -1,0 +1,347 @@
+"""Renderers for diff reports: ``render(report, format) -> str``; they never write anything.
+
+:data:`RENDERERS` maps each ``--format`` name to its renderer, in one place (a test checks that
+every name in :data:`FORMATS` maps and renders both report kinds).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from runsnap.diffing.report import Difference, NReport, NRow, Report, SnapInfo, short
+
+__all__ = ["FORMATS", "RENDERERS", "render"]
+
+AnyReport = Report | NReport
+
+#: How many differences the text report details before listing the rest one line each.
+DETAILED = 10
+#: Differences scoring at least this are "most likely causes".
+LIKELY = 60
+#: Rows in the Markdown table before the rest go into a ``<details>`` block.
+MD_ROWS = 15
+#: Evidence lines shown per difference in text.
+EVIDENCE_LINES = 12
+
+
+class Style:
+    """ANSI styling that is a no-op when colour is off (``NO_COLOR``, not a terminal, ``-o``).
+
+    >>> Style(False).bold("x"), Style(True).bold("x")
+    ('x', '\\x1b[1mx\\x1b[0m')
+    """
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color and text else text
+
+    def bold(self, text: str) -> str:
+        """Bold."""
+        return self._wrap("1", text)
+
+    def dim(self, text: str) -> str:
+        """Faint, for reasons and evidence."""
+        return self._wrap("2", text)
+
+    def red(self, text: str) -> str:
+        """A's side, and high scores."""
+        return self._wrap("31", text)
+
+    def green(self, text: str) -> str:
+        """B's side."""
+        return self._wrap("32", text)
+
+    def yellow(self, text: str) -> str:
+        """Middle scores."""
+        return self._wrap("33", text)
+
+    def score(self, n: int) -> str:
+        """A score coloured by how likely it is to matter."""
+        text = f"{n:>3}"
+        return self.red(text) if n >= 80 else self.yellow(text) if n >= LIKELY else text
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _snap_line(tag: str, s: SnapInfo) -> str:
+    bits = [f"{tag}: {s.name}"]
+    if s.path and s.path.rsplit("/", 1)[-1] != s.name:
+        bits.append(s.path)
+    elif not s.path:
+        bits.append("(not saved)")
+    bits += [s.time, s.host]
+    return "  " + "  ".join(b for b in bits if b)
+
+
+def _value_text(value: Any) -> str:
+    return short(value, 200)
+
+
+def _change_words(d: Difference) -> str:
+    """A few words for the change, as the text report titles it.
+
+    >>> _change_words(Difference("env", "X", "removed", "1", None))
+    'set in A only'
+    >>> _change_words(Difference("packages", "torch", "upgraded", "1", "2"))
+    'upgraded'
+    """
+    if d.change == "removed":
+        return "set in A only" if d.section == "env" else "in A only"
+    if d.change == "added":
+        return "set in B only" if d.section == "env" else "in B only"
+    return d.change
+
+
+def _detail(i: int, d: Difference, st: Style) -> list[str]:
+    lines = [f"  {i:>2}. {st.bold(d.where)}  {_change_words(d)}  [{st.score(d.score).strip()}]"]
+    lines.append(f"        A: {st.red(_value_text(d.a))}")
+    lines.append(f"        B: {st.green(_value_text(d.b))}")
+    lines += [st.dim(f"           {e}") for e in d.evidence[:EVIDENCE_LINES]]
+    if len(d.evidence) > EVIDENCE_LINES:
+        lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
+    lines.append(st.dim(f"        why: {d.reason}"))
+    return lines
+
+
+def _one_line(d: Difference, st: Style) -> str:
+    if d.change in ("added", "removed", "reordered"):
+        value = _value_text(d.b if d.change == "added" else d.a)
+        what = f"{_change_words(d)}: {short(value, 60)}"
+    else:
+        what = f"{d.change}: {st.red(short(d.a, 40))} -> {st.green(short(d.b, 40))}"
+    return f"    {st.score(d.score)}  {d.key}  {what}  {st.dim('(' + d.reason + ')')}"
+
+
+def _outcome_block(diffs: Sequence[Difference], st: Style) -> list[str]:
+    rows = [d for d in diffs if d.section == "outcome" and not d.hidden]
+    if not rows:
+        return []
+    lines = ["", st.bold("Outcome (what happened)")]
+    for d in rows:
+        if d.key == "warnings":
+            a, b = f"{len(d.a or [])} warnings", f"{len(d.b or [])} warnings"
+        else:
+            a, b = short(d.a, 110), short(d.b, 110)
+        lines.append(f"  {d.key:<12} A: {st.red(a)}")
+        lines.append(f"  {'':<12} B: {st.green(b)}")
+        if d.key == "warnings":
+            lines += [st.dim(f"  {'':<12} {e}") for e in d.evidence[:6]]
+    return lines
+
+
+def render_text(report: AnyReport, color: bool = False) -> str:
+    """The terminal report: a one-line verdict, the snapshots, what happened, the most likely
+    causes in detail, then the other differences one line each, grouped by section."""
+    if isinstance(report, NReport):
+        return _render_text_n(report, color)
+    st = Style(color)
+    lines = [st.bold(f"runsnap diff: {report.verdict()}"),
+             _snap_line("A", report.a), _snap_line("B", report.b)]
+    lines += [st.yellow(f"  note: {n}") for n in report.notes]
+    shown = [d for d in report.shown if d.section != "outcome" or d.hidden]
+    lines += _outcome_block(report.shown, st)
+    likely = [d for d in shown if not d.hidden and d.score >= LIKELY][:DETAILED]
+    if likely:
+        lines += ["", st.bold("Most likely causes")]
+        for i, d in enumerate(likely, 1):
+            lines += _detail(i, d, st)
+    rest = [d for d in shown if d not in likely]
+    counted_rest = [d for d in rest if not d.hidden]
+    if counted_rest:
+        lines += ["", st.bold("Other differences" if likely else "Differences")]
+        lines += _grouped(counted_rest, st)
+    hidden = report.hidden
+    if hidden and report.show_all:
+        lines += ["", st.bold(f"Noise and ignored ({len(hidden)}, not counted)")]
+        lines += _grouped(hidden, st)
+    elif hidden:
+        names = ", ".join(_dedupe_keys(hidden)[:8])
+        more = ", ..." if len(_dedupe_keys(hidden)) > 8 else ""
+        lines += ["", st.dim(f"{len(hidden)} noise difference{'s' if len(hidden) != 1 else ''} "
+                             f"hidden ({names}{more}): show them with --all")]
+    return "\n".join(lines) + "\n"
+
+
+def _dedupe_keys(diffs: Sequence[Difference]) -> list[str]:
+    out: list[str] = []
+    for d in diffs:
+        if d.key not in out:
+            out.append(d.key)
+    return out
+
+
+def _grouped(diffs: Sequence[Difference], st: Style) -> list[str]:
+    lines: list[str] = []
+    sections: list[str] = []
+    for d in diffs:
+        if d.section not in sections:
+            sections.append(d.section)
+    for section in sections:
+        lines.append(f"  {section}")
+        lines += [_one_line(d, st) for d in diffs if d.section == section]
+    return lines
+
+
+def _render_text_n(report: NReport, color: bool) -> str:
+    st = Style(color)
+    lines = [st.bold(f"runsnap diff: {report.verdict()}")]
+    for i, s in enumerate(report.snapshots):
+        lines.append(_snap_line(f"#{i}", s))
+    lines += [st.yellow(f"  note: {n}") for n in report.notes]
+    for i, row in enumerate(report.shown, 1):
+        lines += ["", f"  {i:>2}. {st.bold(row.where)}  [{st.score(row.score).strip()}]"
+                  + (st.dim("  (hidden)") if row.hidden else "")]
+        for value, members in row.groups():
+            who = " ".join(f"#{m}" for m in members)
+            odd = st.red("  <- odd one out") if row.odd is not None and members == [row.odd] \
+                else ""
+            lines.append(f"        {short(value, 70):<40} {who}{odd}")
+        lines.append(st.dim(f"        why: {row.reason}"))
+    hidden = report.hidden
+    if hidden and not report.show_all:
+        names = ", ".join(r.key for r in hidden[:8]) + (", ..." if len(hidden) > 8 else "")
+        lines += ["", st.dim(f"{len(hidden)} noise key{'s' if len(hidden) != 1 else ''} hidden "
+                             f"({names}): show them with --all")]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _cell(value: Any, limit: int = 60) -> str:
+    """A value as a Markdown table cell: a code span, pipes escaped; absence in italics.
+
+    >>> _cell(None), _cell("a|b"), _cell("x`y")
+    ('*(unset)*', '`a\\\\|b`', '``x`y``')
+    """
+    if value is None:
+        return "*(unset)*"
+    text = short(value, limit).replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _md_text(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_snapshots(rows: Sequence[tuple[str, SnapInfo]]) -> list[str]:
+    lines = ["| | snapshot | label | captured | host |", "|---|---|---|---|---|"]
+    for tag, s in rows:
+        lines.append(f"| {tag} | {_cell(s.path or '(not saved)', 80)} | {_md_text(s.label)} | "
+                     f"{s.time} | {_md_text(s.host)} |")
+    return lines
+
+
+def _md_table(diffs: Sequence[Difference], start: int = 1) -> list[str]:
+    lines = ["| # | section | key | change | A | B | score | why |",
+             "|---:|---|---|---|---|---|---:|---|"]
+    for i, d in enumerate(diffs, start):
+        lines.append(f"| {i} | {d.section} | {_cell(d.key, 70)} | {d.change} | {_cell(d.a)} | "
+                     f"{_cell(d.b)} | {d.score} | {_md_text(d.reason)} |")
+    return lines
+
+
+def _fence(lines: Sequence[str]) -> list[str]:
+    fence = "````" if any("```" in line for line in lines) else "```"
+    return [fence, *lines, fence]
+
+
+def render_markdown(report: AnyReport, color: bool = False) -> str:
+    """Markdown to paste into a GitHub issue: the verdict, a table of the snapshots, what
+    happened, a ranked table of differences, long parts folded in ``<details>``."""
+    if isinstance(report, NReport):
+        return _render_markdown_n(report)
+    lines = [f"### runsnap diff: {_md_text(report.verdict())}", ""]
+    lines += _md_snapshots([("A", report.a), ("B", report.b)])
+    for n in report.notes:
+        lines += ["", f"> **Note:** {_md_text(n)}"]
+    outcome = [d for d in report.shown if d.section == "outcome" and not d.hidden]
+    if outcome:
+        lines += ["", "**Outcome**", "", "| | A | B |", "|---|---|---|"]
+        for d in outcome:
+            lines.append(f"| {d.key} | {_cell(d.a, 100)} | {_cell(d.b, 100)} |")
+    diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
+    if diffs:
+        lines += ["", "**Differences, most likely cause first**", ""]
+        lines += _md_table(diffs[:MD_ROWS])
+        if len(diffs) > MD_ROWS:
+            lines += ["", f"<details><summary>{len(diffs) - MD_ROWS} more differences</summary>",
+                      "", *_md_table(diffs[MD_ROWS:], MD_ROWS + 1), "", "</details>"]
+    with_evidence = [d for d in diffs if d.evidence]
+    if with_evidence:
+        lines += ["", "<details><summary>Evidence (list entries, commits, diffs of diffs)"
+                  "</summary>", ""]
+        for d in with_evidence:
+            lines += [f"**{_md_text(d.where)}**", "", *_fence(d.evidence), ""]
+        lines.append("</details>")
+    hidden = report.hidden
+    if hidden and not report.show_all:
+        keys = ", ".join(f"`{k}`" for k in _dedupe_keys(hidden))
+        lines += ["", f"<details><summary>{len(hidden)} noise differences hidden</summary>", "",
+                  keys, "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _render_markdown_n(report: NReport) -> str:
+    lines = [f"### runsnap diff: {_md_text(report.verdict())}", ""]
+    lines += _md_snapshots([(f"#{i}", s) for i, s in enumerate(report.snapshots)])
+    for n in report.notes:
+        lines += ["", f"> **Note:** {_md_text(n)}"]
+    rows = report.shown
+    if rows:
+        lines += ["", "**Keys not the same everywhere, most likely cause first**", "",
+                  "| # | section | key | values (snapshots) | odd one out | score | why |",
+                  "|---:|---|---|---|---|---:|---|"]
+        for i, r in enumerate(rows, 1):
+            lines.append(_md_row(i, r, report))
+    hidden = report.hidden
+    if hidden and not report.show_all:
+        keys = ", ".join(f"`{r.key}`" for r in hidden)
+        lines += ["", f"<details><summary>{len(hidden)} noise keys hidden</summary>", "", keys,
+                  "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def _md_row(i: int, r: NRow, report: NReport) -> str:
+    values = "<br>".join(f"{_cell(v, 40)} ({' '.join(f'#{m}' for m in ms)})"
+                         for v, ms in r.groups())
+    odd = report.snapshots[r.odd].name if r.odd is not None else ""
+    return (f"| {i} | {r.section} | {_cell(r.key, 70)} | {values} | {_md_text(odd)} | "
+            f"{r.score} | {_md_text(r.reason)} |")
+
+
+# --------------------------------------------------------------------------- json
+
+
+def render_json(report: AnyReport, color: bool = False) -> str:
+    """The stable machine-readable report (format ``runsnap-diff/1``, see docs/diff.md)."""
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+#: ``--format`` name -> renderer. Every renderer takes ``(report, color)`` and returns text.
+RENDERERS: dict[str, Callable[[AnyReport, bool], str]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+}
+
+#: The ``--format`` names, in the order ``--help`` lists them.
+FORMATS = tuple(RENDERERS)
+
+
+def render(report: AnyReport, format: str = "text", *, color: bool = False) -> str:
+    """``report`` as text in ``format`` (one of :data:`FORMATS`); colour only for ``text``."""
+    try:
+        renderer = RENDERERS[format]
+    except KeyError:
+        from runsnap.errors import UsageError
+
+        raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})") from None
+    return renderer(report, color)

@@ -1,0 +1,367 @@
+"""The records a diff produces: :class:`Difference`, :class:`Report` and, for N snapshots,
+:class:`NReport`. Plain frozen data; the renderers in :mod:`runsnap.diffing.render` print them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["CHANGES", "REPORT_FORMAT", "Difference", "NReport", "NRow", "Report", "SnapInfo"]
+
+#: Every value :attr:`Difference.change` takes.
+CHANGES = ("added", "removed", "changed", "reordered", "upgraded", "downgraded")
+
+#: The ``format`` field of the JSON report; bumped when a field changes meaning or goes away.
+REPORT_FORMAT = "runsnap-diff/1"
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """One way in which snapshot B differs from snapshot A."""
+
+    section: str
+    """The snapshot section: ``env``, ``command``, ``packages``, ``git``, ``models``, ``system``,
+    ``outcome``, or another section's name."""
+
+    key: str
+    """What differs inside the section: a variable name, ``--option``, a package name, ``repo.
+    commit``, ``--model-path: text_config.rope_scaling.factor``..."""
+
+    change: str
+    """One of :data:`CHANGES`: ``added`` (only in B), ``removed`` (only in A), ``changed``,
+    ``reordered`` (same entries, another order), ``upgraded`` / ``downgraded`` (versions)."""
+
+    a: Any
+    """The value in A (``None``: absent from A)."""
+
+    b: Any
+    """The value in B (``None``: absent from B)."""
+
+    score: int = 0
+    """How likely this difference changed the behaviour, 0-100 (see :mod:`runsnap.diffing.rank`)."""
+
+    reason: str = ""
+    """Why it got that score, in words."""
+
+    evidence: tuple[str, ...] = ()
+    """Detail lines: list entries added or removed, commits between, a diff of two diffs."""
+
+    hidden: bool = False
+    """Noise (or ignored by a user rule): left out of the report unless ``--all``, never counts."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: every field, ``evidence`` as a list."""
+        out = dataclasses.asdict(self)
+        out["evidence"] = list(self.evidence)
+        return out
+
+    @property
+    def where(self) -> str:
+        """``section key``, as the reports name a difference.
+
+        >>> Difference("env", "PATH", "reordered", "a", "b").where
+        'env PATH'
+        """
+        return f"{self.section} {self.key}"
+
+
+@dataclasses.dataclass(frozen=True)
+class SnapInfo:
+    """Which snapshot a side of the report is: enough to find it again."""
+
+    path: str | None
+    """The file it was loaded from (``None``: captured in memory, e.g. the current context)."""
+
+    id: str
+    """The snapshot's unique id."""
+
+    label: str
+    """The run's label (may be empty)."""
+
+    time: str
+    """When it was captured (UTC, ISO 8601)."""
+
+    host: str = ""
+    """Where it was captured."""
+
+    @classmethod
+    def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
+        """The info of ``snap`` (``path`` overrides the snapshot's own)."""
+        where = path if path is not None else (str(snap.path) if snap.path else None)
+        return cls(
+            path=where,
+            id=snap.id,
+            label=snap.label,
+            time=str(snap.meta.get("captured_at", "")),
+            host=str(snap.meta.get("host", "")),
+        )
+
+    @property
+    def name(self) -> str:
+        """A short name for headings: the label, else the file name, else the id.
+
+        >>> SnapInfo("/x/.runsnap/20261129-good.toml", "ab12cd34ef56", "", "t").name
+        '20261129-good.toml'
+        """
+        if self.label:
+            return self.label
+        if self.path:
+            return self.path.rsplit("/", 1)[-1]
+        return self.id[:12] or "?"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """The differences between two snapshots, most likely cause first.
+
+    ``bool(report)`` is true when any difference counts (noise and ignored ones do not), so
+    the exit status of ``runsnap diff`` is ``int(bool(report))``.
+    """
+
+    a: SnapInfo
+    """The first snapshot (the reference, often the good run)."""
+
+    b: SnapInfo
+    """The second snapshot."""
+
+    differences: tuple[Difference, ...]
+    """Every difference found, ranked (hidden ones included, flagged)."""
+
+    show_all: bool = False
+    """Whether renderers list hidden differences too (``--all``)."""
+
+    notes: tuple[str, ...] = ()
+    """Remarks about the comparison itself (fingerprints not comparable, B captured now)."""
+
+    def __bool__(self) -> bool:
+        return any(not d.hidden for d in self.differences)
+
+    @property
+    def counted(self) -> list[Difference]:
+        """The differences that count, ranked."""
+        return [d for d in self.differences if not d.hidden]
+
+    @property
+    def hidden(self) -> list[Difference]:
+        """Noise and differences ignored by a rule."""
+        return [d for d in self.differences if d.hidden]
+
+    @property
+    def shown(self) -> list[Difference]:
+        """What the renderers list: :attr:`counted`, and :attr:`hidden` too with ``--all``."""
+        return list(self.differences) if self.show_all else self.counted
+
+    def verdict(self) -> str:
+        """One line that answers "do they differ, and why?".
+
+        >>> Report(SnapInfo(None, "a", "", ""), SnapInfo(None, "b", "", ""), ()).verdict()
+        'no differences'
+        """
+        counted = self.counted
+        noise = len(self.differences) - len(counted)
+        hidden = f" ({noise} noise hidden)" if noise and not self.show_all else (
+            f" ({noise} noise)" if noise else "")
+        if not counted:
+            return ("no differences that count" if noise else "no differences") + hidden
+        top = counted[0]
+        n = len(counted)
+        return (f"{n} difference{'s' if n != 1 else ''}{hidden}; most likely cause: "
+                f"{top.where} {describe_change(top)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (documented in docs/diff.md)."""
+        return {
+            "format": REPORT_FORMAT,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "verdict": self.verdict(),
+            "differ": bool(self),
+            "count": len(self.counted),
+            "hidden": len(self.hidden),
+            "notes": list(self.notes),
+            "differences": [d.to_dict() for d in self.shown],
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class NRow:
+    """One key that is not the same in every snapshot of an N-way diff."""
+
+    section: str
+    """The snapshot section."""
+
+    key: str
+    """What differs inside the section (as in :class:`Difference`)."""
+
+    values: tuple[Any, ...]
+    """The value in each snapshot, in the order given (``None``: absent)."""
+
+    score: int
+    """The highest score this key got against the first snapshot."""
+
+    reason: str
+    """Why it ranks where it does."""
+
+    odd: int | None = None
+    """The index of the odd one out: the only snapshot with its value while all others agree."""
+
+    hidden: bool = False
+    """Noise (or ignored by a user rule)."""
+
+    def groups(self) -> list[tuple[Any, list[int]]]:
+        """Each distinct value with the indexes of the snapshots that hold it, largest group first.
+
+        >>> NRow("env", "X", ("1", "2", "1"), 50, "").groups()
+        [('1', [0, 2]), ('2', [1])]
+        """
+        out: list[tuple[Any, list[int]]] = []
+        for i, v in enumerate(self.values):
+            for value, members in out:
+                if value == v:
+                    members.append(i)
+                    break
+            else:
+                out.append((v, [i]))
+        return sorted(out, key=lambda g: -len(g[1]))
+
+    @property
+    def where(self) -> str:
+        """``section key``."""
+        return f"{self.section} {self.key}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: values by snapshot index, groups of equal values, the odd one out."""
+        return {
+            "section": self.section,
+            "key": self.key,
+            "values": list(self.values),
+            "groups": [{"value": v, "snapshots": m} for v, m in self.groups()],
+            "odd": self.odd,
+            "score": self.score,
+            "reason": self.reason,
+            "hidden": self.hidden,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class NReport:
+    """The keys that differ among N snapshots (ranks or nodes of one job)."""
+
+    snapshots: tuple[SnapInfo, ...]
+    """The snapshots, in the order given."""
+
+    rows: tuple[NRow, ...]
+    """Every key not the same everywhere, ranked (hidden ones included, flagged)."""
+
+    show_all: bool = False
+    """Whether renderers list hidden rows too."""
+
+    notes: tuple[str, ...] = ()
+    """Remarks about the comparison itself."""
+
+    def __bool__(self) -> bool:
+        return any(not r.hidden for r in self.rows)
+
+    @property
+    def counted(self) -> list[NRow]:
+        """The rows that count, ranked."""
+        return [r for r in self.rows if not r.hidden]
+
+    @property
+    def hidden(self) -> list[NRow]:
+        """Noise rows."""
+        return [r for r in self.rows if r.hidden]
+
+    @property
+    def shown(self) -> list[NRow]:
+        """What the renderers list."""
+        return list(self.rows) if self.show_all else self.counted
+
+    def odd_ones(self) -> dict[int, int]:
+        """Snapshot index -> how many counted keys single it out, most singled out first."""
+        tally: dict[int, int] = {}
+        for r in self.counted:
+            if r.odd is not None:
+                tally[r.odd] = tally.get(r.odd, 0) + 1
+        return dict(sorted(tally.items(), key=lambda kv: -kv[1]))
+
+    def verdict(self) -> str:
+        """One line: how many keys differ, and which snapshot is the odd one out."""
+        counted = self.counted
+        noise = len(self.rows) - len(counted)
+        hidden = f" ({noise} noise hidden)" if noise and not self.show_all else ""
+        n = len(self.snapshots)
+        if not counted:
+            return f"{n} snapshots, no differences that count{hidden}"
+        line = (f"{n} snapshots, {len(counted)} key{'s' if len(counted) != 1 else ''} "
+                f"not the same everywhere{hidden}")
+        odd = self.odd_ones()
+        if odd:
+            idx, count = next(iter(odd.items()))
+            line += (f"; odd one out: {self.snapshots[idx].name} (alone in {count} "
+                     f"key{'s' if count != 1 else ''})")
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report for N snapshots."""
+        return {
+            "format": REPORT_FORMAT,
+            "snapshots": [s.to_dict() for s in self.snapshots],
+            "verdict": self.verdict(),
+            "differ": bool(self),
+            "count": len(self.counted),
+            "hidden": len(self.hidden),
+            "notes": list(self.notes),
+            "odd_ones": {str(k): v for k, v in self.odd_ones().items()},
+            "differences": [r.to_dict() for r in self.shown],
+        }
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A value in one short line for reports.
+
+    >>> short(None), short(True), short("x" * 100, 10), short(["a", "b"])
+    ('(unset)', '(flag)', 'xxxxxxxxx…', 'a, b')
+    """
+    if value is None:
+        text = "(unset)"
+    elif value is True:
+        text = "(flag)"
+    elif isinstance(value, str):
+        text = value if value else '""'
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(short(v, limit) for v in value) or "[]"
+    elif isinstance(value, Mapping):
+        text = ", ".join(f"{k}={short(v, limit)}" for k, v in value.items()) or "{}"
+    else:
+        text = str(value)
+    text = text.replace("\n", "⏎")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_change(d: Difference, limit: int = 40) -> str:
+    """A few words for a difference's change, for verdict lines.
+
+    >>> describe_change(Difference("env", "X", "removed", "1", None))
+    '(set to 1 in A only)'
+    >>> describe_change(Difference("packages", "torch", "downgraded", "2.9.1", "2.8.0"))
+    '(downgraded 2.9.1 -> 2.8.0)'
+    """
+    if d.change == "removed":
+        return f"(set to {short(d.a, limit)} in A only)" if d.section == "env" else (
+            f"(in A only: {short(d.a, limit)})")
+    if d.change == "added":
+        return f"(set to {short(d.b, limit)} in B only)" if d.section == "env" else (
+            f"(in B only: {short(d.b, limit)})")
+    if d.change == "reordered":
+        return "(same entries, another order)"
+    return f"({d.change} {short(d.a, limit)} -> {short(d.b, limit)})"

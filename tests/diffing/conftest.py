@@ -1,0 +1,135 @@
+"""Shared inputs for the diff tests: real captures with controlled environments, real git
+repositories and real model directories in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+import runsnap
+from runsnap.cli import cli
+from runsnap.snapshot import Snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def asset(*parts: str) -> Path:
+    """A file or folder under fixtures/, which must exist."""
+    path = ROOT.joinpath("fixtures", *parts)
+    assert path.exists(), f"missing fixture {path}"
+    return path
+
+
+@pytest.fixture
+def base_env(tmp_path: Path) -> dict[str, str]:
+    """A small, fixed environment: the machine's PATH (for git and python), a private home and
+    fingerprint key, and a few NCCL_* variables that every run shares."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(home),
+        "RUNSNAP_KEY_FILE": str(tmp_path / "fingerprint.key"),
+        "NCCL_DEBUG": "INFO",
+        "NCCL_IB_DISABLE": "1",
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "LANG": "C.UTF-8",
+    }
+
+
+Capture = Callable[..., Snapshot]
+
+
+@pytest.fixture
+def cap(tmp_path: Path, base_env: dict[str, str]) -> Capture:
+    """``cap(env={...}, argv=[...], cwd=..., models=[...], drop=[...])``: a real capture, its
+    environment the base one updated with ``env`` and without the names in ``drop``."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+
+    def capture(
+        env: Mapping[str, str] | None = None,
+        argv: Sequence[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        drop: Sequence[str] = (),
+        **kwargs: Any,
+    ) -> Snapshot:
+        full = {**base_env, **(env or {})}
+        for name in drop:
+            full.pop(name, None)
+        return runsnap.capture(
+            list(argv) if argv is not None else [sys.executable, "-c", "pass"],
+            env=full, cwd=cwd if cwd is not None else work, **kwargs,
+        )
+
+    return capture
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` and return its output."""
+    env = {**os.environ, **GIT_ENV}
+    out = subprocess.run(["git", "-C", str(repo), *args], env=env, check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real repository with one commit on ``main``: app.py and conf.yaml."""
+    path = tmp_path / "work"
+    path.mkdir(exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "app.py").write_text("print('hello')\nLIMIT = 1\n")
+    (path / "conf.yaml").write_text("a: 1\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "first")
+    return path
+
+
+@pytest.fixture
+def model_dir(tmp_path: Path) -> Callable[[str], Path]:
+    """``model_dir(name)``: a fresh copy of the Kimi-K2.5 target fixture under tmp_path."""
+
+    def make(name: str) -> Path:
+        dest = tmp_path / name
+        shutil.copytree(asset("models", "kimi-k2.5-target"), dest)
+        return dest
+
+    return make
+
+
+def counted(report: Any) -> list[tuple[str, str, str]]:
+    """(section, key, change) of the differences that count, in report order."""
+    return [(d.section, d.key, d.change) for d in report.counted]
+
+
+@pytest.fixture
+def cli_invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Run the CLI in-process; print output and traceback on a failing exit status check."""
+    monkeypatch.delenv("RUNSNAP_FORMAT", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+    def invoke(args: Sequence[str], expect: int = 0) -> Result:
+        result = CliRunner().invoke(cli, list(args))
+        if result.exit_code != expect:
+            print(result.output)
+            if result.exc_info and not isinstance(result.exception, SystemExit):
+                traceback.print_exception(*result.exc_info)
+        assert result.exit_code == expect
+        return result
+
+    return invoke

@@ -1,0 +1,86 @@
+"""N snapshots (ranks of one job), one snapshot against the current context, and the two
+newest snapshots of a folder."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+import runsnap
+from runsnap.diffing import NReport, compare_many, newest
+from runsnap.errors import UsageError
+
+from .conftest import counted
+
+
+def test_n_way_odd_one_out(cap):
+    ranks = [cap({"RANK": str(i), "LOCAL_RANK": str(i), "NCCL_IB_HCA": "mlx5_0,mlx5_1"},
+                 label=f"rank{i}") for i in range(3)]
+    ranks.append(cap({"RANK": "3", "LOCAL_RANK": "3", "NCCL_IB_HCA": "mlx5_1,mlx5_0",
+                      "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}, label="rank3"))
+    report = compare_many(ranks)
+    assert isinstance(report, NReport) and report
+    rows = [(r.section, r.key, r.odd) for r in report.counted]
+    assert rows == [("env", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", 3),
+                    ("env", "NCCL_IB_HCA", 3)]
+    assert report.counted[1].groups() == [("mlx5_0,mlx5_1", [0, 1, 2]), ("mlx5_1,mlx5_0", [3])]
+    assert sorted(r.key for r in report.hidden) == ["LOCAL_RANK", "RANK"]
+    assert report.odd_ones() == {3: 2}
+    assert report.verdict() == ("4 snapshots, 2 keys not the same everywhere (2 noise hidden); "
+                                "odd one out: rank3 (alone in 2 keys)")
+    doc = report.to_dict()
+    assert doc["differences"][0]["groups"] == [{"value": None, "snapshots": [0, 1, 2]},
+                                               {"value": "1", "snapshots": [3]}]
+
+
+def test_n_way_no_odd_one_when_split_evenly(cap):
+    snaps = [cap({"NCCL_ALGO": v}) for v in ("Ring", "Ring", "Tree", "Tree")]
+    report = compare_many(snaps)
+    assert [(r.key, r.odd) for r in report.counted] == [("NCCL_ALGO", None)]
+    same = compare_many([cap(), cap(), cap()])
+    assert not same and same.verdict() == "3 snapshots, no differences that count"
+
+
+def test_diff_one_snapshot_against_now(cap, tmp_path, monkeypatch):
+    """A was captured with a flag this shell lacks: "will my next launch match?" says no."""
+    work = tmp_path / "work"
+    monkeypatch.setenv("RUNSNAP_KEY_FILE", str(tmp_path / "fingerprint.key"))
+    monkeypatch.delenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", raising=False)
+    a = runsnap.capture([sys.executable, "-c", "pass"], cwd=work,
+                        env={**os.environ, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"},
+                        label="good").save(tmp_path / "good.toml")
+    report = runsnap.diff(a.path)
+    assert counted(report) == [("env", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "removed")]
+    assert report.b.label == "now" and report.b.path is None
+    assert report.notes[0].startswith("B is the current context")
+    monkeypatch.setenv("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "1")
+    assert not runsnap.diff(a.path)
+
+
+def test_context_args_repeat_the_capture(cap, repo, tmp_path):
+    from runsnap.diffing.current import context_args
+
+    snap = cap(argv=[sys.executable, "-c", "pass"], cwd=tmp_path, repos=[str(repo)],
+               models=[str(tmp_path)], python=sys.executable)
+    args = context_args(snap)
+    assert args["repos"] == [str(repo)]
+    assert args["python"] == sys.executable
+    assert args["cwd"] == str(tmp_path)
+    assert args["argv"] == [sys.executable, "-c", "pass"]
+
+
+def test_newest_two_in_a_folder(cap, tmp_path):
+    folder = tmp_path / "snaps"
+    paths = []
+    for i in range(3):
+        p = cap(label=f"run{i}").save(folder / f"run{i}.toml").path
+        os.utime(p, ns=(time.time_ns(), 1_000_000_000 * (i + 1)))
+        paths.append(str(p))
+    assert newest(folder) == paths[1:]
+    with pytest.raises(UsageError, match="no such directory"):
+        newest(tmp_path / "missing")
+    with pytest.raises(UsageError, match="3 snapshots found, 4 needed"):
+        newest(folder, 4)

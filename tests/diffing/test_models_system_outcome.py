@@ -1,0 +1,159 @@
+"""[models] (real model directories copied from fixtures and changed), [system] (GPUs from a
+stand-in nvidia-smi printing recorded output: no GPU here) and [outcome]."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from runsnap.diffing import compare
+
+from .conftest import asset, counted
+
+SERVE = ["python3", "-m", "sglang.launch_server", "--model-path"]
+
+
+def edit_config(path: Path, change) -> None:
+    cfg_file = path / "config.json"
+    cfg = json.loads(cfg_file.read_text())
+    change(cfg)
+    cfg_file.write_text(json.dumps(cfg, indent=2))
+
+
+def test_config_fields_weights_and_side_files(cap, model_dir):
+    a_dir, b_dir = model_dir("a"), model_dir("b")
+
+    def change(cfg):
+        cfg["text_config"]["rope_scaling"]["factor"] = 32.0
+        cfg["text_config"]["max_position_embeddings"] = 131072
+        cfg["text_config"]["my_new_field"] = True
+        del cfg["use_unified_vision_chunk"]
+
+    edit_config(b_dir, change)
+    (b_dir / "model-00002-of-00002.safetensors").write_bytes(b"\0" * 400)  # resized
+    (b_dir / "extra.safetensors").write_bytes(b"\0" * 8)
+    (b_dir / "tokenizer_config.json").write_text('{"model_max_length": 131072}')
+    a = cap(argv=[*SERVE, str(a_dir)])
+    b = cap(argv=[*SERVE, str(b_dir)])
+    report = compare(a, b)
+    models = [(k, c) for s, k, c in counted(report) if s == "models"]
+    assert models == [
+        ("--model-path: text_config.max_position_embeddings", "changed"),
+        ("--model-path: text_config.rope_scaling.factor", "changed"),
+        ("--model-path: text_config.my_new_field", "added"),
+        ("--model-path: use_unified_vision_chunk", "removed"),
+        ("--model-path: weights extra.safetensors", "added"),
+        ("--model-path: weights model-00002-of-00002.safetensors", "changed"),
+        ("--model-path: file tokenizer_config.json", "changed"),
+        ("--model-path: path", "changed"),
+    ]
+    by_key = {d.key: d for d in report.counted}
+    ctx = by_key["--model-path: text_config.max_position_embeddings"]
+    assert (ctx.a, ctx.b, ctx.score) == (262144, 131072, 88)
+    assert "context length" in ctx.reason
+    factor = by_key["--model-path: text_config.rope_scaling.factor"]
+    assert (factor.a, factor.b) == (64.0, 32.0)
+    assert by_key["--model-path: weights model-00002-of-00002.safetensors"].b == 400
+    # The option naming the model differs too, and ranks with the other options.
+    assert counted(report)[0] == ("command", "--model-path", "changed")
+
+
+def test_same_model_in_two_directories_differs_only_in_path(cap, model_dir):
+    report = compare(cap(argv=[*SERVE, str(model_dir("a"))]),
+                     cap(argv=[*SERVE, str(model_dir("b"))]))
+    assert counted(report) == [("command", "--model-path", "changed"),
+                               ("models", "--model-path: path", "changed")]
+    assert [d.score for d in report.counted] == [20, 20]
+    assert report.counted[0].reason.startswith("another path to the same model")
+
+
+def test_hugging_face_revision(cap, tmp_path):
+    """Two revisions of one repo id in a real-layout Hugging Face cache."""
+    hub = tmp_path / "hf" / "hub"
+    repo = hub / "models--moonshotai--Kimi-K2.5"
+    for rev in ("1111111111111111111111111111111111111111",
+                "2222222222222222222222222222222222222222"):
+        snap = repo / "snapshots" / rev
+        snap.mkdir(parents=True)
+        (snap / "config.json").write_text(asset("models", "kimi-k2.5-target", "config.json")
+                                          .read_text())
+    (repo / "refs").mkdir()
+    argv = [*SERVE, "moonshotai/Kimi-K2.5"]
+    (repo / "refs" / "main").write_text("1" * 40)
+    a = cap({"HF_HUB_CACHE": str(hub)}, argv=argv)
+    (repo / "refs" / "main").write_text("2" * 40)
+    b = cap({"HF_HUB_CACHE": str(hub)}, argv=argv)
+    report = compare(a, b)
+    assert counted(report) == [("models", "--model-path: revision", "changed"),
+                               ("models", "--model-path: path", "changed")]
+    assert report.counted[0].score == 84
+
+
+def fake_gpu(tmp_path: Path, name: str) -> str:
+    """A folder holding an nvidia-smi that prints the recorded output in fixtures/gpu/NAME."""
+    folder = tmp_path / f"smi-{name}"
+    folder.mkdir()
+    rec = asset("gpu", name)
+    smi = folder / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n"
+                   f'case "$1" in --query-gpu=*) cat "{rec}/query.csv";; '
+                   f'*) cat "{rec}/header.txt";; esac\n')
+    smi.chmod(0o755)
+    return str(folder)
+
+
+def test_gpu_model_count_driver_and_cuda(cap, tmp_path, base_env):
+    path = base_env["PATH"]
+    a = cap({"PATH": f"{fake_gpu(tmp_path, 'h100x2')}:{path}"})
+    b = cap({"PATH": f"{fake_gpu(tmp_path, 'a100x1')}:{path}"})
+    report = compare(a, b)
+    system = [(k, c) for s, k, c in counted(report) if s == "system"]
+    assert system == [("gpu.count", "changed"), ("gpu.models", "changed"),
+                      ("gpu.cuda_version", "changed"), ("gpu.driver_version", "changed"),
+                      ("gpu.uuids", "changed")]
+    by_key = {d.key: d for d in report.counted}
+    assert by_key["gpu.models"].a == ["2 x NVIDIA H100 80GB HBM3 (81559 MiB)"]
+    assert by_key["gpu.models"].b == ["1 x NVIDIA A100-SXM4-80GB (81920 MiB)"]
+    assert (by_key["gpu.cuda_version"].a, by_key["gpu.cuda_version"].b) == ("12.4", "12.2")
+    assert (by_key["gpu.count"].a, by_key["gpu.count"].b) == (2, 1)
+
+
+def test_host_and_kernel(cap):
+    a = cap()
+    sys_b = {**a["system"], "host": "node-7", "kernel": "6.8.0-31-generic"}
+    b = dataclasses.replace(a, sections={**a.sections, "system": sys_b})
+    report = compare(a, b)
+    assert counted(report) == [("system", "kernel", "changed"), ("system", "host", "changed")]
+
+
+OUT_GOOD = {"exit_status": 0, "signal": "", "duration_s": 41.2, "first_error": "",
+            "warnings": ["WARNING: draft model context length (131072) is shorter than the "
+                         "target's (262144); overwriting"],
+            "stdout_tail": [], "stderr_tail": [], "started_at": "2026-11-29T16:00:00Z",
+            "ended_at": "2026-11-29T16:00:41Z"}
+OUT_BAD = {"exit_status": 1, "signal": "", "duration_s": 12.9,
+           "first_error": "ValueError: draft model context length (131072) is shorter than the "
+                          "target's (262144)",
+           "warnings": [], "stdout_tail": [], "stderr_tail": [],
+           "started_at": "2026-11-29T17:00:00Z", "ended_at": "2026-11-29T17:00:12Z"}
+
+
+def test_outcome_side_by_side_below_the_cause(cap):
+    good = cap({"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
+    bad = cap({})
+    good = dataclasses.replace(good, sections={**good.sections, "outcome": OUT_GOOD})
+    bad = dataclasses.replace(bad, sections={**bad.sections, "outcome": OUT_BAD})
+    report = compare(good, bad)
+    assert counted(report) == [
+        ("env", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "removed"),
+        ("outcome", "exit_status", "changed"),
+        ("outcome", "first_error", "changed"),
+        ("outcome", "warnings", "changed"),
+    ]
+    assert sorted(d.key for d in report.hidden) == ["duration_s", "ended_at", "started_at"]
+    warn = next(d for d in report.counted if d.key == "warnings")
+    assert warn.evidence == (f"A only: {OUT_GOOD['warnings'][0]}",)
+    # An outcome in one snapshot only (B not launched) is still compared.
+    report = compare(good, cap({"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}))
+    assert ("outcome", "exit_status", "removed") in counted(report)

@@ -1,0 +1,79 @@
+"""User rules (--ignore, [tool.runsnap.diff], .runsnap.toml) and the knowledge behind ranking."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+from runsnap.diffing import compare
+from runsnap.diffing.rank import Rules, likely_misspelling, load_user_rules
+from runsnap.errors import UsageError
+
+from .conftest import counted
+
+rank = importlib.import_module("runsnap.diffing.rank")
+
+
+@pytest.mark.parametrize("module", ["rank", "report", "sections", "render", "current"])
+def test_docstring_examples(module):
+    result = doctest.testmod(importlib.import_module(f"runsnap.diffing.{module}"))
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_ignore_and_priority_rules(cap):
+    a = cap({"WANDB_MODE": "online", "MY_APP_CACHE": "/a", "NCCL_ALGO": "Ring"})
+    b = cap({"WANDB_MODE": "offline", "MY_APP_CACHE": "/b", "NCCL_ALGO": "Tree"})
+    report = compare(a, b, rules=Rules(ignore=("env.WANDB_*",), priority=("MY_APP_*",)))
+    assert counted(report) == [("env", "MY_APP_CACHE", "changed"), ("env", "NCCL_ALGO", "changed")]
+    assert report.counted[0].score == 90
+    assert report.counted[0].reason.startswith("matches your priority rule 'MY_APP_*'")
+    assert [d.key for d in report.hidden] == ["WANDB_MODE"]
+    assert report.hidden[0].reason.startswith("ignored by your rule 'env.WANDB_*'")
+
+
+def test_config_files(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[tool.runsnap.diff]\nignore = ["WANDB_*"]\npriority = ["X_*"]\n')
+    sub = tmp_path / "sub" / "deeper"
+    sub.mkdir(parents=True)
+    assert load_user_rules(sub) == Rules(ignore=("WANDB_*",), priority=("X_*",))
+    (tmp_path / "sub" / ".runsnap.toml").write_text('[diff]\nignore = ["system.*"]\n')
+    assert load_user_rules(sub) == Rules(ignore=("system.*",))
+    (tmp_path / "sub" / ".runsnap.toml").write_text('[diff]\nignore = "system.*"\n')
+    with pytest.raises(UsageError, match="'ignore' must be a list of strings"):
+        load_user_rules(sub)
+    (tmp_path / "sub" / ".runsnap.toml").write_text('[diff]\nignor = ["x"]\n')
+    with pytest.raises(UsageError, match="unknown runsnap diff setting 'ignor'"):
+        load_user_rules(sub)
+    (tmp_path / "sub" / ".runsnap.toml").write_text('[diff\n')
+    with pytest.raises(UsageError, match="not valid TOML"):
+        load_user_rules(sub)
+
+
+def test_no_config_means_no_rules(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert load_user_rules(tmp_path) == Rules()
+
+
+@pytest.mark.parametrize(("name", "meant"), [
+    ("NCCL_P2P_DISABEL", "NCCL_P2P_DISABLE"),
+    ("NCCL_IB_DISABEL", "NCCL_IB_DISABLE"),
+    ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEX_LEN", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"),
+    ("PYTORCH_CUDA_ALOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"),
+    ("CUDA_VISIBLE_DEVICE", "CUDA_VISIBLE_DEVICES"),
+    ("NCCL_P2P_DISABLE", None),
+    ("MY_PRIVATE_FLAG", None),
+    ("HOME", None),
+])
+def test_misspellings(name, meant):
+    assert likely_misspelling(name) == meant
+
+
+def test_every_knowledge_rule_has_a_reason():
+    for row in rank._data_lines("env-families.tsv"):
+        assert len(row) == 3 and 0 <= int(row[1]) <= 100 and row[2].strip()
+    for row in rank._data_lines("env-noise.tsv"):
+        assert len(row) == 2 and row[1].strip()
+    assert "NCCL_P2P_DISABLE" in rank._known()[0]
