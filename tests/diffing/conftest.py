@@ -31,14 +31,14 @@ def asset(*parts: str) -> Path:
 
 @pytest.fixture
 def base_env(tmp_path: Path) -> dict[str, str]:
-    """A small, fixed environment: the machine's PATH (for git and python), a private home and
-    fingerprint key, and a few NCCL_* variables that every run shares."""
+    """A small, fixed environment: the machine's PATH (for git and python), a private home, and a
+    few NCCL_* variables that every run shares. (The fingerprint key is isolated per test by the
+    top-level conftest.)"""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     return {
         "PATH": os.environ.get("PATH", os.defpath),
         "HOME": str(home),
-        "RUNSNAP_KEY_FILE": str(tmp_path / "fingerprint.key"),
         "NCCL_DEBUG": "INFO",
         "NCCL_IB_DISABLE": "1",
         "NCCL_SOCKET_IFNAME": "eth0",

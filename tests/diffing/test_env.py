@@ -103,9 +103,11 @@ def test_secret_compared_by_fingerprint(cap):
     assert d.reason.endswith("secret changed (fingerprints differ)")
 
 
-def test_fingerprints_from_other_keys_are_not_comparable(cap, tmp_path):
+def test_fingerprints_from_other_keys_are_not_comparable(cap, tmp_path, monkeypatch):
     a = cap({"HF_TOKEN": "hf_" + "a" * 34})
-    b = cap({"HF_TOKEN": "hf_" + "a" * 34, "RUNSNAP_KEY_FILE": str(tmp_path / "other.key")})
+    # The key is runsnap's own user's (its environment), not the child's: another user.
+    monkeypatch.setenv("RUNSNAP_KEY_FILE", str(tmp_path / "other.key"))
+    b = cap({"HF_TOKEN": "hf_" + "a" * 34})
     report = compare(a, b)
     assert counted(report) == [("env", "HF_TOKEN", "changed")]
     assert "not comparable" in report.counted[0].reason
