@@ -5,6 +5,8 @@ The public API::
     import runsnap
     snap = runsnap.capture(["python", "-m", "sglang.launch_server", ...], label="good")
     snap.save("good.toml")
+    record = runsnap.run(["python", "-m", "sglang.launch_server", ...], output="run.toml")
+    record.exit_status, record.snapshot["outcome"]["first_error"]
     same = runsnap.load("good.toml") == snap
 
 Everything here is imported lazily, so ``import runsnap`` (and ``runsnap --version``) stays cheap.
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from runsnap._version import __version__
 
 if TYPE_CHECKING:
-    from runsnap.capturing import capture
+    from runsnap.capturing import capture, capture_pid, run
     from runsnap.errors import RunsnapError, SnapshotError
     from runsnap.snapshot import SCHEMA_VERSION, Snapshot, load
 
@@ -30,11 +32,15 @@ __all__ = [
     "SnapshotError",
     "__version__",
     "capture",
+    "capture_pid",
     "load",
+    "run",
 ]
 
 _LAZY = {
     "capture": "runsnap.capturing",
+    "capture_pid": "runsnap.capturing",
+    "run": "runsnap.capturing",
     "load": "runsnap.snapshot",
     "Snapshot": "runsnap.snapshot",
     "SCHEMA_VERSION": "runsnap.snapshot",

@@ -10,6 +10,7 @@ A snapshot is one TOML document::
     [git]       repositories in play
     [models]    model directories in play
     [system]    OS, CPU, memory, GPUs
+    [process]   a running process read with ``capture --pid``: pid, exe, libraries mapped
     [outcome]   what happened (only when the command was launched)
 
 Every section is plain data. TOML has no null and cannot hold text that is not
@@ -63,7 +64,9 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 #: The order sections are written in, most telling first. Unknown sections follow, sorted.
-SECTION_ORDER = ("command", "env", "packages", "git", "models", "system", "outcome", "runtime")
+SECTION_ORDER = (
+    "command", "env", "packages", "git", "models", "system", "process", "outcome", "runtime",
+)
 
 _NULL = "~null"
 _BYTES = "~bytes"
