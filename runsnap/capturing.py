@@ -94,8 +94,8 @@ def snapshot_from_context(
         section.setdefault("errors", [])
         sections[name] = section
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
-    for name, section in (extra or {}).items():
-        sections[name] = {**section, "errors": list(section.get("errors", []))}
+    for name, extra_section in (extra or {}).items():
+        sections[name] = {**extra_section, "errors": list(extra_section.get("errors", []))}
     redactor = Redactor(key)
     sections = redactor.sections(sections)
     meta = {

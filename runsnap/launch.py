@@ -234,7 +234,7 @@ class _RssSampler(threading.Thread):
 
     def run(self) -> None:
         try:
-            import psutil
+            import psutil  # type: ignore[import-untyped]
         except ImportError:  # pragma: no cover - psutil is a dependency
             return
         try:
@@ -250,13 +250,22 @@ class _RssSampler(threading.Thread):
             for proc in procs:
                 try:
                     total += proc.memory_info().rss
-                except psutil.Error:
+                except psutil.Error:  # noqa: PERF203 - a process of the tree may just have gone
                     continue
             if self.stop.is_set():
                 return  # the child may be gone: a late sample would read a reused pid
             self.samples += 1
             self.peak = total if self.peak is None else max(self.peak, total)
             self.stop.wait(self.interval)
+
+
+def _flush_own_streams() -> None:
+    """Flush what runsnap itself printed, so it comes before the child's output."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # noqa: PERF203 - a closed stream is not an error here
+            pass
 
 
 def _fd_ok(fd: int) -> bool:
@@ -384,11 +393,7 @@ def run(
                 wiring[name] = ("pipe", w, r)
         for name, (mode, _child_end, _ours) in wiring.items():
             result.modes[name] = mode
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        _flush_own_streams()
 
         t0 = time.monotonic()
         result.started_at = _utc_now()
@@ -573,11 +578,7 @@ def exec_child(argv: Sequence[str], *, env: Mapping[str, str], cwd: str) -> Laun
     argv = tuple(argv)
     result = LaunchResult(argv=argv, started_at=_utc_now())
     result.modes = {"stdout": "exec", "stderr": "exec"}
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    _flush_own_streams()
     restore = {s: signal.getsignal(s) for s in (signal.SIGPIPE, signal.SIGXFSZ)}
     old_cwd = os.getcwd()
     try:
@@ -589,7 +590,7 @@ def exec_child(argv: Sequence[str], *, env: Mapping[str, str], cwd: str) -> Laun
         _start_failure(result, exc, env, cwd)
     finally:
         for sig, handler in restore.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)
         try:
             os.chdir(old_cwd)
         except OSError:
