@@ -5,6 +5,8 @@ The public API::
     import runsnap
     snap = runsnap.capture(["python", "-m", "sglang.launch_server", ...], label="good")
     snap.save("good.toml")
+    record = runsnap.run(["python", "-m", "sglang.launch_server", ...], output="run.toml")
+    record.exit_status, record.snapshot["outcome"]["first_error"]
     same = runsnap.load("good.toml") == snap
     report = runsnap.diff("good.toml", "bad.toml")   # bool(report): any difference that counts
 
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from runsnap._version import __version__
 
 if TYPE_CHECKING:
-    from runsnap.capturing import capture
+    from runsnap.capturing import capture, capture_pid, run
     from runsnap.diffing import Difference, Report, diff
     from runsnap.errors import RunsnapError, SnapshotError
     from runsnap.snapshot import SCHEMA_VERSION, Snapshot, load
@@ -35,7 +37,9 @@ __all__ = [
     "__version__",
     "capture",
     "diff",
+    "capture_pid",
     "load",
+    "run",
 ]
 
 _LAZY = {
@@ -43,6 +47,8 @@ _LAZY = {
     "diff": "runsnap.diffing",
     "Difference": "runsnap.diffing",
     "Report": "runsnap.diffing",
+    "capture_pid": "runsnap.capturing",
+    "run": "runsnap.capturing",
     "load": "runsnap.snapshot",
     "Snapshot": "runsnap.snapshot",
     "SCHEMA_VERSION": "runsnap.snapshot",

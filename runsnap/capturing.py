@@ -1,7 +1,13 @@
-"""Build the context, run the collectors, redact, and return (or save) the snapshot."""
+"""Build the context, run the collectors, redact, and return (or save) the snapshot.
+
+:func:`run` is the whole capture journey: snapshot saved *before* the child starts, the child
+run by :mod:`runsnap.launch`, then the same file rewritten atomically with ``[outcome]``.
+Every section, the outcome included, goes through one redaction step (:func:`with_section`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import re
@@ -10,14 +16,29 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runsnap._version import __version__
 from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
-from runsnap.redact import Redactor, load_key
+from runsnap.redact import FingerprintKey, Redactor, load_key
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
-__all__ = ["build_context", "capture", "default_output", "snapshot_from_context"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from runsnap.launch import LaunchResult
+
+__all__ = [
+    "RunRecord",
+    "build_context",
+    "capture",
+    "capture_pid",
+    "default_output",
+    "resolve_output",
+    "run",
+    "snapshot_from_context",
+    "with_section",
+]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -46,12 +67,22 @@ def build_context(
     )
 
 
-def snapshot_from_context(ctx: CaptureContext) -> Snapshot:
-    """Run every collector over ``ctx``; a failing collector becomes an entry in its ``errors``."""
+def snapshot_from_context(
+    ctx: CaptureContext,
+    *,
+    key: FingerprintKey | None = None,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Snapshot:
+    """Run every collector over ``ctx``; a failing collector becomes an entry in its ``errors``.
+
+    ``extra`` sections (``[process]`` of ``capture --pid``) join the collected ones before the
+    redaction pass; ``key`` is the fingerprint key (default: this user's, from ``ctx.env``).
+    """
     from runsnap.collectors import REGISTRY
 
     ctx.start_probe()  # the probe runs in the child's interpreter while the others work
-    key = load_key()  # runsnap's own user and environment, not the child's
+    if key is None:
+        key = load_key()  # runsnap's own user and environment, not the child's
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
     for name, collector in REGISTRY.items():
@@ -63,6 +94,8 @@ def snapshot_from_context(ctx: CaptureContext) -> Snapshot:
         section.setdefault("errors", [])
         sections[name] = section
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
+    for name, extra_section in (extra or {}).items():
+        sections[name] = {**extra_section, "errors": list(extra_section.get("errors", []))}
     redactor = Redactor(key)
     sections = redactor.sections(sections)
     meta = {
@@ -121,3 +154,163 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     name = _UNSAFE.sub("-", name).strip("-")[:60] or "run"
     base = Path(cwd if cwd is not None else os.getcwd()) / ".runsnap"
     return base / f"{stamp}-{name}.toml"
+
+
+def capture_pid(
+    pid: int,
+    *,
+    label: str = "",
+    repos: Sequence[str] = (),
+    models: Sequence[str] = (),
+    python: str | None = None,
+    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
+    output: str | os.PathLike[str] | None = None,
+) -> Snapshot:
+    """Snapshot the process ``pid`` that is already running: its argv, environment and cwd go
+    through every collector, and ``[process]`` records what only a live process shows.
+
+    Raises :class:`~runsnap.errors.ProcessError` when it does not exist or cannot be read.
+    """
+    from runsnap.process import context_for_pid
+
+    ctx, section = context_for_pid(
+        pid, label=label, repos=tuple(repos), models=tuple(models), python=python,
+        max_diff_bytes=max_diff_bytes,
+    )
+    snap = snapshot_from_context(ctx, extra={"process": section})
+    snap = dataclasses.replace(snap, meta={**snap.meta, "launch": "pid"})
+    if output is not None:
+        snap = _save(snap, Path(output))
+    return snap
+
+
+def with_section(
+    snapshot: Snapshot, name: str, section: Mapping[str, Any], key: FingerprintKey
+) -> Snapshot:
+    """``snapshot`` with section ``name`` added or replaced, after the same redaction pass.
+
+    The one way a section joins an existing snapshot (the outcome after the child ran), so
+    nothing reaches the disk unredacted; where something was redacted is added to
+    ``meta.redacted``. ``key`` must be the key the snapshot was made with.
+    """
+    redactor = Redactor(key)
+    clean = redactor.sections({name: section})[name]
+    meta = dict(snapshot.meta)
+    if redactor.redacted:
+        meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
+    return dataclasses.replace(snapshot, meta=meta, sections={**snapshot.sections, name: clean})
+
+
+def resolve_output(
+    snapshot: Snapshot,
+    output: str | os.PathLike[str] | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Where to write ``snapshot``: ``output`` if given, else :func:`default_output`'s name in
+    ``out_dir`` (or ``./.runsnap``)."""
+    if output:
+        return Path(output)
+    target = default_output(snapshot)
+    return Path(out_dir) / target.name if out_dir else target
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRecord:
+    """What :func:`run` did: the final snapshot, the exit status to use, and the raw result."""
+
+    snapshot: Snapshot
+    """The snapshot as last written (with ``[outcome]`` unless ``--exec`` succeeded)."""
+
+    exit_status: int
+    """The child's status, 128+N when killed by signal N, 127 not found, 126 not runnable."""
+
+    result: LaunchResult
+    """What :mod:`runsnap.launch` saw."""
+
+    errors: tuple[str, ...] = ()
+    """Problems of runsnap's own that did not change the exit status (outcome not written)."""
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    label: str = "",
+    repos: Sequence[str] = (),
+    models: Sequence[str] = (),
+    python: str | None = None,
+    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
+    output: str | os.PathLike[str] | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+    tail_lines: int | None = None,
+    log: str | os.PathLike[str] | None = None,
+    inherit_tty: bool = False,
+    kill_grace: float | None = None,
+    exec_: bool = False,
+    on_saved: Callable[[Snapshot], None] | None = None,
+) -> RunRecord:
+    """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
+
+    The snapshot is on disk before the child starts (``on_saved`` is called then), so a launch
+    that hangs or takes the machine down still leaves it. With ``exec_`` runsnap replaces itself
+    with the child after saving and this function only returns when that failed. Raises
+    :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
+    """
+    from runsnap import launch, outcome
+    from runsnap.errors import CaptureError
+
+    if not argv:
+        raise CaptureError("nothing to run: give the command after --")
+    tail = outcome.DEFAULT_TAIL_LINES if tail_lines is None else tail_lines
+    grace = launch.DEFAULT_KILL_GRACE if kill_grace is None else kill_grace
+    ctx = build_context(
+        argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
+        max_diff_bytes=max_diff_bytes,
+    )
+    tee = None
+    if log is not None:
+        try:
+            tee = launch.LogTee(log)
+        except OSError as exc:
+            raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
+    key = load_key(ctx.env)
+    snap = snapshot_from_context(ctx, key=key)
+    meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
+    if tee is not None:
+        meta["log"] = tee.path
+    snap = dataclasses.replace(snap, meta=meta)
+    target = resolve_output(snap, output, out_dir)
+    snap = _save(snap, target)
+    if on_saved is not None:
+        on_saved(snap)
+
+    final = snap
+    errors: list[str] = []
+
+    def write_outcome(result: LaunchResult) -> None:
+        nonlocal final
+        section = outcome.build(result, tail_lines=tail)
+        try:
+            final = with_section(snap, "outcome", section, key).save(target)
+        except OSError as exc:
+            errors.append(f"cannot write the outcome to {target}: {exc.strerror or exc}")
+
+    if exec_:
+        result = launch.exec_child(ctx.argv, env=ctx.env, cwd=ctx.cwd)
+        write_outcome(result)  # only reached when exec failed
+    else:
+        result = launch.run(
+            ctx.argv, env=ctx.env, cwd=ctx.cwd, tail_lines=tail, log=tee,
+            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome,
+        )
+    return RunRecord(final, result.exit_status, result, tuple(errors))
+
+
+def _save(snap: Snapshot, target: Path) -> Snapshot:
+    from runsnap.errors import CaptureError
+
+    try:
+        return snap.save(target)
+    except OSError as exc:
+        raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None

@@ -1,9 +1,17 @@
 """The command line: click commands only. Each parses, calls the library, renders, and exits.
 
 Exit statuses (documented in README):
-    0  success; for ``diff``: no differences that count (noise alone counts as none)
-    1  ``diff`` only: the snapshots differ
-    2  usage or input error (bad option, missing or invalid snapshot), with a one-line message
+    0    success; for ``diff``: no differences that count (noise alone counts as none)
+    1    ``diff`` only: the snapshots differ
+    2    usage or input error (bad option, missing or invalid snapshot, --pid of a process
+         that does not exist or cannot be read), with a one-line message
+  ``capture -- COMMAND`` exits with the command's own status instead:
+    N    the command exited with status N (0..255)
+    128+N  the command was killed by signal N (137 for SIGKILL, 130 for SIGINT)
+    127  the command was not found
+    126  the command was found but could not be executed (permission, not a program,
+         bad #! interpreter)
+  runsnap's own errors before the command starts (snapshot or log not writable) still give 2.
 """
 
 from __future__ import annotations
@@ -68,6 +76,21 @@ def cli() -> None:
               help="The interpreter whose packages to list (default: the one the command runs).")
 @click.option("--max-diff-bytes", type=click.IntRange(min=0), default=1024 * 1024,
               show_default=True, help="Cap on each repository's stored uncommitted diff.")
+@click.option("--log", "log", type=click.Path(dir_okay=False), default=None,
+              help="Also write the child's full output (stdout and stderr) to this file.")
+@click.option("--tail-lines", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Last lines of stdout and of stderr kept in [outcome].")
+@click.option("--exec", "exec_", is_flag=True,
+              help="Write the snapshot, then replace runsnap with the command (no [outcome]).")
+@click.option("--no-run", is_flag=True, help="Only record the context; do not run COMMAND.")
+@click.option("--pid", type=int, default=None,
+              help="Snapshot a process that is already running instead of a COMMAND.")
+@click.option("--inherit-tty", is_flag=True,
+              help="Pass a terminal to the child as it is (no pty); its output is then not "
+                   "recorded.")
+@click.option("--kill-after", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds between the SIGTERM and the SIGKILL when runsnap is asked twice "
+                   "to stop.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @runsnap_command
 def capture(
@@ -78,31 +101,68 @@ def capture(
     models: tuple[str, ...],
     python: str | None,
     max_diff_bytes: int,
+    log: str | None,
+    tail_lines: int,
+    exec_: bool,
+    no_run: bool,
+    pid: int | None,
+    inherit_tty: bool,
+    kill_after: float,
     command: tuple[str, ...],
 ) -> None:
-    """Snapshot the context of COMMAND (or, with no command, of this shell) into a TOML file.
+    """Snapshot COMMAND, run it, and record its outcome in the same TOML file.
 
-    Put the command after `--`. The snapshot holds the command line, the environment (secrets
-    replaced by fingerprints), git state, the child's installed packages, model configs, and
-    host and GPU facts. The path written is printed.
+    Put the command after `--`. The snapshot (command line, environment with secrets replaced
+    by fingerprints, git state, the child's packages, model configs, host and GPU facts) is
+    written before the command starts; when it ends, [outcome] is added: exit status, times,
+    peak memory, the last lines of its output, its first error and its warnings. runsnap
+    exits with the command's status (128+N when killed by signal N, 127 not found, 126 not
+    executable) and prints the snapshot's path on stderr.
+
+    With --no-run, or with no command (the current context), nothing is run and the path is
+    printed on stdout. --pid PID snapshots a process that is already running.
     """
-    from pathlib import Path
+    from runsnap.errors import UsageError
 
-    from runsnap.capturing import capture as do_capture
-    from runsnap.capturing import default_output
+    if pid is not None:
+        if command:
+            raise UsageError("--pid takes no COMMAND: give one or the other")
+        if exec_ or log or no_run:
+            raise UsageError("--exec, --log and --no-run need a COMMAND, not --pid")
+        from runsnap.capturing import capture_pid, resolve_output
 
-    snap = do_capture(
+        snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
+                           max_diff_bytes=max_diff_bytes)
+        click.echo(str(_save(snap, resolve_output(snap, output, out_dir)).path))
+        return
+    if not command or no_run:
+        if exec_ or log:
+            raise UsageError("--exec and --log need a COMMAND to run (and no --no-run)")
+        from runsnap.capturing import capture as do_capture
+        from runsnap.capturing import resolve_output
+
+        snap = do_capture(command, label=label, repos=repos, models=models, python=python,
+                          max_diff_bytes=max_diff_bytes)
+        click.echo(str(_save(snap, resolve_output(snap, output, out_dir)).path))
+        return
+
+    from runsnap.capturing import run
+
+    def announce(snap: Any) -> None:
+        click.echo(f"runsnap: snapshot {snap.path}", err=True)
+
+    record = run(
         command, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes,
+        max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
+        log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
+        on_saved=announce,
     )
-    if output:
-        target = Path(output)
-    else:
-        target = default_output(snap)
-        if out_dir:
-            target = Path(out_dir) / target.name
-    snap = _save(snap, target)
-    click.echo(str(snap.path))
+    result = record.result
+    if result.error:
+        click.echo(f"runsnap: {result.error}", err=True)
+    for problem in record.errors:
+        click.echo(f"runsnap: {problem}", err=True)
+    sys.exit(record.exit_status)
 
 
 def _save(snap: Any, target: Any) -> Any:

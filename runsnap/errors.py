@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "CaptureError",
     "CollectorError",
+    "ProcessError",
     "RunsnapError",
     "SnapshotError",
     "UsageError",
@@ -36,3 +37,7 @@ class CaptureError(RunsnapError):
 
 class CollectorError(RunsnapError):
     """One collector failed; the capture records it in that section's ``errors`` and goes on."""
+
+
+class ProcessError(RunsnapError):
+    """A running process named with ``--pid`` does not exist or cannot be read."""

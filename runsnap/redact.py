@@ -242,6 +242,14 @@ class Redactor:
                     }
                 rest = {k: v for k, v in sec.items() if k not in ("argv", "options")}
                 sec.update(self.walk(rest, name))
+            elif name == "process" and isinstance(sec.get("children"), list):
+                children = [
+                    {**c, "argv": self.argv(c["argv"], f"process.children[{i}].argv")}
+                    if isinstance(c, Mapping) and isinstance(c.get("argv"), list) else c
+                    for i, c in enumerate(sec["children"])
+                ]
+                sec = {**self.walk({k: v for k, v in sec.items() if k != "children"}, name),
+                       "children": children}
             else:
                 sec = self.walk(sec, name)
             out[name] = sec

@@ -10,6 +10,7 @@ A snapshot is one TOML document::
     [git]       repositories in play
     [models]    model directories in play
     [system]    OS, CPU, memory, GPUs
+    [process]   a running process read with ``capture --pid``: pid, exe, libraries mapped
     [outcome]   what happened (only when the command was launched)
 
 Every section is plain data. TOML has no null and cannot hold text that is not
@@ -25,6 +26,8 @@ str with lone surrogates  ``{ "~bytes" = "<base64>" }`` when every surrogate cam
                           bytes: the original bytes are stored), otherwise
                           ``{ "~utf8sp" = "<base64 of surrogatepass UTF-8>" }``
 int outside 64 bits       ``{ "~int" = "<decimal>" }``
+str holding CRLF          ``{ "~crlf" = [<the pieces between each "\\r\\n">] }`` (TOML
+                          writers and readers may turn CRLF in multi-line strings into LF)
 a key that starts ``~``   the same key with one more ``~`` in front
 a key with surrogates     ``"~b64:<base64 of surrogatepass UTF-8>"``
 ========================  =====================================================
@@ -68,14 +71,17 @@ SCHEMA_VERSION = 1
 END_MARKER = "# end of runsnap snapshot"
 
 #: The order sections are written in, most telling first. Unknown sections follow, sorted.
-SECTION_ORDER = ("command", "env", "packages", "git", "models", "system", "outcome", "runtime")
+SECTION_ORDER = (
+    "command", "env", "packages", "git", "models", "system", "process", "outcome", "runtime",
+)
 
 _NULL = "~null"
 _BYTES = "~bytes"
 _UTF8SP = "~utf8sp"
 _BIGINT = "~int"
+_CRLF = "~crlf"
 _KEY_B64 = "~b64:"
-_MARKERS = frozenset({_NULL, _BYTES, _UTF8SP, _BIGINT})
+_MARKERS = frozenset({_NULL, _BYTES, _UTF8SP, _BIGINT, _CRLF})
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
@@ -180,6 +186,10 @@ def _has_surrogate(s: str) -> bool:
 
 def _encode_str(s: str) -> Any:
     if not _has_surrogate(s):
+        if "\r\n" in s:
+            # tomli_w writes multi-line strings with CRLF turned into LF (and TOML readers may
+            # do the same), so a CRLF text (a git diff of a Windows file) is kept as its pieces.
+            return {_CRLF: s.split("\r\n")}
         return s
     try:
         raw = s.encode("utf-8", "surrogateescape")
@@ -237,6 +247,8 @@ def decode(value: Any) -> Any:
                     return base64.b64decode(v).decode("utf-8", "surrogateescape")
                 if k == _UTF8SP:
                     return base64.b64decode(v).decode("utf-8", "surrogatepass")
+                if k == _CRLF:
+                    return "\r\n".join(v)
                 return int(v)
         return {_decode_key(k): decode(v) for k, v in value.items()}
     if isinstance(value, list):

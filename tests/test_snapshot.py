@@ -146,3 +146,8 @@ def test_a_snapshot_cut_at_a_line_end_is_still_caught(tmp_path: Path) -> None:
         path.write_text("".join(lines[:cut]))
         with pytest.raises(SnapshotError, match="truncated"):
             load(path)
+
+
+def test_crlf_text_survives_multiline_strings() -> None:
+    for text in ("a\r\nb", "\r\n", "x\r\r\ny\n", "only\rcr\n", "diff --git a/w.bat\r\n+echo\r\n"):
+        assert roundtrip(text) == text

@@ -1,0 +1,176 @@
+"""``capture --pid``: the context of a process that is already running, read with psutil.
+
+:func:`context_for_pid` turns a live process into the same :class:`CaptureContext` a launch
+would have (its argv, environment and cwd), so every collector works unchanged (models and
+repositories found from argv and cwd, packages listed from its interpreter), plus a
+``[process]`` section: pid, executable, start time, user, children, and the shared libraries it
+has mapped with versions parsed from their file names (``libnccl.so.2.21.5`` -> ``2.21.5``).
+
+The environment is the one the process was *started* with (``/proc/PID/environ``); changes the
+program made to its own environment later are not visible from outside.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from typing import Any
+
+from runsnap.context import _PYTHON_NAME, CaptureContext
+from runsnap.errors import ProcessError
+
+__all__ = ["context_for_pid", "library_version", "process_section"]
+
+# libnccl.so.2.21.5, libcudart.so.12, libcudart-d0da41ae.so.11.0 (wheel-vendored), libc.so.6
+_SO_SUFFIX = re.compile(r"^(?P<name>.+?)\.so(?:\.(?P<version>\d+(?:\.\d+)*))?$")
+# libLLVM-17.so, libpython3.11.so (a version before ".so" when none follows it)
+_DASH_VERSION = re.compile(r"^(?P<name>.+?)-(?P<version>\d+(?:\.\d+)+)$")
+# The hash pip's auditwheel puts into vendored library names: libcudart-d0da41ae
+_WHEEL_HASH = re.compile(r"-[0-9a-f]{8}$")
+
+
+def library_version(filename: str) -> tuple[str, str | None] | None:
+    """(library name, version or None) for a shared-library file name; None if not one.
+
+    >>> library_version("libnccl.so.2.21.5"), library_version("libcudart.so.12")
+    (('libnccl', '2.21.5'), ('libcudart', '12'))
+    >>> library_version("libcublas-3a1b2c3d.so.12"), library_version("libLLVM-17.0.so")
+    (('libcublas', '12'), ('libLLVM', '17.0'))
+    >>> library_version("_C.cpython-311-x86_64-linux-gnu.so"), library_version("model.bin")
+    (('_C.cpython-311-x86_64-linux-gnu', None), None)
+    """
+    m = _SO_SUFFIX.match(filename)
+    if not m:
+        return None
+    name, version = m["name"], m["version"]
+    name = _WHEEL_HASH.sub("", name)
+    if version is None:
+        d = _DASH_VERSION.match(name)
+        if d:
+            name, version = d["name"], d["version"]
+    return name, version
+
+
+def _iso(ts: float) -> str:
+    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _libraries(proc: Any, errors: list[str]) -> dict[str, Any]:
+    import psutil  # type: ignore[import-untyped]
+
+    try:
+        maps = proc.memory_maps(grouped=True)
+    except (psutil.Error, OSError, NotImplementedError) as exc:
+        errors.append(f"mapped libraries unreadable: {type(exc).__name__}: {exc}")
+        return {}
+    libs: dict[str, Any] = {}
+    for m in maps:
+        path = m.path
+        deleted = path.endswith(" (deleted)")
+        if deleted:
+            path = path[: -len(" (deleted)")]
+        if not path.startswith("/"):
+            continue
+        base = os.path.basename(path)
+        parsed = library_version(base)
+        if parsed is None:
+            continue
+        entry = libs.get(base)
+        if entry is not None:  # the same file name from two places: both are evidence
+            entry.setdefault("other_paths", []).append(path)
+            continue
+        entry = {"path": path, "name": parsed[0]}
+        if parsed[1] is not None:
+            entry["version"] = parsed[1]
+        if deleted:
+            entry["deleted"] = True
+        libs[base] = entry
+    return {k: libs[k] for k in sorted(libs)}
+
+
+def process_section(proc: Any) -> dict[str, Any]:
+    """The ``[process]`` section for a :class:`psutil.Process` (fields it cannot read -> errors)."""
+    import psutil
+
+    errors: list[str] = []
+    section: dict[str, Any] = {"pid": proc.pid}
+
+    def get(key: str, fn: Any) -> None:
+        try:
+            section[key] = fn()
+        except (psutil.Error, OSError) as exc:
+            errors.append(f"{key}: {type(exc).__name__}: {exc}")
+
+    get("ppid", proc.ppid)
+    get("name", proc.name)
+    get("exe", proc.exe)
+    get("status", proc.status)
+    get("started_at", lambda: _iso(proc.create_time()))
+    get("user", proc.username)
+    get("num_threads", proc.num_threads)
+    children: list[dict[str, Any]] = []
+    try:
+        for child in proc.children(recursive=True):
+            entry: dict[str, Any] = {"pid": child.pid}
+            try:
+                with child.oneshot():
+                    entry["ppid"] = child.ppid()
+                    entry["name"] = child.name()
+                    entry["argv"] = child.cmdline()
+            except psutil.Error as exc:
+                entry["error"] = f"{type(exc).__name__}"
+            children.append(entry)
+    except psutil.Error as exc:
+        errors.append(f"children: {type(exc).__name__}: {exc}")
+    section["children"] = children
+    libs = _libraries(proc, errors)
+    section["libraries_count"] = len(libs)
+    section["libraries"] = libs
+    section["errors"] = errors
+    return section
+
+
+def context_for_pid(
+    pid: int,
+    *,
+    label: str = "",
+    repos: tuple[str, ...] = (),
+    models: tuple[str, ...] = (),
+    python: str | None = None,
+    max_diff_bytes: int | None = None,
+) -> tuple[CaptureContext, dict[str, Any]]:
+    """The capture context of the running process ``pid`` and its ``[process]`` section.
+
+    Raises :class:`~runsnap.errors.ProcessError` (exit status 2) when there is no such process
+    or its argv, environment or cwd cannot be read (another user's process without root).
+    """
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        with proc.oneshot():
+            argv = proc.cmdline()
+            env = proc.environ()
+            cwd = proc.cwd()
+            exe = proc.exe()
+    except psutil.NoSuchProcess:
+        raise ProcessError(f"no process with PID {pid}") from None
+    except psutil.ZombieProcess:
+        raise ProcessError(f"process {pid} has exited (a zombie): nothing left to read") from None
+    except (psutil.AccessDenied, PermissionError):
+        raise ProcessError(
+            f"permission denied reading process {pid} (run runsnap as its user or as root)"
+        ) from None
+    if not argv:
+        raise ProcessError(f"process {pid} has no command line (a kernel thread?)")
+    if python is None and exe and _PYTHON_NAME.match(os.path.basename(exe)):
+        python = exe  # the interpreter it really runs, whatever argv[0] says
+    kwargs: dict[str, Any] = {}
+    if max_diff_bytes is not None:
+        kwargs["max_diff_bytes"] = max_diff_bytes
+    ctx = CaptureContext(
+        argv=tuple(argv), env=dict(env), cwd=cwd, label=label, repos=tuple(repos),
+        models=tuple(models), python=python, **kwargs,
+    )
+    return ctx, process_section(proc)

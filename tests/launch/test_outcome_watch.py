@@ -1,0 +1,81 @@
+"""StreamWatch and outcome.build: tail, first error, warnings, without running anything."""
+
+from __future__ import annotations
+
+import pytest
+
+from runsnap.launch import LaunchResult
+from runsnap.outcome import StreamWatch, build, clean_line, is_error_line, is_warning_line
+
+
+def test_tail_keeps_the_last_lines_across_split_chunks() -> None:
+    watch = StreamWatch("stdout", tail_lines=3)
+    watch.feed(b"one\ntw")
+    watch.feed(b"o\nthree\nfour\nfi")
+    watch.close()
+    assert watch.tail_text() == ["three", "four", "fi"]
+    assert (watch.lines, watch.bytes) == (5, len(b"one\ntwo\nthree\nfour\nfi"))
+
+
+def test_first_error_is_the_exception_line_not_the_traceback_header() -> None:
+    watch = StreamWatch("stderr")
+    watch.feed(b"INFO loading\nTraceback (most recent call last):\n")
+    watch.feed(b'  File "x.py", line 3, in <module>\n    raise ValueError("Error in x")\n')
+    watch.feed(b"ValueError: context too long\nRuntimeError: later\n")
+    assert watch.first_error == "ValueError: context too long"
+
+
+def test_warnings_are_collected_once_and_errors_are_not_warnings() -> None:
+    watch = StreamWatch("stderr")
+    watch.feed(b"\x1b[33mWARNING\x1b[0m low memory\nWARNING low memory\n")
+    watch.feed(b"ValueError: Warning: too long\nUserWarning: deprecated\nall fine\n")
+    assert watch.warnings == ["WARNING low memory", "UserWarning: deprecated"]
+    assert watch.warnings_count == 3
+    assert watch.first_error == "ValueError: Warning: too long"
+
+
+def test_an_endless_line_is_cut() -> None:
+    watch = StreamWatch("stdout", tail_lines=2)
+    watch.feed(b"x" * 10_000)
+    watch.close()
+    assert [len(line) for line in watch.tail_text()] == [4096]
+
+
+@pytest.mark.parametrize(
+    ("line", "error", "warning"),
+    [
+        ("ValueError: Warning: Target model's context_length", True, False),
+        ("[rank0]: torch.OutOfMemoryError: CUDA out of memory", True, False),
+        ("[2026-01-01] ERROR scheduler: NCCL timeout", True, False),
+        ("FATAL: cannot allocate", True, False),
+        ("gcc: error: no input files", True, False),
+        ("Segmentation fault (core dumped)", True, False),
+        ("NCCL WARN Call to connect returned Connection refused", False, True),
+        ("FutureWarning: `torch_dtype` is deprecated", False, True),
+        ("loaded 61 layers (0 errors), no warnings", False, False),
+        ("The server is fired up and ready to roll!", False, False),
+    ],
+)
+def test_line_classes(line: str, error: bool, warning: bool) -> None:
+    assert (is_error_line(line), is_warning_line(line)) == (error, warning)
+
+
+def test_clean_line_shows_what_a_terminal_shows() -> None:
+    assert clean_line(b"\x1b[1;31mERROR\x1b[0m x\r\n") == "ERROR x"
+    assert clean_line(b" 10%\r 90%\r100%") == "100%"
+    assert clean_line(b"caf\xc3\xa9 \xff") == "café \ufffd"
+
+
+def test_build_names_the_signal_and_says_why_a_stream_was_not_read() -> None:
+    result = LaunchResult(argv=("x",), status="signalled", exit_status=137, signal_number=9,
+                          pid=12, started_at="a", ended_at="b", duration_s=1.23456,
+                          modes={"stdout": "inherit", "stderr": "pipe"})
+    watch = StreamWatch("stderr")
+    watch.feed(b"Killed\n")
+    result.watches["stderr"] = watch
+    out = build(result, tail_lines=5)
+    assert out["signal"] == "SIGKILL" and out["signal_number"] == 9
+    assert out["exit_status"] == 137 and out["duration_s"] == 1.235
+    assert out["stdout"]["captured"] is False and "inherit" in out["stdout"]["reason"]
+    assert out["stderr"]["tail"] == ["Killed"] and out["tail_lines"] == 5
+    assert "peak_rss_bytes" not in out and out["peak_rss"]["samples"] == 0
