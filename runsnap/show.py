@@ -63,13 +63,42 @@ def render_summary(snap: Snapshot) -> str:
     if outcome:
         add("")
         add("outcome")
-        status = outcome.get("signal") or f"exit status {outcome.get('exit_status', '?')}"
-        add(f"  {status} after {outcome.get('duration_s', '?')} s")
+        add(f"  {_status_line(outcome)}")
+        if outcome.get("peak_rss_bytes"):
+            add(f"  peak memory of the process tree: {_size(outcome['peak_rss_bytes'])}")
         if outcome.get("first_error"):
-            add(f"  first error: {outcome['first_error']}")
+            add(f"  first error ({outcome.get('first_error_stream', '?')}): "
+                f"{outcome['first_error']}")
         warnings = outcome.get("warnings") or []
         if warnings:
-            add(f"  warnings ({len(warnings)}): {warnings[0]}")
+            add(f"  warnings ({outcome.get('warnings_count', len(warnings))}):")
+            lines.extend(f"    {w}" for w in warnings[:5])
+            if len(warnings) > 5:
+                add(f"    ... and {len(warnings) - 5} more")
+        log = outcome.get("log")
+        if log:
+            add(f"  log {log.get('path')} ({_size(log.get('bytes', 0))}, "
+                f"sha256 {str(log.get('sha256', ''))[:12]})")
+    elif snap.meta.get("launch") == "wrapped":
+        add("")
+        add("outcome")
+        add("  none recorded: the launch never reported back (runsnap was killed, or still runs)")
+
+    process = snap.get("process")
+    if process:
+        add("")
+        add("process (snapshotted while running)")
+        add(f"  pid {process.get('pid')} ({process.get('name', '?')}), user "
+            f"{process.get('user', '?')}, started {process.get('started_at', '?')}, "
+            f"{process.get('status', '?')}")
+        add(f"  exe {process.get('exe', '?')}")
+        children = process.get("children") or []
+        if children:
+            add(f"  {len(children)} child processes")
+        libs: Mapping[str, Any] = process.get("libraries") or {}
+        notable = [f"{lib.get('name')} {lib.get('version', '?')}" for lib in libs.values()
+                   if str(lib.get("name", "")).startswith(_NOTABLE_LIBS)]
+        add(f"  {len(libs)} shared libraries mapped" + (f": {', '.join(notable)}" if notable else ""))
 
     git = snap.get("git", {})
     add("")
@@ -169,6 +198,29 @@ def render_summary(snap: Snapshot) -> str:
     else:
         add("errors: none")
     return "\n".join(lines) + "\n"
+
+
+_NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "libcuda", "libnvrtc")
+
+
+def _status_line(outcome: Mapping[str, Any]) -> str:
+    """How the run ended, in one line.
+
+    >>> _status_line({"status": "signalled", "signal": "SIGKILL", "exit_status": 137,
+    ...               "duration_s": 1.5})
+    'killed by SIGKILL (exit status 137) after 1.5 s'
+    """
+    status = outcome.get("status")
+    code = outcome.get("exit_status", "?")
+    if status == "signalled":
+        text = f"killed by {outcome.get('signal', '?')} (exit status {code})"
+    elif status in ("not_found", "not_executable", "failed"):
+        text = f"did not start: {outcome.get('error', status)} (exit status {code})"
+    else:
+        text = f"exit status {code}"
+    if outcome.get("duration_s") is not None:
+        text += f" after {outcome['duration_s']} s"
+    return text
 
 
 def _max_positions(cfg: Mapping[str, Any]) -> Any:

@@ -124,3 +124,45 @@ def test_undecodable_environment_bytes_survive_a_real_capture(tmp_path: Path) ->
     value = runsnap.load(tmp_path / "s.toml")["env"]["vars"]["WEIRD_BYTES"]
     assert value.encode("utf-8", "surrogateescape") == b"caf\xe9\xff"
     assert '"~bytes"' in (tmp_path / "s.toml").read_text()
+
+
+DEMO = [sys.executable, str(asset("demo", "launch_server.py")),
+        "--model-path", str(asset("models", "kimi-k2.5-target")),
+        "--speculative-algorithm", "EAGLE3",
+        "--speculative-draft-model-path", str(asset("models", "kimi-k2.5-eagle3-draft"))]
+
+
+def test_show_tells_how_a_launch_ended(tmp_path: Path) -> None:
+    env = {**os.environ, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+    good = run_runsnap("capture", "-o", "good.toml", "--", *DEMO, cwd=tmp_path, env=env)
+    env.pop("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")
+    bad = run_runsnap("capture", "-o", "bad.toml", "--", *DEMO, cwd=tmp_path, env=env)
+    assert (good.returncode, bad.returncode) == (0, 1)
+
+    shown = run_runsnap("show", "bad.toml", cwd=tmp_path).stdout
+    assert "\noutcome\n  exit status 1 after " in shown
+    assert ("  first error (stderr): ValueError: Warning: Target model's context_length (262144) "
+            "is greater than the derived context_length (131072).") in shown
+    shown = run_runsnap("show", "good.toml", cwd=tmp_path).stdout
+    assert "\noutcome\n  exit status 0 after " in shown
+    assert "  warnings (2):\n" in shown and "Overriding the draft model's" in shown
+    assert "first error" not in shown
+
+
+def test_show_of_a_killed_launch_and_of_a_running_process(tmp_path: Path) -> None:
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    proc = run_runsnap("capture", "-o", "k.toml", "--", sys.executable, "-c", code, cwd=tmp_path)
+    assert proc.returncode == 137
+    assert "  killed by SIGKILL (exit status 137) after " in run_runsnap(
+        "show", "k.toml", cwd=tmp_path).stdout
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert run_runsnap("capture", "--pid", str(sleeper.pid), "-o", "p.toml",
+                           cwd=tmp_path).returncode == 0
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    shown = run_runsnap("show", "p.toml", cwd=tmp_path).stdout
+    assert f"process (snapshotted while running)\n  pid {sleeper.pid} (python" in shown
+    assert "shared libraries mapped" in shown
