@@ -380,6 +380,24 @@ def score_outcome(d: Difference, rules: Rules) -> Verdict:
     return 50, "what happened differs (an effect; the causes rank above)", False
 
 
+_PROCESS_NOISE = re.compile(
+    r"^(?:pid|ppid|started_at|num_threads|status|children\[\d+\]\.(?:pid|ppid))$")
+
+
+def score_process(d: Difference, rules: Rules) -> Verdict:
+    """A running process (``--pid``): the shared libraries it has mapped (72: another NCCL or
+    CUDA runtime file is another library, whatever the packages say), its executable (70),
+    its user and children (30); process ids, start times, thread counts and status are noise:
+    they differ between any two processes."""
+    if _PROCESS_NOISE.match(d.key):
+        return 2, "noise: differs between any two processes", True
+    if d.key.startswith("libraries"):
+        return 72, "another shared library mapped into the running process", False
+    if d.key in ("exe", "name"):
+        return 70, "another executable runs", False
+    return 30, f"differs in [{d.section}]", False
+
+
 def score_other(d: Difference, rules: Rules) -> Verdict:
     """A section this runsnap has no rules for (30); collector errors (20)."""
     if d.key == "errors":
@@ -396,6 +414,7 @@ SCORERS: dict[str, Callable[[Difference, Rules], Verdict]] = {
     "git": score_git,
     "system": score_system,
     "outcome": score_outcome,
+    "process": score_process,
 }
 
 
