@@ -294,3 +294,30 @@ def test_the_demo_launcher_reproduces_the_incident(allow: str, scratch: Path) ->
         assert outcome["first_error"].startswith("ValueError: " + lead)
         assert outcome["first_error"].endswith("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
         assert outcome["warnings"] == []
+
+
+def test_runsnap_killed_with_sigkill_takes_its_child_along(scratch: Path) -> None:
+    """SIGKILL cannot be caught, so the kernel is asked (PR_SET_PDEATHSIG) to end the child."""
+    code = ("import os, time; open('child.tmp', 'w').write(str(os.getpid())); "
+            "os.rename('child.tmp', 'child.pid'); time.sleep(120)")
+    proc = start("-o", "s.toml", "--", *py(code), stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+    child = int(wait_for(scratch / "child.pid"))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        # a zombie whose parent (init, here the test's reaper) has not reaped it yet is gone too
+        with open(f"/proc/{child}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the child outlived runsnap: an orphan")
+    snap = load(scratch / "s.toml")  # written before the child started, whole
+    assert snap.meta["launch"] == "wrapped" and "outcome" not in snap.sections
