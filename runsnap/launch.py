@@ -234,7 +234,7 @@ class _RssSampler(threading.Thread):
 
     def run(self) -> None:
         try:
-            import psutil  # type: ignore[import-untyped]
+            import psutil
         except ImportError:  # pragma: no cover - psutil is a dependency
             return
         try:

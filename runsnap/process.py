@@ -57,7 +57,7 @@ def _iso(ts: float) -> str:
 
 
 def _libraries(proc: Any, errors: list[str]) -> dict[str, Any]:
-    import psutil  # type: ignore[import-untyped]
+    import psutil
 
     try:
         maps = proc.memory_maps(grouped=True)

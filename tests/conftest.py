@@ -69,9 +69,12 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cli_invoke() -> Callable[..., Result]:
+def cli_invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     """Run the CLI in-process; print output and traceback on an unexpected exit status."""
     from runsnap.cli import cli
+
+    monkeypatch.delenv("RUNSNAP_FORMAT", raising=False)  # the user's defaults stay out
+    monkeypatch.delenv("NO_COLOR", raising=False)
 
     def invoke(args: Sequence[str], expect: int = 0, **kwargs: Any) -> Result:
         result = CliRunner().invoke(cli, list(args), catch_exceptions=True, **kwargs)

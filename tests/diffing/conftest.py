@@ -7,26 +7,17 @@ import os
 import shutil
 import subprocess
 import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 import runsnap
-from runsnap.cli import cli
 from runsnap.snapshot import Snapshot
+from tests.conftest import asset
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def asset(*parts: str) -> Path:
-    """A file or folder under fixtures/, which must exist."""
-    path = ROOT.joinpath("fixtures", *parts)
-    assert path.exists(), f"missing fixture {path}"
-    return path
 
 
 @pytest.fixture
@@ -115,21 +106,3 @@ def model_dir(tmp_path: Path) -> Callable[[str], Path]:
 def counted(report: Any) -> list[tuple[str, str, str]]:
     """(section, key, change) of the differences that count, in report order."""
     return [(d.section, d.key, d.change) for d in report.counted]
-
-
-@pytest.fixture
-def cli_invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """Run the CLI in-process; print output and traceback on a failing exit status check."""
-    monkeypatch.delenv("RUNSNAP_FORMAT", raising=False)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-
-    def invoke(args: Sequence[str], expect: int = 0) -> Result:
-        result = CliRunner().invoke(cli, list(args))
-        if result.exit_code != expect:
-            print(result.output)
-            if result.exc_info and not isinstance(result.exception, SystemExit):
-                traceback.print_exception(*result.exc_info)
-        assert result.exit_code == expect
-        return result
-
-    return invoke
