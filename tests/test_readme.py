@@ -34,4 +34,39 @@ def test_every_key_a_capture_writes_is_documented(tmp_path: Path) -> None:
     for name, table in tables.items():
         row = rows.get(f"[{name}]", "")
         missing += [f"[{name}] {key}" for key in table if key != "errors" and f"`{key}`" not in row]
-    assert missing == []
+    assert missing == [], missing
+
+
+def readme_part(start: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    part = text.split(start, 1)[1]
+    return part.split("\n#### ", 1)[0]
+
+
+def test_every_outcome_and_process_key_is_documented(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from runsnap.capturing import capture_pid, run
+
+    log = tmp_path / "run.log"
+    record = run([sys.executable, "-c", "print('WARNING: x'); raise SystemExit('Error: y')"],
+                 env=dict(os.environ), cwd=tmp_path, log=str(log))
+    outcome_doc = readme_part("#### `[outcome]`")
+    missing = [k for k in record.snapshot["outcome"] if f"`{k}`" not in outcome_doc]
+
+    ready = tmp_path / "ready"
+    child = subprocess.Popen([sys.executable, "-c",
+                              f"import time; open({str(ready)!r}, 'w').close(); time.sleep(30)"])
+    try:
+        while not ready.exists():
+            time.sleep(0.01)
+        snap = capture_pid(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    process_doc = readme_part("#### `--pid`: a process that is already running")
+    missing += [f"[process] {k}" for k in snap["process"]
+                if k != "errors" and f"`{k}`" not in process_doc]
+    assert missing == [], missing
