@@ -144,3 +144,22 @@ def test_a_broken_interpreter_is_an_error_entry_not_a_crash(tmp_path) -> None:
 def test_interpreter_falls_back_to_python_on_path(tmp_path) -> None:
     ctx = CaptureContext(argv=("true",), env={"PATH": os.environ["PATH"]}, cwd=str(tmp_path))
     assert ctx.interpreter.reason in ("'python' on the child's PATH", "'python3' on the child's PATH")
+
+
+def test_vcs_direct_url_is_read_without_the_probe_parsing_json(tmp_path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    site = Path(subprocess.check_output(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+    ).strip())
+    url = "https://github.com/sgl-project/sglang.git"
+    write_dist(site, "sglang", "0.5.23", {"url": url, "vcs_info": {
+        "vcs": "git", "commit_id": "a" * 40, "requested_revision": "v0.5.23"}})
+    write_dist(site, "broken", "1.0")
+    (site / "broken-1.0.dist-info" / "direct_url.json").write_text("{not json")
+    dists = runsnap.capture([str(py)], env=base_env(), cwd=tmp_path)["packages"]["distributions"]
+    assert dists["sglang"]["direct_url"] == {"url": url, "vcs": "git", "commit_id": "a" * 40,
+                                             "requested_revision": "v0.5.23"}
+    assert "editable" not in dists["sglang"] and "source" not in dists["sglang"]
+    assert dists["broken"]["direct_url"]["error"].startswith("direct_url.json is not JSON")
