@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import socket
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -48,9 +47,10 @@ def build_context(
 
 def snapshot_from_context(ctx: CaptureContext) -> Snapshot:
     """Run every collector over ``ctx``; a failing collector becomes an entry in its ``errors``."""
-    from runsnap.collectors import REGISTRY
+    from runsnap.collectors import REGISTRY, start
+    from runsnap.collectors.system import hostname
 
-    ctx.start_probe()  # the probe runs in the child's interpreter while the others work
+    start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
     key = load_key()  # runsnap's own user and environment, not the child's
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
@@ -69,7 +69,7 @@ def snapshot_from_context(ctx: CaptureContext) -> Snapshot:
         "runsnap_version": __version__,
         "captured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
         "label": ctx.label,
-        "host": socket.gethostname(),
+        "host": hostname(),
         "id": uuid.uuid4().hex,
         "fingerprint_key": key.id,
         "redacted": sorted(set(redactor.redacted)),

@@ -3,6 +3,11 @@
 :data:`REGISTRY` is the ordered mapping section name -> collector that a capture runs. A
 collector returns plain data with an ``errors`` list; when it raises, the capture records the
 exception in that section's ``errors`` and goes on.
+
+A collector that waits on other programs may also have a ``start(ctx)`` in :data:`STARTERS`:
+:func:`start` calls them all before any collector runs, so the package probe, git and
+``nvidia-smi`` work side by side with runsnap's own work; each ``collect`` then finishes what
+its ``start`` began (or does everything itself when ``start`` was not called).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from runsnap.collectors import command, env, git, models, packages, system
 if TYPE_CHECKING:
     from runsnap.context import CaptureContext
 
-__all__ = ["REGISTRY", "Collector"]
+__all__ = ["REGISTRY", "STARTERS", "Collector", "start"]
 
 Collector = Callable[["CaptureContext"], dict[str, Any]]
 
@@ -29,3 +34,19 @@ REGISTRY: dict[str, Collector] = {
     "models": models.collect,
     "system": system.collect,
 }
+
+#: Section name -> starter: begins a collector's slow outside work early (see the docstring).
+STARTERS: dict[str, Callable[["CaptureContext"], None]] = {
+    "git": git.start,
+    "system": system.start,
+}
+
+
+def start(ctx: CaptureContext) -> None:
+    """Start the package probe and every collector's outside programs; never raises."""
+    ctx.start_probe()
+    for name, starter in STARTERS.items():
+        try:
+            starter(ctx)
+        except Exception:  # the collector then does the work itself, and records any failure
+            ctx.started.pop(name, None)
