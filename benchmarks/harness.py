@@ -5,7 +5,9 @@ then its peers or floor), and a function that turns the measurements into target
 command of a case runs once per round, in a rotating order, so they share the machine's noise;
 ratios are taken between medians of the same run.
 
-Each run is timed from just before the process is started to the moment it has been reaped.
+Each run is timed from just before the process is started to the moment it has been reaped;
+its CPU time (user + system, of the process and every child it waited for) comes from
+``os.wait4`` and is far less disturbed by other work on the machine than the wall time.
 Peak resident memory comes from one more, untimed run under GNU ``time`` (``%M``: the largest
 of the process and the children it waited for).
 """
@@ -53,6 +55,8 @@ class Measured:
 
     command: Command
     seconds: list[float] = field(default_factory=list)
+    cpu_seconds: list[float] = field(default_factory=list)
+    """User + system CPU time of the process and every child it waited for."""
     rss_kib: list[int] = field(default_factory=list)
     extra: dict[str, list[float]] = field(default_factory=dict)
 
@@ -67,6 +71,10 @@ class Measured:
             return ms[0], ms[-1]
         q = statistics.quantiles(ms, n=4)
         return q[0], q[2]
+
+    @property
+    def cpu_ms(self) -> float:
+        return statistics.median(self.cpu_seconds) * 1000
 
     @property
     def peak_mib(self) -> float | None:
@@ -132,12 +140,12 @@ class CommandFailed(Exception):
 GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
 
 
-def _run(argv: Sequence[str], cmd: Command) -> tuple[float, int]:
+def _run(argv: Sequence[str], cmd: Command) -> tuple[float, float]:
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(list(argv), cwd=cmd.cwd, env=cmd.env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, _usage = os.wait4(proc.pid, 0)
+        _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode not in cmd.ok:
@@ -145,16 +153,16 @@ def _run(argv: Sequence[str], cmd: Command) -> tuple[float, int]:
             tail = err.read().decode("utf-8", "replace").strip().splitlines()[-3:]
             raise CommandFailed(f"{cmd.label}: {' '.join(argv[:4])} ... exited "
                                 f"{proc.returncode}: {' | '.join(tail)}")
-    return seconds, proc.returncode
+    return seconds, usage.ru_utime + usage.ru_stime
 
 
-def run_once(cmd: Command) -> tuple[float, float]:
-    """Run ``cmd`` once, timed: (seconds, wall-clock launch time)."""
+def run_once(cmd: Command) -> tuple[float, float, float]:
+    """Run ``cmd`` once, timed: (seconds, CPU seconds, wall-clock launch time)."""
     if cmd.before:
         cmd.before()
     launched = time.time()
-    total = sum(_run(argv, cmd)[0] for argv in cmd.all_steps())
-    return total, launched
+    runs = [_run(argv, cmd) for argv in cmd.all_steps()]
+    return sum(r[0] for r in runs), sum(r[1] for r in runs), launched
 
 
 def peak_rss_kib(cmd: Command) -> int | None:
@@ -179,12 +187,13 @@ def measure(commands: list[Command], rounds: int, warmup: int = 1,
     for r in range(warmup + rounds):
         k = r % len(commands)
         for cmd in commands[k:] + commands[:k]:  # rotate: nobody always runs first
-            seconds, launched = run_once(cmd)
+            seconds, cpu, launched = run_once(cmd)
             extra = cmd.after(launched) if cmd.after else {}
             if r < warmup:
                 continue
             m = out[cmd.label]
             m.seconds.append(seconds)
+            m.cpu_seconds.append(cpu)
             for name, value in extra.items():
                 m.extra.setdefault(name, []).append(value)
         if progress:
@@ -231,14 +240,15 @@ def render(results: list[CaseResult]) -> str:
             continue
         subject = next(iter(res.measured.values()))
         n = len(subject.seconds)
-        lines.append(f"| command | median ms | IQR ms (n={n}) | peak RSS MiB | subject / this |")
-        lines.append("| --- | ---: | ---: | ---: | ---: |")
+        lines.append(f"| command | median ms | IQR ms (n={n}) | CPU ms | peak RSS MiB | "
+                     "subject / this |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | ---: |")
         for m in res.measured.values():
             lo, hi = m.spread_ms()
             ratio = subject.median_ms / m.median_ms if m.median_ms else float("nan")
             rss = "n/a" if m.peak_mib is None else f"{m.peak_mib:.1f}"
             lines.append(f"| {m.command.label} | {m.median_ms:.1f} | {lo:.1f}-{hi:.1f} | "
-                         f"{rss} | {ratio:.2f}x |")
+                         f"{m.cpu_ms:.0f} | {rss} | {ratio:.2f}x |")
         lines.append("")
         for c in res.checks:
             lines.append(f"- {c.line()}")

@@ -37,6 +37,7 @@ from benchmarks import inputs  # noqa: E402
 from benchmarks.harness import Case, Check, Command, Measured, Skip, render, run_case  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,6 +57,8 @@ class Bench:
     snapshots: tuple[Path, Path]
     ranks: list[Path]
     runsnap: list[str]
+    python: str
+    """The interpreter runsnap runs in (for peers that measure Python itself)."""
     env: dict[str, str]
     quick: bool
 
@@ -64,10 +67,35 @@ class Bench:
                               capture_output=True, text=True)
 
 
-def runsnap_argv() -> list[str]:
-    """The ``runsnap`` console script next to this interpreter, else ``python -m runsnap``."""
-    script = Path(sys.executable).parent / "runsnap"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "runsnap"]
+def install_runsnap(work: Path) -> tuple[str, list[str]]:
+    """runsnap from this working tree, laid out as a regular install: (python, runsnap argv).
+
+    A venv whose ``.pth`` puts the working tree and the directory holding runsnap's
+    dependencies on ``sys.path`` as plain entries, and a ``runsnap`` script like the one pip
+    writes. Measuring through a development install would add the editable-install finder that
+    setuptools hooks into every interpreter start (~20 ms: it imports pathlib and re), which
+    users of a regular install never pay. The working tree is used as it is, so every run
+    measures the current code.
+    """
+    import importlib.util
+
+    venv = work / "runsnap-venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(subprocess.check_output(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        text=True).strip())
+    spec = importlib.util.find_spec("click")
+    if spec is None or spec.origin is None:
+        raise SystemExit("run this with the interpreter runsnap's dependencies are installed in")
+    deps = Path(spec.origin).parent.parent
+    (site / "runsnap_bench.pth").write_text(f"{ROOT}\n{deps}\n")
+    script = venv / "bin" / "runsnap"
+    script.write_text(f"#!{py}\nimport sys\nfrom runsnap.cli import main\n"
+                      "if __name__ == '__main__':\n    sys.exit(main())\n")
+    script.chmod(0o755)
+    return str(py), [str(script)]
 
 
 def child_env(work: Path, venv: inputs.Venv) -> dict[str, str]:
@@ -223,7 +251,7 @@ def build_diff(bench: Bench) -> list[Command]:
     return [
         Command("runsnap diff a b (1 MiB each)", [*bench.runsnap, "diff", a, b], env=bench.env,
                 ok=(0, 1)),
-        Command("python: parse both files only", [sys.executable, "-c", _PARSE_ONLY, a, b],
+        Command("python: parse both files only", [bench.python, "-c", _PARSE_ONLY, a, b],
                 env=bench.env),
     ]
 
@@ -237,7 +265,7 @@ def build_startup(bench: Bench) -> list[Command]:
     return [
         Command("runsnap --version", [*bench.runsnap, "--version"], env=bench.env),
         Command("runsnap --help", [*bench.runsnap, "--help"], env=bench.env),
-        Command('python -c "import click"', [sys.executable, "-c", "import click"],
+        Command('python -c "import click"', [bench.python, "-c", "import click"],
                 env=bench.env),
     ]
 
@@ -260,7 +288,7 @@ def build_nway(bench: Bench) -> list[Command]:
         Command("runsnap diff (256 rank snapshots)",
                 [*bench.runsnap, "diff", *map(str, bench.ranks)], env=bench.env, ok=(0, 1)),
         Command("python: parse all 256 files only",
-                [sys.executable, "-c", _PARSE_ONLY, *map(str, bench.ranks)], env=bench.env),
+                [bench.python, "-c", _PARSE_ONLY, *map(str, bench.ranks)], env=bench.env),
     ]
 
 
@@ -341,8 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     out = work / "out"
     out.mkdir(exist_ok=True)
     log(f"inputs ready in {time.perf_counter() - t_build:.1f}s")
+    python, runsnap = install_runsnap(work)
     bench = Bench(work=work, out=out, venv=venv, repo=repo, models=models, snapshots=pair,
-                  ranks=ranks, runsnap=runsnap_argv(), env=child_env(work, venv),
+                  ranks=ranks, runsnap=runsnap, python=python, env=child_env(work, venv),
                   quick=args.quick)
 
     load_before = os.getloadavg()
@@ -373,7 +402,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(64 + 1 sparse weight files), snapshots of {sizes[pair[0].name] // 1024} and "
         f"{sizes[pair[1].name] // 1024} KiB, 256 rank snapshots of "
         f"{ranks[0].stat().st_size // 1024} KiB",
-        "- runsnap: " + " ".join(bench.runsnap),
+        f"- runsnap: this working tree, run as a regular install ({' '.join(bench.runsnap)}; "
+        "see `install_runsnap` in run.py)",
         "",
         "Ratios are between medians of the same run; \"subject / this\" divides the case's first "
         "command by each row.",

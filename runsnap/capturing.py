@@ -52,6 +52,7 @@ def snapshot_from_context(ctx: CaptureContext) -> Snapshot:
 
     start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
     key = load_key()  # runsnap's own user and environment, not the child's
+    redactor = Redactor(key)
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
     for name, collector in REGISTRY.items():
@@ -61,10 +62,9 @@ def snapshot_from_context(ctx: CaptureContext) -> Snapshot:
         except Exception as exc:  # a collector never fails the capture
             section = {"errors": [f"{name} collector failed: {type(exc).__name__}: {exc}"]}
         section.setdefault("errors", [])
-        sections[name] = section
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
-    redactor = Redactor(key)
-    sections = redactor.sections(sections)
+        # Redacted section by section (the same pass), so it overlaps the programs still running.
+        sections.update(redactor.sections({name: section}))
     meta = {
         "runsnap_version": __version__,
         "captured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),

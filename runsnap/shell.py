@@ -46,9 +46,18 @@ class Pending:
         self.argv = tuple(argv)
         self._proc = proc
         self._err = err
+        self._result: Result | None = None
 
     def wait(self, timeout: float | None = 60) -> Result:
-        """Wait for the program and return its result (a failed start is a result with 127)."""
+        """Wait for the program and return its result (a failed start is a result with 127).
+
+        Waiting again returns the same result.
+        """
+        if self._result is None:
+            self._result = self._wait(timeout)
+        return self._result
+
+    def _wait(self, timeout: float | None) -> Result:
         if self._proc is None:
             return Result(self.argv, 127, b"", self._err.encode())
         try:
@@ -61,7 +70,7 @@ class Pending:
 
     def cancel(self) -> None:
         """Stop the program if it still runs and reap it; its output is not wanted."""
-        if self._proc is None:
+        if self._proc is None or self._result is not None:
             return
         if self._proc.poll() is None:
             self._proc.kill()

@@ -24,15 +24,17 @@ __all__ = ["REGISTRY", "STARTERS", "Collector", "start"]
 
 Collector = Callable[["CaptureContext"], dict[str, Any]]
 
-#: Section name -> collector, in the order they run. ``packages`` runs before ``git`` because
-#: git reads the editable installs it found.
+#: Section name -> collector, in the order they run (snapshots order sections by
+#: ``snapshot.SECTION_ORDER``, not by this). The collectors that only read files come first, so
+#: their work overlaps the package probe and git, which :func:`start` has set going; ``packages``
+#: and ``git`` then wait for those (git also needs the probe's editable installs).
 REGISTRY: dict[str, Collector] = {
     "command": command.collect,
     "env": env.collect,
-    "packages": packages.collect,
-    "git": git.collect,
     "models": models.collect,
     "system": system.collect,
+    "packages": packages.collect,
+    "git": git.collect,
 }
 
 #: Section name -> starter: begins a collector's slow outside work early (see the docstring).

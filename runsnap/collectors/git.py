@@ -98,8 +98,12 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     plan: _Plan = ctx.started.pop("git")
     if plan.git is None:
         return {"repos": {}, "errors": ["git not found on PATH: repositories not recorded"]}
+    # An editable checkout is usually a repository of its own: read it speculatively too,
+    # unless it lies inside a work tree already being read (then it may be the same one).
+    tops = [t for t in (_toplevel(c["discovery"].wait()) for c in plan.candidates) if t]
     for path, role in _editable_candidates(ctx):
-        plan.add(path, role, speculative=False)
+        inside = any(path == t or path.startswith(t.rstrip(os.sep) + os.sep) for t in tops)
+        plan.add(path, role, speculative=not inside)
 
     # 1. Which repository is each candidate in? Start each repository's state commands once
     #    (or keep the speculative ones), all repositories side by side.
@@ -149,6 +153,12 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
         section["not_repositories"] = not_repos
     section["errors"] = plan.errors
     return section
+
+
+def _toplevel(res: shell.Result) -> str:
+    """The work tree's top from a discovery ``rev-parse`` ("" when none: bare, or no repo)."""
+    lines = res.text().splitlines()
+    return lines[3] if res.ok and len(lines) >= 4 and lines[0] == "false" else ""
 
 
 def _cancel(started: dict[str, shell.Pending]) -> None:
