@@ -92,14 +92,17 @@ class Check:
     what: str
     value: float
     unit: str
-    target: float
+    target: float | None
+    """None: a figure reported for scale, with no target."""
     met: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.met is None:
+        if self.met is None and self.target is not None:
             self.met = self.value <= self.target
 
     def line(self) -> str:
+        if self.target is None:
+            return f"{self.what}: {self.value:.2f}{self.unit} (no target; for scale)"
         verdict = "met" if self.met else "NOT met"
         gap = "" if self.met else f" (gap: {self.value - self.target:+.2f}{self.unit})"
         return (f"{self.what}: {self.value:.2f}{self.unit} (target <= {self.target:g}{self.unit})"

@@ -195,15 +195,18 @@ def _write_editable(site: Path, name: str, version: str, src: Path, rng: random.
 
 
 def build_venv(work: Path, n_dists: int = 150, with_torch: bool = False,
-               log: Any = print) -> Venv:
+               log: Any = print, with_pip: bool = True) -> Venv:
     """The venv: pip, ``n_dists`` generated distributions, two editable installs, torch if asked."""
     path = work / "venv"
-    params = {"n": n_dists, "v": 2, "py": sys.version.split()[0]}
+    params: dict[str, Any] = {"n": n_dists, "v": 2, "py": sys.version.split()[0]}
+    if not with_pip:
+        params["pip"] = False
     python = path / "bin" / "python"
     if not _stamp_ok(path, params):
         log(f"building venv with {n_dists} generated distributions in {path} ...")
         _fresh(path)
-        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]),
+                        str(path)], check=True)
         site = Path(subprocess.check_output(
             [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
             text=True).strip())
@@ -278,13 +281,13 @@ def build_repo(work: Path, n_files: int = 3000, large_diff_kib: int = 300,
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "initial import")
     for c in range(4):  # history
-        for f in rng.sample(files, 40):
+        for f in rng.sample(files, min(40, len(files))):
             f.write_text(_source_file(rng, rng.randint(4, 30)))
         git(path, "commit", "-q", "-am", f"change {c}")
     git(path, "tag", "v1.0")
     git(path, "remote", "add", "origin", "https://github.com/example/bench-repo.git")
     # The dirty state: 20 modified files, one large diff, untracked files.
-    for f in rng.sample(files, 20):
+    for f in rng.sample(files, min(20, len(files))):
         with f.open("a") as fh:
             fh.write(f"\n\ndef patched_{rng.randint(0, 9999)}():\n    return 'local edit'\n")
     big.write_text("".join(f"{i},{rng.random():.8f},{rng.choice(_WORDS)}\n" for i in range(rows)))
@@ -302,10 +305,13 @@ def build_repo(work: Path, n_files: int = 3000, large_diff_kib: int = 300,
 # --------------------------------------------------------------------------- models
 
 
-def build_models(work: Path, log: Any = print) -> tuple[Path, Path]:
+def build_models(work: Path, log: Any = print, tokenizer_lines: int = 160_000
+                 ) -> tuple[Path, Path]:
     """A Kimi-K2.5-shaped target and its EAGLE-3 draft: configs, side files, sparse weights."""
     root = work / "models"
-    params = {"v": 1}
+    params: dict[str, Any] = {"v": 1}
+    if tokenizer_lines != 160_000:
+        params["tok"] = tokenizer_lines
     target, draft = root / "kimi-k2.5", root / "kimi-k2.5-eagle3"
     if _stamp_ok(root, params):
         return target, draft
@@ -332,7 +338,7 @@ def build_models(work: Path, log: Any = print) -> tuple[Path, Path]:
                 {"metadata": {"total_size": 1_000_000_000_000}, "weight_map": weight_map},
                 indent=2))
             (dst / "tiktoken.model").write_text("".join(
-                f"{os.urandom(6).hex()} {i}\n" for i in range(160_000)))
+                f"{os.urandom(6).hex()} {i}\n" for i in range(tokenizer_lines)))
             (dst / "chat_template.jinja").write_text("{% for m in messages %}{{ m }}{% endfor %}\n")
     _stamp(root, params)
     return target, draft
@@ -393,20 +399,23 @@ def _meta(i: int, host: str) -> dict[str, Any]:
             "redacted": [], "collect_ms": {}}
 
 
-def build_snapshots(work: Path, log: Any = print) -> tuple[tuple[Path, Path], list[Path]]:
-    """Two ~1 MiB snapshots that differ in a few places, and 256 rank snapshots."""
+def build_snapshots(work: Path, log: Any = print, n_ranks: int = 256, diff_kib: int = 600
+                    ) -> tuple[tuple[Path, Path], list[Path]]:
+    """Two ~1 MiB snapshots that differ in a few places, and ``n_ranks`` rank snapshots."""
     from runsnap.snapshot import Snapshot
 
     root = work / "snapshots"
-    params = {"v": 1}
+    params: dict[str, Any] = {"v": 1}
+    if (n_ranks, diff_kib) != (256, 600):
+        params.update(ranks=n_ranks, diff=diff_kib)
     pair = (root / "big-a.toml", root / "big-b.toml")
-    ranks = [root / "ranks" / f"rank-{r:03d}.toml" for r in range(256)]
+    ranks = [root / "ranks" / f"rank-{r:03d}.toml" for r in range(n_ranks)]
     if _stamp_ok(root, params):
         return pair, ranks
     log(f"writing benchmark snapshots in {root} ...")
     _fresh(root)
     (root / "ranks").mkdir()
-    a = _big_sections(random.Random(3), 500, 400, 600, 60)
+    a = _big_sections(random.Random(3), 500, 400, diff_kib, 60)
     b = json.loads(json.dumps(a))
     b["env"]["vars"].pop("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")
     b["env"]["vars"]["NCCL_VAR_003"] = "changed"
@@ -421,7 +430,7 @@ def build_snapshots(work: Path, log: Any = print) -> tuple[tuple[Path, Path], li
         host = f"node-{r // 8:02d}"
         s["env"]["vars"].update(RANK=str(r), LOCAL_RANK=str(r % 8), GROUP_RANK=str(r // 8))
         s["system"]["host"] = host
-        if r == 137:  # the odd one
+        if r == 137 % n_ranks:  # the odd one
             s["env"]["vars"]["NCCL_VAR_003"] = "odd"
             s["packages"]["distributions"]["dist-020"]["version"] = "0.0.1"
         Snapshot(meta=_meta(r, host), sections=s).save(path)
