@@ -399,14 +399,14 @@ def _meta(i: int, host: str) -> dict[str, Any]:
             "redacted": [], "collect_ms": {}}
 
 
-def build_snapshots(work: Path, log: Any = print, n_ranks: int = 256, diff_kib: int = 600
+def build_snapshots(work: Path, log: Any = print, n_ranks: int = 256, diff_kib: int = 960
                     ) -> tuple[tuple[Path, Path], list[Path]]:
     """Two ~1 MiB snapshots that differ in a few places, and ``n_ranks`` rank snapshots."""
     from runsnap.snapshot import Snapshot
 
     root = work / "snapshots"
-    params: dict[str, Any] = {"v": 1}
-    if (n_ranks, diff_kib) != (256, 600):
+    params: dict[str, Any] = {"v": 2}
+    if (n_ranks, diff_kib) != (256, 960):
         params.update(ranks=n_ranks, diff=diff_kib)
     pair = (root / "big-a.toml", root / "big-b.toml")
     ranks = [root / "ranks" / f"rank-{r:03d}.toml" for r in range(n_ranks)]
