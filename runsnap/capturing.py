@@ -11,7 +11,6 @@ import dataclasses
 import datetime as _dt
 import os
 import re
-import socket
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -75,14 +74,16 @@ def snapshot_from_context(
 ) -> Snapshot:
     """Run every collector over ``ctx``; a failing collector becomes an entry in its ``errors``.
 
-    ``extra`` sections (``[process]`` of ``capture --pid``) join the collected ones before the
-    redaction pass; ``key`` is the fingerprint key (default: this user's, from ``ctx.env``).
+    ``extra`` sections (``[process]`` of ``capture --pid``) join the collected ones and go
+    through the same redaction; ``key`` is the fingerprint key (default: this user's).
     """
-    from runsnap.collectors import REGISTRY
+    from runsnap.collectors import REGISTRY, start
+    from runsnap.collectors.system import hostname
 
-    ctx.start_probe()  # the probe runs in the child's interpreter while the others work
+    start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
     if key is None:
         key = load_key()  # runsnap's own user and environment, not the child's
+    redactor = Redactor(key)
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
     for name, collector in REGISTRY.items():
@@ -92,17 +93,17 @@ def snapshot_from_context(
         except Exception as exc:  # a collector never fails the capture
             section = {"errors": [f"{name} collector failed: {type(exc).__name__}: {exc}"]}
         section.setdefault("errors", [])
-        sections[name] = section
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
+        # Redacted section by section (the same pass), so it overlaps the programs still running.
+        sections.update(redactor.sections({name: section}))
     for name, extra_section in (extra or {}).items():
-        sections[name] = {**extra_section, "errors": list(extra_section.get("errors", []))}
-    redactor = Redactor(key)
-    sections = redactor.sections(sections)
+        sections.update(redactor.sections(
+            {name: {**extra_section, "errors": list(extra_section.get("errors", []))}}))
     meta = {
         "runsnap_version": __version__,
         "captured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
         "label": ctx.label,
-        "host": socket.gethostname(),
+        "host": hostname(),
         "id": uuid.uuid4().hex,
         "fingerprint_key": key.id,
         "redacted": sorted(set(redactor.redacted)),

@@ -14,7 +14,6 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +65,9 @@ class CaptureContext:
 
     max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES
     """Cap on each repository's stored uncommitted diff."""
+
+    started: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Work that collectors began early (see ``collectors.start``), for them to finish."""
 
     _probe: shell.Pending | None = field(default=None, init=False, repr=False)
 
@@ -120,7 +122,7 @@ class CaptureContext:
     def start_probe(self) -> None:
         """Start the package probe in the child's interpreter, so it runs beside other work."""
         if self._probe is None:
-            source = resources.files("runsnap.probe").joinpath("packages.py").read_text("utf-8")
+            source = _probe_source()
             self._probe = shell.start(
                 [self.interpreter.path, "-c", source], cwd=self.cwd, env=self.env
             )
@@ -140,12 +142,61 @@ class CaptureContext:
             return {"error": f"package probe in {self.interpreter.path} printed no JSON: {exc}"}
         if not isinstance(data, dict):
             return {"error": "package probe printed something other than an object"}
+        for dist in [*data.get("distributions", []), *data.get("shadowed", [])]:
+            if dist.pop("direct_url_json", False):
+                _add_direct_url(dist)
         return data
 
     def editable_sources(self) -> list[str]:
         """Source directories of the editable installs in the child's environment."""
         dists = self.probe.get("distributions", [])
         return [d["source"] for d in dists if d.get("editable") and d.get("source")]
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_source() -> str:
+    """The probe's source text (read beside this module: importlib.resources costs ~10 ms)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe", "packages.py")
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _add_direct_url(dist: dict[str, Any]) -> None:
+    """Fill ``direct_url`` (and ``editable``, ``source``) from the dist-info's direct_url.json.
+
+    Read here rather than in the probe, so the probe needs no JSON parser (PEP 610 files exist
+    only for the few editable, VCS and local-path installs).
+    """
+    path = os.path.join(dist.get("location", ""), dist.get("metadata_dir", ""), "direct_url.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError:
+        return
+    except ValueError as exc:
+        dist["direct_url"] = {"error": f"direct_url.json is not JSON: {exc}"}
+        return
+    if not isinstance(data, dict):
+        dist["direct_url"] = {"error": "direct_url.json is not an object"}
+        return
+    out: dict[str, Any] = {"url": data.get("url", "")}
+    dir_info = data.get("dir_info") or {}
+    if isinstance(dir_info, dict) and dir_info.get("editable"):
+        out["editable"] = True
+    vcs = data.get("vcs_info")
+    if isinstance(vcs, dict):
+        out["vcs"] = vcs.get("vcs", "")
+        out["commit_id"] = vcs.get("commit_id", "")
+        if vcs.get("requested_revision"):
+            out["requested_revision"] = vcs["requested_revision"]
+    dist["direct_url"] = out
+    if out.get("editable"):
+        dist["editable"] = True
+    url = out["url"]
+    if isinstance(url, str) and url.startswith("file://"):
+        from urllib.parse import unquote, urlsplit
+
+        dist["source"] = unquote(urlsplit(url).path)
 
 
 def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:

@@ -27,10 +27,8 @@ import hashlib
 import hmac
 import os
 import re
-import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +40,17 @@ __all__ = [
 ]
 
 _PREFIX = "<redacted:hmac-sha256:"
+_KNOWLEDGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "knowledge")
 
 # Credentials in a URL: scheme://user:password@host or scheme://token@host.
 _URL_CREDS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<creds>[^/\s:@]*(?::[^/\s@]*)?)@")
 
-# Tokens whose shape alone gives them away (prefixes documented by their issuers).
+# Tokens whose shape alone gives them away (prefixes documented by their issuers). A token
+# starts at a word boundary; that is checked in _scrub_tokens, not with a leading \b, because a
+# pattern that starts with a literal lets the regex engine skip to candidate first letters:
+# 5x faster over a large git diff (3 ms instead of 17 ms for 350 KiB).
 _TOKEN_SHAPES = re.compile(
-    r"\b(?:"
+    r"(?:"
     r"hf_[A-Za-z0-9]{30,}"  # Hugging Face
     r"|gh[pousr]_[A-Za-z0-9]{36,}"  # GitHub classic tokens
     r"|github_pat_[A-Za-z0-9_]{40,}"  # GitHub fine-grained tokens
@@ -64,17 +66,53 @@ _TOKEN_SHAPES = re.compile(
 
 
 def _globs(name: str) -> tuple[str, ...]:
-    text = resources.files("runsnap.knowledge").joinpath(name).read_text("utf-8")
+    # Read beside this module: importlib.resources costs ~10 ms to import on every capture.
+    with open(os.path.join(_KNOWLEDGE, name), encoding="utf-8") as fh:
+        text = fh.read()
     lines = (line.strip() for line in text.splitlines())
     return tuple(line.upper() for line in lines if line and not line.startswith("#"))
 
 
-@functools.lru_cache(maxsize=1)
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    def compile_all(globs: Iterable[str]) -> re.Pattern[str]:
-        return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+class _GlobSet:
+    """Matches a name against shell globs, as :func:`fnmatch.fnmatchcase` would.
 
-    return compile_all(_globs("secret-names.txt")), compile_all(_globs("not-secret-names.txt"))
+    The name lists use ``*`` only, so most globs are an exact name, a prefix, a suffix or a
+    substring, matched with plain string operations; the rest go through one regular
+    expression. Compiling all of them as one regular expression cost ~6 ms on every capture.
+
+    >>> g = _GlobSet(["*TOKEN*", "*_KEY", "DATABASE_URL", "A*B*C", "X?Z"])
+    >>> [g.match(n) for n in ("HF_TOKEN", "MY_KEY", "DATABASE_URL", "AxBxC", "XYZ", "KEYS")]
+    [True, True, True, True, True, False]
+    """
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        exact, prefix, suffix, inner, other = set(), [], [], [], []
+        for g in globs:
+            core = g.strip("*")
+            if any(c in core for c in "*?[") or not core:
+                other.append(g)
+            elif g.startswith("*") and g.endswith("*") and len(g) > 1:
+                inner.append(core)
+            elif g.startswith("*"):
+                suffix.append(core)
+            elif g.endswith("*"):
+                prefix.append(core)
+            else:
+                exact.add(g)
+        self.exact = frozenset(exact)
+        self.prefix, self.suffix, self.inner = tuple(prefix), tuple(suffix), tuple(inner)
+        self.other = (re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in other))
+                      if other else None)
+
+    def match(self, name: str) -> bool:
+        return (name in self.exact or name.startswith(self.prefix) or name.endswith(self.suffix)
+                or any(part in name for part in self.inner)
+                or (self.other is not None and self.other.match(name) is not None))
+
+
+@functools.lru_cache(maxsize=1)
+def _patterns() -> tuple[_GlobSet, _GlobSet]:
+    return _GlobSet(_globs("secret-names.txt")), _GlobSet(_globs("not-secret-names.txt"))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -86,7 +124,7 @@ def is_secret_name(name: str) -> bool:
     """
     secret, not_secret = _patterns()
     upper = name.upper().replace("-", "_")
-    return bool(secret.match(upper)) and not not_secret.match(upper)
+    return secret.match(upper) and not not_secret.match(upper)
 
 
 @dataclass(frozen=True)
@@ -130,7 +168,7 @@ def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
     existing = _read_key(path)
     if existing:
         return existing
-    key = secrets.token_bytes(32)
+    key = os.urandom(32)  # what secrets.token_bytes does (secrets imports random: 2 ms)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -173,10 +211,29 @@ class Redactor:
                 else m[0],
                 out,
             )
-        out = _TOKEN_SHAPES.sub(lambda m: self.fingerprint(m[0]), out)
+        out = self._scrub_tokens(out)
         if out != text:
             self.redacted.append(where)
         return out
+
+    def _scrub_tokens(self, text: str) -> str:
+        """``text`` with every token-shaped value that starts at a word boundary replaced."""
+        parts: list[str] = []
+        pos = done = 0
+        while True:
+            m = _TOKEN_SHAPES.search(text, pos)
+            if m is None:
+                break
+            start = m.start()
+            if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                pos = start + 1  # inside a word: not a token start; a later one may be
+                continue
+            parts += [text[done:start], self.fingerprint(m[0])]
+            pos = done = m.end()
+        if not parts:
+            return text
+        parts.append(text[done:])
+        return "".join(parts)
 
     def value_for(self, name: str, value: str, where: str) -> str:
         """The value to store for a variable or option ``name``."""

@@ -7,7 +7,6 @@ Tests swap a program for a recorded one by putting a script of the same name fir
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,9 +46,18 @@ class Pending:
         self.argv = tuple(argv)
         self._proc = proc
         self._err = err
+        self._result: Result | None = None
 
     def wait(self, timeout: float | None = 60) -> Result:
-        """Wait for the program and return its result (a failed start is a result with 127)."""
+        """Wait for the program and return its result (a failed start is a result with 127).
+
+        Waiting again returns the same result.
+        """
+        if self._result is None:
+            self._result = self._wait(timeout)
+        return self._result
+
+    def _wait(self, timeout: float | None) -> Result:
         if self._proc is None:
             return Result(self.argv, 127, b"", self._err.encode())
         try:
@@ -59,6 +67,14 @@ class Pending:
             out, err = self._proc.communicate()
             return Result(self.argv, 124, out, err + f"timed out after {timeout}s".encode())
         return Result(self.argv, self._proc.returncode, out, err)
+
+    def cancel(self) -> None:
+        """Stop the program if it still runs and reap it; its output is not wanted."""
+        if self._proc is None or self._result is not None:
+            return
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
 
 
 def start(
@@ -95,5 +111,28 @@ def run(
 
 
 def which(name: str, path: str | None = None) -> str | None:
-    """Where ``name`` is found on ``path`` (default: this process's ``PATH``)."""
-    return shutil.which(name, path=path if path is not None else os.environ.get("PATH"))
+    """Where ``name`` is found on ``path`` (default: this process's ``PATH``).
+
+    :func:`shutil.which` for POSIX (an executable regular file, first on ``PATH``; a name with a
+    slash is checked as it is), without importing :mod:`shutil` and its compression modules.
+    """
+    if os.name != "posix":  # pragma: no cover - PATHEXT and friends
+        import shutil
+
+        return shutil.which(name, path=path if path is not None else os.environ.get("PATH"))
+    if os.sep in name:
+        return name if _is_executable(name) else None
+    search = path if path is not None else os.environ.get("PATH", os.defpath)
+    seen = set()
+    for entry in search.split(os.pathsep):
+        if entry in seen:
+            continue
+        seen.add(entry)
+        candidate = os.path.join(entry, name)  # an empty entry: the current directory
+        if _is_executable(candidate):
+            return candidate
+    return None
+
+
+def _is_executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)

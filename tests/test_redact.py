@@ -108,3 +108,28 @@ def test_unwritable_key_location_falls_back_to_an_ephemeral_key(tmp_path: Path) 
     blocker.write_text("")
     key = load_key({"RUNSNAP_KEY_FILE": str(blocker / "sub" / "k")})
     assert key.source == "ephemeral" and len(key.key) == 32
+
+
+def test_token_shapes_count_only_from_a_word_boundary(tmp_path: Path) -> None:
+    r = Redactor(load_key())
+    fp = r.fingerprint
+    inside = "x" + HF  # part of a longer word: not a token, as with a leading \b
+    assert r.scrub(inside, "t") == inside
+    # A rejected candidate must not hide a real token that starts inside it, after a '-'.
+    text = f"risk-{HF} and xsk-abcdefghijklmnopqrstuvwxyz-{GH}"
+    assert r.scrub(text, "t") == f"risk-{fp(HF)} and xsk-abcdefghijklmnopqrstuvwxyz-{fp(GH)}"
+    assert r.scrub(f"{HF}\n{GH}", "t") == f"{fp(HF)}\n{fp(GH)}"
+
+
+def test_name_globs_match_as_fnmatch_does() -> None:
+    import fnmatch
+
+    from runsnap.redact import _globs, _patterns
+
+    names = ["HF_TOKEN", "TOKEN", "MY_KEY", "KEY", "MONKEY", "DATABASE_URL", "X_DATABASE_URL",
+             "SGLANG_MAX_NEW_TOKENS_LIMIT", "TOKENIZERS_PARALLELISM", "A_PASS", "PASSWORD1",
+             "GOOGLE_APPLICATION_CREDENTIALS", "HF_TOKEN_PATH", "DB_PASSX", "SESSION_IDS"]
+    for globs, matcher in zip((_globs("secret-names.txt"), _globs("not-secret-names.txt")),
+                              _patterns(), strict=True):
+        for name in names:
+            assert matcher.match(name) == any(fnmatch.fnmatchcase(name, g) for g in globs), name

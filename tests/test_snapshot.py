@@ -46,6 +46,43 @@ def test_any_environment_round_trips(env: dict[str, str]) -> None:
     assert loads(dumps(snap)) == snap
 
 
+# Text as it appears in diffs and configs: quotes, backslashes, CRLF, tabs, control characters.
+diff_text = st.text(alphabet=st.sampled_from("ab '\"\\\r\n\t\x00\x1b\x7fé"), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(diff_text)
+def test_any_multiline_text_round_trips_through_toml(value: str) -> None:
+    assert roundtrip(value) == value
+    assert roundtrip({value: value}) == {value: value}
+
+
+def test_crlf_line_ends_survive() -> None:
+    diff = "--- a/w.bat\r\n+++ b/w.bat\r\n-echo 1\r\n+echo 2\r\n"
+    assert roundtrip(diff) == diff
+
+
+def test_plain_multiline_text_is_written_as_a_literal_string() -> None:
+    diff = 'diff --git a/x b/x\n+print("hi")  # \\d\n'
+    text = dumps(Snapshot(meta=META, sections={"git": {"diff": diff}}))
+    assert f"diff = '''\n{diff}'''\n" in text  # no escapes: the text as it is
+    for awkward in ("ends with a quote\n'", "has ''' inside\n", "carriage\r\n", "bell\x07\n"):
+        assert roundtrip(awkward) == awkward  # TOML allows no literal string for these:
+        assert 'v = """' in dumps(Snapshot(meta=META, sections={"x": {"v": awkward}}))
+
+
+def test_the_writer_lays_out_tables_like_tomli_w() -> None:
+    tomli_w = pytest.importorskip("tomli_w")
+    doc = {"schema": 1, "meta": {"id": "x", "captured_at": "t", "list": [1, 2], "empty": {}},
+           "git": {"repos": {"r": {"changed": [{"path": "a", "status": ".M"}],
+                                   "untracked": [{"path": "p" * 120, "size": 1}],
+                                   "remotes": {"origin": "u"}, "errors": []}}},
+           "k": {"weird key": "x", "~~t": True, "f": 1.5, "n": -(2**63), "nested": [[1], []]}}
+    from runsnap.snapshot import _table_chunks
+
+    assert "".join(_table_chunks(doc, "")) == tomli_w.dumps(doc, multiline_strings=True)
+
+
 def test_undecodable_bytes_are_stored_as_the_original_bytes() -> None:
     value = b"caf\xe9".decode("utf-8", "surrogateescape")
     assert encode(value) == {"~bytes": "Y2Fm6Q=="}

@@ -3,6 +3,11 @@
 :data:`REGISTRY` is the ordered mapping section name -> collector that a capture runs. A
 collector returns plain data with an ``errors`` list; when it raises, the capture records the
 exception in that section's ``errors`` and goes on.
+
+A collector that waits on other programs may also have a ``start(ctx)`` in :data:`STARTERS`:
+:func:`start` calls them all before any collector runs, so the package probe, git and
+``nvidia-smi`` work side by side with runsnap's own work; each ``collect`` then finishes what
+its ``start`` began (or does everything itself when ``start`` was not called).
 """
 
 from __future__ import annotations
@@ -15,17 +20,37 @@ from runsnap.collectors import command, env, git, models, packages, system
 if TYPE_CHECKING:
     from runsnap.context import CaptureContext
 
-__all__ = ["REGISTRY", "Collector"]
+__all__ = ["REGISTRY", "STARTERS", "Collector", "start"]
 
 Collector = Callable[["CaptureContext"], dict[str, Any]]
 
-#: Section name -> collector, in the order they run. ``packages`` runs before ``git`` because
-#: git reads the editable installs it found.
+#: Section name -> collector, in the order they run (snapshots order sections by
+#: ``snapshot.SECTION_ORDER``, not by this). The collectors that only read files come first, so
+#: their work overlaps the package probe and git, which :func:`start` has set going; ``packages``
+#: and ``git`` then wait for those (git also needs the probe's editable installs).
 REGISTRY: dict[str, Collector] = {
     "command": command.collect,
     "env": env.collect,
-    "packages": packages.collect,
-    "git": git.collect,
     "models": models.collect,
     "system": system.collect,
+    "packages": packages.collect,
+    "git": git.collect,
 }
+
+#: Section name -> starter: begins a collector's slow outside work early (see the docstring).
+STARTERS: dict[str, Callable[[CaptureContext], None]] = {
+    "git": git.start,
+    "system": system.start,
+}
+
+
+def start(ctx: CaptureContext) -> None:
+    """Start the package probe and every collector's outside programs; never raises."""
+    ctx.start_probe()
+    for name, starter in STARTERS.items():
+        try:
+            starter(ctx)
+        # One starter failing must not stop the others; its collector then does the work
+        # itself and records any failure.
+        except Exception:  # noqa: PERF203
+            ctx.started.pop(name, None)

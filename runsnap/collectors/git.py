@@ -41,69 +41,129 @@ def _git_env(ctx: CaptureContext) -> dict[str, str]:
     return env
 
 
-def _candidates(ctx: CaptureContext) -> list[tuple[str, str]]:
-    """(path, role) pairs: where to look for repositories and why."""
-    out = [(ctx.cwd, "cwd")]
-    out += [(str(resolve_path(r, ctx.cwd)), "--repo") for r in ctx.repos]
+def _editable_candidates(ctx: CaptureContext) -> list[tuple[str, str]]:
+    """(path, role) for the source checkout of every editable install (needs the probe)."""
     dists = ctx.probe.get("distributions", [])
-    out += [
+    return [
         (d["source"], f"editable install of {d['name']}")
         for d in dists
         if d.get("editable") and d.get("source")
     ]
-    return out
+
+
+class _Plan:
+    """The git commands of one capture, started as early as each is known.
+
+    The cwd's repository and every ``--repo`` are known before anything has run, so
+    :func:`start` begins their commands while the package probe and the other collectors work:
+    the discovery ``rev-parse`` and, speculatively, the state commands run side by side (``git
+    -C <dir inside the work tree>`` reports the whole repository, with paths from its top). The
+    editable installs' checkouts are known only from the probe; :func:`collect` adds them.
+    """
+
+    def __init__(self, ctx: CaptureContext) -> None:
+        self.env = _git_env(ctx)
+        self.git = shell.which("git", path=self.env["PATH"])
+        self.errors: list[str] = []
+        self.candidates: list[dict[str, Any]] = []
+        self.max_diff_bytes = ctx.max_diff_bytes
+
+    def add(self, path: str, role: str, speculative: bool) -> None:
+        if self.git is None:
+            return
+        if not os.path.isdir(path):
+            self.errors.append(f"{path} ({role}): no such directory")
+            return
+        argv = [self.git, "-C", path, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
+                "--is-shallow-repository", "--show-toplevel"]
+        self.candidates.append({
+            "path": path, "role": role, "discovery": shell.start(argv, env=self.env),
+            "state": _start_state(self.git, path, False, self.env) if speculative else None,
+        })
+
+
+def start(ctx: CaptureContext) -> None:
+    """Start git in the repositories known before the probe has answered (cwd, ``--repo``)."""
+    plan = _Plan(ctx)
+    plan.add(ctx.cwd, "cwd", speculative=True)
+    for r in ctx.repos:
+        plan.add(str(resolve_path(r, ctx.cwd)), "--repo", speculative=True)
+    ctx.started["git"] = plan
 
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:
     """``{"repos": {name: {...}}, "not_repositories": [...], "errors": [...]}``."""
-    errors: list[str] = []
-    env = _git_env(ctx)
-    git = shell.which("git", path=env["PATH"])
-    if git is None:
+    if "git" not in ctx.started:
+        start(ctx)
+    plan: _Plan = ctx.started.pop("git")
+    if plan.git is None:
         return {"repos": {}, "errors": ["git not found on PATH: repositories not recorded"]}
+    # An editable checkout is usually a repository of its own: read it speculatively too,
+    # unless it lies inside a work tree already being read (then it may be the same one).
+    tops = [t for t in (_toplevel(c["discovery"].wait()) for c in plan.candidates) if t]
+    for path, role in _editable_candidates(ctx):
+        inside = any(path == t or path.startswith(t.rstrip(os.sep) + os.sep) for t in tops)
+        plan.add(path, role, speculative=not inside)
 
-    # 1. Where is each candidate's repository? (one rev-parse each, side by side)
-    pending = []
-    for path, role in _candidates(ctx):
-        if not os.path.isdir(path):
-            errors.append(f"{path} ({role}): no such directory")
-            continue
-        argv = [git, "-C", path, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
-                "--is-shallow-repository", "--show-toplevel"]
-        pending.append((path, role, shell.start(argv, env=env)))
+    # 1. Which repository is each candidate in? Start each repository's state commands once
+    #    (or keep the speculative ones), all repositories side by side.
     repos: dict[str, dict[str, Any]] = {}  # keyed by toplevel (or git dir, when bare)
     not_repos: list[str] = []
-    for path, role, p in pending:
-        res = p.wait()
+    for cand in plan.candidates:
+        res = cand["discovery"].wait()
         lines = res.text().splitlines()
         # A bare repository has no work tree, so --show-toplevel fails after the other three
         # answers were printed: judge by what was printed, not only by the exit status.
         bare = bool(lines) and lines[0] == "true"
         if len(lines) < 3 or not (bare or (res.ok and len(lines) >= 4)):
+            if cand["state"]:
+                _cancel(cand["state"])
             if b"not a git repository" in res.stderr:
-                not_repos.append(path)
+                not_repos.append(cand["path"])
             else:
-                errors.append(f"{path} ({role}): {res.error_line()}")
+                plan.errors.append(f"{cand['path']} ({cand['role']}): {res.error_line()}")
             continue
         top = lines[1] if bare else lines[3]
-        entry = repos.setdefault(
-            top, {"path": top, "roles": [], "bare": bare, "shallow": lines[2] == "true"}
-        )
-        if role not in entry["roles"]:
-            entry["roles"].append(role)
+        entry = repos.get(top)
+        if entry is None:
+            entry = repos[top] = {"path": top, "roles": [], "bare": bare,
+                                  "shallow": lines[2] == "true"}
+            if cand["state"] and not bare:
+                entry["started"] = cand["state"]
+                cand["state"] = None
+            else:
+                entry["started"] = _start_state(plan.git, top, bare, plan.env)
+            if not bare and os.path.exists(os.path.join(top, ".gitmodules")):
+                entry["started"]["submodules"] = shell.start(
+                    [plan.git, "-C", top, "submodule", "status", "--recursive"], env=plan.env)
+        if cand["state"]:
+            _cancel(cand["state"])  # a second name for a repository already being read
+        if cand["role"] not in entry["roles"]:
+            entry["roles"].append(cand["role"])
 
-    # 2. Each repository's state, all repositories side by side.
-    started = {key: _start_state(git, entry, env) for key, entry in repos.items()}
+    # 2. Each repository's state.
     out: dict[str, dict[str, Any]] = {}
-    for key, entry in repos.items():
-        state = _finish_state(git, entry, started[key], env, ctx.max_diff_bytes)
+    for entry in repos.values():
+        state = _finish_state(plan.git, entry, entry.pop("started"), plan.env,
+                              plan.max_diff_bytes)
         name = _unique(out, Path(entry["path"]).name or "repo")
         out[name] = state
     section: dict[str, Any] = {"repos": out}
     if not_repos:
         section["not_repositories"] = not_repos
-    section["errors"] = errors
+    section["errors"] = plan.errors
     return section
+
+
+def _toplevel(res: shell.Result) -> str:
+    """The work tree's top from a discovery ``rev-parse`` ("" when none: bare, or no repo)."""
+    lines = res.text().splitlines()
+    return lines[3] if res.ok and len(lines) >= 4 and lines[0] == "false" else ""
+
+
+def _cancel(started: dict[str, shell.Pending]) -> None:
+    for p in started.values():
+        p.cancel()
 
 
 def _unique(taken: dict[str, Any], name: str) -> str:
@@ -115,23 +175,26 @@ def _unique(taken: dict[str, Any], name: str) -> str:
     return f"{name}-{i}"
 
 
-def _start_state(git: str, entry: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    path = entry["path"]
+def _start_state(git: str, path: str, bare: bool, env: dict[str, str]) -> dict[str, Any]:
+    """Start the commands that read one repository's state; ``path`` may be inside it.
+
+    A work tree needs four: ``status --porcelain=v2 --branch`` (commit, branch, upstream,
+    ahead/behind, changed and untracked files), ``diff HEAD``, ``describe`` and ``remote``.
+    ``describe --dirty`` is not used: it refreshes the index a third time, and the status
+    already says whether tracked files changed.
+    """
     base = [git, "-C", path, "-c", "core.quotepath=off"]
     cmds = {
-        "head": [*base, "rev-parse", "--verify", "-q", "HEAD"],
-        "describe": [*base, "describe", "--always", "--tags", "--dirty"],
+        "describe": [*base, "describe", "--always", "--tags"],
         "remotes": [*base, "remote", "-v"],
     }
-    if not entry["bare"]:
+    if not bare:
         cmds["status"] = [*base, "status", "--porcelain=v2", "--branch",
                           "--untracked-files=all", "-z"]
         cmds["diff"] = [*base, "diff", "HEAD", "--no-color", "--no-ext-diff"]
-        if os.path.exists(os.path.join(path, ".gitmodules")):
-            cmds["submodules"] = [*base, "submodule", "status", "--recursive"]
     else:
+        cmds["head"] = [*base, "rev-parse", "--verify", "-q", "HEAD"]
         cmds["branch"] = [*base, "symbolic-ref", "-q", "--short", "HEAD"]
-        cmds["describe"] = [*base, "describe", "--always", "--tags"]
     return {name: shell.start(argv, env=env) for name, argv in cmds.items()}
 
 
@@ -141,14 +204,23 @@ def _finish_state(
 ) -> dict[str, Any]:
     res = {name: p.wait() for name, p in started.items()}
     errors: list[str] = []
-    state: dict[str, Any] = {
-        "path": entry["path"],
-        "roles": entry["roles"],
-        "commit": res["head"].text().strip() if res["head"].ok else "",
-    }
+    state: dict[str, Any] = {"path": entry["path"], "roles": entry["roles"]}
+    status: dict[str, Any] = {}
+    if entry["bare"]:
+        state["commit"] = res["head"].text().strip() if res["head"].ok else ""
+    else:
+        st = res["status"]
+        if st.ok:
+            status = _parse_status(st.stdout, entry["path"])
+        else:
+            errors.append(st.error_line())
+        state["commit"] = status.pop("commit", "")
     if not state["commit"]:
         state["unborn"] = True  # a repository with no commit yet
-    state["describe"] = res["describe"].text().strip() if res["describe"].ok else ""
+    describe = res["describe"].text().strip() if res["describe"].ok else ""
+    if describe and status.get("changed"):
+        describe += "-dirty"  # what `git describe --dirty` says: tracked files changed
+    state["describe"] = describe
     state["bare"] = entry["bare"]
     state["shallow"] = entry["shallow"]
 
@@ -156,11 +228,7 @@ def _finish_state(
         state["branch"] = res["branch"].text().strip()
         state["detached"] = not state["branch"]
     else:
-        st = res["status"]
-        if st.ok:
-            state.update(_parse_status(st.stdout, entry["path"]))
-        else:
-            errors.append(st.error_line())
+        state.update(status)
         diff = res["diff"]
         if diff.ok:
             state.update(_diff_fields(git, entry["path"], diff.stdout, env, max_diff_bytes))
@@ -188,7 +256,10 @@ def _parse_status(raw: bytes, top: str) -> dict[str, Any]:
         i += 1
         if not rec:
             continue
-        if rec.startswith("# branch.head "):
+        if rec.startswith("# branch.oid "):
+            oid = rec[len("# branch.oid "):]
+            out["commit"] = "" if oid == "(initial)" else oid
+        elif rec.startswith("# branch.head "):
             head = rec[len("# branch.head "):]
             out["detached"] = head == "(detached)"
             out["branch"] = "" if out["detached"] else head

@@ -167,3 +167,22 @@ def test_a_real_pip_editable_install_in_a_second_venv(tmp_path) -> None:
     assert dists["tiny-pkg"]["source"] == str(src)
     assert "pip" in dists
     assert snap["git"]["repos"]["tinypkg"]["roles"] == ["editable install of tiny-pkg"]
+
+
+def test_vcs_direct_url_is_read_without_the_probe_parsing_json(tmp_path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    site = Path(subprocess.check_output(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+    ).strip())
+    url = "https://github.com/sgl-project/sglang.git"
+    write_dist(site, "sglang", "0.5.23", {"url": url, "vcs_info": {
+        "vcs": "git", "commit_id": "a" * 40, "requested_revision": "v0.5.23"}})
+    write_dist(site, "broken", "1.0")
+    (site / "broken-1.0.dist-info" / "direct_url.json").write_text("{not json")
+    dists = runsnap.capture([str(py)], env=base_env(), cwd=tmp_path)["packages"]["distributions"]
+    assert dists["sglang"]["direct_url"] == {"url": url, "vcs": "git", "commit_id": "a" * 40,
+                                             "requested_revision": "v0.5.23"}
+    assert "editable" not in dists["sglang"] and "source" not in dists["sglang"]
+    assert dists["broken"]["direct_url"]["error"].startswith("direct_url.json is not JSON")

@@ -6,6 +6,8 @@ import os
 import socket
 from pathlib import Path
 
+import pytest
+
 import runsnap
 from tests.conftest import asset
 
@@ -50,3 +52,12 @@ def test_a_failing_nvidia_smi_is_recorded(tmp_path: Path) -> None:
     assert gpu["available"] is False
     assert gpu["count"] == 0
     assert "exit status 9" in gpu["reason"]
+
+
+def test_proc_and_sys_readings_agree_with_psutil(tmp_path: Path) -> None:
+    psutil = pytest.importorskip("psutil")
+    if not os.path.exists("/proc/meminfo"):
+        pytest.skip("no /proc here: psutil itself is used")
+    s = runsnap.capture([], env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)["system"]
+    assert s["cpu"]["physical"] == psutil.cpu_count(logical=False)
+    assert s["memory"]["total_bytes"] == psutil.virtual_memory().total

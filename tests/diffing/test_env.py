@@ -109,9 +109,12 @@ def test_fingerprints_from_other_keys_are_not_comparable(cap, tmp_path, monkeypa
     monkeypatch.setenv("RUNSNAP_KEY_FILE", str(tmp_path / "other.key"))
     b = cap({"HF_TOKEN": "hf_" + "a" * 34})
     report = compare(a, b)
-    assert counted(report) == [("env", "HF_TOKEN", "changed")]
-    assert "not comparable" in report.counted[0].reason
-    assert report.counted[0].score == 10
+    # Only [env]: a dirty checkout of runsnap itself (its editable install is recorded) may
+    # hold token-shaped text, whose fingerprints differ under the other key too.
+    env_diffs = [d for d in report.counted if d.section == "env"]
+    assert [(d.key, d.change) for d in env_diffs] == [("HF_TOKEN", "changed")]
+    assert "not comparable" in env_diffs[0].reason
+    assert env_diffs[0].score == 10
     assert report.notes and "different keys" in report.notes[0]
 
 

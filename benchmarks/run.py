@@ -1,0 +1,430 @@
+"""runsnap's performance benchmark: runsnap against the tools people run today, same run.
+
+    python benchmarks/run.py                     # default: builds inputs once, ~3-4 minutes
+    python benchmarks/run.py --quick             # fewer rounds, no torch: well under a minute
+    python benchmarks/run.py --out benchmarks/RESULTS.md
+
+Run it with the interpreter runsnap is installed in (``.venv/bin/python``): the ``runsnap``
+console script next to it is what gets measured. Inputs are built into ``benchmarks/.work/``
+(git-ignored) on first use and reused. Each case measures its subject and its peers
+interleaved, round by round, and reports medians, interquartile ranges, peak memory and the
+ratios between them; absolute times are not comparable between runs on a noisy machine,
+ratios within one run are.
+
+Adding a case: write a ``build(bench) -> [Command, ...]`` (subject first; raise ``Skip`` when
+the feature is absent), optionally a ``checks(measured) -> [Check, ...]`` for its targets, and
+append a :class:`Case` to :data:`CASES`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import inputs  # noqa: E402
+from benchmarks.harness import Case, Check, Command, Measured, Skip, render, run_case  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass
+class Bench:
+    """What every case builder gets: the inputs, the environment, how to call runsnap."""
+
+    work: Path
+    out: Path
+    venv: inputs.Venv
+    repo: Path
+    models: tuple[Path, Path]
+    snapshots: tuple[Path, Path]
+    ranks: list[Path]
+    runsnap: list[str]
+    python: str
+    """The interpreter runsnap runs in (for peers that measure Python itself)."""
+    env: dict[str, str]
+    quick: bool
+
+    def run_help(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*self.runsnap, *args], env=self.env, cwd=self.repo,
+                              capture_output=True, text=True)
+
+
+def install_runsnap(work: Path) -> tuple[str, list[str]]:
+    """runsnap from this working tree, laid out as a regular install: (python, runsnap argv).
+
+    A venv whose ``.pth`` puts the working tree and the directory holding runsnap's
+    dependencies on ``sys.path`` as plain entries, and a ``runsnap`` script like the one pip
+    writes. Measuring through a development install would add the editable-install finder that
+    setuptools hooks into every interpreter start (~20 ms: it imports pathlib and re), which
+    users of a regular install never pay. The working tree is used as it is, so every run
+    measures the current code.
+    """
+    import importlib.util
+
+    venv = work / "runsnap-venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(subprocess.check_output(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        text=True).strip())
+    spec = importlib.util.find_spec("click")
+    if spec is None or spec.origin is None:
+        raise SystemExit("run this with the interpreter runsnap's dependencies are installed in")
+    deps = Path(spec.origin).parent.parent
+    (site / "runsnap_bench.pth").write_text(f"{ROOT}\n{deps}\n")
+    script = venv / "bin" / "runsnap"
+    script.write_text(f"#!{py}\nimport sys\nfrom runsnap.cli import main\n"
+                      "if __name__ == '__main__':\n    sys.exit(main())\n")
+    script.chmod(0o755)
+    return str(py), [str(script)]
+
+
+def child_env(work: Path, venv: inputs.Venv) -> dict[str, str]:
+    """A launch-like environment: the venv active, NCCL/SGLang/torchrun tuning variables."""
+    env = {
+        "PATH": f"{venv.path / 'bin'}:{os.environ.get('PATH', os.defpath)}",
+        "VIRTUAL_ENV": str(venv.path),
+        "HOME": os.environ.get("HOME", "/root"),
+        "LANG": "C.UTF-8",
+        "RUNSNAP_KEY_FILE": str(work / "fingerprint.key"),
+        "HF_HOME": str(work / "hf-home"),
+        "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
+        "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "WORLD_SIZE": "8", "RANK": "0",
+        "LOCAL_RANK": "0",
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1",
+        "HF_TOKEN": "hf_" + "x" * 34,
+        "WANDB_API_KEY": "0123456789abcdef0123456789abcdef01234567",
+    }
+    for i, name in enumerate(("DEBUG", "IB_HCA", "SOCKET_IFNAME", "IB_GID_INDEX", "NET_GDR_LEVEL",
+                              "P2P_LEVEL", "MIN_NCHANNELS", "MAX_NCHANNELS", "BUFFSIZE",
+                              "NVLS_ENABLE", "CUMEM_ENABLE", "ALGO", "PROTO")):
+        env[f"NCCL_{name}"] = f"value{i}"
+    for i in range(40):
+        env[f"APP_SETTING_{i:02d}"] = f"setting-{i}"
+    return env
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def _capture_cmd(bench: Bench, name: str, *extra: str) -> list[str]:
+    return [*bench.runsnap, "capture", "-o", str(bench.out / f"{name}.toml"), *extra]
+
+
+def _collect_ms(bench: Bench, name: str) -> Any:
+    path = bench.out / f"{name}.toml"
+
+    def after(_launched: float) -> dict[str, float]:
+        with open(path, "rb") as fh:
+            meta = tomllib.load(fh).get("meta", {})
+        return {f"collect_ms.{k}": float(v) for k, v in meta.get("collect_ms", {}).items()}
+
+    return after
+
+
+def build_capture(bench: Bench) -> list[Command]:
+    env, cwd = bench.env, str(bench.repo)
+    models = [a for m in bench.models for a in ("--model", str(m))]
+    git = shutil.which("git") or "git"
+    cmds = [
+        Command("runsnap capture", _capture_cmd(bench, "c1", *models), env=env, cwd=cwd,
+                after=_collect_ms(bench, "c1")),
+        Command("pip freeze", [str(bench.venv.pip), "freeze"], env=env, cwd=cwd),
+        Command("floor: python -c pass + git status + git diff", steps=[
+            [str(bench.venv.python), "-c", "pass"],
+            [git, "status", "--porcelain=v2", "--branch", "--untracked-files=all"],
+            [git, "diff", "HEAD"],
+        ], env=env, cwd=cwd),
+    ]
+    if bench.venv.has_torch and not bench.quick:
+        cmds.insert(2, Command("python -m torch.utils.collect_env",
+                               [str(bench.venv.python), "-m", "torch.utils.collect_env"],
+                               env=env, cwd=cwd))
+    return cmds
+
+
+def checks_capture(m: dict[str, Measured]) -> list[Check]:
+    cap = m["runsnap capture"].median_ms
+    out = [Check("capture / pip freeze", cap / m["pip freeze"].median_ms, "x", 0.2),
+           Check("capture / floor", cap / m["floor: python -c pass + git status + git diff"]
+                 .median_ms, "x", 2.5)]
+    if "python -m torch.utils.collect_env" in m:
+        out.append(Check("capture / collect_env",
+                         cap / m["python -m torch.utils.collect_env"].median_ms, "x", None))
+    return out
+
+
+def notes_capture(m: dict[str, Measured]) -> list[str]:
+    cap = m["runsnap capture"]
+    parts = [f"{k.split('.', 1)[1]} {cap.extra_median(k):.1f}" for k in sorted(cap.extra)]
+    return ["per-collector medians from `[meta] collect_ms` (ms): " + ", ".join(parts)] if parts \
+        else []
+
+
+_CHILD = ("import sys, time; t = time.time(); "
+          "open(sys.argv[1], 'w').write(repr(t))")
+
+
+def _has_wrapper(bench: Bench) -> bool:
+    return "--no-run" in bench.run_help("capture", "--help").stdout
+
+
+def build_wrapper(bench: Bench) -> list[Command]:
+    if not _has_wrapper(bench):
+        raise Skip("feature not present (`runsnap capture --help` has no --no-run: the launch "
+                   "wrapper is not on this branch)")
+    env, cwd = bench.env, str(bench.repo)
+    py = str(bench.venv.python)
+    marker = bench.out / "child-started"
+    snap = bench.out / "c2.toml"
+
+    def clear() -> None:
+        for p in (marker, snap):
+            p.unlink(missing_ok=True)
+
+    def started(launched: float) -> dict[str, float]:
+        t_child = float(marker.read_text())
+        out = {"start_ms": (t_child - launched) * 1000}
+        if snap.exists():
+            out["outcome_after_child_ms"] = (snap.stat().st_mtime - t_child) * 1000
+        return out
+
+    return [
+        Command("runsnap capture -- python -c <child>",
+                [*bench.runsnap, "capture", "-o", str(snap), "--", py, "-c", _CHILD, str(marker)],
+                env=env, cwd=cwd, before=clear, after=started, ok=(0,)),
+        Command("runsnap capture (no command)", _capture_cmd(bench, "c2-alone"), env=env, cwd=cwd),
+        Command("python -c <child>", [py, "-c", _CHILD, str(marker)], env=env, cwd=cwd,
+                before=clear, after=started),
+    ]
+
+
+def checks_wrapper(m: dict[str, Measured]) -> list[Check]:
+    wrapped = m["runsnap capture -- python -c <child>"]
+    bare = m["python -c <child>"]
+    alone = m["runsnap capture (no command)"].median_ms
+    ws, bs = wrapped.extra_median("start_ms"), bare.extra_median("start_ms")
+    out = []
+    if ws is not None and bs is not None:
+        out.append(Check("child start delay (wrapped - bare python) / bare capture",
+                         (ws - bs) / alone, "x", 1.2))
+    oc = wrapped.extra_median("outcome_after_child_ms")
+    if oc is not None:
+        out.append(Check("outcome written after the child's last statement", oc, " ms", 30))
+    return out
+
+
+def _has_diff(bench: Bench) -> bool:
+    return bench.run_help("diff", "--help").returncode == 0
+
+
+_PARSE_ONLY = ("import sys\n"
+               "try:\n    import tomllib\nexcept ImportError:\n    import tomli as tomllib\n"
+               "for p in sys.argv[1:]:\n"
+               "    with open(p, 'rb') as fh: tomllib.load(fh)\n")
+
+
+def build_diff(bench: Bench) -> list[Command]:
+    if not _has_diff(bench):
+        raise Skip("feature not present (`runsnap diff --help` fails: `runsnap diff` is not on "
+                   "this branch)")
+    a, b = (str(p) for p in bench.snapshots)
+    return [
+        Command("runsnap diff a b (1 MiB each)", [*bench.runsnap, "diff", a, b], env=bench.env,
+                ok=(0, 1)),
+        Command("python: parse both files only", [bench.python, "-c", _PARSE_ONLY, a, b],
+                env=bench.env),
+    ]
+
+
+def checks_diff(m: dict[str, Measured]) -> list[Check]:
+    return [Check("diff / parse-only", m["runsnap diff a b (1 MiB each)"].median_ms
+                  / m["python: parse both files only"].median_ms, "x", 3.0)]
+
+
+def build_startup(bench: Bench) -> list[Command]:
+    return [
+        Command("runsnap --version", [*bench.runsnap, "--version"], env=bench.env),
+        Command("runsnap --help", [*bench.runsnap, "--help"], env=bench.env),
+        Command('python -c "import click"', [bench.python, "-c", "import click"],
+                env=bench.env),
+    ]
+
+
+def checks_startup(m: dict[str, Measured]) -> list[Check]:
+    click = m['python -c "import click"'].median_ms
+    return [Check("--version / import click", m["runsnap --version"].median_ms / click, "x", 1.3),
+            Check("--help / import click", m["runsnap --help"].median_ms / click, "x", None)]
+
+
+def build_nway(bench: Bench) -> list[Command]:
+    if not _has_diff(bench):
+        raise Skip("feature not present (`runsnap diff` is not on this branch)")
+    trial = bench.run_help("diff", *map(str, bench.ranks[:3]))
+    if trial.returncode not in (0, 1):
+        raise Skip(f"`runsnap diff` of 3 snapshots exited {trial.returncode}: N-way diff not "
+                   f"supported ({trial.stderr.strip()[:120]})")
+    return [
+        Command("runsnap diff (256 rank snapshots)",
+                [*bench.runsnap, "diff", *map(str, bench.ranks)], env=bench.env, ok=(0, 1)),
+        Command("python: parse all 256 files only",
+                [bench.python, "-c", _PARSE_ONLY, *map(str, bench.ranks)], env=bench.env),
+    ]
+
+
+def checks_nway(m: dict[str, Measured]) -> list[Check]:
+    return [Check("256-way diff", m["runsnap diff (256 rank snapshots)"].median_ms / 1000, " s",
+                  5.0)]
+
+
+def notes_memory(m: dict[str, Measured]) -> list[str]:
+    return [f"peak RSS of {label}: {x.peak_mib:.1f} MiB" for label, x in m.items()
+            if label.startswith("runsnap") and x.peak_mib is not None]
+
+
+#: The cases, in order. Later features add their own entry (subject against its own peer).
+CASES: list[Case] = [
+    Case("1", "capture with no command vs pip freeze, collect_env and the floor", build_capture,
+         checks_capture, notes=notes_capture),
+    Case("2", "the launch wrapper's added cost before the child starts and after it exits",
+         build_wrapper, checks_wrapper),
+    Case("3", "diff of two 1 MiB snapshots vs a process that only parses both", build_diff,
+         checks_diff, notes=notes_memory),
+    Case("4", "start-up: --version and --help vs importing click", build_startup,
+         checks_startup),
+    Case("5", "N-way diff of 256 rank snapshots", build_nway, checks_nway,
+         repeat=lambda n: max(2, n // 4), notes=notes_memory),
+]
+# Case 6 (peak memory) is the "peak RSS" column of every table and the notes under 1, 3, 5.
+
+
+# --------------------------------------------------------------------------- main
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as fh:
+            kib = int(next(ln for ln in fh if ln.startswith("MemTotal")).split()[1])
+        mem = f", {kib / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, StopIteration, ValueError):
+        pass
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+    return (f"{platform.node()}: {cpu}, {os.cpu_count()} logical CPUs{mem}; "
+            f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
+            f"{git_version}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="5 rounds, no collect_env peer, no torch install (well under a minute)")
+    ap.add_argument("--repeat", type=int, default=None, help="rounds per case (default 11)")
+    ap.add_argument("--no-torch", action="store_true",
+                    help="do not install torch (~50 s, ~900 MB, once) for the collect_env peer")
+    ap.add_argument("--only", action="append", default=[], metavar="CASE",
+                    help="run only this case number (repeatable)")
+    ap.add_argument("--work", type=Path, default=HERE / ".work", help="input cache directory")
+    ap.add_argument("--out", type=Path, default=None, help="also write the report here (Markdown)")
+    args = ap.parse_args(argv)
+    rounds = args.repeat or (5 if args.quick else 11)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    t_build = time.perf_counter()
+    venv = inputs.build_venv(work, with_torch=not (args.quick or args.no_torch), log=log)
+    repo = inputs.build_repo(work, log=log)
+    models = inputs.build_models(work, log=log)
+    pair, ranks = inputs.build_snapshots(work, log=log)
+    out = work / "out"
+    out.mkdir(exist_ok=True)
+    log(f"inputs ready in {time.perf_counter() - t_build:.1f}s")
+    python, runsnap = install_runsnap(work)
+    bench = Bench(work=work, out=out, venv=venv, repo=repo, models=models, snapshots=pair,
+                  ranks=ranks, runsnap=runsnap, python=python, env=child_env(work, venv),
+                  quick=args.quick)
+
+    load_before = os.getloadavg()
+    t0 = time.perf_counter()
+    results = []
+    for case in CASES:
+        if args.only and case.key not in args.only:
+            continue
+        log(f"case {case.key}: {case.title}")
+        results.append(run_case(case, bench, rounds, progress=log))
+    elapsed = time.perf_counter() - t0
+    load_after = os.getloadavg()
+
+    command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    sizes = {p.name: p.stat().st_size for p in pair}
+    header = [
+        "# runsnap benchmark results",
+        "",
+        f"- date: {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- machine: {machine()}",
+        f"- command: `{command.strip()}` ({rounds} rounds after one warm-up round, commands "
+        f"interleaved; measured in {elapsed:.0f}s)",
+        f"- load average before / after: {load_before[0]:.2f} / {load_after[0]:.2f} "
+        "(other work shares this machine)",
+        f"- inputs: venv of {venv.count} distributions ({'with' if venv.has_torch else 'without'}"
+        f" torch; 2 editable git checkouts), a {_count_files(repo)}-file git repository with "
+        f"history and a dirty state ({_diff_size(repo) // 1024} KiB diff), 2 model directories "
+        f"(64 + 1 sparse weight files), snapshots of {sizes[pair[0].name] // 1024} and "
+        f"{sizes[pair[1].name] // 1024} KiB, 256 rank snapshots of "
+        f"{ranks[0].stat().st_size // 1024} KiB",
+        f"- runsnap: this working tree, run as a regular install ({' '.join(bench.runsnap)}; "
+        "see `install_runsnap` in run.py)",
+        "",
+        "Ratios are between medians of the same run; \"subject / this\" divides the case's first "
+        "command by each row.",
+        "",
+    ]
+    report = "\n".join(header) + render(results)
+    print(report)
+    if args.out:
+        args.out.write_text(report)
+        log(f"wrote {args.out}")
+    return 1 if any(r.failed for r in results) else 0
+
+
+def _count_files(repo: Path) -> int:
+    out = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True, text=True)
+    return len(out.stdout.splitlines())
+
+
+def _diff_size(repo: Path) -> int:
+    out = subprocess.run(["git", "-C", str(repo), "diff", "HEAD"], capture_output=True)
+    return len(out.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
