@@ -340,6 +340,9 @@ def machine() -> str:
             f"{git_version}")
 
 
+NOTES_HEADING = "## Notes (hand-written"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -411,7 +414,10 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n".join(header) + render(results)
     print(report)
     if args.out:
-        args.out.write_text(report)
+        # Hand-written notes below NOTES_HEADING in the old file survive a new run.
+        old = args.out.read_text() if args.out.exists() else ""
+        notes = old[old.index(NOTES_HEADING):] if NOTES_HEADING in old else ""
+        args.out.write_text(report.rstrip() + "\n\n" + notes if notes else report)
         log(f"wrote {args.out}")
     return 1 if any(r.failed for r in results) else 0
 
