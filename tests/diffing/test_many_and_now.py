@@ -84,3 +84,25 @@ def test_newest_two_in_a_folder(cap, tmp_path):
         newest(tmp_path / "missing")
     with pytest.raises(UsageError, match="3 snapshots found, 4 needed"):
         newest(folder, 4)
+
+
+def test_diff_with_now_through_a_real_process(tmp_path):
+    """``runsnap diff A``: "will my next launch match?", answered by a fresh in-memory capture."""
+    import os
+    import subprocess
+    import sys
+
+    def runsnap(*args, **env):
+        return subprocess.run([sys.executable, "-m", "runsnap", *args], cwd=tmp_path,
+                              env={**os.environ, **env}, capture_output=True, text=True)
+
+    argv = ["--", sys.executable, "serve.py", "--tp", "8"]
+    assert runsnap("capture", "--no-run", "-o", "last-good.toml", *argv).returncode == 0
+    same = runsnap("diff", "last-good.toml")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "note: B is the current context" in same.stdout
+    changed = runsnap("diff", "last-good.toml", SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN="1")
+    assert changed.returncode == 1
+    assert ("most likely cause: env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (set to 1 in B "
+            "only)") in changed.stdout
+    assert (tmp_path / ".runsnap").exists() is False  # nothing written for "now"
