@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,9 @@ class CaptureContext:
     """Work that collectors began early (see ``collectors.start``), for them to finish."""
 
     _probe: shell.Pending | None = field(default=None, init=False, repr=False)
+    _probe_cached: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _probe_key: str = field(default="", init=False, repr=False)
+    _probe_started_ns: int = field(default=0, init=False, repr=False)
 
     # ------------------------------------------------------------------ executable
 
@@ -120,28 +124,56 @@ class CaptureContext:
     # ------------------------------------------------------------------ probe
 
     def start_probe(self) -> None:
-        """Start the package probe in the child's interpreter, so it runs beside other work."""
-        if self._probe is None:
-            source = _probe_source()
-            self._probe = shell.start(
-                [self.interpreter.path, "-c", source], cwd=self.cwd, env=self.env
-            )
+        """Start the package probe in the child's interpreter, so it runs beside other work.
+
+        A cached answer that still holds (see :mod:`runsnap.cache`) is used instead.
+        """
+        if self._probe is not None or self._probe_cached is not None:
+            return
+        from runsnap import cache
+
+        source = _probe_source()
+        self._probe_key = cache.probe_key(self.interpreter.path, self.cwd, self.env, source)
+        cached = cache.load_probe(self._probe_key, self.cwd)
+        if cached is not None:
+            self._probe_cached = cached
+            return
+        self._probe_started_ns = time.time_ns()
+        self._probe = shell.start([self.interpreter.path, "-c", source], cwd=self.cwd,
+                                  env=self.env)
 
     @functools.cached_property
     def probe(self) -> dict[str, Any]:
-        """What the probe reported; ``{"error": ...}`` when it could not run."""
+        """What the probe reported; ``{"error": ...}`` when it could not run.
+
+        ``probe_from`` says whether the probe ran (``"run"``) or a cached answer that still
+        holds was used (``"cache"``).
+        """
         self.start_probe()
-        assert self._probe is not None
-        result = self._probe.wait(timeout=120)
-        if not result.ok:
-            return {"error": f"package probe in {self.interpreter.path} failed: "
-                    f"{result.error_line()}"}
-        try:
-            data = json.loads(result.stdout)
-        except ValueError as exc:
-            return {"error": f"package probe in {self.interpreter.path} printed no JSON: {exc}"}
-        if not isinstance(data, dict):
-            return {"error": "package probe printed something other than an object"}
+        if self._probe_cached is not None:
+            data = self._probe_cached
+            data["probe_from"] = "cache"
+            for dist in [*data.get("distributions", []), *data.get("shadowed", [])]:
+                # direct_url.json is looked for again: cheap, and the cache need not know it
+                dist["direct_url_json"] = os.path.exists(os.path.join(
+                    dist.get("location", ""), dist.get("metadata_dir", ""), "direct_url.json"))
+        else:
+            assert self._probe is not None
+            result = self._probe.wait(timeout=120)
+            if not result.ok:
+                return {"error": f"package probe in {self.interpreter.path} failed: "
+                        f"{result.error_line()}"}
+            try:
+                data = json.loads(result.stdout)
+            except ValueError as exc:
+                return {"error": f"package probe in {self.interpreter.path} printed no JSON: "
+                        f"{exc}"}
+            if not isinstance(data, dict):
+                return {"error": "package probe printed something other than an object"}
+            from runsnap import cache
+
+            cache.store_probe(self._probe_key, self.cwd, data, self._probe_started_ns)
+            data["probe_from"] = "run"
         for dist in [*data.get("distributions", []), *data.get("shadowed", [])]:
             if dist.pop("direct_url_json", False):
                 _add_direct_url(dist)

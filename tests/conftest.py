@@ -27,9 +27,11 @@ def asset(*parts: str) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_key(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own fingerprint key file, never the user's."""
+    """Every test gets its own fingerprint key file and cache folder, never the user's."""
     key = tmp_path_factory.mktemp("key") / "fingerprint.key"
     monkeypatch.setenv("RUNSNAP_KEY_FILE", str(key))
+    monkeypatch.setenv("RUNSNAP_CACHE_DIR", str(key.parent / "cache"))
+    monkeypatch.delenv("RUNSNAP_NO_CACHE", raising=False)
     return key
 
 

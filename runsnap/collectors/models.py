@@ -11,13 +11,13 @@ the paths differ between machines.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runsnap.cache import HashCache
 from runsnap.context import resolve_path
 
 if TYPE_CHECKING:
@@ -129,6 +129,7 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     found, errors = _candidates(ctx)
     models: dict[str, dict[str, Any]] = {}
     by_path: dict[str, str] = {}
+    hashes = HashCache()  # side files (tokenizers of 3-30 MB) are hashed again only on change
     for source, loc in found:
         real = os.path.realpath(loc["path"])
         if real in by_path:  # the same model named twice: one entry, both sources
@@ -136,11 +137,13 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
             continue
         key = source if source not in models else f"{source} #{len(models) + 1}"
         by_path[real] = key
-        models[key] = {"sources": [source], **loc, "real_path": real, **_describe(Path(real))}
+        models[key] = {"sources": [source], **loc, "real_path": real,
+                       **_describe(Path(real), hashes)}
+    hashes.flush()
     return {"models": models, "errors": errors}
 
 
-def _describe(path: Path) -> dict[str, Any]:
+def _describe(path: Path, hashes: HashCache) -> dict[str, Any]:
     """config.json in full, side-file hashes and weight sizes of one model directory."""
     errors: list[str] = []
     out: dict[str, Any] = {}
@@ -167,7 +170,7 @@ def _describe(path: Path) -> dict[str, Any]:
             elif name.endswith(SIDE_SUFFIXES) and rel != "config.json":
                 size = os.stat(full).st_size
                 if size <= SIDE_FILE_MAX:
-                    files[rel] = _sha256(full)
+                    files[rel] = hashes.sha256(full)
         except OSError as exc:
             errors.append(f"{rel}: {exc.strerror or exc}")
     out["files_sha256"] = files
@@ -195,11 +198,3 @@ def _walk(path: Path) -> list[tuple[str, str]]:
             elif e.is_file():
                 out.append((e.name, e.path))
     return sorted(out)
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

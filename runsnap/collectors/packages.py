@@ -41,6 +41,7 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
         implementation=probe.get("implementation", ""),
         prefix=probe.get("prefix", ""),
         base_prefix=probe.get("base_prefix", ""),
+        probe=probe.get("probe_from", "run"),
         sys_path=probe.get("sys_path", []),
         count=len(dists),
         distributions={d["name"]: _record(d) for d in dists},

@@ -8,6 +8,7 @@ child's interpreter can be older than runsnap's own): it never imports runsnap o
 It prints one JSON object on standard output::
 
     {"executable", "version", "implementation", "prefix", "base_prefix", "sys_path",
+     "user_site", "customized",
      "distributions": [{"name", "version", "location", "metadata_dir", "direct_url_json"?}],
      "shadowed": [...same fields, for a name already found earlier on sys.path...],
      "errors": [...]}
@@ -80,6 +81,14 @@ def _json(value):
     return _quote(str(value))
 
 
+def _user_site():
+    """The user site directory site.py looked at (even when it does not exist yet)."""
+    site = sys.modules.get("site")
+    if site is None or not getattr(site, "ENABLE_USER_SITE", False):
+        return None
+    return getattr(site, "USER_SITE", None)
+
+
 def main():
     errors = []
     found = {}
@@ -142,6 +151,8 @@ def main():
         "prefix": sys.prefix,
         "base_prefix": getattr(sys, "base_prefix", sys.prefix),
         "sys_path": sys.path,
+        "user_site": _user_site(),
+        "customized": any(m in sys.modules for m in ("sitecustomize", "usercustomize")),
         "distributions": dists,
         "shadowed": shadowed,
         "errors": errors,

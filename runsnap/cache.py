@@ -1,0 +1,197 @@
+"""runsnap's on-disk caches: the package probe's answer and the sha256 of model side files.
+
+Both exist for speed (runsnap sits in front of every launch) and both are checked, never
+trusted blindly, before use:
+
+* **Probe results** are keyed by the interpreter (its path and file identity), the working
+  directory and the environment variables that shape ``sys.path``. A cached answer is used
+  only while every directory on the recorded ``sys.path`` (and the user site directory, and the
+  ``pyvenv.cfg`` beside the interpreter) has the same modification and change times and inode,
+  and every ``.pth`` file in them is unchanged. Installing, upgrading or removing a distribution
+  adds or removes an entry in its directory, which changes that directory's times: the same
+  signal Python's own import system uses to cache directory listings. An interpreter that runs a
+  ``sitecustomize`` or ``usercustomize`` module is never cached (such code can change
+  ``sys.path`` in ways no file time shows).
+* **File hashes** are keyed by the real path and used while size, modification time, change
+  time and inode are all unchanged (the check git's index makes). The change time cannot be set
+  back by tools such as ``touch``, so a rewritten file is always hashed again.
+
+``RUNSNAP_NO_CACHE=1`` turns both off; ``RUNSNAP_CACHE_DIR`` moves them (default
+``$XDG_CACHE_HOME/runsnap``, else ``~/.cache/runsnap``). A cache that cannot be read or written
+is simply not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["HashCache", "cache_dir", "load_probe", "probe_key", "store_probe"]
+
+#: The variables that change what ``sys.path`` an interpreter starts with.
+PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
+                  "PYTHONSAFEPATH", "PYTHONPLATLIBDIR", "HOME")
+#: Bumped whenever what is cached, or how it is checked, changes.
+FORMAT = 1
+_HASH_CACHE_MAX = 4096
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
+    """Where runsnap keeps its caches, or None when caching is turned off."""
+    env = os.environ if env is None else env
+    if env.get("RUNSNAP_NO_CACHE", "").strip() not in ("", "0"):
+        return None
+    if env.get("RUNSNAP_CACHE_DIR"):
+        return env["RUNSNAP_CACHE_DIR"]
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "runsnap")
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size]
+
+
+def probe_key(interpreter: str, cwd: str, env: Mapping[str, str], source: str) -> str:
+    """The cache key of one probe: which interpreter, where, with what path settings."""
+    parts = [FORMAT, hashlib.sha256(source.encode()).hexdigest(), interpreter,
+             os.path.realpath(interpreter), _stat(interpreter), cwd,
+             [env.get(name) for name in PATH_VARIABLES]]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def _stamps(result: Mapping[str, Any], cwd: str) -> dict[str, list[int] | None]:
+    """What must stay the same for ``result`` to hold: directories, .pth files, pyvenv.cfg."""
+    dirs = {os.path.join(cwd, p) if p else cwd for p in result.get("sys_path", [])}
+    if result.get("user_site"):
+        dirs.add(result["user_site"])
+    stamps: dict[str, list[int] | None] = {}
+    for d in sorted(dirs):
+        stamps[d] = _stat(d)
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".pth"):
+                full = os.path.join(d, name)
+                stamps[full] = _stat(full)
+    prefix = result.get("prefix")
+    if prefix:
+        cfg = os.path.join(prefix, "pyvenv.cfg")
+        stamps[cfg] = _stat(cfg)
+    return stamps
+
+
+def _path(kind: str, key: str, env: Mapping[str, str] | None = None) -> str | None:
+    base = cache_dir(env)
+    return None if base is None else os.path.join(base, f"{kind}-{key}.json")
+
+
+def load_probe(key: str, cwd: str) -> dict[str, Any] | None:
+    """The cached probe answer for ``key`` (run in ``cwd``) when it still holds, else None."""
+    path = _path("probe", key)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            entry = json.load(fh)
+        result, stamps = entry["result"], entry["stamps"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(result, dict) or _stamps(result, cwd) != stamps:
+        return None
+    return result
+
+
+def store_probe(key: str, cwd: str, result: Mapping[str, Any], started_ns: int) -> None:
+    """Keep a probe answer that began at ``started_ns`` (``time.time_ns()``).
+
+    Nothing is kept for a customised interpreter, a probe that reported errors, or when any
+    stamped file or directory changed after the probe began (an install racing the probe: the
+    answer might predate the change that the stamps already show).
+    """
+    if result.get("customized") or result.get("errors"):
+        return
+    path = _path("probe", key)
+    if path is None:
+        return
+    stamps = _stamps(result, cwd)
+    if any(st is not None and max(st[0], st[1]) >= started_ns for st in stamps.values()):
+        return
+    _write_json(path, {"result": result, "stamps": stamps})
+
+
+def _write_json(path: str, data: Any) -> None:
+    """Write atomically (a temporary file renamed into place); errors are ignored."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+class HashCache:
+    """sha256 of files, remembered while a file's size, times and inode stay the same."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._path = _path("hashes", f"v{FORMAT}", env)
+        self._entries: dict[str, list[Any]] | None = None
+        self._dirty = False
+
+    def _load(self) -> dict[str, list[Any]]:
+        if self._entries is None:
+            self._entries = {}
+            if self._path is not None:
+                try:
+                    with open(self._path, encoding="utf-8") as fh:
+                        data = json.load(fh)
+                    if isinstance(data, dict):
+                        self._entries = data
+                except (OSError, ValueError):
+                    pass
+        return self._entries
+
+    def sha256(self, path: str) -> str:
+        """The sha256 of the file at ``path`` (from the cache while the file is unchanged)."""
+        real = os.path.realpath(path)
+        stamp = _stat(real)
+        entries = self._load()
+        cached = entries.get(real)
+        if stamp is not None and cached is not None and cached[:4] == stamp:
+            return str(cached[4])
+        digest = _sha256_file(real)
+        if stamp is not None and self._path is not None:
+            entries[real] = [*stamp, digest]
+            self._dirty = True
+        return digest
+
+    def flush(self) -> None:
+        """Write new entries back (keeping the newest ``_HASH_CACHE_MAX``)."""
+        if not self._dirty or self._path is None or self._entries is None:
+            return
+        entries = self._entries
+        if len(entries) > _HASH_CACHE_MAX:
+            entries = dict(list(entries.items())[-_HASH_CACHE_MAX:])
+        _write_json(self._path, entries)
+        self._dirty = False
+
+
+def _sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,145 @@
+"""The probe and file-hash caches: used while what they describe is unchanged, never after."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import venv
+from pathlib import Path
+
+import pytest
+
+import runsnap
+from runsnap import cache
+from tests.collectors.test_packages import write_dist
+from tests.conftest import asset
+
+
+@pytest.fixture
+def env_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(d)
+    write_dist(site_of(d), "torch", "2.13.0")
+    return d
+
+
+def site_of(env_dir: Path) -> Path:
+    return Path(subprocess.check_output(
+        [str(env_dir / "bin" / "python"), "-c",
+         "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+
+
+def packages(env_dir: Path, cwd: Path, **extra: str) -> dict:
+    env = {"PATH": os.environ["PATH"], "HOME": str(cwd), **extra}
+    return dict(runsnap.capture([str(env_dir / "bin" / "python"), "-c", "pass"], env=env,
+                                cwd=cwd)["packages"])
+
+
+def test_a_second_capture_uses_the_cached_probe(env_dir: Path, tmp_path: Path) -> None:
+    first = packages(env_dir, tmp_path)
+    second = packages(env_dir, tmp_path)
+    assert (first["probe"], second["probe"]) == ("run", "cache")
+    assert {k: v for k, v in first.items() if k != "probe"} == \
+           {k: v for k, v in second.items() if k != "probe"}
+
+
+@pytest.mark.parametrize("change", ["install", "uninstall", "upgrade", "pth", "pyvenv"])
+def test_any_change_to_the_environment_runs_the_probe_again(
+    env_dir: Path, tmp_path: Path, change: str
+) -> None:
+    site = site_of(env_dir)
+    (site / "extra.pth").write_text("/nowhere\n")
+    assert packages(env_dir, tmp_path)["probe"] == "run"
+    assert packages(env_dir, tmp_path)["probe"] == "cache"
+    time.sleep(0.01)  # file times on this filesystem have a fine grain, but not an infinite one
+    if change == "install":
+        write_dist(site, "sglang", "0.5.23")
+    elif change == "uninstall":
+        (site / "torch-2.13.0.dist-info" / "METADATA").unlink()
+        (site / "torch-2.13.0.dist-info" / "INSTALLER").unlink()
+        (site / "torch-2.13.0.dist-info").rmdir()
+    elif change == "upgrade":
+        os.rename(site / "torch-2.13.0.dist-info", site / "torch-2.14.1.dist-info")
+        (site / "torch-2.14.1.dist-info" / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: torch\nVersion: 2.14.1\n\n")
+    elif change == "pth":
+        (site / "extra.pth").write_text(f"{tmp_path}\n")  # same name, new content
+    else:
+        with open(env_dir / "pyvenv.cfg", "a") as fh:
+            fh.write("# edited\n")
+    after = packages(env_dir, tmp_path)
+    assert after["probe"] == "run"
+    versions = {n: d["version"] for n, d in after["distributions"].items()}
+    expected = {"install": {"torch": "2.13.0", "sglang": "0.5.23"}, "uninstall": {},
+                "upgrade": {"torch": "2.14.1"}}.get(change, {"torch": "2.13.0"})
+    assert versions == expected
+
+
+def test_another_pythonpath_is_another_key(env_dir: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    write_dist(extra, "torch", "2.9.1")
+    assert packages(env_dir, tmp_path)["probe"] == "run"
+    shadowing = packages(env_dir, tmp_path, PYTHONPATH=str(extra))
+    assert shadowing["probe"] == "run"
+    assert shadowing["distributions"]["torch"]["version"] == "2.9.1"
+    assert packages(env_dir, tmp_path, PYTHONPATH=str(extra))["probe"] == "cache"
+    write_dist(extra, "vllm", "0.33.0")  # a new install on PYTHONPATH is seen
+    assert "vllm" in packages(env_dir, tmp_path, PYTHONPATH=str(extra))["distributions"]
+
+
+def test_an_interpreter_with_sitecustomize_is_never_cached(env_dir: Path, tmp_path: Path) -> None:
+    (site_of(env_dir) / "sitecustomize.py").write_text("import sys\n")
+    assert packages(env_dir, tmp_path)["probe"] == "run"
+    assert packages(env_dir, tmp_path)["probe"] == "run"
+
+
+def test_caching_can_be_turned_off(env_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("RUNSNAP_NO_CACHE", "1")
+    assert packages(env_dir, tmp_path)["probe"] == "run"
+    assert packages(env_dir, tmp_path)["probe"] == "run"
+
+
+def test_an_answer_racing_an_install_is_not_kept(env_dir: Path, tmp_path: Path) -> None:
+    result = {"sys_path": [str(site_of(env_dir))], "prefix": str(env_dir), "errors": []}
+    probe_began = time.time_ns()
+    time.sleep(0.01)
+    write_dist(site_of(env_dir), "sglang", "0.5.23")  # installed while the probe ran
+    cache.store_probe("k" * 32, str(tmp_path), result, started_ns=probe_began)
+    assert cache.load_probe("k" * 32, str(tmp_path)) is None
+    time.sleep(0.01)
+    cache.store_probe("k" * 32, str(tmp_path), result, started_ns=time.time_ns())
+    assert cache.load_probe("k" * 32, str(tmp_path)) == result
+
+
+def test_side_file_hashes_are_cached_until_the_file_changes(tmp_path: Path) -> None:
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(asset("models", "kimi-k2.5-target"), model)
+    tok = model / "tokenizer_config.json"
+
+    def side_hash() -> str:
+        snap = runsnap.capture(["serve", str(model)], env={"PATH": os.environ["PATH"]},
+                               cwd=tmp_path)
+        return snap["models"]["models"]["argv[1]"]["files_sha256"]["tokenizer_config.json"]
+
+    first = side_hash()
+    store = Path(os.environ["RUNSNAP_CACHE_DIR"]) / f"hashes-v{cache.FORMAT}.json"
+    entries = json.loads(store.read_text())
+    assert entries[str(tok)][4] == first
+    # The cache is what answers while the file is unchanged:
+    entries[str(tok)][4] = "cached-answer"
+    store.write_text(json.dumps(entries))
+    assert side_hash() == "cached-answer"
+    # Same size, modification time set back: the change time still tells, and it is hashed again.
+    st = tok.stat()
+    text = tok.read_text()
+    tok.write_text(text.replace("false", "fals3"))
+    os.utime(tok, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert tok.stat().st_size == st.st_size
+    import hashlib
+
+    assert side_hash() == hashlib.sha256(tok.read_bytes()).hexdigest()
