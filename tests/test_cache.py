@@ -4,31 +4,27 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
-import venv
 from pathlib import Path
 
 import pytest
 
 import runsnap
 from runsnap import cache
-from tests.collectors.test_packages import write_dist
+from tests.collectors.test_packages import bare_venv, write_dist
 from tests.conftest import asset
 
 
 @pytest.fixture
 def env_dir(tmp_path: Path) -> Path:
     d = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(d)
-    write_dist(site_of(d), "torch", "2.13.0")
+    _, site = bare_venv(d)
+    write_dist(site, "torch", "2.13.0")
     return d
 
 
 def site_of(env_dir: Path) -> Path:
-    return Path(subprocess.check_output(
-        [str(env_dir / "bin" / "python"), "-c",
-         "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    return next((env_dir / "lib").glob("python*/site-packages"))
 
 
 def packages(env_dir: Path, cwd: Path, **extra: str) -> dict:

@@ -26,16 +26,22 @@ def write_dist(site: Path, name: str, version: str, direct_url: dict | None = No
         (d / "direct_url.json").write_text(json.dumps(direct_url))
 
 
-@pytest.fixture(scope="module")
-def second_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """A real venv (no pip: fast) with three distributions, one an editable git checkout."""
-    root = tmp_path_factory.mktemp("venv2")
-    env_dir = root / "venv"
+def bare_venv(env_dir: Path) -> tuple[Path, Path]:
+    """A real virtual environment without pip (fast to make): its python and site-packages."""
     venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
     py = env_dir / "bin" / "python"
     site = Path(subprocess.check_output(
         [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
     ).strip())
+    return py, site
+
+
+@pytest.fixture(scope="module")
+def second_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A real venv (no pip: fast) with three distributions, one an editable git checkout."""
+    root = tmp_path_factory.mktemp("venv2")
+    env_dir = root / "venv"
+    py, site = bare_venv(env_dir)
     src = make_repo(root / "mylib-src", {"mylib/__init__.py": "V = 1\n"})
     write_dist(site, "torch", "2.13.0")
     write_dist(site, "sglang", "0.5.23")
@@ -170,12 +176,7 @@ def test_a_real_pip_editable_install_in_a_second_venv(tmp_path) -> None:
 
 
 def test_vcs_direct_url_is_read_without_the_probe_parsing_json(tmp_path) -> None:
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
-    py = env_dir / "bin" / "python"
-    site = Path(subprocess.check_output(
-        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
-    ).strip())
+    py, site = bare_venv(tmp_path / "venv")
     url = "https://github.com/sgl-project/sglang.git"
     write_dist(site, "sglang", "0.5.23", {"url": url, "vcs_info": {
         "vcs": "git", "commit_id": "a" * 40, "requested_revision": "v0.5.23"}})
