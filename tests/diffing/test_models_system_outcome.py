@@ -91,10 +91,10 @@ def test_hugging_face_revision(cap, tmp_path):
 
 
 def fake_gpu(tmp_path: Path, name: str) -> str:
-    """A folder holding an nvidia-smi that prints the recorded output in fixtures/gpu/NAME."""
+    """A folder holding an nvidia-smi that prints the output in fixtures/nvidia-smi/NAME."""
     folder = tmp_path / f"smi-{name}"
     folder.mkdir()
-    rec = asset("gpu", name)
+    rec = asset("nvidia-smi", name)
     smi = folder / "nvidia-smi"
     smi.write_text("#!/bin/sh\n"
                    f'case "$1" in --query-gpu=*) cat "{rec}/query.csv";; '
