@@ -11,7 +11,8 @@ trusted blindly, before use:
   adds or removes an entry in its directory, which changes that directory's times: the same
   signal Python's own import system uses to cache directory listings. An interpreter that runs a
   ``sitecustomize`` or ``usercustomize`` module is never cached (such code can change
-  ``sys.path`` in ways no file time shows).
+  ``sys.path`` in ways no file time shows), and neither is a script standing in for Python
+  (pyenv's shims choose the interpreter at run time).
 * **File hashes** are keyed by the real path and used while size, modification time, change
   time and inode are all unchanged (the check git's index makes). The change time cannot be set
   back by tools such as ``touch``, so a rewritten file is always hashed again.
@@ -29,7 +30,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["HashCache", "cache_dir", "load_probe", "probe_key", "store_probe"]
+__all__ = ["HashCache", "cache_dir", "load_probe", "probe_cacheable", "probe_key", "store_probe"]
 
 #: The variables that change what ``sys.path`` an interpreter starts with.
 PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
@@ -56,6 +57,20 @@ def _stat(path: str) -> list[int] | None:
     except OSError:
         return None
     return [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size]
+
+
+def probe_cacheable(interpreter: str) -> bool:
+    """Whether a probe answer for ``interpreter`` may be cached: only for a real executable.
+
+    A script standing in for Python (pyenv's shims, wrapper scripts) picks the interpreter it
+    runs at run time, from variables and files (``PYENV_VERSION``, ``.python-version``) that
+    no stamp covers, so its answers are never kept.
+    """
+    try:
+        with open(interpreter, "rb") as fh:
+            return fh.read(2) != b"#!"
+    except OSError:
+        return False
 
 
 def probe_key(interpreter: str, cwd: str, env: Mapping[str, str], source: str) -> str:

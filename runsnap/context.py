@@ -133,11 +133,12 @@ class CaptureContext:
         from runsnap import cache
 
         source = _probe_source()
-        self._probe_key = cache.probe_key(self.interpreter.path, self.cwd, self.env, source)
-        cached = cache.load_probe(self._probe_key, self.cwd)
-        if cached is not None:
-            self._probe_cached = cached
-            return
+        if cache.probe_cacheable(self.interpreter.path):
+            self._probe_key = cache.probe_key(self.interpreter.path, self.cwd, self.env, source)
+            cached = cache.load_probe(self._probe_key, self.cwd)
+            if cached is not None:
+                self._probe_cached = cached
+                return
         self._probe_started_ns = time.time_ns()
         self._probe = shell.start([self.interpreter.path, "-c", source], cwd=self.cwd,
                                   env=self.env)
@@ -172,7 +173,8 @@ class CaptureContext:
                 return {"error": "package probe printed something other than an object"}
             from runsnap import cache
 
-            cache.store_probe(self._probe_key, self.cwd, data, self._probe_started_ns)
+            if self._probe_key:
+                cache.store_probe(self._probe_key, self.cwd, data, self._probe_started_ns)
             data["probe_from"] = "run"
         for dist in [*data.get("distributions", []), *data.get("shadowed", [])]:
             if dist.pop("direct_url_json", False):

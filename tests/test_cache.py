@@ -139,3 +139,15 @@ def test_side_file_hashes_are_cached_until_the_file_changes(tmp_path: Path) -> N
     import hashlib
 
     assert side_hash() == hashlib.sha256(tok.read_bytes()).hexdigest()
+
+
+def test_a_script_standing_in_for_python_is_never_cached(env_dir: Path, tmp_path: Path) -> None:
+    """pyenv's shims pick the interpreter from PYENV_VERSION and .python-version at run time."""
+    shim = tmp_path / "python3"
+    shim.write_text(f'#!/bin/sh\nexec {env_dir / "bin" / "python"} "$@"\n')
+    shim.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    for _ in range(2):
+        pk = runsnap.capture([str(shim), "-c", "pass"], env=env, cwd=tmp_path)["packages"]
+        assert pk["probe"] == "run"
+        assert set(pk["distributions"]) == {"torch"}
