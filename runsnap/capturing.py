@@ -181,7 +181,7 @@ def capture_pid(
     snap = snapshot_from_context(ctx, extra={"process": section})
     snap = dataclasses.replace(snap, meta={**snap.meta, "launch": "pid"})
     if output is not None:
-        snap = _save(snap, Path(output))
+        snap = snap.save(output)
     return snap
 
 
@@ -275,14 +275,14 @@ def run(
             tee = launch.LogTee(log)
         except OSError as exc:
             raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
-    key = load_key(ctx.env)
+    key = load_key()  # runsnap's own user and environment, as in every capture
     snap = snapshot_from_context(ctx, key=key)
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
     if tee is not None:
         meta["log"] = tee.path
     snap = dataclasses.replace(snap, meta=meta)
     target = resolve_output(snap, output, out_dir)
-    snap = _save(snap, target)
+    snap = snap.save(target)
     if on_saved is not None:
         on_saved(snap)
 
@@ -294,8 +294,8 @@ def run(
         section = outcome.build(result, tail_lines=tail)
         try:
             final = with_section(snap, "outcome", section, key).save(target)
-        except OSError as exc:
-            errors.append(f"cannot write the outcome to {target}: {exc.strerror or exc}")
+        except CaptureError as exc:
+            errors.append(f"the outcome was not written: {exc}")
 
     if exec_:
         result = launch.exec_child(ctx.argv, env=ctx.env, cwd=ctx.cwd)
@@ -306,12 +306,3 @@ def run(
             inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome,
         )
     return RunRecord(final, result.exit_status, result, tuple(errors))
-
-
-def _save(snap: Snapshot, target: Path) -> Snapshot:
-    from runsnap.errors import CaptureError
-
-    try:
-        return snap.save(target)
-    except OSError as exc:
-        raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None

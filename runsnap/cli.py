@@ -133,7 +133,7 @@ def capture(
 
         snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
                            max_diff_bytes=max_diff_bytes)
-        click.echo(str(_save(snap, resolve_output(snap, output, out_dir)).path))
+        click.echo(str(snap.save(resolve_output(snap, output, out_dir)).path))
         return
     if not command or no_run:
         if exec_ or log:
@@ -143,7 +143,7 @@ def capture(
 
         snap = do_capture(command, label=label, repos=repos, models=models, python=python,
                           max_diff_bytes=max_diff_bytes)
-        click.echo(str(_save(snap, resolve_output(snap, output, out_dir)).path))
+        click.echo(str(snap.save(resolve_output(snap, output, out_dir)).path))
         return
 
     from runsnap.capturing import run
@@ -163,15 +163,6 @@ def capture(
     for problem in record.errors:
         click.echo(f"runsnap: {problem}", err=True)
     sys.exit(record.exit_status)
-
-
-def _save(snap: Any, target: Any) -> Any:
-    from runsnap.errors import CaptureError
-
-    try:
-        return snap.save(target)
-    except OSError as exc:
-        raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from runsnap._version import __version__
-from runsnap.errors import SnapshotError
+from runsnap.errors import CaptureError, SnapshotError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -155,9 +155,16 @@ class Snapshot:
         return cls(meta=meta, sections=sections, schema=schema, path=path)
 
     def save(self, path: str | os.PathLike[str]) -> Snapshot:
-        """Write the snapshot atomically to ``path``; return it with ``path`` set."""
+        """Write the snapshot atomically to ``path``; return it with ``path`` set.
+
+        Raises :class:`~runsnap.errors.CaptureError` when the file cannot be written (the old
+        file, if any, is left whole).
+        """
         target = Path(path)
-        atomic_write(target, dumps(self).encode("utf-8"))
+        try:
+            atomic_write(target, dumps(self).encode("utf-8"))
+        except OSError as exc:
+            raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None
         return dataclasses.replace(self, path=target)
 
 

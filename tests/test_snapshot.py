@@ -188,3 +188,12 @@ def test_a_snapshot_cut_at_a_line_end_is_still_caught(tmp_path: Path) -> None:
 def test_crlf_text_survives_multiline_strings() -> None:
     for text in ("a\r\nb", "\r\n", "x\r\r\ny\n", "only\rcr\n", "diff --git a/w.bat\r\n+echo\r\n"):
         assert roundtrip(text) == text
+
+
+def test_an_unwritable_target_is_a_runsnap_error_not_an_oserror(tmp_path: Path) -> None:
+    from runsnap.errors import CaptureError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(CaptureError, match=r"^cannot write .*/file/s\.toml: "):
+        Snapshot(meta=META, sections={}).save(blocker / "s.toml")

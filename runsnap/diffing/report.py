@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
@@ -119,8 +119,41 @@ class SnapInfo:
         return dataclasses.asdict(self)
 
 
+_Item = TypeVar("_Item", "Difference", "NRow")
+
+
+class _Ranked(Generic[_Item]):
+    """What a two-way and an N-way report share: ranked items, some hidden (noise, ignored).
+
+    The truth value is "any item that counts", so the CLI's exit status is one expression.
+    """
+
+    show_all: bool
+
+    def _items(self) -> tuple[_Item, ...]:
+        raise NotImplementedError
+
+    def __bool__(self) -> bool:
+        return any(not i.hidden for i in self._items())
+
+    @property
+    def counted(self) -> list[_Item]:
+        """The items that count, ranked."""
+        return [i for i in self._items() if not i.hidden]
+
+    @property
+    def hidden(self) -> list[_Item]:
+        """Noise and items ignored by a rule."""
+        return [i for i in self._items() if i.hidden]
+
+    @property
+    def shown(self) -> list[_Item]:
+        """What the renderers list: :attr:`counted`, and :attr:`hidden` too with ``--all``."""
+        return list(self._items()) if self.show_all else self.counted
+
+
 @dataclasses.dataclass(frozen=True)
-class Report:
+class Report(_Ranked["Difference"]):
     """The differences between two snapshots, most likely cause first.
 
     ``bool(report)`` is true when any difference counts (noise and ignored ones do not), so
@@ -142,23 +175,8 @@ class Report:
     notes: tuple[str, ...] = ()
     """Remarks about the comparison itself (fingerprints not comparable, B captured now)."""
 
-    def __bool__(self) -> bool:
-        return any(not d.hidden for d in self.differences)
-
-    @property
-    def counted(self) -> list[Difference]:
-        """The differences that count, ranked."""
-        return [d for d in self.differences if not d.hidden]
-
-    @property
-    def hidden(self) -> list[Difference]:
-        """Noise and differences ignored by a rule."""
-        return [d for d in self.differences if d.hidden]
-
-    @property
-    def shown(self) -> list[Difference]:
-        """What the renderers list: :attr:`counted`, and :attr:`hidden` too with ``--all``."""
-        return list(self.differences) if self.show_all else self.counted
+    def _items(self) -> tuple[Difference, ...]:
+        return self.differences
 
     def verdict(self) -> str:
         """One line that answers "do they differ, and why?".
@@ -253,7 +271,7 @@ class NRow:
 
 
 @dataclasses.dataclass(frozen=True)
-class NReport:
+class NReport(_Ranked["NRow"]):
     """The keys that differ among N snapshots (ranks or nodes of one job)."""
 
     snapshots: tuple[SnapInfo, ...]
@@ -268,23 +286,8 @@ class NReport:
     notes: tuple[str, ...] = ()
     """Remarks about the comparison itself."""
 
-    def __bool__(self) -> bool:
-        return any(not r.hidden for r in self.rows)
-
-    @property
-    def counted(self) -> list[NRow]:
-        """The rows that count, ranked."""
-        return [r for r in self.rows if not r.hidden]
-
-    @property
-    def hidden(self) -> list[NRow]:
-        """Noise rows."""
-        return [r for r in self.rows if r.hidden]
-
-    @property
-    def shown(self) -> list[NRow]:
-        """What the renderers list."""
-        return list(self.rows) if self.show_all else self.counted
+    def _items(self) -> tuple[NRow, ...]:
+        return self.rows
 
     def odd_ones(self) -> dict[int, int]:
         """Snapshot index -> how many counted keys single it out, most singled out first."""

@@ -173,6 +173,26 @@ def errors(section: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Dif
     return out
 
 
+def keyed(section: str, a: Mapping[str, Any], b: Mapping[str, Any], label: str = "{}",
+          changed_evidence: tuple[str, ...] = ()) -> list[Difference]:
+    """Entries of a table keyed by name: removed (in A only), changed, then added (in B only).
+
+    >>> [(d.key, d.change) for d in keyed("command", {"tp": "8", "x": True}, {"tp": "4"},
+    ...                                   "--{}")]
+    [('--tp', 'changed'), ('--x', 'removed')]
+    """
+    out: list[Difference] = []
+    for k, x in a.items():
+        if k not in b:
+            out.append(Difference(section, label.format(k), "removed", x, None))
+        elif b[k] != x:
+            out.append(Difference(section, label.format(k), "changed", x, b[k],
+                                  evidence=changed_evidence))
+    out += [Difference(section, label.format(k), "added", None, y) for k, y in b.items()
+            if k not in a]
+    return out
+
+
 # --------------------------------------------------------------------------- env
 
 
@@ -234,16 +254,7 @@ def command(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """argv option by option (``--tp`` added, removed, given another value), the remaining
     arguments position by position, the resolved executable (same ``python``, another
     interpreter) and the working directory."""
-    out: list[Difference] = []
-    oa: Mapping[str, Any] = a.get("options") or {}
-    ob: Mapping[str, Any] = b.get("options") or {}
-    for name, x in oa.items():
-        if name not in ob:
-            out.append(Difference("command", f"--{name}", "removed", x, None))
-        elif ob[name] != x:
-            out.append(Difference("command", f"--{name}", "changed", x, ob[name]))
-    out += [Difference("command", f"--{n}", "added", None, y) for n, y in ob.items()
-            if n not in oa]
+    out = keyed("command", a.get("options") or {}, b.get("options") or {}, "--{}")
     pa, pb = positionals(a.get("argv") or []), positionals(b.get("argv") or [])
     if pa != pb:
         if len(pa) == len(pb):
@@ -593,25 +604,10 @@ def _model(src: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Differe
            for field in ("repo_id", "revision") if x.get(field) != y.get(field)]
     for key, change, fx, fy in walk(x.get("config") or {}, y.get("config") or {}):
         out.append(Difference("models", f"{src}: {key}", change, fx, fy))
-    wa: Mapping[str, Any] = x.get("weights") or {}
-    wb: Mapping[str, Any] = y.get("weights") or {}
-    for f, size in wa.items():
-        if f not in wb:
-            out.append(Difference("models", f"{src}: weights {f}", "removed", size, None))
-        elif wb[f] != size:
-            out.append(Difference("models", f"{src}: weights {f}", "changed", size, wb[f],
-                                  evidence=("resized (bytes)",)))
-    out += [Difference("models", f"{src}: weights {f}", "added", None, s)
-            for f, s in wb.items() if f not in wa]
-    fa: Mapping[str, Any] = x.get("files_sha256") or {}
-    fb: Mapping[str, Any] = y.get("files_sha256") or {}
-    for f, sha in fa.items():
-        if f not in fb:
-            out.append(Difference("models", f"{src}: file {f}", "removed", sha, None))
-        elif fb[f] != sha:
-            out.append(Difference("models", f"{src}: file {f}", "changed", sha, fb[f]))
-    out += [Difference("models", f"{src}: file {f}", "added", None, s)
-            for f, s in fb.items() if f not in fa]
+    out += keyed("models", x.get("weights") or {}, y.get("weights") or {},
+                 f"{src}: weights {{}}", changed_evidence=("resized (bytes)",))
+    out += keyed("models", x.get("files_sha256") or {}, y.get("files_sha256") or {},
+                 f"{src}: file {{}}")
     if x.get("real_path") != y.get("real_path"):
         out.append(Difference("models", f"{src}: path", "changed", x.get("real_path"),
                               y.get("real_path")))
