@@ -1,4 +1,7 @@
-"""The command line: click commands only. Each parses, calls the library, renders, and exits.
+"""The command line as click commands: each parses, calls the library, renders, and exits.
+
+``runsnap capture`` is usually parsed by :mod:`runsnap.entry` without importing click; its
+options are declared there, once, and turned into click options here.
 
 Exit statuses (documented in README):
     0    success; for ``diff``: no differences that count (noise alone counts as none)
@@ -24,6 +27,7 @@ from typing import Any, TypeVar
 import click
 
 from runsnap._version import __version__
+from runsnap.entry import CAPTURE_OPTIONS, Opt, guarded, run_capture
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,16 +39,7 @@ def runsnap_command(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from runsnap.errors import RunsnapError
-
-        try:
-            return func(*args, **kwargs)
-        except RunsnapError as exc:
-            click.echo(f"runsnap: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("runsnap: interrupted", err=True)
-            sys.exit(130)
+        return guarded(func, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 
@@ -61,55 +56,31 @@ def cli() -> None:
     """
 
 
+def _click_option(opt: Opt) -> Callable[[F], F]:
+    """The click declaration of one of capture's options (declared once, in runsnap.entry)."""
+    kinds: dict[str, Any] = {
+        "str": None, "path": click.Path(), "file": click.Path(dir_okay=False),
+        "dir": click.Path(file_okay=False), "count": click.IntRange(min=0), "int": int,
+        "seconds": click.FloatRange(min=0),
+    }
+    if opt.kind == "flag":
+        return click.option(*opt.flags, opt.dest, is_flag=True, help=opt.help)
+    return click.option(*opt.flags, opt.dest, type=kinds[opt.kind], default=opt.default,
+                        multiple=opt.multiple, envvar=opt.envvar, show_envvar=bool(opt.envvar),
+                        show_default=opt.kind in ("count", "seconds"), help=opt.help)
+
+
+def _capture_options(func: F) -> F:
+    for opt in reversed(CAPTURE_OPTIONS):
+        func = _click_option(opt)(func)
+    return func
+
+
 @cli.command(context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": False})
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Where to write the snapshot (default: DIR/<UTC time>-<label or command>.toml).")
-@click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
-              default=None, show_envvar=True,
-              help="Folder for snapshots written without -o (default: ./.runsnap).")
-@click.option("--label", default="", help="A name for this run; used in the default file name.")
-@click.option("--repo", "repos", multiple=True, type=click.Path(),
-              help="Another git repository to record (repeatable).")
-@click.option("--model", "models", multiple=True,
-              help="A model directory or Hugging Face repo id to record (repeatable).")
-@click.option("--python", "python", default=None,
-              help="The interpreter whose packages to list (default: the one the command runs).")
-@click.option("--max-diff-bytes", type=click.IntRange(min=0), default=1024 * 1024,
-              show_default=True, help="Cap on each repository's stored uncommitted diff.")
-@click.option("--log", "log", type=click.Path(dir_okay=False), default=None,
-              help="Also write the child's full output (stdout and stderr) to this file.")
-@click.option("--tail-lines", type=click.IntRange(min=0), default=200, show_default=True,
-              help="Last lines of stdout and of stderr kept in [outcome].")
-@click.option("--exec", "exec_", is_flag=True,
-              help="Write the snapshot, then replace runsnap with the command (no [outcome]).")
-@click.option("--no-run", is_flag=True, help="Only record the context; do not run COMMAND.")
-@click.option("--pid", type=int, default=None,
-              help="Snapshot a process that is already running instead of a COMMAND.")
-@click.option("--inherit-tty", is_flag=True,
-              help="Pass a terminal to the child as it is (no pty); its output is then not "
-                   "recorded.")
-@click.option("--kill-after", type=click.FloatRange(min=0), default=10.0, show_default=True,
-              help="Seconds between the SIGTERM and the SIGKILL when runsnap is asked twice "
-                   "to stop.")
+@_capture_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @runsnap_command
-def capture(
-    output: str | None,
-    out_dir: str | None,
-    label: str,
-    repos: tuple[str, ...],
-    models: tuple[str, ...],
-    python: str | None,
-    max_diff_bytes: int,
-    log: str | None,
-    tail_lines: int,
-    exec_: bool,
-    no_run: bool,
-    pid: int | None,
-    inherit_tty: bool,
-    kill_after: float,
-    command: tuple[str, ...],
-) -> None:
+def capture(**params: Any) -> None:
     """Snapshot COMMAND, run it, and record its outcome in the same TOML file.
 
     Put the command after `--`. The snapshot (command line, environment with secrets replaced
@@ -122,47 +93,7 @@ def capture(
     With --no-run, or with no command (the current context), nothing is run and the path is
     printed on stdout. --pid PID snapshots a process that is already running.
     """
-    from runsnap.errors import UsageError
-
-    if pid is not None:
-        if command:
-            raise UsageError("--pid takes no COMMAND: give one or the other")
-        if exec_ or log or no_run:
-            raise UsageError("--exec, --log and --no-run need a COMMAND, not --pid")
-        from runsnap.capturing import capture_pid, resolve_output
-
-        snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
-                           max_diff_bytes=max_diff_bytes)
-        click.echo(str(snap.save(resolve_output(snap, output, out_dir)).path))
-        return
-    if not command or no_run:
-        if exec_ or log:
-            raise UsageError("--exec and --log need a COMMAND to run (and no --no-run)")
-        from runsnap.capturing import capture as do_capture
-        from runsnap.capturing import resolve_output
-
-        snap = do_capture(command, label=label, repos=repos, models=models, python=python,
-                          max_diff_bytes=max_diff_bytes)
-        click.echo(str(snap.save(resolve_output(snap, output, out_dir)).path))
-        return
-
-    from runsnap.capturing import run
-
-    def announce(snap: Any) -> None:
-        click.echo(f"runsnap: snapshot {snap.path}", err=True)
-
-    record = run(
-        command, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
-        log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
-        on_saved=announce,
-    )
-    result = record.result
-    if result.error:
-        click.echo(f"runsnap: {result.error}", err=True)
-    for problem in record.errors:
-        click.echo(f"runsnap: {problem}", err=True)
-    sys.exit(record.exit_status)
+    sys.exit(run_capture(**params))
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -250,5 +181,7 @@ def diff(
 
 
 def main() -> None:
-    """The ``runsnap`` console script."""
-    cli(prog_name="runsnap")
+    """The console script of older installs; ``runsnap.entry.main`` is today's."""
+    from runsnap.entry import main as entry_main
+
+    entry_main()
