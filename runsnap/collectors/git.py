@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runsnap import shell
+from runsnap.collectors.gitfiles import WorkTree, find_work_tree
 from runsnap.context import resolve_path
 
 if TYPE_CHECKING:
@@ -74,6 +75,16 @@ class _Plan:
         if not os.path.isdir(path):
             self.errors.append(f"{path} ({role}): no such directory")
             return
+        found = find_work_tree(path, self.env)
+        if found is None:
+            self.candidates.append({"path": path, "role": role, "found": None})
+            return
+        if found != "ask":
+            top = found.top
+            if not any(c.get("found") and c["found"].top == top for c in self.candidates):
+                found.started = _start_state(self.git, top, False, self.env, found)
+            self.candidates.append({"path": path, "role": role, "found": found})
+            return
         argv = [self.git, "-C", path, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
                 "--is-shallow-repository", "--show-toplevel"]
         self.candidates.append({
@@ -100,9 +111,10 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
         return {"repos": {}, "errors": ["git not found on PATH: repositories not recorded"]}
     # An editable checkout is usually a repository of its own: read it speculatively too,
     # unless it lies inside a work tree already being read (then it may be the same one).
-    tops = [t for t in (_toplevel(c["discovery"].wait()) for c in plan.candidates) if t]
+    tops = [_candidate_top(c) for c in plan.candidates]
     for path, role in _editable_candidates(ctx):
-        inside = any(path == t or path.startswith(t.rstrip(os.sep) + os.sep) for t in tops)
+        inside = any(t and (path == t or path.startswith(t.rstrip(os.sep) + os.sep))
+                     for t in tops)
         plan.add(path, role, speculative=not inside)
 
     # 1. Which repository is each candidate in? Start each repository's state commands once
@@ -110,6 +122,24 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     repos: dict[str, dict[str, Any]] = {}  # keyed by toplevel (or git dir, when bare)
     not_repos: list[str] = []
     for cand in plan.candidates:
+        if "found" in cand:  # found from the files, without running git
+            tree: WorkTree | None = cand["found"]
+            if tree is None:
+                not_repos.append(cand["path"])
+                continue
+            entry = repos.get(tree.top)
+            if entry is None:
+                entry = repos[tree.top] = {"path": tree.top, "roles": [], "bare": False,
+                                           "shallow": tree.shallow, "tree": tree,
+                                           "started": tree.started}
+                tree.started = None
+                _start_submodules(plan, entry)
+            elif tree.started:
+                _cancel(tree.started)
+                tree.started = None
+            if cand["role"] not in entry["roles"]:
+                entry["roles"].append(cand["role"])
+            continue
         res = cand["discovery"].wait()
         lines = res.text().splitlines()
         # A bare repository has no work tree, so --show-toplevel fails after the other three
@@ -133,9 +163,7 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
                 cand["state"] = None
             else:
                 entry["started"] = _start_state(plan.git, top, bare, plan.env)
-            if not bare and os.path.exists(os.path.join(top, ".gitmodules")):
-                entry["started"]["submodules"] = shell.start(
-                    [plan.git, "-C", top, "submodule", "status", "--recursive"], env=plan.env)
+            _start_submodules(plan, entry)
         if cand["state"]:
             _cancel(cand["state"])  # a second name for a repository already being read
         if cand["role"] not in entry["roles"]:
@@ -155,8 +183,18 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     return section
 
 
-def _toplevel(res: shell.Result) -> str:
-    """The work tree's top from a discovery ``rev-parse`` ("" when none: bare, or no repo)."""
+def _start_submodules(plan: _Plan, entry: dict[str, Any]) -> None:
+    top = entry["path"]
+    if plan.git and not entry["bare"] and os.path.exists(os.path.join(top, ".gitmodules")):
+        entry["started"]["submodules"] = shell.start(
+            [plan.git, "-C", top, "submodule", "status", "--recursive"], env=plan.env)
+
+
+def _candidate_top(cand: dict[str, Any]) -> str:
+    """The work tree's top of a candidate ("" when none: bare, or no repository)."""
+    if "found" in cand:
+        return cand["found"].top if cand["found"] else ""
+    res = cand["discovery"].wait()
     lines = res.text().splitlines()
     return lines[3] if res.ok and len(lines) >= 4 and lines[0] == "false" else ""
 
@@ -175,26 +213,31 @@ def _unique(taken: dict[str, Any], name: str) -> str:
     return f"{name}-{i}"
 
 
-def _start_state(git: str, path: str, bare: bool, env: dict[str, str]) -> dict[str, Any]:
+def _start_state(
+    git: str, path: str, bare: bool, env: dict[str, str], tree: WorkTree | None = None
+) -> dict[str, Any]:
     """Start the commands that read one repository's state; ``path`` may be inside it.
 
-    A work tree needs four: ``status --porcelain=v2 --branch`` (commit, branch, upstream,
-    ahead/behind, changed and untracked files), ``diff HEAD``, ``describe`` and ``remote``.
+    A work tree needs two: ``status --porcelain=v2 --branch`` (commit, branch, upstream,
+    ahead/behind, changed and untracked files) and ``diff HEAD``. ``describe`` runs only when
+    the repository has tags (without tags it would only repeat the commit), and ``remote -v``
+    only when the remotes cannot be read from the config files (``tree``: what the files say).
     ``describe --dirty`` is not used: it refreshes the index a third time, and the status
     already says whether tracked files changed.
     """
     base = [git, "-C", path, "-c", "core.quotepath=off"]
-    cmds = {
-        "describe": [*base, "describe", "--always", "--tags"],
-        "remotes": [*base, "remote", "-v"],
-    }
+    cmds = {}  # the long ones first
     if not bare:
+        cmds["diff"] = [*base, "diff", "HEAD", "--no-color", "--no-ext-diff"]
         cmds["status"] = [*base, "status", "--porcelain=v2", "--branch",
                           "--untracked-files=all", "-z"]
-        cmds["diff"] = [*base, "diff", "HEAD", "--no-color", "--no-ext-diff"]
     else:
         cmds["head"] = [*base, "rev-parse", "--verify", "-q", "HEAD"]
         cmds["branch"] = [*base, "symbolic-ref", "-q", "--short", "HEAD"]
+    if tree is None or tree.has_tags is not False:
+        cmds["describe"] = [*base, "describe", "--always", "--tags"]
+    if tree is None or tree.remotes is None:
+        cmds["remotes"] = [*base, "remote", "-v"]
     return {name: shell.start(argv, env=env) for name, argv in cmds.items()}
 
 
@@ -217,7 +260,7 @@ def _finish_state(
         state["commit"] = status.pop("commit", "")
     if not state["commit"]:
         state["unborn"] = True  # a repository with no commit yet
-    describe = res["describe"].text().strip() if res["describe"].ok else ""
+    describe = res["describe"].text().strip() if "describe" in res and res["describe"].ok else ""
     if describe and status.get("changed"):
         describe += "-dirty"  # what `git describe --dirty` says: tracked files changed
     state["describe"] = describe
@@ -238,7 +281,10 @@ def _finish_state(
             errors.append(diff.error_line())
         if "submodules" in res:
             state["submodules"] = _parse_submodules(res["submodules"], errors)
-    state["remotes"] = _parse_remotes(res["remotes"].text()) if res["remotes"].ok else {}
+    if "remotes" in res:
+        state["remotes"] = _parse_remotes(res["remotes"].text()) if res["remotes"].ok else {}
+    else:
+        state["remotes"] = dict(entry["tree"].remotes)
     state["errors"] = errors
     return state
 
