@@ -7,7 +7,6 @@ Every section, the outcome included, goes through one redaction step (:func:`wit
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import os
 import re
@@ -17,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
 from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
 from runsnap.redact import FingerprintKey, Redactor, load_key
@@ -179,7 +179,7 @@ def capture_pid(
         max_diff_bytes=max_diff_bytes,
     )
     snap = snapshot_from_context(ctx, extra={"process": section})
-    snap = dataclasses.replace(snap, meta={**snap.meta, "launch": "pid"})
+    snap = snap.replace(meta={**snap.meta, "launch": "pid"})
     if output is not None:
         snap = snap.save(output)
     return snap
@@ -199,7 +199,7 @@ def with_section(
     meta = dict(snapshot.meta)
     if redactor.redacted:
         meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
-    return dataclasses.replace(snapshot, meta=meta, sections={**snapshot.sections, name: clean})
+    return snapshot.replace(meta=meta, sections={**snapshot.sections, name: clean})
 
 
 def resolve_output(
@@ -215,9 +215,11 @@ def resolve_output(
     return Path(out_dir) / target.name if out_dir else target
 
 
-@dataclasses.dataclass(frozen=True)
-class RunRecord:
+class RunRecord(FrozenRecord):
     """What :func:`run` did: the final snapshot, the exit status to use, and the raw result."""
+
+    __slots__ = ("snapshot", "exit_status", "result", "errors")
+    _repr_fields = _eq_fields = __slots__
 
     snapshot: Snapshot
     """The snapshot as last written (with ``[outcome]`` unless ``--exec`` succeeded)."""
@@ -228,8 +230,15 @@ class RunRecord:
     result: LaunchResult
     """What :mod:`runsnap.launch` saw."""
 
-    errors: tuple[str, ...] = ()
+    errors: tuple[str, ...]
     """Problems of runsnap's own that did not change the exit status (outcome not written)."""
+
+    def __init__(self, snapshot: Snapshot, exit_status: int, result: LaunchResult,
+                 errors: tuple[str, ...] = ()) -> None:
+        object.__setattr__(self, "snapshot", snapshot)
+        object.__setattr__(self, "exit_status", exit_status)
+        object.__setattr__(self, "result", result)
+        object.__setattr__(self, "errors", errors)
 
 
 def run(
@@ -280,7 +289,7 @@ def run(
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
     if tee is not None:
         meta["log"] = tee.path
-    snap = dataclasses.replace(snap, meta=meta)
+    snap = snap.replace(meta=meta)
     target = resolve_output(snap, output, out_dir)
     snap = snap.save(target)
     if on_saved is not None:

@@ -28,9 +28,10 @@ import hmac
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from runsnap._plain import FrozenRecord
 
 __all__ = [
     "FingerprintKey",
@@ -127,15 +128,21 @@ def is_secret_name(name: str) -> bool:
     return secret.match(upper) and not not_secret.match(upper)
 
 
-@dataclass(frozen=True)
-class FingerprintKey:
+class FingerprintKey(FrozenRecord):
     """The local key that fingerprints secrets; never written into a snapshot."""
+
+    __slots__ = ("key", "source")
+    _repr_fields = _eq_fields = __slots__
 
     key: bytes
     """The HMAC key."""
 
     source: str
     """Where it came from: the key file's path, or ``"ephemeral"`` when none could be kept."""
+
+    def __init__(self, key: bytes, source: str) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "source", source)
 
     @property
     def id(self) -> str:

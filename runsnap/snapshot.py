@@ -38,7 +38,6 @@ floats; NaN is NaN).
 from __future__ import annotations
 
 import base64
-import dataclasses
 import os
 import re
 import sys
@@ -46,6 +45,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
 from runsnap.errors import CaptureError, SnapshotError
 
@@ -82,13 +82,17 @@ _MARKERS = frozenset({_NULL, _BYTES, _UTF8SP, _BIGINT})
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
-@dataclasses.dataclass(frozen=True)
-class Snapshot:
+class Snapshot(FrozenRecord):
     """One captured run context.
 
     Build one with :func:`runsnap.capture`, read one with :func:`runsnap.load`;
-    change one with :func:`dataclasses.replace`.
+    change one with :meth:`replace`. Frozen: assigning to an attribute raises
+    :class:`AttributeError`.
     """
+
+    __slots__ = ("meta", "sections", "schema", "path")
+    _repr_fields = __slots__
+    _eq_fields = ("meta", "sections", "schema")
 
     meta: Mapping[str, Any]
     """Who and when: ``runsnap_version``, ``captured_at`` (UTC ISO 8601), ``label``, ``host``,
@@ -97,11 +101,30 @@ class Snapshot:
     sections: Mapping[str, Mapping[str, Any]]
     """Section name -> plain data, in :data:`SECTION_ORDER`."""
 
-    schema: int = SCHEMA_VERSION
+    schema: int
     """The schema version the snapshot was written with."""
 
-    path: Path | None = dataclasses.field(default=None, compare=False)
+    path: Path | None
     """Where the snapshot was loaded from or last saved to; not part of its identity."""
+
+    def __init__(
+        self,
+        meta: Mapping[str, Any],
+        sections: Mapping[str, Mapping[str, Any]],
+        schema: int = SCHEMA_VERSION,
+        path: Path | None = None,
+    ) -> None:
+        object.__setattr__(self, "meta", meta)
+        object.__setattr__(self, "sections", sections)
+        object.__setattr__(self, "schema", schema)
+        object.__setattr__(self, "path", path)
+
+    def replace(self, **changes: Any) -> Snapshot:
+        """A copy with the attributes named in ``changes`` replaced (what
+        :func:`dataclasses.replace` did): ``snap.replace(meta={**snap.meta, "label": "b"})``."""
+        values = {name: getattr(self, name) for name in self._repr_fields}
+        values.update(changes)
+        return self.__class__(**values)
 
     def __getitem__(self, name: str) -> Mapping[str, Any]:
         return self.sections[name]
@@ -165,7 +188,7 @@ class Snapshot:
             atomic_write(target, dumps(self).encode("utf-8"))
         except OSError as exc:
             raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None
-        return dataclasses.replace(self, path=target)
+        return self.replace(path=target)
 
 
 def ordered_sections(names: Any) -> list[str]:
