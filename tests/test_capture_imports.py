@@ -9,19 +9,27 @@ source tree and the folder holding runsnap's dependencies are put on ``sys.path`
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import psutil
 import pytest
 
+import runsnap
+from runsnap.capturing import _uuid4_hex
+
 ROOT = Path(__file__).resolve().parent.parent
 DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 
 #: What a capture must never import: click (~30 ms, see runsnap/entry.py), dataclasses (~13 ms,
-#: with inspect).
-NEVER = ("click", "dataclasses", "inspect")
+#: with inspect), uuid (~3 ms, with platform).
+NEVER = ("click", "dataclasses", "inspect", "uuid", "platform")
+#: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes).
+#: With a child, psutil, which samples the child's memory, imports it.
+NEVER_WITHOUT_A_CHILD = (*NEVER, "base64")
 
 _CAPTURE = """
 import sys
@@ -48,9 +56,34 @@ def imported_by_capture(repo: Path, out: Path, *args: str, watched: tuple[str, .
     return res.stderr.rstrip().rpartition("imported:")[2].split()
 
 
-@pytest.mark.parametrize("args", [["--no-run"], ["--", sys.executable, "-c", "pass"]],
-                         ids=["no-run", "run"])
+@pytest.mark.parametrize(("args", "never"), [
+    (["--no-run"], NEVER_WITHOUT_A_CHILD),
+    (["--", sys.executable, "-c", "pass"], NEVER),
+], ids=["no-run", "run"])
 def test_a_capture_imports_none_of_the_costly_modules(
-    tmp_path: Path, repo: Path, args: list[str]
+    tmp_path: Path, repo: Path, args: list[str], never: tuple[str, ...]
 ) -> None:
-    assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=NEVER) == []
+    assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
+
+
+# ----------------------------------------------------------------- what replaced them
+
+
+def test_the_snapshot_id_is_still_a_random_uuid4(tmp_path: Path) -> None:
+    ids = {_uuid4_hex() for _ in range(2000)}
+    assert len(ids) == 2000
+    for text in ids:
+        u = uuid.UUID(hex=text)
+        assert u.version == 4 and u.variant == uuid.RFC_4122 and u.hex == text
+    snap = runsnap.capture([], env={"PATH": os.environ["PATH"]}, cwd=tmp_path)
+    assert uuid.UUID(hex=snap.id).version == 4 and len(snap.id) == 32
+
+
+def test_undecodable_bytes_still_round_trip_through_base64(tmp_path: Path) -> None:
+    value = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")
+    snap = runsnap.capture([], env={"PATH": os.environ["PATH"], "ODD": value, value: "key"},
+                           cwd=tmp_path, output=tmp_path / "s.toml")
+    assert '"~bytes" = "Y2Fm6SD/"' in (tmp_path / "s.toml").read_text()
+    loaded = runsnap.load(tmp_path / "s.toml")
+    assert loaded == snap and loaded["env"]["vars"]["ODD"] == value
+    assert loaded["env"]["vars"][value] == "key"
