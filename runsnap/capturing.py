@@ -12,9 +12,9 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runsnap._paths import path_str
 from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
 from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
@@ -150,11 +150,11 @@ def capture(
     return snap
 
 
-def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None) -> Path:
+def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None) -> str:
     """``.runsnap/<UTC timestamp>-<label or command name>.toml`` under ``cwd``.
 
     >>> default_output(Snapshot(meta={"captured_at": "2026-11-29T16:14:35.123+00:00",
-    ...     "label": "good run"}, sections={}), "/w").as_posix()
+    ...     "label": "good run"}, sections={}), "/w")
     '/w/.runsnap/20261129T161435.123Z-good-run.toml'
     """
     stamp = str(snapshot.meta.get("captured_at", ""))
@@ -164,8 +164,8 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     if not snapshot.label and len(argv) > 2 and argv[1] == "-m":
         name = argv[2]  # python -m sglang.launch_server -> sglang.launch_server
     name = _UNSAFE.sub("-", name).strip("-")[:60] or "run"
-    base = Path(cwd if cwd is not None else os.getcwd()) / ".runsnap"
-    return base / f"{stamp}-{name}.toml"
+    base = os.fspath(cwd) if cwd is not None else os.getcwd()
+    return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
 
 
 def capture_pid(
@@ -217,13 +217,13 @@ def resolve_output(
     snapshot: Snapshot,
     output: str | os.PathLike[str] | None = None,
     out_dir: str | os.PathLike[str] | None = None,
-) -> Path:
+) -> str:
     """Where to write ``snapshot``: ``output`` if given, else :func:`default_output`'s name in
     ``out_dir`` (or ``./.runsnap``)."""
     if output:
-        return Path(output)
+        return path_str(output)
     target = default_output(snapshot)
-    return Path(out_dir) / target.name if out_dir else target
+    return path_str(os.path.join(out_dir, os.path.basename(target))) if out_dir else target
 
 
 class RunRecord(FrozenRecord):

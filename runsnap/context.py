@@ -14,10 +14,10 @@ import re
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from runsnap import shell
+from runsnap._paths import expand_user, path_str
 from runsnap._plain import FrozenRecord, Record
 
 __all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
@@ -322,7 +322,8 @@ def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def resolve_path(value: str, cwd: str) -> Path:
-    """``value`` as an absolute path, relative paths taken from ``cwd``."""
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else Path(cwd) / p
+def resolve_path(value: str, cwd: str) -> str:
+    """``value`` as an absolute path, relative paths taken from ``cwd`` (``~`` expanded), written
+    as ``pathlib`` writes it (see :func:`runsnap._paths.path_str`)."""
+    path = expand_user(value)
+    return path if os.path.isabs(path) else path_str(os.path.join(cwd, path))

@@ -28,9 +28,9 @@ import hmac
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
+from runsnap._paths import expand_user, path_str
 from runsnap._plain import FrozenRecord
 
 __all__ = [
@@ -150,19 +150,20 @@ class FingerprintKey(FrozenRecord):
         return hashlib.sha256(b"runsnap-key-id\0" + self.key).hexdigest()[:12]
 
 
-def _key_path(env: Mapping[str, str]) -> Path:
+def _key_path(env: Mapping[str, str]) -> str:
     if env.get("RUNSNAP_KEY_FILE"):
-        return Path(env["RUNSNAP_KEY_FILE"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "runsnap" / "fingerprint.key"
+        return expand_user(env["RUNSNAP_KEY_FILE"])
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(expand_user("~"), ".config")
+    return path_str(os.path.join(base, "runsnap", "fingerprint.key"))
 
 
-def _read_key(path: Path) -> FingerprintKey | None:
+def _read_key(path: str) -> FingerprintKey | None:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError:
         return None
-    return FingerprintKey(data, str(path)) if len(data) >= 32 else None
+    return FingerprintKey(data, path) if len(data) >= 32 else None
 
 
 def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
@@ -177,11 +178,11 @@ def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
         return existing
     key = os.urandom(32)  # what secrets.token_bytes does (secrets imports random: 2 ms)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(key)
-        return FingerprintKey(key, str(path))
+        return FingerprintKey(key, path)
     except FileExistsError:
         # Another runsnap created it between our read and our create: use theirs.
         existing = _read_key(path)

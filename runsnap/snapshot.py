@@ -41,12 +41,16 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from runsnap._paths import path_str
 from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
 from runsnap.errors import CaptureError, SnapshotError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -89,8 +93,10 @@ class Snapshot(FrozenRecord):
     :class:`AttributeError`.
     """
 
-    __slots__ = ("meta", "sections", "schema", "path")
-    _repr_fields = __slots__
+    # The path is kept as text and made a Path when asked for: importing pathlib costs every
+    # capture ~5 ms of CPU.
+    __slots__ = ("meta", "sections", "schema", "_path")
+    _repr_fields = ("meta", "sections", "schema", "path")
     _eq_fields = ("meta", "sections", "schema")
 
     meta: Mapping[str, Any]
@@ -103,25 +109,35 @@ class Snapshot(FrozenRecord):
     schema: int
     """The schema version the snapshot was written with."""
 
-    path: Path | None
-    """Where the snapshot was loaded from or last saved to; not part of its identity."""
+    _path: str | None
+    """:attr:`path` as ``str(path)`` writes it."""
 
     def __init__(
         self,
         meta: Mapping[str, Any],
         sections: Mapping[str, Mapping[str, Any]],
         schema: int = SCHEMA_VERSION,
-        path: Path | None = None,
+        path: str | os.PathLike[str] | None = None,
     ) -> None:
         object.__setattr__(self, "meta", meta)
         object.__setattr__(self, "sections", sections)
         object.__setattr__(self, "schema", schema)
-        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "_path", None if path is None else path_str(path))
+
+    @property
+    def path(self) -> Path | None:
+        """Where the snapshot was loaded from or last saved to; not part of its identity."""
+        if self._path is None:
+            return None
+        from pathlib import Path
+
+        return Path(self._path)
 
     def replace(self, **changes: Any) -> Snapshot:
         """A copy with the attributes named in ``changes`` replaced (what
         :func:`dataclasses.replace` did): ``snap.replace(meta={**snap.meta, "label": "b"})``."""
-        values = {name: getattr(self, name) for name in self._repr_fields}
+        values: dict[str, Any] = {"meta": self.meta, "sections": self.sections,
+                                  "schema": self.schema, "path": self._path}
         values.update(changes)
         return self.__class__(**values)
 
@@ -150,9 +166,11 @@ class Snapshot(FrozenRecord):
         return doc
 
     @classmethod
-    def from_document(cls, doc: Mapping[str, Any], path: Path | None = None) -> Snapshot:
+    def from_document(
+        cls, doc: Mapping[str, Any], path: str | os.PathLike[str] | None = None
+    ) -> Snapshot:
         """Validate a decoded document and build the snapshot; raise :class:`SnapshotError`."""
-        where = f"{path}: " if path else ""
+        where = f"{path_str(path)}: " if path is not None else ""
         schema = doc.get("schema")
         meta = doc.get("meta")
         if isinstance(schema, bool) or not isinstance(schema, int) or not isinstance(meta, dict):
@@ -182,7 +200,7 @@ class Snapshot(FrozenRecord):
         Raises :class:`~runsnap.errors.CaptureError` when the file cannot be written (the old
         file, if any, is left whole).
         """
-        target = Path(path)
+        target = path_str(path)
         try:
             atomic_write(target, dumps(self).encode("utf-8"))
         except OSError as exc:
@@ -266,8 +284,8 @@ def encode(value: Any) -> Any:
         return {_encode_key(str(k)): encode(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [encode(v) for v in value]
-    if isinstance(value, Path):
-        return _encode_str(str(value))
+    if isinstance(value, os.PathLike):  # a pathlib.Path, asked without importing pathlib
+        return encode(os.fspath(value))
     raise TypeError(f"cannot store {type(value).__name__} in a snapshot: {value!r}")
 
 
@@ -411,10 +429,10 @@ def _tomllib() -> Any:
     return tomllib
 
 
-def loads(text: str, path: Path | None = None) -> Snapshot:
+def loads(text: str, path: str | os.PathLike[str] | None = None) -> Snapshot:
     """Parse and validate snapshot TOML text."""
     tomllib = _tomllib()
-    where = f"{path}: " if path else ""
+    where = f"{path_str(path)}: " if path is not None else ""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -428,9 +446,10 @@ def loads(text: str, path: Path | None = None) -> Snapshot:
 
 def load(path: str | os.PathLike[str]) -> Snapshot:
     """Read and validate the snapshot at ``path``; raise :class:`SnapshotError` if it is not one."""
-    p = Path(path)
+    p = path_str(path)
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            data = fh.read()
     except FileNotFoundError:
         raise SnapshotError(f"{p}: no such file") from None
     except IsADirectoryError:
@@ -446,13 +465,15 @@ def load(path: str | os.PathLike[str]) -> Snapshot:
     return loads(text, path=p)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
 
     A temporary file in the same directory is written, flushed and fsynced, then renamed over
     ``path``; the directory is fsynced so the rename survives a crash.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = path_str(path)
+    parent = os.path.dirname(path) or "."
+    os.makedirs(parent, exist_ok=True)
     fd, tmp = _create_temporary(path)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -468,7 +489,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             pass
         raise
     try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(parent, os.O_RDONLY)
     except OSError:
         return
     try:
@@ -479,12 +500,12 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
-def _create_temporary(path: Path) -> tuple[int, str]:
+def _create_temporary(path: str) -> tuple[int, str]:
     """Create a new file beside ``path``, only for us (what ``tempfile.mkstemp`` does, without
     the ~7 ms that importing :mod:`tempfile` and :mod:`random` costs every capture)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.urandom(6).hex()}.tmp")
         try:
             return os.open(tmp, flags, 0o600), tmp
         except FileExistsError:

@@ -9,6 +9,7 @@ source tree and the folder holding runsnap's dependencies are put on ``sys.path`
 
 from __future__ import annotations
 
+import doctest
 import os
 import subprocess
 import sys
@@ -17,8 +18,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import runsnap
+from runsnap import _paths, capturing
 from runsnap.capturing import _uuid4_hex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,6 +60,11 @@ def imported_by_capture(repo: Path, out: Path, *args: str, watched: tuple[str, .
     return res.stderr.rstrip().rpartition("imported:")[2].split()
 
 
+#: Kept out of runsnap's own capture modules as well, but still imported at the top of
+#: runsnap/collectors/git.py, which is being changed elsewhere: drop this mark once it is not.
+GIT_PY_STILL_IMPORTS = ("pathlib",)
+
+
 @pytest.mark.parametrize(("args", "never"), [
     (["--no-run"], NEVER_WITHOUT_A_CHILD),
     (["--", sys.executable, "-c", "pass"], NEVER),
@@ -66,7 +75,46 @@ def test_a_capture_imports_none_of_the_costly_modules(
     assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
 
 
+@pytest.mark.xfail(strict=True, reason="runsnap/collectors/git.py imports them at module level")
+def test_a_capture_imports_none_of_the_costly_modules_git_py_still_imports(
+    tmp_path: Path, repo: Path
+) -> None:
+    watched = GIT_PY_STILL_IMPORTS
+    assert imported_by_capture(repo, tmp_path / "s.toml", "--no-run", watched=watched) == []
+
+
 # ----------------------------------------------------------------- what replaced them
+
+
+@pytest.mark.parametrize("module", [_paths, capturing])
+def test_docstring_examples(module: object) -> None:
+    failures, tried = doctest.testmod(module, verbose=False)  # type: ignore[arg-type]
+    assert tried > 0 and failures == 0
+
+
+_path_parts = st.sampled_from(["", "/", "//", "///", ".", "..", "a", "b.toml", "~", "~root", " ",
+                               "x\\y", "é", "\udcff"])
+
+
+@settings(max_examples=500)
+@given(st.lists(_path_parts, max_size=8).map("".join))
+def test_path_text_is_what_pathlib_writes(text: str) -> None:
+    assert _paths.path_str(text) == str(Path(text))
+    assert _paths.path_str(Path(text)) == str(Path(text))
+    try:
+        expected = str(Path(text).expanduser())
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            _paths.expand_user(text)
+    else:
+        assert _paths.expand_user(text) == expected
+
+
+def test_a_home_that_cannot_be_found_is_an_error_as_with_pathlib() -> None:
+    with pytest.raises(RuntimeError):
+        Path("~no-such-user-here/x").expanduser()
+    with pytest.raises(RuntimeError):
+        _paths.expand_user("~no-such-user-here/x")
 
 
 def test_the_snapshot_id_is_still_a_random_uuid4(tmp_path: Path) -> None:
