@@ -11,8 +11,6 @@ import datetime as _dt
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from runsnap._paths import path_str
 from runsnap._plain import FrozenRecord
@@ -21,8 +19,10 @@ from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
 from runsnap.redact import FingerprintKey, Redactor, load_key
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
     from runsnap.launch import LaunchResult
 

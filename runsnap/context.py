@@ -13,12 +13,15 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping
-from typing import Any
 
 from runsnap import shell
 from runsnap._paths import expand_user, path_str
 from runsnap._plain import FrozenRecord, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
 

@@ -45,10 +45,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
 
 from runsnap._plain import Record
 from runsnap.outcome import DEFAULT_TAIL_LINES, StreamWatch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
 
 __all__ = [
     "FORWARDED_SIGNALS",

@@ -27,11 +27,15 @@ import hashlib
 import hmac
 import os
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from runsnap._paths import expand_user, path_str
 from runsnap._plain import FrozenRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 __all__ = [
     "FingerprintKey",

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
 
 from runsnap._plain import FrozenRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["Result", "run", "start", "which"]
 

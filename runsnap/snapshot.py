@@ -41,7 +41,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from typing import Any
 
 from runsnap._paths import path_str
 from runsnap._plain import FrozenRecord
@@ -51,6 +50,7 @@ from runsnap.errors import CaptureError, SnapshotError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 __all__ = [
     "SCHEMA_VERSION",

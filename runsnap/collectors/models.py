@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
 
 from runsnap._paths import expand_user, path_str
 from runsnap.cache import HashCache
 from runsnap.context import resolve_path
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
     from runsnap.context import CaptureContext
 
