@@ -17,11 +17,12 @@ submodule named like a function would replace that function on the package once 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from runsnap._version import __version__
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from runsnap.capturing import capture, capture_pid, run
     from runsnap.diffing import Difference, Report, diff
     from runsnap.errors import RunsnapError, SnapshotError

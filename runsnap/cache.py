@@ -27,8 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["HashCache", "cache_dir", "load_probe", "probe_cacheable", "probe_key", "store_probe"]
 

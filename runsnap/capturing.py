@@ -7,23 +7,22 @@ Every section, the outcome included, goes through one redaction step (:func:`wit
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import os
 import re
 import time
-import uuid
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from runsnap._paths import path_str
+from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
 from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
 from runsnap.redact import FingerprintKey, Redactor, load_key
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
     from runsnap.launch import LaunchResult
 
@@ -66,6 +65,18 @@ def build_context(
     )
 
 
+def _uuid4_hex() -> str:
+    """A random (version 4) UUID as 32 hex digits, as ``uuid.uuid4().hex`` gives it.
+
+    Built here from 16 random bytes: importing :mod:`uuid` costs every capture ~3 ms of CPU (it
+    imports :mod:`platform`). Version 4 and the RFC 4122 variant are set as uuid4 sets them.
+    """
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4 in the high nibble of byte 6
+    raw[8] = (raw[8] & 0x3F) | 0x80  # variant 10xx in the top bits of byte 8
+    return raw.hex()
+
+
 def snapshot_from_context(
     ctx: CaptureContext,
     *,
@@ -104,7 +115,7 @@ def snapshot_from_context(
         "captured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
         "label": ctx.label,
         "host": hostname(),
-        "id": uuid.uuid4().hex,
+        "id": _uuid4_hex(),
         "fingerprint_key": key.id,
         "redacted": sorted(set(redactor.redacted)),
         "collect_ms": timings,
@@ -139,11 +150,11 @@ def capture(
     return snap
 
 
-def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None) -> Path:
+def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None) -> str:
     """``.runsnap/<UTC timestamp>-<label or command name>.toml`` under ``cwd``.
 
     >>> default_output(Snapshot(meta={"captured_at": "2026-11-29T16:14:35.123+00:00",
-    ...     "label": "good run"}, sections={}), "/w").as_posix()
+    ...     "label": "good run"}, sections={}), "/w")
     '/w/.runsnap/20261129T161435.123Z-good-run.toml'
     """
     stamp = str(snapshot.meta.get("captured_at", ""))
@@ -153,8 +164,8 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     if not snapshot.label and len(argv) > 2 and argv[1] == "-m":
         name = argv[2]  # python -m sglang.launch_server -> sglang.launch_server
     name = _UNSAFE.sub("-", name).strip("-")[:60] or "run"
-    base = Path(cwd if cwd is not None else os.getcwd()) / ".runsnap"
-    return base / f"{stamp}-{name}.toml"
+    base = os.fspath(cwd) if cwd is not None else os.getcwd()
+    return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
 
 
 def capture_pid(
@@ -179,7 +190,7 @@ def capture_pid(
         max_diff_bytes=max_diff_bytes,
     )
     snap = snapshot_from_context(ctx, extra={"process": section})
-    snap = dataclasses.replace(snap, meta={**snap.meta, "launch": "pid"})
+    snap = snap.replace(meta={**snap.meta, "launch": "pid"})
     if output is not None:
         snap = snap.save(output)
     return snap
@@ -199,25 +210,27 @@ def with_section(
     meta = dict(snapshot.meta)
     if redactor.redacted:
         meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
-    return dataclasses.replace(snapshot, meta=meta, sections={**snapshot.sections, name: clean})
+    return snapshot.replace(meta=meta, sections={**snapshot.sections, name: clean})
 
 
 def resolve_output(
     snapshot: Snapshot,
     output: str | os.PathLike[str] | None = None,
     out_dir: str | os.PathLike[str] | None = None,
-) -> Path:
+) -> str:
     """Where to write ``snapshot``: ``output`` if given, else :func:`default_output`'s name in
     ``out_dir`` (or ``./.runsnap``)."""
     if output:
-        return Path(output)
+        return path_str(output)
     target = default_output(snapshot)
-    return Path(out_dir) / target.name if out_dir else target
+    return path_str(os.path.join(out_dir, os.path.basename(target))) if out_dir else target
 
 
-@dataclasses.dataclass(frozen=True)
-class RunRecord:
+class RunRecord(FrozenRecord):
     """What :func:`run` did: the final snapshot, the exit status to use, and the raw result."""
+
+    __slots__ = ("snapshot", "exit_status", "result", "errors")
+    _repr_fields = _eq_fields = __slots__
 
     snapshot: Snapshot
     """The snapshot as last written (with ``[outcome]`` unless ``--exec`` succeeded)."""
@@ -228,8 +241,15 @@ class RunRecord:
     result: LaunchResult
     """What :mod:`runsnap.launch` saw."""
 
-    errors: tuple[str, ...] = ()
+    errors: tuple[str, ...]
     """Problems of runsnap's own that did not change the exit status (outcome not written)."""
+
+    def __init__(self, snapshot: Snapshot, exit_status: int, result: LaunchResult,
+                 errors: tuple[str, ...] = ()) -> None:
+        object.__setattr__(self, "snapshot", snapshot)
+        object.__setattr__(self, "exit_status", exit_status)
+        object.__setattr__(self, "result", result)
+        object.__setattr__(self, "errors", errors)
 
 
 def run(
@@ -280,7 +300,7 @@ def run(
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
     if tee is not None:
         meta["log"] = tee.path
-    snap = dataclasses.replace(snap, meta=meta)
+    snap = snap.replace(meta=meta)
     target = resolve_output(snap, output, out_dir)
     snap = snap.save(target)
     if on_saved is not None:

@@ -13,12 +13,15 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from runsnap import shell
+from runsnap._paths import expand_user, path_str
+from runsnap._plain import FrozenRecord, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
 
@@ -28,9 +31,11 @@ DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
 _PYTHON_NAME = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:\.exe)?$")
 
 
-@dataclass(frozen=True)
-class Interpreter:
+class Interpreter(FrozenRecord):
     """The Python interpreter whose packages matter, and why it was chosen."""
+
+    __slots__ = ("path", "reason")
+    _repr_fields = _eq_fields = __slots__
 
     path: str
     """The interpreter as it will be run (may be a symlink inside a virtual environment)."""
@@ -38,48 +43,102 @@ class Interpreter:
     reason: str
     """Why this one: ``--python``, ``argv[0]``, ``shebang of X``, ``VIRTUAL_ENV`` ..."""
 
+    def __init__(self, path: str, reason: str) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "reason", reason)
 
-@dataclass
-class CaptureContext:
+
+class CaptureContext(Record):
     """What one capture is about. Collectors read it and never change it."""
 
-    argv: tuple[str, ...] = ()
+    __slots__ = (
+        "argv", "env", "cwd", "label", "repos", "models", "python", "max_diff_bytes", "started",
+        "_probe", "_probe_cached", "_probe_key", "_probe_started_ns",
+        "_executable", "_executable_known", "_interpreter", "_probe_answer",
+    )
+    _repr_fields = ("argv", "env", "cwd", "label", "repos", "models", "python", "max_diff_bytes")
+    # What the dataclass compared: every field but ``started`` (the cached answers were not fields).
+    _eq_fields = (*_repr_fields, "_probe", "_probe_cached", "_probe_key", "_probe_started_ns")
+
+    argv: tuple[str, ...]
     """The child's command line exactly as given (empty: snapshot the current context)."""
 
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    env: Mapping[str, str]
     """The child's complete environment, exactly as it will be passed."""
 
-    cwd: str = field(default_factory=os.getcwd)
+    cwd: str
     """The child's working directory."""
 
-    label: str = ""
+    label: str
     """The run's name, chosen by the user."""
 
-    repos: tuple[str, ...] = ()
+    repos: tuple[str, ...]
     """Extra repositories named with ``--repo``."""
 
-    models: tuple[str, ...] = ()
+    models: tuple[str, ...]
     """Model paths or Hugging Face repo ids named with ``--model``."""
 
-    python: str | None = None
+    python: str | None
     """The interpreter named with ``--python``, if any."""
 
-    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES
+    max_diff_bytes: int
     """Cap on each repository's stored uncommitted diff."""
 
-    started: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    started: dict[str, Any]
     """Work that collectors began early (see ``collectors.start``), for them to finish."""
 
-    _probe: shell.Pending | None = field(default=None, init=False, repr=False)
-    _probe_cached: dict[str, Any] | None = field(default=None, init=False, repr=False)
-    _probe_key: str = field(default="", init=False, repr=False)
-    _probe_started_ns: int = field(default=0, init=False, repr=False)
+    _probe: shell.Pending | None
+    _probe_cached: dict[str, Any] | None
+    _probe_key: str
+    _probe_started_ns: int
+    # The answers of :attr:`executable`, :attr:`interpreter` and :attr:`probe`, once known.
+    _executable: str | None
+    _executable_known: bool
+    _interpreter: Interpreter | None
+    _probe_answer: dict[str, Any] | None
+
+    def __init__(
+        self,
+        argv: tuple[str, ...] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        label: str = "",
+        repos: tuple[str, ...] = (),
+        models: tuple[str, ...] = (),
+        python: str | None = None,
+        max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
+    ) -> None:
+        """``env`` defaults to a copy of this process's environment, ``cwd`` to the current
+        directory (both read when the context is made)."""
+        self.argv = argv
+        self.env = dict(os.environ) if env is None else env
+        self.cwd = os.getcwd() if cwd is None else cwd
+        self.label = label
+        self.repos = repos
+        self.models = models
+        self.python = python
+        self.max_diff_bytes = max_diff_bytes
+        self.started = {}
+        self._probe = None
+        self._probe_cached = None
+        self._probe_key = ""
+        self._probe_started_ns = 0
+        self._executable = None
+        self._executable_known = False
+        self._interpreter = None
+        self._probe_answer = None
 
     # ------------------------------------------------------------------ executable
 
-    @functools.cached_property
+    @property
     def executable(self) -> str | None:
         """What the child's ``PATH`` makes of argv[0] (None when not found or no command)."""
+        if not self._executable_known:
+            self._executable = self._find_executable()
+            self._executable_known = True
+        return self._executable
+
+    def _find_executable(self) -> str | None:
         if not self.argv:
             return None
         prog = self.argv[0]
@@ -88,9 +147,14 @@ class CaptureContext:
             return path if os.path.exists(path) else None
         return shell.which(prog, path=self.env.get("PATH", os.defpath))
 
-    @functools.cached_property
+    @property
     def interpreter(self) -> Interpreter:
         """The interpreter the child will run (see the README's "Which interpreter")."""
+        if self._interpreter is None:
+            self._interpreter = self._find_interpreter()
+        return self._interpreter
+
+    def _find_interpreter(self) -> Interpreter:
         if self.python:
             found = self._find(self.python)
             return Interpreter(found or self.python, "--python")
@@ -143,13 +207,18 @@ class CaptureContext:
         self._probe = shell.start([self.interpreter.path, "-c", source], cwd=self.cwd,
                                   env=self.env)
 
-    @functools.cached_property
+    @property
     def probe(self) -> dict[str, Any]:
         """What the probe reported; ``{"error": ...}`` when it could not run.
 
         ``probe_from`` says whether the probe ran (``"run"``) or a cached answer that still
         holds was used (``"cache"``).
         """
+        if self._probe_answer is None:
+            self._probe_answer = self._read_probe()
+        return self._probe_answer
+
+    def _read_probe(self) -> dict[str, Any]:
         self.start_probe()
         if self._probe_cached is not None:
             data = self._probe_cached
@@ -256,7 +325,8 @@ def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def resolve_path(value: str, cwd: str) -> Path:
-    """``value`` as an absolute path, relative paths taken from ``cwd``."""
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else Path(cwd) / p
+def resolve_path(value: str, cwd: str) -> str:
+    """``value`` as an absolute path, relative paths taken from ``cwd`` (``~`` expanded), written
+    as ``pathlib`` writes it (see :func:`runsnap._paths.path_str`)."""
+    path = expand_user(value)
+    return path if os.path.isabs(path) else path_str(os.path.join(cwd, path))

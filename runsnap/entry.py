@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from runsnap.snapshot import Snapshot
+
 
 class Opt:
     """One option of ``runsnap capture``: its flags, its kind of value, default and help.
@@ -184,7 +186,8 @@ def run_capture(
 
         snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
                            max_diff_bytes=max_diff_bytes)
-        print(snap.save(resolve_output(snap, output, out_dir)).path, flush=True)
+        # The path as text: Snapshot.path would make it a pathlib.Path (~5 ms to import).
+        print(snap.save(resolve_output(snap, output, out_dir))._path, flush=True)
         return 0
     if not command or no_run:
         if exec_ or log:
@@ -193,13 +196,13 @@ def run_capture(
 
         snap = capture(command, label=label, repos=repos, models=models, python=python,
                        max_diff_bytes=max_diff_bytes)
-        print(snap.save(resolve_output(snap, output, out_dir)).path, flush=True)
+        print(snap.save(resolve_output(snap, output, out_dir))._path, flush=True)
         return 0
 
     from runsnap.capturing import run
 
-    def announce(snap: Any) -> None:
-        sys.stderr.write(f"runsnap: snapshot {snap.path}\n")
+    def announce(snap: Snapshot) -> None:
+        sys.stderr.write(f"runsnap: snapshot {snap._path}\n")
         sys.stderr.flush()
 
     record = run(

@@ -45,10 +45,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
+from runsnap._plain import Record
 from runsnap.outcome import DEFAULT_TAIL_LINES, StreamWatch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
 
 __all__ = [
     "FORWARDED_SIGNALS",
@@ -80,30 +83,77 @@ _SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel generated (tty keys,
 _CHUNK = 65536
 
 
-@dataclass
-class LaunchResult:
+class LaunchResult(Record):
     """What happened to one launch. Plain data; :func:`runsnap.outcome.build` reads it."""
 
+    __slots__ = (
+        "argv", "status", "exit_status", "signal_number", "error", "pid", "started_at",
+        "ended_at", "duration_s", "tree_rss_peak", "rss_samples", "rss_interval", "modes",
+        "watches", "log_path", "log_sha256", "log_bytes", "errors",
+    )
+    _repr_fields = _eq_fields = __slots__
+
     argv: tuple[str, ...]
-    status: str = "exited"
+    status: str
     """``exited``, ``signalled``, ``not_found``, ``not_executable`` or ``failed``."""
-    exit_status: int = 0
+    exit_status: int
     """What runsnap exits with: the child's status, 128+N for signal N, 127 or 126."""
-    signal_number: int | None = None
-    error: str | None = None
-    pid: int | None = None
-    started_at: str = ""
-    ended_at: str = ""
-    duration_s: float = 0.0
-    tree_rss_peak: int | None = None
-    rss_samples: int = 0
-    rss_interval: float = RSS_INTERVAL
-    modes: dict[str, str] = field(default_factory=dict)
-    watches: dict[str, StreamWatch] = field(default_factory=dict)
-    log_path: str | None = None
-    log_sha256: str | None = None
-    log_bytes: int | None = None
-    errors: list[str] = field(default_factory=list)
+    signal_number: int | None
+    error: str | None
+    pid: int | None
+    started_at: str
+    ended_at: str
+    duration_s: float
+    tree_rss_peak: int | None
+    rss_samples: int
+    rss_interval: float
+    modes: dict[str, str]
+    watches: dict[str, StreamWatch]
+    log_path: str | None
+    log_sha256: str | None
+    log_bytes: int | None
+    errors: list[str]
+
+    def __init__(
+        self,
+        argv: tuple[str, ...],
+        status: str = "exited",
+        exit_status: int = 0,
+        signal_number: int | None = None,
+        error: str | None = None,
+        pid: int | None = None,
+        started_at: str = "",
+        ended_at: str = "",
+        duration_s: float = 0.0,
+        tree_rss_peak: int | None = None,
+        rss_samples: int = 0,
+        rss_interval: float = RSS_INTERVAL,
+        modes: dict[str, str] | None = None,
+        watches: dict[str, StreamWatch] | None = None,
+        log_path: str | None = None,
+        log_sha256: str | None = None,
+        log_bytes: int | None = None,
+        errors: list[str] | None = None,
+    ) -> None:
+        """``modes``, ``watches`` and ``errors`` default to new empty ones."""
+        self.argv = argv
+        self.status = status
+        self.exit_status = exit_status
+        self.signal_number = signal_number
+        self.error = error
+        self.pid = pid
+        self.started_at = started_at
+        self.ended_at = ended_at
+        self.duration_s = duration_s
+        self.tree_rss_peak = tree_rss_peak
+        self.rss_samples = rss_samples
+        self.rss_interval = rss_interval
+        self.modes = {} if modes is None else modes
+        self.watches = {} if watches is None else watches
+        self.log_path = log_path
+        self.log_sha256 = log_sha256
+        self.log_bytes = log_bytes
+        self.errors = [] if errors is None else errors
 
     @property
     def signal_name(self) -> str | None:

@@ -13,9 +13,11 @@ import collections
 import re
 import threading
 import time
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from runsnap.launch import LaunchResult
 
 __all__ = [

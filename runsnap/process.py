@@ -15,10 +15,13 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from typing import Any
 
 from runsnap.context import _PYTHON_NAME, CaptureContext
 from runsnap.errors import ProcessError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["context_for_pid", "library_version", "process_section"]
 

@@ -27,10 +27,15 @@ import hashlib
 import hmac
 import os
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+
+from runsnap._paths import expand_user, path_str
+from runsnap._plain import FrozenRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 __all__ = [
     "FingerprintKey",
@@ -127,9 +132,11 @@ def is_secret_name(name: str) -> bool:
     return secret.match(upper) and not not_secret.match(upper)
 
 
-@dataclass(frozen=True)
-class FingerprintKey:
+class FingerprintKey(FrozenRecord):
     """The local key that fingerprints secrets; never written into a snapshot."""
+
+    __slots__ = ("key", "source")
+    _repr_fields = _eq_fields = __slots__
 
     key: bytes
     """The HMAC key."""
@@ -137,25 +144,30 @@ class FingerprintKey:
     source: str
     """Where it came from: the key file's path, or ``"ephemeral"`` when none could be kept."""
 
+    def __init__(self, key: bytes, source: str) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "source", source)
+
     @property
     def id(self) -> str:
         """A short public id of the key: snapshots with the same id have comparable fingerprints."""
         return hashlib.sha256(b"runsnap-key-id\0" + self.key).hexdigest()[:12]
 
 
-def _key_path(env: Mapping[str, str]) -> Path:
+def _key_path(env: Mapping[str, str]) -> str:
     if env.get("RUNSNAP_KEY_FILE"):
-        return Path(env["RUNSNAP_KEY_FILE"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "runsnap" / "fingerprint.key"
+        return expand_user(env["RUNSNAP_KEY_FILE"])
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(expand_user("~"), ".config")
+    return path_str(os.path.join(base, "runsnap", "fingerprint.key"))
 
 
-def _read_key(path: Path) -> FingerprintKey | None:
+def _read_key(path: str) -> FingerprintKey | None:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError:
         return None
-    return FingerprintKey(data, str(path)) if len(data) >= 32 else None
+    return FingerprintKey(data, path) if len(data) >= 32 else None
 
 
 def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
@@ -170,11 +182,11 @@ def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
         return existing
     key = os.urandom(32)  # what secrets.token_bytes does (secrets imports random: 2 ms)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(key)
-        return FingerprintKey(key, str(path))
+        return FingerprintKey(key, path)
     except FileExistsError:
         # Another runsnap created it between our read and our create: use theirs.
         existing = _read_key(path)

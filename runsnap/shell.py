@@ -8,20 +8,32 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+from runsnap._plain import FrozenRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["Result", "run", "start", "which"]
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(FrozenRecord):
     """What a finished program said."""
+
+    __slots__ = ("argv", "returncode", "stdout", "stderr")
+    _repr_fields = _eq_fields = __slots__
 
     argv: tuple[str, ...]
     returncode: int
     stdout: bytes
     stderr: bytes
+
+    def __init__(self, argv: tuple[str, ...], returncode: int, stdout: bytes, stderr: bytes) -> None:
+        object.__setattr__(self, "argv", argv)
+        object.__setattr__(self, "returncode", returncode)
+        object.__setattr__(self, "stdout", stdout)
+        object.__setattr__(self, "stderr", stderr)
 
     @property
     def ok(self) -> bool:

@@ -37,17 +37,20 @@ floats; NaN is NaN).
 
 from __future__ import annotations
 
-import base64
-import dataclasses
 import os
 import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
+from runsnap._paths import path_str
+from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
 from runsnap.errors import CaptureError, SnapshotError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -82,13 +85,19 @@ _MARKERS = frozenset({_NULL, _BYTES, _UTF8SP, _BIGINT})
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
-@dataclasses.dataclass(frozen=True)
-class Snapshot:
+class Snapshot(FrozenRecord):
     """One captured run context.
 
     Build one with :func:`runsnap.capture`, read one with :func:`runsnap.load`;
-    change one with :func:`dataclasses.replace`.
+    change one with :meth:`replace`. Frozen: assigning to an attribute raises
+    :class:`AttributeError`.
     """
+
+    # The path is kept as text and made a Path when asked for: importing pathlib costs every
+    # capture ~5 ms of CPU.
+    __slots__ = ("meta", "sections", "schema", "_path")
+    _repr_fields = ("meta", "sections", "schema", "path")
+    _eq_fields = ("meta", "sections", "schema")
 
     meta: Mapping[str, Any]
     """Who and when: ``runsnap_version``, ``captured_at`` (UTC ISO 8601), ``label``, ``host``,
@@ -97,11 +106,40 @@ class Snapshot:
     sections: Mapping[str, Mapping[str, Any]]
     """Section name -> plain data, in :data:`SECTION_ORDER`."""
 
-    schema: int = SCHEMA_VERSION
+    schema: int
     """The schema version the snapshot was written with."""
 
-    path: Path | None = dataclasses.field(default=None, compare=False)
-    """Where the snapshot was loaded from or last saved to; not part of its identity."""
+    _path: str | None
+    """:attr:`path` as ``str(path)`` writes it."""
+
+    def __init__(
+        self,
+        meta: Mapping[str, Any],
+        sections: Mapping[str, Mapping[str, Any]],
+        schema: int = SCHEMA_VERSION,
+        path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        object.__setattr__(self, "meta", meta)
+        object.__setattr__(self, "sections", sections)
+        object.__setattr__(self, "schema", schema)
+        object.__setattr__(self, "_path", None if path is None else path_str(path))
+
+    @property
+    def path(self) -> Path | None:
+        """Where the snapshot was loaded from or last saved to; not part of its identity."""
+        if self._path is None:
+            return None
+        from pathlib import Path
+
+        return Path(self._path)
+
+    def replace(self, **changes: Any) -> Snapshot:
+        """A copy with the attributes named in ``changes`` replaced (what
+        :func:`dataclasses.replace` did): ``snap.replace(meta={**snap.meta, "label": "b"})``."""
+        values: dict[str, Any] = {"meta": self.meta, "sections": self.sections,
+                                  "schema": self.schema, "path": self._path}
+        values.update(changes)
+        return self.__class__(**values)
 
     def __getitem__(self, name: str) -> Mapping[str, Any]:
         return self.sections[name]
@@ -128,9 +166,11 @@ class Snapshot:
         return doc
 
     @classmethod
-    def from_document(cls, doc: Mapping[str, Any], path: Path | None = None) -> Snapshot:
+    def from_document(
+        cls, doc: Mapping[str, Any], path: str | os.PathLike[str] | None = None
+    ) -> Snapshot:
         """Validate a decoded document and build the snapshot; raise :class:`SnapshotError`."""
-        where = f"{path}: " if path else ""
+        where = f"{path_str(path)}: " if path is not None else ""
         schema = doc.get("schema")
         meta = doc.get("meta")
         if isinstance(schema, bool) or not isinstance(schema, int) or not isinstance(meta, dict):
@@ -160,12 +200,12 @@ class Snapshot:
         Raises :class:`~runsnap.errors.CaptureError` when the file cannot be written (the old
         file, if any, is left whole).
         """
-        target = Path(path)
+        target = path_str(path)
         try:
             atomic_write(target, dumps(self).encode("utf-8"))
         except OSError as exc:
             raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None
-        return dataclasses.replace(self, path=target)
+        return self.replace(path=target)
 
 
 def ordered_sections(names: Any) -> list[str]:
@@ -182,6 +222,20 @@ def ordered_sections(names: Any) -> list[str]:
 # --------------------------------------------------------------------------- codec
 
 
+def _b64encode(raw: bytes) -> str:
+    # base64 is imported only for the rare values that need it (undecodable bytes): importing
+    # it costs every capture ~2 ms of CPU.
+    import base64
+
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    import base64
+
+    return base64.b64decode(text)
+
+
 def _has_surrogate(s: str) -> bool:
     if s.isascii():
         return False
@@ -194,13 +248,13 @@ def _encode_str(s: str) -> Any:
     try:
         raw = s.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        return {_UTF8SP: base64.b64encode(s.encode("utf-8", "surrogatepass")).decode("ascii")}
-    return {_BYTES: base64.b64encode(raw).decode("ascii")}
+        return {_UTF8SP: _b64encode(s.encode("utf-8", "surrogatepass"))}
+    return {_BYTES: _b64encode(raw)}
 
 
 def _encode_key(k: str) -> str:
     if _has_surrogate(k):
-        return _KEY_B64 + base64.b64encode(k.encode("utf-8", "surrogatepass")).decode("ascii")
+        return _KEY_B64 + _b64encode(k.encode("utf-8", "surrogatepass"))
     if k.startswith("~"):
         return "~" + k
     return k
@@ -208,7 +262,7 @@ def _encode_key(k: str) -> str:
 
 def _decode_key(k: str) -> str:
     if k.startswith(_KEY_B64):
-        return base64.b64decode(k[len(_KEY_B64) :]).decode("utf-8", "surrogatepass")
+        return _b64decode(k[len(_KEY_B64) :]).decode("utf-8", "surrogatepass")
     if k.startswith("~~"):
         return k[1:]
     return k
@@ -230,8 +284,8 @@ def encode(value: Any) -> Any:
         return {_encode_key(str(k)): encode(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [encode(v) for v in value]
-    if isinstance(value, Path):
-        return _encode_str(str(value))
+    if isinstance(value, os.PathLike):  # a pathlib.Path, asked without importing pathlib
+        return encode(os.fspath(value))
     raise TypeError(f"cannot store {type(value).__name__} in a snapshot: {value!r}")
 
 
@@ -244,9 +298,9 @@ def decode(value: Any) -> Any:
                 if k == _NULL:
                     return None
                 if k == _BYTES:
-                    return base64.b64decode(v).decode("utf-8", "surrogateescape")
+                    return _b64decode(v).decode("utf-8", "surrogateescape")
                 if k == _UTF8SP:
-                    return base64.b64decode(v).decode("utf-8", "surrogatepass")
+                    return _b64decode(v).decode("utf-8", "surrogatepass")
                 return int(v)
         return {_decode_key(k): decode(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -375,10 +429,10 @@ def _tomllib() -> Any:
     return tomllib
 
 
-def loads(text: str, path: Path | None = None) -> Snapshot:
+def loads(text: str, path: str | os.PathLike[str] | None = None) -> Snapshot:
     """Parse and validate snapshot TOML text."""
     tomllib = _tomllib()
-    where = f"{path}: " if path else ""
+    where = f"{path_str(path)}: " if path is not None else ""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -392,9 +446,10 @@ def loads(text: str, path: Path | None = None) -> Snapshot:
 
 def load(path: str | os.PathLike[str]) -> Snapshot:
     """Read and validate the snapshot at ``path``; raise :class:`SnapshotError` if it is not one."""
-    p = Path(path)
+    p = path_str(path)
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            data = fh.read()
     except FileNotFoundError:
         raise SnapshotError(f"{p}: no such file") from None
     except IsADirectoryError:
@@ -410,13 +465,15 @@ def load(path: str | os.PathLike[str]) -> Snapshot:
     return loads(text, path=p)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
 
     A temporary file in the same directory is written, flushed and fsynced, then renamed over
     ``path``; the directory is fsynced so the rename survives a crash.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = path_str(path)
+    parent = os.path.dirname(path) or "."
+    os.makedirs(parent, exist_ok=True)
     fd, tmp = _create_temporary(path)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -432,7 +489,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             pass
         raise
     try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(parent, os.O_RDONLY)
     except OSError:
         return
     try:
@@ -443,12 +500,12 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
-def _create_temporary(path: Path) -> tuple[int, str]:
+def _create_temporary(path: str) -> tuple[int, str]:
     """Create a new file beside ``path``, only for us (what ``tempfile.mkstemp`` does, without
     the ~7 ms that importing :mod:`tempfile` and :mod:`random` costs every capture)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.urandom(6).hex()}.tmp")
         try:
             return os.open(tmp, flags, 0o600), tmp
         except FileExistsError:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +113,21 @@ def test_save_then_load_gives_an_equal_snapshot(tmp_path: Path) -> None:
     saved = snap.save(tmp_path / "deep" / "s.toml")
     assert saved.path == tmp_path / "deep" / "s.toml"
     assert runsnap.load(saved.path) == snap
+
+
+def test_a_snapshot_is_a_frozen_value_whose_path_is_not_its_identity(tmp_path: Path) -> None:
+    snap = Snapshot(meta=META, sections={"a": {"n": 1}})
+    saved = snap.save(tmp_path / "s.toml")
+    assert saved == snap and saved.path == tmp_path / "s.toml"
+    assert snap.replace(sections={}) == Snapshot(meta=META, sections={})
+    assert snap.replace(sections={}).path is None and saved.replace(sections={}).path == saved.path
+    assert snap.replace(schema=0) != snap and snap != (META, {"a": {"n": 1}}, 1)
+    assert repr(snap) == f"Snapshot(meta={META!r}, sections={{'a': {{'n': 1}}}}, schema=1, path=None)"
+    with pytest.raises(AttributeError):
+        snap.meta = {}  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        snap.replace(label="x")
+    assert copy.copy(saved).path == saved.path and pickle.loads(pickle.dumps(saved)) == saved
 
 
 def test_atomic_save_leaves_no_temporary_files_and_replaces_whole(tmp_path: Path) -> None:

@@ -12,17 +12,19 @@ its ``start`` began (or does everything itself when ``start`` was not called).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable  # at run time too: Collector below is evaluated
 
 from runsnap.collectors import command, env, git, models, packages, system
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from runsnap.context import CaptureContext
 
 __all__ = ["REGISTRY", "STARTERS", "Collector", "start"]
 
-Collector = Callable[["CaptureContext"], dict[str, Any]]
+Collector = Callable[["CaptureContext"], "dict[str, Any]"]
 
 #: Section name -> collector, in the order they run (snapshots order sections by
 #: ``snapshot.SECTION_ORDER``, not by this). The collectors that only read files come first, so

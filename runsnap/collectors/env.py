@@ -6,9 +6,10 @@ replaced with fingerprints by the redaction pass, not here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from runsnap.context import CaptureContext
 
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from runsnap._paths import expand_user, path_str
 from runsnap.cache import HashCache
 from runsnap.context import resolve_path
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
     from runsnap.context import CaptureContext
 
@@ -34,34 +35,35 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
 _REVISION_OPTIONS = ("revision", "model-revision")
 
 
-def hf_hub_cache(env: Mapping[str, str]) -> Path:
+def hf_hub_cache(env: Mapping[str, str]) -> str:
     """Where the Hugging Face cache is for this environment (huggingface_hub's own rules)."""
     if env.get("HF_HUB_CACHE"):
-        return Path(env["HF_HUB_CACHE"]).expanduser()
+        return expand_user(env["HF_HUB_CACHE"])
     if env.get("HUGGINGFACE_HUB_CACHE"):
-        return Path(env["HUGGINGFACE_HUB_CACHE"]).expanduser()
+        return expand_user(env["HUGGINGFACE_HUB_CACHE"])
     if env.get("HF_HOME"):
-        return Path(env["HF_HOME"]).expanduser() / "hub"
-    home = env.get("HOME") or str(Path.home())
+        return path_str(os.path.join(expand_user(env["HF_HOME"]), "hub"))
+    home = env.get("HOME") or expand_user("~")
     xdg = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    return Path(xdg) / "huggingface" / "hub"
+    return path_str(os.path.join(xdg, "huggingface", "hub"))
 
 
 def _resolve_hf(repo_id: str, env: Mapping[str, str], revision: str | None) -> dict[str, Any] | None:
     """The snapshot directory of ``repo_id`` in the local cache, or None when it is not there."""
-    repo_dir = hf_hub_cache(env) / ("models--" + repo_id.replace("/", "--"))
-    if not repo_dir.is_dir():
+    repo_dir = path_str(os.path.join(hf_hub_cache(env), "models--" + repo_id.replace("/", "--")))
+    if not os.path.isdir(repo_dir):
         return None
     rev = revision or "main"
     commit = rev
-    ref = repo_dir / "refs" / rev
-    if ref.is_file():
-        commit = ref.read_text().strip()
-    snap = repo_dir / "snapshots" / commit
-    if not snap.is_dir():
+    ref = path_str(os.path.join(repo_dir, "refs", rev))
+    if os.path.isfile(ref):
+        with open(ref) as fh:
+            commit = fh.read().strip()
+    snap = path_str(os.path.join(repo_dir, "snapshots", commit))
+    if not os.path.isdir(snap):
         return None
-    return {"path": str(snap), "repo_id": repo_id, "revision": commit, "ref": rev,
-            "cache": str(hf_hub_cache(env))}
+    return {"path": snap, "repo_id": repo_id, "revision": commit, "ref": rev,
+            "cache": hf_hub_cache(env)}
 
 
 def _arg_values(argv: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -98,11 +100,11 @@ def _candidates(ctx: CaptureContext) -> tuple[list[tuple[str, dict[str, Any]]], 
     for n, value in enumerate(ctx.models, 1):
         source = "runsnap --model" if len(ctx.models) == 1 else f"runsnap --model #{n}"
         path = resolve_path(value, ctx.cwd)
-        if path.is_dir():
-            found.append((source, {"given": value, "path": str(path)}))
+        if os.path.isdir(path):
+            found.append((source, {"given": value, "path": path}))
         elif _REPO_ID.match(value) and (hf := _resolve_hf(value, ctx.env, revision)):
             found.append((source, {"given": value, **hf}))
-        elif path.exists():
+        elif os.path.exists(path):
             errors.append(f"{value} ({source}): not a directory")
         else:
             errors.append(f"{value} ({source}): no such directory, nor a repo id in the "
@@ -111,13 +113,10 @@ def _candidates(ctx: CaptureContext) -> tuple[list[tuple[str, dict[str, Any]]], 
         if not value or len(value) > 4096:
             continue
         path = resolve_path(value, ctx.cwd)
-        try:
-            if (path / "config.json").is_file():
-                found.append((source, {"given": value, "path": str(path)}))
-                continue
-        except OSError:
+        if os.path.isfile(os.path.join(path, "config.json")):
+            found.append((source, {"given": value, "path": path}))
             continue
-        if _REPO_ID.match(value) and not path.exists():
+        if _REPO_ID.match(value) and not os.path.exists(path):
             hf = _resolve_hf(value, ctx.env, revision)
             if hf:
                 found.append((source, {"given": value, **hf}))
@@ -138,16 +137,16 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
         key = source if source not in models else f"{source} #{len(models) + 1}"
         by_path[real] = key
         models[key] = {"sources": [source], **loc, "real_path": real,
-                       **_describe(Path(real), hashes)}
+                       **_describe(real, hashes)}
     hashes.flush()
     return {"models": models, "errors": errors}
 
 
-def _describe(path: Path, hashes: HashCache) -> dict[str, Any]:
+def _describe(path: str, hashes: HashCache) -> dict[str, Any]:
     """config.json in full, side-file hashes and weight sizes of one model directory."""
     errors: list[str] = []
     out: dict[str, Any] = {}
-    cfg = path / "config.json"
+    cfg = os.path.join(path, "config.json")
     try:
         with open(cfg, encoding="utf-8") as fh:
             out["config"] = json.load(fh)
@@ -181,7 +180,7 @@ def _describe(path: Path, hashes: HashCache) -> dict[str, Any]:
     return out
 
 
-def _walk(path: Path) -> list[tuple[str, str]]:
+def _walk(path: str) -> list[tuple[str, str]]:
     """Files of a model directory and of its direct subdirectories, sorted."""
     out = []
     with os.scandir(path) as it:

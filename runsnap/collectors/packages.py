@@ -8,9 +8,11 @@ often installed with pipx, and the packages that matter are the child's.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from runsnap.context import CaptureContext
 
 

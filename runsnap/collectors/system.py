@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any
 
 from runsnap import shell
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from runsnap.context import CaptureContext
 
 _QUERY = "index,name,uuid,memory.total,pci.bus_id,driver_version"

@@ -121,12 +121,9 @@ def test_fingerprints_from_other_keys_are_not_comparable(cap, tmp_path, monkeypa
 def test_variable_read_at_run_time_ranks_highest(cap):
     """With run-time evidence ([runtime] env_read), a variable the program read beats every
     family rule, even one that is noise by name."""
-    import dataclasses
-
     a = cap({"SGLANG_X": "1", "MY_SETTING": "a", "TERM": "xterm"})
     b = cap({"SGLANG_X": "2", "MY_SETTING": "b", "TERM": "screen"})
-    b = dataclasses.replace(b, sections={**b.sections,
-                                         "runtime": {"env_read": ["MY_SETTING", "TERM"]}})
+    b = b.replace(sections={**b.sections, "runtime": {"env_read": ["MY_SETTING", "TERM"]}})
     report = compare(a, b)
     assert counted(report)[:3] == [("env", "MY_SETTING", "changed"), ("env", "TERM", "changed"),
                                    ("env", "SGLANG_X", "changed")]

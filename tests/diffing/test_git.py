@@ -3,8 +3,6 @@ uncommitted diffs file by file, untracked files. Real repositories in tmp_path."
 
 from __future__ import annotations
 
-import dataclasses
-
 from runsnap.diffing import compare
 
 from .conftest import counted, git
@@ -105,8 +103,8 @@ def test_submodule_and_remote_changes(cap, repo):
     ra = a["git"]["repos"]["work"]
     sub_a = {**ra, "submodules": [{"path": "third_party/x", "commit": "a" * 40}]}
     sub_b = {**ra, "submodules": [{"path": "third_party/x", "commit": "b" * 40}]}
-    sa = dataclasses.replace(a, sections={**a.sections, "git": {"repos": {"work": sub_a}}})
-    sb = dataclasses.replace(a, sections={**a.sections, "git": {"repos": {"work": sub_b}}})
+    sa = a.replace(sections={**a.sections, "git": {"repos": {"work": sub_a}}})
+    sb = a.replace(sections={**a.sections, "git": {"repos": {"work": sub_b}}})
     report = compare(sa, sb)
     assert counted(report) == [("git", "work.submodules.third_party/x", "changed")]
     assert report.counted[0].score == 78

@@ -3,7 +3,6 @@ stand-in nvidia-smi printing recorded output: no GPU here) and [outcome]."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -122,7 +121,7 @@ def test_gpu_model_count_driver_and_cuda(cap, tmp_path, base_env):
 def test_host_and_kernel(cap):
     a = cap()
     sys_b = {**a["system"], "host": "node-7", "kernel": "6.8.0-31-generic"}
-    b = dataclasses.replace(a, sections={**a.sections, "system": sys_b})
+    b = a.replace(sections={**a.sections, "system": sys_b})
     report = compare(a, b)
     assert counted(report) == [("system", "kernel", "changed"), ("system", "host", "changed")]
 
@@ -142,8 +141,8 @@ OUT_BAD = {"exit_status": 1, "signal": "", "duration_s": 12.9,
 def test_outcome_side_by_side_below_the_cause(cap):
     good = cap({"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
     bad = cap({})
-    good = dataclasses.replace(good, sections={**good.sections, "outcome": OUT_GOOD})
-    bad = dataclasses.replace(bad, sections={**bad.sections, "outcome": OUT_BAD})
+    good = good.replace(sections={**good.sections, "outcome": OUT_GOOD})
+    bad = bad.replace(sections={**bad.sections, "outcome": OUT_BAD})
     report = compare(good, bad)
     assert counted(report) == [
         ("env", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "removed"),

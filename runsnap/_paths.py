@@ -1,0 +1,47 @@
+"""Paths as text, written the way :mod:`pathlib` writes them, without importing it.
+
+Importing pathlib costs every capture ~5 ms of CPU (it imports ``urllib.parse`` and
+``ipaddress``), so the capture path works on ``str`` paths with :mod:`os.path`. Wherever a path
+used to pass through ``pathlib.Path`` on its way into a snapshot, an error message or the
+command's output, :func:`path_str` gives the same text ``str(Path(...))`` gave, so nothing a
+capture writes changes.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["expand_user", "path_str"]
+
+
+def path_str(path: str | os.PathLike[str]) -> str:
+    """``str(pathlib.Path(path))``: no empty or ``.`` parts, no trailing slash, ``.`` for ``""``.
+
+    Unlike :func:`os.path.normpath`, ``..`` is kept as it is (so is a leading ``//``, which
+    POSIX leaves to the system to interpret). A property test compares the two.
+
+    >>> path_str("./a//b/./c/"), path_str("a/../b"), path_str(""), path_str("///x")
+    ('a/b/c', 'a/../b', '.', '/x')
+    """
+    text = os.fspath(path)
+    if os.name != "posix":  # pragma: no cover - drives and backslashes: let pathlib do it
+        from pathlib import Path
+
+        return str(Path(text))
+    rest = text.lstrip("/")
+    slashes = len(text) - len(rest)
+    root = "//" if slashes == 2 else "/" if slashes else ""
+    return root + "/".join(p for p in rest.split("/") if p and p != ".") or "."
+
+
+def expand_user(path: str) -> str:
+    """``str(pathlib.Path(path).expanduser())``: a leading ``~`` or ``~user`` replaced by that
+    home directory, and :class:`RuntimeError` when it cannot be found, as pathlib does."""
+    text = path_str(path)
+    if not text.startswith("~"):
+        return text
+    first, slash, rest = text.partition("/")
+    home = os.path.expanduser(first)
+    if home.startswith("~"):
+        raise RuntimeError("Could not determine home directory.")
+    return path_str(home + slash + rest)

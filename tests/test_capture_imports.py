@@ -1,0 +1,138 @@
+"""A capture stays clear of the standard-library modules that cost it the most CPU to import.
+
+runsnap sits in front of every launch, so what ``runsnap capture`` imports is paid on every run
+(figures in CHANGELOG.md). The captures here are real ones, in a real repository, in a fresh
+interpreter started with ``-S``: the finder that an editable install (this checkout's) adds to
+every interpreter imports pathlib at start-up, and a regular install has no such finder. The
+source tree and the folder holding runsnap's dependencies are put on ``sys.path`` by hand.
+"""
+
+from __future__ import annotations
+
+import doctest
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import runsnap
+from runsnap import _paths, capturing
+from runsnap.capturing import _uuid4_hex
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
+
+#: What a capture must never import: click (~30 ms, see runsnap/entry.py), dataclasses (~13 ms,
+#: with inspect), uuid (~3 ms, with platform).
+NEVER = ("click", "dataclasses", "inspect", "uuid", "platform")
+#: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes).
+#: With a child, psutil, which samples the child's memory, imports it.
+NEVER_WITHOUT_A_CHILD = (*NEVER, "base64")
+
+_CAPTURE = """
+import sys
+root, dependencies, *args = sys.argv[1:]
+sys.path[:0] = [root, dependencies]
+sys.argv = ["runsnap", "capture", *args]
+from runsnap.entry import main
+try:
+    main()
+finally:
+    sys.stderr.write("\\nimported: %s\\n" % " ".join(sorted(m for m in WATCHED if m in sys.modules)))
+"""
+
+
+def imported_by_capture(repo: Path, out: Path, *args: str, watched: tuple[str, ...]) -> list[str]:
+    """Which of ``watched`` a ``runsnap capture -o OUT ARGS`` in ``repo`` imported."""
+    script = f"WATCHED = {watched!r}\n{_CAPTURE}"
+    res = subprocess.run(
+        [sys.executable, "-S", "-c", script, str(ROOT), DEPENDENCIES, "-o", str(out), *args],
+        cwd=repo, capture_output=True, text=True, timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert out.read_text().rstrip().endswith("# end of runsnap snapshot")
+    return res.stderr.rstrip().rpartition("imported:")[2].split()
+
+
+#: Kept out of runsnap's own capture modules as well (pathlib ~5 ms, typing ~1-4 ms), but still
+#: imported at the top of runsnap/collectors/git.py, which is being changed elsewhere: move each
+#: to NEVER once git.py no longer imports it (the strict xfail below then fails as a reminder).
+GIT_PY_STILL_IMPORTS = ("pathlib", "typing")
+
+
+@pytest.mark.parametrize(("args", "never"), [
+    (["--no-run"], NEVER_WITHOUT_A_CHILD),
+    (["--", sys.executable, "-c", "pass"], NEVER),
+], ids=["no-run", "run"])
+def test_a_capture_imports_none_of_the_costly_modules(
+    tmp_path: Path, repo: Path, args: list[str], never: tuple[str, ...]
+) -> None:
+    assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
+
+
+@pytest.mark.xfail(strict=True, reason="runsnap/collectors/git.py imports it at module level")
+@pytest.mark.parametrize("module", GIT_PY_STILL_IMPORTS)
+def test_a_capture_imports_none_of_the_modules_git_py_still_imports(
+    tmp_path: Path, repo: Path, module: str
+) -> None:
+    assert imported_by_capture(repo, tmp_path / "s.toml", "--no-run", watched=(module,)) == []
+
+
+# ----------------------------------------------------------------- what replaced them
+
+
+@pytest.mark.parametrize("module", [_paths, capturing])
+def test_docstring_examples(module: object) -> None:
+    failures, tried = doctest.testmod(module, verbose=False)  # type: ignore[arg-type]
+    assert tried > 0 and failures == 0
+
+
+_path_parts = st.sampled_from(["", "/", "//", "///", ".", "..", "a", "b.toml", "~", "~root", " ",
+                               "x\\y", "é", "\udcff"])
+
+
+@settings(max_examples=500)
+@given(st.lists(_path_parts, max_size=8).map("".join))
+def test_path_text_is_what_pathlib_writes(text: str) -> None:
+    assert _paths.path_str(text) == str(Path(text))
+    assert _paths.path_str(Path(text)) == str(Path(text))
+    try:
+        expected = str(Path(text).expanduser())
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            _paths.expand_user(text)
+    else:
+        assert _paths.expand_user(text) == expected
+
+
+def test_a_home_that_cannot_be_found_is_an_error_as_with_pathlib() -> None:
+    with pytest.raises(RuntimeError):
+        Path("~no-such-user-here/x").expanduser()
+    with pytest.raises(RuntimeError):
+        _paths.expand_user("~no-such-user-here/x")
+
+
+def test_the_snapshot_id_is_still_a_random_uuid4(tmp_path: Path) -> None:
+    ids = {_uuid4_hex() for _ in range(2000)}
+    assert len(ids) == 2000
+    for text in ids:
+        u = uuid.UUID(hex=text)
+        assert u.version == 4 and u.variant == uuid.RFC_4122 and u.hex == text
+    snap = runsnap.capture([], env={"PATH": os.environ["PATH"]}, cwd=tmp_path)
+    assert uuid.UUID(hex=snap.id).version == 4 and len(snap.id) == 32
+
+
+def test_undecodable_bytes_still_round_trip_through_base64(tmp_path: Path) -> None:
+    value = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")
+    snap = runsnap.capture([], env={"PATH": os.environ["PATH"], "ODD": value, value: "key"},
+                           cwd=tmp_path, output=tmp_path / "s.toml")
+    assert '"~bytes" = "Y2Fm6SD/"' in (tmp_path / "s.toml").read_text()
+    loaded = runsnap.load(tmp_path / "s.toml")
+    assert loaded == snap and loaded["env"]["vars"]["ODD"] == value
+    assert loaded["env"]["vars"][value] == "key"
