@@ -148,6 +148,10 @@ class FingerprintKey(FrozenRecord):
         object.__setattr__(self, "key", key)
         object.__setattr__(self, "source", source)
 
+    def __repr__(self) -> str:
+        # never the key itself: a repr ends up in logs and tracebacks
+        return f"FingerprintKey(id={self.id!r}, source={self.source!r})"
+
     @property
     def id(self) -> str:
         """A short public id of the key: snapshots with the same id have comparable fingerprints."""

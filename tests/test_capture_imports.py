@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 
 #: What a capture must never import: click (~30 ms, see runsnap/entry.py), dataclasses (~13 ms,
-#: with inspect), uuid (~3 ms, with platform).
-NEVER = ("click", "dataclasses", "inspect", "uuid", "platform")
+#: with inspect), uuid (~3 ms, with platform), pathlib (~5 ms), typing (~1-4 ms).
+NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing")
 #: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes).
 #: With a child, psutil, which samples the child's memory, imports it.
 NEVER_WITHOUT_A_CHILD = (*NEVER, "base64")
@@ -60,12 +60,6 @@ def imported_by_capture(repo: Path, out: Path, *args: str, watched: tuple[str, .
     return res.stderr.rstrip().rpartition("imported:")[2].split()
 
 
-#: Kept out of runsnap's own capture modules as well (pathlib ~5 ms, typing ~1-4 ms), but still
-#: imported at the top of runsnap/collectors/git.py, which is being changed elsewhere: move each
-#: to NEVER once git.py no longer imports it (the strict xfail below then fails as a reminder).
-GIT_PY_STILL_IMPORTS = ("pathlib", "typing")
-
-
 @pytest.mark.parametrize(("args", "never"), [
     (["--no-run"], NEVER_WITHOUT_A_CHILD),
     (["--", sys.executable, "-c", "pass"], NEVER),
@@ -74,14 +68,6 @@ def test_a_capture_imports_none_of_the_costly_modules(
     tmp_path: Path, repo: Path, args: list[str], never: tuple[str, ...]
 ) -> None:
     assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
-
-
-@pytest.mark.xfail(strict=True, reason="runsnap/collectors/git.py imports it at module level")
-@pytest.mark.parametrize("module", GIT_PY_STILL_IMPORTS)
-def test_a_capture_imports_none_of_the_modules_git_py_still_imports(
-    tmp_path: Path, repo: Path, module: str
-) -> None:
-    assert imported_by_capture(repo, tmp_path / "s.toml", "--no-run", watched=(module,)) == []
 
 
 # ----------------------------------------------------------------- what replaced them

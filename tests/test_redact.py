@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.redact import Redactor, is_secret_name, load_key
+from runsnap.redact import FingerprintKey, Redactor, is_secret_name, load_key
 from runsnap.snapshot import dumps
 from tests.conftest import asset
 
@@ -133,3 +133,10 @@ def test_name_globs_match_as_fnmatch_does() -> None:
                               _patterns(), strict=True):
         for name in names:
             assert matcher.match(name) == any(fnmatch.fnmatchcase(name, g) for g in globs), name
+
+
+def test_the_key_never_shows_in_its_repr() -> None:
+    key = FingerprintKey(bytes(range(32)), "/home/u/.config/runsnap/fingerprint.key")
+    text = repr(key)
+    assert key.id in text and "fingerprint.key" in text
+    assert repr(key.key)[2:20] not in text and key.key.hex()[:16] not in text

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from runsnap import shell
 from runsnap.collectors.gitfiles import WorkTree, find_work_tree
 from runsnap.context import resolve_path
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from runsnap.context import CaptureContext
 
 #: Untracked files up to this size get a sha256.
@@ -174,7 +175,7 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     for entry in repos.values():
         state = _finish_state(plan.git, entry, entry.pop("started"), plan.env,
                               plan.max_diff_bytes)
-        name = _unique(out, Path(entry["path"]).name or "repo")
+        name = _unique(out, os.path.basename(entry["path"].rstrip(os.sep)) or "repo")
         out[name] = state
     section: dict[str, Any] = {"repos": out}
     if not_repos:
