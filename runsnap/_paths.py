@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["expand_user", "path_str"]
+__all__ = ["expand_user", "path_str", "resolve_path"]
 
 
 def path_str(path: str | os.PathLike[str]) -> str:
@@ -45,3 +45,10 @@ def expand_user(path: str) -> str:
     if home.startswith("~"):
         raise RuntimeError("Could not determine home directory.")
     return path_str(home + slash + rest)
+
+
+def resolve_path(value: str, cwd: str) -> str:
+    """``value`` as an absolute path, relative paths taken from ``cwd`` (``~`` expanded), written
+    as ``pathlib`` writes it (see :func:`runsnap._paths.path_str`)."""
+    path = expand_user(value)
+    return path if os.path.isabs(path) else path_str(os.path.join(cwd, path))

@@ -15,7 +15,6 @@ import sys
 import time
 
 from runsnap import shell
-from runsnap._paths import expand_user, path_str
 from runsnap._plain import FrozenRecord, Record
 
 TYPE_CHECKING = False
@@ -207,6 +206,10 @@ class CaptureContext(Record):
         self._probe = shell.start([self.interpreter.path, "-c", source], cwd=self.cwd,
                                   env=self.env)
 
+    def probe_ready(self) -> bool:
+        """Whether the probe's answer is at hand without waiting (a cached answer that holds)."""
+        return self._probe_cached is not None or self._probe_answer is not None
+
     @property
     def probe(self) -> dict[str, Any]:
         """What the probe reported; ``{"error": ...}`` when it could not run.
@@ -323,10 +326,3 @@ def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
     if _PYTHON_NAME.match(os.path.basename(parts[0])):
         return parts[0]
     return None
-
-
-def resolve_path(value: str, cwd: str) -> str:
-    """``value`` as an absolute path, relative paths taken from ``cwd`` (``~`` expanded), written
-    as ``pathlib`` writes it (see :func:`runsnap._paths.path_str`)."""
-    path = expand_user(value)
-    return path if os.path.isabs(path) else path_str(os.path.join(cwd, path))

@@ -227,6 +227,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         cli(args, prog_name="runsnap")
         return
+    if params["pid"] is None:
+        # git diff and git status are the slowest part of a capture: set them going on the
+        # other core before the rest of runsnap is imported (the capture takes them over).
+        from runsnap.collectors import git
+
+        git.prestart(os.environ, os.getcwd(), params["repos"], params["max_diff_bytes"])
     try:
         status = guarded(run_capture, **params)
     except BrokenPipeError:

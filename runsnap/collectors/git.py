@@ -17,11 +17,12 @@ import hashlib
 import os
 
 from runsnap import shell
+from runsnap._paths import resolve_path
 from runsnap.collectors.gitfiles import WorkTree, find_work_tree
-from runsnap.context import resolve_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from runsnap.context import CaptureContext
@@ -35,8 +36,8 @@ UNTRACKED_LIST_MAX = 2000
 DIFF_HEAD_BYTES = 64 * 1024
 
 
-def _git_env(ctx: CaptureContext) -> dict[str, str]:
-    env = {k: v for k, v in ctx.env.items() if not k.startswith("GIT_")}
+def _git_env(child_env: Mapping[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in child_env.items() if not k.startswith("GIT_")}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     # The child's PATH decides which git, but fall back to ours if the child has none.
     env.setdefault("PATH", os.environ.get("PATH", os.defpath))
@@ -63,12 +64,46 @@ class _Plan:
     editable installs' checkouts are known only from the probe; :func:`collect` adds them.
     """
 
-    def __init__(self, ctx: CaptureContext) -> None:
-        self.env = _git_env(ctx)
+    def __init__(self, child_env: Mapping[str, str], cwd: str, repos: Sequence[str],
+                 max_diff_bytes: int) -> None:
+        self.env = _git_env(child_env)
         self.git = shell.which("git", path=self.env["PATH"])
         self.errors: list[str] = []
         self.candidates: list[dict[str, Any]] = []
-        self.max_diff_bytes = ctx.max_diff_bytes
+        self.max_diff_bytes = max_diff_bytes
+        self.made_for = (cwd, tuple(repos), max_diff_bytes)
+        self.editables_added = False
+        self.add(cwd, "cwd", speculative=True)
+        for r in repos:
+            self.add(resolve_path(r, cwd), "--repo", speculative=True)
+
+    def suits(self, ctx: CaptureContext) -> bool:
+        """Whether this plan was made for exactly this capture's repositories and environment."""
+        return (self.made_for == (ctx.cwd, tuple(ctx.repos), ctx.max_diff_bytes)
+                and self.env == _git_env(ctx.env))
+
+    def cancel(self) -> None:
+        """Stop every program this plan started (it was made for another capture)."""
+        for cand in self.candidates:
+            for pending in (cand.get("discovery"), cand.get("found") and cand["found"].started,
+                            cand.get("state")):
+                if isinstance(pending, shell.Pending):
+                    pending.cancel()
+                elif isinstance(pending, dict):
+                    _cancel(pending)
+
+    def add_editables(self, ctx: CaptureContext) -> None:
+        """Add the editable installs' checkouts (needs the probe's answer); once."""
+        if self.editables_added:
+            return
+        self.editables_added = True
+        # An editable checkout is usually a repository of its own: read it speculatively too,
+        # unless it lies inside a work tree already being read (then it may be the same one).
+        tops = [_candidate_top(c) for c in self.candidates]
+        for path, role in _editable_candidates(ctx):
+            inside = any(t and (path == t or path.startswith(t.rstrip(os.sep) + os.sep))
+                         for t in tops)
+            self.add(path, role, speculative=not inside)
 
     def add(self, path: str, role: str, speculative: bool) -> None:
         if self.git is None:
@@ -94,12 +129,37 @@ class _Plan:
         })
 
 
+#: Git started by :func:`prestart` for the capture about to be made (see runsnap.entry).
+_prestarted: _Plan | None = None
+
+
+def prestart(child_env: Mapping[str, str], cwd: str, repos: Sequence[str],
+             max_diff_bytes: int) -> None:
+    """Start git for a capture that is about to be made, before the rest of runsnap is imported.
+
+    ``runsnap capture`` calls this first thing, so that ``git diff`` and ``git status`` run on
+    the other core while runsnap imports and collects. :func:`start` takes the plan over when
+    the capture's context is the same (cwd, ``--repo``, the environment git sees, the diff cap),
+    and cancels it otherwise.
+    """
+    global _prestarted
+    if _prestarted is not None:
+        _prestarted.cancel()
+    _prestarted = _Plan(child_env, os.path.abspath(cwd), repos, max_diff_bytes)
+
+
 def start(ctx: CaptureContext) -> None:
-    """Start git in the repositories known before the probe has answered (cwd, ``--repo``)."""
-    plan = _Plan(ctx)
-    plan.add(ctx.cwd, "cwd", speculative=True)
-    for r in ctx.repos:
-        plan.add(str(resolve_path(r, ctx.cwd)), "--repo", speculative=True)
+    """Start git in the repositories known before the collectors run: the cwd's, every
+    ``--repo``, and the editable installs' when the probe's answer is already at hand."""
+    global _prestarted
+    plan, _prestarted = _prestarted, None
+    if plan is not None and not plan.suits(ctx):
+        plan.cancel()
+        plan = None
+    if plan is None:
+        plan = _Plan(ctx.env, ctx.cwd, ctx.repos, ctx.max_diff_bytes)
+    if ctx.probe_ready():
+        plan.add_editables(ctx)
     ctx.started["git"] = plan
 
 
@@ -110,13 +170,7 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     plan: _Plan = ctx.started.pop("git")
     if plan.git is None:
         return {"repos": {}, "errors": ["git not found on PATH: repositories not recorded"]}
-    # An editable checkout is usually a repository of its own: read it speculatively too,
-    # unless it lies inside a work tree already being read (then it may be the same one).
-    tops = [_candidate_top(c) for c in plan.candidates]
-    for path, role in _editable_candidates(ctx):
-        inside = any(t and (path == t or path.startswith(t.rstrip(os.sep) + os.sep))
-                     for t in tops)
-        plan.add(path, role, speculative=not inside)
+    plan.add_editables(ctx)
 
     # 1. Which repository is each candidate in? Start each repository's state commands once
     #    (or keep the speculative ones), all repositories side by side.

@@ -15,9 +15,8 @@ import json
 import os
 import re
 
-from runsnap._paths import expand_user, path_str
+from runsnap._paths import expand_user, path_str, resolve_path
 from runsnap.cache import HashCache
-from runsnap.context import resolve_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,7 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import runsnap
+from runsnap.collectors import git as gitc
 from runsnap.collectors.gitfiles import ASK, WorkTree, find_work_tree, parse_config
+from runsnap.context import DEFAULT_MAX_DIFF_BYTES
 from tests.conftest import git, make_repo
 
 
@@ -123,29 +126,57 @@ def test_url_rewrites_leave_the_remotes_to_git(tmp_path: Path, repo: Path, home:
     assert isinstance(tree, WorkTree) and tree.remotes is None
 
 
-def test_a_capture_starts_two_git_processes_per_tagless_repository(
-    tmp_path: Path, repo: Path
-) -> None:
-    """Count the git processes of a real capture with a logging git first on PATH."""
+def _logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose ``git`` logs each call's arguments, then runs the real git."""
     log = tmp_path / "git.log"
     bindir = tmp_path / "bin"
-    bindir.mkdir()
+    bindir.mkdir(exist_ok=True)
     real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True,
                           check=True).stdout.strip()
     (bindir / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
     (bindir / "git").chmod(0o755)
-    import runsnap
+    return {"PATH": f"{bindir}:{os.environ['PATH']}", "HOME": str(tmp_path)}, log
 
-    env = {"PATH": f"{bindir}:{os.environ['PATH']}", "HOME": str(tmp_path)}
+
+def _commands(log: Path) -> list[str]:
+    return sorted(c.split()[4] for c in log.read_text().splitlines()) if log.exists() else []
+
+
+def test_a_capture_starts_two_git_processes_per_tagless_repository(
+    tmp_path: Path, repo: Path
+) -> None:
+    env, log = _logging_git(tmp_path)
     snap = runsnap.capture([], env=env, cwd=repo)
-    calls = log.read_text().splitlines()
-    assert [c.split()[4] for c in calls] == ["diff", "status"], calls
+    assert _commands(log) == ["diff", "status"]
     assert snap["git"]["repos"]["proj"]["remotes"] == {}
     git(repo, "tag", "v1")
     log.unlink()
     runsnap.capture([], env=env, cwd=repo)
-    assert sorted(c.split()[4] for c in log.read_text().splitlines()) == [
-        "describe", "diff", "status"]
+    assert _commands(log) == ["describe", "diff", "status"]
+
+
+def test_git_started_ahead_is_taken_over_by_the_capture_it_was_started_for(
+    tmp_path: Path, repo: Path
+) -> None:
+    env, log = _logging_git(tmp_path)
+    gitc.prestart(env, str(repo), (), DEFAULT_MAX_DIFF_BYTES)
+    snap = runsnap.capture([], env=env, cwd=repo)
+    assert _commands(log) == ["diff", "status"]  # not started a second time
+    assert snap["git"]["repos"]["proj"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_git_started_ahead_for_another_capture_is_cancelled(tmp_path: Path, repo: Path) -> None:
+    other = make_repo(tmp_path / "other")
+    env, log = _logging_git(tmp_path)
+    gitc.prestart(env, str(other), (), DEFAULT_MAX_DIFF_BYTES)
+    snap = runsnap.capture([], env=env, cwd=repo)
+    assert list(snap["git"]["repos"]) == ["proj"]
+    with pytest.raises(ChildProcessError):  # the cancelled programs were reaped
+        os.waitpid(-1, os.WNOHANG)
+    (repo / "app.py").write_text("print('changed')\n")
+    gitc.prestart(env, str(repo), (), DEFAULT_MAX_DIFF_BYTES)
+    capped = runsnap.capture([], env=env, cwd=repo, max_diff_bytes=5)  # another cap: not taken
+    assert capped["git"]["repos"]["proj"]["diff_truncated"] is True
 
 
 # -- the config reader against `git config --list`
