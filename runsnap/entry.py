@@ -186,8 +186,7 @@ def run_capture(
 
         snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
                            max_diff_bytes=max_diff_bytes)
-        # The path as text: Snapshot.path would make it a pathlib.Path (~5 ms to import).
-        print(snap.save(resolve_output(snap, output, out_dir))._path, flush=True)
+        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
         return 0
     if not command or no_run:
         if exec_ or log:
@@ -196,13 +195,13 @@ def run_capture(
 
         snap = capture(command, label=label, repos=repos, models=models, python=python,
                        max_diff_bytes=max_diff_bytes)
-        print(snap.save(resolve_output(snap, output, out_dir))._path, flush=True)
+        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
         return 0
 
     from runsnap.capturing import run
 
     def announce(snap: Snapshot) -> None:
-        sys.stderr.write(f"runsnap: snapshot {snap._path}\n")
+        sys.stderr.write(f"runsnap: snapshot {snap.path_text}\n")
         sys.stderr.flush()
 
     record = run(

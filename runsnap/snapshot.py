@@ -133,6 +133,11 @@ class Snapshot(FrozenRecord):
 
         return Path(self._path)
 
+    @property
+    def path_text(self) -> str | None:
+        """:attr:`path` as text, without importing :mod:`pathlib` (the capture path avoids it)."""
+        return self._path
+
     def replace(self, **changes: Any) -> Snapshot:
         """A copy with the attributes named in ``changes`` replaced (what
         :func:`dataclasses.replace` did): ``snap.replace(meta={**snap.meta, "label": "b"})``."""

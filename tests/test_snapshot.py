@@ -112,6 +112,7 @@ def test_save_then_load_gives_an_equal_snapshot(tmp_path: Path) -> None:
     snap = Snapshot(meta=META, sections={"command": {"argv": ["a"], "x": None}})
     saved = snap.save(tmp_path / "deep" / "s.toml")
     assert saved.path == tmp_path / "deep" / "s.toml"
+    assert saved.path_text == str(tmp_path / "deep" / "s.toml") and snap.path_text is None
     assert runsnap.load(saved.path) == snap
 
 
