@@ -145,7 +145,12 @@ def prestart(child_env: Mapping[str, str], cwd: str, repos: Sequence[str],
     global _prestarted
     if _prestarted is not None:
         _prestarted.cancel()
-    _prestarted = _Plan(child_env, os.path.abspath(cwd), repos, max_diff_bytes)
+    _prestarted = None
+    try:
+        _prestarted = _Plan(child_env, os.path.abspath(cwd), repos, max_diff_bytes)
+    except Exception:  # noqa: BLE001
+        # Only a head start: the capture starts git itself and records any failure in [git].
+        _prestarted = None
 
 
 def start(ctx: CaptureContext) -> None:

@@ -165,6 +165,12 @@ def test_git_started_ahead_is_taken_over_by_the_capture_it_was_started_for(
     assert snap["git"]["repos"]["proj"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
 
 
+def test_a_head_start_that_fails_is_no_failure(repo: Path) -> None:
+    gitc.prestart(None, str(repo), (), DEFAULT_MAX_DIFF_BYTES)  # type: ignore[arg-type]
+    assert gitc._prestarted is None
+    assert runsnap.capture([], cwd=repo)["git"]["repos"]["proj"]["errors"] == []
+
+
 def test_git_started_ahead_for_another_capture_is_cancelled(tmp_path: Path, repo: Path) -> None:
     other = make_repo(tmp_path / "other")
     env, log = _logging_git(tmp_path)
