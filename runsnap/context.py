@@ -300,9 +300,44 @@ def _add_direct_url(dist: dict[str, Any]) -> None:
         dist["editable"] = True
     url = out["url"]
     if isinstance(url, str) and url.startswith("file://"):
-        from urllib.parse import unquote, urlsplit
+        dist["source"] = file_url_path(url)
 
-        dist["source"] = unquote(urlsplit(url).path)
+
+def file_url_path(url: str) -> str:
+    """The local path of a ``file://`` URL, as ``unquote(urlsplit(url).path)`` gives it.
+
+    Written out because :mod:`urllib.parse` (with :mod:`ipaddress`) costs a capture ~2 ms of
+    CPU to import, for the editable installs only.
+
+    >>> file_url_path("file:///home/me/src/sgl%20ang?x=1#frag")
+    '/home/me/src/sgl ang'
+    >>> file_url_path("file://localhost/opt/vllm")
+    '/opt/vllm'
+    """
+    rest = url[len("file://"):]
+    for stop in ("#", "?"):
+        rest = rest.partition(stop)[0]
+    slash = rest.find("/")
+    path = rest[slash:] if slash >= 0 else ""
+    if "%" not in path:
+        return path
+    # As unquote does: each run of ASCII characters has its %XX escapes decoded as UTF-8
+    # (undecodable bytes replaced); other characters stay as they are.
+    runs = re.split("([\x00-\x7f]+)", path)
+    for i in range(1, len(runs), 2):
+        raw = bytearray()
+        pieces = runs[i].split("%")
+        raw += pieces[0].encode("ascii")
+        for piece in pieces[1:]:
+            code = piece[:2]
+            if len(code) == 2 and all(c in "0123456789abcdefABCDEF" for c in code):
+                raw.append(int(code, 16))
+                raw += piece[2:].encode("ascii")
+            else:
+                raw += b"%" + piece.encode("ascii")
+        runs[i] = raw.decode("utf-8", "replace")
+    return "".join(runs)
+
 
 
 def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runsnap
-from runsnap import _paths, capturing
+from runsnap import _paths, capturing, context
 from runsnap.capturing import _uuid4_hex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,8 @@ DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 
 #: What a capture must never import: click (~30 ms, see runsnap/entry.py), dataclasses (~13 ms,
 #: with inspect), uuid (~3 ms, with platform), pathlib (~5 ms), typing (~1-4 ms).
-NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing")
+NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing",
+         "urllib.parse")
 #: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes).
 #: With a child, psutil, which samples the child's memory, imports it.
 NEVER_WITHOUT_A_CHILD = (*NEVER, "base64")
@@ -73,7 +74,7 @@ def test_a_capture_imports_none_of_the_costly_modules(
 # ----------------------------------------------------------------- what replaced them
 
 
-@pytest.mark.parametrize("module", [_paths, capturing])
+@pytest.mark.parametrize("module", [_paths, capturing, context])
 def test_docstring_examples(module: object) -> None:
     failures, tried = doctest.testmod(module, verbose=False)  # type: ignore[arg-type]
     assert tried > 0 and failures == 0
@@ -122,3 +123,21 @@ def test_undecodable_bytes_still_round_trip_through_base64(tmp_path: Path) -> No
     loaded = runsnap.load(tmp_path / "s.toml")
     assert loaded == snap and loaded["env"]["vars"]["ODD"] == value
     assert loaded["env"]["vars"][value] == "key"
+
+
+_url_pieces = st.sampled_from([*"ab/ %?#:@2fF0;=[]\\", "é", "日", "\udcff", "%2F", "%41", "%e2%82%ac",
+                               "%e2%82", "%zz", "%4", "localhost", "[::1]"])
+
+
+@settings(max_examples=1000)
+@given(st.lists(_url_pieces, max_size=12).map("".join))
+def test_file_urls_give_the_path_urllib_gives(tail: str) -> None:
+    """Editable installs' file:// URLs, read without importing urllib.parse (and ipaddress)."""
+    from urllib.parse import unquote, urlsplit
+
+    url = "file://" + tail
+    try:
+        expected = unquote(urlsplit(url).path)
+    except ValueError:  # urllib refuses a bracketed host it cannot parse
+        return
+    assert context.file_url_path(url) == expected
