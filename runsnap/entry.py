@@ -140,8 +140,6 @@ def parse_capture(args: Sequence[str], environ: Any = None) -> dict[str, Any] | 
             else:
                 params[opt.dest] = value
             given.add(opt.dest)
-        else:
-            i = len(args)
         for opt in CAPTURE_OPTIONS:
             if opt.envvar and opt.dest not in given and environ.get(opt.envvar):
                 params[opt.dest] = _value(opt, environ[opt.envvar])

@@ -18,7 +18,7 @@ import os
 
 from runsnap import shell
 from runsnap._paths import resolve_path
-from runsnap.collectors.gitfiles import WorkTree, find_work_tree
+from runsnap.collectors.gitfiles import ASK, WorkTree, find_work_tree
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class _Plan:
         if found is None:
             self.candidates.append({"path": path, "role": role, "found": None})
             return
-        if found != "ask":
+        if found != ASK:
             top = found.top
             if not any(c.get("found") and c["found"].top == top for c in self.candidates):
                 found.started = _start_state(self.git, top, False, self.env, found)

@@ -49,7 +49,8 @@ def hf_hub_cache(env: Mapping[str, str]) -> str:
 
 def _resolve_hf(repo_id: str, env: Mapping[str, str], revision: str | None) -> dict[str, Any] | None:
     """The snapshot directory of ``repo_id`` in the local cache, or None when it is not there."""
-    repo_dir = path_str(os.path.join(hf_hub_cache(env), "models--" + repo_id.replace("/", "--")))
+    cache = hf_hub_cache(env)
+    repo_dir = path_str(os.path.join(cache, "models--" + repo_id.replace("/", "--")))
     if not os.path.isdir(repo_dir):
         return None
     rev = revision or "main"
@@ -62,7 +63,7 @@ def _resolve_hf(repo_id: str, env: Mapping[str, str], revision: str | None) -> d
     if not os.path.isdir(snap):
         return None
     return {"path": snap, "repo_id": repo_id, "revision": commit, "ref": rev,
-            "cache": hf_hub_cache(env)}
+            "cache": cache}
 
 
 def _arg_values(argv: tuple[str, ...]) -> list[tuple[str, str]]:
