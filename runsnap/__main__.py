@@ -1,6 +1,6 @@
 """``python -m runsnap``."""
 
-from runsnap.entry import main
+from runsnap.cli import main
 
 if __name__ == "__main__":
     main()

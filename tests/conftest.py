@@ -73,7 +73,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def cli_invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     """Run the CLI in-process; print output and traceback on an unexpected exit status."""
-    from runsnap.cli import cli
+    from runsnap.cli.app import cli
 
     monkeypatch.delenv("RUNSNAP_FORMAT", raising=False)  # the user's defaults stay out
     monkeypatch.delenv("NO_COLOR", raising=False)

@@ -28,7 +28,7 @@ from runsnap.capturing import _uuid4_hex
 ROOT = Path(__file__).resolve().parent.parent
 DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 
-#: What a capture must never import: click (~30 ms, see runsnap/entry.py), dataclasses (~13 ms,
+#: What a capture must never import: click (~30 ms, see runsnap/cli/__init__.py), dataclasses (~13 ms,
 #: with inspect), uuid (~3 ms, with platform), pathlib (~5 ms), typing (~1-4 ms).
 NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing",
          "urllib.parse")
@@ -41,7 +41,7 @@ import sys
 root, dependencies, *args = sys.argv[1:]
 sys.path[:0] = [root, dependencies]
 sys.argv = ["runsnap", "capture", *args]
-from runsnap.entry import main
+from runsnap.cli import main
 try:
     main()
 finally:

@@ -1,4 +1,4 @@
-"""``runsnap.entry``: capture's own fast parser agrees with click, and a capture never imports click."""
+"""``runsnap.cli``: capture's own fast parser agrees with click, and a capture never imports click."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runsnap.cli import capture as click_capture
-from runsnap.entry import CAPTURE_OPTIONS, parse_capture
+from runsnap.cli.app import capture as click_capture
+from runsnap.cli.options import CAPTURE_OPTIONS, parse_capture
 from tests.conftest import run_runsnap
 
 FLAGS = sorted({f for o in CAPTURE_OPTIONS for f in o.flags})
@@ -95,7 +95,7 @@ def test_an_output_that_is_a_directory_is_left_to_click(tmp_path: Path) -> None:
 _WATCH = """
 import sys
 sys.argv = ["runsnap", *sys.argv[1:]]
-from runsnap.entry import main
+from runsnap.cli import main
 try:
     main()
 finally:

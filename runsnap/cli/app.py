@@ -1,7 +1,7 @@
 """The command line as click commands: each parses, calls the library, renders, and exits.
 
-``runsnap capture`` is usually parsed by :mod:`runsnap.entry` without importing click; its
-options are declared there, once, and turned into click options here.
+``runsnap capture`` is usually parsed by :func:`runsnap.cli.main` without importing click; its
+options are declared once, in :mod:`runsnap.cli.options`, and turned into click options here.
 
 Exit statuses (documented in README):
     0    success; for ``diff``: no differences that count (noise alone counts as none)
@@ -19,7 +19,6 @@ Exit statuses (documented in README):
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -27,21 +26,11 @@ from typing import Any, TypeVar
 import click
 
 from runsnap._version import __version__
-from runsnap.entry import CAPTURE_OPTIONS, Opt, guarded, run_capture
+from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.capture import run_capture
+from runsnap.cli.options import CAPTURE_OPTIONS, Opt
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def runsnap_command(func: F) -> F:
-    """Turn runsnap's own errors into ``runsnap: message`` on stderr and their exit status."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return guarded(func, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -57,7 +46,7 @@ def cli() -> None:
 
 
 def _click_option(opt: Opt) -> Callable[[F], F]:
-    """The click declaration of one of capture's options (declared once, in runsnap.entry)."""
+    """The click declaration of one of capture's options (declared once, in runsnap.cli.options)."""
     kinds: dict[str, Any] = {
         "str": None, "path": click.Path(), "file": click.Path(dir_okay=False),
         "dir": click.Path(file_okay=False), "count": click.IntRange(min=0), "int": int,
@@ -179,9 +168,3 @@ def diff(
         click.echo(text, nl=False, color=color)  # click strips ANSI off a terminal otherwise
     sys.exit(1 if report else 0)
 
-
-def main() -> None:
-    """The console script of older installs; ``runsnap.entry.main`` is today's."""
-    from runsnap.entry import main as entry_main
-
-    entry_main()

@@ -1,28 +1,25 @@
-"""The ``runsnap`` console script: ``capture`` parsed without click, everything else by click.
+"""``runsnap capture``'s options, declared once, and the parser of the fast capture path.
 
-runsnap sits in front of every launch, and importing click costs more than a third of a whole
-capture (~25-40 ms of CPU on our 2-core machines, most of it ``inspect``, which click imports).
-So ``main`` parses ``runsnap capture [OPTIONS] [-- COMMAND...]`` itself when the command line is
-plainly well formed, from :data:`CAPTURE_OPTIONS`, the one declaration of capture's options
-(``runsnap.cli`` builds the click command from the same table). Anything else (``--help``, a
-mistake, an unknown option, a positional word before ``--``, any other command) goes to click,
-which gives the help text and the error messages. A property test checks that every command
-line this parser accepts gets exactly the values click would give.
+:data:`CAPTURE_OPTIONS` is the one declaration: :func:`parse_capture` reads a plainly well
+formed ``runsnap capture [OPTIONS] [-- COMMAND...]`` from it without click, and
+:mod:`runsnap.cli.app` turns the same table into click options. Anything the fast parser is not
+sure of (``--help``, a mistake, an unknown option, a positional word before ``--``) it leaves
+to click (``None``), which gives the help text and the error messages. A property test checks
+that every command line this parser accepts gets exactly the values click would give.
 
-This module and what it imports on the way to a capture must stay free of click.
+This module stays free of click: it is on the path of every capture.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
-    from runsnap.snapshot import Snapshot
+__all__ = ["CAPTURE_OPTIONS", "Opt", "parse_capture"]
 
 
 class Opt:
@@ -150,91 +147,3 @@ def parse_capture(args: Sequence[str], environ: Any = None) -> dict[str, Any] | 
             params[opt.dest] = tuple(params[opt.dest])
     params["command"] = tuple(args[i:])
     return params
-
-
-def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``func``; runsnap's own errors become ``runsnap: message`` and their exit status."""
-    from runsnap.errors import RunsnapError
-
-    try:
-        return func(*args, **kwargs)
-    except RunsnapError as exc:
-        sys.stderr.write(f"runsnap: {exc}\n")
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("runsnap: interrupted\n")
-        sys.exit(130)
-
-
-def run_capture(
-    output: str | None, out_dir: str | None, label: str, repos: tuple[str, ...],
-    models: tuple[str, ...], python: str | None, max_diff_bytes: int, log: str | None,
-    tail_lines: int, exec_: bool, no_run: bool, pid: int | None, inherit_tty: bool,
-    kill_after: float, command: tuple[str, ...],
-) -> int:
-    """What ``runsnap capture`` does once its options are known; returns the exit status."""
-    from runsnap.errors import UsageError
-
-    if pid is not None:
-        if command:
-            raise UsageError("--pid takes no COMMAND: give one or the other")
-        if exec_ or log or no_run:
-            raise UsageError("--exec, --log and --no-run need a COMMAND, not --pid")
-        from runsnap.capturing import capture_pid, resolve_output
-
-        snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
-                           max_diff_bytes=max_diff_bytes)
-        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
-        return 0
-    if not command or no_run:
-        if exec_ or log:
-            raise UsageError("--exec and --log need a COMMAND to run (and no --no-run)")
-        from runsnap.capturing import capture, resolve_output
-
-        snap = capture(command, label=label, repos=repos, models=models, python=python,
-                       max_diff_bytes=max_diff_bytes)
-        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
-        return 0
-
-    from runsnap.capturing import run
-
-    def announce(snap: Snapshot) -> None:
-        sys.stderr.write(f"runsnap: snapshot {snap.path_text}\n")
-        sys.stderr.flush()
-
-    record = run(
-        command, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
-        log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
-        on_saved=announce,
-    )
-    if record.result.error:
-        sys.stderr.write(f"runsnap: {record.result.error}\n")
-    for problem in record.errors:
-        sys.stderr.write(f"runsnap: {problem}\n")
-    return int(record.exit_status)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """The ``runsnap`` console script."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
-    if params is None:
-        from runsnap.cli import cli
-
-        cli(args, prog_name="runsnap")
-        return
-    if params["pid"] is None:
-        # git diff and git status are the slowest part of a capture: set them going on the
-        # other core before the rest of runsnap is imported (the capture takes them over).
-        from runsnap.collectors import git
-
-        git.prestart(os.environ, os.getcwd(), params["repos"], params["max_diff_bytes"])
-    try:
-        status = guarded(run_capture, **params)
-    except BrokenPipeError:
-        # stdout closed by the reader (``runsnap capture | head -0``): as click does, exit 1
-        # without a traceback, and keep Python from complaining again at shutdown.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-    sys.exit(status)

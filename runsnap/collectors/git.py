@@ -129,7 +129,7 @@ class _Plan:
         })
 
 
-#: Git started by :func:`prestart` for the capture about to be made (see runsnap.entry).
+#: Git started by :func:`prestart` for the capture about to be made (see runsnap.cli.main).
 _prestarted: _Plan | None = None
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from runsnap.cli import DIFF_FORMATS
+from runsnap.cli.app import DIFF_FORMATS
 from runsnap.diffing import compare, compare_many
 from runsnap.diffing.render import FORMATS, RENDERERS, render
 

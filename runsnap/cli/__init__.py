@@ -1,0 +1,54 @@
+"""The command-line face: the ``runsnap`` console script and its commands.
+
+runsnap sits in front of every launch, and importing click costs a large share of a whole
+capture (figures in benchmarks/RESULTS.md). So :func:`main` parses ``runsnap capture [OPTIONS]
+[-- COMMAND...]`` itself when the command line is plainly well formed
+(:func:`runsnap.cli.options.parse_capture`) and runs :func:`runsnap.cli.capture.run_capture`;
+everything else goes to the click application in :mod:`runsnap.cli.app`, imported only then.
+
+The modules: :mod:`~runsnap.cli.options` (capture's option table, the fast parser),
+:mod:`~runsnap.cli.boundary` (errors to messages and exit statuses), :mod:`~runsnap.cli.capture`
+(the capture command's body), :mod:`~runsnap.cli.app` (the click group, one thin function per
+command). Data flows one way: this package imports the library; nothing in the library imports
+this package. This module and what it imports on the way to a capture stay free of click.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from runsnap.cli.boundary import guarded
+from runsnap.cli.capture import run_capture
+from runsnap.cli.options import parse_capture
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The ``runsnap`` console script."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
+    if params is None:
+        from runsnap.cli.app import cli
+
+        cli(args, prog_name="runsnap")
+        return
+    if params["pid"] is None:
+        # git diff and git status are the slowest part of a capture: set them going on the
+        # other core before the rest of runsnap is imported (the capture takes them over).
+        from runsnap.collectors import git
+
+        git.prestart(os.environ, os.getcwd(), params["repos"], params["max_diff_bytes"])
+    try:
+        status = guarded(run_capture, **params)
+    except BrokenPipeError:
+        # stdout closed by the reader (``runsnap capture | head -0``): as click does, exit 1
+        # without a traceback, and keep Python from complaining again at shutdown.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    sys.exit(status)

@@ -1,0 +1,60 @@
+"""What ``runsnap capture`` does once its options are known (both faces call it); free of click."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["run_capture"]
+
+
+def run_capture(
+    output: str | None, out_dir: str | None, label: str, repos: tuple[str, ...],
+    models: tuple[str, ...], python: str | None, max_diff_bytes: int, log: str | None,
+    tail_lines: int, exec_: bool, no_run: bool, pid: int | None, inherit_tty: bool,
+    kill_after: float, command: tuple[str, ...],
+) -> int:
+    """What ``runsnap capture`` does once its options are known; returns the exit status."""
+    from runsnap.errors import UsageError
+
+    if pid is not None:
+        if command:
+            raise UsageError("--pid takes no COMMAND: give one or the other")
+        if exec_ or log or no_run:
+            raise UsageError("--exec, --log and --no-run need a COMMAND, not --pid")
+        from runsnap.capturing import capture_pid, resolve_output
+
+        snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
+                           max_diff_bytes=max_diff_bytes)
+        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
+        return 0
+    if not command or no_run:
+        if exec_ or log:
+            raise UsageError("--exec and --log need a COMMAND to run (and no --no-run)")
+        from runsnap.capturing import capture, resolve_output
+
+        snap = capture(command, label=label, repos=repos, models=models, python=python,
+                       max_diff_bytes=max_diff_bytes)
+        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
+        return 0
+
+    from runsnap.capturing import run
+
+    def announce(snap: Snapshot) -> None:
+        sys.stderr.write(f"runsnap: snapshot {snap.path_text}\n")
+        sys.stderr.flush()
+
+    record = run(
+        command, label=label, repos=repos, models=models, python=python,
+        max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
+        log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
+        on_saved=announce,
+    )
+    if record.result.error:
+        sys.stderr.write(f"runsnap: {record.result.error}\n")
+    for problem in record.errors:
+        sys.stderr.write(f"runsnap: {problem}\n")
+    return int(record.exit_status)
