@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 from runsnap._paths import expand_user, path_str
 from runsnap._plain import FrozenRecord
+from runsnap.knowledge import rule_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +46,6 @@ __all__ = [
 ]
 
 _PREFIX = "<redacted:hmac-sha256:"
-_KNOWLEDGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "knowledge")
 
 # Credentials in a URL: scheme://user:password@host or scheme://token@host.
 _URL_CREDS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<creds>[^/\s:@]*(?::[^/\s@]*)?)@")
@@ -71,11 +71,9 @@ _TOKEN_SHAPES = re.compile(
 
 
 def _globs(name: str) -> tuple[str, ...]:
-    # Read beside this module: importlib.resources costs ~10 ms to import on every capture.
-    with open(os.path.join(_KNOWLEDGE, name), encoding="utf-8") as fh:
-        text = fh.read()
-    lines = (line.strip() for line in text.splitlines())
-    return tuple(line.upper() for line in lines if line and not line.startswith("#"))
+    """The globs of a secret-name rule file in :mod:`runsnap.knowledge`, upper-cased (names
+    are matched case-insensitively)."""
+    return tuple(fields[0].strip().upper() for fields in rule_lines(name))
 
 
 class _GlobSet:

@@ -1,7 +1,8 @@
 """Scores, reasons and noise rules: which difference most likely changed the behaviour.
 
-Every rule lives here or in the data files under ``runsnap/knowledge/`` (``env-families.tsv``,
-``env-noise.tsv``, ``env-known-names.txt``), each with its reason in words. A score is 0-100;
+Every rule lives here or in :mod:`runsnap.knowledge` (variable families, noise, known names,
+misspellings, core packages, config fields, with their data files), each with its reason in
+words. A score is 0-100;
 the report lists differences by :func:`ranking_key`. The scale, from the top:
 
 ====  ==========================================================================================
@@ -25,23 +26,23 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from runsnap.diffing.report import Difference
 from runsnap.errors import UsageError
+from runsnap.knowledge.env import family_of, is_known_name, likely_misspelling, noise_reason
+from runsnap.knowledge.models import config_field_reason
+from runsnap.knowledge.packages import is_core_package
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import SECTION_ORDER
 
 __all__ = [
     "Rules",
     "assess",
-    "likely_misspelling",
     "load_user_rules",
     "rank",
     "ranking_key",
@@ -76,111 +77,6 @@ class Rules:
         return dataclasses.replace(self, ignore=(*self.ignore, *patterns))
 
 
-# --------------------------------------------------------------------------- knowledge
-
-
-def _data_lines(name: str) -> list[list[str]]:
-    text = resources.files("runsnap.knowledge").joinpath(name).read_text("utf-8")
-    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
-
-
-@functools.lru_cache(maxsize=1)
-def _families() -> tuple[tuple[re.Pattern[str], int, str], ...]:
-    return tuple((re.compile(fnmatch.translate(g)), int(s), r)
-                 for g, s, r in _data_lines("env-families.tsv"))
-
-
-@functools.lru_cache(maxsize=1)
-def _noise() -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(fnmatch.translate(g)), r) for g, r in _data_lines("env-noise.tsv"))
-
-
-@functools.lru_cache(maxsize=1)
-def _known() -> tuple[frozenset[str], dict[str, list[str]], dict[str, list[str]]]:
-    """Known names, and indexes by first word and by the rest (to find near misses fast)."""
-    names = frozenset(row[0] for row in _data_lines("env-known-names.txt"))
-    by_head: dict[str, list[str]] = {}
-    by_tail: dict[str, list[str]] = {}
-    for n in names:
-        head, _, tail = n.partition("_")
-        by_head.setdefault(head, []).append(n)
-        by_tail.setdefault(tail, []).append(n)
-    return names, by_head, by_tail
-
-
-def family_of(name: str) -> tuple[int, str] | None:
-    """The score and reason of the first family rule that matches ``name``.
-
-    >>> family_of("NCCL_P2P_DISABLE")[0], family_of("HOME")
-    (82, None)
-    """
-    for pattern, score, reason in _families():
-        if pattern.match(name):
-            return score, reason
-    return None
-
-
-def noise_reason(name: str) -> str | None:
-    """Why ``name`` is noise, or None when it is not.
-
-    >>> noise_reason("SHLVL"), noise_reason("NCCL_DEBUG")
-    ('how deeply shells are nested', None)
-    """
-    for pattern, reason in _noise():
-        if pattern.match(name):
-            return reason
-    return None
-
-
-def osa_distance(a: str, b: str, limit: int = 3) -> int:
-    """Edit distance with adjacent transpositions (optimal string alignment), capped at ``limit``.
-
-    >>> osa_distance("NCCL_P2P_DISABEL", "NCCL_P2P_DISABLE"), osa_distance("ab", "xyz")
-    (1, 3)
-    """
-    if abs(len(a) - len(b)) >= limit:
-        return limit
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) >= limit:
-            return limit
-        prev2, prev = prev, cur
-    return min(prev[-1], limit)
-
-
-@functools.lru_cache(maxsize=4096)
-def likely_misspelling(name: str) -> str | None:
-    """The known variable that ``name`` looks like a misspelling of, or None.
-
-    A name that is itself known is never a misspelling. Candidates share the first word
-    (``NCCL``) or everything after it, so a typo in either half is found; one edit (a letter
-    wrong, missing, extra, or two swapped) is allowed, two for names of 12 letters or more.
-
-    >>> likely_misspelling("NCCL_P2P_DISABEL"), likely_misspelling("NCCL_P2P_DISABLE")
-    ('NCCL_P2P_DISABLE', None)
-    >>> likely_misspelling("NCLL_P2P_DISABLE"), likely_misspelling("MY_OWN_SETTING")
-    ('NCCL_P2P_DISABLE', None)
-    """
-    names, by_head, by_tail = _known()
-    if name in names or len(name) < 6:
-        return None
-    head, _, tail = name.partition("_")
-    allowed = 2 if len(name) >= 12 else 1
-    best: tuple[int, str] | None = None
-    for cand in (*by_head.get(head, ()), *by_tail.get(tail, ())):
-        d = osa_distance(name, cand, allowed + 1)
-        if d <= allowed and (best is None or (d, cand) < best):
-            best = (d, cand)
-    return best[1] if best else None
-
-
 # --------------------------------------------------------------------------- scorers
 
 
@@ -208,28 +104,17 @@ def score_env(d: Difference, rules: Rules) -> Verdict:
         return 90, (f"looks like a misspelling of {meant}: no known program reads {name}, "
                     f"so the setting meant is probably not in effect"), False
     fam = family_of(name)
-    if fam and name in _known()[0]:
+    if fam and is_known_name(name):
         score, reason = fam[0] + 1, fam[1] + f" ({name} is a name they declare)"
     elif fam:
         score, reason = fam
-    elif name in _known()[0]:
+    elif is_known_name(name):
         score, reason = 70, "a variable that serving and training stacks are known to read"
     else:
         score, reason = 40, "an environment variable the program or its libraries may read"
     if d.change == "reordered":
         reason += "; the same entries in another order, and the first match wins"
     return score, reason, False
-
-
-#: Distributions at the core of serving and training stacks: their versions change kernels,
-#: defaults and supported models.
-CORE_PACKAGES = frozenset({
-    "torch", "sglang", "sgl-kernel", "vllm", "transformers", "flashinfer-python", "flashinfer",
-    "triton", "xformers", "flash-attn", "deep-gemm", "nvidia-nccl-cu12", "nvidia-nccl-cu13",
-    "nvidia-cudnn-cu12", "nvidia-cublas-cu12", "cuda-python", "accelerate", "safetensors",
-    "tokenizers", "huggingface-hub", "numpy", "jax", "jaxlib", "tensorrt", "tensorrt-llm",
-    "deepspeed", "megatron-core", "torchvision", "torchaudio",
-})
 
 
 def score_packages(d: Difference, rules: Rules) -> Verdict:
@@ -245,31 +130,11 @@ def score_packages(d: Difference, rules: Rules) -> Verdict:
         return 64, "a second copy of this package is hidden behind the one imported", False
     if field:
         return 66, f"the same {name} installed from elsewhere: its code may differ", False
-    core = re.sub(r"[-_.]+", "-", name).lower() in CORE_PACKAGES
+    core = is_core_package(name)
     bump = {"downgraded": 2, "upgraded": 1}.get(d.change, 0)
     if core:
         return 80 + bump, f"{name} is at the core of the serving or training stack", False
     return 70 + bump, "another package version changes the code that runs", False
-
-
-#: Config fields with a reason of their own (matched on any part of the field's path).
-CONFIG_FIELDS = {
-    "max_position_embeddings": "it sets the model's context length",
-    "rope_scaling": "it changes how positions are encoded (and the usable context length)",
-    "rope_theta": "it changes how positions are encoded",
-    "torch_dtype": "it sets the weights' data type",
-    "dtype": "it sets the weights' data type",
-    "quantization_config": "it changes how weights are quantized",
-    "num_hidden_layers": "it changes the model's depth",
-    "hidden_size": "it changes the model's width",
-    "vocab_size": "it changes the vocabulary",
-    "architectures": "it picks another model class",
-    "model_type": "it picks another model class",
-    "num_attention_heads": "it changes the attention layout",
-    "num_key_value_heads": "it changes the attention layout (and KV cache size)",
-    "sliding_window": "it changes the attention window",
-    "eos_token_id": "it changes when generation stops",
-}
 
 
 def score_models(d: Difference, rules: Rules) -> Verdict:
@@ -291,10 +156,9 @@ def score_models(d: Difference, rules: Rules) -> Verdict:
         if "token" in fname or "generation" in fname or "chat" in fname or "template" in fname:
             return 76, "tokenizer or generation settings changed", False
         return 65, "a side file of the model changed", False
-    parts = re.split(r"[.\[\]]+", what)
-    for part in parts:
-        if part in CONFIG_FIELDS:
-            return 88, f"config.json field {what}: {CONFIG_FIELDS[part]}", False
+    why = config_field_reason(what)
+    if why:
+        return 88, f"config.json field {what}: {why}", False
     return 85, f"config.json field {what}: the model is built from its config", False
 
 

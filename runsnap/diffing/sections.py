@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference
+from runsnap.knowledge.env import list_separator, split_list
 
 __all__ = [
     "COMPARERS",
@@ -29,68 +30,15 @@ __all__ = [
     "errors",
     "generic",
     "git",
-    "list_separator",
     "models",
     "outcome",
     "packages",
-    "split_list",
     "system",
     "walk",
 ]
 
 #: ``commits_between(repo_path, sha_a, sha_b)`` -> evidence lines, or None when unknown.
 CommitLog = Callable[[str, str, str], "list[str] | None"]
-
-# --------------------------------------------------------------------------- lists in values
-
-#: Variables whose value is a ``:``-separated search path: the first entry that has what is
-#: looked for wins, so order matters as much as content.
-COLON_LISTS = frozenset({
-    "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "PYTHONPATH", "MANPATH", "CPATH", "C_INCLUDE_PATH",
-    "CPLUS_INCLUDE_PATH", "PKG_CONFIG_PATH", "DYLD_LIBRARY_PATH", "XDG_DATA_DIRS",
-    "XDG_CONFIG_DIRS", "CLASSPATH", "INFOPATH", "GOPATH", "PERL5LIB", "LD_PRELOAD",
-})
-#: Variables whose value is a ``,``-separated list (device order decides which GPU is cuda:0).
-COMMA_LISTS = frozenset({
-    "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NCCL_SOCKET_IFNAME",
-    "NCCL_IB_HCA", "GLOO_SOCKET_IFNAME", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
-    "TORCH_CUDA_ARCH_LIST", "NO_PROXY", "no_proxy", "TORCH_LOGS", "TORCHINDUCTOR_CACHE_DIR",
-})
-
-
-def list_separator(name: str, a: str, b: str) -> str | None:
-    """The separator that makes both values of ``name`` lists, or None when they are scalars.
-
-    Known names decide first; otherwise a value with ``,`` in both is a comma list, and a value
-    whose ``:``-separated entries are all absolute paths is a search path.
-
-    >>> list_separator("PATH", "/a:/b", "/b:/a"), list_separator("X", "1,2", "2,1")
-    (':', ',')
-    >>> list_separator("URL", "http://h:1", "http://h:2") is None
-    True
-    """
-    if name in COLON_LISTS or name.endswith(("PATH", "_DIRS")):
-        return ":"
-    if name in COMMA_LISTS or name.endswith("_DEVICES"):
-        return ","
-    if "," in a and "," in b:
-        return ","
-    if ":" in a and ":" in b and all(p.startswith(("/", "~")) or not p
-                                     for p in (*a.split(":"), *b.split(":"))):
-        return ":"
-    return None
-
-
-def split_list(value: str, sep: str) -> list[str]:
-    """Entries of a list value, blanks dropped (``LD_PRELOAD`` also takes spaces).
-
-    >>> split_list("/a::/b:", ":"), split_list("0, 1", ",")
-    (['/a', '/b'], ['0', '1'])
-    """
-    parts = re.split(r"[:\s]+", value) if sep == ":" else value.split(sep)
-    return [p.strip() for p in parts if p.strip()]
-
 
 def compare_lists(xs: Sequence[str], ys: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     """The change kind and evidence lines for two lists whose order matters.

@@ -8,12 +8,12 @@ import importlib
 import pytest
 
 from runsnap.diffing import compare
-from runsnap.diffing.rank import Rules, likely_misspelling, load_user_rules
+from runsnap.diffing.rank import Rules, load_user_rules
 from runsnap.errors import UsageError
+from runsnap.knowledge import rule_lines
+from runsnap.knowledge.env import known_names, likely_misspelling
 
 from .conftest import counted
-
-rank = importlib.import_module("runsnap.diffing.rank")
 
 
 @pytest.mark.parametrize("module", ["rank", "report", "sections", "render", "current"])
@@ -72,8 +72,8 @@ def test_misspellings(name, meant):
 
 
 def test_every_knowledge_rule_has_a_reason():
-    for row in rank._data_lines("env-families.tsv"):
+    for row in rule_lines("env-families.tsv"):
         assert len(row) == 3 and 0 <= int(row[1]) <= 100 and row[2].strip()
-    for row in rank._data_lines("env-noise.tsv"):
+    for row in rule_lines("env-noise.tsv"):
         assert len(row) == 2 and row[1].strip()
-    assert "NCCL_P2P_DISABLE" in rank._known()[0]
+    assert "NCCL_P2P_DISABLE" in known_names()

@@ -1,0 +1,187 @@
+"""What runsnap knows about environment variable names: families, noise, known names,
+misspellings, and which values are lists.
+
+The rules are data beside this module (``env-families.tsv``, ``env-noise.tsv``,
+``env-known-names.txt``), each with its reason in words; diff ranks with them, and so can any
+other reader of a snapshot (check, who-reads, reports).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+
+from runsnap.knowledge import rule_lines
+
+__all__ = [
+    "COLON_LISTS",
+    "COMMA_LISTS",
+    "family_of",
+    "is_known_name",
+    "known_names",
+    "likely_misspelling",
+    "list_separator",
+    "noise_reason",
+    "osa_distance",
+    "split_list",
+]
+
+@functools.lru_cache(maxsize=1)
+def _families() -> tuple[tuple[re.Pattern[str], int, str], ...]:
+    return tuple((re.compile(fnmatch.translate(g)), int(s), r)
+                 for g, s, r in rule_lines("env-families.tsv"))
+
+
+@functools.lru_cache(maxsize=1)
+def _noise() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(fnmatch.translate(g)), r) for g, r in rule_lines("env-noise.tsv"))
+
+
+@functools.lru_cache(maxsize=1)
+def _known_index() -> tuple[frozenset[str], dict[str, list[str]], dict[str, list[str]]]:
+    """Known names, and indexes by first word and by the rest (to find near misses fast)."""
+    names = frozenset(row[0] for row in rule_lines("env-known-names.txt"))
+    by_head: dict[str, list[str]] = {}
+    by_tail: dict[str, list[str]] = {}
+    for n in names:
+        head, _, tail = n.partition("_")
+        by_head.setdefault(head, []).append(n)
+        by_tail.setdefault(tail, []).append(n)
+    return names, by_head, by_tail
+
+
+def is_known_name(name: str) -> bool:
+    """Whether a serving or training stack is known to read the variable ``name``.
+
+    >>> is_known_name("NCCL_P2P_DISABLE"), is_known_name("MY_OWN_SETTING")
+    (True, False)
+    """
+    return name in _known_index()[0]
+
+
+def known_names() -> frozenset[str]:
+    """Every variable name a serving or training stack is known to read."""
+    return _known_index()[0]
+
+
+def family_of(name: str) -> tuple[int, str] | None:
+    """The score and reason of the first family rule that matches ``name``.
+
+    >>> family_of("NCCL_P2P_DISABLE")[0], family_of("HOME")
+    (82, None)
+    """
+    for pattern, score, reason in _families():
+        if pattern.match(name):
+            return score, reason
+    return None
+
+
+def noise_reason(name: str) -> str | None:
+    """Why ``name`` is noise, or None when it is not.
+
+    >>> noise_reason("SHLVL"), noise_reason("NCCL_DEBUG")
+    ('how deeply shells are nested', None)
+    """
+    for pattern, reason in _noise():
+        if pattern.match(name):
+            return reason
+    return None
+
+
+def osa_distance(a: str, b: str, limit: int = 3) -> int:
+    """Edit distance with adjacent transpositions (optimal string alignment), capped at ``limit``.
+
+    >>> osa_distance("NCCL_P2P_DISABEL", "NCCL_P2P_DISABLE"), osa_distance("ab", "xyz")
+    (1, 3)
+    """
+    if abs(len(a) - len(b)) >= limit:
+        return limit
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) >= limit:
+            return limit
+        prev2, prev = prev, cur
+    return min(prev[-1], limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def likely_misspelling(name: str) -> str | None:
+    """The known variable that ``name`` looks like a misspelling of, or None.
+
+    A name that is itself known is never a misspelling. Candidates share the first word
+    (``NCCL``) or everything after it, so a typo in either half is found; one edit (a letter
+    wrong, missing, extra, or two swapped) is allowed, two for names of 12 letters or more.
+
+    >>> likely_misspelling("NCCL_P2P_DISABEL"), likely_misspelling("NCCL_P2P_DISABLE")
+    ('NCCL_P2P_DISABLE', None)
+    >>> likely_misspelling("NCLL_P2P_DISABLE"), likely_misspelling("MY_OWN_SETTING")
+    ('NCCL_P2P_DISABLE', None)
+    """
+    names, by_head, by_tail = _known_index()
+    if name in names or len(name) < 6:
+        return None
+    head, _, tail = name.partition("_")
+    allowed = 2 if len(name) >= 12 else 1
+    best: tuple[int, str] | None = None
+    for cand in (*by_head.get(head, ()), *by_tail.get(tail, ())):
+        d = osa_distance(name, cand, allowed + 1)
+        if d <= allowed and (best is None or (d, cand) < best):
+            best = (d, cand)
+    return best[1] if best else None
+
+
+#: Variables whose value is a ``:``-separated search path: the first entry that has what is
+#: looked for wins, so order matters as much as content.
+COLON_LISTS = frozenset({
+    "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "PYTHONPATH", "MANPATH", "CPATH", "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH", "PKG_CONFIG_PATH", "DYLD_LIBRARY_PATH", "XDG_DATA_DIRS",
+    "XDG_CONFIG_DIRS", "CLASSPATH", "INFOPATH", "GOPATH", "PERL5LIB", "LD_PRELOAD",
+})
+#: Variables whose value is a ``,``-separated list (device order decides which GPU is cuda:0).
+COMMA_LISTS = frozenset({
+    "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_HCA", "GLOO_SOCKET_IFNAME", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+    "TORCH_CUDA_ARCH_LIST", "NO_PROXY", "no_proxy", "TORCH_LOGS", "TORCHINDUCTOR_CACHE_DIR",
+})
+
+
+def list_separator(name: str, a: str, b: str) -> str | None:
+    """The separator that makes both values of ``name`` lists, or None when they are scalars.
+
+    Known names decide first; otherwise a value with ``,`` in both is a comma list, and a value
+    whose ``:``-separated entries are all absolute paths is a search path.
+
+    >>> list_separator("PATH", "/a:/b", "/b:/a"), list_separator("X", "1,2", "2,1")
+    (':', ',')
+    >>> list_separator("URL", "http://h:1", "http://h:2") is None
+    True
+    """
+    if name in COLON_LISTS or name.endswith(("PATH", "_DIRS")):
+        return ":"
+    if name in COMMA_LISTS or name.endswith("_DEVICES"):
+        return ","
+    if "," in a and "," in b:
+        return ","
+    if ":" in a and ":" in b and all(p.startswith(("/", "~")) or not p
+                                     for p in (*a.split(":"), *b.split(":"))):
+        return ":"
+    return None
+
+
+def split_list(value: str, sep: str) -> list[str]:
+    """Entries of a list value, blanks dropped (``LD_PRELOAD`` also takes spaces).
+
+    >>> split_list("/a::/b:", ":"), split_list("0, 1", ",")
+    (['/a', '/b'], ['0', '1'])
+    """
+    parts = re.split(r"[:\s]+", value) if sep == ":" else value.split(sep)
+    return [p.strip() for p in parts if p.strip()]

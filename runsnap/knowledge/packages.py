@@ -1,0 +1,35 @@
+"""What runsnap knows about Python distributions: which are at the core of the stacks."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CORE_PACKAGES", "is_core_package", "normalize_name"]
+
+#: Distributions at the core of serving and training stacks: their versions change kernels,
+#: defaults and supported models.
+CORE_PACKAGES = frozenset({
+    "torch", "sglang", "sgl-kernel", "vllm", "transformers", "flashinfer-python", "flashinfer",
+    "triton", "xformers", "flash-attn", "deep-gemm", "nvidia-nccl-cu12", "nvidia-nccl-cu13",
+    "nvidia-cudnn-cu12", "nvidia-cublas-cu12", "cuda-python", "accelerate", "safetensors",
+    "tokenizers", "huggingface-hub", "numpy", "jax", "jaxlib", "tensorrt", "tensorrt-llm",
+    "deepspeed", "megatron-core", "torchvision", "torchaudio",
+})
+
+
+def normalize_name(name: str) -> str:
+    """A distribution name as PEP 503 normalises it.
+
+    >>> normalize_name("Flash_Attn"), normalize_name("sgl.kernel")
+    ('flash-attn', 'sgl-kernel')
+    """
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def is_core_package(name: str) -> bool:
+    """Whether distribution ``name`` is at the core of serving and training stacks.
+
+    >>> is_core_package("Torch"), is_core_package("flashinfer_python"), is_core_package("rich")
+    (True, True, False)
+    """
+    return normalize_name(name) in CORE_PACKAGES
