@@ -16,6 +16,7 @@ import time
 
 from runsnap import shell
 from runsnap._plain import FrozenRecord, Record
+from runsnap.argv import is_python_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,9 +27,6 @@ __all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
 
 #: Default cap on the stored uncommitted diff of one repository.
 DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
-
-_PYTHON_NAME = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:\.exe)?$")
-
 
 class Interpreter(FrozenRecord):
     """The Python interpreter whose packages matter, and why it was chosen."""
@@ -159,7 +157,7 @@ class CaptureContext(Record):
             return Interpreter(found or self.python, "--python")
         exe = self.executable
         if exe:
-            if _PYTHON_NAME.match(os.path.basename(exe)) or _PYTHON_NAME.match(
+            if is_python_name(os.path.basename(exe)) or is_python_name(
                 os.path.basename(os.path.realpath(exe))
             ):
                 return Interpreter(exe, "argv[0] is a Python interpreter")
@@ -355,9 +353,9 @@ def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
         return None
     if os.path.basename(parts[0]) == "env":
         args = [p for p in parts[1:] if not p.startswith("-") and "=" not in p]
-        if not args or not _PYTHON_NAME.match(os.path.basename(args[0])):
+        if not args or not is_python_name(os.path.basename(args[0])):
             return None
         return shell.which(args[0], path=env.get("PATH", os.defpath)) or args[0]
-    if _PYTHON_NAME.match(os.path.basename(parts[0])):
+    if is_python_name(os.path.basename(parts[0])):
         return parts[0]
     return None

@@ -16,7 +16,8 @@ import datetime as _dt
 import os
 import re
 
-from runsnap.context import _PYTHON_NAME, CaptureContext
+from runsnap.argv import is_python_name
+from runsnap.context import CaptureContext
 from runsnap.errors import ProcessError
 
 TYPE_CHECKING = False
@@ -167,7 +168,7 @@ def context_for_pid(
         ) from None
     if not argv:
         raise ProcessError(f"process {pid} has no command line (a kernel thread?)")
-    if python is None and exe and _PYTHON_NAME.match(os.path.basename(exe)):
+    if python is None and exe and is_python_name(os.path.basename(exe)):
         python = exe  # the interpreter it really runs, whatever argv[0] says
     kwargs: dict[str, Any] = {}
     if max_diff_bytes is not None:

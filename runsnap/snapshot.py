@@ -426,7 +426,8 @@ def _table_chunks(table: Mapping[str, Any], name: str, in_array: bool = False) -
     return out
 
 
-def _tomllib() -> Any:
+def toml_parser() -> Any:
+    """The TOML parser: :mod:`tomllib`, or :mod:`tomli` before Python 3.11."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -436,7 +437,7 @@ def _tomllib() -> Any:
 
 def loads(text: str, path: str | os.PathLike[str] | None = None) -> Snapshot:
     """Parse and validate snapshot TOML text."""
-    tomllib = _tomllib()
+    tomllib = toml_parser()
     where = f"{path_str(path)}: " if path is not None else ""
     try:
         raw = tomllib.loads(text)

@@ -35,3 +35,15 @@ def test_nothing_below_the_command_line_imports_it() -> None:
         or (module == "runsnap" and "cli" in names)
     ]
     assert offenders == []
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """``from runsnap.x import _name`` reaches into another module: what two modules share is
+    public in one of them."""
+    offenders = [
+        f"{path.relative_to(PACKAGE)}: from {module} import {name}"
+        for path in modules()
+        for module, names in imports(path) if module.split(".")[0] == "runsnap"
+        for name in names if name.startswith("_") and not name.startswith("__")
+    ]
+    assert offenders == []

@@ -344,9 +344,9 @@ def rank(diffs: Iterable[Difference], rules: Rules) -> tuple[Difference, ...]:
 
 
 def _config_table(path: Path) -> Mapping[str, Any] | None:
-    from runsnap.snapshot import _tomllib
+    from runsnap.snapshot import toml_parser
 
-    tomllib = _tomllib()
+    tomllib = toml_parser()
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except OSError as exc:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from runsnap.argv import positionals
 from runsnap.diffing.report import Difference
 from runsnap.knowledge.env import list_separator, split_list
 
@@ -170,32 +171,6 @@ def _env_changed(name: str, x: Any, y: Any) -> Difference:
 
 
 # --------------------------------------------------------------------------- command
-
-
-def positionals(argv: Sequence[str]) -> list[str]:
-    """``argv`` without its long options and their values (those are compared one by one).
-
-    Mirrors :func:`runsnap.collectors.command.parse_options`.
-
-    >>> positionals(["python", "-m", "srv", "--tp", "8", "--flag", "--x=1", "--", "--y"])
-    ['python', '-m', 'srv', '--', '--y']
-    """
-    from runsnap.collectors.command import _looks_like_option
-
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--" and i > 0:
-            out += argv[i:]
-            break
-        if i > 0 and arg.startswith("--") and len(arg) > 2:
-            if "=" not in arg and i + 1 < len(argv) and not _looks_like_option(argv[i + 1]):
-                i += 1
-        else:
-            out.append(arg)
-        i += 1
-    return out
 
 
 def command(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
