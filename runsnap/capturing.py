@@ -15,7 +15,7 @@ import time
 from runsnap._paths import path_str
 from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
-from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
+from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
 from runsnap.redact import FingerprintKey, Redactor, load_key
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
@@ -32,6 +32,7 @@ __all__ = [
     "capture",
     "capture_pid",
     "default_output",
+    "ensure_snapshot_dir",
     "resolve_output",
     "run",
     "snapshot_from_context",
@@ -52,11 +53,18 @@ def build_context(
     python: str | None = None,
     max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
 ) -> CaptureContext:
-    """A :class:`CaptureContext` for a child launched with ``argv`` in ``cwd`` with ``env``."""
+    """A :class:`CaptureContext` for a child launched with ``argv`` in ``cwd`` with ``env``.
+
+    Raises :class:`~runsnap.errors.UsageError` when ``python`` is missing or not Python.
+    """
+    env = dict(os.environ if env is None else env)
+    where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    if python:
+        python = check_python(python, where, env)
     return CaptureContext(
         argv=tuple(argv),
-        env=dict(os.environ if env is None else env),
-        cwd=os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd()),
+        env=env,
+        cwd=where,
         label=label,
         repos=tuple(repos),
         models=tuple(models),
@@ -185,6 +193,8 @@ def capture_pid(
     """
     from runsnap.process import context_for_pid
 
+    if python:
+        python = check_python(python, os.getcwd(), os.environ)
     ctx, section = context_for_pid(
         pid, label=label, repos=tuple(repos), models=tuple(models), python=python,
         max_diff_bytes=max_diff_bytes,
@@ -219,11 +229,37 @@ def resolve_output(
     out_dir: str | os.PathLike[str] | None = None,
 ) -> str:
     """Where to write ``snapshot``: ``output`` if given, else :func:`default_output`'s name in
-    ``out_dir`` (or ``./.runsnap``)."""
+    ``out_dir`` (or ``./.runsnap``), that folder made ready by :func:`ensure_snapshot_dir`."""
     if output:
         return path_str(output)
     target = default_output(snapshot)
-    return path_str(os.path.join(out_dir, os.path.basename(target))) if out_dir else target
+    if out_dir:
+        target = path_str(os.path.join(out_dir, os.path.basename(target)))
+    ensure_snapshot_dir(os.path.dirname(target), ours=not out_dir)
+    return target
+
+
+#: What runsnap writes into a snapshot folder it creates: git, and tools that read
+#: ``.gitignore``, then never see snapshots (the convention of virtualenv and pytest's cache).
+GITIGNORE = "# created by runsnap: snapshots are not part of the project\n*\n"
+
+
+def ensure_snapshot_dir(folder: str, ours: bool = False) -> None:
+    """Create ``folder`` with a ``.gitignore`` holding ``*`` when runsnap creates it; the
+    default ``.runsnap`` folder (``ours``) gets one even when it already exists without."""
+    created = not os.path.isdir(folder)
+    if created:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError:
+            return  # the save reports it, with the file's name
+    ignore = os.path.join(folder, ".gitignore")
+    if (created or ours) and not os.path.lexists(ignore):
+        try:
+            with open(ignore, "x", encoding="utf-8") as fh:
+                fh.write(GITIGNORE)
+        except OSError:
+            pass  # a read-only folder still takes no snapshot; the save says why
 
 
 class RunRecord(FrozenRecord):

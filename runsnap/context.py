@@ -23,10 +23,53 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
+__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter", "check_python"]
 
 #: Default cap on the stored uncommitted diff of one repository.
 DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
+
+
+def check_python(prog: str, cwd: str, env: Mapping[str, str]) -> str:
+    """The interpreter ``--python prog`` names, or :class:`~runsnap.errors.UsageError` when it
+    is missing or is not Python, so that nothing is launched on a mistaken ``--python``.
+
+    A name Python interpreters have (``python3.11``, a venv's ``bin/python``) is taken as is;
+    anything else is asked, in one short run, what it is.
+    """
+    from runsnap.errors import UsageError
+
+    if os.sep in prog:
+        path: str | None = prog if os.path.isabs(prog) else os.path.join(cwd, prog)
+    else:
+        path = shell.which(prog, path=env.get("PATH", os.defpath))
+    if path is None or not os.path.exists(path):
+        raise UsageError(f"--python {prog}: no such interpreter")
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise UsageError(f"--python {prog}: not an executable file")
+    if is_python_name(os.path.basename(path)) or is_python_name(
+            os.path.basename(os.path.realpath(path))):
+        return path
+    answer = shell.run([path, "-c", "import sys; print(sys.implementation.name)"], cwd=cwd,
+                       env=dict(env), timeout=30)
+    if not answer.ok or not answer.text().strip().isidentifier():
+        raise UsageError(f"--python {prog}: not a Python interpreter ({_first_error(answer)})")
+    return path
+
+
+def _first_error(result: shell.Result) -> str:
+    """The line that says what went wrong, and the exit status.
+
+    The first line of the error output, except for a traceback, whose last line says it.
+    """
+    lines = [ln.strip() for ln in result.stderr.decode("utf-8", "replace").splitlines()
+             if ln.strip()]
+    if not lines:
+        out = result.stdout.decode("utf-8", "replace").strip().splitlines()
+        lines = [f"printed {out[0][:80]!r}"] if out and result.ok else []
+    line = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else ""
+    status = f"exit status {result.returncode}"
+    return f"{status}: {line[:300]}" if line else status
+
 
 class Interpreter(FrozenRecord):
     """The Python interpreter whose packages matter, and why it was chosen."""
@@ -232,8 +275,9 @@ class CaptureContext(Record):
             assert self._probe is not None
             result = self._probe.wait(timeout=120)
             if not result.ok:
-                return {"error": f"package probe in {self.interpreter.path} failed: "
-                        f"{result.error_line()}"}
+                # never result.error_line(): its argv is the probe's whole source
+                return {"error": f"package probe in {self.interpreter.path} failed with "
+                        f"{_first_error(result)}", "exit_status": result.returncode}
             try:
                 data = json.loads(result.stdout)
             except ValueError as exc:

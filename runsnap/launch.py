@@ -327,11 +327,19 @@ def _fd_ok(fd: int) -> bool:
 
 
 def _copy_terminal(real: int, pty_fd: int) -> None:
-    """Give the pty the real terminal's settings and window size."""
+    """Give the pty the real terminal's settings and window size, output processing off.
+
+    Output processing (``\n`` -> ``\r\n``, tabs, ...) is the real terminal's job: done on
+    the pty as well, every newline would reach the terminal as ``\r\r\n``. With ``OPOST``
+    off here, the bytes the child writes reach the real terminal unchanged, which processes
+    them once, as it would without runsnap (and the recorded tail holds what was written).
+    """
     import termios
 
     try:
-        termios.tcsetattr(pty_fd, termios.TCSANOW, termios.tcgetattr(real))
+        attrs = termios.tcgetattr(real)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(pty_fd, termios.TCSANOW, attrs)
     except (termios.error, OSError):
         pass
     _copy_size(real, pty_fd)

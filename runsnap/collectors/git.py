@@ -34,6 +34,11 @@ UNTRACKED_HASH_MAX = 256 * 1024
 UNTRACKED_LIST_MAX = 2000
 #: How much of an over-cap diff is kept.
 DIFF_HEAD_BYTES = 64 * 1024
+#: How every snapshot file begins (:func:`runsnap.snapshot.dumps`): runsnap's own output is
+#: never part of the state it records (``-o snap.toml`` inside the repository, an old
+#: ``.runsnap/`` without its ``.gitignore``, the temporary file of an atomic write).
+SNAPSHOT_HEAD = b"schema = "
+SNAPSHOT_META = b"\n[meta]\nrunsnap_version = "
 
 
 def _git_env(child_env: Mapping[str, str]) -> dict[str, str]:
@@ -387,6 +392,7 @@ def _parse_status(raw: bytes, top: str) -> dict[str, Any]:
             changed.append({"path": parts[10], "status": parts[1]})
         elif rec[0] == "?":
             untracked.append(rec[2:])
+    untracked = [u for u in untracked if not is_snapshot_file(os.path.join(top, u))]
     out["dirty"] = bool(changed or untracked)
     out["changed"] = changed
     out["untracked_count"] = len(untracked)
@@ -394,6 +400,19 @@ def _parse_status(raw: bytes, top: str) -> dict[str, Any]:
     if len(untracked) > UNTRACKED_LIST_MAX:
         out["untracked_truncated"] = True
     return out
+
+
+def is_snapshot_file(path: str) -> bool:
+    """Whether ``path`` is a snapshot runsnap wrote (read from its first bytes; only files
+    named ``*.toml`` or ``*.tmp``, so a folder of data files costs no reads)."""
+    if not path.endswith((".toml", ".tmp")):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.startswith(SNAPSHOT_HEAD) and SNAPSHOT_META in head
 
 
 def _untracked(top: str, rel: str) -> dict[str, Any]:

@@ -36,6 +36,8 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     probe = ctx.probe
     if "error" in probe:
         section.update(count=0, distributions={}, errors=[probe["error"]])
+        if "exit_status" in probe:
+            section["probe_exit_status"] = probe["exit_status"]
         return section
     dists = probe.get("distributions", [])
     section.update(

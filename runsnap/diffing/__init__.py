@@ -100,14 +100,24 @@ def compare(
     show_all: bool = False,
     git_log: bool = True,
     notes: Iterable[str] = (),
+    b_is_now: bool = False,
 ) -> Report:
     """The ranked differences between snapshot ``a`` (the reference) and ``b``.
 
     ``git_log``: when a repository is at another commit and is present on this machine with
     both commits, list the commits between them (the only look at this machine).
+    ``b_is_now``: ``b`` is a context captured now, which has not run: what only a run has
+    (:data:`~runsnap.diffing.current.RUN_SECTIONS`) is left out.
     """
     rules, extra = _rules_for((a, b), rules)
     found = differences(a, b, sections.commits_between if git_log else None)
+    if b_is_now:
+        from runsnap.diffing.current import NOTE, only_what_now_has
+
+        kept = only_what_now_has(found)
+        if len(kept) < len(found):
+            extra = (*extra, NOTE)
+        found = kept
     rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
     return Report(SnapInfo.of(a), SnapInfo.of(b), rank(found, rules), show_all=show_all,
                   notes=(*notes, *extra))
@@ -185,7 +195,8 @@ def diff(
 
         now = capture_like(snaps[0])
         return compare(snaps[0], now, rules=rules, show_all=show_all, git_log=git_log,
-                       notes=("B is the current context, captured now for A's command",))
+                       notes=("B is the current context, captured now for A's command",),
+                       b_is_now=True)
     if len(snaps) == 2:
         return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log)
     return compare_many(snaps, rules=rules, show_all=show_all)

@@ -8,12 +8,21 @@ memory, for A's command line, working directory, interpreter (when A named one w
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runsnap.diffing.report import Difference
 from runsnap.snapshot import Snapshot
 
-__all__ = ["capture_like", "context_args"]
+__all__ = ["RUN_SECTIONS", "capture_like", "context_args", "only_what_now_has"]
+
+#: Sections only a run (or a running process) has: a context captured now has none of them,
+#: so against now they are never differences (the outcome, ``capture --pid``'s facts of the
+#: live process, run-time evidence).
+RUN_SECTIONS = frozenset({"outcome", "process", "runtime"})
+
+#: Said in the report when something was left out for that reason.
+NOTE = "A's outcome and what only a run has are not compared: B has not run"
 
 
 def context_args(snap: Snapshot) -> dict[str, Any]:
@@ -50,3 +59,13 @@ def capture_like(snap: Snapshot, env: Mapping[str, str] | None = None) -> Snapsh
 
     args = context_args(snap)
     return capture(args.pop("argv"), env=env, **args)
+
+
+def only_what_now_has(found: Sequence[Difference]) -> list[Difference]:
+    """``found`` without the differences in sections only a run has (:data:`RUN_SECTIONS`).
+
+    >>> [d.key for d in only_what_now_has([Difference("outcome", "exit_status", "removed", 3,
+    ...     None), Difference("env", "X", "added", None, "1")])]
+    ['X']
+    """
+    return [d for d in found if d.section not in RUN_SECTIONS]

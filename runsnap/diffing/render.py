@@ -48,21 +48,43 @@ class Style:
         return self._wrap("2", text)
 
     def red(self, text: str) -> str:
-        """A's side, and high scores."""
+        """Bad: an error, a failure exit, a signal."""
         return self._wrap("31", text)
 
     def green(self, text: str) -> str:
-        """B's side."""
+        """Good: a clean exit."""
         return self._wrap("32", text)
 
     def yellow(self, text: str) -> str:
-        """Middle scores."""
+        """Attention without judgement: scores, notes, the odd one out."""
         return self._wrap("33", text)
 
     def score(self, n: int) -> str:
-        """A score coloured by how likely it is to matter."""
+        """A score marked by how likely it is to matter (never red or green: a likely cause
+        is neither good nor bad)."""
         text = f"{n:>3}"
-        return self.red(text) if n >= 80 else self.yellow(text) if n >= LIKELY else text
+        return self._wrap("1;33", text) if n >= 80 else self.yellow(text) if n >= LIKELY \
+            else text
+
+    def outcome(self, key: str, value: Any, text: str) -> str:
+        """An outcome value coloured by what it means: green for a clean exit, red for a
+        failure exit, a signal or an error; anything else as it is.
+
+        >>> st = Style(True)
+        >>> st.outcome("exit_status", 0, "0"), st.outcome("first_error", "E: x", "E: x")
+        ('\\x1b[32m0\\x1b[0m', '\\x1b[31mE: x\\x1b[0m')
+        >>> st.outcome("exit_status", None, "(unset)")
+        '(unset)'
+        """
+        if value is None or value == "" or value == []:
+            return text
+        if key == "exit_status" and isinstance(value, int):
+            return self.green(text) if value == 0 else self.red(text)
+        if key == "status":
+            return self.green(text) if value == "exited" else self.red(text)
+        if key in ("first_error", "error", "signal", "signal_number", "traceback"):
+            return self.red(text)
+        return text
 
 
 # --------------------------------------------------------------------------- text
@@ -99,8 +121,8 @@ def _change_words(d: Difference) -> str:
 
 def _detail(i: int, d: Difference, st: Style) -> list[str]:
     lines = [f"  {i:>2}. {st.bold(d.where)}  {_change_words(d)}  [{st.score(d.score).strip()}]"]
-    lines.append(f"        A: {st.red(_value_text(d.a))}")
-    lines.append(f"        B: {st.green(_value_text(d.b))}")
+    lines.append(f"        A: {_value_text(d.a)}")
+    lines.append(f"        B: {_value_text(d.b)}")
     lines += [st.dim(f"           {e}") for e in d.evidence[:EVIDENCE_LINES]]
     if len(d.evidence) > EVIDENCE_LINES:
         lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
@@ -113,7 +135,7 @@ def _one_line(d: Difference, st: Style) -> str:
         value = _value_text(d.b if d.change == "added" else d.a)
         what = f"{_change_words(d)}: {short(value, 60)}"
     else:
-        what = f"{d.change}: {st.red(short(d.a, 40))} -> {st.green(short(d.b, 40))}"
+        what = f"{d.change}: {short(d.a, 40)} -> {short(d.b, 40)}"
     return f"    {st.score(d.score)}  {d.key}  {what}  {st.dim('(' + d.reason + ')')}"
 
 
@@ -127,8 +149,8 @@ def _outcome_block(diffs: Sequence[Difference], st: Style) -> list[str]:
             a, b = f"{len(d.a or [])} warnings", f"{len(d.b or [])} warnings"
         else:
             a, b = short(d.a, 110), short(d.b, 110)
-        lines.append(f"  {d.key:<12} A: {st.red(a)}")
-        lines.append(f"  {'':<12} B: {st.green(b)}")
+        lines.append(f"  {d.key:<12} A: {st.outcome(d.key, d.a, a)}")
+        lines.append(f"  {'':<12} B: {st.outcome(d.key, d.b, b)}")
         if d.key == "warnings":
             lines += [st.dim(f"  {'':<12} {e}") for e in d.evidence[:6]]
     return lines
@@ -198,7 +220,7 @@ def _render_text_n(report: NReport, color: bool) -> str:
                   + (st.dim("  (hidden)") if row.hidden else "")]
         for value, members in row.groups():
             who = " ".join(f"#{m}" for m in members)
-            odd = st.red("  <- odd one out") if row.odd is not None and members == [row.odd] \
+            odd = st.yellow("  <- odd one out") if row.odd is not None and members == [row.odd] \
                 else ""
             lines.append(f"        {short(value, 70):<40} {who}{odd}")
         lines.append(st.dim(f"        why: {row.reason}"))

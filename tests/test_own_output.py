@@ -1,0 +1,62 @@
+"""runsnap never sees its own output: two identical captures in an unchanged repository are the
+same, whether the snapshots go to the default folder or to ``-o`` inside the repository."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from tests.conftest import git, make_repo, run_runsnap
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("RUNSNAP_DIR", "NO_COLOR")}
+    env["RUNSNAP_KEY_FILE"] = str(tmp_path / "key")
+    return env
+
+
+def test_two_identical_captures_in_a_repository_diff_as_the_same(tmp_path: Path) -> None:
+    proj = make_repo(tmp_path / "proj", {"app.py": "print('hello')\n"})
+    env = _env(tmp_path)
+    for label in ("c1", "c2"):
+        done = run_runsnap("capture", "--label", label, "--", sys.executable, "app.py",
+                           cwd=proj, env=env)
+        assert done.returncode == 0, done.stderr
+    assert (proj / ".runsnap" / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert git(proj, "status", "--porcelain") == ""
+    same = run_runsnap("diff", cwd=proj, env=env)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert same.stdout.startswith("runsnap diff: no differences")
+
+
+def test_snapshots_written_with_o_inside_the_repository_are_not_untracked(tmp_path: Path) -> None:
+    proj = make_repo(tmp_path / "proj", {"app.py": "print('hello')\n"})
+    env = _env(tmp_path)
+    (proj / "notes.txt").write_text("mine\n")  # the user's own untracked file stays visible
+    for name in ("a.toml", "snaps/b.toml"):
+        done = run_runsnap("capture", "-o", name, "--", sys.executable, "app.py", cwd=proj,
+                           env=env)
+        assert done.returncode == 0, done.stderr
+    from runsnap import load
+
+    for name in ("a.toml", "snaps/b.toml"):
+        repo = next(iter(load(proj / name).sections["git"]["repos"].values()))
+        assert [u["path"] for u in repo["untracked"]] == ["notes.txt"]
+        assert repo["untracked_count"] == 1
+    same = run_runsnap("diff", "a.toml", "snaps/b.toml", cwd=proj, env=env)
+    assert same.returncode == 0, same.stdout + same.stderr
+
+
+def test_a_clean_repository_stays_clean_when_only_snapshots_are_new(tmp_path: Path) -> None:
+    proj = make_repo(tmp_path / "proj", {"app.py": "print('hello')\n"})
+    env = _env(tmp_path)
+    assert run_runsnap("capture", "--no-run", "-o", "first.toml", "--", sys.executable, "app.py",
+                       cwd=proj, env=env).returncode == 0
+    assert run_runsnap("capture", "--no-run", "-o", "second.toml", "--", sys.executable,
+                       "app.py", cwd=proj, env=env).returncode == 0
+    from runsnap import load
+
+    repo = next(iter(load(proj / "second.toml").sections["git"]["repos"].values()))
+    assert repo["dirty"] is False
+    assert repo["untracked"] == []
