@@ -14,6 +14,8 @@ import re
 import threading
 import time
 
+from runsnap.tracebacks import TracebackWatch
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -120,6 +122,7 @@ class StreamWatch:
         self.warnings_count = 0
         self._partial = b""
         self._traceback_seen = False
+        self.traceback = TracebackWatch()
         self._lock = threading.Lock()
 
     def feed(self, data: bytes) -> None:
@@ -149,6 +152,9 @@ class StreamWatch:
         if b"\x1b" in chunk:
             chunk = _ANSI.sub(b"", chunk)
             lines = chunk.split(b"\n")
+        if self.traceback.active or _TRACEBACK in chunk:
+            for raw in lines:
+                self.traceback.line(clean_line(raw))
         want_error = self.first_error is None
         if want_error and _ERROR.search(chunk):
             self._find_error(lines)
@@ -188,7 +194,9 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     signal, 127/126 when it could not run), ``signal`` and ``signal_number`` when killed,
     ``started_at``/``ended_at`` (UTC), ``duration_s``, ``pid``, ``peak_rss_bytes`` and how it
     was measured, per stream ``stdout``/``stderr`` tables (``mode``, ``lines``, ``bytes``,
-    ``tail``), ``first_error`` and ``first_error_stream``, ``warnings`` and ``warnings_count``,
+    ``tail``), ``first_error`` and ``first_error_stream``, ``traceback`` (the last Python
+    traceback printed: ``type``, ``message``, ``frames``, see :mod:`runsnap.tracebacks`),
+    ``warnings`` and ``warnings_count``,
     ``log`` (path, sha256, bytes) when teed, and ``errors``.
     """
     out: dict[str, Any] = {
@@ -214,6 +222,7 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     }
     out["tail_lines"] = tail_lines
     first: tuple[float, str, str] | None = None
+    traceback: dict[str, Any] | None = None
     warnings: list[str] = []
     warnings_count = 0
     for name in ("stdout", "stderr"):
@@ -231,11 +240,15 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
                 if first is None or watch.first_error_at < first[0]:
                     first = (watch.first_error_at, name, watch.first_error)
             warnings.extend(w for w in watch.warnings if w not in warnings)
+            if watch.traceback.last is not None and (traceback is None or name == "stderr"):
+                traceback = watch.traceback.last
             warnings_count += watch.warnings_count
         out[name] = stream
     if first is not None:
         out["first_error"] = first[2]
         out["first_error_stream"] = first[1]
+    if traceback is not None:
+        out["traceback"] = traceback
     out["warnings"] = warnings[:MAX_WARNINGS]
     out["warnings_count"] = warnings_count
     if result.log_path is not None:

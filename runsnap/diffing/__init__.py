@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from runsnap.diffing import sections
+from runsnap.diffing import evidence, sections
 from runsnap.diffing.rank import Rules, rank, ranking_key
 from runsnap.diffing.report import (
     CHANGES,
@@ -67,29 +67,21 @@ def differences(
     return out
 
 
-def env_read(snap: Snapshot) -> frozenset[str]:
-    """Names the program was seen to read (``[runtime] env_read``: a list of names, or a table
-    keyed by name, or a list of tables with ``name``)."""
-    data = (snap.get("runtime") or {}).get("env_read")
-    if isinstance(data, Mapping):
-        return frozenset(str(k) for k in data)
-    if isinstance(data, list):
-        return frozenset(str(x["name"]) if isinstance(x, Mapping) and "name" in x else str(x)
-                         for x in data if isinstance(x, (str, Mapping)))
-    return frozenset()
-
-
 def _rules_for(snaps: Sequence[Snapshot], rules: Rules | None) -> tuple[Rules, tuple[str, ...]]:
     rules = rules or Rules()
-    read = frozenset().union(*(env_read(s) for s in snaps))
     keys = {str(s.meta.get("fingerprint_key", "")) for s in snaps}
     comparable = len(keys) <= 1
     notes: tuple[str, ...] = ()
     if not comparable:
         notes = ("the snapshots' secrets were fingerprinted with different keys (captured by "
                  "other users or machines): a changed fingerprint may hide the same secret",)
-    return dataclasses.replace(rules, env_read=rules.env_read | read,
-                               fingerprints_comparable=comparable), notes
+    return dataclasses.replace(rules, fingerprints_comparable=comparable), notes
+
+
+def _with_evidence(rules: Rules, a: Snapshot, b: Snapshot, found: Sequence[Difference],
+                   who_reads: evidence.WhoReads | None = None) -> Rules:
+    """``rules`` with the runs' evidence for ``found`` (:mod:`runsnap.diffing.evidence`)."""
+    return dataclasses.replace(rules, proofs=evidence.gather(found, a, b, who_reads))
 
 
 def compare(
@@ -119,6 +111,7 @@ def compare(
             extra = (*extra, NOTE)
         found = kept
     rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
+    rules = _with_evidence(rules, a, b, found)
     return Report(SnapInfo.of(a), SnapInfo.of(b), rank(found, rules), show_all=show_all,
                   notes=(*notes, *extra))
 
@@ -136,7 +129,8 @@ def compare_many(
     ref = snaps[0]
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for i, other in enumerate(snaps[1:], 1):
-        for d in rank(differences(ref, other), rules):
+        found = differences(ref, other)
+        for d in rank(found, _with_evidence(rules, ref, other, found)):
             row = rows.setdefault((d.section, d.key), {"ref": d.a, "at": {}, "best": d})
             row["at"][i] = d.b
             if ranking_key(d) < ranking_key(row["best"]):

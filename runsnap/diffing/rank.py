@@ -1,12 +1,16 @@
 """Scores, reasons and noise rules: which difference most likely changed the behaviour.
 
+Evidence from the runs (:mod:`runsnap.diffing.evidence`: read on the failing path, named by
+the outcome, read at run time, read by an installed package) outranks every rule below; the
+rules here decide among differences the runs say nothing about.
+
 Every rule lives here or in :mod:`runsnap.knowledge` (variable families, noise, known names,
 misspellings, core packages, config fields, with their data files), each with its reason in
 words. A score is 0-100;
 the report lists differences by :func:`ranking_key`. The scale, from the top:
 
 ====  ==========================================================================================
-95    a variable the program was seen to read at run time (``[runtime] env_read``)
+89-99 evidence from the runs (:mod:`runsnap.diffing.evidence`, docs/ranking.md)
 90    a variable name that looks like a misspelling of a known one; a user priority rule
 84-88 launch options and arguments, the executable, the interpreter, model config and revision
 80-85 variable families that steer serving and training stacks (``SGLANG_*``, ``NCCL_*``, ...)
@@ -32,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from runsnap.diffing.evidence import Evidence
 from runsnap.diffing.report import Difference
 from runsnap.errors import UsageError
 from runsnap.knowledge.env import family_of, is_known_name, likely_misspelling, noise_reason
@@ -62,8 +67,9 @@ class Rules:
     priority: tuple[str, ...] = ()
     """Globs of differences to rank at the top (config ``priority``)."""
 
-    env_read: frozenset[str] = frozenset()
-    """Variables the program was seen to read (``[runtime] env_read`` of either snapshot)."""
+    proofs: Mapping[tuple[str, str], Evidence] = dataclasses.field(default_factory=dict)
+    """The strongest evidence from the runs per ``(section, key)``
+    (:func:`runsnap.diffing.evidence.gather`)."""
 
     fingerprints_comparable: bool = True
     """False when the two snapshots' secrets were fingerprinted with different keys."""
@@ -83,19 +89,16 @@ class Rules:
 def score_env(d: Difference, rules: Rules) -> Verdict:
     """Variables, in this order:
 
-    1. read by the program at run time (95): direct evidence beats every guess;
-    2. host-bound noise (hidden): ``PWD``, ``SHLVL``, ``SSH_*``... differ between any two
+    1. host-bound noise (hidden): ``PWD``, ``SHLVL``, ``SSH_*``... differ between any two
        shells and would drown the one that matters;
-    3. a likely misspelling of a known name (90): the program ignores it, so the setting the
+    2. a likely misspelling of a known name (90): the program ignores it, so the setting the
        user meant is not in effect;
-    4. families that steer serving and training stacks (70-85, ``env-families.tsv``), one
+    3. families that steer serving and training stacks (70-85, ``env-families.tsv``), one
        point more for a name the stack declares (``env-known-names.txt``) than for one it
        does not;
-    5. other names a stack is known to read (70); any other variable (40).
+    4. other names a stack is known to read (70); any other variable (40).
     """
     name = d.key
-    if name in rules.env_read:
-        return 95, "the program was seen to read this variable while it ran", False
     noise = noise_reason(name)
     if noise:
         return 3, f"noise: {noise}", True
@@ -315,13 +318,25 @@ def assess(d: Difference, rules: Rules) -> Difference:
     else:
         score, reason, hidden = SCORERS.get(d.section, score_other)(d, rules)
     score, reason = _secret_note(d, rules, score, reason)
+    kind, evidence = "name", d.evidence
+    proof = rules.proofs.get((d.section, d.key))
+    if proof is not None:
+        kind, evidence = proof.kind, (*d.evidence, *proof.lines)
+        score = proof.score(score)
+        if proof.kind in ("failing-path", "named"):
+            hidden = False
+        if proof.kind == "unread":
+            reason = f"{proof.sentence}; {reason}"
+        else:
+            evidence, reason = (*evidence, f"also: {reason}"), proof.sentence
     p = matches(rules.priority, d)
     if p:
         score, hidden, reason = max(score, 90), False, f"matches your priority rule {p!r}; {reason}"
     p = matches(rules.ignore, d)
     if p:
         hidden, reason = True, f"ignored by your rule {p!r} ({reason})"
-    return dataclasses.replace(d, score=score, reason=reason, hidden=hidden)
+    return dataclasses.replace(d, score=score, reason=reason, hidden=hidden,
+                               evidence_kind=kind, evidence=evidence)
 
 
 _SECTION_RANK = {name: i for i, name in enumerate(

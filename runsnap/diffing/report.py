@@ -54,10 +54,19 @@ class Difference:
     hidden: bool = False
     """Noise (or ignored by a user rule): left out of the report unless ``--all``, never counts."""
 
+    evidence_kind: str = "name"
+    """The strongest kind of evidence behind :attr:`score` (:data:`runsnap.diffing.evidence.
+    KINDS`: ``failing-path``, ``named``, ``read``, ``static``, ``name``, ``unread``)."""
+
+    related: tuple[Difference, ...] = ()
+    """Consequences grouped under this cause (another venv: its packages; another model
+    revision: its config fields and files), see :mod:`runsnap.diffing.grouping`."""
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: every field, ``evidence`` as a list."""
-        out = dataclasses.asdict(self)
+        """The JSON form: every field, ``evidence`` and ``related`` as lists."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["evidence"] = list(self.evidence)
+        out["related"] = [r.to_dict() for r in self.related]
         return out
 
     @property

@@ -118,17 +118,25 @@ def test_fingerprints_from_other_keys_are_not_comparable(cap, tmp_path, monkeypa
     assert report.notes and "different keys" in report.notes[0]
 
 
-def test_variable_read_at_run_time_ranks_highest(cap):
-    """With run-time evidence ([runtime] env_read), a variable the program read beats every
-    family rule, even one that is noise by name."""
+def test_variable_read_at_run_time_outranks_every_name_rule(cap):
+    """With run-time evidence ([runtime.env] tables), a variable the program read beats every
+    family rule; a traced run that never read a Python-read variable sinks it; a noise
+    variable stays noise even when read (shells differ in them, and programs read them)."""
     a = cap({"SGLANG_X": "1", "MY_SETTING": "a", "TERM": "xterm"})
     b = cap({"SGLANG_X": "2", "MY_SETTING": "b", "TERM": "screen"})
-    b = b.replace(sections={**b.sections, "runtime": {"env_read": ["MY_SETTING", "TERM"]}})
+    runtime = {"traced": True, "env": {
+        "MY_SETTING": {"set": True, "value": "b", "reads": 2, "python": True,
+                       "sites": [{"stack": ["app/settings.py:12 in load"]}]},
+        "TERM": {"set": True, "value": "screen", "reads": 1, "python": True}}}
+    a = a.replace(sections={**a.sections, "runtime": {**runtime, "env": {}}})
+    b = b.replace(sections={**b.sections, "runtime": runtime})
     report = compare(a, b)
-    assert counted(report)[:3] == [("env", "MY_SETTING", "changed"), ("env", "TERM", "changed"),
-                                   ("env", "SGLANG_X", "changed")]
-    assert report.counted[0].score == 95
-    assert "read" in report.counted[0].reason
+    envs = [d for d in report.differences if d.section == "env"]
+    assert [(d.key, d.evidence_kind, d.hidden) for d in envs] == [
+        ("MY_SETTING", "read", False), ("SGLANG_X", "unread", False), ("TERM", "read", True)]
+    assert envs[0].score == 91 and envs[0].reason.startswith("the program read it while it ran")
+    assert "read in B at app/settings.py:12 in load" in envs[0].evidence
+    assert envs[1].score <= 30 and envs[1].reason.startswith("no Python process read it")
 
 
 def test_public_api_diff_and_difference(cap, tmp_path):

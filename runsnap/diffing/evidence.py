@@ -1,0 +1,513 @@
+"""Evidence from the runs themselves: what each run did with a difference.
+
+A name tells what a difference *could* do; the run tells what it did. This module reads the
+two snapshots' ``[outcome]`` (the failing traceback, the error, the warnings) and ``[runtime]``
+(which variables the program read and where, which packages it imported from where) and
+finds, for each difference, the strongest of these kinds of evidence, strongest first:
+
+=================  =====  ==================================================================
+kind               score  when
+=================  =====  ==================================================================
+failing-path       97-99  a read of the variable (a frame of its call stack), or the code of
+                          the changed package or file, is in a function of the failing
+                          traceback, at most one frame of the program's own code above the
+                          one that raised
+named              94-96  the failing error, its traceback message, or a warning printed by
+                          one run only names the key (variable, option, config field,
+                          package), or names the failing side's value of an option or field
+read               91-93  the program read the variable (or imported the package) in a run
+static             89-90  an installed package reads the variable (who-reads), when the
+                          runs were not traced
+name               0-90   no evidence from the run: the name rules of :mod:`rank`
+unread             <=30   both runs traced, and no process read it from Python, for a
+                          variable of a family read from Python (``NCCL_*`` and other
+                          families read by native libraries are never called unread on a
+                          Python trace alone)
+=================  =====  ==================================================================
+
+Within a band, the name's own score breaks ties (a higher family score, one more point).
+A difference without evidence in a traced run scores at most 90, so it ranks below every
+difference with evidence. docs/ranking.md has the same table; this module is its source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from runsnap.diffing.report import Difference
+from runsnap.knowledge.readers import read_natively
+
+__all__ = [
+    "BANDS",
+    "KINDS",
+    "Evidence",
+    "RunFacts",
+    "gather",
+    "tokens",
+]
+
+#: Evidence kinds, strongest first.
+KINDS = ("failing-path", "named", "read", "static", "name", "unread")
+
+#: Score band (low, high) of each kind of evidence from the run.
+BANDS = {"failing-path": (97, 99), "named": (94, 96), "read": (91, 93), "static": (89, 90)}
+
+#: A score ceiling for a variable the traced program never read.
+UNREAD_CEILING = 30
+
+#: ``who_reads(name) -> ["dist  path/file.py:12  read", ...]``: static readers, from the
+#: installed packages (:mod:`runsnap.scanning`), or None when unknown.
+WhoReads = Callable[[str], Sequence[str]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """The strongest evidence found for one difference."""
+
+    kind: str
+    """One of :data:`KINDS`."""
+
+    sentence: str
+    """What was seen, where, as a maintainer can check it."""
+
+    rank: int = 0
+    """Within the kind, 0 is strongest (e.g. the raising function itself)."""
+
+    lines: tuple[str, ...] = ()
+    """More detail (other read sites, the traceback frame met)."""
+
+    def score(self, name_score: int) -> int:
+        """The score of this evidence for a difference whose name scored ``name_score``.
+
+        >>> Evidence("read", "").score(85), Evidence("read", "").score(40)
+        (93, 91)
+        >>> Evidence("failing-path", "", rank=1).score(85)
+        98
+        """
+        if self.kind == "unread":
+            return min(name_score, UNREAD_CEILING)
+        if self.kind not in BANDS:
+            return name_score
+        low, high = BANDS[self.kind]
+        if self.kind == "failing-path":
+            return max(low, high - self.rank)
+        bonus = 2 if name_score >= 85 else 1 if name_score >= 75 else 0
+        return min(high, low + bonus)
+
+
+# --------------------------------------------------------------------------- run facts
+
+_SITE = re.compile(r"^(?P<path>.+?):(?P<line>\d+) in (?P<func>.+)$")
+# Frames of Python's own library, not the program's: they do not count as levels of the
+# program between a read and a raise (json.decoder raising under the function that read).
+_STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)|^<frozen ")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFacts:
+    """What one snapshot says the run did."""
+
+    label: str
+    """``A`` or ``B``."""
+
+    traced: bool
+    """The run's Python processes were traced (``[runtime] traced``)."""
+
+    native: bool
+    """Native reads (``getenv`` in C libraries) were observed too."""
+
+    env: Mapping[str, Mapping[str, Any]]
+    """``[runtime.env]``: variable -> what the program did with it."""
+
+    modules: Mapping[str, Mapping[str, Any]]
+    """``[runtime.modules]``: top-level package -> file, dist, version, origin."""
+
+    failed: bool
+    """The run ended with a non-zero status or a signal."""
+
+    traceback: Mapping[str, Any] | None
+    """``[outcome] traceback`` (the last one printed)."""
+
+    errors: tuple[str, ...]
+    """The traceback's exception line and the first error line (when another)."""
+
+    warnings: tuple[str, ...]
+    """The run's distinct warning lines."""
+
+    @classmethod
+    def of(cls, snap: Any, label: str) -> RunFacts:
+        """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none)."""
+        runtime = snap.get("runtime") or {}
+        out = snap.get("outcome") or {}
+        env: dict[str, Mapping[str, Any]] = {}
+        tables = runtime.get("env")
+        if isinstance(tables, Mapping):
+            env.update((str(k), v) for k, v in tables.items() if isinstance(v, Mapping))
+        legacy = runtime.get("env_read")  # before the run-time section had its tables
+        if isinstance(legacy, list):
+            for item in legacy:
+                name = item.get("name") if isinstance(item, Mapping) else item
+                if isinstance(name, str):
+                    env.setdefault(name, {"python": True, "reads": 1})
+        elif isinstance(legacy, Mapping):
+            for name in legacy:
+                env.setdefault(str(name), {"python": True, "reads": 1})
+        modules = runtime.get("modules")
+        tb = out.get("traceback")
+        tb = tb if isinstance(tb, Mapping) and tb.get("frames") else None
+        status = out.get("exit_status")
+        failed = bool(out) and (status not in (0, None) or bool(out.get("signal")))
+        errors = [f"{tb.get('type', '')}: {tb.get('message', '')}"] if tb else []
+        first = str(out.get("first_error") or "")
+        if first and first not in errors:
+            errors.append(first)
+        return cls(
+            label=label,
+            traced=bool(runtime.get("traced")) or bool(legacy),
+            native=str(runtime.get("native") or "").startswith("observed"),
+            env=env,
+            modules=modules if isinstance(modules, Mapping) else {},
+            failed=failed,
+            traceback=tb,
+            errors=tuple(errors),
+            warnings=tuple(str(w) for w in out.get("warnings") or ()),
+        )
+
+    def reads(self, name: str) -> Mapping[str, Any] | None:
+        """What the program did with variable ``name``, when it read it at all."""
+        got = self.env.get(name)
+        if not got or not (got.get("python") or got.get("native") or got.get("reads")):
+            return None
+        return got
+
+    def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
+        """Normalised distribution name -> (top-level package, its module table)."""
+        out: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        for mod, table in self.modules.items():
+            if isinstance(table, Mapping):
+                dist = str(table.get("dist") or mod)
+                out.setdefault(_norm(dist), (str(mod), table))
+        return out
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# --------------------------------------------------------------------------- tokens
+
+_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*")
+
+
+def tokens(text: str) -> frozenset[str]:
+    """The words of ``text`` a key can be named by: identifiers, ``--options``, the parts of
+    dotted and slashed names, each also in a normal form (lower case, ``-`` as ``_``).
+
+    >>> sorted(tokens("set the env var SGLANG_X=1 or pass --max-len (torch.cuda)"))[:6]
+    ['--max-len', 'SGLANG_X', 'cuda', 'env', 'max_len', 'or']
+    """
+    out: set[str] = set()
+    for m in _TOKEN.finditer(text):
+        word = m.group()
+        out.add(word)
+        bare = word.lstrip("-")
+        out.add(bare.replace("-", "_").lower())
+    return frozenset(out)
+
+
+def _names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
+    """The words that would name ``d``'s key in an error message; generic single words
+    (``--model``, ``dtype``) only in their literal option form."""
+    if d.section == "env":
+        return (d.key,) if "_" in d.key or len(d.key) >= 8 else ()
+    if d.section == "command" and d.key.startswith("--"):
+        bare = d.key[2:].replace("-", "_").lower()
+        return (d.key, bare) if "_" in bare else (d.key,)
+    if d.section == "models" and ": " in d.key:
+        field = re.split(r"[.\[\]]+", d.key.partition(": ")[2].strip("]"))[-1]
+        if field and not field.startswith(("weights ", "file ")) and (
+                "_" in field or len(field) >= 8):
+            return (field,)
+        return ()
+    if d.section == "packages" and "." not in d.key and d.key not in (
+            "interpreter", "python_version", "implementation"):
+        names = {d.key.replace("-", "_").lower()}
+        for f in facts:
+            got = f.dists_imported().get(_norm(d.key))
+            if got:
+                names.add(got[0])
+        return tuple(n for n in names if len(n) >= 5 or "_" in n)
+    return ()
+
+
+def _value_named(value: Any, text_tokens: frozenset[str], raw: str) -> bool:
+    """Whether a distinctive value (not 0, 1, true ...) appears as a whole word in ``raw``."""
+    if isinstance(value, bool) or value is None:
+        return False
+    text = str(value)
+    if len(text) < 3 or text.lower() in ("true", "false", "none", "yes", "auto"):
+        return False
+    return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
+
+
+# --------------------------------------------------------------------------- failing path
+
+
+def _frames(facts: RunFacts) -> list[tuple[str, int, str, int]]:
+    """The failing traceback's frames as (file, line, function, depth): depth counts the
+    program's frames (not Python's own library) below this one, 0 for the one that raised
+    the error in the program's code."""
+    tb = facts.traceback
+    if not tb or not facts.failed:
+        return []
+    frames = [f for f in tb.get("frames") or () if isinstance(f, Mapping)]
+    out: list[tuple[str, int, str, int]] = []
+    depth = 0
+    for f in reversed(frames):
+        file = str(f.get("file", ""))
+        own = not _STDLIB.search(file)
+        out.append((file, int(f.get("line") or 0), str(f.get("function", "")),
+                    depth if own else -1))
+        if own:
+            depth += 1
+    return out
+
+
+def _same_file(tb_file: str, rel: str) -> bool:
+    """Whether a traceback's file (absolute, as printed) is the site's (relative) file."""
+    tb_file, rel = tb_file.replace("\\", "/"), rel.replace("\\", "/")
+    return tb_file == rel or tb_file.endswith("/" + rel) or rel.endswith("/" + tb_file)
+
+
+def _raised(facts: RunFacts) -> str:
+    tb = facts.traceback or {}
+    return str(tb.get("type") or "an error")
+
+
+def _meets(stack: Iterable[Any], frames: Sequence[tuple[str, int, str, int]]
+           ) -> tuple[re.Match[str], int] | None:
+    """The first frame of a read's call stack that is a function of the failing traceback,
+    at most one of the program's frames above the one that raised, with that depth."""
+    for entry in stack:
+        m = _SITE.match(str(entry))
+        if m is None:
+            continue
+        for file, _line, func, depth in frames:
+            if 0 <= depth <= 1 and func == m["func"] and _same_file(file, m["path"]):
+                return m, depth
+    return None
+
+
+def _on_failing_path(name: str, runs: Sequence[RunFacts]) -> Evidence | None:
+    best: Evidence | None = None
+    for failing in runs:
+        frames = [f for f in _frames(failing) if f[3] >= 0]
+        if not frames:
+            continue
+        innermost = frames[0]
+        for reader in runs:
+            got = reader.reads(name) or {}
+            for site in got.get("sites") or ():
+                stack = site.get("stack") if isinstance(site, Mapping) else None
+                met = _meets(stack or (), frames)
+                if met is None:
+                    continue
+                m, depth = met
+                if depth == 0:
+                    where = f"the function that raised {_raised(failing)} at :{innermost[1]}"
+                else:
+                    where = (f"which called {innermost[2]}, where {_raised(failing)} was "
+                             f"raised at :{innermost[1]}")
+                ev = Evidence("failing-path", (
+                    f"read at {m['path']}:{m['line']} in {m['func']}, {where} "
+                    f"(failing run {failing.label})"), rank=depth)
+                if best is None or ev.rank < best.rank:
+                    best = ev
+    return best
+
+
+def _code_on_failing_path(
+    d: Difference, runs: Sequence[RunFacts], dirs: Sequence[str], what: str
+) -> Evidence | None:
+    """A failing traceback frame whose file is under one of ``dirs`` (a package's code)."""
+    for failing in runs:
+        for file, line, func, depth in _frames(failing):
+            if depth < 0:
+                continue
+            for base in dirs:
+                if base and (file.startswith(base.rstrip("/") + "/") or _same_file(file, base)):
+                    root = base.rstrip("/").rpartition("/")[0]
+                    short = file[len(root) + 1:] if root and file.startswith(root) else file
+                    return Evidence("failing-path", (
+                        f"the failing traceback runs through {what}: {short}:{line} in {func} "
+                        f"({_raised(failing)}, failing run {failing.label})"),
+                        rank=min(depth, 2))
+    return None
+
+
+# --------------------------------------------------------------------------- gathering
+
+
+def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None
+                  ) -> Evidence | None:
+    name = d.key
+    found = _on_failing_path(name, runs)
+    if found:
+        return found
+    named = _named(d, runs)
+    if named:
+        return named
+    readers = [(f, got) for f in runs for got in (f.reads(name),) if got is not None]
+    if readers:
+        bits = []
+        lines: list[str] = []
+        for f, got in readers:
+            n = int(got.get("reads") or 1)
+            how = []
+            if got.get("python"):
+                how.append("from Python")
+            if got.get("native"):
+                how.append("by a native library")
+            state = "" if got.get("set", True) else ", unset there: the program took its default"
+            bits.append(f"{f.label} ({n} read{'s' if n != 1 else ''}"
+                        f"{' ' + ' and '.join(how) if how else ''}{state})")
+            for site in (got.get("sites") or ())[:3]:
+                stack = site.get("stack") if isinstance(site, Mapping) else None
+                if stack:
+                    lines.append(f"read in {f.label} at " + " <- ".join(str(s) for s in stack[:3]))
+        return Evidence("read", "the program read it while it ran, in " + " and ".join(bits),
+                        lines=tuple(lines))
+    traced = [f for f in runs if f.traced]
+    if traced and len(traced) == len(runs):
+        if all(f.native for f in runs):
+            return Evidence("unread", "no process read it, from Python or from native "
+                                      "libraries (both runs traced)")
+        if not read_natively(name):
+            return Evidence("unread", "no Python process read it in either run (both traced)")
+        return None
+    if who_reads is not None and not traced:
+        places = list(who_reads(name))
+        if places:
+            more = f" and {len(places) - 1} more" if len(places) > 1 else ""
+            return Evidence("static", f"an installed package reads it: {places[0]}{more}",
+                            lines=tuple(places[:5]))
+    return None
+
+
+def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
+    names = _names_for(d, runs)
+    texts: list[tuple[str, str]] = [
+        (f"the error of failing run {f.label}", e) for f in runs if f.failed for e in f.errors]
+    if len(runs) == 2:
+        a, b = runs
+        texts += [(f"a warning printed by {a.label} only", w) for w in a.warnings
+                  if w not in b.warnings]
+        texts += [(f"a warning printed by {b.label} only", w) for w in b.warnings
+                  if w not in a.warnings]
+    for where, text in texts:
+        toks = tokens(text)
+        for n in names:
+            if n in toks:
+                return Evidence("named", f"{where} names {n}: \"{_excerpt(text, n)}\"",
+                                rank=0)
+    if d.section in ("command", "models") and d.change != "reordered":
+        for f, (where, text) in ((f, t) for f in runs for t in texts if t[1] in f.errors):
+            value = d.b if f.label == "B" else d.a
+            if _value_named(value, tokens(text), text):
+                return Evidence("named", f"{where} names {f.label}'s value {value}: "
+                                         f"\"{_excerpt(text, str(value))}\"", rank=1)
+    return None
+
+
+def _excerpt(text: str, word: str, width: int = 70) -> str:
+    """The part of ``text`` around ``word`` (or its ``snake_case`` form), for a reason line.
+
+    >>> _excerpt("x " * 60 + "set the env var FOO_BAR=1", "FOO_BAR", 12)
+    '…the env var FOO_BAR=1'
+    """
+    text = " ".join(text.split())
+    at = text.find(word)
+    if at < 0:
+        at = text.lower().replace("-", "_").find(word.lstrip("-").replace("-", "_").lower())
+    if at < 0 or len(text) <= 2 * width + len(word):
+        return text if len(text) <= 2 * width else text[: 2 * width - 1] + "…"
+    start, end = max(0, at - width), min(len(text), at + len(word) + width)
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
+                      ) -> Evidence | None:
+    name = d.key.partition(".")[0]
+    norm = _norm(name)
+    dirs: list[str] = []
+    imported: list[tuple[RunFacts, str, Mapping[str, Any]]] = []
+    for f in runs:
+        got = f.dists_imported().get(norm)
+        if got:
+            imported.append((f, got[0], got[1]))
+            file = str(got[1].get("file") or "")
+            if file:
+                base = file.rsplit("/", 1)[0]
+                if file.endswith("/__init__.py"):
+                    dirs.append(base)
+                else:
+                    dirs.append(file)
+    for dist in dists:
+        loc = str(dist.get("location") or "")
+        if loc:
+            top = name.replace("-", "_").lower()
+            dirs.append(f"{loc.rstrip('/')}/{top}")
+    found = _code_on_failing_path(d, runs, dirs, f"{name}'s code")
+    if found:
+        return found
+    named = _named(d, runs)
+    if named:
+        return named
+    if imported:
+        parts = [f"{f.label} imported {mod} from {t.get('file', '?')}"
+                 + (f" ({t.get('origin')})" if t.get("origin") not in (None, "site-packages")
+                    else "") for f, mod, t in imported]
+        return Evidence("read", "the program imported it: " + "; ".join(parts))
+    if runs and all(f.traced and f.modules for f in runs):
+        return Evidence("unread", "no process imported it in either run (both traced)")
+    return None
+
+
+def gather(
+    diffs: Iterable[Difference],
+    a: Any,
+    b: Any,
+    who_reads: WhoReads | None = None,
+) -> dict[tuple[str, str], Evidence]:
+    """The strongest evidence for each difference between snapshots ``a`` and ``b``, keyed
+    by ``(section, key)``; differences without any are left out."""
+    runs = (RunFacts.of(a, "A"), RunFacts.of(b, "B"))
+    pa, pb = (a.get("packages") or {}), (b.get("packages") or {})
+    out: dict[tuple[str, str], Evidence] = {}
+    for d in diffs:
+        ev: Evidence | None = None
+        if d.section == "env":
+            ev = _env_evidence(d, runs, who_reads)
+        elif d.section == "packages" and d.key not in ("interpreter", "python_version",
+                                                       "implementation", "sys.path"):
+            name = d.key.partition(".")[0]
+            dists = [x for x in ((pa.get("distributions") or {}).get(name),
+                                 (pb.get("distributions") or {}).get(name)) if x]
+            ev = _package_evidence(d, runs, dists)
+        elif d.section == "git" and ": " in d.key:
+            repo, _, path = d.key.partition(": ")
+            ev = _code_on_failing_path(d, runs, [path], f"the changed file {path}")
+            ev = ev or _named(d, runs)
+        elif d.section in ("command", "models"):
+            ev = _named(d, runs)
+        if ev is not None:
+            out[(d.section, d.key)] = ev
+    return out
+
+
+def traced(a: Any, b: Any) -> bool:
+    """Whether either run was traced (then a difference without evidence ranks last)."""
+    return RunFacts.of(a, "A").traced or RunFacts.of(b, "B").traced

@@ -1,0 +1,122 @@
+"""Python tracebacks read from a child's output: frames, exception type and message.
+
+A launch that fails usually prints a Python traceback; diagnosis needs its frames (which file,
+line and function raised) to meet the run-time reads of a variable, and its message to see
+which key it names. :class:`TracebackWatch` follows one output stream line by line and keeps
+the *last* complete traceback (with chained exceptions, ``During handling of the above
+exception ...``, the last one printed is the one that ended the program). It is fed from the
+relaying thread, so it does no work on lines that cannot belong to a traceback.
+
+The ``[outcome] traceback`` table (docs/schema.md)::
+
+    traceback = {type = "ValueError", message = "...", frames = [
+        {file = "/srv/app/model_config.py", line = 1314, function = "_derive_context_length"},
+    ]}
+
+Frames are outermost first, as Python prints them. Lines a logger put in front of the
+``Traceback (most recent call last):`` header (``[2026-...] Scheduler hit an exception: ``)
+are allowed; the frames and the exception line are recognised by their shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+__all__ = ["MAX_FRAMES", "TracebackWatch", "parse"]
+
+#: Frames kept per traceback (the innermost ones when there are more: they raised).
+MAX_FRAMES = 60
+#: Characters of the exception message kept.
+MAX_MESSAGE = 2000
+#: Lines a traceback may span before it is given up as not one.
+MAX_LINES = 2000
+
+HEADER = "Traceback (most recent call last):"
+_FRAME = re.compile(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
+# "ValueError: msg", "torch.OutOfMemoryError: msg", "KeyboardInterrupt", "pkg.mod.Error"
+_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+
+
+class TracebackWatch:
+    """Follows lines of one stream and keeps the last complete traceback seen."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, Any] | None = None
+        self._frames: list[dict[str, Any]] | None = None
+        self._lines = 0
+        self._code_next = False
+
+    @property
+    def active(self) -> bool:
+        """Whether a traceback is being read (every line then matters)."""
+        return self._frames is not None
+
+    def line(self, text: str) -> None:
+        """Take one output line (no line end, colours removed)."""
+        if HEADER in text:
+            self._frames = []
+            self._lines = 0
+            self._code_next = False
+            return
+        frames = self._frames
+        if frames is None:
+            return
+        self._lines += 1
+        if self._lines > MAX_LINES:
+            self._frames = None
+            return
+        m = _FRAME.match(text)
+        if m:
+            frames.append({"file": m["file"], "line": int(m["line"]),
+                           "function": (m["func"] or "<module>").strip()})
+            if len(frames) > MAX_FRAMES:
+                del frames[0]
+            self._code_next = True
+            return
+        stripped = text.strip()
+        if not stripped or text[:1] in (" ", "\t") or stripped.startswith(("^", "~", "|", "+")):
+            self._code_next = False  # source lines, carets, exception-group borders
+            return
+        if stripped.startswith("...") or stripped.startswith("[Previous line repeated"):
+            return
+        m = _EXC.match(stripped)
+        if m and frames and _looks_like_type(m["type"]):
+            self.last = {"type": m["type"], "message": (m["msg"] or "")[:MAX_MESSAGE],
+                         "frames": list(frames)}
+        self._frames = None
+
+
+def _looks_like_type(name: str) -> bool:
+    """An exception class name: a capitalised last part, not a log level or a sentence.
+
+    >>> _looks_like_type("ValueError"), _looks_like_type("torch.OutOfMemoryError")
+    (True, True)
+    >>> _looks_like_type("ERROR"), _looks_like_type("hello")
+    (False, False)
+    """
+    last = name.rsplit(".", 1)[-1]
+    return last[:1].isupper() and not last.isupper()
+
+
+def parse(lines: Iterable[str]) -> dict[str, Any] | None:
+    """The last complete Python traceback in ``lines``, or None.
+
+    >>> tb = parse(['Traceback (most recent call last):',
+    ...             '  File "/x/app.py", line 3, in <module>',
+    ...             '    main()',
+    ...             '  File "/x/app.py", line 2, in main',
+    ...             '    raise ValueError("bad")',
+    ...             'ValueError: bad'])
+    >>> tb["type"], tb["message"], [f["function"] for f in tb["frames"]]
+    ('ValueError', 'bad', ['<module>', 'main'])
+    """
+    watch = TracebackWatch()
+    for text in lines:
+        watch.line(text)
+    return watch.last
+

@@ -1,0 +1,83 @@
+"""Tracebacks parsed from the output of real Python children, into ``[outcome] traceback``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from runsnap import outcome
+from runsnap.launch import run
+from runsnap.tracebacks import parse
+
+
+def _run(tmp_path: Path, code: str) -> dict:
+    script = tmp_path / "app.py"
+    script.write_text(code)
+    result = run([sys.executable, str(script)], env={"PATH": "/usr/bin:/bin"}, cwd=str(tmp_path))
+    return outcome.build(result)
+
+
+def test_frames_type_and_message_of_a_real_traceback(tmp_path: Path) -> None:
+    out = _run(tmp_path, (
+        "import logging\n"
+        "def derive(n):\n"
+        "    if n > 4:\n"
+        "        raise ValueError(f'context_length ({n}) is greater; set the env var X_Y=1')\n"
+        "def main():\n"
+        "    logging.warning('starting')\n"
+        "    derive(8)\n"
+        "main()\n"))
+    tb = out["traceback"]
+    assert tb["type"] == "ValueError"
+    assert tb["message"] == "context_length (8) is greater; set the env var X_Y=1"
+    assert [(Path(f["file"]).name, f["line"], f["function"]) for f in tb["frames"]] == [
+        ("app.py", 8, "<module>"), ("app.py", 7, "main"), ("app.py", 4, "derive")]
+
+
+def test_chained_exceptions_keep_the_last(tmp_path: Path) -> None:
+    out = _run(tmp_path, (
+        "def load():\n"
+        "    return {}['model']\n"
+        "def start():\n"
+        "    try:\n"
+        "        load()\n"
+        "    except KeyError as exc:\n"
+        "        raise RuntimeError('could not start the server') from exc\n"
+        "start()\n"))
+    tb = out["traceback"]
+    assert (tb["type"], tb["message"]) == ("RuntimeError", "could not start the server")
+    assert [f["function"] for f in tb["frames"]] == ["<module>", "start"]
+
+
+def test_a_traceback_after_a_log_prefix_in_a_subprocess(tmp_path: Path) -> None:
+    out = _run(tmp_path, (
+        "import subprocess, sys, traceback\n"
+        "code = '''\n"
+        "import sys, traceback\n"
+        "def worker():\n"
+        "    import json; json.loads('{')\n"
+        "try:\n"
+        "    worker()\n"
+        "except Exception:\n"
+        "    sys.stderr.write('[2026-01-01 10:00:00 TP0] Scheduler hit an exception: '\n"
+        "                     + traceback.format_exc())\n"
+        "    sys.exit(1)\n"
+        "'''\n"
+        "sys.exit(subprocess.call([sys.executable, '-c', code]))\n"))
+    tb = out["traceback"]
+    assert tb["type"] == "json.decoder.JSONDecodeError"
+    assert tb["message"].startswith("Expecting property name")
+    assert tb["frames"][0]["function"] == "<module>"
+    assert "worker" in [f["function"] for f in tb["frames"]]
+
+
+def test_no_traceback_no_key(tmp_path: Path) -> None:
+    out = _run(tmp_path, "import sys\nprint('ERROR: not a traceback', file=sys.stderr)\n")
+    assert "traceback" not in out
+    assert out["first_error"] == "ERROR: not a traceback"
+
+
+def test_log_lines_are_not_exception_lines() -> None:
+    assert parse(["Traceback (most recent call last):", "ERROR could not start"]) is None
+    assert parse(['Traceback (most recent call last):', '  File "a.py", line 1, in f',
+                  "    x", "ERROR: boom"]) is None
