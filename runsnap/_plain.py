@@ -1,41 +1,137 @@
 """Two small bases for the record classes a capture builds, in place of :mod:`dataclasses`.
 
-Importing :mod:`dataclasses` costs every capture ~13 ms of CPU (it imports :mod:`inspect`), and
-each decorated class ~1 ms more (its methods are generated and compiled at import), so the
-classes on the capture path (:class:`~runsnap.snapshot.Snapshot`,
-:class:`~runsnap.context.CaptureContext`, :class:`~runsnap.launch.LaunchResult` ...) are written
-out by hand: each has ``__slots__`` and an explicit ``__init__``, and takes from here the
-``__eq__`` and ``__repr__`` the dataclass decorator generated (and, for a frozen one, the
-``__hash__`` and the refusal to assign). ``runsnap.diffing`` is not on the capture path and
-keeps its dataclasses.
+Importing :mod:`dataclasses` imports :mod:`inspect`, and each decorated class has its methods
+generated and compiled at import: a cost on every capture (measured in benchmarks/RESULTS.md).
+So the records on the capture path (:class:`~runsnap.snapshot.Snapshot`,
+:class:`~runsnap.launch.LaunchResult`, :class:`~runsnap.launch.LaunchSpec` ...) derive from
+:class:`Record` or :class:`FrozenRecord`, and declare their fields once, as a dataclass would::
+
+    class Result(FrozenRecord):
+        argv: tuple[str, ...]
+        \"\"\"What was run.\"\"\"
+        returncode: int = 0
+        errors: list[str] = field(default_factory=list)
+        key: bytes = field(default=b"", repr=False)
+
+Everything else is derived from that one declaration: ``__slots__``, ``__init__`` (the fields in
+order, as positional or keyword arguments, defaults filled in), ``__repr__``, ``__eq__`` and,
+for a frozen record, ``__hash__``, the refusal to assign and pickling. Annotated names that
+start with ``_`` are private slots: not parameters, not shown, not compared. A class may still
+write its own ``__init__`` (it then sets every slot itself). ``runsnap.diffing`` is not on the
+capture path and keeps its dataclasses.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ClassVar
+    from collections.abc import Callable
+    from typing import Any, ClassVar, dataclass_transform
+else:
+    def dataclass_transform(**_kwargs):
+        return lambda cls: cls
 
-__all__ = ["FrozenRecord", "Record"]
+__all__ = ["FrozenRecord", "Record", "field"]
 
 
-class Record:
-    """``==`` and ``repr`` over the attributes a subclass names, as a dataclass makes them.
+class _Missing:
+    __slots__ = ()
 
-    ``_repr_fields``: the constructor's parameters, in order (``repr`` shows them);
-    ``_eq_fields``: the attributes ``==`` compares. ``==`` holds only between instances of the
-    same class; anything else is ``NotImplemented``.
-    """
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+_MISSING: Any = _Missing()
+
+
+class _Field:
+    """What :func:`field` declares about one field."""
+
+    __slots__ = ("default", "factory", "repr", "compare")
+
+    def __init__(self, default: Any, factory: Any, repr: bool, compare: bool) -> None:
+        self.default, self.factory, self.repr, self.compare = default, factory, repr, compare
+
+
+def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None,
+          repr: bool = True, compare: bool = True) -> Any:
+    """Declare a field with a default made fresh for each record (``default_factory``), or one
+    left out of ``repr`` or ``==``."""
+    return _Field(default, default_factory, repr, compare)
+
+
+class _RecordType(type):
+    """Builds ``__slots__`` and the field tables from a record class's annotations."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _RecordType:
+        annotations: dict[str, Any] = ns.get("__annotations__", {})
+        own: list[str] = []
+        private: list[str] = []
+        specs: dict[str, _Field] = {}
+        for attr, kind in annotations.items():
+            if "ClassVar" in str(kind):
+                continue
+            (private if attr.startswith("_") else own).append(attr)
+            value = ns.pop(attr, _MISSING)
+            specs[attr] = value if isinstance(value, _Field) else _Field(value, None, True, True)
+        if "__slots__" not in ns:
+            ns["__slots__"] = (*own, *private)
+        cls = super().__new__(mcs, name, bases, ns)
+        inherited: dict[str, _Field] = {}
+        for base in reversed(cls.__mro__[1:]):
+            inherited.update(getattr(base, "_specs", {}))
+        all_specs = {**inherited, **{k: v for k, v in specs.items() if k in own}}
+        derived = {
+            "_specs": all_specs,
+            "_fields": tuple(all_specs),
+            "_repr_fields": tuple(k for k, s in all_specs.items() if s.repr),
+            "_eq_fields": tuple(k for k, s in all_specs.items() if s.compare),
+        }
+        for attr, value in derived.items():
+            if attr not in ns:  # a class with its own __init__ may say otherwise
+                setattr(cls, attr, value)
+        return cls
+
+
+class _Base(metaclass=_RecordType):
+    """What :class:`Record` and :class:`FrozenRecord` share (two bases, so type checkers see
+    one mutable and one frozen kind of record)."""
 
     __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
     _repr_fields: ClassVar[tuple[str, ...]] = ()
     _eq_fields: ClassVar[tuple[str, ...]] = ()
+    _specs: ClassVar[dict[str, _Field]] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        fields = self._fields
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__} takes {len(fields)} arguments, "
+                            f"{len(args)} given")
+        for name, value in zip(fields, args, strict=False):
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__} got {name!r} twice")
+            object.__setattr__(self, name, value)
+        for name in fields[len(args):]:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            else:
+                spec = self._specs[name]
+                if spec.factory is not None:
+                    value = spec.factory()
+                elif spec.default is not _MISSING:
+                    value = spec.default
+                else:
+                    raise TypeError(f"{type(self).__name__} needs {name!r}")
+            object.__setattr__(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field {next(iter(kwargs))!r}")
 
     def _eq_key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._eq_fields)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Record) or other.__class__ is not self.__class__:
+        if not isinstance(other, _Base) or other.__class__ is not self.__class__:
             return NotImplemented
         return self._eq_key() == other._eq_key()
 
@@ -43,13 +139,35 @@ class Record:
         args = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._repr_fields)
         return f"{self.__class__.__qualname__}({args})"
 
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The declared fields, in order (the parameters of ``__init__``)."""
+        return cls._fields
 
-class FrozenRecord(Record):
+    def replace(self, **changes: Any) -> Any:
+        """A copy with the fields named in ``changes`` replaced."""
+        values = {name: getattr(self, name) for name in self._fields}
+        values.update(changes)
+        return self.__class__(**values)
+
+
+@dataclass_transform(field_specifiers=(field,))
+class Record(_Base):
+    """A record with ``__init__``, ``==`` and ``repr`` derived from its declared fields.
+
+    ``==`` holds only between instances of the same class; anything else is ``NotImplemented``.
+    """
+
+    __slots__ = ()
+
+
+@dataclass_transform(field_specifiers=(field,), frozen_default=True)
+class FrozenRecord(_Base):
     """A :class:`Record` that cannot change: assigning or deleting an attribute raises
-    :class:`AttributeError`. ``__init__`` sets the attributes with ``object.__setattr__``.
+    :class:`AttributeError` (use :meth:`replace` for a changed copy).
 
-    Hashable over ``_eq_fields`` like a frozen dataclass, and copied or pickled through its
-    constructor (``_repr_fields`` are its parameters).
+    Hashable over the compared fields like a frozen dataclass, and copied or pickled through
+    its constructor.
     """
 
     __slots__ = ()
@@ -64,4 +182,4 @@ class FrozenRecord(Record):
         return hash(self._eq_key())
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return self.__class__, tuple(getattr(self, name) for name in self._repr_fields)
+        return self.__class__, tuple(getattr(self, name) for name in self._fields)

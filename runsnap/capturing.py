@@ -265,9 +265,6 @@ def ensure_snapshot_dir(folder: str, ours: bool = False) -> None:
 class RunRecord(FrozenRecord):
     """What :func:`run` did: the final snapshot, the exit status to use, and the raw result."""
 
-    __slots__ = ("snapshot", "exit_status", "result", "errors")
-    _repr_fields = _eq_fields = __slots__
-
     snapshot: Snapshot
     """The snapshot as last written (with ``[outcome]`` unless ``--exec`` succeeded)."""
 
@@ -277,15 +274,8 @@ class RunRecord(FrozenRecord):
     result: LaunchResult
     """What :mod:`runsnap.launch` saw."""
 
-    errors: tuple[str, ...]
+    errors: tuple[str, ...] = ()
     """Problems of runsnap's own that did not change the exit status (outcome not written)."""
-
-    def __init__(self, snapshot: Snapshot, exit_status: int, result: LaunchResult,
-                 errors: tuple[str, ...] = ()) -> None:
-        object.__setattr__(self, "snapshot", snapshot)
-        object.__setattr__(self, "exit_status", exit_status)
-        object.__setattr__(self, "result", result)
-        object.__setattr__(self, "errors", errors)
 
 
 def run(

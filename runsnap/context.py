@@ -74,18 +74,11 @@ def _first_error(result: shell.Result) -> str:
 class Interpreter(FrozenRecord):
     """The Python interpreter whose packages matter, and why it was chosen."""
 
-    __slots__ = ("path", "reason")
-    _repr_fields = _eq_fields = __slots__
-
     path: str
     """The interpreter as it will be run (may be a symlink inside a virtual environment)."""
 
     reason: str
     """Why this one: ``--python``, ``argv[0]``, ``shebang of X``, ``VIRTUAL_ENV`` ..."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "reason", reason)
 
 
 class CaptureContext(Record):
@@ -379,7 +372,6 @@ def file_url_path(url: str) -> str:
                 raw += b"%" + piece.encode("ascii")
         runs[i] = raw.decode("utf-8", "replace")
     return "".join(runs)
-
 
 
 def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:

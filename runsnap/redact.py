@@ -133,18 +133,12 @@ def is_secret_name(name: str) -> bool:
 class FingerprintKey(FrozenRecord):
     """The local key that fingerprints secrets; never written into a snapshot."""
 
-    __slots__ = ("key", "source")
-    _repr_fields = _eq_fields = __slots__
-
     key: bytes
     """The HMAC key."""
 
     source: str
     """Where it came from: the key file's path, or ``"ephemeral"`` when none could be kept."""
 
-    def __init__(self, key: bytes, source: str) -> None:
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "source", source)
 
     def __repr__(self) -> str:
         # never the key itself: a repr ends up in logs and tracebacks

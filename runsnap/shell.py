@@ -41,19 +41,11 @@ _SIGXFSZ: int = _sig.SIGXFSZ
 class Result(FrozenRecord):
     """What a finished program said."""
 
-    __slots__ = ("argv", "returncode", "stdout", "stderr")
-    _repr_fields = _eq_fields = __slots__
-
     argv: tuple[str, ...]
     returncode: int
     stdout: bytes
     stderr: bytes
 
-    def __init__(self, argv: tuple[str, ...], returncode: int, stdout: bytes, stderr: bytes) -> None:
-        object.__setattr__(self, "argv", argv)
-        object.__setattr__(self, "returncode", returncode)
-        object.__setattr__(self, "stdout", stdout)
-        object.__setattr__(self, "stderr", stderr)
 
     @property
     def ok(self) -> bool:

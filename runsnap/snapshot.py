@@ -96,7 +96,7 @@ class Snapshot(FrozenRecord):
     # The path is kept as text and made a Path when asked for: importing pathlib costs every
     # capture ~5 ms of CPU.
     __slots__ = ("meta", "sections", "schema", "_path")
-    _repr_fields = ("meta", "sections", "schema", "path")
+    _fields = _repr_fields = ("meta", "sections", "schema", "path")
     _eq_fields = ("meta", "sections", "schema")
 
     meta: Mapping[str, Any]
