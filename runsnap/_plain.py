@@ -26,7 +26,9 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, ClassVar, dataclass_transform
+    from typing import Any, ClassVar, TypeVar, dataclass_transform
+
+    _R = TypeVar("_R", bound="_Base")
 else:
     def dataclass_transform(**_kwargs):
         return lambda cls: cls
@@ -144,7 +146,7 @@ class _Base(metaclass=_RecordType):
         """The declared fields, in order (the parameters of ``__init__``)."""
         return cls._fields
 
-    def replace(self, **changes: Any) -> Any:
+    def replace(self: _R, **changes: Any) -> _R:
         """A copy with the fields named in ``changes`` replaced."""
         values = {name: getattr(self, name) for name in self._fields}
         values.update(changes)

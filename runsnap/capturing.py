@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-    from runsnap.launch import LaunchResult
+    from runsnap.launch import LaunchResult, LaunchSpec
 
 __all__ = [
     "RunRecord",
@@ -33,6 +33,7 @@ __all__ = [
     "capture_pid",
     "default_output",
     "ensure_snapshot_dir",
+    "launch_spec",
     "resolve_output",
     "run",
     "snapshot_from_context",
@@ -262,6 +263,17 @@ def ensure_snapshot_dir(folder: str, ours: bool = False) -> None:
             pass  # a read-only folder still takes no snapshot; the save says why
 
 
+def launch_spec(ctx: CaptureContext) -> LaunchSpec:
+    """What is launched for the recorded context ``ctx``: its argv, cwd and environment exactly,
+    and the interpreter when the child itself is Python. Tracing, replay and bisect derive
+    their launches from such a spec; the snapshot keeps recording ``ctx``."""
+    from runsnap.launch import LaunchSpec
+
+    interpreter = ctx.interpreter if ctx.argv else None
+    return LaunchSpec(argv=tuple(ctx.argv), cwd=ctx.cwd, env=dict(ctx.env),
+                      python=interpreter.path if interpreter and interpreter.runs_child else None)
+
+
 class RunRecord(FrozenRecord):
     """What :func:`run` did: the final snapshot, the exit status to use, and the raw result."""
 
@@ -296,12 +308,14 @@ def run(
     kill_grace: float | None = None,
     exec_: bool = False,
     on_saved: Callable[[Snapshot], None] | None = None,
+    timeout: float | None = None,
 ) -> RunRecord:
     """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
 
     The snapshot is on disk before the child starts (``on_saved`` is called then), so a launch
     that hangs or takes the machine down still leaves it. With ``exec_`` runsnap replaces itself
-    with the child after saving and this function only returns when that failed. Raises
+    with the child after saving and this function only returns when that failed. ``timeout``:
+    seconds after which the child is stopped (its outcome then says ``timed_out``). Raises
     :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
     """
     from runsnap import launch, outcome
@@ -343,12 +357,11 @@ def run(
         except CaptureError as exc:
             errors.append(f"the outcome was not written: {exc}")
 
+    spec = launch_spec(ctx)
     if exec_:
-        result = launch.exec_child(ctx.argv, env=ctx.env, cwd=ctx.cwd)
+        result = launch.exec_child(spec)
         write_outcome(result)  # only reached when exec failed
     else:
-        result = launch.run(
-            ctx.argv, env=ctx.env, cwd=ctx.cwd, tail_lines=tail, log=tee,
-            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome,
-        )
+        result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
+                            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome)
     return RunRecord(final, result.exit_status, result, tuple(errors))

@@ -80,6 +80,10 @@ class Interpreter(FrozenRecord):
     reason: str
     """Why this one: ``--python``, ``argv[0]``, ``shebang of X``, ``VIRTUAL_ENV`` ..."""
 
+    runs_child: bool = False
+    """The child itself is this interpreter (``--python``, ``argv[0]`` or its ``#!`` line), as
+    opposed to the environment's interpreter found for a child that may not be Python."""
+
 
 class CaptureContext(Record):
     """What one capture is about. Collectors read it and never change it."""
@@ -190,16 +194,17 @@ class CaptureContext(Record):
     def _find_interpreter(self) -> Interpreter:
         if self.python:
             found = self._find(self.python)
-            return Interpreter(found or self.python, "--python")
+            return Interpreter(found or self.python, "--python", runs_child=True)
         exe = self.executable
         if exe:
             if is_python_name(os.path.basename(exe)) or is_python_name(
                 os.path.basename(os.path.realpath(exe))
             ):
-                return Interpreter(exe, "argv[0] is a Python interpreter")
+                return Interpreter(exe, "argv[0] is a Python interpreter", runs_child=True)
             shebang = _shebang_python(exe, self.env)
             if shebang:
-                return Interpreter(shebang, f"the shebang of {os.path.basename(exe)} names it")
+                return Interpreter(shebang, f"the shebang of {os.path.basename(exe)} names it",
+                                   runs_child=True)
         for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
             prefix = self.env.get(var)
             if prefix:

@@ -192,6 +192,7 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     Keys: ``status`` (``exited``, ``signalled``, ``not_found``, ``not_executable``,
     ``failed``), ``exit_status`` (what runsnap exits with: the child's status, 128+N for a
     signal, 127/126 when it could not run), ``signal`` and ``signal_number`` when killed,
+    ``timed_out`` when the run's timeout stopped it,
     ``started_at``/``ended_at`` (UTC), ``duration_s``, ``pid``, ``peak_rss_bytes`` and how it
     was measured, per stream ``stdout``/``stderr`` tables (``mode``, ``lines``, ``bytes``,
     ``tail``), ``first_error`` and ``first_error_stream``, ``traceback`` (the last Python
@@ -208,6 +209,8 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
         out["signal_number"] = result.signal_number
     if result.error:
         out["error"] = result.error
+    if result.timed_out:
+        out["timed_out"] = True
     out["started_at"] = result.started_at
     out["ended_at"] = result.ended_at
     out["duration_s"] = round(result.duration_s, 3)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import pytest
 
 from runsnap.diffing import compare
@@ -14,12 +11,6 @@ from runsnap.knowledge import rule_lines
 from runsnap.knowledge.env import known_names, likely_misspelling
 
 from .conftest import counted
-
-
-@pytest.mark.parametrize("module", ["rank", "report", "sections", "render", "current"])
-def test_docstring_examples(module):
-    result = doctest.testmod(importlib.import_module(f"runsnap.diffing.{module}"))
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_ignore_and_priority_rules(cap):

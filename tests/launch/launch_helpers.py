@@ -7,15 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def asset(rel: str) -> Path:
-    """A file under fixtures/, asserted to exist."""
-    path = ROOT / "fixtures" / rel
-    assert path.exists(), path
-    return path
-
 
 def runsnap_argv(*args: str) -> list[str]:
     """``python -m runsnap capture ARGS`` with this interpreter."""

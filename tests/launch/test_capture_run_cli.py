@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from launch_helpers import asset, py, runsnap_argv, signal_child, start, wait_for
 
 from runsnap.snapshot import load
+from tests.conftest import asset
+from tests.launch.launch_helpers import py, runsnap_argv, signal_child, start, wait_for
 
 FULL = ("command", "env", "packages", "git", "models", "system", "outcome")
 
@@ -277,10 +278,10 @@ def test_the_demo_launcher_reproduces_the_incident(allow: str, scratch: Path) ->
            if k != "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"}
     if allow:
         env["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"] = allow
-    argv = [sys.executable, str(asset("demo/launch_server.py")),
-            "--model-path", str(asset("models/kimi-k2.5-target")),
+    argv = [sys.executable, str(asset("demo", "launch_server.py")),
+            "--model-path", str(asset("models", "kimi-k2.5-target")),
             "--speculative-algorithm", "EAGLE3",
-            "--speculative-draft-model-path", str(asset("models/kimi-k2.5-eagle3-draft"))]
+            "--speculative-draft-model-path", str(asset("models", "kimi-k2.5-eagle3-draft"))]
     rc, out, err = finish(start("-o", "s.toml", "--", *argv, env=env))
     outcome = load(scratch / "s.toml")["outcome"]
     lead = ("Warning: Target model's context_length (262144) is greater than the derived "

@@ -6,14 +6,22 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from launch_helpers import py
 
-from runsnap import launch
-from runsnap.launch import LogTee, run
+from runsnap import capturing, launch, outcome
+from runsnap.launch import LaunchResult, LaunchSpec, LogTee
+from tests.launch.launch_helpers import py
+
+
+def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+        **kwargs: object) -> LaunchResult:
+    """:func:`runsnap.launch.run` of a spec for ``argv`` (this environment and cwd by default)."""
+    return launch.run(LaunchSpec.of(argv, env=env, cwd=cwd), **kwargs)  # type: ignore[arg-type]
 
 
 def test_every_exit_status_is_preserved() -> None:
@@ -136,8 +144,62 @@ def test_on_exit_sees_the_finished_result() -> None:
 
 
 def test_exec_child_reports_a_missing_program(tmp_path: Path) -> None:
-    result = launch.exec_child(["runsnap-no-such-command-xyz"], env=dict(os.environ),
-                               cwd=str(tmp_path))
+    result = launch.exec_child(LaunchSpec.of(["runsnap-no-such-command-xyz"], cwd=tmp_path))
     assert (result.status, result.exit_status) == ("not_found", 127)
     assert os.getcwd() == str(tmp_path)
     assert stat.S_ISDIR(os.stat(".").st_mode)
+
+
+# ----------------------------------------------------------------- timeout and the spec
+
+
+def test_a_timeout_stops_the_child_with_sigterm(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = run(py("import time; time.sleep(60)"), timeout=0.5, kill_grace=30)
+    assert result.timed_out
+    assert (result.status, result.signal_name, result.exit_status) == ("signalled", "SIGTERM", 143)
+    assert time.monotonic() - started < 20  # SIGTERM was enough: no wait for the grace period
+    assert outcome.build(result)["timed_out"] is True
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    code = ("import signal, time, pathlib; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            f"pathlib.Path({str(ready)!r}).write_text('1'); time.sleep(60)")
+    result = run(py(code), timeout=1.0, kill_grace=0.5)
+    assert ready.exists()  # the handshake: SIGTERM really was ignored, not early
+    assert result.timed_out and (result.signal_name, result.exit_status) == ("SIGKILL", 137)
+
+
+def test_a_child_that_ends_in_time_is_not_timed_out() -> None:
+    result = run(["/bin/sh", "-c", "exit 4"], timeout=30)
+    assert not result.timed_out and result.exit_status == 4
+    assert "timed_out" not in outcome.build(result)
+
+
+def test_the_spec_is_what_runs_not_what_was_recorded(tmp_path: Path) -> None:
+    """A spec with extra variables (what tracing adds) reaches the child; the recorded
+    context of a capture stays as the user had it."""
+    spec = LaunchSpec.of(py("import os; print(os.environ.get('RUNSNAP_EXTRA'))"), cwd=tmp_path,
+                         env={"PATH": os.environ["PATH"]})
+    out = tmp_path / "out.txt"
+    traced = spec.with_env(RUNSNAP_EXTRA="hook")
+    with open(out, "wb") as fh:
+        proc = subprocess.run(traced.argv, env=traced.env, cwd=traced.cwd, stdout=fh, check=True)
+    assert proc.returncode == 0 and out.read_text().strip() == "hook"
+    assert "RUNSNAP_EXTRA" not in spec.env and spec.without_env("PATH").env == {}
+    with pytest.raises(AttributeError):
+        spec.env = {}  # type: ignore[misc]
+
+
+def test_capture_builds_the_spec_from_the_recorded_context(tmp_path: Path) -> None:
+    script = tmp_path / "tool"
+    script.write_text(f"#!{sys.executable}\nprint('hi')\n")
+    script.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "A": "1"}
+    for argv, python in (([sys.executable, "-c", "pass"], sys.executable),
+                         ([str(script)], sys.executable), (["/bin/true"], None)):
+        ctx = capturing.build_context(argv, env=env, cwd=tmp_path)
+        spec = capturing.launch_spec(ctx)
+        assert (spec.argv, spec.env, spec.cwd) == (tuple(argv), env, str(tmp_path))
+        assert spec.python == python, argv

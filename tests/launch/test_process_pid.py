@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import doctest
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from launch_helpers import start, wait_for
 
-from runsnap import launch, outcome, process
+from runsnap import process
 from runsnap.snapshot import load
-
-
-@pytest.mark.parametrize("module", [launch, outcome, process])
-def test_docstring_examples(module: object) -> None:
-    failures, tried = doctest.testmod(module, verbose=False)  # type: ignore[arg-type]
-    assert tried > 0 and failures == 0
+from tests.launch.launch_helpers import start, wait_for
 
 
 @pytest.mark.parametrize(

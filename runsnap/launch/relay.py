@@ -1,0 +1,236 @@
+"""Relaying the child's output: the wiring of its streams (pipes or ptys), one reader thread per
+stream, and the ``--log`` tee.
+
+* stdout/stderr that are **not terminals** become pipes; a reader thread per stream writes each
+  chunk to runsnap's own stream, to the ``--log`` file and to a
+  :class:`~runsnap.outcome.StreamWatch`. If runsnap's stream goes away (EPIPE, EIO from a closed
+  terminal) relaying stops but reading goes on, so the child never blocks on a full pipe.
+* stdout/stderr that **are terminals** become a pseudo-terminal each (``pty``), with the real
+  terminal's settings and window size copied onto it: the child still sees a terminal (colours,
+  progress bars), stays in the real terminal's foreground process group (Ctrl-C, Ctrl-Z, stdin
+  unchanged), and runsnap can still keep the tail. ``inherit_tty=True`` passes the terminal
+  through untouched instead, and then that stream's tail is not recorded.
+* stdin is always inherited as it is.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import select
+import sys
+import threading
+
+from runsnap.outcome import StreamWatch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.launch.result import LaunchResult
+
+__all__ = ["LogTee", "Relay", "Streams", "copy_size", "flush_own_streams", "write_all"]
+
+_CHUNK = 65536
+
+
+class LogTee:
+    """The ``--log`` file: every chunk of both streams, in arrival order, and its sha256."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        self._sha = hashlib.sha256()
+        self.bytes = 0
+        self._lock = threading.Lock()
+        self.error: str | None = None
+
+    def write(self, data: bytes) -> None:
+        """Append ``data`` (thread-safe); a write error stops the log, never the child."""
+        with self._lock:
+            if self._fd < 0:
+                return
+            try:
+                write_all(self._fd, data)
+            except OSError as exc:
+                self.error = f"log {self.path}: {exc.strerror or exc}; the log stops here"
+                self._close()
+                return
+            self._sha.update(data)
+            self.bytes += len(data)
+
+    def close(self) -> str:
+        """Close the file; return the sha256 of what was written."""
+        with self._lock:
+            self._close()
+            return self._sha.hexdigest()
+
+    def _close(self) -> None:
+        if self._fd >= 0:
+            try:
+                os.close(self._fd)
+            finally:
+                self._fd = -1
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``, waiting while a non-blocking stream is full."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:  # someone made the stream non-blocking: wait until writable
+            select.select([], [fd], [])
+            continue
+        view = view[n:]
+
+
+class Relay(threading.Thread):
+    """Reads one child stream to its end; relays, tees and watches each chunk."""
+
+    def __init__(self, name: str, src: int, dst: int, watch: StreamWatch, log: LogTee | None,
+                 pty: bool = False):
+        super().__init__(name=f"runsnap-relay-{name}", daemon=True)
+        self.src, self.dst, self.watch, self.log = src, dst, watch, log
+        self.real, self.pty = dst, pty
+        self.relay_error: str | None = None
+
+    def run(self) -> None:
+        try:
+            while True:
+                try:
+                    data = os.read(self.src, _CHUNK)
+                except OSError as exc:
+                    if exc.errno != errno.EIO:  # EIO: the pty's other side is closed: the end
+                        self.relay_error = f"reading the child's {self.watch.name}: {exc}"
+                    break
+                if not data:
+                    break
+                if self.dst >= 0:
+                    try:
+                        write_all(self.dst, data)
+                    except OSError as exc:
+                        # Our reader went away (closed pipe, closed terminal): keep draining.
+                        self.relay_error = (f"runsnap's {self.watch.name} closed "
+                                            f"({exc.strerror or exc}); output still recorded")
+                        self.dst = -1
+                if self.log is not None:
+                    self.log.write(data)
+                self.watch.feed(data)
+        finally:
+            self.watch.close()
+            os.close(self.src)
+
+    def resize(self) -> None:
+        """Give a pty the real terminal's new window size (after SIGWINCH)."""
+        if self.pty and self.is_alive():
+            copy_size(self.real, self.src)
+
+
+class Streams:
+    """The wiring of the child's stdout and stderr, for one launch.
+
+    Made before the child starts (:attr:`child_fds` are its ends); :meth:`start_relays` hands
+    runsnap's ends to reader threads once it runs; :meth:`close` closes whatever is still open
+    (a child that never started).
+    """
+
+    def __init__(self, inherit_tty: bool = False) -> None:
+        self.modes: dict[str, str] = {}
+        self._wiring: dict[str, tuple[str, int, int]] = {}  # name -> (mode, child end, ours)
+        try:
+            for name, fd in (("stdout", 1), ("stderr", 2)):
+                if not _fd_ok(fd):
+                    self.modes[name] = "none"
+                elif os.isatty(fd) and inherit_tty:
+                    self.modes[name] = "inherit"
+                elif os.isatty(fd):
+                    master, slave = os.openpty()
+                    _copy_terminal(fd, slave)
+                    self._wiring[name] = ("pty", slave, master)
+                    self.modes[name] = "pty"
+                else:
+                    r, w = os.pipe()
+                    self._wiring[name] = ("pipe", w, r)
+                    self.modes[name] = "pipe"
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def uses_pty(self) -> bool:
+        """Whether a stream is a pty (then window size changes must be passed on)."""
+        return any(mode == "pty" for mode, _c, _o in self._wiring.values())
+
+    def child_fd(self, name: str) -> int | None:
+        """The child's end for ``stdout`` or ``stderr`` (None: inherited as it is)."""
+        wired = self._wiring.get(name)
+        return wired[1] if wired else None
+
+    def start_relays(self, result: LaunchResult, tail_lines: int, log: LogTee | None
+                     ) -> list[Relay]:
+        """Close the child's ends here and start one reader thread per wired stream."""
+        relays = []
+        for name, (mode, child_end, ours) in self._wiring.items():
+            os.close(child_end)
+            watch = StreamWatch(name, tail_lines)
+            result.watches[name] = watch
+            relay = Relay(name, ours, 1 if name == "stdout" else 2, watch, log, mode == "pty")
+            relays.append(relay)
+            relay.start()
+        self._wiring.clear()
+        return relays
+
+    def close(self) -> None:
+        """Close both ends of every stream not handed to a relay."""
+        for _mode, child_end, ours in self._wiring.values():
+            os.close(child_end)
+            os.close(ours)
+        self._wiring.clear()
+
+
+def flush_own_streams() -> None:
+    """Flush what runsnap itself printed, so it comes before the child's output."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # noqa: PERF203 - a closed stream is not an error here
+            pass
+
+
+def _fd_ok(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _copy_terminal(real: int, pty_fd: int) -> None:
+    """Give the pty the real terminal's settings and window size, output processing off.
+
+    Output processing (``\n`` -> ``\r\n``, tabs, ...) is the real terminal's job: done on
+    the pty as well, every newline would reach the terminal as ``\r\r\n``. With ``OPOST``
+    off here, the bytes the child writes reach the real terminal unchanged, which processes
+    them once, as it would without runsnap (and the recorded tail holds what was written).
+    """
+    import termios
+
+    try:
+        attrs = termios.tcgetattr(real)
+        attrs[1] &= ~termios.OPOST
+        termios.tcsetattr(pty_fd, termios.TCSANOW, attrs)
+    except (termios.error, OSError):
+        pass
+    copy_size(real, pty_fd)
+
+
+def copy_size(real: int, pty_fd: int) -> None:
+    """Copy the window size of terminal ``real`` onto ``pty_fd``."""
+    import fcntl
+    import termios
+
+    try:
+        size = fcntl.ioctl(real, termios.TIOCGWINSZ, b"\0" * 8)
+        fcntl.ioctl(pty_fd, termios.TIOCSWINSZ, size)
+    except OSError:
+        pass
