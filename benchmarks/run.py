@@ -92,7 +92,7 @@ def install_runsnap(work: Path) -> tuple[str, list[str]]:
     deps = Path(spec.origin).parent.parent
     (site / "runsnap_bench.pth").write_text(f"{ROOT}\n{deps}\n")
     script = venv / "bin" / "runsnap"
-    script.write_text(f"#!{py}\nimport sys\nfrom runsnap.entry import main\n"
+    script.write_text(f"#!{py}\nimport sys\nfrom runsnap.cli import main\n"
                       "if __name__ == '__main__':\n    sys.exit(main())\n")
     script.chmod(0o755)
     return str(py), [str(script)]

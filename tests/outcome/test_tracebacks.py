@@ -6,14 +6,15 @@ import sys
 from pathlib import Path
 
 from runsnap import outcome
-from runsnap.launch import run
+from runsnap.launch import LaunchSpec, run
 from runsnap.tracebacks import parse
 
 
 def _run(tmp_path: Path, code: str) -> dict:
     script = tmp_path / "app.py"
     script.write_text(code)
-    result = run([sys.executable, str(script)], env={"PATH": "/usr/bin:/bin"}, cwd=str(tmp_path))
+    result = run(LaunchSpec.of([sys.executable, str(script)], env={"PATH": "/usr/bin:/bin"},
+                               cwd=tmp_path))
     return outcome.build(result)
 
 
