@@ -436,3 +436,47 @@ def build_snapshots(work: Path, log: Any = print, n_ranks: int = 256, diff_kib: 
         Snapshot(meta=_meta(r, host), sections=s).save(path)
     _stamp(root, params)
     return pair, ranks
+
+
+def build_rank_set(work: Path, n_ranks: int, log: Any = print, per_node: int = 8) -> list[Path]:
+    """``n_ranks`` snapshots of one job's ranks, ``per_node`` to a host, as ``srun runsnap
+    capture -o snaps/{job}/{host}-{rank}.toml -- ...`` writes them: each with its rank's
+    launcher variables, its host, its own [meta] and [outcome]. Odd ones out: rank 137 (a
+    variable and a package version) and every rank of the 8th node (NCCL_IB_HCA)."""
+    from runsnap.snapshot import Snapshot, dumps
+
+    root = work / "snapshots" / f"ranks-{n_ranks}"
+    params: dict[str, Any] = {"v": 1, "ranks": n_ranks, "per_node": per_node}
+    paths = [root / f"node-{r // per_node:03d}-{r:05d}.toml" for r in range(n_ranks)]
+    if _stamp_ok(root, params):
+        return paths
+    log(f"writing {n_ranks} rank snapshots in {root} ...")
+    _fresh(root)
+    base = _big_sections(random.Random(4), 150, 150, 8, 60)
+    base["env"]["vars"]["NCCL_IB_HCA"] = "mlx5_0"
+    text = json.dumps(base)
+    for r, path in enumerate(paths):
+        s = json.loads(text)
+        node = r // per_node
+        host = f"node-{node:03d}"
+        rank_vars = {"RANK": str(r), "LOCAL_RANK": str(r % per_node), "GROUP_RANK": str(node),
+                     "WORLD_SIZE": str(n_ranks), "LOCAL_WORLD_SIZE": str(per_node),
+                     "SLURM_JOB_ID": "4242", "SLURM_PROCID": str(node), "SLURM_NODEID": str(node),
+                     "TORCHELASTIC_RUN_ID": "4242"}
+        s["env"]["vars"].update(rank_vars)
+        s["system"]["host"] = host
+        if node == 7 % max(1, n_ranks // per_node):
+            s["env"]["vars"]["NCCL_IB_HCA"] = "mlx5_1"
+        if r == 137 % n_ranks:
+            s["env"]["vars"]["NCCL_VAR_003"] = "odd"
+            s["packages"]["distributions"]["dist-020"]["version"] = "0.0.1"
+        s["outcome"] = {"status": "exited", "exit_status": 0, "pid": 10000 + r,
+                        "started_at": f"2026-01-01T00:00:{r % 60:02d}.000+00:00",
+                        "duration_s": 100.0 + r / 1000, "errors": []}
+        meta = _meta(r, host)
+        meta["launcher"] = {"name": "torchrun", "rank": r, "local_rank": r % per_node,
+                            "world_size": n_ranks, "node_rank": node, "job": "4242",
+                            "vars": rank_vars}
+        path.write_text(dumps(Snapshot(meta=meta, sections=s)))
+    _stamp(root, params)
+    return paths

@@ -56,6 +56,8 @@ class Bench:
     models: tuple[Path, Path]
     snapshots: tuple[Path, Path]
     ranks: list[Path]
+    rank_sets: dict[int, list[Path]]
+    """The N-way case's jobs: size -> one snapshot per rank (see inputs.build_rank_set)."""
     runsnap: list[str]
     python: str
     """The interpreter runsnap runs in (for peers that measure Python itself)."""
@@ -276,6 +278,10 @@ def checks_startup(m: dict[str, Measured]) -> list[Check]:
             Check("--help / import click", m["runsnap --help"].median_ms / click, "x", None)]
 
 
+#: Job sizes of the N-way case: 32, 128 and 512 nodes of 8 GPUs.
+NWAY_SIZES = (256, 1024, 4096)
+
+
 def build_nway(bench: Bench) -> list[Command]:
     if not _has_diff(bench):
         raise Skip("feature not present (`runsnap diff` is not on this branch)")
@@ -283,17 +289,39 @@ def build_nway(bench: Bench) -> list[Command]:
     if trial.returncode not in (0, 1):
         raise Skip(f"`runsnap diff` of 3 snapshots exited {trial.returncode}: N-way diff not "
                    f"supported ({trial.stderr.strip()[:120]})")
-    return [
-        Command("runsnap diff (256 rank snapshots)",
-                [*bench.runsnap, "diff", *map(str, bench.ranks)], env=bench.env, ok=(0, 1)),
-        Command("python: parse all 256 files only",
-                [bench.python, "-c", _PARSE_ONLY, *map(str, bench.ranks)], env=bench.env),
-    ]
+    folder_ok = bench.run_help("diff", str(bench.rank_sets[NWAY_SIZES[0]][0].parent))
+    cmds = []
+    for n in NWAY_SIZES:
+        files = bench.rank_sets[n]
+        # A folder where runsnap takes one (the way users call it); every file otherwise.
+        subject = [str(files[0].parent)] if folder_ok.returncode in (0, 1) else list(map(str, files))
+        cmds += [
+            Command(f"runsnap diff ({n} rank snapshots)", [*bench.runsnap, "diff", *subject],
+                    env=bench.env, ok=(0, 1)),
+            Command(f"python: parse all {n} files only (tomllib)",
+                    [bench.python, "-c", _PARSE_ONLY, *map(str, files)], env=bench.env),
+        ]
+    return cmds
 
 
 def checks_nway(m: dict[str, Measured]) -> list[Check]:
-    return [Check("256-way diff", m["runsnap diff (256 rank snapshots)"].median_ms / 1000, " s",
-                  5.0)]
+    def t(n: int) -> float:
+        return m[f"runsnap diff ({n} rank snapshots)"].median_ms
+
+    def parse(n: int) -> float:
+        return m[f"python: parse all {n} files only (tomllib)"].median_ms
+
+    big, small = NWAY_SIZES[-1], NWAY_SIZES[0]
+    out = [Check(f"{big}-way diff", t(big) / 1000, " s", 15.0)]
+    out += [Check(f"{n}-way diff / tomllib parse of the same files", t(n) / parse(n), "x",
+                  1.0 if n == big else None) for n in NWAY_SIZES]
+    peak = m[f"runsnap diff ({big} rank snapshots)"].peak_mib
+    if peak is not None:
+        out.append(Check(f"{big}-way diff peak memory", peak, " MiB", 1024))
+    # Linear growth: time per snapshot at the largest size against the smallest.
+    out.append(Check(f"time per snapshot, {big} vs {small}", (t(big) / big) / (t(small) / small),
+                     "x", 1.3))
+    return out
 
 
 def notes_memory(m: dict[str, Measured]) -> list[str]:
@@ -311,8 +339,8 @@ CASES: list[Case] = [
          checks_diff, notes=notes_memory),
     Case("4", "start-up: --version and --help vs importing click", build_startup,
          checks_startup),
-    Case("5", "N-way diff of 256 rank snapshots", build_nway, checks_nway,
-         repeat=lambda n: max(2, n // 4), notes=notes_memory),
+    Case("5", "N-way diff of 256, 1,024 and 4,096 rank snapshots vs parsing them with tomllib",
+         build_nway, checks_nway, repeat=lambda n: max(3, n // 4), notes=notes_memory),
 ]
 # Case 6 (peak memory) is the "peak RSS" column of every table and the notes under 1, 3, 5.
 
@@ -368,12 +396,13 @@ def main(argv: list[str] | None = None) -> int:
     repo = inputs.build_repo(work, log=log)
     models = inputs.build_models(work, log=log)
     pair, ranks = inputs.build_snapshots(work, log=log)
+    rank_sets = {n: inputs.build_rank_set(work, n, log=log) for n in NWAY_SIZES}
     out = work / "out"
     out.mkdir(exist_ok=True)
     log(f"inputs ready in {time.perf_counter() - t_build:.1f}s")
     python, runsnap = install_runsnap(work)
     bench = Bench(work=work, out=out, venv=venv, repo=repo, models=models, snapshots=pair,
-                  ranks=ranks, runsnap=runsnap, python=python, env=child_env(work, venv),
+                  ranks=ranks, rank_sets=rank_sets, runsnap=runsnap, python=python, env=child_env(work, venv),
                   quick=args.quick)
 
     load_before = os.getloadavg()
@@ -402,8 +431,10 @@ def main(argv: list[str] | None = None) -> int:
         f" torch; 2 editable git checkouts), a {_count_files(repo)}-file git repository with "
         f"history and a dirty state ({_diff_size(repo) // 1024} KiB diff), 2 model directories "
         f"(64 + 1 sparse weight files), snapshots of {sizes[pair[0].name] // 1024} and "
-        f"{sizes[pair[1].name] // 1024} KiB, 256 rank snapshots of "
-        f"{ranks[0].stat().st_size // 1024} KiB",
+        f"{sizes[pair[1].name] // 1024} KiB; jobs of "
+        f"{', '.join(f'{n:,}' for n in NWAY_SIZES)} rank snapshots of "
+        f"{rank_sets[NWAY_SIZES[0]][0].stat().st_size // 1024} KiB each (8 ranks a host, each "
+        "with its own [meta], [outcome] and launcher variables)",
         f"- runsnap: this working tree, run as a regular install ({' '.join(bench.runsnap)}; "
         "see `install_runsnap` in run.py)",
         "",

@@ -132,7 +132,8 @@ def diff(
     \b
       runsnap diff A B        compare two snapshots
       runsnap diff A          compare A with the current context (captured now for A's command)
-      runsnap diff A B C ...  N snapshots (ranks, nodes): who holds which value, the odd one out
+      runsnap diff A B C ...  N snapshots (ranks, nodes): who holds which value, the odd ones out
+      runsnap diff snaps/123/ every snapshot in a folder (and below), e.g. one per rank of a job
       runsnap diff            the two newest snapshots in --dir
 
     Exit status: 0 no differences that count, 1 differences, 2 error.
@@ -140,16 +141,17 @@ def diff(
     import os
 
     from runsnap.diffing import diff as do_diff
-    from runsnap.diffing import newest
+    from runsnap.diffing import expand, newest
     from runsnap.diffing.rank import load_user_rules
     from runsnap.diffing.render import render
 
-    paths = list(snapshots) or newest(snap_dir, 2)
+    paths = expand(snapshots) if snapshots else newest(snap_dir, 2)
     if len(paths) == 1:
         click.echo(f"runsnap: comparing {paths[0]} with the current context (captured now)",
                    err=True)
+    progress = progress_line("loading snapshots") if sys.stderr.isatty() else None
     report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
-                     show_all=show_all)
+                     show_all=show_all, progress=progress)
     if color is None:
         color = (output is None and not os.environ.get("NO_COLOR")
                  and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
@@ -168,3 +170,14 @@ def diff(
         click.echo(text, nl=False, color=color)  # click strips ANSI off a terminal otherwise
     sys.exit(1 if report else 0)
 
+
+def progress_line(what: str) -> Callable[[int, int], None]:
+    """``runsnap: loading snapshots 1234/4096`` rewritten in place on stderr (a terminal),
+    cleared when done."""
+
+    def show(done: int, total: int) -> None:
+        end = "\r\x1b[K" if done >= total else ""
+        sys.stderr.write(f"\rrunsnap: {what} {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return show

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Union
+from collections.abc import Iterable, Sequence
+from typing import Union
 
 from runsnap.diffing import evidence, sections
-from runsnap.diffing.rank import Rules, rank, ranking_key
+from runsnap.diffing.many import Progress, compare_rows
+from runsnap.diffing.rank import Rules, rank
 from runsnap.diffing.report import (
     CHANGES,
     Difference,
@@ -43,6 +44,7 @@ __all__ = [
     "compare_many",
     "diff",
     "differences",
+    "expand",
     "newest",
 ]
 
@@ -55,15 +57,7 @@ def differences(
     """Every difference between ``a`` and ``b``, unranked, section by section."""
     out: list[Difference] = []
     for name in ordered_sections(set(a.sections) | set(b.sections)):
-        sa: Mapping[str, Any] = a.get(name) or {}
-        sb: Mapping[str, Any] = b.get(name) or {}
-        if name == "git":
-            out += sections.git(sa, sb, commit_log)
-        elif name in sections.COMPARERS:
-            out += sections.COMPARERS[name](sa, sb)
-        else:
-            out += sections.generic(name, sa, sb)
-        out += sections.errors(name, sa, sb)
+        out += sections.compare_section(name, a.get(name) or {}, b.get(name) or {}, commit_log)
     return out
 
 
@@ -117,37 +111,19 @@ def compare(
 
 
 def compare_many(
-    snaps: Sequence[Snapshot], *, rules: Rules | None = None, show_all: bool = False
+    snaps: Sequence[Snapshot], *, rules: Rules | None = None, show_all: bool = False,
+    progress: Progress | None = None,
 ) -> NReport:
-    """For each key not the same in every snapshot: which snapshot holds which value, and the
-    odd one out (the only snapshot with its value while all the others agree)."""
+    """For each key not the same in every snapshot: who holds which value, the odd ones out
+    against the majority (with their host and rank), splits, and the keys that are one value
+    per rank or host as the launcher numbers them (see :mod:`runsnap.diffing.many`)."""
     if len(snaps) < 2:
         from runsnap.errors import UsageError
 
         raise UsageError("compare_many needs at least two snapshots")
     rules, notes = _rules_for(snaps, rules)
-    ref = snaps[0]
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for i, other in enumerate(snaps[1:], 1):
-        found = differences(ref, other)
-        for d in rank(found, _with_evidence(rules, ref, other, found)):
-            row = rows.setdefault((d.section, d.key), {"ref": d.a, "at": {}, "best": d})
-            row["at"][i] = d.b
-            if ranking_key(d) < ranking_key(row["best"]):
-                row["best"] = d
-    out: list[NRow] = []
-    n = len(snaps)
-    for (section, key), row in rows.items():
-        values = tuple([row["ref"]] + [row["at"].get(i, row["ref"]) for i in range(1, n)])
-        best: Difference = row["best"]
-        nrow = NRow(section, key, values, best.score, best.reason, hidden=best.hidden)
-        groups = nrow.groups()
-        odd = groups[-1][1][0] if n >= 3 and len(groups) == 2 and len(groups[-1][1]) == 1 \
-            else None
-        out.append(dataclasses.replace(nrow, odd=odd))
-    out.sort(key=lambda r: (int(r.hidden), -r.score, r.section, r.key))
-    infos = tuple(SnapInfo.of(s) for s in snaps)
-    return NReport(infos, tuple(out), show_all=show_all, notes=notes)
+    return compare_rows(snaps, rules, show_all=show_all, notes=notes, progress=progress,
+                        evidence_for=_with_evidence)
 
 
 def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> frozenset[str]:
@@ -168,22 +144,42 @@ def _as_snapshot(x: SnapshotLike) -> Snapshot:
     return x if isinstance(x, Snapshot) else load(x)
 
 
+def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Snapshot paths with every folder replaced by the snapshot files in it (and below it),
+    in natural order (``rank-2`` before ``rank-10``)."""
+    from runsnap.diffing.bulkload import snapshot_files
+
+    out: list[str] = []
+    for p in paths:
+        text = os.fspath(p)
+        out += snapshot_files(text) if os.path.isdir(text) else [text]
+    return out
+
+
 def diff(
     *snapshots: SnapshotLike,
     rules: Rules | None = None,
     ignore: Iterable[str] = (),
     show_all: bool = False,
     git_log: bool = True,
+    progress: Progress | None = None,
 ) -> Report | NReport:
-    """Compare snapshots (objects or paths): one -> with the current context (captured now for
-    its command, interpreter, repositories and models), two -> :func:`compare`, more ->
-    :func:`compare_many`."""
+    """Compare snapshots (objects, files, or folders of files): one -> with the current context
+    (captured now for its command, interpreter, repositories and models), two ->
+    :func:`compare`, more -> :func:`compare_many`. ``progress(done, total)`` is called while
+    many files load."""
     if not snapshots:
         from runsnap.errors import UsageError
 
         raise UsageError("diff needs at least one snapshot")
     rules = (rules or Rules()).with_ignore(ignore)
-    snaps = [_as_snapshot(s) for s in snapshots]
+    if any(isinstance(s, Snapshot) for s in snapshots):
+        snaps = [_as_snapshot(s) for s in snapshots]
+    else:
+        from runsnap.diffing.bulkload import load_many
+
+        paths = expand(snapshots)  # type: ignore[arg-type]
+        snaps = load_many(paths, progress=progress) if len(paths) > 2 else [load(p) for p in paths]
     if len(snaps) == 1:
         from runsnap.diffing.current import capture_like
 

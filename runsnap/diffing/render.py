@@ -10,9 +10,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from runsnap.diffing.report import Difference, NReport, NRow, Report, SnapInfo, short
+from runsnap.diffing.report import Difference, NReport, Report, SnapInfo, short
 
-__all__ = ["FORMATS", "RENDERERS", "render"]
+__all__ = ["FORMATS", "RENDERERS", "Style", "cell", "md_text", "render"]
 
 AnyReport = Report | NReport
 
@@ -210,35 +210,18 @@ def _grouped(diffs: Sequence[Difference], st: Style) -> list[str]:
 
 
 def _render_text_n(report: NReport, color: bool) -> str:
-    st = Style(color)
-    lines = [st.bold(f"runsnap diff: {report.verdict()}")]
-    for i, s in enumerate(report.snapshots):
-        lines.append(_snap_line(f"#{i}", s))
-    lines += [st.yellow(f"  note: {n}") for n in report.notes]
-    for i, row in enumerate(report.shown, 1):
-        lines += ["", f"  {i:>2}. {st.bold(row.where)}  [{st.score(row.score).strip()}]"
-                  + (st.dim("  (hidden)") if row.hidden else "")]
-        for value, members in row.groups():
-            who = " ".join(f"#{m}" for m in members)
-            odd = st.yellow("  <- odd one out") if row.odd is not None and members == [row.odd] \
-                else ""
-            lines.append(f"        {short(value, 70):<40} {who}{odd}")
-        lines.append(st.dim(f"        why: {row.reason}"))
-    hidden = report.hidden
-    if hidden and not report.show_all:
-        names = ", ".join(r.key for r in hidden[:8]) + (", ..." if len(hidden) > 8 else "")
-        lines += ["", st.dim(f"{len(hidden)} noise key{'s' if len(hidden) != 1 else ''} hidden "
-                             f"({names}): show them with --all")]
-    return "\n".join(lines) + "\n"
+    from runsnap.render.many import render_text as render_many
+
+    return render_many(report, color)
 
 
 # --------------------------------------------------------------------------- markdown
 
 
-def _cell(value: Any, limit: int = 60) -> str:
+def cell(value: Any, limit: int = 60) -> str:
     """A value as a Markdown table cell: a code span, pipes escaped; absence in italics.
 
-    >>> _cell(None), _cell("a|b"), _cell("x`y")
+    >>> cell(None), cell("a|b"), cell("x`y")
     ('*(unset)*', '`a\\\\|b`', '``x`y``')
     """
     if value is None:
@@ -249,15 +232,16 @@ def _cell(value: Any, limit: int = 60) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _md_text(text: str) -> str:
+def md_text(text: str) -> str:
+    """Text for a Markdown table cell or heading: pipes escaped, on one line."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _md_snapshots(rows: Sequence[tuple[str, SnapInfo]]) -> list[str]:
     lines = ["| | snapshot | label | captured | host |", "|---|---|---|---|---|"]
     for tag, s in rows:
-        lines.append(f"| {tag} | {_cell(s.path or '(not saved)', 80)} | {_md_text(s.label)} | "
-                     f"{s.time} | {_md_text(s.host)} |")
+        lines.append(f"| {tag} | {cell(s.path or '(not saved)', 80)} | {md_text(s.label)} | "
+                     f"{s.time} | {md_text(s.host)} |")
     return lines
 
 
@@ -265,8 +249,8 @@ def _md_table(diffs: Sequence[Difference], start: int = 1) -> list[str]:
     lines = ["| # | section | key | change | A | B | score | why |",
              "|---:|---|---|---|---|---|---:|---|"]
     for i, d in enumerate(diffs, start):
-        lines.append(f"| {i} | {d.section} | {_cell(d.key, 70)} | {d.change} | {_cell(d.a)} | "
-                     f"{_cell(d.b)} | {d.score} | {_md_text(d.reason)} |")
+        lines.append(f"| {i} | {d.section} | {cell(d.key, 70)} | {d.change} | {cell(d.a)} | "
+                     f"{cell(d.b)} | {d.score} | {md_text(d.reason)} |")
     return lines
 
 
@@ -280,15 +264,15 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
     happened, a ranked table of differences, long parts folded in ``<details>``."""
     if isinstance(report, NReport):
         return _render_markdown_n(report)
-    lines = [f"### runsnap diff: {_md_text(report.verdict())}", ""]
+    lines = [f"### runsnap diff: {md_text(report.verdict())}", ""]
     lines += _md_snapshots([("A", report.a), ("B", report.b)])
     for n in report.notes:
-        lines += ["", f"> **Note:** {_md_text(n)}"]
+        lines += ["", f"> **Note:** {md_text(n)}"]
     outcome = [d for d in report.shown if d.section == "outcome" and not d.hidden]
     if outcome:
         lines += ["", "**Outcome**", "", "| | A | B |", "|---|---|---|"]
         for d in outcome:
-            lines.append(f"| {d.key} | {_cell(d.a, 100)} | {_cell(d.b, 100)} |")
+            lines.append(f"| {d.key} | {cell(d.a, 100)} | {cell(d.b, 100)} |")
     diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
     if diffs:
         lines += ["", "**Differences, most likely cause first**", ""]
@@ -301,7 +285,7 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
         lines += ["", "<details><summary>Evidence (list entries, commits, diffs of diffs)"
                   "</summary>", ""]
         for d in with_evidence:
-            lines += [f"**{_md_text(d.where)}**", "", *_fence(d.evidence), ""]
+            lines += [f"**{md_text(d.where)}**", "", *_fence(d.evidence), ""]
         lines.append("</details>")
     hidden = report.hidden
     if hidden and not report.show_all:
@@ -312,31 +296,9 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
 
 
 def _render_markdown_n(report: NReport) -> str:
-    lines = [f"### runsnap diff: {_md_text(report.verdict())}", ""]
-    lines += _md_snapshots([(f"#{i}", s) for i, s in enumerate(report.snapshots)])
-    for n in report.notes:
-        lines += ["", f"> **Note:** {_md_text(n)}"]
-    rows = report.shown
-    if rows:
-        lines += ["", "**Keys not the same everywhere, most likely cause first**", "",
-                  "| # | section | key | values (snapshots) | odd one out | score | why |",
-                  "|---:|---|---|---|---|---:|---|"]
-        for i, r in enumerate(rows, 1):
-            lines.append(_md_row(i, r, report))
-    hidden = report.hidden
-    if hidden and not report.show_all:
-        keys = ", ".join(f"`{r.key}`" for r in hidden)
-        lines += ["", f"<details><summary>{len(hidden)} noise keys hidden</summary>", "", keys,
-                  "", "</details>"]
-    return "\n".join(lines) + "\n"
+    from runsnap.render.many import render_markdown as render_many
 
-
-def _md_row(i: int, r: NRow, report: NReport) -> str:
-    values = "<br>".join(f"{_cell(v, 40)} ({' '.join(f'#{m}' for m in ms)})"
-                         for v, ms in r.groups())
-    odd = report.snapshots[r.odd].name if r.odd is not None else ""
-    return (f"| {i} | {r.section} | {_cell(r.key, 70)} | {values} | {_md_text(odd)} | "
-            f"{r.score} | {_md_text(r.reason)} |")
+    return render_many(report)
 
 
 # --------------------------------------------------------------------------- json

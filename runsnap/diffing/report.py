@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -98,16 +98,32 @@ class SnapInfo:
     host: str = ""
     """Where it was captured."""
 
+    rank: int | None = None
+    """Its global rank in a job (from the launcher's variables; ``None``: not launched so)."""
+
+    local_rank: int | None = None
+    """Its rank on its node."""
+
+    job: str = ""
+    """The job it belongs to (Slurm job id, torchrun run id, MPI job id)."""
+
     @classmethod
     def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
         """The info of ``snap`` (``path`` overrides the snapshot's own)."""
-        where = path if path is not None else (str(snap.path) if snap.path else None)
+        from runsnap.naming import identity
+
+        where = path if path is not None else snap.path_text
+        env = (snap.get("env") or {}).get("vars") or {}
+        who = identity(snap.meta, env)
         return cls(
             path=where,
             id=snap.id,
             label=snap.label,
             time=str(snap.meta.get("captured_at", "")),
             host=str(snap.meta.get("host", "")),
+            rank=who.get("rank"),
+            local_rank=who.get("local_rank"),
+            job=str(who.get("job", "")),
         )
 
     @property
@@ -242,7 +258,14 @@ class NRow:
     """The index of the odd one out: the only snapshot with its value while all others agree."""
 
     hidden: bool = False
-    """Noise (or ignored by a user rule)."""
+    """Noise (or ignored by a user rule), or one value per rank or host (``per-rank``)."""
+
+    kind: str = "split"
+    """``odd`` (a majority agrees, :attr:`odd_members` do not), ``split`` (no majority) or
+    ``per-rank`` (one value per rank, host or local rank, as the launcher numbers them)."""
+
+    odd_members: tuple[int, ...] = ()
+    """The indexes of the snapshots that disagree with the majority (``odd`` rows)."""
 
     def groups(self) -> list[tuple[Any, list[int]]]:
         """Each distinct value with the indexes of the snapshots that hold it, largest group first.
@@ -250,15 +273,7 @@ class NRow:
         >>> NRow("env", "X", ("1", "2", "1"), 50, "").groups()
         [('1', [0, 2]), ('2', [1])]
         """
-        out: list[tuple[Any, list[int]]] = []
-        for i, v in enumerate(self.values):
-            for value, members in out:
-                if value == v:
-                    members.append(i)
-                    break
-            else:
-                out.append((v, [i]))
-        return sorted(out, key=lambda g: -len(g[1]))
+        return group_values(self.values)
 
     @property
     def where(self) -> str:
@@ -273,6 +288,8 @@ class NRow:
             "values": list(self.values),
             "groups": [{"value": v, "snapshots": m} for v, m in self.groups()],
             "odd": self.odd,
+            "kind": self.kind,
+            "odd_members": list(self.odd_members),
             "score": self.score,
             "reason": self.reason,
             "hidden": self.hidden,
@@ -295,32 +312,43 @@ class NReport(_Ranked["NRow"]):
     notes: tuple[str, ...] = ()
     """Remarks about the comparison itself."""
 
+    summary: Any = None
+    """What the set is (:class:`runsnap.diffing.many.SetSummary`: count, hosts, rank range,
+    jobs, time span); ``None`` for reports built by hand."""
+
     def _items(self) -> tuple[NRow, ...]:
         return self.rows
 
     def odd_ones(self) -> dict[int, int]:
-        """Snapshot index -> how many counted keys single it out, most singled out first."""
+        """Snapshot index -> how many counted keys set it apart from the majority, most first."""
         tally: dict[int, int] = {}
         for r in self.counted:
-            if r.odd is not None:
-                tally[r.odd] = tally.get(r.odd, 0) + 1
+            for m in r.odd_members if r.kind == "odd" else ():
+                tally[m] = tally.get(m, 0) + 1
         return dict(sorted(tally.items(), key=lambda kv: -kv[1]))
 
     def verdict(self) -> str:
         """One line: how many keys differ, and which snapshot is the odd one out."""
         counted = self.counted
-        noise = len(self.rows) - len(counted)
-        hidden = f" ({noise} noise hidden)" if noise and not self.show_all else ""
+        per_rank = sum(1 for r in self.rows if r.hidden and r.kind == "per-rank")
+        noise = len(self.rows) - len(counted) - per_rank
+        parts = ([f"{per_rank} per-rank key{'s' if per_rank != 1 else ''}"] if per_rank else []) \
+            + ([f"{noise} noise"] if noise else [])
+        hidden = f" ({' and '.join(parts)} hidden)" if parts and not self.show_all else ""
         n = len(self.snapshots)
         if not counted:
             return f"{n} snapshots, no differences that count{hidden}"
         line = (f"{n} snapshots, {len(counted)} key{'s' if len(counted) != 1 else ''} "
                 f"not the same everywhere{hidden}")
         odd = self.odd_ones()
-        if odd:
+        if len(odd) == 1:
             idx, count = next(iter(odd.items()))
             line += (f"; odd one out: {self.snapshots[idx].name} (alone in {count} "
                      f"key{'s' if count != 1 else ''})")
+        elif odd:
+            from runsnap.diffing.many import who
+
+            line += f"; odd ones out: {who(list(odd), self.snapshots)}"
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -328,6 +356,7 @@ class NReport(_Ranked["NRow"]):
         return {
             "format": REPORT_FORMAT,
             "snapshots": [s.to_dict() for s in self.snapshots],
+            "summary": self.summary.to_dict() if self.summary is not None else None,
             "verdict": self.verdict(),
             "differ": bool(self),
             "count": len(self.counted),
@@ -336,6 +365,37 @@ class NReport(_Ranked["NRow"]):
             "odd_ones": {str(k): v for k, v in self.odd_ones().items()},
             "differences": [r.to_dict() for r in self.shown],
         }
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a value made of plain data (equal values, equal stand-ins)."""
+    if isinstance(value, Mapping):
+        return ("{}", tuple((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("[]", tuple(_frozen(v) for v in value))
+    if isinstance(value, float) and value != value:
+        return ("nan",)
+    return (type(value).__name__, value) if isinstance(value, (bool, int, float)) else value
+
+
+def group_values(values: Sequence[Any]) -> list[tuple[Any, list[int]]]:
+    """Each distinct value with the indexes holding it, largest group first (then first seen).
+    Linear in the number of values.
+
+    >>> group_values(["1", "2", "1", None])
+    [('1', [0, 2]), ('2', [1]), (None, [3])]
+    """
+    index: dict[Any, int] = {}
+    out: list[tuple[Any, list[int]]] = []
+    for i, v in enumerate(values):
+        k = _frozen(v)
+        at = index.get(k)
+        if at is None:
+            index[k] = len(out)
+            out.append((v, [i]))
+        else:
+            out[at][1].append(i)
+    return sorted(out, key=lambda g: -len(g[1]))
 
 
 def short(value: Any, limit: int = 80) -> str:

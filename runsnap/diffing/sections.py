@@ -24,6 +24,7 @@ from runsnap.knowledge.env import list_separator, split_list
 
 __all__ = [
     "COMPARERS",
+    "compare_section",
     "CommitLog",
     "command",
     "commits_between",
@@ -617,3 +618,19 @@ COMPARERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[Diffe
     "system": system,
     "outcome": outcome,
 }
+
+
+def compare_section(
+    name: str, a: Mapping[str, Any], b: Mapping[str, Any], commit_log: CommitLog | None = None
+) -> list[Difference]:
+    """Every difference between two versions of section ``name``, its collector errors
+    included (``commit_log``: see :func:`git`)."""
+    if a is b:
+        return []
+    if name == "git":
+        out = git(a, b, commit_log)
+    elif name in COMPARERS:
+        out = COMPARERS[name](a, b)
+    else:
+        out = generic(name, a, b)
+    return out + errors(name, a, b)

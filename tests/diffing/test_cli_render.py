@@ -79,7 +79,7 @@ def test_json_report(cli_invoke, pair):
     doc = json.loads(cli_invoke(["diff", "--format", "json", good, bad], expect=1).stdout)
     assert doc["format"] == "runsnap-diff/1"
     assert doc["a"]["path"] == good and doc["a"]["label"] == "good"
-    assert set(doc["a"]) == {"path", "id", "label", "time", "host"}
+    assert set(doc["a"]) == {"path", "id", "label", "time", "host", "rank", "local_rank", "job"}
     assert doc["hidden"] == 3 and doc["count"] == 1 and doc["differ"] is True
     assert doc["differences"] == [{
         "section": "env", "key": FLAG, "change": "removed", "a": "1", "b": None, "score": 86,
@@ -149,7 +149,7 @@ def test_n_way_cli(cli_invoke, cap, tmp_path):
     out = cli_invoke(["diff", *paths], expect=1).stdout
     assert out.splitlines()[0] == ("runsnap diff: 3 snapshots, 1 key not the same everywhere; "
                                    "odd one out: node2 (alone in 1 key)")
-    assert "mlx5_9" in out and "<- odd one out" in out
+    assert "        node2 has mlx5_9\n        the other 2 have mlx5_0\n" in out
 
 
 def test_bad_input_is_one_line_and_status_2(cli_invoke, tmp_path, pair, monkeypatch):

@@ -1,0 +1,165 @@
+"""Load thousands of snapshots fast: parse each distinct section text once.
+
+The ranks of one job share most of their context: the same packages, repositories, models and
+command, often byte for byte. A 4,096-rank job would take ~25 s to parse with :mod:`tomllib`
+alone, three quarters of an N-way diff. So each file is cut into its top-level sections (the
+text from one ``[name...]`` header to the first header of another section), and every distinct
+section text is parsed and decoded once; the snapshots that share it share the same (read-only)
+section object, which also lets the N-way diff compare a shared section once instead of once per
+file (:mod:`runsnap.diffing.many`).
+
+The result is exactly what :func:`runsnap.snapshot.load` gives. Cutting at a line that only
+looks like a header (inside a multi-line string) leaves an unterminated string in the piece that
+holds its opening quotes, which TOML rejects: any piece that does not parse, a section that
+comes back in two places, a quoted top-level name or a missing end line sends that file through
+:func:`runsnap.snapshot.load` itself, so errors and edge cases are the plain loader's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from runsnap.errors import SnapshotError
+from runsnap.snapshot import END_MARKER, Snapshot, decode, load
+
+__all__ = ["Progress", "SectionCache", "load_many"]
+
+#: ``progress(done, total)``, called now and then while loading.
+Progress = Callable[[int, int], None]
+
+# A table header at the start of a line: ``[env]``, ``[env.vars]``, ``[[outcome.x]]``; the first
+# key is the section. A quoted first key is left to the plain loader (runsnap never writes one).
+_HEADER = re.compile(r"^\[\[?[ \t]*([A-Za-z0-9_-]+|[\"'])", re.M)
+
+
+class _Fallback(Exception):
+    """This file is read by the plain loader."""
+
+
+def _tomllib() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+class SectionCache:
+    """Distinct section texts -> their decoded data, shared by every snapshot that holds them."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, Any] = {}
+        self._toml = _tomllib()
+        self.parsed = 0
+        """How many section texts were parsed (the rest were found in the cache)."""
+
+    def section(self, name: str, text: str, share: bool = True) -> Any:
+        """The decoded data of section ``name`` written as ``text`` (raises :class:`_Fallback`)."""
+        if share:
+            hit = self._parsed.get(text)
+            if hit is not None:
+                return hit
+        try:
+            doc = self._toml.loads(text)
+        except self._toml.TOMLDecodeError:
+            raise _Fallback from None
+        if list(doc) != [name]:
+            raise _Fallback
+        value = decode(doc)[name]
+        self.parsed += 1
+        if share:
+            self._parsed[text] = value
+        return value
+
+    def load(self, path: str) -> Snapshot:
+        """The snapshot at ``path``, as :func:`runsnap.snapshot.load` reads it."""
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            text = data.decode("utf-8")
+            return self._split_load(text, path)
+        except (OSError, UnicodeDecodeError, _Fallback):
+            return load(path)
+
+    def _split_load(self, text: str, path: str) -> Snapshot:
+        if text.rstrip().rpartition("\n")[2].strip() != END_MARKER:
+            raise _Fallback
+        cuts: list[tuple[int, str]] = []
+        for m in _HEADER.finditer(text):
+            name = m.group(1)
+            if not cuts or cuts[-1][1] != name:
+                cuts.append((m.start(), name))
+        names = [n for _, n in cuts]
+        if len(set(names)) != len(names) or '"' in names or "'" in names:
+            raise _Fallback
+        head = text[: cuts[0][0]] if cuts else text
+        doc: dict[str, Any] = dict(self._head(head))
+        for i, (start, name) in enumerate(cuts):
+            end = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
+            if name in doc:
+                raise _Fallback
+            # [meta] is unique to each file (id, time): parsed, never kept.
+            doc[name] = self.section(name, text[start:end], share=name != "meta")
+        return Snapshot.from_document(doc, path=path)
+
+    def _head(self, text: str) -> dict[str, Any]:
+        hit = self._parsed.get(text)
+        if hit is None:
+            try:
+                hit = decode(self._toml.loads(text))
+            except self._toml.TOMLDecodeError:
+                raise _Fallback from None
+            self._parsed[text] = hit
+        return dict(hit)
+
+
+def load_many(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    progress: Progress | None = None,
+    cache: SectionCache | None = None,
+) -> list[Snapshot]:
+    """Load every snapshot in ``paths`` (in order), sharing the sections they have in common.
+
+    Raises :class:`~runsnap.errors.SnapshotError` for the first file that is not a snapshot,
+    with the same message :func:`runsnap.snapshot.load` gives.
+    """
+    items: Sequence[str | os.PathLike[str]] = list(paths)
+    cache = cache or SectionCache()
+    total = len(items)
+    step = max(1, total // 100)
+    out: list[Snapshot] = []
+    for i, p in enumerate(items):
+        out.append(cache.load(os.fspath(p)))
+        if progress is not None and (i + 1 == total or (i + 1) % step == 0):
+            progress(i + 1, total)
+    return out
+
+
+def snapshot_files(folder: str | os.PathLike[str]) -> list[str]:
+    """The snapshot files in ``folder`` and its sub-folders (``*.toml``, not hidden), sorted
+    naturally so ``rank-2`` comes before ``rank-10``."""
+    found: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [os.path.join(root, f) for f in files
+                  if f.endswith(".toml") and not f.startswith(".")]
+    if not found:
+        raise SnapshotError(f"{os.fspath(folder)}: no snapshot files (*.toml) in this folder")
+    return sorted(found, key=natural_key)
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that orders numbers inside names by value.
+
+    >>> sorted(["r10", "r9", "r1"], key=natural_key)
+    ['r1', 'r9', 'r10']
+    """
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(text))

@@ -1,0 +1,296 @@
+"""N snapshots (the ranks and nodes of one job): which keys are not the same everywhere, and who
+holds the odd values.
+
+Linear in the number of snapshots: a section object shared by several snapshots (the bulk loader
+shares every section whose text is the same, see :mod:`runsnap.diffing.bulkload`) is compared
+once, against the section most snapshots hold, and the differences are credited to every
+snapshot that shares it. Each key's values are then grouped by equality (hashing, not pairwise),
+and the row says what kind of disagreement it is:
+
+``odd``       a majority agrees, a few snapshots do not: the odd ones out, the usual lead;
+``split``     no majority (half and half, many values);
+``per-rank``  every snapshot its own value, or one value per host or per local rank, exactly as
+              the launcher numbers them (``RANK``, ``LOCAL_RANK``, the host name): expected, and
+              not counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from runsnap.diffing import sections
+from runsnap.diffing.rank import Rules, rank, ranking_key
+from runsnap.diffing.report import Difference, NReport, NRow, SnapInfo, group_values, short
+from runsnap.snapshot import Snapshot, ordered_sections
+
+__all__ = ["KINDS", "SetSummary", "compare_rows", "summarise"]
+
+#: Row kinds, in the order reports list them.
+KINDS = ("odd", "split", "per-rank")
+
+_ABSENT: Mapping[str, Any] = {}
+
+#: ``progress(done, total)`` while comparing.
+Progress = Callable[[int, int], None]
+
+#: ``evidence_for(rules, a, b, found) -> rules`` with the runs' evidence for ``found``.
+EvidenceFor = Callable[[Rules, Snapshot, Snapshot, Sequence[Difference]], Rules]
+
+
+@dataclasses.dataclass(frozen=True)
+class SetSummary:
+    """What a set of snapshots is, in one line's worth of facts."""
+
+    count: int
+    hosts: tuple[str, ...]
+    """Distinct hosts, in order of first appearance."""
+    ranks: tuple[int, int] | None
+    """Lowest and highest rank, when the snapshots carry ranks."""
+    rank_count: int
+    """How many snapshots carry a rank."""
+    jobs: tuple[str, ...]
+    first: str
+    """Earliest capture time."""
+    last: str
+    """Latest capture time."""
+
+    def line(self) -> str:
+        """``4096 snapshots from 512 hosts (node-000 … node-511), ranks 0-4095, job 4242,
+        captured 2026-01-01T00:00:00 … 00:00:59``."""
+        bits = [f"{self.count} snapshots"]
+        if self.hosts:
+            n = len(self.hosts)
+            where = self.hosts[0] if n == 1 else (
+                ", ".join(self.hosts) if n <= 3 else f"{self.hosts[0]} … {self.hosts[-1]}")
+            bits[0] += f" from {n} host{'s' if n != 1 else ''} ({where})"
+        if self.ranks is not None:
+            lo, hi = self.ranks
+            text = f"ranks {lo}-{hi}" if lo != hi else f"rank {lo}"
+            if self.rank_count != self.count:
+                text += f" ({self.count - self.rank_count} without a rank)"
+            bits.append(text)
+        if self.jobs:
+            bits.append(("job " if len(self.jobs) == 1 else "jobs ")
+                        + ", ".join(self.jobs[:3]) + (" …" if len(self.jobs) > 3 else ""))
+        if self.first:
+            bits.append(f"captured {self.first}" if self.first == self.last else
+                        f"captured {self.first} … {_same_day(self.first, self.last)}")
+        return ", ".join(bits)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {"count": self.count, "hosts": len(self.hosts),
+                "host_names": list(self.hosts[:20]),
+                "ranks": list(self.ranks) if self.ranks else None, "jobs": list(self.jobs),
+                "first": self.first, "last": self.last}
+
+
+def _same_day(first: str, last: str) -> str:
+    """``last`` without the date when it is ``first``'s date."""
+    if first[:10] == last[:10] and "T" in last:
+        return last.split("T", 1)[1]
+    return last
+
+
+def summarise(infos: Sequence[SnapInfo]) -> SetSummary:
+    """The set's hosts, rank range, jobs and time span."""
+    hosts = tuple(dict.fromkeys(i.host for i in infos if i.host))
+    ranks = [i.rank for i in infos if i.rank is not None]
+    jobs = tuple(dict.fromkeys(i.job for i in infos if i.job))
+    times = sorted(i.time for i in infos if i.time)
+    return SetSummary(len(infos), hosts, (min(ranks), max(ranks)) if ranks else None,
+                      len(ranks), jobs, times[0] if times else "", times[-1] if times else "")
+
+
+class _Row:
+    """One (section, key) being built: the reference value and every other snapshot's."""
+
+    __slots__ = ("ref", "at", "best", "ranked")
+
+    def __init__(self, ref: Any, best: Difference) -> None:
+        self.ref = ref
+        self.at: dict[int, Any] = {}
+        self.best = best
+
+
+def compare_rows(
+    snaps: Sequence[Snapshot],
+    rules: Rules,
+    *,
+    show_all: bool = False,
+    notes: Sequence[str] = (),
+    progress: Progress | None = None,
+    evidence_for: EvidenceFor | None = None,
+) -> NReport:
+    """The N-way report of ``snaps`` (at least two) under ``rules`` (already completed with the
+    run-time reads and fingerprint comparability of the whole set). ``evidence_for(rules, a,
+    b, found)`` adds the runs' evidence for the differences ``found`` between snapshots ``a``
+    and ``b``: it is asked once per distinct section, with one snapshot of each side."""
+    n = len(snaps)
+    rows: dict[tuple[str, str], _Row] = {}
+    names = ordered_sections({name for s in snaps for name in s.sections})
+    done = 0
+    for name in names:
+        variants: dict[int, tuple[Mapping[str, Any], list[int]]] = {}
+        for i, s in enumerate(snaps):
+            section = s.get(name)
+            if section is None:
+                section = _ABSENT
+            variants.setdefault(id(section), (section, []))[1].append(i)
+        if len(variants) == 1:
+            continue
+        ordered = sorted(variants.values(), key=lambda v: -len(v[1]))
+        ref, ref_members = ordered[0]
+        for section, members in ordered[1:]:
+            found = sections.compare_section(name, ref, section)
+            ruled = rules
+            if found and evidence_for is not None:
+                ruled = evidence_for(rules, snaps[ref_members[0]], snaps[members[0]], found)
+            for d in rank(found, ruled):
+                row = rows.get((d.section, d.key))
+                if row is None:
+                    row = rows[(d.section, d.key)] = _Row(d.a, d)
+                elif ranking_key(d) < ranking_key(row.best):
+                    row.best = d
+                for m in members:
+                    row.at[m] = d.b
+            done += len(members)
+            if progress is not None:
+                progress(min(done, n * len(names)), n * len(names))
+    infos = tuple(SnapInfo.of(s) for s in snaps)
+    out = [_finish(section, key, row, n, infos) for (section, key), row in rows.items()]
+    out.sort(key=row_order)
+    return NReport(infos, tuple(out), show_all=show_all, notes=tuple(notes),
+                   summary=summarise(infos))
+
+
+def row_order(r: NRow) -> tuple[int, int, int, str, str]:
+    """Shown before hidden; odd ones out, then splits, then per-rank values; higher score first."""
+    return (int(r.hidden), KINDS.index(r.kind) if r.kind in KINDS else len(KINDS), -r.score,
+            r.section, r.key)
+
+
+def _partition(values: Sequence[Any]) -> tuple[tuple[int, ...], ...]:
+    """The groups of equal values as sorted index tuples, for comparing partitions."""
+    return tuple(sorted(tuple(m) for _, m in group_values(values)))
+
+
+def _finish(section: str, key: str, row: _Row, n: int, infos: Sequence[SnapInfo]) -> NRow:
+    values = tuple(row.at.get(i, row.ref) for i in range(n))
+    best = row.best
+    groups = group_values(values)
+    sizes = [len(m) for _, m in groups]
+    kind = "split"
+    odd_members: tuple[int, ...] = ()
+    if len(groups) >= 2 and sizes[0] * 2 > n:
+        kind = "odd"
+        odd_members = tuple(sorted(i for _, m in groups[1:] for i in m))
+    elif n >= 3 and _per_identity(values, groups, infos):
+        kind = "per-rank"
+    hidden = best.hidden or kind == "per-rank"
+    reason = best.reason if kind != "per-rank" else (
+        f"one value per {_per_identity(values, groups, infos)}, as the launcher numbers them "
+        f"(not counted); {best.reason}")
+    odd = odd_members[0] if len(odd_members) == 1 and n >= 3 else None
+    return NRow(section, key, values, best.score, reason, odd=odd, hidden=hidden, kind=kind,
+                odd_members=odd_members)
+
+
+def _per_identity(values: Sequence[Any], groups: Sequence[tuple[Any, list[int]]],
+                  infos: Sequence[SnapInfo]) -> str:
+    """``rank``, ``host`` or ``local rank`` when the values split exactly as that identity
+    does (and it is known for every snapshot), else ``""``."""
+    n = len(values)
+    mine = tuple(sorted(tuple(m) for _, m in groups))
+    for what, ident in (("rank", [i.rank for i in infos]), ("host", [i.host or None for i in infos]),
+                        ("local rank", [i.local_rank for i in infos])):
+        if any(x is None for x in ident):
+            continue
+        if len(set(ident)) == 1:
+            continue
+        if what == "rank" and len(groups) == n:
+            return what
+        if _partition(ident) == mine:
+            return what
+    return ""
+
+
+def who(members: Sequence[int], infos: Sequence[SnapInfo], limit: int = 3) -> str:
+    """The snapshots at ``members`` in a few words: by host with their ranks when known.
+
+    >>> infos = [SnapInfo(None, str(i), "", "", f"node-{i // 2}", rank=i) for i in range(6)]
+    >>> who([3], infos), who([2, 3], infos), who([1, 2, 5], infos)
+    ('node-1 rank 3', 'node-1 (ranks 2-3)', 'node-0 rank 1, node-1 rank 2, node-2 rank 5')
+    """
+    by_host: dict[str, list[int]] = {}
+    anonymous: list[int] = []
+    for m in members:
+        if infos[m].host:
+            by_host.setdefault(infos[m].host, []).append(m)
+        else:
+            anonymous.append(m)
+    parts: list[str] = []
+    for host, ms in by_host.items():
+        ranks = [infos[m].rank for m in ms]
+        if any(r is None for r in ranks):
+            if len(by_host) == 1 and len(ms) <= limit:
+                parts += [infos[m].name for m in ms]
+            else:
+                parts.append(host if len(ms) == 1 else f"{host} ({len(ms)} snapshots)")
+        elif len(ms) == 1:
+            parts.append(f"{host} rank {ranks[0]}")
+        else:
+            parts.append(f"{host} ({_ranges([r for r in ranks if r is not None])})")
+    parts += [infos[m].name for m in anonymous]
+    if len(parts) > limit:
+        rest = len(parts) - limit
+        parts = parts[:limit] + [f"{rest} more ({len(members)} snapshots in all)"]
+    return ", ".join(parts)
+
+
+def _ranges(ranks: Sequence[int]) -> str:
+    """``ranks 2-5, 9``."""
+    rs = sorted(set(ranks))
+    spans: list[str] = []
+    start = prev = rs[0]
+    for r in [*rs[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        spans.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    text = ", ".join(spans[:4]) + (", …" if len(spans) > 4 else "")
+    return f"rank{'s' if len(rs) > 1 else ''} {text}"
+
+
+def _val(value: Any, limit: int) -> str:
+    return "it unset" if value is None else short(value, limit)
+
+
+def sentence(row: NRow, infos: Sequence[SnapInfo], limit: int = 60) -> list[str]:
+    """The row in words, odd ones first: ``node-7 (ranks 56-63) has mlx5_1; the other 4088
+    have mlx5_0``. One line per minority value (at most 4), then the majority."""
+    groups = group_values(row.values)
+    n = len(row.values)
+    if row.kind == "odd":
+        lines = []
+        minority = groups[1:]
+        for value, members in minority[:4]:
+            verb = "has" if len({infos[m].host or m for m in members}) == 1 else "have"
+            lines.append(f"{who(members, infos)} {verb} {_val(value, limit)}")
+        if len(minority) > 4:
+            lines.append(f"… and {len(minority) - 4} more values")
+        value, members = groups[0]
+        lines.append(f"the other {len(members)} {'has' if len(members) == 1 else 'have'} "
+                     f"{_val(value, limit)}")
+        return lines
+    if row.kind == "per-rank":
+        return [f"{len(groups)} values among {n} snapshots, e.g. {_val(groups[0][0], limit)}"]
+    lines = [f"{len(members)} have {_val(value, limit)} ({who(members, infos)})"
+             for value, members in groups[:4]]
+    if len(groups) > 4:
+        lines.append(f"… and {len(groups) - 4} more values")
+    return lines
