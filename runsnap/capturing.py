@@ -16,7 +16,7 @@ from runsnap._paths import path_str
 from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
 from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
-from runsnap.redact import FingerprintKey, Redactor, load_key
+from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
 TYPE_CHECKING = False
@@ -91,19 +91,24 @@ def snapshot_from_context(
     *,
     key: FingerprintKey | None = None,
     extra: Mapping[str, Mapping[str, Any]] | None = None,
+    redactor: Redactor | None = None,
 ) -> Snapshot:
     """Run every collector over ``ctx``; a failing collector becomes an entry in its ``errors``.
 
     ``extra`` sections (``[process]`` of ``capture --pid``) join the collected ones and go
-    through the same redaction; ``key`` is the fingerprint key (default: this user's).
+    through the same redaction; ``key`` is the fingerprint key (default: this user's);
+    ``redactor`` one made for this capture (it then remembers the secrets it redacted, so the
+    outcome written later hides them too).
     """
     from runsnap.collectors import REGISTRY, start
     from runsnap.collectors.system import hostname
 
     start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
-    if key is None:
-        key = load_key()  # runsnap's own user and environment, not the child's
-    redactor = Redactor(key)
+    if redactor is None:
+        if key is None:
+            key = load_key()  # runsnap's own user and environment, not the child's
+        redactor = Redactor(key, load_policy(ctx.cwd))
+    key = redactor.key
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
     for name, collector in REGISTRY.items():
@@ -119,16 +124,16 @@ def snapshot_from_context(
     for name, extra_section in (extra or {}).items():
         sections.update(redactor.sections(
             {name: {**extra_section, "errors": list(extra_section.get("errors", []))}}))
-    meta = {
+    meta = redactor.sections({"meta": {
         "runsnap_version": __version__,
         "captured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
         "label": ctx.label,
         "host": hostname(),
         "id": _uuid4_hex(),
         "fingerprint_key": key.id,
-        "redacted": sorted(set(redactor.redacted)),
         "collect_ms": timings,
-    }
+    }})["meta"]
+    meta["redacted"] = sorted(set(redactor.redacted))
     return Snapshot(meta=meta, sections=sections, schema=SCHEMA_VERSION)
 
 
@@ -143,6 +148,8 @@ def capture(
     python: str | None = None,
     max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
     output: str | os.PathLike[str] | None = None,
+    redact: Sequence[str] = (),
+    keep: Sequence[str] = (),
 ) -> Snapshot:
     """Snapshot the context of a launch of ``argv`` (nothing is run); save it if ``output``.
 
@@ -153,7 +160,8 @@ def capture(
         argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes,
     )
-    snap = snapshot_from_context(ctx)
+    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep))
+    snap = snapshot_from_context(ctx, redactor=redactor)
     if output is not None:
         snap = snap.save(output)
     return snap
@@ -186,6 +194,8 @@ def capture_pid(
     python: str | None = None,
     max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
     output: str | os.PathLike[str] | None = None,
+    redact: Sequence[str] = (),
+    keep: Sequence[str] = (),
 ) -> Snapshot:
     """Snapshot the process ``pid`` that is already running: its argv, environment and cwd go
     through every collector, and ``[process]`` records what only a live process shows.
@@ -200,7 +210,8 @@ def capture_pid(
         pid, label=label, repos=tuple(repos), models=tuple(models), python=python,
         max_diff_bytes=max_diff_bytes,
     )
-    snap = snapshot_from_context(ctx, extra={"process": section})
+    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep))
+    snap = snapshot_from_context(ctx, extra={"process": section}, redactor=redactor)
     snap = snap.replace(meta={**snap.meta, "launch": "pid"})
     if output is not None:
         snap = snap.save(output)
@@ -208,15 +219,19 @@ def capture_pid(
 
 
 def with_section(
-    snapshot: Snapshot, name: str, section: Mapping[str, Any], key: FingerprintKey
+    snapshot: Snapshot, name: str, section: Mapping[str, Any], key: FingerprintKey,
+    redactor: Redactor | None = None,
 ) -> Snapshot:
     """``snapshot`` with section ``name`` added or replaced, after the same redaction pass.
 
     The one way a section joins an existing snapshot (the outcome after the child ran), so
     nothing reaches the disk unredacted; where something was redacted is added to
-    ``meta.redacted``. ``key`` must be the key the snapshot was made with.
+    ``meta.redacted``. ``key`` must be the key the snapshot was made with; ``redactor``, the
+    capture's own, also hides the secrets it redacted before wherever they reappear.
     """
-    redactor = Redactor(key)
+    if redactor is None:
+        redactor = Redactor(key)
+    redactor.redacted = []
     clean = redactor.sections({name: section})[name]
     meta = dict(snapshot.meta)
     if redactor.redacted:
@@ -309,6 +324,8 @@ def run(
     exec_: bool = False,
     on_saved: Callable[[Snapshot], None] | None = None,
     timeout: float | None = None,
+    redact: Sequence[str] = (),
+    keep: Sequence[str] = (),
 ) -> RunRecord:
     """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
 
@@ -329,14 +346,15 @@ def run(
         argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes,
     )
+    key = load_key()  # runsnap's own user and environment, as in every capture
+    redactor = Redactor(key, load_policy(ctx.cwd, redact, keep))
     tee = None
     if log is not None:
         try:
-            tee = launch.LogTee(log)
+            tee = launch.LogTee(log, line_filter=redactor.line_filter())
         except OSError as exc:
             raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
-    key = load_key()  # runsnap's own user and environment, as in every capture
-    snap = snapshot_from_context(ctx, key=key)
+    snap = snapshot_from_context(ctx, redactor=redactor)
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
     if tee is not None:
         meta["log"] = tee.path
@@ -353,7 +371,7 @@ def run(
         nonlocal final
         section = outcome.build(result, tail_lines=tail)
         try:
-            final = with_section(snap, "outcome", section, key).save(target)
+            final = with_section(snap, "outcome", section, key, redactor).save(target)
         except CaptureError as exc:
             errors.append(f"the outcome was not written: {exc}")
 

@@ -124,13 +124,12 @@ def test_token_shapes_count_only_from_a_word_boundary(tmp_path: Path) -> None:
 def test_name_globs_match_as_fnmatch_does() -> None:
     import fnmatch
 
-    from runsnap.redact import _globs, _patterns
+    from runsnap.knowledge.secrets import NAME_FILES, name_globs, name_rules
 
     names = ["HF_TOKEN", "TOKEN", "MY_KEY", "KEY", "MONKEY", "DATABASE_URL", "X_DATABASE_URL",
              "SGLANG_MAX_NEW_TOKENS_LIMIT", "TOKENIZERS_PARALLELISM", "A_PASS", "PASSWORD1",
              "GOOGLE_APPLICATION_CREDENTIALS", "HF_TOKEN_PATH", "DB_PASSX", "SESSION_IDS"]
-    for globs, matcher in zip((_globs("secret-names.txt"), _globs("not-secret-names.txt")),
-                              _patterns(), strict=True):
+    for globs, matcher in zip((name_globs(f) for f in NAME_FILES), name_rules(), strict=True):
         for name in names:
             assert matcher.match(name) == any(fnmatch.fnmatchcase(name, g) for g in globs), name
 

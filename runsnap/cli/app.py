@@ -96,6 +96,25 @@ def show(snapshot: str) -> None:
     click.echo(render_summary(load(snapshot)), nl=False)
 
 
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshots", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--redact", "redact", multiple=True, metavar="NAME_OR_GLOB",
+              help="Also treat values of this name as secrets (repeatable).")
+@runsnap_command
+def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...]) -> None:
+    """Re-apply today's secret rules to SNAPSHOTS, rewriting each in place (atomically).
+
+    Values found are replaced by fingerprints under this machine's key; the file is replaced
+    whole or not at all. Prints, per file, how many places changed.
+    """
+    from runsnap.scrubbing import scrub_file
+
+    for path in snapshots:
+        changed = scrub_file(path, redact=redact)
+        click.echo(f"{path}: {changed} place{'s' if changed != 1 else ''} redacted"
+                   if changed else f"{path}: nothing to redact")
+
+
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
 #: (kept here so that ``runsnap --help`` does not import the diff engine).
 DIFF_FORMATS = ("text", "markdown", "json")

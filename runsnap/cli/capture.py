@@ -15,7 +15,8 @@ def run_capture(
     output: str | None, out_dir: str | None, label: str, repos: tuple[str, ...],
     models: tuple[str, ...], python: str | None, max_diff_bytes: int, log: str | None,
     tail_lines: int, exec_: bool, no_run: bool, pid: int | None, inherit_tty: bool,
-    kill_after: float, command: tuple[str, ...],
+    kill_after: float, command: tuple[str, ...], redact: tuple[str, ...] = (),
+    keep: tuple[str, ...] = (),
 ) -> int:
     """What ``runsnap capture`` does once its options are known; returns the exit status."""
     from runsnap.errors import UsageError
@@ -28,7 +29,7 @@ def run_capture(
         from runsnap.capturing import capture_pid, resolve_output
 
         snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
-                           max_diff_bytes=max_diff_bytes)
+                           max_diff_bytes=max_diff_bytes, redact=redact, keep=keep)
         print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
         return 0
     if not command or no_run:
@@ -37,7 +38,7 @@ def run_capture(
         from runsnap.capturing import capture, resolve_output
 
         snap = capture(command, label=label, repos=repos, models=models, python=python,
-                       max_diff_bytes=max_diff_bytes)
+                       max_diff_bytes=max_diff_bytes, redact=redact, keep=keep)
         print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
         return 0
 
@@ -51,7 +52,7 @@ def run_capture(
         command, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
         log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
-        on_saved=announce,
+        on_saved=announce, redact=redact, keep=keep,
     )
     if record.result.error:
         sys.stderr.write(f"runsnap: {record.result.error}\n")

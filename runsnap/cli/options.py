@@ -68,6 +68,11 @@ CAPTURE_OPTIONS = (
         help="Pass a terminal to the child as it is (no pty); its output is then not recorded."),
     Opt("--kill-after", dest="kill_after", kind="seconds", default=10.0,
         help="Seconds between the SIGTERM and the SIGKILL when runsnap is asked twice to stop."),
+    Opt("--redact", dest="redact", multiple=True,
+        help="Also treat values of this variable, option or key name (a glob) as secrets "
+             "(repeatable; adds to [tool.runsnap.capture] redact in pyproject.toml)."),
+    Opt("--keep", dest="keep", multiple=True,
+        help="Keep the value of this exact name although it looks secret (repeatable)."),
 )
 
 _BY_FLAG = {flag: opt for opt in CAPTURE_OPTIONS for flag in opt.flags}

@@ -1,9 +1,9 @@
 """What runsnap knows, as code beside its data: variable families, noise, known names and
 misspellings (:mod:`~runsnap.knowledge.env`), the core packages of the stacks
 (:mod:`~runsnap.knowledge.packages`), the model config fields that matter
-(:mod:`~runsnap.knowledge.models`), and the secret name rules that :mod:`runsnap.redact` (the
-only module that decides what is a secret) reads from ``secret-names.txt`` and
-``not-secret-names.txt``.
+(:mod:`~runsnap.knowledge.models`), and the secret rules (:mod:`~runsnap.knowledge.secrets`:
+names, token shapes, password options, the user's own additions) that :mod:`runsnap.redact`,
+the only module that decides what is a secret, applies.
 
 Diff ranks with this knowledge; check, who-reads, reports and redaction share it.
 """

@@ -26,6 +26,8 @@ from runsnap.outcome import StreamWatch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from runsnap.launch.result import LaunchResult
 
 __all__ = ["LogTee", "Relay", "Streams", "copy_size", "flush_own_streams", "write_all"]
@@ -34,10 +36,17 @@ _CHUNK = 65536
 
 
 class LogTee:
-    """The ``--log`` file: every chunk of both streams, in arrival order, and its sha256."""
+    """The ``--log`` file: every chunk of both streams, in arrival order, and its sha256.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``line_filter`` (whole lines in, bytes out) is what is written instead of the lines: the
+    capture passes one that redacts secrets.
+    """
+
+    def __init__(self, path: str | os.PathLike[str],
+                 line_filter: Callable[[bytes], bytes] | None = None) -> None:
         self.path = os.path.abspath(os.fspath(path))
+        self._filter = line_filter
+        self._partial = b""
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         self._sha = hashlib.sha256()
         self.bytes = 0
@@ -49,6 +58,15 @@ class LogTee:
         with self._lock:
             if self._fd < 0:
                 return
+            if self._filter is not None:
+                buf = self._partial + data
+                cut = buf.rfind(b"\n") + 1
+                if len(buf) - cut > _CHUNK:  # an endless line is filtered in pieces
+                    cut = len(buf)
+                self._partial = buf[cut:]
+                data = self._filter(buf[:cut]) if cut else b""
+                if not data:
+                    return
             try:
                 write_all(self._fd, data)
             except OSError as exc:
@@ -61,6 +79,14 @@ class LogTee:
     def close(self) -> str:
         """Close the file; return the sha256 of what was written."""
         with self._lock:
+            if self._partial and self._fd >= 0 and self._filter is not None:
+                rest, self._partial = self._filter(self._partial), b""
+                try:
+                    write_all(self._fd, rest)
+                    self._sha.update(rest)
+                    self.bytes += len(rest)
+                except OSError as exc:
+                    self.error = f"log {self.path}: {exc.strerror or exc}"
             self._close()
             return self._sha.hexdigest()
 
