@@ -128,7 +128,8 @@ DIFF_FORMATS = ("text", "markdown", "json")
 @click.option("--all", "show_all", is_flag=True,
               help="Also list noise (PWD, SHLVL, SSH_*, timings...) and ignored differences.")
 @click.option("--ignore", "ignore", multiple=True, metavar="PATTERN",
-              help="Hide differences whose KEY or SECTION.KEY matches this glob (repeatable).")
+              help="Hide differences whose locator (env.NCCL_*, models.*.config.*), KEY or "
+                   "SECTION.KEY matches this glob (repeatable).")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
@@ -161,8 +162,8 @@ def diff(
 
     from runsnap.diffing import diff as do_diff
     from runsnap.diffing import expand, newest
-    from runsnap.diffing.rank import load_user_rules
     from runsnap.diffing.render import render
+    from runsnap.diffing.rules import load_user_rules
 
     paths = expand(snapshots) if snapshots else newest(snap_dir, 2)
     if len(paths) == 1:

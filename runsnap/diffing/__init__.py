@@ -20,8 +20,9 @@ from collections.abc import Iterable, Sequence
 from typing import Union
 
 from runsnap.diffing import evidence, sections
+from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.many import Progress, compare_rows
-from runsnap.diffing.rank import Rules, rank
+from runsnap.diffing.rank import rank
 from runsnap.diffing.report import (
     CHANGES,
     Difference,
@@ -30,6 +31,7 @@ from runsnap.diffing.report import (
     Report,
     SnapInfo,
 )
+from runsnap.diffing.rules import Rules
 from runsnap.snapshot import Snapshot, load, ordered_sections
 
 __all__ = [
@@ -52,7 +54,7 @@ SnapshotLike = Union[Snapshot, str, "os.PathLike[str]"]
 
 
 def differences(
-    a: Snapshot, b: Snapshot, commit_log: sections.CommitLog | None = None
+    a: Snapshot, b: Snapshot, commit_log: CommitLog | None = None
 ) -> list[Difference]:
     """Every difference between ``a`` and ``b``, unranked, section by section."""
     out: list[Difference] = []
@@ -96,7 +98,7 @@ def compare(
     (:data:`~runsnap.diffing.current.RUN_SECTIONS`) is left out.
     """
     rules, extra = _rules_for((a, b), rules)
-    found = differences(a, b, sections.commits_between if git_log else None)
+    found = differences(a, b, commits_between if git_log else None)
     if b_is_now:
         from runsnap.diffing.current import NOTE, only_what_now_has
 

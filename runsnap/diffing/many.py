@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing import sections
-from runsnap.diffing.rank import Rules, rank, ranking_key
+from runsnap.diffing.rank import rank, ranking_key
 from runsnap.diffing.report import Difference, NReport, NRow, SnapInfo, group_values, short
+from runsnap.diffing.rules import Rules
 from runsnap.snapshot import Snapshot, ordered_sections
 
 __all__ = ["KINDS", "SetSummary", "compare_rows", "summarise"]
@@ -195,7 +196,7 @@ def _finish(section: str, key: str, row: _Row, n: int, infos: Sequence[SnapInfo]
         f"(not counted); {best.reason}")
     odd = odd_members[0] if len(odd_members) == 1 and n >= 3 else None
     return NRow(section, key, values, best.score, reason, odd=odd, hidden=hidden, kind=kind,
-                odd_members=odd_members)
+                odd_members=odd_members, path=best.path)
 
 
 def _per_identity(values: Sequence[Any], groups: Sequence[tuple[Any, list[int]]],

@@ -62,11 +62,27 @@ class Difference:
     """Consequences grouped under this cause (another venv: its packages; another model
     revision: its config fields and files), see :mod:`runsnap.diffing.grouping`."""
 
+    path: tuple[str, ...] = ()
+    """Where the difference is, as data: the section, then the keys inside it, e.g.
+    ``("env", "NCCL_ALGO")``, ``("command", "options", "--tp")``, ``("packages", "torch")``,
+    ``("models", "--model-path", "config", "text_config", "max_position_embeddings")``
+    (docs/diff.md lists them all). Enough to find the value in a snapshot again, or to apply
+    the difference to a launch. Defaults to ``(section, key)``.
+
+    >>> Difference("env", "PATH", "reordered", "a", "b").path
+    ('env', 'PATH')
+    """
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            object.__setattr__(self, "path", (self.section, self.key))
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: every field, ``evidence`` and ``related`` as lists."""
+        """The JSON form: every field, ``evidence``, ``related`` and ``path`` as lists."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["evidence"] = list(self.evidence)
         out["related"] = [r.to_dict() for r in self.related]
+        out["path"] = list(self.path)
         return out
 
     @property
@@ -267,6 +283,13 @@ class NRow:
     odd_members: tuple[int, ...] = ()
     """The indexes of the snapshots that disagree with the majority (``odd`` rows)."""
 
+    path: tuple[str, ...] = ()
+    """The locator of the key, as in :attr:`Difference.path` (default ``(section, key)``)."""
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            object.__setattr__(self, "path", (self.section, self.key))
+
     def groups(self) -> list[tuple[Any, list[int]]]:
         """Each distinct value with the indexes of the snapshots that hold it, largest group first.
 
@@ -285,6 +308,7 @@ class NRow:
         return {
             "section": self.section,
             "key": self.key,
+            "path": list(self.path),
             "values": list(self.values),
             "groups": [{"value": v, "snapshots": m} for v, m in self.groups()],
             "odd": self.odd,

@@ -85,7 +85,8 @@ def test_json_report(cli_invoke, pair):
         "section": "env", "key": FLAG, "change": "removed", "a": "1", "b": None, "score": 86,
         "reason": "SGLANG_* variables switch SGLang server and scheduler behaviour "
                   f"({FLAG} is a name they declare)",
-        "evidence": [], "hidden": False, "evidence_kind": "name", "related": []}]
+        "evidence": [], "hidden": False, "evidence_kind": "name", "related": [],
+        "path": ["env", FLAG]}]
     full = json.loads(cli_invoke(["diff", "--format", "json", "--all", good, bad],
                                  expect=1).stdout)
     assert [d["hidden"] for d in full["differences"]] == [False, True, True, True]

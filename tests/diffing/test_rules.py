@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runsnap.diffing import compare
-from runsnap.diffing.rank import Rules, load_user_rules
+from runsnap.diffing.rules import Rules, load_user_rules
 from runsnap.errors import UsageError
 from runsnap.knowledge import rule_lines
 from runsnap.knowledge.env import known_names, likely_misspelling

@@ -1,0 +1,44 @@
+"""The one place diff looks at this machine: the commits between two commits of a repository
+that is here (``git log A..B``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+__all__ = ["CommitLog", "commits_between"]
+
+#: ``commits_between(repo_path, sha_a, sha_b)`` -> evidence lines, or None when unknown.
+CommitLog = Callable[[str, str, str], "list[str] | None"]
+
+
+def commits_between(path: str, sha_a: str, sha_b: str) -> list[str] | None:
+    """Commits in B not in A (``+``) and in A not in B (``-``), like ``git log --oneline A..B``.
+
+    The one place diff looks at this machine: it runs only when the repository is here and both
+    commits are in it; otherwise None.
+    """
+    from runsnap import shell
+
+    if not os.path.isdir(path):
+        return None
+    git = shell.which("git")
+    if git is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    base = [git, "-C", path, "-c", "core.quotepath=off"]
+    check = shell.run([*base, "cat-file", "-e", f"{sha_a}^{{commit}}"], env=env)
+    check_b = shell.run([*base, "cat-file", "-e", f"{sha_b}^{{commit}}"], env=env)
+    if not (check.ok and check_b.ok):
+        return None
+    lines: list[str] = []
+    for sign, rng in (("+", f"{sha_a}..{sha_b}"), ("-", f"{sha_b}..{sha_a}")):
+        res = shell.run([*base, "log", "--oneline", "--no-decorate", "-n", "51", rng], env=env)
+        if not res.ok:
+            return None
+        found = res.text().splitlines()
+        lines += [f"{sign} {c}" for c in found[:50]]
+        if len(found) > 50:
+            lines.append(f"{sign} ... (more)")
+    return lines

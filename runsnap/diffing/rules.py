@@ -1,0 +1,127 @@
+"""What ranking needs besides the differences: the user's ignore and priority rules (from
+``--ignore`` and the nearest config file), evidence from the runs, and facts about the pair.
+
+User rules come from ``--ignore PATTERN`` and from ``[tool.runsnap.diff]`` in
+``pyproject.toml`` or ``[diff]`` in ``.runsnap.toml`` (``ignore = [...]``, ``priority = [...]``).
+A pattern is a shell-style glob matched against a difference's locator written with dots
+(``env.NCCL_*``, ``models.*.config.*``, ``packages.torch``), and, as before, against its
+``KEY`` and ``SECTION.KEY`` (docs/diff.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from runsnap.diffing.evidence import Evidence
+from runsnap.diffing.report import Difference
+from runsnap.errors import UsageError
+
+__all__ = ["Rules", "Verdict", "find_config", "load_user_rules", "matches"]
+
+Verdict = tuple[int, str, bool]
+"""What a scorer returns: (score, reason, hidden)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """What ranking needs besides the difference itself."""
+
+    ignore: tuple[str, ...] = ()
+    """Globs of differences to hide (``--ignore``, config ``ignore``)."""
+
+    priority: tuple[str, ...] = ()
+    """Globs of differences to rank at the top (config ``priority``)."""
+
+    proofs: Mapping[tuple[str, str], Evidence] = dataclasses.field(default_factory=dict)
+    """The strongest evidence from the runs per ``(section, key)``
+    (:func:`runsnap.diffing.evidence.gather`)."""
+
+    fingerprints_comparable: bool = True
+    """False when the two snapshots' secrets were fingerprinted with different keys."""
+
+    same_models: frozenset[str] = frozenset()
+    """Options (``--model-path``) whose model differs only in its directory: config, weights
+    and side files are equal, so another path there is not another model."""
+
+    def with_ignore(self, patterns: Iterable[str]) -> Rules:
+        """These rules with more ignore patterns."""
+        return dataclasses.replace(self, ignore=(*self.ignore, *patterns))
+
+
+def matches(patterns: Sequence[str], d: Difference) -> str | None:
+    """The first pattern that matches the difference's locator (its :attr:`~Difference.path`
+    joined with dots), its ``KEY`` or ``SECTION.KEY``.
+
+    >>> matches(["env.WANDB_*"], Difference("env", "WANDB_MODE", "added", None, "x"))
+    'env.WANDB_*'
+    >>> d = Difference("models", "--model-path: text_config.rope_theta", "changed", 1, 2,
+    ...                path=("models", "--model-path", "config", "text_config", "rope_theta"))
+    >>> matches(["models.*.config.*"], d), matches(["packages.*"], d) is None
+    ('models.*.config.*', True)
+    """
+    names = (".".join(d.path), d.key, f"{d.section}.{d.key}")
+    for p in patterns:
+        if any(fnmatch.fnmatchcase(name, p) for name in names):
+            return p
+    return None
+
+
+def _config_table(path: Path) -> Mapping[str, Any] | None:
+    from runsnap.snapshot import toml_parser
+
+    tomllib = toml_parser()
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("runsnap", {}).get("diff")
+    else:
+        table = data.get("diff")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: the runsnap diff settings must be a table")
+    return table
+
+
+def find_config(
+    start: str | os.PathLike[str] | None = None,
+) -> tuple[Path, Mapping[str, Any]] | None:
+    """The nearest ``.runsnap.toml`` ``[diff]`` or ``pyproject.toml`` ``[tool.runsnap.diff]``,
+    looking in ``start`` (default: the current directory) and its parents."""
+    here = Path(start if start is not None else os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        for fname in (".runsnap.toml", "pyproject.toml"):
+            path = folder / fname
+            if path.is_file():
+                table = _config_table(path)
+                if table is not None:
+                    return path, table
+    return None
+
+
+def load_user_rules(start: str | os.PathLike[str] | None = None) -> Rules:
+    """The user's ignore and priority rules from the nearest config file (none: no rules)."""
+    found = find_config(start)
+    if found is None:
+        return Rules()
+    path, table = found
+    out: dict[str, tuple[str, ...]] = {}
+    for key in ("ignore", "priority"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f"{path}: '{key}' must be a list of strings (glob patterns)")
+        out[key] = tuple(value)
+    unknown = sorted(set(table) - {"ignore", "priority"})
+    if unknown:
+        raise UsageError(f"{path}: unknown runsnap diff setting {unknown[0]!r} "
+                         f"(known: ignore, priority)")
+    return Rules(ignore=out["ignore"], priority=out["priority"])

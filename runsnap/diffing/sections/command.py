@@ -1,0 +1,61 @@
+"""``[command]``: options one by one, the remaining arguments position by position, the
+executable and the working directory (argv split by :mod:`runsnap.argv`, as capture splits it)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from runsnap.argv import positionals
+from runsnap.diffing.report import Difference
+from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.walk import keyed, locator
+
+__all__ = ["compare", "score"]
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """argv option by option (``--tp`` added, removed, given another value), the remaining
+    arguments position by position, the resolved executable (same ``python``, another
+    interpreter) and the working directory."""
+    out = keyed("command", a.get("options") or {}, b.get("options") or {}, "--{}",
+                under=("options",), name="--{}")
+    pa, pb = positionals(a.get("argv") or []), positionals(b.get("argv") or [])
+    if pa != pb:
+        if len(pa) == len(pb):
+            for i, (x, y) in enumerate(zip(pa, pb, strict=True)):
+                if x != y:
+                    out.append(Difference(
+                        "command", "program" if i == 0 else f"argument {i}", "changed", x, y,
+                        path=("command", "program") if i == 0 else locator("command", "positionals", i)))
+        else:
+            evidence = tuple(line for line in difflib.ndiff(pa, pb) if line[:1] in "+-")
+            out.append(Difference("command", "arguments", "changed", pa, pb, evidence=evidence,
+                                  path=("command", "argv")))
+    ra, rb = a.get("executable_real") or "", b.get("executable_real") or ""
+    if (ra or rb) and ra != rb:
+        ea, eb = a.get("executable") or "", b.get("executable") or ""
+        evidence = (f"A: {ea} -> {ra}", f"B: {eb} -> {rb}")
+        out.append(Difference("command", "executable", "changed", ra or None, rb or None,
+                              evidence=evidence, path=("command", "executable")))
+    if a.get("cwd") != b.get("cwd") and (a.get("cwd") or b.get("cwd")):
+        out.append(Difference("command", "cwd", "changed", a.get("cwd"), b.get("cwd"),
+                              path=("command", "cwd")))
+    return out
+
+
+def score(d: Difference, rules: Rules) -> Verdict:
+    """Launch options (88) and arguments (86): the program was asked for something else; the
+    executable (84): the same command name runs another program; the working directory (30):
+    relative paths resolve differently; an option naming another directory that holds the same
+    model (20): the model section proves nothing changed but the path."""
+    if d.key in rules.same_models:
+        return 20, "another path to the same model (config, weights and side files equal)", False
+    if d.key.startswith("--"):
+        return 88, "a launch option: the program was asked for something else", False
+    if d.key == "executable":
+        return 84, "the command resolves to another program (PATH or a virtualenv)", False
+    if d.key == "cwd":
+        return 30, "relative paths and files found from the working directory change", False
+    return 86, "the program or its arguments differ", False

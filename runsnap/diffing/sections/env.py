@@ -1,0 +1,81 @@
+"""``[env]``: variables added, removed, changed, reordered; scored by name (families, noise,
+known names, misspellings from :mod:`runsnap.knowledge.env`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from runsnap.diffing.report import Difference
+from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.walk import compare_lists
+from runsnap.knowledge.env import (
+    family_of,
+    is_known_name,
+    likely_misspelling,
+    list_separator,
+    noise_reason,
+    split_list,
+)
+
+__all__ = ["compare", "score"]
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """Variables added, removed, changed; list-like values (``PATH``, ``CUDA_VISIBLE_DEVICES``)
+    compared entry by entry, so a reordering is called ``reordered``."""
+    va: Mapping[str, Any] = a.get("vars") or {}
+    vb: Mapping[str, Any] = b.get("vars") or {}
+    out: list[Difference] = []
+    for name, x in va.items():
+        y = vb.get(name)
+        if y is None:
+            out.append(Difference("env", name, "removed", x, None, path=("env", name)))
+        elif x != y:
+            out.append(_env_changed(name, x, y))
+    out += [Difference("env", n, "added", None, y, path=("env", n))
+            for n, y in vb.items() if n not in va]
+    return out
+
+
+def _env_changed(name: str, x: Any, y: Any) -> Difference:
+    if isinstance(x, str) and isinstance(y, str):
+        sep = list_separator(name, x, y)
+        if sep:
+            change, evidence = compare_lists(split_list(x, sep), split_list(y, sep))
+            return Difference("env", name, change, x, y, evidence=evidence, path=("env", name))
+    return Difference("env", name, "changed", x, y, path=("env", name))
+
+
+def score(d: Difference, rules: Rules) -> Verdict:
+    """Variables, in this order:
+
+    1. host-bound noise (hidden): ``PWD``, ``SHLVL``, ``SSH_*``... differ between any two
+       shells and would drown the one that matters;
+    2. a likely misspelling of a known name (90): the program ignores it, so the setting the
+       user meant is not in effect;
+    3. families that steer serving and training stacks (70-85, ``env-families.tsv``), one
+       point more for a name the stack declares (``env-known-names.txt``) than for one it
+       does not;
+    4. other names a stack is known to read (70); any other variable (40).
+    """
+    name = d.key
+    noise = noise_reason(name)
+    if noise:
+        return 3, f"noise: {noise}", True
+    meant = likely_misspelling(name)
+    if meant:
+        return 90, (f"looks like a misspelling of {meant}: no known program reads {name}, "
+                    f"so the setting meant is probably not in effect"), False
+    fam = family_of(name)
+    if fam and is_known_name(name):
+        score, reason = fam[0] + 1, fam[1] + f" ({name} is a name they declare)"
+    elif fam:
+        score, reason = fam
+    elif is_known_name(name):
+        score, reason = 70, "a variable that serving and training stacks are known to read"
+    else:
+        score, reason = 40, "an environment variable the program or its libraries may read"
+    if d.change == "reordered":
+        reason += "; the same entries in another order, and the first match wins"
+    return score, reason, False

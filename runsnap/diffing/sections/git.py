@@ -1,0 +1,234 @@
+"""``[git]``: per repository, another commit (with the commits between, when the repository is
+here: :mod:`runsnap.diffing.gitlog`), branch, dirty vs clean, which files' uncommitted changes
+differ, untracked files, remotes and submodules."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from runsnap.diffing.gitlog import CommitLog
+from runsnap.diffing.report import Difference
+from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.walk import dedupe, dotted, locator, walk
+
+__all__ = ["compare", "score", "split_patch"]
+
+
+def compare(
+    a: Mapping[str, Any], b: Mapping[str, Any], commit_log: CommitLog | None = None
+) -> list[Difference]:
+    """Per repository: another commit (with the commits between when the repository is here),
+    branch, dirty vs clean, which files' uncommitted changes differ (a diff of the two diffs,
+    file by file), untracked files added / removed / changed, remotes."""
+    out: list[Difference] = []
+    ra: Mapping[str, Any] = a.get("repos") or {}
+    rb: Mapping[str, Any] = b.get("repos") or {}
+    for name, x in ra.items():
+        if name not in rb:
+            out.append(Difference("git", name, "removed", x.get("commit") or x.get("path"), None,
+                                  evidence=(f"repository at {x.get('path')}",),
+                                  path=("git", name)))
+        else:
+            out += _repo(name, x, rb[name], commit_log)
+    out += [Difference("git", n, "added", None, y.get("commit") or y.get("path"),
+                       evidence=(f"repository at {y.get('path')}",), path=("git", n))
+            for n, y in rb.items() if n not in ra]
+    return out
+
+
+def _repo(
+    name: str, x: Mapping[str, Any], y: Mapping[str, Any], commit_log: CommitLog | None
+) -> list[Difference]:
+    out: list[Difference] = []
+    ca, cb = x.get("commit") or "", y.get("commit") or ""
+    if ca != cb:
+        evidence: list[str] = []
+        if x.get("describe") or y.get("describe"):
+            evidence.append(f"describe: {x.get('describe', '')} -> {y.get('describe', '')}")
+        if commit_log and ca and cb:
+            for path in dedupe([str(y.get("path") or ""), str(x.get("path") or "")]):
+                found = commit_log(path, ca, cb) if path else None
+                if found is not None:
+                    evidence += found or ["(no commits between: the same history)"]
+                    break
+        out.append(Difference("git", f"{name}.commit", "changed", ca or None, cb or None,
+                              evidence=tuple(evidence), path=("git", name, "commit")))
+    out += [Difference("git", f"{name}.{field}", "changed", x.get(field), y.get(field),
+                       path=("git", name, field))
+            for field in ("branch", "detached", "dirty", "upstream")
+            if x.get(field) != y.get(field)]
+    if x.get("diff_sha256") != y.get("diff_sha256") or x.get("diff") != y.get("diff"):
+        out += _diff_of_diffs(name, x, y)
+    out += _untracked(name, x, y)
+    for parts, change, fx, fy in walk(x.get("remotes") or {}, y.get("remotes") or {}):
+        out.append(Difference("git", f"{name}.remotes.{dotted(parts)}", change, fx, fy,
+                              path=locator("git", name, "remotes", *parts)))
+    for parts, change, fx, fy in walk(_submodules(x), _submodules(y)):
+        out.append(Difference("git", f"{name}.submodules.{dotted(parts)}", change, fx, fy,
+                              path=locator("git", name, "submodules", *parts)))
+    where = ("git", name, "errors")
+    for e in x.get("errors") or []:
+        if e not in (y.get("errors") or []):
+            out.append(Difference("git", f"{name}.errors", "removed", e, None, path=where))
+    for e in y.get("errors") or []:
+        if e not in (x.get("errors") or []):
+            out.append(Difference("git", f"{name}.errors", "added", None, e, path=where))
+    return out
+
+
+def _diff_of_diffs(name: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Difference]:
+    out: list[Difference] = []
+    pa, pb = split_patch(x.get("diff") or ""), split_patch(y.get("diff") or "")
+    for path, patch in pa.items():
+        if path not in pb:
+            out.append(Difference("git", f"{name}: {path}", "removed", _stat(patch), None,
+                                  evidence=("uncommitted changes in A only",),
+                                  path=("git", name, "diff", path)))
+        elif pb[path] != patch:
+            out.append(Difference("git", f"{name}: {path}", "changed", _stat(patch),
+                                  _stat(pb[path]), evidence=_patch_evidence(patch, pb[path]),
+                                  path=("git", name, "diff", path)))
+    out += [Difference("git", f"{name}: {p}", "added", None, _stat(patch),
+                       evidence=("uncommitted changes in B only",), path=("git", name, "diff", p))
+            for p, patch in pb.items() if p not in pa]
+    if not out and (x.get("diff_truncated") or y.get("diff_truncated")):
+        out.append(Difference(
+            "git", f"{name}.diff", "changed", x.get("diff_sha256"), y.get("diff_sha256"),
+            evidence=("the uncommitted diffs differ beyond the part stored in the snapshots",),
+            path=("git", name, "diff")))
+    return out
+
+
+def split_patch(diff: str) -> dict[str, str]:
+    """A unified ``git diff`` split by file: path -> that file's patch (``index`` lines dropped,
+    as they name blobs, not changes).
+
+    >>> split_patch("diff --git a/x.py b/x.py\\nindex 1..2\\n--- a/x.py\\n+++ b/x.py\\n+1\\n")
+    {'x.py': 'diff --git a/x.py b/x.py\\n--- a/x.py\\n+++ b/x.py\\n+1'}
+    """
+    files: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in diff.split("\n"):
+        if line.startswith("diff --git "):
+            current = files.setdefault(_patch_path(line[len("diff --git "):]), [])
+        if current is None or line.startswith("index "):
+            continue
+        current.append(line)
+    return {path: "\n".join(lines).rstrip("\n") for path, lines in files.items()}
+
+
+def _patch_path(rest: str) -> str:
+    """The file a ``diff --git`` header names (the ``b/`` side).
+
+    >>> _patch_path("a/x y.py b/x y.py"), _patch_path('"a/t\\tab" "b/t\\tab"')
+    ('x y.py', 't\\tab')
+    """
+    if rest.endswith('"'):  # git quotes names with unusual characters, C-style
+        idx = rest.rfind(' "b/')
+        if idx >= 0:
+            return rest[idx + 4 : -1]
+    n = len(rest)
+    if n % 2 == 1:  # "a/P b/P": both halves name the same file unless it was renamed
+        half = (n - 1) // 2
+        left, right = rest[:half], rest[half + 1 :]
+        if left[2:] == right[2:]:
+            return right[2:]
+    idx = rest.rfind(" b/")
+    return rest[idx + 3 :] if idx >= 0 else rest
+
+
+def _patch_evidence(pa: str, pb: str, limit: int = 40) -> tuple[str, ...]:
+    la, lb = pa.split("\n"), pb.split("\n")
+    if len(la) + len(lb) > 4000:  # difflib is quadratic; say how big instead
+        return (f"patch of {len(la)} lines in A, {len(lb)} lines in B",)
+    lines = list(difflib.unified_diff(la, lb, "A", "B", n=1, lineterm=""))[2:]
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... {len(lines) - limit} more lines"]
+    return tuple(lines)
+
+
+def _stat(patch: str) -> str:
+    """``+3 -1`` for one file's patch.
+
+    >>> _stat("--- a/x\\n+++ b/x\\n@@ -1 +1 @@\\n-a\\n+b\\n+c")
+    'uncommitted +2 -1'
+    """
+    plus = minus = 0
+    for line in patch.split("\n"):
+        if line.startswith("+") and not line.startswith("+++"):
+            plus += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            minus += 1
+    return f"uncommitted +{plus} -{minus}"
+
+
+def _untracked(name: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Difference]:
+    ua = {u.get("path"): u for u in x.get("untracked") or []}
+    ub = {u.get("path"): u for u in y.get("untracked") or []}
+    out: list[Difference] = []
+    for path, u in ua.items():
+        if path not in ub:
+            out.append(Difference("git", f"{name}: {path}", "removed", _untracked_desc(u), None,
+                                  evidence=("untracked file in A only",),
+                                  path=locator("git", name, "untracked", path)))
+        elif _untracked_desc(ub[path]) != _untracked_desc(u):
+            out.append(Difference("git", f"{name}: {path}", "changed", _untracked_desc(u),
+                                  _untracked_desc(ub[path]),
+                                  evidence=("untracked file with other content",),
+                                  path=locator("git", name, "untracked", path)))
+    out += [Difference("git", f"{name}: {p}", "added", None, _untracked_desc(u),
+                       evidence=("untracked file in B only",),
+                       path=locator("git", name, "untracked", p))
+            for p, u in ub.items() if p not in ua]
+    return out
+
+
+def _untracked_desc(u: Mapping[str, Any]) -> str:
+    """``untracked, 12 bytes, sha256 ab12cd34ef56``."""
+    parts = ["untracked"]
+    if "link" in u:
+        parts.append(f"link to {u['link']}")
+    if "size" in u:
+        parts.append(f"{u['size']} bytes")
+    if u.get("sha256"):
+        parts.append(f"sha256 {str(u['sha256'])[:12]}")
+    if u.get("error"):
+        parts.append(str(u["error"]))
+    return ", ".join(parts)
+
+
+def _submodules(repo: Mapping[str, Any]) -> dict[str, Any]:
+    return {str(s.get("path", i)): s.get("commit", "")
+            for i, s in enumerate(repo.get("submodules") or [])}
+
+
+def score(d: Difference, rules: Rules) -> Verdict:
+    """Another commit (82) and other uncommitted changes to a file (80): the code changed;
+    submodules (78); untracked files (65 for code, 55 else); dirty vs clean (50); branch
+    (35: the commit decides the code); remotes (15)."""
+    repo, sep, path = d.key.partition(": ")
+    if sep:
+        if any("uncommitted" in e for e in d.evidence) or "uncommitted" in str(d.a or d.b):
+            return 80, "uncommitted changes to this file differ: the code that runs differs", False
+        if path.endswith((".py", ".so", ".pth", ".cu", ".cpp", ".yaml", ".json", ".toml")):
+            return 65, "an untracked code or config file: it runs or is read if found", False
+        return 55, "an untracked file differs", False
+    if d.evidence and d.evidence[0].startswith("repository at"):
+        return 70, "a repository present in one run only", False
+    if ".submodules." in d.key:
+        return 78, "a submodule at another commit", False
+    field = d.key.rpartition(".")[2]
+    table: dict[str, tuple[int, str]] = {
+        "commit": (82, "another commit: the code changed"),
+        "diff": (78, "the uncommitted changes differ"),
+        "dirty": (50, "uncommitted changes in one working tree only"),
+        "branch": (35, "another branch (the commit decides the code)"),
+        "detached": (30, "HEAD detached in one run only"),
+        "upstream": (15, "another upstream branch"),
+        "errors": (20, "the capture could not see something in one run"),
+    }
+    if field in table:
+        return (*table[field], False)
+    return 15, "repository metadata", False

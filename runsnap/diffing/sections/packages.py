@@ -1,0 +1,131 @@
+"""``[packages]``: the interpreter, ``sys.path``, distributions added, removed, upgraded or
+downgraded (PEP 440), and installs that moved; scored with :mod:`runsnap.knowledge.packages`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from runsnap.diffing.report import Difference
+from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
+from runsnap.knowledge.packages import is_core_package
+
+__all__ = ["compare", "score", "version_change"]
+
+_NORMALIZE = re.compile(r"[-_.]+")
+
+
+def _norm(name: str) -> str:
+    return _NORMALIZE.sub("-", name).lower()
+
+
+def version_change(x: str, y: str) -> str:
+    """``upgraded``, ``downgraded`` or ``changed`` (PEP 440; unparsable versions: ``changed``).
+
+    >>> version_change("2.9.0", "2.10.0"), version_change("1.0", "1.0rc1"), version_change("a", "b")
+    ('upgraded', 'downgraded', 'changed')
+    """
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        va, vb = Version(x), Version(y)
+    except InvalidVersion:
+        return "changed"
+    if vb > va:
+        return "upgraded"
+    if vb < va:
+        return "downgraded"
+    return "changed"  # equal by PEP 440 but spelt differently (1.0 vs 1.0.0)
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """The interpreter, then distributions added / removed / upgraded / downgraded (PEP 440), and
+    an install location or editable source that moved even when the version is equal."""
+    out: list[Difference] = []
+    for key, label in (("interpreter_real", "interpreter"), ("python_version", "python_version"),
+                       ("implementation", "implementation")):
+        x, y = a.get(key), b.get(key)
+        if x != y and (x or y):
+            ev: tuple[str, ...] = ()
+            if key == "interpreter_real":
+                ev = (f"A: {a.get('interpreter')} ({a.get('reason', '')})",
+                      f"B: {b.get('interpreter')} ({b.get('reason', '')})")
+            out.append(Difference("packages", label, "changed", x, y, evidence=ev,
+                                  path=("packages", label)))
+    sa, sb = list(a.get("sys_path") or []), list(b.get("sys_path") or [])
+    if sa != sb and (sa or sb) and a.get("distributions") is not None:
+        change, ev = compare_lists(sa, sb)
+        out.append(Difference("packages", "sys.path", change, sa, sb, evidence=ev,
+                              path=("packages", "sys_path")))
+    da = {_norm(k): (k, v) for k, v in (a.get("distributions") or {}).items()}
+    db = {_norm(k): (k, v) for k, v in (b.get("distributions") or {}).items()}
+    for norm, (name, x) in da.items():
+        if norm not in db:
+            out.append(Difference("packages", name, "removed", x.get("version"), None,
+                                  evidence=(f"was at {x.get('location', '?')}",),
+                                  path=("packages", name)))
+            continue
+        y = db[norm][1]
+        vx, vy = str(x.get("version", "")), str(y.get("version", ""))
+        moved = list(_dist_fields(x, y))
+        if vx != vy:  # where the other version lives is evidence, not another difference
+            ev = tuple(f"{dotted(parts)}: {fx} -> {fy}" for parts, fx, fy in moved)
+            out.append(Difference("packages", name, version_change(vx, vy), vx, vy, evidence=ev,
+                                  path=("packages", name)))
+            continue
+        for parts, fx, fy in moved:
+            out.append(Difference("packages", f"{name}.{dotted(parts)}", "changed", fx, fy,
+                                  path=locator("packages", name, *parts)))
+    for norm, (name, y) in db.items():
+        if norm not in da:
+            out.append(Difference("packages", name, "added", None, y.get("version"),
+                                  evidence=(f"at {y.get('location', '?')}",),
+                                  path=("packages", name)))
+    shadow_a = {(_norm(s.get("name", "")), s.get("location", "")): s
+                for s in a.get("shadowed") or []}
+    shadow_b = {(_norm(s.get("name", "")), s.get("location", "")): s
+                for s in b.get("shadowed") or []}
+    for k, s in shadow_a.items():
+        if k not in shadow_b:
+            out.append(Difference("packages", f"{s.get('name')}.shadowed", "removed",
+                                  f"{s.get('version')} at {k[1]}", None,
+                                  path=("packages", str(s.get("name")), "shadowed")))
+    for k, s in shadow_b.items():
+        if k not in shadow_a:
+            out.append(Difference("packages", f"{s.get('name')}.shadowed", "added", None,
+                                  f"{s.get('version')} at {k[1]}",
+                                  path=("packages", str(s.get("name")), "shadowed")))
+    return out
+
+
+def _dist_fields(x: Mapping[str, Any], y: Mapping[str, Any]) -> Iterator[tuple[Parts, Any, Any]]:
+    for field in ("location", "editable", "source"):
+        if x.get(field) != y.get(field):
+            yield (field,), x.get(field), y.get(field)
+    # direct_url.url and .editable are already compared as source and editable.
+    skip = {"editable", "url"} if "source" in x and "source" in y else {"editable"}
+    for parts, _change, fx, fy in walk(x.get("direct_url") or {}, y.get("direct_url") or {}):
+        if dotted(parts) not in skip:
+            yield ("direct_url", *parts), fx, fy
+
+
+def score(d: Difference, rules: Rules) -> Verdict:
+    """The interpreter first (84: every package may differ), then core packages (80-82), then
+    other packages (70-72, a downgrade above an upgrade: regressions are more often the cause),
+    the same version from another location (66) and ``sys.path`` order (62)."""
+    if d.key in ("interpreter", "python_version", "implementation"):
+        return 84, "another Python interpreter: every installed package may differ", False
+    if d.key == "sys.path":
+        return 62, "sys.path decides which copy of a module is imported", False
+    name, _, field = d.key.partition(".")
+    if field == "shadowed":
+        return 64, "a second copy of this package is hidden behind the one imported", False
+    if field:
+        return 66, f"the same {name} installed from elsewhere: its code may differ", False
+    core = is_core_package(name)
+    bump = {"downgraded": 2, "upgraded": 1}.get(d.change, 0)
+    if core:
+        return 80 + bump, f"{name} is at the core of the serving or training stack", False
+    return 70 + bump, "another package version changes the code that runs", False

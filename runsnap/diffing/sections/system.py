@@ -1,0 +1,88 @@
+"""``[system]``: host, OS, kernel, CPU, memory; GPU availability, driver, CUDA, models and
+devices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runsnap.diffing.report import Difference
+from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.walk import compare_lists
+
+__all__ = ["SYSTEM_FIELDS", "compare", "score"]
+
+_SYSTEM_FIELDS = (
+    ("host", ("host",)), ("os", ("os",)), ("kernel", ("kernel",)), ("machine", ("machine",)),
+    ("cpu.model", ("cpu", "model")), ("cpu.logical", ("cpu", "logical")),
+    ("cpu.affinity", ("cpu", "affinity")), ("memory.total_bytes", ("memory", "total_bytes")),
+    ("runsnap_python", ("python", "version")),
+    ("gpu.available", ("gpu", "available")), ("gpu.driver_version", ("gpu", "driver_version")),
+    ("gpu.cuda_version", ("gpu", "cuda_version")), ("gpu.count", ("gpu", "count")),
+)
+
+
+def _get(data: Any, path: Sequence[str]) -> Any:
+    for p in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(p)
+    return data
+
+
+def _gpu_models(section: Mapping[str, Any]) -> list[str]:
+    """``['8 x NVIDIA H100 80GB HBM3 (81559 MiB)']``."""
+    counts: dict[str, int] = {}
+    for dev in _get(section, ("gpu", "devices")) or []:
+        label = f"{dev.get('name', '?')} ({dev.get('memory_mib', '?')} MiB)"
+        counts[label] = counts.get(label, 0) + 1
+    return [f"{n} x {label}" for label, n in sorted(counts.items())]
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """Host, OS, kernel, CPU, memory; GPU: availability, driver, CUDA version, model and count,
+    and which physical devices (UUIDs)."""
+    out: list[Difference] = []
+    for key, path in _SYSTEM_FIELDS:
+        x, y = _get(a, path), _get(b, path)
+        if x != y:
+            out.append(Difference("system", key, "changed", x, y, path=("system", *path)))
+    ga, gb = _gpu_models(a), _gpu_models(b)
+    if ga != gb:
+        out.append(Difference("system", "gpu.models", "changed", ga, gb,
+                              path=("system", "gpu", "models")))
+    ua = [d.get("uuid") for d in _get(a, ("gpu", "devices")) or []]
+    ub = [d.get("uuid") for d in _get(b, ("gpu", "devices")) or []]
+    if ua != ub:
+        change, ev = compare_lists([str(u) for u in ua], [str(u) for u in ub])
+        out.append(Difference("system", "gpu.uuids", change, ua, ub, evidence=ev,
+                              path=("system", "gpu", "uuids")))
+    return out
+
+
+#: System facts: score and reason.
+SYSTEM_FIELDS = {
+    "gpu.models": (72, "another GPU model or count"),
+    "gpu.count": (72, "another number of GPUs"),
+    "gpu.available": (72, "GPUs visible in one run only"),
+    "gpu.driver_version": (66, "another NVIDIA driver"),
+    "gpu.cuda_version": (66, "another CUDA version supported by the driver"),
+    "machine": (60, "another CPU architecture"),
+    "cpu.affinity": (45, "another number of usable CPUs (thread counts follow it)"),
+    "os": (45, "another operating system release"),
+    "kernel": (40, "another kernel"),
+    "cpu.model": (35, "another CPU model"),
+    "cpu.logical": (30, "another number of CPUs"),
+    "host": (25, "another host"),
+    "memory.total_bytes": (15, "another amount of memory"),
+    "gpu.uuids": (15, "other physical GPUs (of the same model)"),
+}
+
+
+def score(d: Difference, rules: Rules) -> Verdict:
+    """GPU model, count and availability (72), driver and CUDA version (66), then host facts
+    (15-60, :data:`SYSTEM_FIELDS`); runsnap's own Python is noise (not the child's)."""
+    if d.key == "runsnap_python":
+        return 2, "noise: runsnap's own interpreter, not the program's", True
+    score, reason = SYSTEM_FIELDS.get(d.key, (30, "another system fact"))
+    return score, reason, False
