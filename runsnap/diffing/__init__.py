@@ -19,10 +19,10 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-from runsnap.diffing import evidence, sections
+from runsnap.diffing import evidence, grouping, sections
 from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.many import Progress, compare_rows
-from runsnap.diffing.rank import rank
+from runsnap.diffing.rank import rank, ranking_key
 from runsnap.diffing.report import (
     CHANGES,
     Difference,
@@ -108,7 +108,8 @@ def compare(
         found = kept
     rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
     rules = _with_evidence(rules, a, b, found)
-    return Report(SnapInfo.of(a), SnapInfo.of(b), rank(found, rules), show_all=show_all,
+    ranked = grouping.group(rank(found, rules), a, b, key=ranking_key)
+    return Report(SnapInfo.of(a), SnapInfo.of(b), ranked, show_all=show_all,
                   notes=(*notes, *extra))
 
 

@@ -24,6 +24,8 @@ LIKELY = 60
 MD_ROWS = 15
 #: Evidence lines shown per difference in text.
 EVIDENCE_LINES = 12
+#: Related differences (consequences) shown under a cause in text.
+RELATED_LINES = 8
 
 
 class Style:
@@ -127,6 +129,11 @@ def _detail(i: int, d: Difference, st: Style) -> list[str]:
     if len(d.evidence) > EVIDENCE_LINES:
         lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
     lines.append(st.dim(f"        why: {d.reason}"))
+    if d.related:
+        lines.append(f"        with it ({len(d.related)}):")
+        lines += [f"    {_one_line(r, st)}" for r in d.related[:RELATED_LINES]]
+        if len(d.related) > RELATED_LINES:
+            lines.append(st.dim(f"           ... {len(d.related) - RELATED_LINES} more"))
     return lines
 
 
@@ -136,7 +143,8 @@ def _one_line(d: Difference, st: Style) -> str:
         what = f"{_change_words(d)}: {short(value, 60)}"
     else:
         what = f"{d.change}: {short(d.a, 40)} -> {short(d.b, 40)}"
-    return f"    {st.score(d.score)}  {d.key}  {what}  {st.dim('(' + d.reason + ')')}"
+    more = f"  (+{len(d.related)} with it)" if d.related else ""
+    return f"    {st.score(d.score)}  {d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
 
 
 def _outcome_block(diffs: Sequence[Difference], st: Style) -> list[str]:
@@ -280,6 +288,15 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
         if len(diffs) > MD_ROWS:
             lines += ["", f"<details><summary>{len(diffs) - MD_ROWS} more differences</summary>",
                       "", *_md_table(diffs[MD_ROWS:], MD_ROWS + 1), "", "</details>"]
+    with_related = [d for d in diffs if d.related]
+    if with_related:
+        lines += ["", "<details><summary>Consequences grouped under their cause</summary>", ""]
+        for d in with_related:
+            lines += [f"**{md_text(d.where)}**", ""]
+            lines += [f"- {md_text(r.where)}: {cell(r.a, 60)} → {cell(r.b, 60)} "
+                      f"({md_text(r.reason)})" for r in d.related]
+            lines.append("")
+        lines.append("</details>")
     with_evidence = [d for d in diffs if d.evidence]
     if with_evidence:
         lines += ["", "<details><summary>Evidence (list entries, commits, diffs of diffs)"

@@ -73,7 +73,9 @@ def test_path_reordered_and_entries_added(cap, base_env):
     assert counted(report)[:3] == [("env", "CUDA_VISIBLE_DEVICES", "reordered"),
                                    ("env", "LD_LIBRARY_PATH", "changed"),
                                    ("env", "PATH", "reordered")]
-    assert by_key["CUDA_VISIBLE_DEVICES"].evidence == ("moved: 1 (position 2 in A, 1 in B)",)
+    assert by_key["CUDA_VISIBLE_DEVICES"].evidence == (
+        "moved: 1 (position 2 in A, 1 in B)", "devices A saw: 0, 1, 2, 3",
+        "devices B saw: 1, 0, 2, 3")
     assert by_key["PATH"].evidence == ("moved: /opt/cuda-13/bin (position 2 in A, 1 in B)",)
     assert by_key["LD_LIBRARY_PATH"].evidence == ("added: /opt/nccl-2.27/lib (position 2)",
                                                   "removed: /opt/nccl/lib (was position 2)")
@@ -84,10 +86,14 @@ def test_misspelled_variable_called_out(cap):
     a = cap({"NCCL_P2P_DISABLE": "1"})
     b = cap({"NCCL_P2P_DISABEL": "1"})
     report = compare(a, b)
-    assert counted(report) == [("env", "NCCL_P2P_DISABEL", "added"),
-                               ("env", "NCCL_P2P_DISABLE", "removed")]
-    assert report.counted[0].score == 90
-    assert report.counted[0].reason.startswith("looks like a misspelling of NCCL_P2P_DISABLE")
+    # One cause: the variable A set, misspelt in B, with the misspelling under it.
+    assert counted(report) == [("env", "NCCL_P2P_DISABLE", "removed")]
+    cause = report.counted[0]
+    assert [(d.key, d.change) for d in cause.related] == [("NCCL_P2P_DISABEL", "added")]
+    assert cause.score == 90
+    assert ("B sets NCCL_P2P_DISABEL instead, a misspelling of NCCL_P2P_DISABLE: no program "
+            "reads it, so NCCL_P2P_DISABLE is not in effect there") in cause.evidence
+    assert "with it, env NCCL_P2P_DISABEL: looks like a misspelling" in cause.reason
 
 
 def test_secret_compared_by_fingerprint(cap):

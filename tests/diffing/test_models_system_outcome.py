@@ -84,9 +84,9 @@ def test_hugging_face_revision(cap, tmp_path):
     (repo / "refs" / "main").write_text("2" * 40)
     b = cap({"HF_HUB_CACHE": str(hub)}, argv=argv)
     report = compare(a, b)
-    assert counted(report) == [("models", "--model-path: revision", "changed"),
-                               ("models", "--model-path: path", "changed")]
+    assert counted(report) == [("models", "--model-path: revision", "changed")]
     assert report.counted[0].score == 84
+    assert [d.key for d in report.counted[0].related] == ["--model-path: path"]
 
 
 def fake_gpu(tmp_path: Path, name: str) -> str:

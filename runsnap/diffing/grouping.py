@@ -1,0 +1,284 @@
+"""A cause with its consequences: one change shown once, the differences it brought under it.
+
+Another virtual environment changes the interpreter, ``sys.path``, ``VIRTUAL_ENV``, a ``PATH``
+entry, the command's program and every package's location at once; listing them as ten causes
+hides the one that matters. A *grouper* looks at the ranked differences and the two snapshots
+and returns :class:`Group` records (a cause, its members, and lines that explain the link);
+:func:`group` applies them in order (a difference joins one group at most), puts the members
+under the cause as :attr:`Difference.related` and ranks the group by its strongest member's
+evidence. The groupers:
+
+* :func:`by_interpreter` - another interpreter or venv: interpreter, prefix, ``VIRTUAL_ENV``,
+  ``CONDA_PREFIX``, the ``PATH`` entries of either prefix, the command's program, ``sys.path``,
+  and the package changes under either prefix (those the program imported rank first, since
+  members are ranked like any difference);
+* :func:`by_model` - a model given by one option at another revision: its config fields,
+  weight and side files;
+* :func:`by_commit` - a repository at another commit: branch and describe, editable packages
+  installed from it (the files it changed and those the run imported are evidence lines, see
+  :mod:`runsnap.diffing.evidence`);
+* :func:`by_devices` - ``CUDA_VISIBLE_DEVICES`` and its kin: the devices each run saw;
+* :func:`by_misspelling` - a variable set in one run and a misspelling of it in the other;
+* :func:`by_runtime` - run-time differences (a variable read in one run only, a package
+  imported from elsewhere) under the difference they come from.
+
+Add a grouper to :data:`GROUPERS`; it never removes or changes a difference, only groups.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from runsnap.diffing.evidence import KINDS
+from runsnap.diffing.report import Difference, short
+
+__all__ = ["GROUPERS", "Group", "group"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One cause and the differences that came with it."""
+
+    cause: Difference
+    """The difference that explains the others (one of the differences found)."""
+
+    members: tuple[Difference, ...]
+    """Its consequences (other differences found)."""
+
+    lines: tuple[str, ...] = ()
+    """Evidence lines added to the cause: what links the members to it."""
+
+    title: str = ""
+    """A sentence for the group as a whole (``another virtual environment: A ... B ...``)."""
+
+
+Grouper = Callable[[Sequence[Difference], Any, Any], list[Group]]
+
+
+def _by_key(diffs: Iterable[Difference]) -> dict[tuple[str, str], Difference]:
+    return {(d.section, d.key): d for d in diffs}
+
+
+def _under(path: Any, prefixes: Iterable[str]) -> bool:
+    text = str(path or "")
+    return any(p and (text == p or text.startswith(p.rstrip("/") + "/")) for p in prefixes)
+
+
+# --------------------------------------------------------------------------- groupers
+
+
+def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """Another interpreter or virtual environment, with everything that moved with it."""
+    pa, pb = a.get("packages") or {}, b.get("packages") or {}
+    ea, eb = (a.get("env") or {}).get("vars") or {}, (b.get("env") or {}).get("vars") or {}
+    prefixes = {str(x) for x in (pa.get("prefix"), pb.get("prefix"), ea.get("VIRTUAL_ENV"),
+                                 eb.get("VIRTUAL_ENV"), ea.get("CONDA_PREFIX"),
+                                 eb.get("CONDA_PREFIX")) if x}
+    keys = _by_key(diffs)
+    cause = (keys.get(("packages", "interpreter")) or keys.get(("env", "VIRTUAL_ENV"))
+             or keys.get(("env", "CONDA_PREFIX")))
+    if cause is None:
+        return []
+    members: list[Difference] = []
+    for d in diffs:
+        if d is cause:
+            continue
+        if d.section == "packages":
+            name, _, field = d.key.partition(".")
+            if d.key in ("python_version", "implementation", "sys.path") or field:
+                members.append(d)
+                continue
+            dists = [(p.get("distributions") or {}).get(name) or {} for p in (pa, pb)]
+            if any(_under(x.get("location"), prefixes) for x in dists):
+                members.append(d)
+        elif d.section == "env" and d.key in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+                                              "PYTHONHOME", "CONDA_PYTHON_EXE"):
+            members.append(d)
+        elif d.section == "env" and d.key == "PATH":
+            entries = [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence]
+            if entries and all(_under(e, prefixes) for e in entries):
+                members.append(d)
+        elif d.section == "command" and d.key in ("executable", "program"):
+            if _under(d.a, prefixes) or _under(d.b, prefixes) or "python" in str(d.a or d.b):
+                members.append(d)
+    title = (f"another Python environment: A {pa.get('prefix') or '?'} "
+             f"(Python {pa.get('python_version') or '?'}), B {pb.get('prefix') or '?'} "
+             f"(Python {pb.get('python_version') or '?'})")
+    return [Group(cause, tuple(members), title=title)] if members else []
+
+
+def by_model(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """A model at another revision, or another model directory: its files and fields."""
+    out: list[Group] = []
+    for d in diffs:
+        if d.section != "models" or ": " not in d.key:
+            continue
+        src, _, what = d.key.partition(": ")
+        if what not in ("revision", "repo_id"):
+            continue  # another directory alone: its fields speak for themselves
+        members = [m for m in diffs if m is not d and (
+            (m.section == "models" and m.key.startswith(src + ": ")
+             and m.key.partition(": ")[2] not in ("revision", "repo_id"))
+            or (m.section == "command" and m.key == src))]
+        if members:
+            n = sum(1 for m in members if m.section == "models")
+            out.append(Group(d, tuple(members), title=(
+                f"the model given by {src} is at another revision"
+                f" ({short(d.a, 40)} -> {short(d.b, 40)}): {n} config field"
+                f"{'s' if n != 1 else ''} and files changed with it")))
+            break
+    return out
+
+
+def by_commit(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """A repository at another commit: its branch, describe, upstream, and the editable
+    packages installed from it."""
+    out: list[Group] = []
+    ra = (a.get("git") or {}).get("repos") or {}
+    rb = (b.get("git") or {}).get("repos") or {}
+    pa, pb = a.get("packages") or {}, b.get("packages") or {}
+    for d in diffs:
+        if d.section != "git" or not d.key.endswith(".commit"):
+            continue
+        repo = d.key[: -len(".commit")]
+        paths = {str(r.get("path")) for r in (ra.get(repo) or {}, rb.get(repo) or {})
+                 if r.get("path")}
+        members = [m for m in diffs if m is not d and m.section == "git"
+                   and m.key in {f"{repo}.{f}" for f in ("branch", "detached", "upstream")}]
+        for m in diffs:
+            if m.section != "packages" or "." in m.key:
+                continue
+            dists = [(p.get("distributions") or {}).get(m.key) or {} for p in (pa, pb)]
+            if any(_under(x.get("editable") or x.get("source") or x.get("location"), paths)
+                   for x in dists):
+                members.append(m)
+        if members:
+            out.append(Group(d, tuple(members)))
+    return out
+
+
+_DEVICES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+            "ROCR_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+
+
+def _seen(value: Any, devices: Sequence[Mapping[str, Any]]) -> str:
+    if value is None:
+        return f"all {len(devices)} GPU{'s' if len(devices) != 1 else ''}" if devices \
+            else "every GPU (none recorded)"
+    names = []
+    for part in str(value).split(","):
+        part = part.strip()
+        dev = next((x for x in devices if str(x.get("index")) == part
+                    or str(x.get("uuid", "")).startswith(part) and part.startswith("GPU-")), None)
+        names.append(f"{part} ({dev.get('name', '?')}, {dev.get('uuid', '?')})" if dev else part)
+    return ", ".join(names) if names else "no GPU"
+
+
+def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """``CUDA_VISIBLE_DEVICES`` (and its kin): the devices each run saw, the other device
+    variables under it."""
+    keys = _by_key(diffs)
+    cause = next((keys[("env", n)] for n in _DEVICES if ("env", n) in keys), None)
+    if cause is None:
+        return []
+    members = [keys[("env", n)] for n in _DEVICES
+               if ("env", n) in keys and keys[("env", n)] is not cause]
+    da = ((a.get("system") or {}).get("gpu") or {}).get("devices") or []
+    db = ((b.get("system") or {}).get("gpu") or {}).get("devices") or []
+    lines = (f"devices A saw: {_seen(cause.a, da)}", f"devices B saw: {_seen(cause.b, db)}")
+    return [Group(cause, tuple(members), lines=lines)]
+
+
+def by_misspelling(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """A variable set in one run, and a misspelling of it set in the other: one cause."""
+    from runsnap.knowledge.env import likely_misspelling
+
+    keys = _by_key(diffs)
+    out: list[Group] = []
+    for d in diffs:
+        if d.section != "env" or d.change not in ("added", "removed"):
+            continue
+        meant = likely_misspelling(d.key)
+        right = keys.get(("env", meant)) if meant else None
+        if right is not None and right.change in ("added", "removed") and right.change != d.change:
+            side = "B" if d.change == "added" else "A"
+            out.append(Group(right, (d,), lines=(
+                f"{side} sets {d.key} instead, a misspelling of {meant}: no program reads it, "
+                f"so {meant} is not in effect there",)))
+    return out
+
+
+def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """Run-time differences (``[runtime]``: read in one run only, imported from elsewhere)
+    under the variable or package they are about."""
+    keys = _by_key(diffs)
+    found: dict[int, tuple[Difference, list[Difference]]] = {}
+    for d in diffs:
+        if d.section != "runtime":
+            continue
+        parts = re.split(r"[.\[\]]", d.key)
+        if len(parts) < 2 or parts[0] not in ("env", "modules"):
+            continue
+        name = parts[1]
+        owner = keys.get(("env", name)) if parts[0] == "env" else (
+            keys.get(("packages", name)) or keys.get(("packages", name.replace("_", "-"))))
+        if owner is not None:
+            found.setdefault(id(owner), (owner, []))[1].append(d)
+    return [Group(owner, tuple(members)) for owner, members in found.values()]
+
+
+#: The groupers, applied in this order (a difference joins the first group that claims it).
+GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_model, by_commit, by_devices,
+                           by_runtime]
+
+
+# --------------------------------------------------------------------------- applying
+
+
+def _strength(d: Difference) -> tuple[int, int]:
+    return (KINDS.index(d.evidence_kind) if d.evidence_kind in KINDS else len(KINDS), -d.score)
+
+
+def _merge(g: Group, members: Sequence[Difference],
+           key: Callable[[Difference], Any]) -> Difference:
+    cause = g.cause
+    ranked = sorted(members, key=key)
+    strongest = min([cause, *ranked], key=_strength)
+    reason = cause.reason
+    lines = list(cause.evidence) + list(g.lines)
+    if g.title:
+        reason = f"{g.title}; {reason}" if strongest is cause else g.title
+    if strongest is not cause:
+        reason = f"{reason}; with it, {strongest.where}: {strongest.reason}"
+    score = max(cause.score, strongest.score)
+    hidden = cause.hidden and strongest.evidence_kind not in ("failing-path", "named")
+    return dataclasses.replace(
+        cause, score=score, reason=reason, evidence=tuple(lines), hidden=hidden,
+        evidence_kind=strongest.evidence_kind, related=(*cause.related, *ranked))
+
+
+def group(diffs: Sequence[Difference], a: Any, b: Any,
+          key: Callable[[Difference], Any], groupers: Sequence[Grouper] | None = None
+          ) -> tuple[Difference, ...]:
+    """``diffs`` (ranked) with each group's members moved under its cause, re-ranked by
+    ``key``. Hidden members stay hidden under the cause; a cause whose members count is shown."""
+    current = list(diffs)
+    for grouper in GROUPERS if groupers is None else groupers:
+        taken: set[int] = set()
+        merged: dict[int, Difference] = {}
+        for g in grouper(current, a, b):
+            if id(g.cause) in taken:
+                continue
+            members = [m for m in g.members if id(m) not in taken and m is not g.cause]
+            if not members and not g.lines:
+                continue
+            taken.update(id(m) for m in members)
+            taken.add(id(g.cause))
+            merged[id(g.cause)] = _merge(g, members, key)
+        if merged:
+            member_ids = taken - set(merged)
+            current = [merged.get(id(d), d) for d in current if id(d) not in member_ids]
+    return tuple(sorted(current, key=key))
