@@ -10,10 +10,12 @@ relaying thread, so it does no work on lines that cannot belong to a traceback.
 The ``[outcome] traceback`` table (docs/schema.md)::
 
     traceback = {type = "ValueError", message = "...", frames = [
-        {file = "/srv/app/model_config.py", line = 1314, function = "_derive_context_length"},
+        {file = "/srv/app/model_config.py", line = 1314, function = "_derive_context_length",
+         code = "raise ValueError("},
     ]}
 
-Frames are outermost first, as Python prints them. Lines a logger put in front of the
+Frames are outermost first, as Python prints them; ``code`` is the source line Python printed
+under the frame (absent when it printed none). Lines a logger put in front of the
 ``Traceback (most recent call last):`` header (``[2026-...] Scheduler hit an exception: ``)
 are allowed; the frames and the exception line are recognised by their shape.
 """
@@ -33,6 +35,8 @@ __all__ = ["MAX_FRAMES", "TracebackWatch", "parse"]
 MAX_FRAMES = 60
 #: Characters of the exception message kept.
 MAX_MESSAGE = 2000
+#: Characters of a frame's source line kept.
+MAX_CODE = 300
 #: Lines a traceback may span before it is given up as not one.
 MAX_LINES = 2000
 
@@ -79,8 +83,13 @@ class TracebackWatch:
             self._code_next = True
             return
         stripped = text.strip()
+        if self._code_next and text[:1] in (" ", "\t") and stripped \
+                and not stripped.startswith(("^", "~")):
+            frames[-1]["code"] = stripped[:MAX_CODE]  # the source line Python printed
+            self._code_next = False
+            return
         if not stripped or text[:1] in (" ", "\t") or stripped.startswith(("^", "~", "|", "+")):
-            self._code_next = False  # source lines, carets, exception-group borders
+            self._code_next = False  # carets, exception-group borders
             return
         if stripped.startswith("...") or stripped.startswith("[Previous line repeated"):
             return

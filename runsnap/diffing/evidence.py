@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference
+from runsnap.knowledge.env import list_separator, split_list
 from runsnap.knowledge.readers import read_natively
 
 __all__ = [
@@ -84,15 +85,15 @@ class Evidence:
 
         >>> Evidence("read", "").score(85), Evidence("read", "").score(40)
         (93, 91)
-        >>> Evidence("failing-path", "", rank=1).score(85)
-        98
+        >>> Evidence("failing-path", "", rank=1).score(85), Evidence("named", "").score(40)
+        (98, 96)
         """
         if self.kind == "unread":
             return min(name_score, UNREAD_CEILING)
         if self.kind not in BANDS:
             return name_score
         low, high = BANDS[self.kind]
-        if self.kind == "failing-path":
+        if self.kind in ("failing-path", "named"):
             return max(low, high - self.rank)
         bonus = 2 if name_score >= 85 else 1 if name_score >= 75 else 0
         return min(high, low + bonus)
@@ -183,6 +184,13 @@ class RunFacts:
             return None
         return got
 
+    def bulk_only(self, name: str) -> bool:
+        """Whether ``name`` was only seen in copies of the whole environment (passed on to a
+        child, which may read it): neither read nor unread."""
+        got = self.env.get(name)
+        return bool(got) and self.reads(name) is None and bool(
+            got.get("bulk") or got.get("bulk_reads"))
+
     def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
         """Normalised distribution name -> (top-level package, its module table)."""
         out: dict[str, tuple[str, Mapping[str, Any]]] = {}
@@ -250,6 +258,8 @@ def _value_named(value: Any, text_tokens: frozenset[str], raw: str) -> bool:
     text = str(value)
     if len(text) < 3 or text.lower() in ("true", "false", "none", "yes", "auto"):
         return False
+    if text.isalpha() and len(text) < 5:
+        return False  # WARN, Ring, INFO: words a message uses for its own reasons
     return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
 
 
@@ -357,9 +367,14 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     found = _on_failing_path(name, runs)
     if found:
         return found
+    listed = _search_path_evidence(d, runs)
+    if listed is not None and listed.kind == "failing-path":
+        return listed
     named = _named(d, runs)
     if named:
         return named
+    if listed is not None:
+        return listed
     readers = [(f, got) for f in runs for got in (f.reads(name),) if got is not None]
     if readers:
         bits = []
@@ -381,6 +396,8 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("read", "the program read it while it ran, in " + " and ".join(bits),
                         lines=tuple(lines))
     traced = [f for f in runs if f.traced]
+    if any(f.bulk_only(name) for f in runs):
+        return None
     if traced and len(traced) == len(runs):
         if all(f.native for f in runs):
             return Evidence("unread", "no process read it, from Python or from native "
@@ -397,28 +414,93 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     return None
 
 
-def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    names = _names_for(d, runs)
-    texts: list[tuple[str, str]] = [
-        (f"the error of failing run {f.label}", e) for f in runs if f.failed for e in f.errors]
+def _texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
+    """What can name a key, strongest first: ``(where, text, rank, run)``. The failing runs'
+    errors and the warnings one run printed alone (rank 0); the source lines of the failing
+    tracebacks (rank 1)."""
+    out: list[tuple[str, str, int, RunFacts]] = [
+        (f"the error of failing run {f.label}", e, 0, f) for f in runs if f.failed
+        for e in f.errors]
     if len(runs) == 2:
         a, b = runs
-        texts += [(f"a warning printed by {a.label} only", w) for w in a.warnings
-                  if w not in b.warnings]
-        texts += [(f"a warning printed by {b.label} only", w) for w in b.warnings
-                  if w not in a.warnings]
-    for where, text in texts:
+        out += [(f"a warning printed by {a.label} only", w, 0, a) for w in a.warnings
+                if w not in b.warnings]
+        out += [(f"a warning printed by {b.label} only", w, 0, b) for w in b.warnings
+                if w not in a.warnings]
+    for f in runs:
+        if not f.failed or not f.traceback:
+            continue
+        for frame in reversed(f.traceback.get("frames") or ()):
+            code = frame.get("code") if isinstance(frame, Mapping) else None
+            if code:
+                where = (f"the failing traceback of {f.label} "
+                         f"({str(frame.get('file', '?')).rsplit('/', 1)[-1]}:"
+                         f"{frame.get('line', '?')} in {frame.get('function', '?')})")
+                out.append((where, str(code), 1, f))
+    return out
+
+
+def _entries(value: Any, sep: str) -> list[str]:
+    return list(split_list(value, sep)) if isinstance(value, str) else []
+
+
+def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
+    """For a search path (``PYTHONPATH``, ``LD_LIBRARY_PATH``...): the failing traceback runs
+    through code under an entry one run has alone, or a run imported a package from one."""
+    sep = list_separator(d.key, str(d.a or ""), str(d.b or "")) if d.change != "reordered" \
+        else None
+    if sep != ":":
+        return None
+    ea, eb = _entries(d.a, sep), _entries(d.b, sep)
+    only = {e: "A" for e in ea if e not in eb}
+    only.update({e: "B" for e in eb if e not in ea})
+    only = {e: side for e, side in only.items() if e.startswith("/")}
+    if not only:
+        return None
+    for entry, side in only.items():
+        found = _code_on_failing_path(d, runs, [entry.rstrip("/") + "/"],
+                                      f"code found on {d.key} entry {entry} (set in {side} only)")
+        if found:
+            return found
+    texts = _texts(runs)
+    for f in runs:
+        for mod, table in f.modules.items():
+            file = str(table.get("file") or "") if isinstance(table, Mapping) else ""
+            entry = next((e for e in only if _under_dir(file, e)), None)
+            if entry is None:
+                continue
+            for where, text, rank, _run in texts:
+                if mod in tokens(text):
+                    return Evidence("named", (
+                        f"{where} names {mod}, which {f.label} imported from {file}, under "
+                        f"{d.key} entry {entry} (set in {only[entry]} only): "
+                        f"\"{_excerpt(text, mod)}\""), rank=rank)
+            return Evidence("read", f"{f.label} imported {mod} from {file}, under {d.key} "
+                                    f"entry {entry} (set in {only[entry]} only)")
+    return None
+
+
+def _under_dir(file: str, folder: str) -> bool:
+    return bool(file) and file.startswith(folder.rstrip("/") + "/")
+
+
+def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
+    names = _names_for(d, runs)
+    texts = _texts(runs)
+    for where, text, rank, _run in texts:
         toks = tokens(text)
         for n in names:
             if n in toks:
                 return Evidence("named", f"{where} names {n}: \"{_excerpt(text, n)}\"",
-                                rank=0)
-    if d.section in ("command", "models") and d.change != "reordered":
-        for f, (where, text) in ((f, t) for f in runs for t in texts if t[1] in f.errors):
+                                rank=rank)
+    if d.section in ("command", "models", "env") and d.change != "reordered":
+        for where, text, rank, f in texts:
+            if rank != 0 or not f.failed:
+                continue
             value = d.b if f.label == "B" else d.a
             if _value_named(value, tokens(text), text):
                 return Evidence("named", f"{where} names {f.label}'s value {value}: "
-                                         f"\"{_excerpt(text, str(value))}\"", rank=1)
+                                         f"\"{_excerpt(text, str(value))}\"", rank=2)
     return None
 
 
@@ -497,6 +579,12 @@ def gather(
             dists = [x for x in ((pa.get("distributions") or {}).get(name),
                                  (pb.get("distributions") or {}).get(name)) if x]
             ev = _package_evidence(d, runs, dists)
+        elif d.section == "git" and d.key.endswith(".commit"):
+            repo = d.key[: -len(".commit")]
+            paths = [str(r.get("path")) for r in (_repo(a, repo), _repo(b, repo))
+                     if r.get("path")]
+            ev = _code_on_failing_path(d, runs, [p.rstrip("/") + "/" for p in paths],
+                                       f"code of {repo}, at another commit")
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _code_on_failing_path(d, runs, [path], f"the changed file {path}")
@@ -506,6 +594,12 @@ def gather(
         if ev is not None:
             out[(d.section, d.key)] = ev
     return out
+
+
+def _repo(snap: Any, name: str) -> Mapping[str, Any]:
+    repos = (snap.get("git") or {}).get("repos") or {}
+    got = repos.get(name)
+    return got if isinstance(got, Mapping) else {}
 
 
 def traced(a: Any, b: Any) -> bool:

@@ -125,8 +125,9 @@ def test_the_value_named_by_the_error(tmp_path):
         "import argparse\n"
         "p = argparse.ArgumentParser(); p.add_argument('--max-batch', type=int)\n"
         "a = p.parse_args()\n"
-        "if a.max_batch > 256:\n"
-        "    raise MemoryError(f'cannot reserve KV cache for 4096 slots x {a.max_batch}')\n")
+        "slots = a.max_batch\n"
+        "if slots > 256:\n"
+        "    raise MemoryError(f'cannot reserve KV cache for 4096 tokens x {slots}')\n")
     base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     good = run([sys.executable, str(script), "--max-batch", "128"],
                env={**base, "VLLM_LOGGING_LEVEL": "INFO"}, cwd=tmp_path,
