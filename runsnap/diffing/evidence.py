@@ -188,8 +188,9 @@ class RunFacts:
         """Whether ``name`` was only seen in copies of the whole environment (passed on to a
         child, which may read it): neither read nor unread."""
         got = self.env.get(name)
-        return bool(got) and self.reads(name) is None and bool(
-            got.get("bulk") or got.get("bulk_reads"))
+        if got is None or self.reads(name) is not None:
+            return False
+        return bool(got.get("bulk") or got.get("bulk_reads"))
 
     def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
         """Normalised distribution name -> (top-level package, its module table)."""
@@ -466,9 +467,10 @@ def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
     for f in runs:
         for mod, table in f.modules.items():
             file = str(table.get("file") or "") if isinstance(table, Mapping) else ""
-            entry = next((e for e in only if _under_dir(file, e)), None)
-            if entry is None:
+            under = [e for e in only if _under_dir(file, e)]
+            if not under:
                 continue
+            entry = under[0]
             for where, text, rank, _run in texts:
                 if mod in tokens(text):
                     return Evidence("named", (
