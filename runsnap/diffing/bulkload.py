@@ -36,6 +36,10 @@ Progress = Callable[[int, int], None]
 _HEADER = re.compile(r"^\[\[?[ \t]*([A-Za-z0-9_-]+|[\"'])", re.M)
 
 
+# A one-line ``key = value`` whose key is one bare or quoted key (no dotted keys).
+_KEY_VALUE = re.compile(r'(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*")[ \t]*=')
+
+
 class _Fallback(Exception):
     """This file is read by the plain loader."""
 
@@ -53,6 +57,8 @@ class SectionCache:
 
     def __init__(self) -> None:
         self._parsed: dict[str, Any] = {}
+        self._lines: dict[str, tuple[str, Any]] = {}
+        self._headers: dict[str, tuple[str, ...]] = {}
         self._toml = _tomllib()
         self.parsed = 0
         """How many section texts were parsed (the rest were found in the cache)."""
@@ -63,10 +69,12 @@ class SectionCache:
             hit = self._parsed.get(text)
             if hit is not None:
                 return hit
-        try:
-            doc = self._toml.loads(text)
-        except self._toml.TOMLDecodeError:
-            raise _Fallback from None
+        doc = self._by_lines(text)
+        if doc is None:
+            try:
+                doc = self._toml.loads(text)
+            except self._toml.TOMLDecodeError:
+                raise _Fallback from None
         if list(doc) != [name]:
             raise _Fallback
         value = decode(doc)[name]
@@ -74,6 +82,73 @@ class SectionCache:
         if share:
             self._parsed[text] = value
         return value
+
+    def _by_lines(self, text: str) -> dict[str, Any] | None:
+        """What :mod:`tomllib` makes of ``text``, parsed a line at a time with each distinct
+        line parsed once (the ranks' ``[env]`` differ in a few lines of hundreds), or ``None``
+        when the text is not only table headers and one-line ``key = value`` lines (then the
+        whole text is parsed as usual; so is anything TOML would reject, such as a key or a
+        table given twice). A multi-line value always has a first line that is not a whole
+        statement, which stops this at once."""
+        root: dict[str, Any] = {}
+        made = {id(root)}  # tables made by headers here: the only ones entered again
+        defined: set[tuple[str, ...]] = set()
+        table: dict[str, Any] | None = None
+        lines = self._lines
+        for line in text.split("\n"):
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("["):
+                path = self._headers.get(line)
+                if path is None:
+                    path = self._header_path(line)
+                    if path is None:
+                        return None
+                    self._headers[line] = path
+                if path in defined:
+                    return None
+                defined.add(path)
+                node = root
+                for key in path:
+                    nxt = node.get(key)
+                    if nxt is None:
+                        nxt = node[key] = {}
+                        made.add(id(nxt))
+                    elif not isinstance(nxt, dict) or id(nxt) not in made:
+                        return None
+                    node = nxt
+                table = node
+                continue
+            item = lines.get(line)
+            if item is None:
+                if table is None or not _KEY_VALUE.match(line):
+                    return None
+                try:
+                    parsed = self._toml.loads(line)
+                except self._toml.TOMLDecodeError:
+                    return None
+                if len(parsed) != 1:
+                    return None
+                item = lines[line] = next(iter(parsed.items()))
+            if table is None or item[0] in table:
+                return None
+            table[item[0]] = item[1]
+        return root
+
+    def _header_path(self, line: str) -> tuple[str, ...] | None:
+        """The keys of a ``[a.b."c"]`` header line, or ``None`` (an array of tables, or not a
+        header alone on its line)."""
+        if line.startswith("[["):
+            return None
+        try:
+            node: Any = self._toml.loads(line)
+        except self._toml.TOMLDecodeError:
+            return None
+        keys: list[str] = []
+        while node:
+            (key, node), = node.items()
+            keys.append(key)
+        return tuple(keys)
 
     def load(self, path: str) -> Snapshot:
         """The snapshot at ``path``, as :func:`runsnap.snapshot.load` reads it."""
