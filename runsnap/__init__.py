@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from runsnap.capturing import capture, capture_pid, run
     from runsnap.diffing import Difference, Report, diff
     from runsnap.errors import RunsnapError, SnapshotError
-    from runsnap.snapshot import SCHEMA_VERSION, Snapshot, load
+    from runsnap.listing import load
+    from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -50,7 +51,7 @@ _LAZY = {
     "Report": "runsnap.diffing",
     "capture_pid": "runsnap.capturing",
     "run": "runsnap.capturing",
-    "load": "runsnap.snapshot",
+    "load": "runsnap.listing",
     "Snapshot": "runsnap.snapshot",
     "SCHEMA_VERSION": "runsnap.snapshot",
     "RunsnapError": "runsnap.errors",

@@ -9,7 +9,10 @@ from typing import Any
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import Snapshot, ordered_sections
 
-__all__ = ["render_summary"]
+__all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary"]
+
+#: ``show --format`` names.
+FORMATS = ("text", "json", "markdown")
 
 #: Variable families worth listing by name in a summary (the rest are only counted).
 NOTABLE_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "NCCL_", "CUDA_", "TORCH_", "PYTORCH_", "HF_",
@@ -31,8 +34,9 @@ def _size(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def render_summary(snap: Snapshot) -> str:
-    """The text ``runsnap show`` prints."""
+def render_summary(snap: Snapshot, width: int = 0) -> str:
+    """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
+    and a value's control characters are shown escaped."""
     lines: list[str] = []
     add = lines.append
     meta = snap.meta
@@ -197,7 +201,9 @@ def render_summary(snap: Snapshot) -> str:
             add(f"  [{name}] {e}")
     else:
         add("errors: none")
-    return "\n".join(lines) + "\n"
+    from runsnap.terminal import clean, fit
+
+    return "".join(fit(clean(line), width) + "\n" for line in "\n".join(lines).split("\n"))
 
 
 _NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "libcuda", "libnvrtc")
@@ -230,3 +236,103 @@ def _max_positions(cfg: Mapping[str, Any]) -> Any:
     if isinstance(text, Mapping):
         return text.get("max_position_embeddings")
     return None
+
+
+#: ``show --section`` names: every section a snapshot may hold.
+SECTIONS = ("meta", "command", "env", "git", "packages", "models", "system", "outcome",
+            "process", "runtime")
+
+
+def render_section(snap: Snapshot, name: str) -> str:
+    """One section in full: ``packages`` lists every distribution (name, version, where),
+    ``env`` every variable; any other section its keys and values, one per line."""
+    from runsnap.errors import UsageError
+
+    if name == "meta":
+        data: Mapping[str, Any] = snap.meta
+    elif name in snap.sections:
+        data = snap.sections[name]
+    else:
+        have = ", ".join(["meta", *ordered_sections(snap.sections)])
+        raise UsageError(f"--section {name}: this snapshot has no such section ({have})")
+    lines: list[str] = []
+    if name == "packages":
+        lines.append(f"{data.get('count', 0)} distributions for {data.get('interpreter', '?')} "
+                     f"(Python {data.get('python_version', '?')})")
+        dists: Mapping[str, Any] = data.get("distributions") or {}
+        rows = [(n, str(d.get("version", "")), _where(d)) for n, d in sorted(
+            dists.items(), key=lambda kv: kv[0].lower())]
+        wide = max((len(r[0]) for r in rows), default=0)
+        wver = max((len(r[1]) for r in rows), default=0)
+        lines += [f"{n:<{wide}}  {v:<{wver}}  {w}".rstrip() for n, v, w in rows]
+        for d in data.get("shadowed") or []:
+            lines.append(f"{d.get('name')}  {d.get('version', '')}  shadowed: "
+                         f"{d.get('location', '')}")
+    elif name == "env":
+        variables: Mapping[str, Any] = data.get("vars") or {}
+        lines += [f"{k}={v}" for k, v in sorted(variables.items())]
+    else:
+        lines += _flat(data, "")
+    for e in data.get("errors") or [] if name != "meta" else []:
+        lines.append(f"error: {e}")
+    from runsnap.terminal import clean
+
+    return "".join(clean(line) + "\n" for line in lines)
+
+
+def _where(d: Mapping[str, Any]) -> str:
+    if d.get("editable"):
+        return f"editable: {d.get('source') or d.get('location', '')}"
+    return str(d.get("location", ""))
+
+
+def _flat(data: Any, prefix: str) -> list[str]:
+    """``key = value`` lines, nested keys joined with dots.
+
+    >>> _flat({"a": 1, "b": {"c": [1, 2]}}, "")
+    ['a = 1', 'b.c = [1, 2]']
+    """
+    if isinstance(data, Mapping):
+        out: list[str] = []
+        for k, v in data.items():
+            if k == "errors":
+                continue
+            out += _flat(v, f"{prefix}.{k}" if prefix else str(k))
+        return out
+    text = str(data) if not isinstance(data, str) else data
+    if "\n" in text:
+        return [f"{prefix} =", *(f"  {ln}" for ln in text.splitlines())]
+    return [f"{prefix} = {text}"]
+
+
+def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
+    """``runsnap show`` in ``fmt``: ``text`` (:func:`render_summary`), ``json`` (the whole
+    snapshot as one JSON object) or ``markdown`` (the summary, and each section folded in
+    ``<details>``, to paste into an issue)."""
+    if fmt == "json":
+        import json
+
+        return json.dumps(snap.to_document(), indent=2, ensure_ascii=False, default=str) + "\n"
+    if fmt == "markdown":
+        return _markdown(snap)
+    if fmt == "text":
+        return render_summary(snap, width)
+    from runsnap.errors import UsageError
+
+    raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+
+
+def _markdown(snap: Snapshot) -> str:
+    summary = render_summary(snap).splitlines()
+    title = summary[0] if summary else "runsnap snapshot"
+    body = summary[1:]
+    fence = "````" if any("```" in line for line in body) else "```"
+    lines = [f"### {title}", "", fence, *body, fence]
+    for name in ordered_sections(snap.sections):
+        text = render_section(snap, name).rstrip("\n").splitlines()
+        if not text:
+            continue
+        inner = "````" if any("```" in line for line in text) else "```"
+        lines += ["", f"<details><summary>{name} ({len(text)} lines)</summary>", "", inner,
+                  *text, inner, "", "</details>"]
+    return "\n".join(lines) + "\n"

@@ -85,15 +85,62 @@ def capture(**params: Any) -> None:
     sys.exit(run_capture(**params))
 
 
-@cli.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshot", type=click.Path(dir_okay=True))
-@runsnap_command
-def show(snapshot: str) -> None:
-    """Print a readable summary of SNAPSHOT: key facts first, then counts and errors."""
-    from runsnap.show import render_summary
-    from runsnap.snapshot import load
+#: Where ``show``, ``ls`` and ``diff`` look for snapshots named ``@N`` / ``@label``.
+_DIR_HELP = "Folder of the snapshots named @1 (newest), @2, @label (default: ./.runsnap)."
 
-    click.echo(render_summary(load(snapshot)), nl=False)
+
+def _dir_option(func: F) -> F:
+    return click.option("--dir", "snap_dir", envvar="RUNSNAP_DIR",
+                        type=click.Path(file_okay=False), default=".runsnap",
+                        show_envvar=True, help=_DIR_HELP)(func)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshot", required=False)
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")),
+              default="text", show_default=True,
+              help="text for terminals, json for programs, markdown for a GitHub issue.")
+@click.option("--section", metavar="NAME",
+              help="Show one section in full (packages: every distribution; env: every "
+                   "variable).")
+@_dir_option
+@runsnap_command
+def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> None:
+    """Print a readable summary of SNAPSHOT: key facts first, then counts and errors.
+
+    SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
+    """
+    from runsnap import show as showing
+    from runsnap.listing import load
+    from runsnap.terminal import width
+
+    snap = load(snapshot or "@1", snap_dir)
+    if section:
+        text = showing.render_section(snap, section)
+        if fmt == "json":
+            import json
+
+            data = snap.meta if section == "meta" else snap.sections.get(section)
+            text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    else:
+        text = showing.render(snap, fmt, width() if fmt == "text" else 0)
+    click.echo(text, nl=False)
+
+
+@cli.command(name="ls", context_settings=CONTEXT_SETTINGS)
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for terminals, json for programs.")
+@_dir_option
+@runsnap_command
+def ls(fmt: str, snap_dir: str) -> None:
+    """List the snapshots of --dir, newest first: @N, time, label, exit status, host, command.
+
+    Name them @1 (the newest), @2, ... or @LABEL wherever a snapshot is taken.
+    """
+    from runsnap.listing import list_snapshots, render_listing
+    from runsnap.terminal import width
+
+    click.echo(render_listing(list_snapshots(snap_dir), fmt, width()), nl=False)
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -134,9 +181,7 @@ DIFF_FORMATS = ("text", "markdown", "json")
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
-@click.option("--dir", "snap_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
-              default=".runsnap", show_envvar=True,
-              help="Where to find the two newest snapshots when none is given.")
+@_dir_option
 @runsnap_command
 def diff(
     snapshots: tuple[str, ...],
@@ -154,18 +199,21 @@ def diff(
       runsnap diff A          compare A with the current context (captured now for A's command)
       runsnap diff A B C ...  N snapshots (ranks, nodes): who holds which value, the odd ones out
       runsnap diff snaps/123/ every snapshot in a folder (and below), e.g. one per rank of a job
-      runsnap diff            the two newest snapshots in --dir
+      runsnap diff            the two newest snapshots in --dir (@2 @1)
+      runsnap diff @good @1   snapshots by label or position (runsnap ls)
 
     Exit status: 0 no differences that count, 1 differences, 2 error.
     """
     import os
 
     from runsnap.diffing import diff as do_diff
-    from runsnap.diffing import expand, newest
+    from runsnap.diffing import expand
     from runsnap.diffing.render import render
     from runsnap.diffing.rules import load_user_rules
+    from runsnap.listing import newest, resolve
 
-    paths = expand(snapshots) if snapshots else newest(snap_dir, 2)
+    paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
+        else newest(snap_dir, 2)
     if len(paths) == 1:
         click.echo(f"runsnap: comparing {paths[0]} with the current context (captured now)",
                    err=True)

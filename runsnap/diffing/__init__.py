@@ -144,7 +144,9 @@ def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> froze
 
 
 def _as_snapshot(x: SnapshotLike) -> Snapshot:
-    return x if isinstance(x, Snapshot) else load(x)
+    from runsnap.listing import load as load_named
+
+    return x if isinstance(x, Snapshot) else load_named(x)
 
 
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -196,23 +198,8 @@ def diff(
 
 
 def newest(folder: str | os.PathLike[str], count: int = 2) -> list[str]:
-    """The ``count`` newest snapshot files in ``folder`` (by modification time, then name),
-    oldest of them first, so ``diff(*newest(".runsnap"))`` compares the last two runs."""
-    from pathlib import Path
+    """The ``count`` newest snapshots in ``folder`` (as ``runsnap ls`` orders them), oldest of
+    them first, so ``diff(*newest(".runsnap"))`` compares the last two runs."""
+    from runsnap.listing import newest as newest_in
 
-    from runsnap.errors import UsageError
-
-    base = Path(folder)
-    try:
-        files = [p for p in base.iterdir() if p.suffix == ".toml" and p.is_file()
-                 and not p.name.startswith(".")]
-    except FileNotFoundError:
-        raise UsageError(f"{base}: no such directory; give snapshot files, or capture "
-                         f"some first (runsnap capture)") from None
-    except NotADirectoryError:
-        raise UsageError(f"{base}: not a directory") from None
-    if len(files) < count:
-        raise UsageError(f"{base}: {len(files)} snapshot{'s' if len(files) != 1 else ''} found, "
-                         f"{count} needed to compare")
-    files.sort(key=lambda p: (p.stat().st_mtime_ns, p.name))
-    return [str(p) for p in files[-count:]]
+    return newest_in(folder, count)
