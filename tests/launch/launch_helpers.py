@@ -52,9 +52,9 @@ def handler(sig, frame):
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
           signal.SIGUSR1, signal.SIGUSR2):
     signal.signal(s, handler)
+print("child ready", flush=True)  # before the handshake: a test may kill it right after
 with open(ready, "w") as fh:
     fh.write(str(os.getpid()))
-print("child ready", flush=True)
 while not os.path.exists(go):
     time.sleep(0.02)
 sys.exit(7)
