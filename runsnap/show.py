@@ -201,9 +201,16 @@ def render_summary(snap: Snapshot, width: int = 0) -> str:
             add(f"  [{name}] {e}")
     else:
         add("errors: none")
-    from runsnap.terminal import clean, fit
+    from runsnap.terminal import clean, fit, wrap
 
-    return "".join(fit(clean(line), width) + "\n" for line in "\n".join(lines).split("\n"))
+    out: list[str] = []
+    for line in "\n".join(lines).split("\n"):
+        line = clean(line)
+        if line.startswith("  first error ("):  # the line that matters most: never cut
+            out += wrap(line, width, "    ")
+        else:
+            out.append(fit(line, width))
+    return "".join(line + "\n" for line in out)
 
 
 _NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "libcuda", "libnvrtc")

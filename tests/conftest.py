@@ -92,7 +92,9 @@ def cli_invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
 
 def run_runsnap(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
                 input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m runsnap ARGS`` as a real process."""
+    """``python -m runsnap ARGS`` as a real process (with this process's ``os.environ`` by
+    default: readline, once imported, exports a ``COLUMNS`` that ``os.environ`` never shows)."""
+    env = dict(os.environ) if env is None else env
     return subprocess.run([sys.executable, "-m", "runsnap", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, input=input, timeout=120)
 
