@@ -182,8 +182,11 @@ def diff(
         snaps = [_as_snapshot(s) for s in snapshots]
     else:
         from runsnap.diffing.bulkload import load_many
+        from runsnap.listing import resolve
+        from runsnap.snapshot import load
 
-        paths = expand(snapshots)  # type: ignore[arg-type]
+        paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
+                        for s in snapshots])  # @1, @label resolved first
         snaps = load_many(paths, progress=progress) if len(paths) > 2 else [load(p) for p in paths]
     if len(snaps) == 1:
         from runsnap.diffing.current import capture_like
