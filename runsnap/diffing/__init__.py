@@ -32,7 +32,7 @@ from runsnap.diffing.report import (
     SnapInfo,
 )
 from runsnap.diffing.rules import Rules
-from runsnap.snapshot import Snapshot, load, ordered_sections
+from runsnap.snapshot import Snapshot, ordered_sections
 
 __all__ = [
     "CHANGES",
