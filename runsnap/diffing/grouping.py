@@ -102,7 +102,9 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
             if entries and all(_under(e, prefixes) for e in entries):
                 members.append(d)
         elif d.section == "command" and d.key in ("executable", "program"):
-            if _under(d.a, prefixes) or _under(d.b, prefixes) or "python" in str(d.a or d.b):
+            names = [str(x or "").rsplit("/", 1)[-1] for x in (d.a, d.b)]
+            if _under(d.a, prefixes) or _under(d.b, prefixes) or all(
+                    n.startswith("python") for n in names):
                 members.append(d)
     title = (f"another Python environment: A {pa.get('prefix') or '?'} "
              f"(Python {pa.get('python_version') or '?'}), B {pb.get('prefix') or '?'} "
