@@ -103,7 +103,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
                 members.append(d)
         elif d.section == "command" and d.key in ("executable", "program"):
             names = [str(x or "").rsplit("/", 1)[-1] for x in (d.a, d.b)]
-            if _under(d.a, prefixes) or _under(d.b, prefixes) or all(
+            if (_under(d.a, prefixes) and _under(d.b, prefixes)) or all(
                     n.startswith("python") for n in names):
                 members.append(d)
     title = (f"another Python environment: A {pa.get('prefix') or '?'} "
