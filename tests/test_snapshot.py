@@ -80,7 +80,7 @@ def test_the_writer_lays_out_tables_like_tomli_w() -> None:
                                    "untracked": [{"path": "p" * 120, "size": 1}],
                                    "remotes": {"origin": "u"}, "errors": []}}},
            "k": {"weird key": "x", "~~t": True, "f": 1.5, "n": -(2**63), "nested": [[1], []]}}
-    from runsnap.snapshot import _table_chunks
+    from runsnap.snapshot.writer import table_chunks as _table_chunks
 
     assert "".join(_table_chunks(doc, "")) == tomli_w.dumps(doc, multiline_strings=True)
 
