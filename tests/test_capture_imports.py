@@ -21,8 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runsnap
-from runsnap import _paths, context
-from runsnap.capturing import _uuid4_hex
+from runsnap import _paths
+from runsnap.capturing import context
+from runsnap.capturing.collect import _uuid4_hex
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)

@@ -1,7 +1,5 @@
 """Build the context, run the collectors, redact, and return (or save) the snapshot.
 
-:func:`run` is the whole capture journey: snapshot saved *before* the child starts, the child
-run by :mod:`runsnap.launch`, then the same file rewritten atomically with ``[outcome]``.
 Every section, the outcome included, goes through one redaction step (:func:`with_section`).
 """
 
@@ -9,39 +7,20 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 import time
 
-from runsnap._paths import path_str
-from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
-from runsnap.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
+from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from runsnap.launch import LaunchResult, LaunchSpec
 
-__all__ = [
-    "RunRecord",
-    "build_context",
-    "capture",
-    "capture_pid",
-    "default_output",
-    "ensure_snapshot_dir",
-    "launch_spec",
-    "resolve_output",
-    "run",
-    "snapshot_from_context",
-    "with_section",
-]
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
+__all__ = ["build_context", "capture", "capture_pid", "snapshot_from_context", "with_section"]
 
 def build_context(
     argv: Sequence[str] = (),
@@ -167,24 +146,6 @@ def capture(
     return snap
 
 
-def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None) -> str:
-    """``.runsnap/<UTC timestamp>-<label or command name>.toml`` under ``cwd``.
-
-    >>> default_output(Snapshot(meta={"captured_at": "2026-11-29T16:14:35.123+00:00",
-    ...     "label": "good run"}, sections={}), "/w")
-    '/w/.runsnap/20261129T161435.123Z-good-run.toml'
-    """
-    stamp = str(snapshot.meta.get("captured_at", ""))
-    stamp = stamp.replace("-", "").replace(":", "").replace("+0000", "Z")
-    argv = snapshot.get("command", {}).get("argv") or []
-    name = snapshot.label or (os.path.basename(argv[0]) if argv else "context")
-    if not snapshot.label and len(argv) > 2 and argv[1] == "-m":
-        name = argv[2]  # python -m sglang.launch_server -> sglang.launch_server
-    name = _UNSAFE.sub("-", name).strip("-")[:60] or "run"
-    base = os.fspath(cwd) if cwd is not None else os.getcwd()
-    return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
-
-
 def capture_pid(
     pid: int,
     *,
@@ -202,7 +163,7 @@ def capture_pid(
 
     Raises :class:`~runsnap.errors.ProcessError` when it does not exist or cannot be read.
     """
-    from runsnap.process import context_for_pid
+    from runsnap.capturing.process import context_for_pid
 
     if python:
         python = check_python(python, os.getcwd(), os.environ)
@@ -239,147 +200,3 @@ def with_section(
     return snapshot.replace(meta=meta, sections={**snapshot.sections, name: clean})
 
 
-def resolve_output(
-    snapshot: Snapshot,
-    output: str | os.PathLike[str] | None = None,
-    out_dir: str | os.PathLike[str] | None = None,
-) -> str:
-    """Where to write ``snapshot``: ``output`` if given, else :func:`default_output`'s name in
-    ``out_dir`` (or ``./.runsnap``), that folder made ready by :func:`ensure_snapshot_dir`."""
-    if output:
-        return path_str(output)
-    target = default_output(snapshot)
-    if out_dir:
-        target = path_str(os.path.join(out_dir, os.path.basename(target)))
-    ensure_snapshot_dir(os.path.dirname(target), ours=not out_dir)
-    return target
-
-
-#: What runsnap writes into a snapshot folder it creates: git, and tools that read
-#: ``.gitignore``, then never see snapshots (the convention of virtualenv and pytest's cache).
-GITIGNORE = "# created by runsnap: snapshots are not part of the project\n*\n"
-
-
-def ensure_snapshot_dir(folder: str, ours: bool = False) -> None:
-    """Create ``folder`` with a ``.gitignore`` holding ``*`` when runsnap creates it; the
-    default ``.runsnap`` folder (``ours``) gets one even when it already exists without."""
-    created = not os.path.isdir(folder)
-    if created:
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError:
-            return  # the save reports it, with the file's name
-    ignore = os.path.join(folder, ".gitignore")
-    if (created or ours) and not os.path.lexists(ignore):
-        try:
-            with open(ignore, "x", encoding="utf-8") as fh:
-                fh.write(GITIGNORE)
-        except OSError:
-            pass  # a read-only folder still takes no snapshot; the save says why
-
-
-def launch_spec(ctx: CaptureContext) -> LaunchSpec:
-    """What is launched for the recorded context ``ctx``: its argv, cwd and environment exactly,
-    and the interpreter when the child itself is Python. Tracing, replay and bisect derive
-    their launches from such a spec; the snapshot keeps recording ``ctx``."""
-    from runsnap.launch import LaunchSpec
-
-    interpreter = ctx.interpreter if ctx.argv else None
-    return LaunchSpec(argv=tuple(ctx.argv), cwd=ctx.cwd, env=dict(ctx.env),
-                      python=interpreter.path if interpreter and interpreter.runs_child else None)
-
-
-class RunRecord(FrozenRecord):
-    """What :func:`run` did: the final snapshot, the exit status to use, and the raw result."""
-
-    snapshot: Snapshot
-    """The snapshot as last written (with ``[outcome]`` unless ``--exec`` succeeded)."""
-
-    exit_status: int
-    """The child's status, 128+N when killed by signal N, 127 not found, 126 not runnable."""
-
-    result: LaunchResult
-    """What :mod:`runsnap.launch` saw."""
-
-    errors: tuple[str, ...] = ()
-    """Problems of runsnap's own that did not change the exit status (outcome not written)."""
-
-
-def run(
-    argv: Sequence[str],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    label: str = "",
-    repos: Sequence[str] = (),
-    models: Sequence[str] = (),
-    python: str | None = None,
-    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
-    output: str | os.PathLike[str] | None = None,
-    out_dir: str | os.PathLike[str] | None = None,
-    tail_lines: int | None = None,
-    log: str | os.PathLike[str] | None = None,
-    inherit_tty: bool = False,
-    kill_grace: float | None = None,
-    exec_: bool = False,
-    on_saved: Callable[[Snapshot], None] | None = None,
-    timeout: float | None = None,
-    redact: Sequence[str] = (),
-    keep: Sequence[str] = (),
-) -> RunRecord:
-    """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
-
-    The snapshot is on disk before the child starts (``on_saved`` is called then), so a launch
-    that hangs or takes the machine down still leaves it. With ``exec_`` runsnap replaces itself
-    with the child after saving and this function only returns when that failed. ``timeout``:
-    seconds after which the child is stopped (its outcome then says ``timed_out``). Raises
-    :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
-    """
-    from runsnap import launch, outcome
-    from runsnap.errors import CaptureError
-
-    if not argv:
-        raise CaptureError("nothing to run: give the command after --")
-    tail = outcome.DEFAULT_TAIL_LINES if tail_lines is None else tail_lines
-    grace = launch.DEFAULT_KILL_GRACE if kill_grace is None else kill_grace
-    ctx = build_context(
-        argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes,
-    )
-    key = load_key()  # runsnap's own user and environment, as in every capture
-    redactor = Redactor(key, load_policy(ctx.cwd, redact, keep))
-    tee = None
-    if log is not None:
-        try:
-            tee = launch.LogTee(log, line_filter=redactor.line_filter())
-        except OSError as exc:
-            raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
-    snap = snapshot_from_context(ctx, redactor=redactor)
-    meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
-    if tee is not None:
-        meta["log"] = tee.path
-    snap = snap.replace(meta=meta)
-    target = resolve_output(snap, output, out_dir)
-    snap = snap.save(target)
-    if on_saved is not None:
-        on_saved(snap)
-
-    final = snap
-    errors: list[str] = []
-
-    def write_outcome(result: LaunchResult) -> None:
-        nonlocal final
-        section = outcome.build(result, tail_lines=tail)
-        try:
-            final = with_section(snap, "outcome", section, key, redactor).save(target)
-        except CaptureError as exc:
-            errors.append(f"the outcome was not written: {exc}")
-
-    spec = launch_spec(ctx)
-    if exec_:
-        result = launch.exec_child(spec)
-        write_outcome(result)  # only reached when exec failed
-    else:
-        result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
-                            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome)
-    return RunRecord(final, result.exit_status, result, tuple(errors))

@@ -301,8 +301,10 @@ class CaptureContext(Record):
 
 @functools.lru_cache(maxsize=1)
 def _probe_source() -> str:
-    """The probe's source text (read beside this module: importlib.resources costs ~10 ms)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe", "packages.py")
+    """The probe's source text, read from ``runsnap/probe/`` with :func:`open` (importlib.resources
+    would be one more import on every capture)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(package, "probe", "packages.py")
     with open(path, encoding="utf-8") as fh:
         return fh.read()
 

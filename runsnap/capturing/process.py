@@ -17,7 +17,7 @@ import os
 import re
 
 from runsnap.argv import is_python_name
-from runsnap.context import CaptureContext
+from runsnap.capturing.context import CaptureContext
 from runsnap.errors import ProcessError
 
 TYPE_CHECKING = False

@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 __all__ = ["REGISTRY", "STARTERS", "Collector", "start"]
 

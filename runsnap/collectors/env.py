@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 #: Untracked files up to this size get a sha256.
 UNTRACKED_HASH_MAX = 256 * 1024

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 #: Side files hashed: JSON (and these small tokenizer/text files) up to this size.
 SIDE_FILE_MAX = 64 * 1024 * 1024

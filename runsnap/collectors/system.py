@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 _QUERY = "index,name,uuid,memory.total,pci.bus_id,driver_version"
 _HEADER = re.compile(r"Driver Version:\s*(?P<driver>\S+)\s+CUDA Version:\s*(?P<cuda>\S+)")

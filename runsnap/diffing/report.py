@@ -126,7 +126,7 @@ class SnapInfo:
     @classmethod
     def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
         """The info of ``snap`` (``path`` overrides the snapshot's own)."""
-        from runsnap.naming import identity
+        from runsnap.capturing.naming import identity
 
         where = path if path is not None else snap.path_text
         env = (snap.get("env") or {}).get("vars") or {}

@@ -14,7 +14,7 @@ It prints one JSON object on standard output::
      "errors": [...]}
 
 ``direct_url_json`` is true when the dist-info holds a ``direct_url.json``; runsnap reads those
-few files itself (``runsnap.context``), so the probe never needs a JSON parser.
+few files itself (``runsnap.capturing.context``), so the probe never needs a JSON parser.
 
 Speed matters (this runs before every launch, and its start-up is most of its cost): it imports
 nothing beyond ``os`` and ``sys``, which every interpreter has loaded already (``json`` with its

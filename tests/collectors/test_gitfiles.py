@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import runsnap
+from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES
 from runsnap.collectors import git as gitc
 from runsnap.collectors.gitfiles import ASK, WorkTree, find_work_tree, parse_config
-from runsnap.context import DEFAULT_MAX_DIFF_BYTES
 from tests.conftest import git, make_repo
 
 

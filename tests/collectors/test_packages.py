@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.context import CaptureContext
+from runsnap.capturing.context import CaptureContext
 from tests.conftest import git, make_repo
 
 

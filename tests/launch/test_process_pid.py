@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runsnap import process
+from runsnap.capturing import process
 from runsnap.snapshot import load
 from tests.launch.launch_helpers import start, wait_for
 

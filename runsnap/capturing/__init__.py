@@ -1,0 +1,38 @@
+"""The capture journey: the context (what is recorded), the collectors run over it, redaction,
+the snapshot saved; for a wrapped run, the launch specification (what is launched) and the
+outcome.
+
+The modules: :mod:`~runsnap.capturing.context` (the capture context: argv, environment, cwd,
+the child's interpreter, the package probe), :mod:`~runsnap.capturing.collect` (collectors,
+redaction, the snapshot), :mod:`~runsnap.capturing.output` (where snapshots go),
+:mod:`~runsnap.capturing.wrapped` (snapshot, launch, outcome), :mod:`~runsnap.capturing.process`
+(``--pid``: a process already running), :mod:`~runsnap.capturing.naming` (who a snapshot is in
+a job: host, rank, launcher).
+"""
+
+from __future__ import annotations
+
+from runsnap.capturing.collect import (
+    build_context,
+    capture,
+    capture_pid,
+    snapshot_from_context,
+    with_section,
+)
+from runsnap.capturing.output import GITIGNORE, default_output, ensure_snapshot_dir, resolve_output
+from runsnap.capturing.wrapped import RunRecord, launch_spec, run
+
+__all__ = [
+    "GITIGNORE",
+    "RunRecord",
+    "build_context",
+    "capture",
+    "capture_pid",
+    "default_output",
+    "ensure_snapshot_dir",
+    "launch_spec",
+    "resolve_output",
+    "run",
+    "snapshot_from_context",
+    "with_section",
+]

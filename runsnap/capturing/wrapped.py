@@ -1,0 +1,129 @@
+"""A wrapped run: snapshot saved *before* the child starts, the child run by
+:mod:`runsnap.launch` from a launch specification built from the recorded context, then the
+same file rewritten atomically with ``[outcome]``."""
+
+from __future__ import annotations
+
+import os
+
+from runsnap._plain import FrozenRecord
+from runsnap.capturing.collect import build_context, snapshot_from_context, with_section
+from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
+from runsnap.capturing.output import resolve_output
+from runsnap.redact import Redactor, load_key, load_policy
+from runsnap.snapshot import Snapshot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from runsnap.launch import LaunchResult, LaunchSpec
+
+__all__ = ["RunRecord", "launch_spec", "run"]
+
+
+def launch_spec(ctx: CaptureContext) -> LaunchSpec:
+    """What is launched for the recorded context ``ctx``: its argv, cwd and environment exactly,
+    and the interpreter when the child itself is Python. Tracing, replay and bisect derive
+    their launches from such a spec; the snapshot keeps recording ``ctx``."""
+    from runsnap.launch import LaunchSpec
+
+    interpreter = ctx.interpreter if ctx.argv else None
+    return LaunchSpec(argv=tuple(ctx.argv), cwd=ctx.cwd, env=dict(ctx.env),
+                      python=interpreter.path if interpreter and interpreter.runs_child else None)
+
+
+class RunRecord(FrozenRecord):
+    """What :func:`run` did: the final snapshot, the exit status to use, and the raw result."""
+
+    snapshot: Snapshot
+    """The snapshot as last written (with ``[outcome]`` unless ``--exec`` succeeded)."""
+
+    exit_status: int
+    """The child's status, 128+N when killed by signal N, 127 not found, 126 not runnable."""
+
+    result: LaunchResult
+    """What :mod:`runsnap.launch` saw."""
+
+    errors: tuple[str, ...] = ()
+    """Problems of runsnap's own that did not change the exit status (outcome not written)."""
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    label: str = "",
+    repos: Sequence[str] = (),
+    models: Sequence[str] = (),
+    python: str | None = None,
+    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
+    output: str | os.PathLike[str] | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+    tail_lines: int | None = None,
+    log: str | os.PathLike[str] | None = None,
+    inherit_tty: bool = False,
+    kill_grace: float | None = None,
+    exec_: bool = False,
+    on_saved: Callable[[Snapshot], None] | None = None,
+    timeout: float | None = None,
+    redact: Sequence[str] = (),
+    keep: Sequence[str] = (),
+) -> RunRecord:
+    """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
+
+    The snapshot is on disk before the child starts (``on_saved`` is called then), so a launch
+    that hangs or takes the machine down still leaves it. With ``exec_`` runsnap replaces itself
+    with the child after saving and this function only returns when that failed. ``timeout``:
+    seconds after which the child is stopped (its outcome then says ``timed_out``). Raises
+    :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
+    """
+    from runsnap import launch, outcome
+    from runsnap.errors import CaptureError
+
+    if not argv:
+        raise CaptureError("nothing to run: give the command after --")
+    tail = outcome.DEFAULT_TAIL_LINES if tail_lines is None else tail_lines
+    grace = launch.DEFAULT_KILL_GRACE if kill_grace is None else kill_grace
+    ctx = build_context(
+        argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
+        max_diff_bytes=max_diff_bytes,
+    )
+    key = load_key()  # runsnap's own user and environment, as in every capture
+    redactor = Redactor(key, load_policy(ctx.cwd, redact, keep))
+    tee = None
+    if log is not None:
+        try:
+            tee = launch.LogTee(log, line_filter=redactor.line_filter())
+        except OSError as exc:
+            raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
+    snap = snapshot_from_context(ctx, redactor=redactor)
+    meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
+    if tee is not None:
+        meta["log"] = tee.path
+    snap = snap.replace(meta=meta)
+    target = resolve_output(snap, output, out_dir)
+    snap = snap.save(target)
+    if on_saved is not None:
+        on_saved(snap)
+
+    final = snap
+    errors: list[str] = []
+
+    def write_outcome(result: LaunchResult) -> None:
+        nonlocal final
+        section = outcome.build(result, tail_lines=tail)
+        try:
+            final = with_section(snap, "outcome", section, key, redactor).save(target)
+        except CaptureError as exc:
+            errors.append(f"the outcome was not written: {exc}")
+
+    spec = launch_spec(ctx)
+    if exec_:
+        result = launch.exec_child(spec)
+        write_outcome(result)  # only reached when exec failed
+    else:
+        result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
+                            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome)
+    return RunRecord(final, result.exit_status, result, tuple(errors))
