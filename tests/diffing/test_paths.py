@@ -14,8 +14,15 @@ from .test_models_system_outcome import SERVE, edit_config
 
 
 def paths(report) -> dict[str, tuple[str, ...]]:
-    """``section key`` -> path, for every difference (hidden ones too)."""
-    return {d.where: d.path for d in report.differences}
+    """``section key`` -> path, for every difference (hidden ones and consequences grouped
+    under a cause too)."""
+    out: dict[str, tuple[str, ...]] = {}
+    todo = list(report.differences)
+    while todo:
+        d = todo.pop()
+        out[d.where] = d.path
+        todo += d.related
+    return out
 
 
 def test_env_and_command_paths(cap):
