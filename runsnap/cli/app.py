@@ -223,7 +223,9 @@ def diff(
     if color is None:
         color = (output is None and not os.environ.get("NO_COLOR")
                  and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
-    text = render(report, fmt, color=color)
+    from runsnap.terminal import width
+
+    text = render(report, fmt, color=color, width=0 if output else width())
     if output:
         from pathlib import Path
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference, NReport, Report, SnapInfo, short
+from runsnap.terminal import clean, fit, wrap
 
 __all__ = ["FORMATS", "RENDERERS", "Style", "cell", "md_text", "render"]
 
@@ -103,7 +104,7 @@ def _snap_line(tag: str, s: SnapInfo) -> str:
 
 
 def _value_text(value: Any) -> str:
-    return short(value, 200)
+    return short(value, 400)  # cut again to the terminal's width
 
 
 def _change_words(d: Difference) -> str:
@@ -147,34 +148,57 @@ def _one_line(d: Difference, st: Style) -> str:
     return f"    {st.score(d.score)}  {d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
 
 
-def _outcome_block(diffs: Sequence[Difference], st: Style) -> list[str]:
+#: Outcome values that are the run's own words: never cut shorter than the terminal allows.
+WORDS = ("first_error", "error")
+
+
+def _outcome_block(diffs: Sequence[Difference], st: Style, width: int = 0,
+                   show_all: bool = False) -> list[str]:
+    """What happened, A above B. The first error is the line that matters most: it gets the
+    whole width (cut only at the terminal's edge), and in full (wrapped) with ``--all`` or
+    when the output is not a terminal (``width`` 0)."""
     rows = [d for d in diffs if d.section == "outcome" and not d.hidden]
     if not rows:
         return []
     lines = ["", st.bold("Outcome (what happened)")]
     for d in rows:
+        for tag, value in (("A", d.a), ("B", d.b)):
+            head = f"  {d.key if tag == 'A' else '':<12} {tag}: "
+            if d.key == "warnings":
+                text = f"{len(value or [])} warnings"
+            elif d.key in WORDS and value is not None:
+                text = clean(str(value)).replace("\n", " ⏎ ")
+            else:
+                text = short(value, max(110, width))
+            if d.key in WORDS and width and show_all:
+                body = wrap(text, max(width - len(head), 20), " " * len(head))
+                lines.append(head + st.outcome(d.key, value, body[0]))
+                lines += [st.outcome(d.key, value, part) for part in body[1:]]
+            else:
+                lines.append(head + st.outcome(d.key, value, text))
         if d.key == "warnings":
-            a, b = f"{len(d.a or [])} warnings", f"{len(d.b or [])} warnings"
-        else:
-            a, b = short(d.a, 110), short(d.b, 110)
-        lines.append(f"  {d.key:<12} A: {st.outcome(d.key, d.a, a)}")
-        lines.append(f"  {'':<12} B: {st.outcome(d.key, d.b, b)}")
-        if d.key == "warnings":
-            lines += [st.dim(f"  {'':<12} {e}") for e in d.evidence[:6]]
+            for e in d.evidence[:6]:
+                line = f"  {'':<12} {e}"
+                lines += [st.dim(part) for part in (wrap(line, width, " " * 15) if show_all
+                                                    else [line])]
     return lines
 
 
-def render_text(report: AnyReport, color: bool = False) -> str:
+def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     """The terminal report: a one-line verdict, the snapshots, what happened, the most likely
-    causes in detail, then the other differences one line each, grouped by section."""
+    causes in detail, then the other differences one line each, grouped by section.
+
+    ``width``: the terminal's (:func:`runsnap.terminal.width`); every line is cut to it (the
+    first error gets all of it), 0 for no limit."""
     if isinstance(report, NReport):
-        return _render_text_n(report, color)
+        return "".join(fit(line, width) + "\n"
+                       for line in _render_text_n(report, color).splitlines())
     st = Style(color)
     lines = [st.bold(f"runsnap diff: {report.verdict()}"),
              _snap_line("A", report.a), _snap_line("B", report.b)]
     lines += [st.yellow(f"  note: {n}") for n in report.notes]
     shown = [d for d in report.shown if d.section != "outcome" or d.hidden]
-    lines += _outcome_block(report.shown, st)
+    lines += _outcome_block(report.shown, st, width, report.show_all)
     likely = [d for d in shown if not d.hidden and d.score >= LIKELY][:DETAILED]
     if likely:
         lines += ["", st.bold("Most likely causes")]
@@ -194,7 +218,7 @@ def render_text(report: AnyReport, color: bool = False) -> str:
         more = ", ..." if len(_dedupe_keys(hidden)) > 8 else ""
         lines += ["", st.dim(f"{len(hidden)} noise difference{'s' if len(hidden) != 1 else ''} "
                              f"hidden ({names}{more}): show them with --all")]
-    return "\n".join(lines) + "\n"
+    return "".join(fit(line, width) + "\n" for line in "\n".join(lines).split("\n"))
 
 
 def _dedupe_keys(diffs: Sequence[Difference]) -> list[str]:
@@ -281,6 +305,14 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
         lines += ["", "**Outcome**", "", "| | A | B |", "|---|---|---|"]
         for d in outcome:
             lines.append(f"| {d.key} | {cell(d.a, 100)} | {cell(d.b, 100)} |")
+        for d in outcome:
+            if d.key in WORDS and any(isinstance(v, str) and len(v) > 100 for v in (d.a, d.b)):
+                lines += ["", f"<details><summary>{d.key.replace('_', ' ')} in full"
+                          "</summary>", ""]
+                for tag, value in (("A", d.a), ("B", d.b)):
+                    if value is not None:
+                        lines += [f"{tag}:", "", *_fence(str(value).splitlines()), ""]
+                lines.append("</details>")
     diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
     if diffs:
         lines += ["", "**Differences, most likely cause first**", ""]
@@ -337,12 +369,16 @@ RENDERERS: dict[str, Callable[[AnyReport, bool], str]] = {
 FORMATS = tuple(RENDERERS)
 
 
-def render(report: AnyReport, format: str = "text", *, color: bool = False) -> str:
-    """``report`` as text in ``format`` (one of :data:`FORMATS`); colour only for ``text``."""
+def render(report: AnyReport, format: str = "text", *, color: bool = False,
+           width: int = 0) -> str:
+    """``report`` as text in ``format`` (one of :data:`FORMATS`); colour and ``width`` (the
+    terminal's, 0 for no limit) only for ``text``."""
     try:
         renderer = RENDERERS[format]
     except KeyError:
         from runsnap.errors import UsageError
 
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})") from None
+    if format == "text":
+        return render_text(report, color, width)
     return renderer(report, color)

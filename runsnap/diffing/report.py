@@ -441,6 +441,10 @@ def short(value: Any, limit: int = 80) -> str:
     else:
         text = str(value)
     text = text.replace("\n", "⏎")
+    if not text.isprintable():  # a value from a snapshot never acts on a terminal
+        from runsnap.terminal import clean
+
+        text = clean(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
