@@ -9,6 +9,11 @@ The public API::
     record.exit_status, record.snapshot["outcome"]["first_error"]
     same = runsnap.load("good.toml") == snap
     report = runsnap.diff("good.toml", "bad.toml")   # bool(report): any difference that counts
+    report = runsnap.diff("@good", "@1")             # by label, by position (newest: @1)
+    print(runsnap.render_markdown(report))           # or render_text / render_json
+    for entry in runsnap.list_snapshots(".runsnap"): # what `runsnap ls` lists, newest first
+        print(entry.ref, entry.label, entry.exit_status)
+    print(runsnap.render_text(runsnap.load("@1")))   # what `runsnap show` prints
 
 Everything here is imported lazily, so ``import runsnap`` (and ``runsnap --version``) stays cheap.
 The modules behind ``capture`` and ``diff`` are ``runsnap.capturing`` and ``runsnap.diffing``: a
@@ -26,11 +31,14 @@ if TYPE_CHECKING:
     from runsnap.capturing import capture, capture_pid, run
     from runsnap.diffing import Difference, Report, diff
     from runsnap.errors import RunsnapError, SnapshotError
-    from runsnap.listing import load
+    from runsnap.listing import Entry, list_snapshots, load
+    from runsnap.render import FORMATS, render_json, render_markdown, render_text
     from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
 __all__ = [
+    "FORMATS",
     "SCHEMA_VERSION",
+    "Entry",
     "Difference",
     "Report",
     "RunsnapError",
@@ -40,7 +48,11 @@ __all__ = [
     "capture",
     "diff",
     "capture_pid",
+    "list_snapshots",
     "load",
+    "render_json",
+    "render_markdown",
+    "render_text",
     "run",
 ]
 
@@ -52,6 +64,12 @@ _LAZY = {
     "capture_pid": "runsnap.capturing",
     "run": "runsnap.capturing",
     "load": "runsnap.listing",
+    "list_snapshots": "runsnap.listing",
+    "Entry": "runsnap.listing",
+    "FORMATS": "runsnap.render",
+    "render_text": "runsnap.render",
+    "render_markdown": "runsnap.render",
+    "render_json": "runsnap.render",
     "Snapshot": "runsnap.snapshot",
     "SCHEMA_VERSION": "runsnap.snapshot",
     "RunsnapError": "runsnap.errors",

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import click
 
-from runsnap._version import __version__
+from runsnap import __version__
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
 from runsnap.cli.capture import run_capture
 from runsnap.cli.options import CAPTURE_OPTIONS, Opt

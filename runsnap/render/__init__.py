@@ -1,1 +1,67 @@
-"""Renderers: text, Markdown and JSON for every report kind. They return text, never write."""
+"""Renderers: text, Markdown and JSON for every report kind. They return text, never write.
+
+The public face (``runsnap.render_text``, ``runsnap.render_markdown``, ``runsnap.render_json``)
+takes anything runsnap reports on and gives exactly what the command line prints for it:
+
+* a diff report (:class:`runsnap.Report`, or the N-way report) -> ``runsnap diff``;
+* a :class:`runsnap.Snapshot` -> ``runsnap show``;
+* the list :func:`runsnap.list_snapshots` returns -> ``runsnap ls``.
+
+    report = runsnap.diff("@good", "@1")
+    print(runsnap.render_markdown(report))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["FORMATS", "render", "render_json", "render_markdown", "render_text"]
+
+#: Every format name, as ``--format`` takes them.
+FORMATS = ("text", "markdown", "json")
+
+
+def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 0) -> str:
+    """``obj`` (a diff report, a snapshot, or a list of snapshots) in ``format``; ``color`` and
+    ``width`` (the terminal's, 0 for no limit) apply to ``text`` only. Raises
+    :class:`~runsnap.errors.UsageError` for an unknown format or an object runsnap does not
+    render."""
+    from runsnap.errors import UsageError
+
+    if format not in FORMATS:
+        raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+    from runsnap.snapshot import Snapshot
+
+    if isinstance(obj, Snapshot):
+        from runsnap import show
+
+        return show.render(obj, format, width if format == "text" else 0)
+    if isinstance(obj, list) and all(type(e).__name__ == "Entry" for e in obj):
+        from runsnap.listing import render_listing
+
+        if format == "markdown":
+            raise UsageError("a list of snapshots has no Markdown form (text or json)")
+        return render_listing(obj, format, width)
+    from runsnap.diffing.report import NReport, Report
+
+    if isinstance(obj, (Report, NReport)):
+        from runsnap.diffing.render import render as render_report
+
+        return render_report(obj, format, color=color, width=width)
+    raise UsageError(f"runsnap renders diff reports, snapshots and snapshot lists, "
+                     f"not {type(obj).__name__}")
+
+
+def render_text(obj: Any, *, color: bool = False, width: int = 0) -> str:
+    """``obj`` as the terminal text the CLI prints (see :func:`render`)."""
+    return render(obj, "text", color=color, width=width)
+
+
+def render_markdown(obj: Any) -> str:
+    """``obj`` as Markdown for a GitHub issue (see :func:`render`)."""
+    return render(obj, "markdown")
+
+
+def render_json(obj: Any) -> str:
+    """``obj`` as JSON for programs (see :func:`render`)."""
+    return render(obj, "json")
