@@ -490,7 +490,9 @@ class Redactor:
                     }
                 rest = {k: v for k, v in sec.items() if k not in ("argv", "options")}
                 sec.update(self.walk(rest, name))
-            elif name in ("process", "runtime"):
+            elif name == "runtime":
+                sec = self._runtime(sec)
+            elif name == "process":
                 sec = self._with_argvs(sec, name)
             elif name == "meta":
                 sec = self._meta(sec)
@@ -514,6 +516,34 @@ class Redactor:
         were redacted and runsnap's own fields are not secrets)."""
         return {k: (v if k in ("redacted", "fingerprint_key", "id", "captured_at")
                     else self.walk(v, f"meta.{k}")) for k, v in meta.items()}
+
+    def _runtime(self, sec: dict[str, Any]) -> dict[str, Any]:
+        """``[runtime]``: values read are judged by the variable's name, as in ``[env]``; the
+        processes' argv as ``command.argv``; shapes everywhere."""
+        out = dict(sec)
+        variables = sec.get("env")
+        if isinstance(variables, Mapping):
+            clean: dict[str, Any] = {}
+            for var, entry in variables.items():
+                if isinstance(entry, Mapping):
+                    entry = dict(entry)
+                    for field in ("value", "other_values"):
+                        val = entry.get(field)
+                        where = f"runtime.env.{var}.{field}"
+                        if isinstance(val, str):
+                            entry[field] = self.value_for(var, val, where)
+                        elif isinstance(val, list):
+                            entry[field] = [self.value_for(var, v, where)
+                                            if isinstance(v, str) else v for v in val]
+                    entry = {k: v if k in ("value", "other_values")
+                             else self.walk(v, f"runtime.env.{var}.{k}") for k, v in entry.items()}
+                clean[var] = entry
+            out["env"] = clean
+        if isinstance(sec.get("processes"), list):
+            out["processes"] = self._with_argvs(sec["processes"], "runtime.processes")
+        rest = self.walk({k: v for k, v in out.items() if k not in ("env", "processes")},
+                         "runtime")
+        return {**out, **rest}
 
     def _option_value(self, name: str, value: Any) -> Any:
         where = f"command.options.{name}"

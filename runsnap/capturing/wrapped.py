@@ -70,16 +70,20 @@ def run(
     timeout: float | None = None,
     redact: Sequence[str] = (),
     keep: Sequence[str] = (),
+    trace: bool = True,
 ) -> RunRecord:
     """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
 
     The snapshot is on disk before the child starts (``on_saved`` is called then), so a launch
     that hangs or takes the machine down still leaves it. With ``exec_`` runsnap replaces itself
     with the child after saving and this function only returns when that failed. ``timeout``:
-    seconds after which the child is stopped (its outcome then says ``timed_out``). Raises
+    seconds after which the child is stopped (its outcome then says ``timed_out``). With
+    ``trace`` (the default) a Python child runs with runsnap's tracing hook and ``[runtime]``
+    records what it read and imported (:mod:`runsnap.tracing`); the launch specification gets
+    the hook's variables, ``[env]`` stays the environment given. Raises
     :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
     """
-    from runsnap import launch, outcome
+    from runsnap import launch, outcome, tracing
     from runsnap.errors import CaptureError
 
     if not argv:
@@ -110,12 +114,17 @@ def run(
 
     final = snap
     errors: list[str] = []
+    tracer, why = (None, "--exec: runsnap is gone when the command ends, so nothing is traced") \
+        if exec_ else tracing.prepare(ctx.argv, ctx.env, ctx.cwd, enabled=trace)
 
     def write_outcome(result: LaunchResult) -> None:
         nonlocal final
         section = outcome.build(result, tail_lines=tail)
+        runtime = (tracer.finish(snap.get("packages"), ctx.env) if tracer is not None
+                   else tracing.not_traced(why))
         try:
-            final = with_section(snap, "outcome", section, key, redactor).save(target)
+            done = with_section(snap, "outcome", section, key, redactor)
+            final = with_section(done, "runtime", runtime, key, redactor).save(target)
         except CaptureError as exc:
             errors.append(f"the outcome was not written: {exc}")
 
@@ -124,6 +133,8 @@ def run(
         result = launch.exec_child(spec)
         write_outcome(result)  # only reached when exec failed
     else:
+        if tracer is not None:  # the launch gets the hook; the snapshot keeps the user's env
+            spec = spec.replace(env=tracer.launch_env(spec.env))
         result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
                             inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome)
     return RunRecord(final, result.exit_status, result, tuple(errors))

@@ -16,7 +16,7 @@ def run_capture(
     models: tuple[str, ...], python: str | None, max_diff_bytes: int, log: str | None,
     tail_lines: int, exec_: bool, no_run: bool, pid: int | None, inherit_tty: bool,
     kill_after: float, command: tuple[str, ...], redact: tuple[str, ...] = (),
-    keep: tuple[str, ...] = (),
+    keep: tuple[str, ...] = (), no_trace: bool = False,
 ) -> int:
     """What ``runsnap capture`` does once its options are known; returns the exit status."""
     from runsnap.errors import UsageError
@@ -52,7 +52,7 @@ def run_capture(
         command, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
         log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
-        on_saved=announce, redact=redact, keep=keep,
+        on_saved=announce, redact=redact, keep=keep, trace=not no_trace,
     )
     if record.result.error:
         sys.stderr.write(f"runsnap: {record.result.error}\n")

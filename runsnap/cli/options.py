@@ -73,6 +73,9 @@ CAPTURE_OPTIONS = (
              "(repeatable; adds to [tool.runsnap.capture] redact in pyproject.toml)."),
     Opt("--keep", dest="keep", multiple=True,
         help="Keep the value of this exact name although it looks secret (repeatable)."),
+    Opt("--no-trace", dest="no_trace", kind="flag", default=False,
+        help="Do not trace a Python command (which variables it reads, which modules it "
+             "imports); [runtime] then says it was not traced."),
 )
 
 _BY_FLAG = {flag: opt for opt in CAPTURE_OPTIONS for flag in opt.flags}

@@ -1,0 +1,526 @@
+"""runsnap's tracing hook: records what a Python program reads from its environment and imports.
+
+runsnap launches a Python child with this folder first on ``PYTHONPATH``, so the interpreter's
+``site`` module imports this file at start-up, before the program. Standard library only, for
+every Python runsnap supports; it never imports runsnap. Nothing here may raise into the
+program or change what it prints or does: every hook is wrapped so that a failure of ours is
+swallowed and the program's own call goes on exactly as it would have.
+
+What it records, append-only, in ``$RUNSNAP_TRACE_DIR/py-<pid>-<n>.log`` (one file per
+process, one Python literal a line, written with ``os.write`` as events happen, so a process
+killed with SIGKILL loses at most the counts since its last new event):
+
+* ``("P", pid, ppid, argv, executable, cwd, forked)``: the process;
+* ``("S", site, name, via, is_set, value, stack)``: a new place that read variable ``name``
+  (``via``: ``[]``, ``get``, ``in``, ``getenv``, ``b[]``/``bget``/``bin`` for ``os.environb``);
+  ``stack`` is up to :data:`DEPTH` frames ``"rel/path.py:LINE in FUNC"``, innermost first,
+  outside this hook and outside ``os`` and ``collections.abc``;
+* ``("B", site, stack, names)``: a new place that read the whole environment (iteration,
+  ``copy()``, ``dict(os.environ)``, ``repr``): a bulk read of those names;
+* ``("W", name)``: the program set or removed ``name`` itself;
+* ``("M", name, file, path_entry)``: a top-level module imported;
+* ``("C", {site: reads})``: cumulative read counts (written with new events and at the end);
+* ``("E", status)``: the process ended through ``sys.exit``/``atexit`` or ``os._exit``.
+
+What the program can still observe (documented in docs/runtime.md): the C-level environment
+(``/proc/self/environ``, ``ctypes`` ``getenv``) still holds runsnap's ``PYTHONPATH`` entry and
+the ``RUNSNAP_TRACE_*`` variables, so that child processes are traced too; ``os._Environ``'s
+methods, ``os.execve``, ``os.posix_spawn[p]``, ``os._exit`` and ``subprocess.Popen.
+_execute_child`` are wrappers; a finder sits first on ``sys.meta_path``; ``atexit`` is imported.
+``os.environ``, ``os.environb``, ``sys.path`` and ``sys.modules['sitecustomize']`` look as they
+would without runsnap.
+"""
+
+import os
+import sys
+
+DEPTH = 8  # frames kept per read site
+KEY_FRAMES = 4  # frames that tell two read sites apart
+MAX_SITES = 16  # read sites written per variable and process (reads beyond are still counted)
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_data = os.environ._data  # type: ignore[attr-defined]
+_enc = os.environ.encodekey
+
+
+def _take(name):
+    """Remove runsnap's variable ``name`` from the program's view (not from the C environment)."""
+    value = _data.pop(_enc(name), None)
+    return None if value is None else os.environ.decodevalue(value)
+
+
+def _restore(name, marker):
+    """Give variable ``name`` back its launch value in the program's view.
+
+    ``marker`` is ``=VALUE`` (it was set) or empty (it was unset), as runsnap passed it.
+    """
+    key = _enc(name)
+    if marker:
+        _data[key] = os.environ.encodevalue(marker[1:])
+    else:
+        _data.pop(key, None)
+
+
+_DIR = _take("RUNSNAP_TRACE_DIR")
+_PP = _take("RUNSNAP_TRACE_PYTHONPATH")
+_PRELOAD = _take("RUNSNAP_TRACE_LD_PRELOAD")
+_LIB = _take("RUNSNAP_TRACE_LIB")
+if _PP is not None:
+    _restore("PYTHONPATH", _PP)
+if _PRELOAD is not None:
+    _restore("LD_PRELOAD", _PRELOAD)
+try:
+    sys.path.remove(_HERE)
+except ValueError:
+    pass
+
+
+def _chain():
+    """Import the ``sitecustomize`` the environment had before runsnap's, as ``site`` would.
+
+    Found: it takes this module's place in ``sys.modules``. Not found: this module stays there
+    until the next import (``site`` reads it back from ``sys.modules`` right after this file
+    ran), then leaves, so the program sees no ``sitecustomize`` as it would without runsnap.
+    An exception of the other one propagates, so ``site`` reports it exactly as it would.
+    """
+    me = sys.modules.pop("sitecustomize", None)
+    _KEEP.append(me)
+    try:
+        __import__("sitecustomize")
+    except ImportError as exc:
+        if exc.name != "sitecustomize" or "sitecustomize" in sys.modules:
+            raise
+        sys.modules["sitecustomize"] = me
+        _KEEP.append(True)  # unlist at the next import
+
+
+_KEEP: list = []  # this module stays alive (its functions are the hooks) when it leaves sys.modules
+
+
+def _unlist():
+    if len(_KEEP) > 1 and _KEEP[1] is True and sys.modules.get("sitecustomize") is _KEEP[0]:
+        del sys.modules["sitecustomize"]
+    del _KEEP[1:]
+
+
+class _Tracer:
+    """The per-process state: the log file, the read sites seen, the counts."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.fd = -1
+        self.sites = {}  # key -> [site id, reads]
+        self.per_name = {}  # name -> sites written
+        self.mods = set()
+        self.next_id = 0
+        self.bulk_at = None
+        self.rel = {}
+        self.dirty = False
+
+    def open(self, forked):
+        pid = os.getpid()
+        n = 0
+        while True:
+            path = os.path.join(self.folder, "py-%d-%d.log" % (pid, n))
+            try:
+                self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
+                                  | getattr(os, "O_CLOEXEC", 0), 0o600)
+                break
+            except FileExistsError:
+                n += 1
+        argv = list(getattr(sys, "orig_argv", None) or [sys.executable] + sys.argv)
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = None
+        self.emit(("P", pid, os.getppid(), argv, sys.executable, cwd, forked,
+                   os.path.dirname(os.__file__), list(sys.path), _PP))
+
+    def emit(self, *records):
+        if self.fd < 0:
+            return
+        try:
+            text = "".join([repr(r) + "\n" for r in records])
+            os.write(self.fd, text.encode("utf-8", "surrogatepass"))
+        except OSError:
+            self.fd = -1  # the folder went away: stop writing, never fail the program
+
+    def counts(self):
+        if self.dirty:
+            self.dirty = False
+            self.emit(("C", {v[0]: v[1] for v in self.sites.values() if v[0] >= 0}))
+
+    def relpath(self, filename):
+        rel = self.rel.get(filename)
+        if rel is None:
+            rel = filename
+            best = ""
+            for entry in sys.path:
+                if (entry and len(entry) > len(best) and filename.startswith(entry)
+                        and filename[len(entry):len(entry) + 1] == os.sep):
+                    best = entry
+            if best:
+                rel = filename[len(best) + 1:]
+            self.rel[filename] = rel
+        return rel
+
+    def stack(self, frame):
+        out = []
+        while frame is not None and len(out) < DEPTH:
+            code = frame.f_code
+            out.append("%s:%s in %s" % (self.relpath(code.co_filename), frame.f_lineno,
+                                        code.co_name))
+            frame = frame.f_back
+        return out
+
+
+_T = _Tracer(_DIR) if _DIR else None
+_getframe = sys._getframe
+_SKIP = frozenset([
+    _take.__code__.co_filename, os.getenv.__code__.co_filename,
+    os._Environ.__iter__.__code__.co_filename,
+    getattr(getattr(sys.modules.get("_collections_abc"), "Mapping", None), "get",
+            _take).__code__.co_filename,
+])
+_Environ = os._Environ
+_getitem = _Environ.__getitem__
+_setitem = _Environ.__setitem__
+_delitem = _Environ.__delitem__
+_iter = _Environ.__iter__
+_repr = _Environ.__repr__
+_NOT_SET = object()
+
+
+def _outside(depth):
+    """The innermost frame outside the hook, ``os`` and ``collections.abc``."""
+    f = _getframe(depth)
+    while f is not None and f.f_code.co_filename in _SKIP:
+        f = f.f_back
+    return f
+
+
+def _note(env, key, value, via):
+    """One read of ``key`` (``value`` is :data:`_NOT_SET` when it was not set)."""
+    try:
+        f = _outside(3)
+        if f is None:
+            return
+        t = _T
+        bulk = t.bulk_at
+        if bulk is not None and bulk[0] == id(f) and bulk[1] == f.f_lasti:
+            return  # a value fetched by a bulk read already counted (dict(os.environ))
+        g = f.f_back
+        if g is None:
+            k = (key, via, f.f_code, f.f_lasti)
+        else:
+            h = g.f_back
+            if h is None:
+                k = (key, via, f.f_code, f.f_lasti, g.f_code, g.f_lasti)
+            else:
+                i = h.f_back
+                k = (key, via, f.f_code, f.f_lasti, g.f_code, g.f_lasti, h.f_code, h.f_lasti,
+                     None if i is None else i.f_code, None if i is None else i.f_lasti)
+        rec = t.sites.get(k)
+        if rec is not None:
+            rec[1] += 1
+            t.dirty = True  # a repeat: its count goes out with the next event, or at the end
+            return
+        _new_site(t, k, env, key, value, via, f)
+    except Exception:
+        pass
+
+
+def _new_site(t, k, env, key, value, via, frame):
+    if len(_KEEP) > 1:
+        _unlist()
+    name = key if isinstance(key, str) else os.fsdecode(key)
+    if env is not os.environ:
+        via = "b" + via
+    written = t.per_name.get(name, 0)
+    if written >= MAX_SITES:
+        t.sites[k] = [-1, 1]  # counted in memory only
+        return
+    t.per_name[name] = written + 1
+    site = t.next_id
+    t.next_id += 1
+    t.sites[k] = [site, 1]
+    if value is _NOT_SET:
+        is_set, shown = False, None
+    else:
+        is_set, shown = True, value if isinstance(value, str) else os.fsdecode(value)
+    t.emit(("S", site, name, via, is_set, shown, t.stack(frame)))
+    t.counts()
+
+
+def _getitem_hook(self, key):
+    try:
+        value = _getitem(self, key)
+    except KeyError:
+        _note(self, key, _NOT_SET, "[]")
+        raise
+    _note(self, key, value, "[]")
+    return value
+
+
+def _get_hook(self, key, default=None):
+    try:
+        value = _getitem(self, key)
+    except KeyError:
+        f = _getframe(1)
+        _note(self, key, _NOT_SET, "getenv" if f.f_code is _GETENV else "get")
+        return default
+    f = _getframe(1)
+    _note(self, key, value, "getenv" if f.f_code is _GETENV else "get")
+    return value
+
+
+def _contains_hook(self, key):
+    found = self.encodekey(key) in self._data
+    _note(self, key, self._data[self.encodekey(key)] if found else _NOT_SET, "in")
+    return found
+
+
+def _bulk(env):
+    try:
+        f = _outside(3)
+        if f is None:
+            return
+        t = _T
+        t.bulk_at = (id(f), f.f_lasti)
+        k = ("*", f.f_code, f.f_lasti)
+        rec = t.sites.get(k)
+        if rec is not None:
+            rec[1] += 1
+            t.dirty = True
+            return
+        if len(_KEEP) > 1:
+            _unlist()
+        site = t.next_id
+        t.next_id += 1
+        t.sites[k] = [site, 1]
+        names = [x if isinstance(x, str) else os.fsdecode(x) for x in env._data]
+        t.emit(("B", site, t.stack(f), names))
+        t.counts()
+    except Exception:
+        pass
+
+
+def _iter_hook(self):
+    _bulk(self)
+    return _iter(self)
+
+
+def _repr_hook(self):
+    _bulk(self)
+    return _repr(self)
+
+
+def _written(env, key):
+    try:
+        name = key if isinstance(key, str) else os.fsdecode(key)
+        _T.emit(("W", name))
+        if name == "PYTHONPATH" or name == "LD_PRELOAD":
+            _keep_hooked(name)
+    except Exception:
+        pass
+
+
+def _setitem_hook(self, key, value):
+    _setitem(self, key, value)
+    _written(self, key)
+
+
+def _delitem_hook(self, key):
+    _delitem(self, key)
+    _written(self, key)
+
+
+def _keep_hooked(name):
+    """After the program changed ``PYTHONPATH``/``LD_PRELOAD``, keep runsnap's entry first in
+    the C environment (children stay traced) and pass the program's value on to them."""
+    raw = _data.get(_enc(name))
+    value = None if raw is None else os.environ.decodevalue(raw)
+    ours = _HERE if name == "PYTHONPATH" else _LIB
+    if not ours:
+        return
+    sep = ":" if name == "PYTHONPATH" else " "
+    os.putenv(name, ours + (sep + value if value else ""))
+    os.putenv("RUNSNAP_TRACE_" + name, "" if value is None else "=" + value)
+
+
+def _inject(env):
+    """``env`` (a mapping given to exec/spawn) with runsnap's variables, so the child is traced."""
+    try:
+        if env is None or not hasattr(env, "keys"):
+            return env
+        keys = list(env.keys())
+        as_bytes = bool(keys) and isinstance(keys[0], bytes)
+        conv = os.fsencode if as_bytes else (lambda s: s)
+        if conv("RUNSNAP_TRACE_DIR") in env:
+            return env
+        out = dict(env)
+        pp = out.get(conv("PYTHONPATH"))
+        out[conv("RUNSNAP_TRACE_DIR")] = conv(_DIR)
+        out[conv("RUNSNAP_TRACE_PYTHONPATH")] = conv("") if pp is None else conv("=") + pp
+        out[conv("PYTHONPATH")] = conv(_HERE) + (conv(":") + pp if pp else conv(""))
+        if _LIB:
+            pre = out.get(conv("LD_PRELOAD"))
+            out[conv("RUNSNAP_TRACE_LIB")] = conv(_LIB)
+            out[conv("RUNSNAP_TRACE_LD_PRELOAD")] = conv("") if pre is None else conv("=") + pre
+            out[conv("LD_PRELOAD")] = conv(_LIB) + (conv(" ") + pre if pre else conv(""))
+        return out
+    except Exception:
+        return env
+
+
+def _wrap_exec(real, env_index):
+    def wrapper(*args, **kwargs):
+        if "env" in kwargs:
+            kwargs["env"] = _inject(kwargs["env"])
+        elif len(args) > env_index:
+            args = args[:env_index] + (_inject(args[env_index]),) + args[env_index + 1:]
+        return real(*args, **kwargs)
+
+    wrapper.__name__ = getattr(real, "__name__", "wrapper")
+    wrapper.__doc__ = getattr(real, "__doc__", None)
+    return wrapper
+
+
+def _patch_subprocess(module):
+    try:
+        popen = module.Popen
+        real = popen._execute_child
+        popen._execute_child = _wrap_exec(real, 7)  # (self, args, executable, ..., cwd, env
+    except Exception:
+        pass
+
+
+class _Finder:
+    """First on ``sys.meta_path``: notes each top-level module and where it is found."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if len(_KEEP) > 1:
+            _unlist()
+        if path is not None or name in _T.mods:
+            return None
+        _T.mods.add(name)
+        for finder in sys.meta_path:
+            if finder is cls:
+                continue
+            find = getattr(finder, "find_spec", None)
+            if find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                _module(name, spec)
+                return spec
+        return None
+
+
+def _module(name, spec):
+    try:
+        origin = spec.origin if spec.has_location else None
+        locations = spec.submodule_search_locations
+        if origin is None and locations:
+            origin = list(locations)[0]
+        _T.emit(("M", name, origin, None))
+        _T.counts()
+        if name == "subprocess":
+            _after_exec(spec)
+    except Exception:
+        pass
+
+
+def _after_exec(spec):
+    """Patch ``subprocess`` right after it is executed, restoring its own loader."""
+    loader = spec.loader
+
+    class _Patching:
+        def create_module(self, s):
+            return loader.create_module(s)
+
+        def exec_module(self, module):
+            module.__loader__ = loader
+            spec.loader = loader
+            loader.exec_module(module)
+            _patch_subprocess(module)
+
+    spec.loader = _Patching()
+
+
+def _end(status=None):
+    try:
+        _T.counts()
+        _T.emit(("E", status))
+    except Exception:
+        pass
+
+
+_real_exit = os._exit
+
+
+def _exit_hook(status):
+    _end(status)
+    _real_exit(status)
+
+
+def _after_fork():
+    try:
+        t = _T
+        if t.fd >= 0:
+            os.close(t.fd)
+        t.fd = -1
+        t.sites = {}
+        t.per_name = {}
+        t.next_id = 0
+        t.bulk_at = None
+        t.dirty = False
+        t.open(True)
+    except Exception:
+        pass
+
+
+_GETENV = os.getenv.__code__
+
+
+def _install():
+    _T.open(False)
+    loaded = []
+    for name in list(sys.modules):
+        mod = sys.modules.get(name)
+        if "." not in name and mod is not None and name != "sitecustomize":
+            _T.mods.add(name)
+            f = getattr(mod, "__file__", None)
+            if f:
+                loaded.append(("M", name, f, None))
+    _T.emit(*loaded)
+    _Environ.__getitem__ = _getitem_hook
+    _Environ.get = _get_hook
+    _Environ.__contains__ = _contains_hook
+    _Environ.__iter__ = _iter_hook
+    _Environ.__repr__ = _repr_hook
+    _Environ.__setitem__ = _setitem_hook
+    _Environ.__delitem__ = _delitem_hook
+    os.execve = _wrap_exec(os.execve, 2)
+    for name in ("posix_spawn", "posix_spawnp"):
+        if hasattr(os, name):
+            setattr(os, name, _wrap_exec(getattr(os, name), 2))
+    os._exit = _exit_hook
+    if "subprocess" in sys.modules:
+        _patch_subprocess(sys.modules["subprocess"])
+    sys.meta_path.insert(0, _Finder)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork)
+    import atexit
+
+    atexit.register(_end)
+
+
+if _T is not None:
+    try:
+        os.makedirs(_DIR, exist_ok=True)
+        _install()
+    except Exception:
+        pass
+_chain()

@@ -1,0 +1,198 @@
+"""Run-time evidence: trace what a Python child reads from its environment and imports.
+
+The capture journey asks :func:`prepare` for the environment to *launch* with (the recorded
+``[env]`` stays the user's): runsnap's hook folder first on ``PYTHONPATH``, the trace folder in
+``RUNSNAP_TRACE_DIR``, the launch values of ``PYTHONPATH`` and ``LD_PRELOAD`` in
+``RUNSNAP_TRACE_*`` (the hook gives them back to the program), and the getenv interposer in
+``LD_PRELOAD`` when it could be built. After the child ends (killed included),
+:meth:`Trace.finish` merges what every process wrote into ``[runtime]`` and removes the folder.
+
+:func:`read_status` says, for one variable, what a ``[runtime]`` section tells about it (the
+seam ``show``, ``diff`` and the diagnosis use).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import re
+import shutil
+import tempfile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+__all__ = [
+    "HOOK_DIR",
+    "Trace",
+    "native_reader",
+    "not_traced",
+    "prepare",
+    "python_program",
+    "read_status",
+]
+
+#: The folder runsnap puts first on the child's ``PYTHONPATH``: it holds only ``sitecustomize``.
+HOOK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "probe", "hook")
+
+_PYTHON_NAME = re.compile(r"^(python|pypy)[0-9.]*[a-z]?(-dbg)?$")
+
+
+def _which(prog: str, env: Mapping[str, str], cwd: str) -> str | None:
+    if os.sep in prog:
+        path = prog if os.path.isabs(prog) else os.path.join(cwd, prog)
+        return path if os.path.isfile(path) else None
+    return shutil.which(prog, path=env.get("PATH", os.defpath))
+
+
+def python_program(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> tuple[bool, str]:
+    """Whether ``argv`` starts a Python interpreter, and what it is, in words.
+
+    Python: an interpreter (``python3``, ``python3.11``, ``pypy3``), a console script or other
+    script whose ``#!`` line names one (``torchrun``, ``sglang``), pip's ``/bin/sh`` trampoline
+    for long interpreter paths, and ``env [VAR=x ...] python ...``.
+    """
+    if not argv:
+        return False, "no command"
+    prog = argv[0]
+    if os.path.basename(prog) == "env":  # env [-i] [NAME=VALUE ...] python ...
+        rest = [a for a in argv[1:] if not a.startswith("-") and "=" not in a]
+        if rest:
+            return python_program(rest, env, cwd)
+    path = _which(prog, env, cwd)
+    if path is None:
+        return False, f"{prog} was not found"
+    for name in (os.path.basename(path), os.path.basename(os.path.realpath(path))):
+        if _PYTHON_NAME.match(name):
+            return True, f"the Python interpreter {path}"
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError as exc:
+        return False, f"{path} cannot be read ({exc.strerror})"
+    if head.startswith(b"\x7fELF"):
+        return False, f"{path} is a native program, not Python"
+    if head.startswith(b"#!"):
+        lines = head.split(b"\n")
+        first = lines[0]
+        words = first[2:].split()
+        names = [os.path.basename(w.decode("utf-8", "replace")) for w in words[:2]]
+        if any(_PYTHON_NAME.match(n) for n in names):
+            return True, f"a Python script ({path})"
+        if len(lines) > 1 and lines[1].startswith(b"'''exec'") and b"python" in lines[1]:
+            return True, f"a Python script ({path})"
+        return False, f"{path} is a script for {first[2:].decode('utf-8', 'replace').strip()}"
+    return False, f"{path} is not a Python program"
+
+
+def not_traced(reason: str) -> dict[str, Any]:
+    """The ``[runtime]`` section of a run that was not traced."""
+    return {"traced": False, "reason": reason, "native": "not observed: not traced",
+            "processes": [], "env": {}, "modules": {}}
+
+
+class Trace:
+    """One traced launch: the folder its processes write to, and how native reads are seen."""
+
+    def __init__(self, folder: str, native_lib: str | None, native_note: str) -> None:
+        self.folder = folder
+        self.native_lib = native_lib
+        self.native_note = native_note
+
+    def launch_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` with what the hook needs; the program gets its own values back."""
+        out = dict(env)
+        pp = env.get("PYTHONPATH")
+        out["RUNSNAP_TRACE_DIR"] = self.folder
+        out["RUNSNAP_TRACE_PYTHONPATH"] = "" if pp is None else "=" + pp
+        out["PYTHONPATH"] = HOOK_DIR + (":" + pp if pp else "")
+        if self.native_lib:
+            pre = env.get("LD_PRELOAD")
+            out["RUNSNAP_TRACE_LIB"] = self.native_lib
+            out["RUNSNAP_TRACE_LD_PRELOAD"] = "" if pre is None else "=" + pre
+            out["LD_PRELOAD"] = self.native_lib + (" " + pre if pre else "")
+        return out
+
+    def finish(self, packages: Mapping[str, Any] | None = None,
+               env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Merge what the processes wrote into ``[runtime]``; remove the folder. Never raises.
+
+        ``packages``: the snapshot's ``[packages]`` (distributions of imported modules);
+        ``env``: the environment the user gave.
+        """
+        from runsnap.tracing.merge import build_section
+
+        try:
+            section = build_section(self.folder, packages or {}, self.native_note, env)
+        except Exception as exc:  # a broken trace never costs the outcome
+            section = not_traced(f"the trace could not be read: {type(exc).__name__}: {exc}")
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return section
+
+
+def prepare(
+    argv: Sequence[str], env: Mapping[str, str], cwd: str, *, enabled: bool = True,
+    native: bool = True,
+) -> tuple[Trace | None, str]:
+    """A :class:`Trace` for launching ``argv``, or ``(None, why it is not traced)``."""
+    if not enabled:
+        return None, "tracing was turned off (--no-trace)"
+    is_python, what = python_program(argv, env, cwd)
+    if not is_python:
+        return None, f"not a Python program: {what}"
+    lib, note = (None, "turned off") if not native else _native(os.environ)
+    folder = tempfile.mkdtemp(prefix="runsnap-trace-")  # 0700: values are raw until merged
+    return Trace(folder, lib, note), what
+
+
+def _native(env: Mapping[str, str]) -> tuple[str | None, str]:
+    from runsnap.tracing.native import interposer
+
+    return interposer(env)
+
+
+@functools.lru_cache(maxsize=1)
+def _native_families() -> tuple[tuple[str, str], ...]:
+    path = os.path.join(os.path.dirname(HOOK_DIR), os.pardir, "knowledge", "env-native.tsv")
+    with open(path, encoding="utf-8") as fh:  # not importlib.resources: it imports pathlib
+        text = fh.read()
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    return tuple((r[0], r[1]) for r in rows if len(r) >= 2)
+
+
+def native_reader(name: str) -> str | None:
+    """Who reads ``name`` from native code (``NCCL_ALGO`` -> ``NCCL (libnccl.so)``), if known."""
+    for glob, who in _native_families():
+        if fnmatch.fnmatchcase(name, glob):
+            return who
+    return None
+
+
+def read_status(runtime: Mapping[str, Any] | None, name: str) -> tuple[str, str]:
+    """``(kind, sentence)`` for what ``[runtime]`` says about variable ``name``.
+
+    kinds: ``read`` (from Python, or natively when the interposer saw it), ``bulk`` (only in a
+    copy or iteration of the whole environment), ``native-maybe`` (not read from Python, but a
+    native library may read it), ``unread`` (traced, not read), ``untraced``.
+    """
+    if not runtime or not runtime.get("traced"):
+        return "untraced", "the run was not traced"
+    entry = (runtime.get("env") or {}).get(name)
+    if entry and (entry.get("reads") or entry.get("native")):
+        where = []
+        if entry.get("reads"):
+            where.append(f"{entry['reads']} read(s) from Python")
+        if entry.get("native"):
+            where.append("read by native code")
+        return "read", ", ".join(where)
+    if entry and entry.get("bulk_reads"):
+        return "bulk", "only seen in copies of the whole environment"
+    who = native_reader(name)
+    observed = str(runtime.get("native", "")).startswith("observed")
+    if who and not observed:
+        return "native-maybe", f"not read from Python (native libraries may read it: {who})"
+    return "unread", "not read by the program" + (" (native reads observed)" if observed else "")

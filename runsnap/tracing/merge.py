@@ -1,0 +1,307 @@
+"""Turn the trace folder the child's processes wrote into the ``[runtime]`` section.
+
+Files: ``py-<pid>-<n>.log`` from the Python hook (one Python literal a line, see
+``runsnap/probe/hook/sitecustomize.py``) and ``native-<pid>.log`` from the getenv interposer
+(``<0|1>\\tNAME`` lines, ``#\\tCOUNT\\tNAME`` at exit). A line cut short by a kill is skipped.
+Values are kept as seen here; the capture's redaction pass (the same as ``[env]``'s, by name
+and by shape) runs over the section before it is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Any
+
+__all__ = ["MAX_SITES", "build_section", "read_logs"]
+
+#: Read sites kept per variable in the snapshot (over all processes).
+MAX_SITES = 12
+
+
+def _lines(path: str) -> Iterator[str]:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            yield from fh
+    except OSError:
+        return
+
+
+def read_logs(folder: str) -> tuple[list[list[tuple[Any, ...]]], dict[int, dict[str, Any]]]:
+    """The Python processes' records (one list per file) and the native reads per pid."""
+    python: list[list[tuple[Any, ...]]] = []
+    native: dict[int, dict[str, Any]] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return python, native
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.startswith("py-"):
+            records = []
+            for line in _lines(path):
+                try:
+                    rec = ast.literal_eval(line)
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    continue  # the last line of a killed process, cut short
+                if isinstance(rec, tuple) and rec:
+                    records.append(rec)
+            if records and records[0][0] == "P":
+                python.append(records)
+        elif name.startswith("native-"):
+            try:
+                pid = int(name[len("native-"):].split(".")[0])
+            except ValueError:
+                continue
+            reads: dict[str, Any] = native.setdefault(pid, {})
+            for line in _lines(path):
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) == 2 and parts[0] in ("0", "1") and parts[1]:
+                    reads.setdefault(parts[1], [parts[0] == "1", 1])
+                elif len(parts) == 3 and parts[0] == "#" and parts[2] in reads:
+                    try:
+                        reads[parts[2]][1] = int(parts[1])
+                    except ValueError:
+                        pass
+    return python, native
+
+
+def _under(path: str, folder: str) -> bool:
+    folder = folder.rstrip(os.sep)
+    return bool(folder) and (path == folder or path.startswith(folder + os.sep))
+
+
+class _Dists:
+    """Top-level module name -> (distribution, version) per ``site-packages`` folder."""
+
+    def __init__(self, packages: Mapping[str, Any]) -> None:
+        self.dists: Mapping[str, Any] = packages.get("distributions") or {}
+        self.by_folder: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def editable(self, path: str) -> tuple[str, str] | None:
+        for name, d in self.dists.items():
+            if isinstance(d, dict) and d.get("editable") and d.get("source") \
+                    and _under(path, str(d["source"])):
+                return name, str(d.get("version", ""))
+        return None
+
+    def lookup(self, folder: str, top: str) -> tuple[str, str] | None:
+        index = self.by_folder.get(folder)
+        if index is None:
+            index = self.by_folder[folder] = self._index(folder)
+        return index.get(top)
+
+    def _index(self, folder: str) -> dict[str, tuple[str, str]]:
+        out: dict[str, tuple[str, str]] = {}
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            return out
+        for entry in entries:
+            if not entry.endswith(".dist-info"):
+                continue
+            meta = os.path.join(folder, entry)
+            dist, _, version = entry[: -len(".dist-info")].partition("-")
+            tops: set[str] = set()
+            top_level = os.path.join(meta, "top_level.txt")
+            if os.path.exists(top_level):
+                tops.update(x.strip() for x in _lines(top_level) if x.strip())
+            else:
+                for line in _lines(os.path.join(meta, "RECORD")):
+                    first = line.split(",", 1)[0].split("/", 1)[0]
+                    if first and not first.endswith((".dist-info", ".data")) \
+                            and not first.startswith(("..", "__pycache__")):
+                        tops.add(first[:-3] if first.endswith(".py") else first.split(".")[0])
+            for top in tops:
+                out.setdefault(top, (dist, version))
+        for d_name, d in self.dists.items():  # the probe's names and versions are canonical
+            if isinstance(d, dict) and d.get("location") == folder:
+                for top, (dist, _v) in list(out.items()):
+                    if dist.lower().replace("_", "-") == d_name.lower().replace("_", "-"):
+                        out[top] = (d_name, str(d.get("version", "")))
+        return out
+
+
+def _origin(path: str, proc: Mapping[str, Any], dists: _Dists) -> tuple[str, str | None]:
+    """Where ``path`` comes from, and the ``sys.path`` folder it sits in (if any)."""
+    for entry in proc.get("pythonpath") or ():
+        if _under(path, entry):
+            return "pythonpath", entry
+    folders = sorted((e for e in proc.get("sys_path") or () if e and _under(path, e)),
+                     key=len, reverse=True)
+    for entry in folders:
+        if os.path.basename(entry.rstrip(os.sep)) in ("site-packages", "dist-packages"):
+            return "site-packages", entry
+    if dists.editable(path):
+        return "editable", None
+    stdlib = proc.get("stdlib") or ""
+    if stdlib and _under(path, stdlib):
+        return "stdlib", stdlib
+    cwd = proc.get("cwd") or ""
+    if cwd and _under(path, cwd):
+        return "cwd", cwd
+    return "other", folders[0] if folders else None
+
+
+#: Variables whose native reads see runsnap's launch values, not the user's.
+OURS = ("PYTHONPATH", "LD_PRELOAD")
+
+
+def build_section(
+    folder: str, packages: Mapping[str, Any], native_note: str,
+    env_given: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape).
+
+    ``env_given``: the environment the user gave; whether ``PYTHONPATH`` and ``LD_PRELOAD``
+    were set is taken from it, since native code sees runsnap's values of those two.
+    """
+    python, native = read_logs(folder)
+    processes: list[dict[str, Any]] = []
+    env: dict[str, dict[str, Any]] = {}
+    modules: dict[str, dict[str, Any]] = {}
+    stdlib_modules: set[str] = set()
+    bulk_sites: list[dict[str, Any]] = []
+    dists = _Dists(packages)
+    for records in python:
+        proc = _process(records[0])
+        processes.append(proc["public"])
+        _merge_process(records, proc, env, modules, stdlib_modules, bulk_sites, dists)
+    for pid, reads in sorted(native.items()):
+        for name, (was_set, count) in reads.items():
+            if name.startswith("RUNSNAP_TRACE_"):
+                continue
+            if name in OURS and env_given is not None:
+                was_set = name in env_given
+            entry = env.setdefault(name, _new_var(was_set))
+            entry["native"] = True
+            entry["native_reads"] = entry.get("native_reads", 0) + count
+            entry["set"] = entry["set"] or was_set
+            if pid not in entry["pids"]:
+                entry["pids"].append(pid)
+    for entry in env.values():
+        entry["pids"].sort()
+        entry["bulk"] = entry["reads"] == 0 and entry["bulk_reads"] > 0 and not entry["native"]
+        entry["sites"] = entry["sites"][:MAX_SITES]
+        if not entry["sites"]:
+            del entry["sites"]
+        if not entry["via"]:
+            del entry["via"]
+    read_first = sorted(env, key=lambda n: (env[n]["reads"] == 0 and not env[n]["native"], n))
+    section: dict[str, Any] = {
+        "traced": bool(processes),
+        "native": "observed" if not native_note else f"not observed: {native_note}",
+        "processes": processes,
+        "env": {name: env[name] for name in read_first},
+        "modules": dict(sorted(modules.items())),
+        "stdlib_modules": sorted(stdlib_modules),
+    }
+    if bulk_sites:
+        section["bulk_sites"] = bulk_sites
+    if not processes:
+        section["reason"] = "no Python process of the command reported (it ran no Python, or " \
+                            "every Python ran with -I, -E or -S, which skip the hook)"
+    return section
+
+
+def _process(rec: tuple[Any, ...]) -> dict[str, Any]:
+    fields = list(rec) + [None] * 11
+    _p, pid, ppid, argv, executable, cwd, forked, stdlib, sys_path, pp = fields[:10]
+    pythonpath = [p for p in (pp[1:] if isinstance(pp, str) and pp else "").split(":") if p]
+    public = {"pid": pid, "ppid": ppid, "argv": list(argv or []), "executable": executable or "",
+              "how": "fork" if forked else "exec"}
+    return {"public": public, "pid": pid, "cwd": cwd, "stdlib": stdlib,
+            "sys_path": list(sys_path or []), "pythonpath": pythonpath}
+
+
+def _new_var(was_set: bool) -> dict[str, Any]:
+    return {"set": was_set, "reads": 0, "bulk_reads": 0, "bulk": False, "python": False,
+            "native": False, "pids": [], "via": [], "sites": []}
+
+
+def _merge_process(
+    records: list[tuple[Any, ...]], proc: dict[str, Any], env: dict[str, dict[str, Any]],
+    modules: dict[str, dict[str, Any]], stdlib_modules: set[str],
+    bulk_sites: list[dict[str, Any]], dists: _Dists,
+) -> None:
+    pid = proc["pid"]
+    counts: dict[int, int] = {}
+    sites: dict[int, tuple[str, dict[str, Any]]] = {}
+    bulks: dict[int, tuple[list[str], dict[str, Any]]] = {}
+    ended: Any = "killed or still running"
+    for rec in records[1:]:
+        kind = rec[0]
+        if kind == "S" and len(rec) >= 7:
+            _k, site, name, via, was_set, value, stack = rec[:7]
+            entry = env.setdefault(name, _new_var(bool(was_set)))
+            entry["python"] = True
+            if was_set and "value" not in entry:
+                entry["value"] = value
+                entry["set"] = True
+            elif was_set and entry.get("value") != value:
+                others = entry.setdefault("other_values", [])
+                if value not in others and len(others) < 8:
+                    others.append(value)
+            if via not in entry["via"]:
+                entry["via"].append(via)
+            if pid not in entry["pids"]:
+                entry["pids"].append(pid)
+            same = [r for r in entry["sites"] if r["stack"] == list(stack) and r["pid"] == pid
+                    and r["via"] == via and r["set"] == bool(was_set)]
+            if same:  # two calls on one line: one place for a reader
+                row = same[0]
+            else:
+                row = {"stack": list(stack), "pid": pid, "via": via, "set": bool(was_set),
+                       "reads": 0}
+                entry["sites"].append(row)
+            sites[site] = (name, row)
+        elif kind == "B" and len(rec) >= 4:
+            _k, site, stack, names = rec[:4]
+            row = {"stack": list(stack), "pid": pid, "reads": 1, "names": len(names)}
+            bulk_sites.append(row)
+            bulks[site] = (list(names), row)
+        elif kind == "W" and len(rec) >= 2:
+            entry = env.setdefault(rec[1], _new_var(False))
+            entry["written"] = True
+        elif kind == "M" and len(rec) >= 3:
+            _module(rec[1], rec[2], proc, modules, stdlib_modules, dists)
+        elif kind == "C" and len(rec) >= 2 and isinstance(rec[1], dict):
+            counts = rec[1]
+        elif kind == "E":
+            ended = "exited" if rec[1:2] in ((None,), ()) else f"os._exit({rec[1]})"
+    proc["public"]["ended"] = ended
+    for site, (name, row) in sites.items():
+        n = int(counts.get(site, 1))
+        row["reads"] += n
+        env[name]["reads"] += n
+    for site, (names, row) in bulks.items():
+        row["reads"] = int(counts.get(site, 1))
+        for name in names:
+            entry = env.setdefault(name, _new_var(True))
+            entry["python"] = True
+            entry["bulk_reads"] += row["reads"]
+            if pid not in entry["pids"]:
+                entry["pids"].append(pid)
+
+
+def _module(name: str, path: Any, proc: Mapping[str, Any], modules: dict[str, dict[str, Any]],
+            stdlib_modules: set[str], dists: _Dists) -> None:
+    if name in modules or name in stdlib_modules or name.startswith("_frozen"):
+        return
+    if not isinstance(path, str) or not path:
+        stdlib_modules.add(name)  # built into the interpreter
+        return
+    origin, folder = _origin(path, proc, dists)
+    if origin == "stdlib":
+        stdlib_modules.add(name)
+        return
+    entry: dict[str, Any] = {"file": path, "origin": origin}
+    found = dists.editable(path) if origin == "editable" else (
+        dists.lookup(folder, name) if folder else None)
+    if found:
+        entry["dist"], entry["version"] = found
+    modules[name] = entry

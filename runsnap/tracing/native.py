@@ -1,0 +1,91 @@
+"""The native read recorder: an ``LD_PRELOAD`` library built from ``probe/native/getenv_trace.c``.
+
+It is compiled once, at first use, with the C compiler found on ``PATH`` (``cc``, ``gcc`` or
+``clang``; ``CC`` overrides), under a name that carries the hash of its source and the machine,
+so an upgrade of runsnap rebuilds it: beside runsnap's files when that folder is writable (one
+build serves every user of the install), else in runsnap's cache folder. Without a compiler (a
+pure-Python install) runsnap works as before and the snapshot says native reads were not
+observed, and why. ``RUNSNAP_NO_NATIVE=1`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from runsnap.cache import cache_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["SOURCE", "interposer"]
+
+#: The C source of the interposer.
+SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "probe", "native", "getenv_trace.c")
+
+
+def _compiler(env: Mapping[str, str]) -> str | None:
+    wanted = env.get("CC")
+    for name in ((wanted,) if wanted else ("cc", "gcc", "clang")):
+        found = shutil.which(name, path=env.get("PATH"))
+        if found:
+            return found
+    return None
+
+
+def _writable(folder: str) -> bool:
+    probe = folder
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return False
+        probe = parent
+    return os.access(probe, os.W_OK)
+
+
+def interposer(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+    """``(path of the built library, "")``, or ``(None, why native reads are not observed)``."""
+    env = os.environ if env is None else env
+    if env.get("RUNSNAP_NO_NATIVE"):
+        return None, "RUNSNAP_NO_NATIVE is set"
+    if not sys.platform.startswith("linux"):
+        return None, f"LD_PRELOAD interposition is only built on Linux (this is {sys.platform})"
+    try:
+        with open(SOURCE, "rb") as fh:
+            source = fh.read()
+    except OSError as exc:
+        return None, f"the interposer's source is missing ({exc.strerror})"
+    tag = hashlib.sha256(source + os.uname().machine.encode()).hexdigest()[:16]
+    name = f"getenv-trace-{tag}.so"
+    base = cache_dir(env)
+    folders = [os.path.join(os.path.dirname(SOURCE), "build"),  # beside the install, shared
+               os.path.join(base, "native") if base is not None
+               else os.path.join(tempfile.gettempdir(), f"runsnap-native-{os.getuid()}")]
+    for folder in folders:
+        if os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name), ""
+    folder = next((f for f in folders if _writable(f)), folders[-1])
+    lib = os.path.join(folder, name)
+    cc = _compiler(env)
+    if cc is None:
+        return None, "no C compiler (cc, gcc or clang) to build the getenv interposer"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{lib}.{os.getpid()}.tmp"
+        done = subprocess.run(
+            [cc, "-shared", "-fPIC", "-O2", "-o", tmp, SOURCE, "-ldl", "-lpthread"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        if done.returncode != 0:
+            first = (done.stderr.strip().splitlines() or ["no message"])[0]
+            return None, f"building the getenv interposer with {cc} failed: {first}"
+        os.replace(tmp, lib)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"building the getenv interposer failed: {exc}"
+    return lib, ""

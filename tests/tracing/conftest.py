@@ -1,0 +1,42 @@
+"""Helpers for tracing tests: run a real Python child under runsnap and read its ``[runtime]``."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runsnap.capturing import RunRecord, run
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """A small, fixed environment for a child (plus ``extra``)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/"),
+           "LANG": "C.UTF-8"}
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def traced(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> Callable[..., tuple[
+        RunRecord, dict[str, Any], str]]:
+    """``traced(source, env=..., argv=..., trace=True)`` -> (record, [runtime], stdout)."""
+    counter = [0]
+
+    def go(source: str, env: Mapping[str, str] | None = None, argv: list[str] | None = None,
+           trace: bool = True, cwd: Path | None = None) -> tuple[RunRecord, dict[str, Any], str]:
+        counter[0] += 1
+        script = tmp_path / f"prog{counter[0]}.py"
+        script.write_text(textwrap.dedent(source))
+        capfd.readouterr()
+        record = run(argv or [sys.executable, str(script)], env=dict(env or child_env()),
+                     cwd=cwd or tmp_path, output=tmp_path / f"snap{counter[0]}.toml", trace=trace)
+        out = capfd.readouterr().out
+        return record, dict(record.snapshot.get("runtime") or {}), out
+
+    return go
