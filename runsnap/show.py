@@ -88,6 +88,11 @@ def render_summary(snap: Snapshot, width: int = 0) -> str:
         add("outcome")
         add("  none recorded: the launch never reported back (runsnap was killed, or still runs)")
 
+    runtime = snap.get("runtime")
+    if runtime:
+        add("")
+        lines.extend(runtime_lines(runtime))
+
     process = snap.get("process")
     if process:
         add("")
@@ -211,6 +216,50 @@ def render_summary(snap: Snapshot, width: int = 0) -> str:
         else:
             out.append(fit(line, width))
     return "".join(line + "\n" for line in out)
+
+
+#: Variables and read sites ``show`` lists from ``[runtime]`` (the rest are counted).
+MAX_READ_SHOWN = 30
+MAX_SITES_SHOWN = 2
+
+
+def runtime_lines(runtime: Mapping[str, Any]) -> list[str]:
+    """The ``runtime`` part of ``show``: variables read (with where), then modules imported
+    from somewhere other than site-packages (a source checkout on ``PYTHONPATH``, the cwd)."""
+    if not runtime.get("traced"):
+        return ["runtime", f"  not traced: {runtime.get('reason', 'unknown')}"]
+    procs = runtime.get("processes") or []
+    native = str(runtime.get("native", ""))
+    out = ["runtime", f"  traced: {len(procs)} Python process(es); native reads "
+                      f"{'observed' if native.startswith('observed') else native}"]
+    env: Mapping[str, Any] = runtime.get("env") or {}
+    read = [n for n, e in env.items() if isinstance(e, Mapping) and e.get("reads")]
+    native_only = [n for n, e in env.items() if isinstance(e, Mapping) and not e.get("reads")
+                   and e.get("native")]
+    bulk = [n for n, e in env.items() if isinstance(e, Mapping) and e.get("bulk")]
+    unset = [n for n in read if not env[n].get("set")]
+    out.append(f"  {len(read)} variables read from Python ({len(unset)} unset: the default "
+               f"taken), {len(native_only)} only natively, {len(bulk)} only in whole-"
+               f"environment copies")
+    for name in read[:MAX_READ_SHOWN]:
+        e = env[name]
+        value = f"={e.get('value', '')}" if e.get("set") else " (unset)"
+        out.append(f"    {name}{value}  {e.get('reads')} read(s)")
+        for site in (e.get("sites") or [])[:MAX_SITES_SHOWN]:
+            stack = site.get("stack") or [] if isinstance(site, Mapping) else []
+            if stack:
+                out.append(f"      at {' <- '.join(str(f) for f in stack[:3])}")
+    if len(read) > MAX_READ_SHOWN:
+        out.append(f"    ... and {len(read) - MAX_READ_SHOWN} more")
+    modules: Mapping[str, Any] = runtime.get("modules") or {}
+    elsewhere = {n: m for n, m in modules.items()
+                 if isinstance(m, Mapping) and m.get("origin") != "site-packages"}
+    out.append(f"  {len(modules)} packages imported, {len(elsewhere)} from outside "
+               f"site-packages" + (":" if elsewhere else ""))
+    for name, mod in elsewhere.items():
+        dist = f" ({mod['dist']} {mod.get('version', '')})" if mod.get("dist") else ""
+        out.append(f"    {name}  {mod.get('origin')}  {mod.get('file')}{dist}")
+    return out
 
 
 _NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "libcuda", "libnvrtc")

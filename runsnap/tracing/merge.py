@@ -282,7 +282,6 @@ def _merge_process(
         row["reads"] = int(counts.get(site, 1))
         for name in names:
             entry = env.setdefault(name, _new_var(True))
-            entry["python"] = True
             entry["bulk_reads"] += row["reads"]
             if pid not in entry["pids"]:
                 entry["pids"].append(pid)

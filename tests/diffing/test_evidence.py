@@ -31,7 +31,10 @@ def _launch(tmp_path: Path, name: str, steps: str, env: dict[str, str]) -> Snaps
             "--speculative-algorithm", "EAGLE3", "--speculative-num-steps", steps,
             "--speculative-draft-model-path", str(asset("models", "kimi-k2.5-eagle3-draft"))]
     full = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **env}
-    return run(argv, env=full, cwd=tmp_path, output=tmp_path / f"{name}.toml").snapshot
+    # not traced here: these tests give each run the [runtime] they need (tests/tracing traces
+    # the same incident for real)
+    return run(argv, env=full, cwd=tmp_path, output=tmp_path / f"{name}.toml",
+               trace=False).snapshot
 
 
 @pytest.fixture(scope="module")

@@ -25,13 +25,15 @@ def child_env(**extra: str) -> dict[str, str]:
 @pytest.fixture
 def traced(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> Callable[..., tuple[
         RunRecord, dict[str, Any], str]]:
-    """``traced(source, env=..., argv=..., trace=True)`` -> (record, [runtime], stdout)."""
+    """``traced(source, env=..., argv=..., trace=True, name=...)`` -> (record, [runtime],
+    stdout); the program is written to ``name`` (default: a new file each time)."""
     counter = [0]
 
     def go(source: str, env: Mapping[str, str] | None = None, argv: list[str] | None = None,
-           trace: bool = True, cwd: Path | None = None) -> tuple[RunRecord, dict[str, Any], str]:
+           trace: bool = True, cwd: Path | None = None, name: str | None = None,
+           ) -> tuple[RunRecord, dict[str, Any], str]:
         counter[0] += 1
-        script = tmp_path / f"prog{counter[0]}.py"
+        script = tmp_path / (name or f"prog{counter[0]}.py")
         script.write_text(textwrap.dedent(source))
         capfd.readouterr()
         record = run(argv or [sys.executable, str(script)], env=dict(env or child_env()),

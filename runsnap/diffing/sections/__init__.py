@@ -26,6 +26,7 @@ from runsnap.diffing.sections import (
     outcome,
     packages,
     process,
+    runtime,
     system,
 )
 from runsnap.diffing.walk import errors
@@ -44,6 +45,7 @@ COMPARERS: dict[str, Comparer] = {
     "system": system.compare,
     "outcome": outcome.compare,
     "process": process.compare,
+    "runtime": runtime.compare,
 }
 
 #: Section name -> scorer; sections not listed use :func:`runsnap.diffing.sections.other.score`.
@@ -56,6 +58,7 @@ SCORERS: dict[str, Scorer] = {
     "system": system.score,
     "outcome": outcome.score,
     "process": process.score,
+    "runtime": runtime.score,
 }
 
 

@@ -1,0 +1,166 @@
+"""What "different" means for ``[runtime]``: what the two runs read and imported.
+
+Keys (``Difference.key``) and locators (``Difference.path``):
+
+* ``env NAME``, ``("runtime", "env", NAME)``: read in one run and not the other (``added``: read only in B; ``removed``:
+  only in A), or read in both with another value seen or set in one only (``changed``); the
+  evidence lines say where each run read it. A bulk copy of the environment is not a read.
+* ``env NAME sites``, ``("runtime", "env", NAME, "sites")``: read in both, from other functions (the innermost frame's file and
+  function; line numbers alone moving is not a difference: the git diff shows edits).
+* ``module NAME``, ``("runtime", "modules", NAME)``: imported in one run only, or from another file, origin, distribution or
+  version.
+* ``traced``, ``native``, ``processes`` (``("runtime", KEY)``): the runs were traced differently, or ran another
+  number of Python processes.
+
+Run-specific facts (pids, counts, exact stacks) never make a difference by themselves. When
+only one run was traced, ``traced`` is the only difference: an untraced run read nothing
+that could be compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from runsnap.diffing.report import Difference
+from runsnap.diffing.rules import Rules, Verdict
+
+__all__ = ["compare", "score"]
+
+
+def _read(entry: Any) -> bool:
+    return isinstance(entry, Mapping) and bool(entry.get("reads") or entry.get("native"))
+
+
+def _shown(entry: Mapping[str, Any]) -> str:
+    if not entry.get("set"):
+        return "(unset: default taken)"
+    return str(entry.get("value", "(set)"))
+
+
+def _places(entry: Mapping[str, Any]) -> list[str]:
+    """``file in func`` of each read site's innermost frame, in order, without repeats."""
+    out: list[str] = []
+    for site in entry.get("sites") or ():
+        stack = site.get("stack") if isinstance(site, Mapping) else None
+        if stack:
+            file_line, _, func = str(stack[0]).partition(" in ")
+            place = f"{file_line.rsplit(':', 1)[0]} in {func}"
+            if place not in out:
+                out.append(place)
+    return out
+
+
+def _where(side: str, entry: Mapping[str, Any]) -> str:
+    places = _places(entry)
+    how = "natively" if entry.get("native") and not entry.get("reads") else "at " + (
+        ", ".join(places[:3]) if places else "an unknown place")
+    return f"{side}: read {how}"
+
+
+def _env(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    out: list[Difference] = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name), b.get(name)
+        rx, ry = _read(x), _read(y)
+        if not rx and not ry:
+            continue
+        key = f"env {name}"
+        path = ("runtime", "env", name)
+        if rx and not ry and isinstance(x, Mapping):
+            out.append(Difference("runtime", key, "removed", _shown(x), None,
+                                  evidence=(_where("A", x), "B: not read"), path=path))
+            continue
+        if ry and not rx and isinstance(y, Mapping):
+            out.append(Difference("runtime", key, "added", None, _shown(y),
+                                  evidence=("A: not read", _where("B", y)), path=path))
+            continue
+        if not isinstance(x, Mapping) or not isinstance(y, Mapping):
+            continue
+        if (bool(x.get("set")), x.get("value")) != (bool(y.get("set")), y.get("value")):
+            out.append(Difference("runtime", key, "changed", _shown(x), _shown(y),
+                                  evidence=(_where("A", x), _where("B", y)), path=path))
+        pa, pb = _places(x), _places(y)
+        if set(pa) != set(pb) and pa and pb:
+            ev = tuple([f"A only: {p}" for p in pa if p not in pb]
+                       + [f"B only: {p}" for p in pb if p not in pa])
+            out.append(Difference("runtime", f"{key} sites", "changed", pa, pb, evidence=ev,
+                                  path=(*path, "sites")))
+    return out
+
+
+_MODULE_FIELDS = ("file", "origin", "dist", "version")
+
+
+def _modules(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    out: list[Difference] = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name), b.get(name)
+        key = f"module {name}"
+        path = ("runtime", "modules", name)
+        if not isinstance(y, Mapping):
+            if isinstance(x, Mapping):
+                out.append(Difference("runtime", key, "removed", dict(x), None,
+                                      evidence=("imported in A only",), path=path))
+            continue
+        if not isinstance(x, Mapping):
+            out.append(Difference("runtime", key, "added", None, dict(y),
+                                  evidence=("imported in B only",), path=path))
+            continue
+        ev = tuple(f"{f}: {x.get(f)} -> {y.get(f)}" for f in _MODULE_FIELDS
+                   if x.get(f) != y.get(f))
+        if ev:
+            out.append(Difference("runtime", key, "changed", dict(x), dict(y), evidence=ev,
+                                  path=path))
+    return out
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """Differences between two ``[runtime]`` sections (``{}`` when a snapshot has none)."""
+    if not a and not b:
+        return []
+    ta, tb = bool(a.get("traced")), bool(b.get("traced"))
+    if ta != tb:
+        return [Difference("runtime", "traced", "changed", ta, tb, evidence=tuple(
+            f"{side}: not traced ({s.get('reason') or 'no [runtime]'})"
+            for side, s, t in (("A", a, ta), ("B", b, tb)) if not t))]
+    if not ta:
+        return []
+    out: list[Difference] = []
+    na, nb = str(a.get("native", "")), str(b.get("native", ""))
+    if na.startswith("observed") != nb.startswith("observed"):
+        out.append(Difference("runtime", "native", "changed", na, nb))
+    out += _env(a.get("env") or {}, b.get("env") or {})
+    out += _modules(a.get("modules") or {}, b.get("modules") or {})
+    pa, pb = len(a.get("processes") or ()), len(b.get("processes") or ())
+    if pa != pb:
+        out.append(Difference("runtime", "processes", "changed", pa, pb,
+                              evidence=(f"Python processes: {pa} in A, {pb} in B",)))
+    return out
+
+
+def score(d: Difference, rules: Rules) -> Verdict:
+    """Provisional weights (the diagnosis from evidence, :mod:`runsnap.diffing.evidence`, is
+    what ranks a variable by its reads): a module from another file or version (65), a
+    variable read in one run only (60: the program took another path), a module imported in
+    one run only (45), another value seen (40: the ``[env]`` difference is its cause), other
+    read places (35), other process counts (30), tracing or native observation that differ
+    (25, 20)."""
+    part = d.path[1] if len(d.path) > 1 else d.key
+    if part == "modules":
+        if d.change == "changed":
+            return 65, "the run imported this package from another file, origin or version", False
+        return 45, f"imported in {'B' if d.change == 'added' else 'A'} only", False
+    if part == "env":
+        if len(d.path) > 3:
+            return 35, "read from other places in the code", False
+        if d.change == "changed":
+            return 40, "the program saw another value", False
+        return 60, (f"read in {'B' if d.change == 'added' else 'A'} only: the program took "
+                    "another path"), False
+    if part == "processes":
+        return 30, "another number of Python processes", False
+    if part == "traced":
+        return 25, "one run was traced and the other not: run-time evidence cannot be compared", \
+            False
+    return 20, f"differs in [{d.section}]", False
