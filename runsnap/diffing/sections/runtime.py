@@ -2,15 +2,17 @@
 
 Keys (``Difference.key``) and locators (``Difference.path``):
 
-* ``env NAME``, ``("runtime", "env", NAME)``: read in one run and not the other (``added``: read only in B; ``removed``:
-  only in A), or read in both with another value seen or set in one only (``changed``); the
-  evidence lines say where each run read it. A bulk copy of the environment is not a read.
-* ``env NAME sites``, ``("runtime", "env", NAME, "sites")``: read in both, from other functions (the innermost frame's file and
-  function; line numbers alone moving is not a difference: the git diff shows edits).
-* ``module NAME``, ``("runtime", "modules", NAME)``: imported in one run only, or from another file, origin, distribution or
-  version.
-* ``traced``, ``native``, ``processes`` (``("runtime", KEY)``): the runs were traced differently, or ran another
-  number of Python processes.
+* ``env NAME``, ``("runtime", "env", NAME)``: read in one run and not the other (``added``:
+  read only in B; ``removed``: only in A), or read in both with another value seen or set in
+  one only (``changed``); the evidence lines say where each run read it. A bulk copy of the
+  environment is not a read.
+* ``env NAME sites``, ``("runtime", "env", NAME, "sites")``: read in both, from other
+  functions (the innermost frame's file and function; line numbers alone moving is not a
+  difference: the git diff shows edits).
+* ``module NAME``, ``("runtime", "modules", NAME)``: imported in one run only, or from
+  another file, origin, distribution or version.
+* ``traced``, ``native``, ``processes`` (``("runtime", KEY)``): the runs were traced
+  differently, or ran another number of Python processes.
 
 Run-specific facts (pids, counts, exact stacks) never make a difference by themselves. When
 only one run was traced, ``traced`` is the only difference: an untraced run read nothing
