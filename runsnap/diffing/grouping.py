@@ -78,17 +78,24 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
                                  eb.get("VIRTUAL_ENV"), ea.get("CONDA_PREFIX"),
                                  eb.get("CONDA_PREFIX")) if x}
     keys = _by_key(diffs)
-    cause = (keys.get(("packages", "interpreter")) or keys.get(("env", "VIRTUAL_ENV"))
-             or keys.get(("env", "CONDA_PREFIX")))
+    cause = (keys.get(("packages", "interpreter")) or keys.get(("packages", "prefix"))
+             or keys.get(("env", "VIRTUAL_ENV")) or keys.get(("env", "CONDA_PREFIX")))
     if cause is None:
         return []
     members: list[Difference] = []
+    moved: list[str] = []
     for d in diffs:
         if d is cause:
             continue
         if d.section == "packages":
             name, _, field = d.key.partition(".")
-            if d.key in ("python_version", "implementation", "sys.path") or field:
+            if field == "location" and _under(d.a, prefixes) and _under(d.b, prefixes):
+                # the same version, moved only because the environment moved: not a cause
+                members.append(dataclasses.replace(d, hidden=True, reason=(
+                    "the same version, moved with the environment")))
+                moved.append(name)
+                continue
+            if d.key in ("python_version", "implementation", "sys.path", "prefix") or field:
                 members.append(d)
                 continue
             dists = [(p.get("distributions") or {}).get(name) or {} for p in (pa, pb)]
@@ -109,7 +116,9 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     title = (f"another Python environment: A {pa.get('prefix') or '?'} "
              f"(Python {pa.get('python_version') or '?'}), B {pb.get('prefix') or '?'} "
              f"(Python {pb.get('python_version') or '?'})")
-    return [Group(cause, tuple(members), title=title)] if members else []
+    lines = (f"{len(moved)} package{'s' if len(moved) != 1 else ''} at the same version moved "
+             f"with it: {', '.join(sorted(moved))}",) if moved else ()
+    return [Group(cause, tuple(members), lines=lines, title=title)] if members else []
 
 
 def by_model(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
@@ -271,13 +280,20 @@ def group(diffs: Sequence[Difference], a: Any, b: Any,
     for grouper in GROUPERS if groupers is None else groupers:
         taken: set[int] = set()
         merged: dict[int, Difference] = {}
+        # a grouper may hand back a member changed (hidden: it only moved with the cause);
+        # it stands for the difference found at the same place
+        found = {(d.section, d.key, d.path): d for d in current}
+
+        def origin(m: Difference, found: dict[Any, Difference] = found) -> int:
+            return id(found.get((m.section, m.key, m.path), m))
+
         for g in grouper(current, a, b):
             if id(g.cause) in taken:
                 continue
-            members = [m for m in g.members if id(m) not in taken and m is not g.cause]
+            members = [m for m in g.members if origin(m) not in taken and m is not g.cause]
             if not members and not g.lines:
                 continue
-            taken.update(id(m) for m in members)
+            taken.update(origin(m) for m in members)
             taken.add(id(g.cause))
             merged[id(g.cause)] = _merge(g, members, key)
         if merged:

@@ -7,6 +7,7 @@ every name in :data:`FORMATS` maps and renders both report kinds).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +17,8 @@ from runsnap.terminal import clean, fit, wrap
 __all__ = ["FORMATS", "RENDERERS", "Style", "cell", "md_text", "render"]
 
 AnyReport = Report | NReport
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: How many differences the text report details before listing the rest one line each.
 DETAILED = 10
@@ -122,20 +125,70 @@ def _change_words(d: Difference) -> str:
     return d.change
 
 
-def _detail(i: int, d: Difference, st: Style) -> list[str]:
+def _detail(i: int, d: Difference, st: Style, show_all: bool = False) -> list[str]:
     lines = [f"  {i:>2}. {st.bold(d.where)}  {_change_words(d)}  [{st.score(d.score).strip()}]"]
-    lines.append(f"        A: {_value_text(d.a)}")
-    lines.append(f"        B: {_value_text(d.b)}")
+    a, b = only_differing(d.a, d.b)
+    lines.append(f"        A: {_value_text(a)}")
+    lines.append(f"        B: {_value_text(b)}")
     lines += [st.dim(f"           {e}") for e in d.evidence[:EVIDENCE_LINES]]
     if len(d.evidence) > EVIDENCE_LINES:
         lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
     lines.append(st.dim(f"        why: {d.reason}"))
-    if d.related:
-        lines.append(f"        with it ({len(d.related)}):")
-        lines += [f"    {_one_line(r, st)}" for r in d.related[:RELATED_LINES]]
-        if len(d.related) > RELATED_LINES:
-            lines.append(st.dim(f"           ... {len(d.related) - RELATED_LINES} more"))
+    related = [r for r in d.related if show_all or not r.hidden]
+    if related:
+        lines.append(f"        with it ({len(related)}):")
+        lines += [f"    {_one_line(r, st)}" for r in related[:RELATED_LINES]]
+        if len(related) > RELATED_LINES:
+            lines.append(st.dim(f"           ... {len(related) - RELATED_LINES} more"))
     return lines
+
+
+def only_differing(a: Any, b: Any) -> tuple[Any, Any]:
+    """Two lists as what differs between them: the entries only one side has, with a count
+    of those both have; other values as they are.
+
+    >>> only_differing(["/usr/lib", "/a/site"], ["/usr/lib", "/b/site"])
+    ('/a/site (+1 shared)', '/b/site (+1 shared)')
+    >>> only_differing(["x", "y"], ["y", "x"])
+    (['x', 'y'], ['y', 'x'])
+    """
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
+        return a, b
+    only_a = [x for x in a if x not in b]
+    only_b = [x for x in b if x not in a]
+    if not only_a and not only_b:
+        return a, b  # another order: the order is what differs
+    shared = len(a) - len(only_a)
+
+    def side(only: list[Any]) -> str:
+        text = ", ".join(short(x, 400) for x in only) or "(nothing of its own)"
+        return f"{text} (+{shared} shared)" if shared else text
+
+    return side(only_a), side(only_b)
+
+
+def elide_common(a: Any, b: Any, keep: int = 12) -> tuple[Any, Any]:
+    """Two texts with the long start they share shown as ``…``, so that what differs fits.
+
+    >>> elide_common("/tmp/pytest-of-root/work/runs/venvA/lib/site",
+    ...              "/tmp/pytest-of-root/work/runs/venvB/lib/site")
+    ('…/work/runs/venvA/lib/site', '…/work/runs/venvB/lib/site')
+    >>> elide_common("short", "shore")
+    ('short', 'shore')
+    """
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return a, b
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    cut = n - keep
+    if cut < 8:
+        return a, b
+    slash = a.rfind("/", 0, cut + 1)  # start at a path boundary where there is one
+    cut = slash if slash > 0 else cut
+    return f"…{a[cut:]}", f"…{b[cut:]}"
 
 
 def _one_line(d: Difference, st: Style) -> str:
@@ -143,7 +196,8 @@ def _one_line(d: Difference, st: Style) -> str:
         value = _value_text(d.b if d.change == "added" else d.a)
         what = f"{_change_words(d)}: {short(value, 60)}"
     else:
-        what = f"{d.change}: {short(d.a, 40)} -> {short(d.b, 40)}"
+        a, b = elide_common(*only_differing(d.a, d.b))
+        what = f"{d.change}: {short(a, 60)} -> {short(b, 60)}"
     more = f"  (+{len(d.related)} with it)" if d.related else ""
     return f"    {st.score(d.score)}  {d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
 
@@ -203,7 +257,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     if likely:
         lines += ["", st.bold("Most likely causes")]
         for i, d in enumerate(likely, 1):
-            lines += _detail(i, d, st)
+            lines += _detail(i, d, st, report.show_all)
     rest = [d for d in shown if d not in likely]
     counted_rest = [d for d in rest if not d.hidden]
     if counted_rest:
@@ -218,7 +272,22 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         more = ", ..." if len(_dedupe_keys(hidden)) > 8 else ""
         lines += ["", st.dim(f"{len(hidden)} noise difference{'s' if len(hidden) != 1 else ''} "
                              f"hidden ({names}{more}): show them with --all")]
-    return "".join(fit(line, width) + "\n" for line in "\n".join(lines).split("\n"))
+    return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
+
+
+def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
+    """Every line cut to ``width``, except the reasons (``why: ...``), which are sentences a
+    reader checks: they are wrapped."""
+    out: list[str] = []
+    for line in lines:
+        plain = _ANSI.sub("", line) if "\x1b" in line else line
+        if width and len(plain) > width and plain.lstrip().startswith("why: "):
+            lead = " " * (len(plain) - len(plain.lstrip()))
+            parts = wrap(plain.lstrip(), width - len(lead), " " * len("why: "))
+            out += [st.dim(lead + part) for part in parts]
+        else:
+            out.append(fit(line, width))
+    return out
 
 
 def _dedupe_keys(diffs: Sequence[Difference]) -> list[str]:

@@ -31,5 +31,12 @@ def is_core_package(name: str) -> bool:
 
     >>> is_core_package("Torch"), is_core_package("flashinfer_python"), is_core_package("rich")
     (True, True, False)
+    >>> is_core_package("nvidia-cuda-runtime-cu12"), is_core_package("cuda-bindings")
+    (True, True)
     """
-    return normalize_name(name) in CORE_PACKAGES
+    norm = normalize_name(name)
+    return norm in CORE_PACKAGES or norm.startswith(CORE_PREFIXES)
+
+
+#: Name starts of the CUDA libraries' wheels (``nvidia-cusparse-cu12``, ``cuda-bindings``...).
+CORE_PREFIXES = ("nvidia-", "cuda-", "cupy-", "flashinfer-", "sgl-", "vllm-")

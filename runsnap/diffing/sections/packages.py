@@ -54,6 +54,12 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                       f"B: {b.get('interpreter')} ({b.get('reason', '')})")
             out.append(Difference("packages", label, "changed", x, y, evidence=ev,
                                   path=("packages", label)))
+    if a.get("prefix") != b.get("prefix") and a.get("prefix") and b.get("prefix"):
+        # another virtual environment: the interpreter binary is often the same file
+        out.append(Difference("packages", "prefix", "changed", a["prefix"], b["prefix"],
+                              evidence=(f"A: {a.get('interpreter')} ({a.get('reason', '')})",
+                                        f"B: {b.get('interpreter')} ({b.get('reason', '')})"),
+                              path=("packages", "prefix")))
     sa, sb = list(a.get("sys_path") or []), list(b.get("sys_path") or [])
     if sa != sb and (sa or sb) and a.get("distributions") is not None:
         change, ev = compare_lists(sa, sb)
@@ -117,6 +123,9 @@ def score(d: Difference, rules: Rules) -> Verdict:
     the same version from another location (66) and ``sys.path`` order (62)."""
     if d.key in ("interpreter", "python_version", "implementation"):
         return 84, "another Python interpreter: every installed package may differ", False
+    if d.key == "prefix":
+        return 84, "another Python environment (sys.prefix): every installed package may " \
+            "differ", False
     if d.key == "sys.path":
         return 62, "sys.path decides which copy of a module is imported", False
     name, _, field = d.key.partition(".")
