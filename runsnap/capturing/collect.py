@@ -111,6 +111,7 @@ def snapshot_from_context(
         "id": _uuid4_hex(),
         "fingerprint_key": key.id,
         "collect_ms": timings,
+        **_launcher(ctx.env),
     }})["meta"]
     meta["redacted"] = sorted(set(redactor.redacted))
     return Snapshot(meta=meta, sections=sections, schema=SCHEMA_VERSION)
@@ -200,3 +201,10 @@ def with_section(
     return snapshot.replace(meta=meta, sections={**snapshot.sections, name: clean})
 
 
+def _launcher(env: Mapping[str, str]) -> dict[str, Any]:
+    """``{"launcher": {...}}`` when torchrun, Slurm or MPI started this process (the rank, the
+    job and the launcher's variables: :func:`runsnap.capturing.naming.detect`), else nothing."""
+    from runsnap.capturing.naming import detect
+
+    found = detect(env)
+    return {"launcher": found} if found else {}

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["GITIGNORE", "default_output", "ensure_snapshot_dir", "resolve_output"]
+__all__ = ["GITIGNORE", "default_output", "ensure_snapshot_dir", "resolve_output", "run_name"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -27,13 +27,22 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     """
     stamp = str(snapshot.meta.get("captured_at", ""))
     stamp = stamp.replace("-", "").replace(":", "").replace("+0000", "Z")
+    name = run_name(snapshot)
+    launcher = snapshot.meta.get("launcher")
+    if isinstance(launcher, dict) and "rank" in launcher:  # ranks start in the same instant
+        name += f"-{str(snapshot.meta.get('host', '')).split('.', 1)[0]}-rank{launcher['rank']}"
+    base = os.fspath(cwd) if cwd is not None else os.getcwd()
+    return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
+
+
+def run_name(snapshot: Snapshot) -> str:
+    """The run's name for file names: its label, else the command's (``python -m pkg.mod``:
+    ``pkg.mod``), with anything but letters, digits, ``.``, ``_`` and ``-`` made ``-``."""
     argv = snapshot.get("command", {}).get("argv") or []
     name = snapshot.label or (os.path.basename(argv[0]) if argv else "context")
     if not snapshot.label and len(argv) > 2 and argv[1] == "-m":
         name = argv[2]  # python -m sglang.launch_server -> sglang.launch_server
-    name = _UNSAFE.sub("-", name).strip("-")[:60] or "run"
-    base = os.fspath(cwd) if cwd is not None else os.getcwd()
-    return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
+    return _UNSAFE.sub("-", name).strip("-")[:60] or "run"
 
 
 def resolve_output(
@@ -41,14 +50,44 @@ def resolve_output(
     output: str | os.PathLike[str] | None = None,
     out_dir: str | os.PathLike[str] | None = None,
 ) -> str:
-    """Where to write ``snapshot``: ``output`` if given, else :func:`default_output`'s name in
-    ``out_dir`` (or ``./.runsnap``), that folder made ready by :func:`ensure_snapshot_dir`."""
+    """Where to write ``snapshot``: ``output`` if given, its placeholders (``{host}``,
+    ``{rank}``, ``{job}``... :data:`runsnap.capturing.naming.PLACEHOLDERS`) filled from the
+    launcher's variables, else :func:`default_output`'s name in ``out_dir`` (or
+    ``./.runsnap``), that folder made ready by :func:`ensure_snapshot_dir`.
+
+    When the name has placeholders or a launcher started several ranks, the file is claimed
+    exclusively (:func:`runsnap.capturing.naming.claim`): ranks that would share a name get
+    ``.1``, ``.2``... instead of overwriting each other. Raises
+    :class:`~runsnap.errors.UsageError` for an unknown placeholder.
+    """
+    from runsnap.capturing import naming
+
+    launcher = snapshot.meta.get("launcher")
+    launcher = launcher if isinstance(launcher, dict) else None
+    templated = bool(output) and naming.has_placeholders(os.fspath(output or ""))
     if output:
-        return path_str(output)
-    target = default_output(snapshot)
-    if out_dir:
-        target = path_str(os.path.join(out_dir, os.path.basename(target)))
-    ensure_snapshot_dir(os.path.dirname(target), ours=not out_dir)
+        target = os.fspath(output)
+        if templated:
+            values = naming.values_for(launcher, host=str(snapshot.meta.get("host", "")),
+                                       time=str(snapshot.meta.get("captured_at", "")),
+                                       label=run_name(snapshot))
+            try:
+                target = naming.fill(target, values)
+            except ValueError as exc:
+                from runsnap.errors import UsageError
+
+                raise UsageError(f"-o {os.fspath(output)}: {exc}") from None
+        target = path_str(target)
+    else:
+        target = default_output(snapshot)
+        if out_dir:
+            target = path_str(os.path.join(out_dir, os.path.basename(target)))
+        ensure_snapshot_dir(os.path.dirname(target), ours=not out_dir)
+    if templated or (launcher is not None and int(launcher.get("world_size", 1) or 1) > 1):
+        try:
+            target = naming.claim(target)
+        except OSError:
+            pass  # the save says why it cannot write there
     return target
 
 

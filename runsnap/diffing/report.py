@@ -365,14 +365,15 @@ class NReport(_Ranked["NRow"]):
         line = (f"{n} snapshots, {len(counted)} key{'s' if len(counted) != 1 else ''} "
                 f"not the same everywhere{hidden}")
         odd = self.odd_ones()
-        if len(odd) == 1:
-            idx, count = next(iter(odd.items()))
-            line += (f"; odd one out: {self.snapshots[idx].name} (alone in {count} "
-                     f"key{'s' if count != 1 else ''})")
-        elif odd:
+        if odd:
             from runsnap.diffing.many import who
 
-            line += f"; odd ones out: {who(list(odd), self.snapshots)}"
+            if len(odd) == 1:
+                idx, count = next(iter(odd.items()))
+                line += (f"; odd one out: {who([idx], self.snapshots)} (alone in {count} "
+                         f"key{'s' if count != 1 else ''})")
+            else:
+                line += f"; odd ones out: {who(sorted(odd), self.snapshots)}"
         return line
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,0 +1,94 @@
+"""runsnap under real launchers: each rank captures itself, names its file from the launcher's
+variables, and the N-way diff of the job's folder names the odd rank by host and rank."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import runsnap
+
+from .conftest import MPI_ROOT, runsnap_argv
+
+HOST = os.uname().nodename.split(".")[0]
+
+# Rank 2 runs with another NCCL_IB_HCA, as a node with a different network card would.
+ODD_RANK = ('if [ "${OMPI_COMM_WORLD_RANK:-$SLURM_PROCID}" = 2 ]; then export NCCL_IB_HCA=mlx5_1; '
+            'fi; exec "$@"')
+
+
+# Slurm sets TMPDIR=/tmp in task 0 only when the caller has none (seen with Slurm 22.05: the
+# N-way diff finds it as an odd one out); the tests give every rank the same.
+SAME_TMPDIR = {"TMPDIR": "/tmp"}
+
+
+def _ranks(launcher: list[str], out: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    capture = [*runsnap_argv(), "capture", "-o", str(out / "{job}" / "{host}-{rank}.toml"),
+               "--", sys.executable, "-c", "pass"]
+    return subprocess.run([*launcher, "sh", "-c", ODD_RANK, "sh", *capture],
+                          env={**os.environ, "NCCL_IB_HCA": "mlx5_0", **env, **SAME_TMPDIR},
+                          capture_output=True, text=True, timeout=300)
+
+
+def _check_job(out: Path, name: str) -> None:
+    (folder,) = out.iterdir()
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == [f"{HOST}-{r}.toml" for r in range(4)]
+    snaps = [runsnap.load(f) for f in files]
+    assert [(s.meta["launcher"]["name"], s.meta["launcher"]["rank"],
+             s.meta["launcher"]["world_size"], s.meta["launcher"]["job"]) for s in snaps] == [
+        (name, r, 4, folder.name) for r in range(4)]
+    diff = subprocess.run([*runsnap_argv(), "diff", str(folder)], capture_output=True, text=True,
+                          timeout=120)
+    assert diff.returncode == 1, diff.stdout + diff.stderr
+    lines = diff.stdout.splitlines()
+    assert lines[0].startswith(
+        "runsnap diff: 4 snapshots, 1 key not the same everywhere (")
+    assert lines[0].endswith(f"odd one out: {HOST} rank 2 (alone in 1 key)")
+    assert lines[1].startswith(f"  set: 4 snapshots from 1 host ({HOST}), ranks 0-3, job {folder.name}")
+    assert f"        {HOST} rank 2 has mlx5_1\n        the other 3 have mlx5_0\n" in diff.stdout
+
+
+def test_mpirun_ranks(mpirun, tmp_path):
+    done = _ranks([*mpirun, "-np", "4"], tmp_path / "snaps", MPI_ROOT)
+    assert done.returncode == 0, done.stderr
+    _check_job(tmp_path / "snaps", "openmpi")
+
+
+def test_srun_ranks(slurm, tmp_path):
+    done = _ranks(["srun", "-n", "4", "--overcommit", "-t", "5"], tmp_path / "snaps", slurm)
+    assert done.returncode == 0, done.stderr
+    _check_job(tmp_path / "snaps", "slurm")
+
+
+def test_sbatch_job(slurm, tmp_path):
+    """A batch job whose steps capture each rank: the same job id names the folder."""
+    capture = [*runsnap_argv(), "capture", "-o", str(tmp_path / "snaps" / "{job}" / "{host}-{rank}.toml"),
+               "--", sys.executable, "-c", "pass"]
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\nsrun -n 2 --overcommit " + shlex.join(capture) + "\n")
+    done = subprocess.run(["sbatch", "--wait", "-n", "2", "--overcommit", "-t", "5",
+                           "-o", str(tmp_path / "job.out"), str(script)],
+                          env={**os.environ, **slurm}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr + (tmp_path / "job.out").read_text()
+    job = done.stdout.split()[-1]
+    files = sorted((tmp_path / "snaps" / job).iterdir())
+    assert [f.name for f in files] == [f"{HOST}-0.toml", f"{HOST}-1.toml"]
+    assert {runsnap.load(f).meta["launcher"]["job"] for f in files} == {job}
+
+
+def test_torchrun_when_torch_is_here(tmp_path):
+    pytest.importorskip("torch", reason="torch is not installed here (CI does not install it "
+                        "for this: torchrun is covered through its variables in test_naming)")
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+         "--rdzv-id", "t1", "--no-python", *runsnap_argv()[:1], "-m", "runsnap", "capture",
+         "--no-run", "-o", str(tmp_path / "{job}" / "{rank}.toml")],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "t1").iterdir()) == ["0.toml", "1.toml"]
