@@ -43,8 +43,9 @@ def _check_job(out: Path, name: str) -> None:
     assert [(s.meta["launcher"]["name"], s.meta["launcher"]["rank"],
              s.meta["launcher"]["world_size"], s.meta["launcher"]["job"]) for s in snaps] == [
         (name, r, 4, folder.name) for r in range(4)]
+    whole_lines = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     diff = subprocess.run([*runsnap_argv(), "diff", str(folder)], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=whole_lines)
     assert diff.returncode == 1, diff.stdout + diff.stderr
     lines = diff.stdout.splitlines()
     assert lines[0].startswith(
