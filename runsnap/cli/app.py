@@ -162,6 +162,30 @@ def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...]) -> None:
                    if changed else f"{path}: nothing to redact")
 
 
+@cli.command(name="who-reads", context_settings=CONTEXT_SETTINGS)
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+@click.option("--python", "python", metavar="PATH",
+              help="The interpreter whose packages to search (default: python on PATH).")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="text for terminals, json for programs.")
+@runsnap_command
+def who_reads(names: tuple[str, ...], python: str | None, fmt: str) -> None:
+    """Where the installed packages declare, read or mention variable NAME.
+
+    One line a place: distribution and version, file:line (a shared library: its path), and
+    the kind: declaration (NAME = EnvBool(...)), read (os.getenv("NAME"), envs.NAME.get()),
+    mention, library (a string in a shared library). Exit status 0: found, 1: nowhere.
+    """
+    from runsnap.scanning import render
+    from runsnap.scanning import who_reads as search
+
+    hits = search(names, python)
+    click.echo(render(hits, fmt), nl=False)
+    if fmt == "text" and not hits:
+        click.echo(f"runsnap: {', '.join(names)}: no installed package names it", err=True)
+    sys.exit(0 if hits else 1)
+
+
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
 #: (kept here so that ``runsnap --help`` does not import the diff engine).
 DIFF_FORMATS = ("text", "markdown", "json")

@@ -1,0 +1,149 @@
+"""``who-reads`` over a real venv holding a package that declares variables SGLang-style."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from runsnap.scanning import Hit, who_reads
+
+FLAG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+ENVIRON = f'''
+import os
+
+
+class EnvField:
+    def __init__(self, default):
+        self.default = default
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def get(self):
+        value = os.getenv(self.name)
+        return self.default if value is None else self.parse(value)
+
+
+class EnvBool(EnvField):
+    def parse(self, value):
+        return value.lower() in ("1", "true")
+
+
+class Envs:
+    {FLAG} = EnvBool(False)
+    FAKESGL_OTHER = EnvBool(True)
+
+
+envs = Envs()
+'''
+
+MODEL_CONFIG = f'''
+from fakesgl.srt.environ import envs
+
+
+def _derive_context_length(derived, given):
+    if given > derived:
+        if envs.{FLAG}.get():
+            return given
+        raise ValueError("... set the env var {FLAG}=1")
+    return given
+'''
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real venv with ``fakesgl`` installed by pip from a local project (with a shared
+    library that reads a variable with getenv, when a C compiler is here)."""
+    root = tmp_path_factory.mktemp("who")
+    proj = root / "fakesgl-src"
+    pkg = proj / "fakesgl" / "srt" / "configs"
+    pkg.mkdir(parents=True)
+    for d in (proj / "fakesgl", proj / "fakesgl" / "srt", pkg):
+        (d / "__init__.py").write_text("")
+    (proj / "fakesgl" / "srt" / "environ.py").write_text(ENVIRON)
+    (pkg / "model_config.py").write_text(MODEL_CONFIG)
+    (proj / "fakesgl" / "notes.py").write_text(f'"""Set {FLAG} only when you must."""\n')
+    data = []
+    if shutil.which("cc"):
+        src = root / "knob.c"
+        src.write_text('#include <stdlib.h>\nconst char *k(void) { return getenv("NCCL_FAKE_KNOB"); }\n')
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(proj / "fakesgl" / "libknob.so"),
+                        str(src)], check=True)
+        data = ["libknob.so"]
+    (proj / "setup.py").write_text(textwrap.dedent(f"""
+        from setuptools import setup, find_packages
+        setup(name="fakesgl", version="0.5.23", packages=find_packages(),
+              package_data={{"fakesgl": {data!r}}})
+    """))
+    env = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q",
+                    str(proj)], check=True, capture_output=True)
+    shutil.rmtree(proj)  # only the installed copy is left to find
+    return env
+
+
+def _mine(hits: list[Hit]) -> list[tuple[str, int | None, str]]:
+    return [(h.path, h.line, h.kind) for h in hits if h.dist == "fakesgl"]
+
+
+def test_declaration_and_attribute_read_are_found(venv: Path) -> None:
+    hits = who_reads(FLAG, str(venv / "bin" / "python"))
+    assert _mine(hits) == [
+        ("fakesgl/srt/environ.py", 23, "declaration"),
+        ("fakesgl/srt/configs/model_config.py", 7, "read"),
+        ("fakesgl/notes.py", 1, "mention"),
+        ("fakesgl/srt/configs/model_config.py", 9, "mention"),
+    ]
+    assert {h.version for h in hits if h.dist == "fakesgl"} == {"0.5.23"}
+
+
+def test_warm_search_reads_the_cached_index(venv: Path, monkeypatch) -> None:
+    python = str(venv / "bin" / "python")
+    cold = who_reads(FLAG, python)
+    from runsnap import scanning
+
+    def no_build(self, names):  # a warm search never reads every file again
+        raise AssertionError("index rebuilt")
+
+    monkeypatch.setattr(scanning._Index, "build", no_build)
+    assert who_reads(FLAG, python) == cold
+    assert _mine(who_reads("FAKESGL_OTHER", python)) == [
+        ("fakesgl/srt/environ.py", 24, "declaration")]
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_shared_library_strings_are_found(venv: Path) -> None:
+    hits = who_reads("NCCL_FAKE_KNOB", str(venv / "bin" / "python"))
+    assert _mine(hits) == [("fakesgl/libknob.so", None, "library")]
+    assert who_reads("NCCL_FAKE", str(venv / "bin" / "python")) == []  # whole strings only
+
+
+def test_cli_text_json_and_exit_status(venv: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "RUNSNAP_CACHE_DIR": str(tmp_path / "cache")}
+    run = [sys.executable, "-m", "runsnap", "who-reads"]
+    python = ["--python", str(venv / "bin" / "python")]
+    text = subprocess.run([*run, FLAG, *python], capture_output=True, text=True, env=env)
+    assert text.returncode == 0, text.stderr
+    first = text.stdout.splitlines()[0].split()
+    assert first == ["fakesgl", "0.5.23", "fakesgl/srt/environ.py:23", "declaration"]
+    out = subprocess.run([*run, FLAG, *python, "--format", "json"], capture_output=True,
+                         text=True, env=env)
+    data = json.loads(out.stdout)
+    assert data["format"] == "runsnap-who-reads/1"
+    assert data["hits"][0]["kind"] == "declaration" and data["hits"][0]["line"] == 23
+    none = subprocess.run([*run, "NOBODY_READS_THIS_XYZ", *python], capture_output=True,
+                          text=True, env=env)
+    assert none.returncode == 1 and none.stdout == ""
+    bad = subprocess.run([*run, FLAG, "--python", str(tmp_path / "nope")],
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("runsnap: --python")
+    assert "Traceback" not in bad.stderr
