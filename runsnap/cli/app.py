@@ -232,9 +232,9 @@ def diff(
 
     from runsnap.diffing import diff as do_diff
     from runsnap.diffing import expand
-    from runsnap.diffing.render import render
     from runsnap.diffing.rules import load_user_rules
     from runsnap.listing import newest, resolve
+    from runsnap.render import render
 
     paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
         else newest(snap_dir, 2)

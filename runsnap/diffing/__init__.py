@@ -7,7 +7,7 @@
 
 The journey: load -> :mod:`~runsnap.diffing.sections` turns each section pair into unranked
 :class:`Difference` records -> :mod:`~runsnap.diffing.rank` scores them and gives reasons ->
-:mod:`~runsnap.diffing.render` prints. Nothing here touches the live machine except the
+:mod:`runsnap.render` prints. Nothing here touches the live machine except the
 optional ``git log`` between two commits of a repository that is here, and "compare with now"
 (:func:`runsnap.diffing.current.capture_like`), which is a capture followed by an ordinary diff.
 """

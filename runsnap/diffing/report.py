@@ -1,5 +1,5 @@
 """The records a diff produces: :class:`Difference`, :class:`Report` and, for N snapshots,
-:class:`NReport`. Plain frozen data; the renderers in :mod:`runsnap.diffing.render` print them.
+:class:`NReport`. Plain frozen data; the renderers in :mod:`runsnap.render` print them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """Renderers: text, Markdown and JSON for every report kind. They return text, never write.
 
+:mod:`~runsnap.render.diff` renders two-way diff reports, :mod:`~runsnap.render.many` N-way
+ones, :mod:`~runsnap.render.show` one snapshot; :mod:`~runsnap.render.style` holds what they
+share (styling, Markdown cells and fences).
+
 The public face (``runsnap.render_text``, ``runsnap.render_markdown``, ``runsnap.render_json``)
 takes anything runsnap reports on and gives exactly what the command line prints for it:
 
@@ -45,7 +49,7 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
     from runsnap.diffing.report import NReport, Report
 
     if isinstance(obj, (Report, NReport)):
-        from runsnap.diffing.render import render as render_report
+        from runsnap.render.diff import render as render_report
 
         return render_report(obj, format, color=color, width=width)
     raise UsageError(f"runsnap renders diff reports, snapshots and snapshot lists, "

@@ -1,4 +1,5 @@
-"""Renderers for diff reports: ``render(report, format) -> str``; they never write anything.
+"""Renderers for diff reports (two-way here, N-way in :mod:`runsnap.render.many`):
+``render(report, format) -> str``; they never write anything.
 
 :data:`RENDERERS` maps each ``--format`` name to its renderer, in one place (a test checks that
 every name in :data:`FORMATS` maps and renders both report kinds).
@@ -12,9 +13,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference, NReport, Report, SnapInfo, short
+from runsnap.render.style import LIKELY, Style, cell, fence, md_text
 from runsnap.terminal import clean, fit, wrap
 
-__all__ = ["FORMATS", "RENDERERS", "Style", "cell", "md_text", "render"]
+__all__ = ["FORMATS", "RENDERERS", "render", "render_json", "render_markdown", "render_text"]
 
 AnyReport = Report | NReport
 
@@ -22,75 +24,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: How many differences the text report details before listing the rest one line each.
 DETAILED = 10
-#: Differences scoring at least this are "most likely causes".
-LIKELY = 60
 #: Rows in the Markdown table before the rest go into a ``<details>`` block.
 MD_ROWS = 15
 #: Evidence lines shown per difference in text.
 EVIDENCE_LINES = 12
 #: Related differences (consequences) shown under a cause in text.
 RELATED_LINES = 8
-
-
-class Style:
-    """ANSI styling that is a no-op when colour is off (``NO_COLOR``, not a terminal, ``-o``).
-
-    >>> Style(False).bold("x"), Style(True).bold("x")
-    ('x', '\\x1b[1mx\\x1b[0m')
-    """
-
-    def __init__(self, color: bool) -> None:
-        self.color = color
-
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.color and text else text
-
-    def bold(self, text: str) -> str:
-        """Bold."""
-        return self._wrap("1", text)
-
-    def dim(self, text: str) -> str:
-        """Faint, for reasons and evidence."""
-        return self._wrap("2", text)
-
-    def red(self, text: str) -> str:
-        """Bad: an error, a failure exit, a signal."""
-        return self._wrap("31", text)
-
-    def green(self, text: str) -> str:
-        """Good: a clean exit."""
-        return self._wrap("32", text)
-
-    def yellow(self, text: str) -> str:
-        """Attention without judgement: scores, notes, the odd one out."""
-        return self._wrap("33", text)
-
-    def score(self, n: int) -> str:
-        """A score marked by how likely it is to matter (never red or green: a likely cause
-        is neither good nor bad)."""
-        text = f"{n:>3}"
-        return self._wrap("1;33", text) if n >= 80 else self.yellow(text) if n >= LIKELY \
-            else text
-
-    def outcome(self, key: str, value: Any, text: str) -> str:
-        """An outcome value coloured by what it means: green for a clean exit, red for a
-        failure exit, a signal or an error; anything else as it is.
-
-        >>> st = Style(True)
-        >>> st.outcome("exit_status", 0, "0"), st.outcome("first_error", "E: x", "E: x")
-        ('\\x1b[32m0\\x1b[0m', '\\x1b[31mE: x\\x1b[0m')
-        >>> st.outcome("exit_status", None, "(unset)")
-        '(unset)'
-        """
-        if value is None or value == "" or value == []:
-            return text
-        if key == "exit_status" and isinstance(value, int):
-            return self.green(text) if value == 0 else self.red(text)
-        if key == "status":
-            return self.green(text) if value == "exited" else self.red(text)
-        if key in ("first_error", "error", "signal", "signal_number", "traceback"):
-            return self.red(text)
-        return text
 
 
 # --------------------------------------------------------------------------- text
@@ -319,25 +258,6 @@ def _render_text_n(report: NReport, color: bool) -> str:
 # --------------------------------------------------------------------------- markdown
 
 
-def cell(value: Any, limit: int = 60) -> str:
-    """A value as a Markdown table cell: a code span, pipes escaped; absence in italics.
-
-    >>> cell(None), cell("a|b"), cell("x`y")
-    ('*(unset)*', '`a\\\\|b`', '``x`y``')
-    """
-    if value is None:
-        return "*(unset)*"
-    text = short(value, limit).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def md_text(text: str) -> str:
-    """Text for a Markdown table cell or heading: pipes escaped, on one line."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _md_snapshots(rows: Sequence[tuple[str, SnapInfo]]) -> list[str]:
     lines = ["| | snapshot | label | captured | host |", "|---|---|---|---|---|"]
     for tag, s in rows:
@@ -353,11 +273,6 @@ def _md_table(diffs: Sequence[Difference], start: int = 1) -> list[str]:
         lines.append(f"| {i} | {d.section} | {cell(d.key, 70)} | {d.change} | {cell(d.a)} | "
                      f"{cell(d.b)} | {d.score} | {md_text(d.reason)} |")
     return lines
-
-
-def _fence(lines: Sequence[str]) -> list[str]:
-    fence = "````" if any("```" in line for line in lines) else "```"
-    return [fence, *lines, fence]
 
 
 def render_markdown(report: AnyReport, color: bool = False) -> str:
@@ -380,7 +295,7 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
                           "</summary>", ""]
                 for tag, value in (("A", d.a), ("B", d.b)):
                     if value is not None:
-                        lines += [f"{tag}:", "", *_fence(str(value).splitlines()), ""]
+                        lines += [f"{tag}:", "", *fence(str(value).splitlines()), ""]
                 lines.append("</details>")
     diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
     if diffs:
@@ -403,7 +318,7 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
         lines += ["", "<details><summary>Evidence (list entries, commits, diffs of diffs)"
                   "</summary>", ""]
         for d in with_evidence:
-            lines += [f"**{md_text(d.where)}**", "", *_fence(d.evidence), ""]
+            lines += [f"**{md_text(d.where)}**", "", *fence(d.evidence), ""]
         lines.append("</details>")
     hidden = report.hidden
     if hidden and not report.show_all:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runsnap.diffing.many import sentence
-from runsnap.diffing.render import Style, cell, md_text
 from runsnap.diffing.report import NReport, NRow, short
+from runsnap.render.style import Style, cell, md_text
 
 __all__ = ["DETAILED", "render_markdown", "render_text"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from runsnap.cli.app import DIFF_FORMATS
 from runsnap.diffing import compare, compare_many
-from runsnap.diffing.render import FORMATS, RENDERERS, render
+from runsnap.render.diff import FORMATS, RENDERERS, render
 
 FLAG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 NOISE_A = {"PWD": "/a", "SHLVL": "1", "TERM": "xterm"}

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import runsnap
-from runsnap.diffing.render import render
+from runsnap.render import render
 
 RED, GREEN = "\x1b[31m", "\x1b[32m"
 

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 import runsnap
 from runsnap.diffing.bulkload import SectionCache, load_many, snapshot_files
 from runsnap.diffing.many import who
-from runsnap.diffing.render import render
 from runsnap.diffing.report import SnapInfo
 from runsnap.errors import SnapshotError
+from runsnap.render import render
 from runsnap.snapshot import Snapshot, load
 
 LAUNCH = {"MASTER_ADDR": "10.0.0.1", "NCCL_IB_HCA": "mlx5_0", "NCCL_DEBUG": "WARN"}
