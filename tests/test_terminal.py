@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["runsnap.terminal", "runsnap.listing", "runsnap.show"])
+@pytest.mark.parametrize("module", ["runsnap.terminal", "runsnap.listing", "runsnap.render.show"])
 def test_docstring_examples(module: str) -> None:
     failures, tried = doctest.testmod(importlib.import_module(module))
     assert tried > 0 and failures == 0

@@ -110,8 +110,8 @@ def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> 
 
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
     """
-    from runsnap import show as showing
     from runsnap.listing import load
+    from runsnap.render import show as showing
     from runsnap.terminal import width
 
     snap = load(snapshot or "@1", snap_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runsnap.diffing import compare
-from runsnap.show import render_summary
+from runsnap.render.show import render_summary
 from tests.tracing.conftest import child_env
 
 PROGRAM = """

@@ -1,4 +1,6 @@
-"""A readable summary of one snapshot: the key facts first, then each section with its counts."""
+"""``runsnap show``: a readable summary of one snapshot (its facts, :mod:`runsnap.facts`, key
+facts first, then each section with its counts), one section in full, or the snapshot as JSON or
+Markdown."""
 
 from __future__ import annotations
 
@@ -6,24 +8,20 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from runsnap.redact import is_fingerprint
+from runsnap.facts import Facts, facts
+from runsnap.render.style import fence
 from runsnap.snapshot import Snapshot, ordered_sections
 
-__all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary"]
+__all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary", "size",
+           "status_line", "summary_lines"]
 
 #: ``show --format`` names.
 FORMATS = ("text", "json", "markdown")
 
-#: Variable families worth listing by name in a summary (the rest are only counted).
-NOTABLE_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "NCCL_", "CUDA_", "TORCH_", "PYTORCH_", "HF_",
-                    "TRANSFORMERS_", "NVIDIA_", "OMP_", "MKL_", "LD_", "PYTHON", "TRITON_",
-                    "FLASHINFER_", "TOKENIZERS_", "RUNSNAP_")
-
-
-def _size(n: int) -> str:
+def size(n: int) -> str:
     """Bytes for humans.
 
-    >>> _size(0), _size(1536), _size(3 * 1024**3)
+    >>> size(0), size(1536), size(3 * 1024**3)
     ('0 B', '1.5 KiB', '3.0 GiB')
     """
     size = float(n)
@@ -36,40 +34,51 @@ def _size(n: int) -> str:
 
 def render_summary(snap: Snapshot, width: int = 0) -> str:
     """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
-    and a value's control characters are shown escaped."""
+    and a value's control characters are shown escaped. The facts come from
+    :func:`runsnap.facts.facts`."""
+    from runsnap.terminal import clean, fit, wrap
+
+    out: list[str] = []
+    for line in "\n".join(summary_lines(facts(snap))).split("\n"):
+        line = clean(line)
+        if line.startswith("  first error ("):  # the line that matters most: never cut
+            out += wrap(line, width, "    ")
+        else:
+            out.append(fit(line, width))
+    return "".join(line + "\n" for line in out)
+
+
+def summary_lines(f: Facts) -> list[str]:
+    """The summary of a snapshot's facts, line by line (not yet fitted to a terminal)."""
     lines: list[str] = []
     add = lines.append
-    meta = snap.meta
-    title = f"runsnap snapshot {meta.get('id', '')[:12]}"
-    if snap.label:
-        title += f"  [{snap.label}]"
+    title = f"runsnap snapshot {f.id[:12]}"
+    if f.label:
+        title += f"  [{f.label}]"
     add(title)
-    add(f"  captured  {meta.get('captured_at', '?')} on {meta.get('host', '?')} "
-        f"(runsnap {meta.get('runsnap_version', '?')}, schema {snap.schema})")
-    if snap.path:
-        add(f"  file      {snap.path}")
+    add(f"  captured  {f.captured_at} on {f.host} (runsnap {f.runsnap_version}, "
+        f"schema {f.schema})")
+    if f.path:
+        add(f"  file      {f.path}")
 
-    cmd = snap.get("command", {})
-    argv = cmd.get("argv") or []
     add("")
     add("command")
-    add(f"  $ {shlex.join(argv)}" if argv else "  (no command: the current context)")
-    add(f"  cwd        {cmd.get('cwd', '')}")
-    if argv:
-        exe = cmd.get("executable") or "(not found)"
-        real = cmd.get("executable_real")
+    add(f"  $ {shlex.join(f.argv)}" if f.argv else "  (no command: the current context)")
+    add(f"  cwd        {f.cwd}")
+    if f.argv:
+        exe = f.executable or "(not found)"
+        real = f.executable_real
         add(f"  executable {exe}" + (f" -> {real}" if real and real != exe else ""))
-    opts = cmd.get("options") or {}
-    if opts:
-        add(f"  options    {len(opts)} long options parsed")
+    if f.option_count:
+        add(f"  options    {f.option_count} long options parsed")
 
-    outcome = snap.get("outcome")
+    outcome = f.outcome
     if outcome:
         add("")
         add("outcome")
-        add(f"  {_status_line(outcome)}")
+        add(f"  {status_line(outcome)}")
         if outcome.get("peak_rss_bytes"):
-            add(f"  peak memory of the process tree: {_size(outcome['peak_rss_bytes'])}")
+            add(f"  peak memory of the process tree: {size(outcome['peak_rss_bytes'])}")
         if outcome.get("first_error"):
             add(f"  first error ({outcome.get('first_error_stream', '?')}): "
                 f"{outcome['first_error']}")
@@ -81,19 +90,18 @@ def render_summary(snap: Snapshot, width: int = 0) -> str:
                 add(f"    ... and {len(warnings) - 5} more")
         log = outcome.get("log")
         if log:
-            add(f"  log {log.get('path')} ({_size(log.get('bytes', 0))}, "
+            add(f"  log {log.get('path')} ({size(log.get('bytes', 0))}, "
                 f"sha256 {str(log.get('sha256', ''))[:12]})")
-    elif snap.meta.get("launch") == "wrapped":
+    elif f.outcome_missing:
         add("")
         add("outcome")
         add("  none recorded: the launch never reported back (runsnap was killed, or still runs)")
 
-    runtime = snap.get("runtime")
-    if runtime:
+    if f.runtime:
         add("")
-        lines.extend(runtime_lines(runtime))
+        lines.extend(runtime_lines(f.runtime))
 
-    process = snap.get("process")
+    process = f.process
     if process:
         add("")
         add("process (snapshotted while running)")
@@ -104,69 +112,52 @@ def render_summary(snap: Snapshot, width: int = 0) -> str:
         children = process.get("children") or []
         if children:
             add(f"  {len(children)} child processes")
-        libs: Mapping[str, Any] = process.get("libraries") or {}
-        notable = [f"{lib.get('name')} {lib.get('version', '?')}" for lib in libs.values()
-                   if str(lib.get("name", "")).startswith(_NOTABLE_LIBS)]
-        add(f"  {len(libs)} shared libraries mapped" + (f": {', '.join(notable)}" if notable else ""))
+        count = len(process.get("libraries") or {})
+        notable = ", ".join(f.notable_libraries)
+        add(f"  {count} shared libraries mapped" + (f": {notable}" if notable else ""))
 
-    git = snap.get("git", {})
     add("")
     add("git")
-    repos = git.get("repos") or {}
-    if not repos:
+    if not f.repos:
         add("  no repository")
-    for name, repo in repos.items():
-        commit = (repo.get("commit") or "(no commit)")[:12]
-        where = repo.get("branch") or ("detached HEAD" if repo.get("detached") else "")
-        state = "dirty" if repo.get("dirty") else "clean"
-        add(f"  {name}: {commit} {where} {state} ({', '.join(repo.get('roles', []))})".rstrip())
-        changed = repo.get("changed") or []
-        if changed or repo.get("untracked_count"):
-            diff_note = f", diff {_size(repo.get('diff_bytes', 0))}"
-            if repo.get("diff_truncated"):
+    for repo in f.repos:
+        commit = repo.commit[:12] or "(no commit)"
+        state = "dirty" if repo.dirty else "clean"
+        add(f"  {repo.name}: {commit} {repo.branch} {state} ({', '.join(repo.roles)})".rstrip())
+        if repo.changed or repo.untracked:
+            diff_note = f", diff {size(repo.diff_bytes)}"
+            if repo.diff_truncated:
                 diff_note += " (truncated)"
-            add(f"    {len(changed)} changed, {repo.get('untracked_count', 0)} untracked"
-                f"{diff_note}")
-        for flag in ("bare", "shallow", "unborn"):
-            if repo.get(flag):
-                add(f"    {flag} repository")
-    for path in git.get("not_repositories", []):
+            add(f"    {repo.changed} changed, {repo.untracked} untracked{diff_note}")
+        for flag in repo.flags:
+            add(f"    {flag} repository")
+    for path in f.not_repositories:
         add(f"  {path}: not a git repository")
 
-    pk = snap.get("packages", {})
     add("")
     add("packages")
-    add(f"  {pk.get('count', 0)} distributions for {pk.get('interpreter', '?')} "
-        f"(Python {pk.get('python_version', '?')})")
-    add(f"  chosen because: {pk.get('reason', '?')}")
-    dists: Mapping[str, Any] = pk.get("distributions") or {}
-    editable = [n for n, d in dists.items() if d.get("editable")]
-    if editable:
-        add(f"  editable: {', '.join(editable)}")
-    key = [n for n in ("torch", "sglang", "vllm", "transformers", "flashinfer-python",
-                       "triton", "nvidia-nccl-cu12", "nvidia-nccl-cu13") if n in dists]
-    if key:
-        add("  " + ", ".join(f"{n} {dists[n].get('version', '')}" for n in key))
-    if pk.get("shadowed"):
-        add(f"  {len(pk['shadowed'])} shadowed by an earlier copy on sys.path")
+    add(f"  {f.package_count} distributions for {f.interpreter} (Python {f.python_version})")
+    add(f"  chosen because: {f.interpreter_reason}")
+    if f.editable:
+        add(f"  editable: {', '.join(f.editable)}")
+    if f.stack_versions:
+        add("  " + ", ".join(f"{n} {v}" for n, v in f.stack_versions))
+    if f.shadowed:
+        add(f"  {f.shadowed} shadowed by an earlier copy on sys.path")
 
-    models = snap.get("models", {}).get("models") or {}
     add("")
     add("models")
-    if not models:
+    if not f.models:
         add("  none in play")
-    for source, model in models.items():
-        cfg = model.get("config") or {}
-        arch = ",".join(cfg.get("architectures") or []) or cfg.get("model_type", "?")
-        ctx_len = _max_positions(cfg)
-        add(f"  {source}: {model.get('path', '?')}")
-        add(f"    {arch}" + (f", max_position_embeddings {ctx_len}" if ctx_len else "")
-            + f", {model.get('weights_count', 0)} weight files "
-            f"({_size(model.get('weights_bytes', 0))})")
-        if model.get("revision"):
-            add(f"    {model.get('repo_id', '')} @ {model['revision'][:12]}")
+    for m in f.models:
+        add(f"  {m.source}: {m.path}")
+        add(f"    {m.architecture}"
+            + (f", max_position_embeddings {m.max_positions}" if m.max_positions else "")
+            + f", {m.weights_count} weight files ({size(m.weights_bytes)})")
+        if m.revision:
+            add(f"    {m.repo_id} @ {m.revision[:12]}")
 
-    system = snap.get("system", {})
+    system = f.system
     add("")
     add("system")
     add(f"  {system.get('host', '?')}: {system.get('os', '?')}, kernel {system.get('kernel', '?')}"
@@ -174,48 +165,30 @@ def render_summary(snap: Snapshot, width: int = 0) -> str:
     cpu = system.get("cpu") or {}
     mem = system.get("memory") or {}
     add(f"  {cpu.get('model', '?')}, {cpu.get('logical', '?')} CPUs, "
-        f"{_size(mem.get('total_bytes', 0))} memory")
+        f"{size(mem.get('total_bytes', 0))} memory")
     gpu = system.get("gpu") or {}
     if gpu.get("available"):
-        names = sorted({d.get("name", "?") for d in gpu.get("devices", [])})
-        add(f"  {gpu.get('count')} x {', '.join(names)}; driver {gpu.get('driver_version')}, "
-            f"CUDA {gpu.get('cuda_version')}")
+        add(f"  {gpu.get('count')} x {', '.join(f.gpu_names)}; driver "
+            f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version')}")
     else:
         add(f"  no GPU ({gpu.get('reason', 'unknown')})")
 
-    env = snap.get("env", {})
-    variables: Mapping[str, Any] = env.get("vars") or {}
     add("")
     add("env")
-    redacted = [k for k, v in variables.items() if is_fingerprint(v)]
-    add(f"  {len(variables)} variables, {len(redacted)} secrets replaced by fingerprints")
-    notable = [k for k in variables if k.startswith(NOTABLE_PREFIXES)]
-    for k in notable[:40]:
-        add(f"  {k}={variables[k]}")
-    if len(notable) > 40:
-        add(f"  ... and {len(notable) - 40} more of these families")
+    add(f"  {f.variable_count} variables, {f.secret_count} secrets replaced by fingerprints")
+    for k, v in f.notable_env[:40]:
+        add(f"  {k}={v}")
+    if len(f.notable_env) > 40:
+        add(f"  ... and {len(f.notable_env) - 40} more of these families")
 
-    errs = [(name, e) for name in ordered_sections(snap.sections)
-            for e in snap.sections[name].get("errors", [])]
-    errs += [(f"git.{n}", e) for n, r in repos.items() for e in r.get("errors", [])]
-    errs += [(f"models.{n}", e) for n, m in models.items() for e in m.get("errors", [])]
     add("")
-    if errs:
-        add(f"errors ({len(errs)})")
-        for name, e in errs:
+    if f.errors:
+        add(f"errors ({len(f.errors)})")
+        for name, e in f.errors:
             add(f"  [{name}] {e}")
     else:
         add("errors: none")
-    from runsnap.terminal import clean, fit, wrap
-
-    out: list[str] = []
-    for line in "\n".join(lines).split("\n"):
-        line = clean(line)
-        if line.startswith("  first error ("):  # the line that matters most: never cut
-            out += wrap(line, width, "    ")
-        else:
-            out.append(fit(line, width))
-    return "".join(line + "\n" for line in out)
+    return lines
 
 
 #: Variables and read sites ``show`` lists from ``[runtime]`` (the rest are counted).
@@ -262,14 +235,11 @@ def runtime_lines(runtime: Mapping[str, Any]) -> list[str]:
     return out
 
 
-_NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "libcuda", "libnvrtc")
-
-
-def _status_line(outcome: Mapping[str, Any]) -> str:
+def status_line(outcome: Mapping[str, Any]) -> str:
     """How the run ended, in one line.
 
-    >>> _status_line({"status": "signalled", "signal": "SIGKILL", "exit_status": 137,
-    ...               "duration_s": 1.5})
+    >>> status_line({"status": "signalled", "signal": "SIGKILL", "exit_status": 137,
+    ...              "duration_s": 1.5})
     'killed by SIGKILL (exit status 137) after 1.5 s'
     """
     status = outcome.get("status")
@@ -283,15 +253,6 @@ def _status_line(outcome: Mapping[str, Any]) -> str:
     if outcome.get("duration_s") is not None:
         text += f" after {outcome['duration_s']} s"
     return text
-
-
-def _max_positions(cfg: Mapping[str, Any]) -> Any:
-    if "max_position_embeddings" in cfg:
-        return cfg["max_position_embeddings"]
-    text = cfg.get("text_config")
-    if isinstance(text, Mapping):
-        return text.get("max_position_embeddings")
-    return None
 
 
 #: ``show --section`` names: every section a snapshot may hold.
@@ -382,13 +343,11 @@ def _markdown(snap: Snapshot) -> str:
     summary = render_summary(snap).splitlines()
     title = summary[0] if summary else "runsnap snapshot"
     body = summary[1:]
-    fence = "````" if any("```" in line for line in body) else "```"
-    lines = [f"### {title}", "", fence, *body, fence]
+    lines = [f"### {title}", "", *fence(body)]
     for name in ordered_sections(snap.sections):
         text = render_section(snap, name).rstrip("\n").splitlines()
         if not text:
             continue
-        inner = "````" if any("```" in line for line in text) else "```"
-        lines += ["", f"<details><summary>{name} ({len(text)} lines)</summary>", "", inner,
-                  *text, inner, "", "</details>"]
+        lines += ["", f"<details><summary>{name} ({len(text)} lines)</summary>", "",
+                  *fence(text), "", "</details>"]
     return "\n".join(lines) + "\n"
