@@ -37,7 +37,7 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
     from runsnap.snapshot import Snapshot
 
     if isinstance(obj, Snapshot):
-        from runsnap import show
+        from runsnap.render import show
 
         return show.render(obj, format, width if format == "text" else 0)
     if isinstance(obj, list) and all(type(e).__name__ == "Entry" for e in obj):
