@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.diffing.render import render
+from runsnap.render import render
 
 SHARED = {"certifi": "2024.2.2", "idna": "3.6", "urllib3": "2.2.1", "pip": "24.0"}
 
