@@ -1,0 +1,274 @@
+"""One trial of a bisection: launch a specification, captured, and say whether it went good or bad.
+
+A trial is ``runsnap capture -o trial-NN.toml -- ARGV`` run with the spec's environment and
+working directory, so each trial leaves a snapshot with its outcome, like any wrapped launch
+(diff it, show it, replay it). runsnap itself runs isolated (``python -I``), so the trial's
+``PYTHONPATH`` and the like reach only the program. Its output goes to ``trial-NN.log``.
+
+What decides (:class:`Criteria`):
+
+* by default, the outcome: does it look like GOOD's or like BAD's (exit status and signal,
+  else the first error line with numbers masked)? Neither is ``unclear``;
+* ``timeout``: a server. Still running after that many seconds is good (with ``ready_line`` or
+  ``ready_url``: ready by then is good, and the trial stops as soon as it is ready); an exit
+  before is bad. The trial is then stopped cleanly (SIGTERM, a grace period, SIGKILL);
+* ``test``: a shell command whose exit status decides (0 good, 125 unclear, else bad); it runs
+  after the launch ends, or, with ``timeout``, while the server is up. It sees
+  ``RUNSNAP_TRIAL_SNAPSHOT``, ``RUNSNAP_TRIAL_LOG`` and ``RUNSNAP_TRIAL_EXIT_STATUS``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from runsnap.errors import UsageError
+
+if TYPE_CHECKING:
+    from runsnap.replaying import LaunchSpec
+
+__all__ = ["Criteria", "OutcomeJudge", "TrialOutcome", "run_trial"]
+
+GOOD, BAD, UNCLEAR, STOPPED = "good", "bad", "unclear", "stopped"
+
+
+@dataclasses.dataclass(frozen=True)
+class Criteria:
+    """How a trial is judged (see the module's docstring)."""
+
+    timeout: float | None = None
+    ready_line: str | None = None
+    ready_url: str | None = None
+    test: str | None = None
+    kill_grace: float = 5.0
+    """Seconds between the stop signal and the next step when a trial is stopped."""
+
+    def __post_init__(self) -> None:
+        if (self.ready_line or self.ready_url) and self.timeout is None:
+            raise UsageError("--ready-line and --ready-url need --timeout S (how long to wait)")
+        if self.ready_line:
+            try:
+                re.compile(self.ready_line)
+            except re.error as exc:
+                raise UsageError(f"--ready-line: not a regular expression: {exc}") from None
+
+
+def _masked(line: Any) -> str:
+    """A first error line with numbers and addresses masked, to compare two runs' errors.
+
+    >>> _masked("OOM at 0x7f3a: tried 2.5 GiB (pid 4121)")
+    'OOM at #: tried #.# GiB (pid #)'
+    """
+    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", str(line or "")).strip()
+
+
+def describe(outcome: Mapping[str, Any]) -> str:
+    """``exit 1: ValueError: ...`` for an ``[outcome]`` section (first error cut short)."""
+    if not outcome:
+        return "no outcome recorded"
+    text = f"killed by {outcome['signal']}" if outcome.get("signal") else \
+        f"exit {outcome.get('exit_status')}"
+    err = str(outcome.get("first_error") or "")
+    if err:
+        text += ": " + (err if len(err) <= 70 else err[:69] + "…")
+    return text
+
+
+class OutcomeJudge:
+    """Good or bad by likeness to GOOD's and BAD's recorded outcomes."""
+
+    def __init__(self, good: Mapping[str, Any], bad: Mapping[str, Any]) -> None:
+        if not good or not bad or "exit_status" not in good or "exit_status" not in bad:
+            raise UsageError("GOOD or BAD has no outcome (captured without running): say what "
+                             "bad means with --test CMD or --timeout S")
+        self.good, self.bad = good, bad
+        self.by_exit = self._sig(good) != self._sig(bad)
+        if not self.by_exit and _masked(good.get("first_error")) == _masked(
+                bad.get("first_error")):
+            raise UsageError(f"GOOD and BAD ended the same way ({describe(bad)}): say what bad "
+                             "means with --test CMD or --timeout S")
+
+    @staticmethod
+    def _sig(outcome: Mapping[str, Any]) -> tuple[Any, Any]:
+        return outcome.get("exit_status"), outcome.get("signal")
+
+    def __call__(self, outcome: Mapping[str, Any]) -> tuple[str, str]:
+        what = describe(outcome)
+        if not outcome:
+            return UNCLEAR, what
+        sig, err = self._sig(outcome), _masked(outcome.get("first_error"))
+        if self.by_exit:
+            if sig == self._sig(self.bad):
+                return BAD, f"{what}, like BAD"
+            if sig == self._sig(self.good):
+                return GOOD, f"{what}, like GOOD"
+        elif sig == self._sig(self.bad):
+            if err == _masked(self.bad.get("first_error")):
+                return BAD, f"{what}, like BAD"
+            if err == _masked(self.good.get("first_error")):
+                return GOOD, f"{what}, like GOOD"
+        if err and err == _masked(self.bad.get("first_error")):
+            return BAD, f"{what}, BAD's error"
+        return UNCLEAR, f"{what}: like neither GOOD ({describe(self.good)}) nor BAD"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialOutcome:
+    """What one trial gave."""
+
+    verdict: str
+    """``good``, ``bad``, ``unclear`` or ``stopped`` (interrupted)."""
+    why: str
+    snapshot: str | None
+    log: str
+    elapsed: float
+
+
+def _url_ready(url: str) -> bool:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=1.0):  # noqa: S310 - the user's own URL
+            return True
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500
+    except (OSError, ValueError):
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """Stop a trial's runsnap (which passes the signals on to the program): SIGTERM, again
+    after ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
+                      (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            return
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any,
+              out: Any) -> tuple[str, str]:
+    env = {**os.environ, "RUNSNAP_TRIAL_SNAPSHOT": snapshot, "RUNSNAP_TRIAL_LOG": log,
+           "RUNSNAP_TRIAL_EXIT_STATUS": "" if status is None else str(status)}
+    out.write(f"\n# runsnap: --test {criteria.test}\n".encode())
+    out.flush()
+    code = subprocess.call(criteria.test or "", shell=True, env=env, stdout=out, stderr=out,
+                           stdin=subprocess.DEVNULL)
+    if code == 0:
+        return GOOD, "--test exited 0"
+    if code == 125:
+        return UNCLEAR, "--test exited 125 (cannot tell)"
+    return BAD, f"--test exited {code}"
+
+
+def run_trial(
+    spec: LaunchSpec,
+    *,
+    name: str,
+    folder: str,
+    criteria: Criteria,
+    judge: OutcomeJudge | None,
+    stop: threading.Event,
+    label: str = "",
+) -> TrialOutcome:
+    """Launch ``spec`` captured to ``folder/NAME.toml`` and judge it."""
+    from runsnap.errors import SnapshotError
+    from runsnap.snapshot import load
+
+    snap_path = os.path.join(folder, f"{name}.toml")
+    log_path = os.path.join(folder, f"{name}.log")
+    cmd = [sys.executable, "-I", "-m", "runsnap", "capture", "-o", snap_path,
+           "--label", label or name, "--kill-after", f"{criteria.kill_grace:g}"]
+    if spec.python:
+        cmd += ["--python", spec.python]
+    cmd += ["--", *spec.argv]
+    ready = threading.Event()
+    rx = re.compile(criteria.ready_line) if criteria.ready_line else None
+    t0 = time.monotonic()
+    with open(log_path, "wb") as log:
+        try:
+            proc = subprocess.Popen(cmd, env=dict(spec.env), cwd=spec.cwd,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT)
+        except OSError as exc:
+            raise UsageError(f"cannot start a trial in {spec.cwd}: {exc.strerror or exc}") \
+                from None
+        stdout = proc.stdout
+        assert stdout is not None
+
+        def read() -> None:
+            for line in iter(stdout.readline, b""):
+                log.write(line)
+                log.flush()
+                if rx is not None and rx.search(line.decode("utf-8", "replace")):
+                    ready.set()
+
+        reader = threading.Thread(target=read, name=f"runsnap-{name}", daemon=True)
+        reader.start()
+        state, next_url = "exited", 0.0
+        while proc.poll() is None:
+            if stop.is_set():
+                state = STOPPED
+                break
+            elapsed = time.monotonic() - t0
+            if criteria.ready_url and elapsed >= next_url:
+                next_url = elapsed + 0.25
+                if _url_ready(criteria.ready_url):
+                    ready.set()
+            if criteria.timeout is not None:
+                if ready.is_set() and proc.poll() is None:
+                    state = "ready"
+                    break
+                if elapsed >= criteria.timeout:
+                    state = "running"
+                    break
+            time.sleep(0.05)
+        verdict, why = UNCLEAR, ""
+        waited = time.monotonic() - t0
+        if state in ("ready", "running"):
+            if criteria.test:
+                verdict, why = _run_test(criteria, snap_path, log_path, None, log)
+            elif state == "ready":
+                verdict, why = GOOD, f"ready after {waited:.1f}s"
+            elif criteria.ready_line or criteria.ready_url:
+                verdict, why = BAD, f"still not ready after {criteria.timeout:g}s"
+            else:
+                verdict, why = GOOD, f"still running after {criteria.timeout:g}s"
+        _stop(proc, criteria.kill_grace)
+        reader.join(5.0)
+    try:
+        outcome: Mapping[str, Any] = load(snap_path).get("outcome") or {}
+    except SnapshotError:
+        outcome = {}
+    if state == STOPPED:
+        verdict, why = STOPPED, "interrupted"
+    elif state == "exited":
+        if criteria.timeout is not None:
+            limit = "before it was ready" if criteria.ready_line or criteria.ready_url else \
+                f"within {criteria.timeout:g}s"
+            verdict, why = BAD, f"{describe(outcome)}, {limit}"
+        elif criteria.test:
+            with open(log_path, "ab") as log:
+                verdict, why = _run_test(criteria, snap_path, log_path,
+                                         outcome.get("exit_status"), log)
+        elif judge is not None:
+            verdict, why = judge(outcome)
+    return TrialOutcome(verdict, why, snap_path if os.path.exists(snap_path) else None,
+                        log_path, time.monotonic() - t0)
