@@ -24,7 +24,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from runsnap.diffing.sections import list_separator, split_list
+from runsnap.argv import is_python_name, looks_like_option, positionals
+from runsnap.knowledge.env import list_separator, split_list
 
 if TYPE_CHECKING:
     from runsnap.diffing import Difference
@@ -131,8 +132,7 @@ def _field_path(field: str) -> list[Any]:
         name, _, rest = part.partition("[")
         if name:
             out.append(name)
-        for idx in filter(None, rest.replace("]", "").split("[")):
-            out.append(int(idx) if idx.isdigit() else idx)
+        out += [int(i) if i.isdigit() else i for i in filter(None, rest.replace("]", "").split("["))]
     return out
 
 
@@ -166,7 +166,6 @@ def plan(
     skipped differences. ``secret(name, stored)`` returns the value behind a redacted value
     (or None); without it, a change whose BAD value is a secret is skipped."""
     gcmd: Mapping[str, Any] = good.get("command") or {}
-    bcmd: Mapping[str, Any] = bad.get("command") or {}
     changes: list[Change] = []
     skipped: list[Skipped] = []
     program: Skipped | None = None
@@ -175,7 +174,7 @@ def plan(
                          for d in diffs)
     bare_program = "/" not in str((gcmd.get("argv") or [""])[0])
     model_options = _moved_model_options(good, diffs)
-    config_checked: dict[str, bool] = {}
+    program_slots = max(_program_slots(good), _program_slots(bad))
     for d in diffs:
         path = locate(d)
 
@@ -197,7 +196,7 @@ def plan(
                     skip("a secret whose value is not known here")
                 else:
                     changes.append(_change(d, path))
-            elif what == "positionals" and path[2] != 0:
+            elif what == "positionals" and int(path[2]) >= program_slots:
                 changes.append(_change(d, path))
             elif what == "cwd" and isinstance(d.b, str) and os.path.isdir(d.b):
                 changes.append(_change(d, path))
@@ -213,8 +212,6 @@ def plan(
             if len(path) > 3 and path[2] == "config":
                 if _model_dir(good, src) is None:
                     skip("the model is not given on the command line, or its directory is gone")
-                elif not _config_as_recorded(good, src, config_checked):
-                    skip("its config.json changed on disk since GOOD was captured")
                 else:
                     changes.append(_change(d, path))
             elif src in model_options:
@@ -228,6 +225,25 @@ def plan(
         else:
             skip(f"section [{d.section}] cannot be applied")
     return Plan(tuple(changes), tuple(skipped), program)
+
+
+def _program_slots(snap: Snapshot) -> int:
+    """How many leading positional words name the program: ``python3 -m pkg`` 3,
+    ``python3 train.py`` 2, ``torchrun`` 1.
+
+    >>> from runsnap.snapshot import Snapshot
+    >>> _program_slots(Snapshot({}, {"command": {"argv": ["python3", "-u", "-m", "x", "y"]}}))
+    4
+    """
+    pos = positionals([str(a) for a in (snap.get("command") or {}).get("argv") or []])
+    if not pos or not is_python_name(os.path.basename(pos[0])):
+        return 1
+    for i in range(1, len(pos)):
+        if pos[i] in ("-m", "-c"):
+            return i + 2
+        if not pos[i].startswith("-"):
+            return i + 1
+    return len(pos)
 
 
 def _change(d: Difference, path: tuple[Any, ...]) -> Change:
@@ -270,18 +286,6 @@ def _moved_model_options(good: Snapshot, diffs: Sequence[Difference]) -> set[str
             and _model_dir(good, d.key) is not None}
 
 
-def _config_as_recorded(snap: Snapshot, src: str, seen: dict[str, bool]) -> bool:
-    if src not in seen:
-        model = ((snap.get("models") or {}).get("models") or {}).get(src) or {}
-        try:
-            with open(os.path.join(str(_model_dir(snap, src)), "config.json"),
-                      encoding="utf-8") as fh:
-                seen[src] = json.load(fh) == model.get("config")
-        except (OSError, ValueError):
-            seen[src] = False
-    return seen[src]
-
-
 def _model_dir(snap: Snapshot, src: str) -> str | None:
     model = ((snap.get("models") or {}).get("models") or {}).get(src) or {}
     path = model.get("path")
@@ -303,13 +307,18 @@ def apply(
     bad: Snapshot,
     workdir: str,
     secret: Any = None,
+    models: Sequence[str] = (),
 ) -> LaunchSpec:
-    """``base`` (GOOD's launch) with ``changes`` applied; model copies go under ``workdir``."""
+    """``base`` (GOOD's launch) with ``changes`` applied; model copies go under ``workdir``.
+
+    ``models``: the sources whose config.json fields are searched. Every trial, the one with
+    nothing applied too, reads those models through a copy with GOOD's recorded config (plus
+    the chosen fields): the directory itself may hold BAD's config by now, edited in place."""
     env = dict(base.env)
     argv = list(base.argv)
     cwd = base.cwd
     entries: dict[str, list[Change]] = {}
-    configs: dict[str, list[Change]] = {}
+    configs: dict[str, list[Change]] = {src: [] for src in models}
     for c in changes:
         kind = c.path[0]
         if kind == "env" and len(c.path) > 2:
@@ -336,7 +345,7 @@ def apply(
     for src, chosen in configs.items():
         if any(c.path[:3] == ("command", "options", src) for c in changes):
             continue  # the option itself points at BAD's model: nothing left to apply
-        copy = copy_model(str(_model_dir(good, src)), chosen, good, bad, workdir)
+        copy = copy_model(str(_model_dir(good, src)), src, chosen, good, bad, workdir)
         argv = (set_option(argv, src, copy) if src.startswith("--")
                 else _set_index(argv, int(src[5:-1]), copy))
     return base.replace(argv=tuple(argv), env=env, cwd=cwd)
@@ -359,16 +368,6 @@ def _apply_entries(name: str, good: Snapshot, bad: Snapshot, chosen: Sequence[Ch
     return sep.join(out)
 
 
-def _looks_like_option(arg: str) -> bool:
-    if not arg.startswith("-") or arg == "-":
-        return False
-    try:
-        float(arg)
-    except ValueError:
-        return True
-    return False
-
-
 def _option_spans(argv: Sequence[str], name: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each occurrence of long option ``name`` (with its value)."""
     spans = []
@@ -378,7 +377,7 @@ def _option_spans(argv: Sequence[str], name: str) -> list[tuple[int, int]]:
         if arg == "--":
             break
         if arg == name:
-            end = i + 2 if i + 1 < len(argv) and not _looks_like_option(argv[i + 1]) else i + 1
+            end = i + 2 if i + 1 < len(argv) and not looks_like_option(argv[i + 1]) else i + 1
             spans.append((i, end))
             i = end
             continue
@@ -407,7 +406,7 @@ def set_option(argv: Sequence[str], name: str, value: Any) -> list[str]:
     values = value if isinstance(value, list) else [] if value is None else [value]
     new: list[str] = []
     for v in values:
-        new += [name] if v is True else [f"{name}={v}"] if _looks_like_option(str(v)) else [name,
+        new += [name] if v is True else [f"{name}={v}"] if looks_like_option(str(v)) else [name,
                                                                                           str(v)]
     argv[where:where] = new
     return argv
@@ -424,7 +423,7 @@ def set_positional(argv: Sequence[str], index: int, value: Any) -> list[str]:
             slots += range(i, len(argv))
             break
         if i > 0 and arg.startswith("--") and len(arg) > 2:
-            if "=" not in arg and i + 1 < len(argv) and not _looks_like_option(argv[i + 1]):
+            if "=" not in arg and i + 1 < len(argv) and not looks_like_option(argv[i + 1]):
                 i += 1
         else:
             slots.append(i)
@@ -444,23 +443,22 @@ def _set_index(argv: Sequence[str], i: int, value: Any) -> list[str]:
 
 
 def copy_model(
-    src_dir: str, chosen: Sequence[Change], good: Snapshot, bad: Snapshot, workdir: str
+    src_dir: str, src: str, chosen: Sequence[Change], good: Snapshot, bad: Snapshot,
+    workdir: str,
 ) -> str:
-    """A copy of ``src_dir`` under ``workdir`` whose config.json has the ``chosen`` field
-    changes (GOOD -> BAD) applied with DeepDiff's ``Delta``; other files are copied when small
-    and linked to the originals otherwise. Returns the copy's path."""
+    """A copy of ``src_dir`` under ``workdir`` whose config.json is GOOD's (as recorded: the
+    file may have been edited since) with the ``chosen`` field changes (GOOD -> BAD) applied by
+    DeepDiff's ``Delta``; other files are copied when small and linked to the originals
+    otherwise. Returns the copy's path."""
     from deepdiff import DeepDiff, Delta
     from deepdiff.path import parse_path
 
     from runsnap.collectors.models import WEIGHT_SUFFIXES
 
-    src = str(chosen[0].path[1])
     cfg_a = ((good.get("models") or {}).get("models") or {}).get(src, {}).get("config") or {}
     cfg_b = ((bad.get("models") or {}).get("models") or {}).get(src, {}).get("config") or {}
-    with open(os.path.join(src_dir, "config.json"), encoding="utf-8") as fh:
-        config = json.load(fh)
     wanted = [[str(p) for p in c.path[3:]] for c in chosen]
-    full = DeepDiff(cfg_a, cfg_b, verbose_level=2)
+    full = DeepDiff(cfg_a, cfg_b, verbose_level=2) if wanted else {}
     subset: dict[str, Any] = {}
     for kind, entries in full.items():
         if not isinstance(entries, Mapping):
@@ -469,7 +467,7 @@ def copy_model(
                 if any([str(x) for x in parse_path(p)][: len(w)] == w for w in wanted)}
         if keep:
             subset[kind] = keep
-    config = config + Delta(diff=subset, raise_errors=True)
+    config = cfg_a + Delta(diff=subset, raise_errors=True) if subset else cfg_a
     os.makedirs(workdir, exist_ok=True)
     dest = os.path.join(workdir, os.path.basename(os.path.normpath(src_dir)) or "model")
     os.makedirs(dest)

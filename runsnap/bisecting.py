@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from runsnap.applying import Change, Plan, apply, plan
 from runsnap.errors import UsageError
-from runsnap.trials import BAD, GOOD, STOPPED, Criteria, OutcomeJudge, run_trial
+from runsnap.trials import BAD, STOPPED, Criteria, OutcomeJudge, run_trial
 
 if TYPE_CHECKING:
     from runsnap.replaying import LaunchSpec
     from runsnap.snapshot import Snapshot
 
-__all__ = ["BisectResult", "Options", "Run", "bisect"]
+__all__ = ["BisectResult", "Options", "Run", "bisect", "render_json", "render_text"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +51,8 @@ class Options:
     force: bool = False
     """Go on when the programs differ or unapplicable differences exist (they stay as GOOD's)."""
     include_hidden: bool = False
+    recheck: int = 2
+    """How many times the answer, then GOOD's launch, are run again before a cause is claimed."""
     allow_missing_secrets: bool = False
     out_dir: str = ".runsnap"
     progress: Callable[[str], None] | None = None
@@ -95,6 +97,8 @@ class BisectResult:
     elapsed: float
     first_trials: tuple[str, ...] = ()
     """``--dry-run``: the trials it would start with."""
+    rechecks: int = 0
+    """How many times the answer and GOOD's launch were each run again."""
 
     @property
     def exit_status(self) -> int:
@@ -129,6 +133,8 @@ class _Search:
         self.good, self.bad, self.plan, self.base = good, bad, the_plan, base
         self.options, self.judge, self.folder, self.secret = options, judge, folder, secret
         self.changes = the_plan.changes
+        self.models = sorted({str(c.path[1]) for c in self.changes
+                              if c.path[0] == "models" and c.path[2:3] == ("config",)})
         self.runs: list[Run] = []
         self.memo: dict[frozenset[int], str] = {}
         self.best: frozenset[int] = frozenset(range(len(self.changes)))
@@ -147,7 +153,8 @@ class _Search:
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied ...")
         try:
             spec = apply(self.base, applied, good=self.good, bad=self.bad,
-                         workdir=os.path.join(self.folder, f"{name}-models"), secret=self.secret)
+                         workdir=os.path.join(self.folder, f"{name}-models"), secret=self.secret,
+                         models=self.models)
         except (OSError, ValueError, KeyError) as exc:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
         out = run_trial(spec, name=name, folder=self.folder, criteria=self.options.criteria,
@@ -171,7 +178,7 @@ class _Search:
         while pending:
             try:
                 _done, pending = concurrent.futures.wait(pending, timeout=0.2)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # noqa: PERF203 - Ctrl-C stops the running trials
                 interrupted = True
                 self.stop.set()
         got: dict[frozenset[int], str] = {}
@@ -321,14 +328,18 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
             candidate = search.first_bad([frozenset({0})])
         if candidate is None:
             candidate = search.ddmin(range(len(ch)))
-        [again] = search.verdicts([candidate], fresh=True)
-        if again != BAD:
-            raise _Halt("not-reproducible", f"not reproducible: the same trial went bad, then "
-                        f"{again} (a flaky launch); no cause is claimed")
-        [base_v] = search.verdicts([frozenset()], fresh=True)
-        if base_v == BAD:
-            raise _Halt("not-reproducible", "not reproducible: GOOD's own launch, with "
-                        "nothing applied, goes bad here; no cause is claimed")
+        # Twice each, the answer first: a launch that fails one run in two (or at random) then
+        # gives two verdicts for one trial, where alternating checks could be fooled.
+        for _ in range(options.recheck):
+            [again] = search.verdicts([candidate], fresh=True)
+            if again != BAD:
+                raise _Halt("not-reproducible", "not reproducible: the same trial went bad, "
+                            f"then {again} (a flaky launch); no cause is claimed")
+        for _ in range(options.recheck):
+            [base_v] = search.verdicts([frozenset()], fresh=True)
+            if base_v == BAD:
+                raise _Halt("not-reproducible", "not reproducible: GOOD's own launch, with "
+                            "nothing applied, goes bad here; no cause is claimed")
         cause = candidate
         n = len(cause)
         message = (f"cause found: {n} change{'s' if n != 1 else ''} "
@@ -340,7 +351,8 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
     best = tuple(the_plan.changes[i] for i in sorted(search.best)) \
         if status in ("max-trials", "interrupted") else ()
     result = BisectResult(status, message, tuple(the_plan.changes[i] for i in sorted(cause)),
-                          best, the_plan, tuple(search.runs), folder, time.monotonic() - t0)
+                          best, the_plan, tuple(search.runs), folder, time.monotonic() - t0,
+                          rechecks=options.recheck if status == "found" else 0)
     _save(result)
     return result
 
@@ -356,3 +368,72 @@ def _save(result: BisectResult) -> None:
     except OSError:
         pass
 
+# --------------------------------------------------------------------------- rendering
+
+_CONTROL = dict.fromkeys([*range(0x00, 0x20), 0x7F], "?")
+
+
+def _text(value: Any, limit: int = 60) -> str:
+    """A snapshot value for a terminal: one line, control characters replaced, cut short.
+
+    >>> _text(None), _text("a\\x1b[2Jb"), _text(True)
+    ('(unset)', 'a?[2Jb', '(flag)')
+    """
+    from runsnap.diffing.report import short
+
+    return short(value, limit).translate(_CONTROL)
+
+
+def _change_line(c: Change | Any) -> str:
+    return f"{_text(c.where, 70)}: GOOD {_text(c.a)} -> BAD {_text(c.b)}"
+
+
+def render_text(result: BisectResult) -> str:
+    """The report a person reads (``runsnap bisect`` without ``--format json``)."""
+    lines: list[str] = []
+    p = result.plan
+    if result.status == "dry-run":
+        lines.append(f"runsnap bisect --dry-run: {len(p.changes)} changes to search, most likely "
+                     "cause first:")
+        lines += [f"  {i}. {_change_line(c)}" for i, c in enumerate(p.changes, 1)]
+        lines += ["", "First trials:"] + [f"  {t}" for t in result.first_trials]
+    else:
+        head = f"runsnap bisect: {result.message}"
+        lines.append(f"{head} ({result.elapsed:.1f}s)" if result.runs else head)
+        if result.cause:
+            lines.append("")
+            lines += [f"  {_change_line(c)}" for c in result.cause]
+            checks = list(result.runs[-2 * result.rechecks:]) if result.rechecks else []
+            again = ", ".join(str(r.trial) for r in checks if r.verdict == BAD)
+            base = ", ".join(str(r.trial) for r in checks if r.verdict != BAD)
+            if checks:
+                lines += ["", f"Re-checked: bad again with "
+                          f"{'it' if len(result.cause) == 1 else 'them'} applied (trials "
+                          f"{again}), good with nothing applied (trials {base})."]
+        elif result.best and result.status in ("max-trials", "interrupted"):
+            lines += ["", "Best so far (not re-checked):"]
+            lines += [f"  {_change_line(c)}" for c in result.best]
+    if p.program is not None:
+        lines += ["", f"Different programs ({_text(p.program.where)}): GOOD's was run "
+                  "(--force)."]
+    if p.skipped:
+        lines += ["", "Skipped (left as in GOOD):"]
+        noise = [s for s in p.skipped if s.why.startswith("noise")]
+        for s in p.skipped:
+            if s not in noise:
+                lines.append(f"  {_change_line(s)}  [{s.why}]")
+        if noise:
+            names = ", ".join(_text(s.key, 30) for s in noise[:5])
+            lines.append(f"  {len(noise)} noise difference{'s' if len(noise) != 1 else ''} "
+                         f"({names}{', ...' if len(noise) > 5 else ''}; give --all to try them)")
+    if result.folder:
+        lines += ["", f"Trials: {result.folder}/ (trial-NN.toml and .log for each of "
+                  f"{len(result.runs)}; bisect.json)"]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(result: BisectResult) -> str:
+    """One JSON object: ``cause``, ``trials``, ``skipped``, ``runs`` and the rest."""
+    import json
+
+    return json.dumps(result.to_dict(), indent=2, default=str) + "\n"

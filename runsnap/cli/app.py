@@ -275,3 +275,8 @@ def progress_line(what: str) -> Callable[[int, int], None]:
         sys.stderr.flush()
 
     return show
+
+from runsnap.cli.proof import bisect, replay  # noqa: E402 - commands of their own module
+
+cli.add_command(replay)
+cli.add_command(bisect)

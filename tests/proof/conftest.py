@@ -1,0 +1,67 @@
+"""Real launches for replay and bisect: small children written for each case, captured with
+the real ``runsnap capture`` in a scratch directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test in its own directory (not a git repo) with its own fingerprint key."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RUNSNAP_KEY_FILE", str(tmp_path / "key"))
+    monkeypatch.delenv("RUNSNAP_DIR", raising=False)
+    return tmp_path
+
+
+def child(path: Path, body: str) -> Path:
+    """A Python child program at ``path``."""
+    path.write_text("import json, os, sys, time\n" + body)
+    return path
+
+
+def runsnap(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m runsnap ARGS`` as a real process."""
+    return subprocess.run([sys.executable, "-m", "runsnap", *args], capture_output=True,
+                          text=True, env=dict(os.environ if env is None else env), cwd=cwd,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def capture(out: Path, argv: Sequence[str], env: Mapping[str, str | None] | None = None,
+            run: bool = True) -> Path:
+    """Capture ``argv`` to ``out`` with this environment changed by ``env`` (None: unset)."""
+    full = dict(os.environ)
+    for k, v in (env or {}).items():
+        if v is None:
+            full.pop(k, None)
+        else:
+            full[k] = v
+    args = ["capture", "-o", str(out)] + ([] if run else ["--no-run"]) + ["--", *argv]
+    runsnap(*args, env=full)
+    assert out.exists(), f"capture of {argv} wrote nothing"
+    return out
+
+
+def bisect(good: Path, bad: Path, *args: str, env: Mapping[str, str] | None = None
+           ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """``runsnap bisect GOOD BAD --format json ARGS``: the process and its JSON answer."""
+    proc = runsnap("bisect", str(good), str(bad), "--format", "json", *args, env=env)
+    try:
+        answer = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError(f"not JSON: {proc.stdout!r}\nstderr: {proc.stderr}") from None
+    return proc, answer
+
+
+def keys(items: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [f"{c['section']} {c['key']}" for c in items]
