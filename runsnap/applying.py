@@ -29,7 +29,7 @@ from runsnap.knowledge.env import list_separator, split_list
 
 if TYPE_CHECKING:
     from runsnap.diffing import Difference
-    from runsnap.replaying import LaunchSpec
+    from runsnap.launch import LaunchSpec
     from runsnap.snapshot import Snapshot
 
 __all__ = ["Change", "Plan", "Skipped", "apply", "locate", "plan"]

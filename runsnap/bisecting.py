@@ -34,7 +34,7 @@ from runsnap.errors import UsageError
 from runsnap.trials import BAD, STOPPED, Criteria, OutcomeJudge, run_trial
 
 if TYPE_CHECKING:
-    from runsnap.replaying import LaunchSpec
+    from runsnap.launch import LaunchSpec
     from runsnap.snapshot import Snapshot
 
 __all__ = ["BisectResult", "Options", "Run", "bisect", "render_json", "render_text"]

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runsnap.errors import UsageError
+from runsnap.launch import LaunchSpec
 
 if TYPE_CHECKING:
     from runsnap.capturing import RunRecord
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
 __all__ = [
-    "LaunchSpec",
     "ReplayPlan",
     "Restored",
     "cannot_restore",
@@ -39,27 +39,6 @@ __all__ = [
 
 #: Sections whose differences with the live context a launch cannot undo.
 UNRESTORABLE_SECTIONS = ("git", "packages", "models", "system")
-
-
-@dataclasses.dataclass(frozen=True)
-class LaunchSpec:
-    """What is launched: argv, working directory, the exact environment, the interpreter.
-
-    Stand-in for ``runsnap.launch.LaunchSpec`` (CONTRACTS.md) until it lands; same fields.
-    """
-
-    argv: tuple[str, ...]
-    cwd: str
-    env: Mapping[str, str]
-    python: str | None = None
-
-    def with_env(self, **extra: str) -> LaunchSpec:
-        """A new spec with ``extra`` variables set."""
-        return dataclasses.replace(self, env={**self.env, **extra})
-
-    def replace(self, **changes: Any) -> LaunchSpec:
-        """A new spec with the named fields replaced."""
-        return dataclasses.replace(self, **changes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,7 +143,7 @@ def restore(
     packages: Mapping[str, Any] = snapshot.get("packages") or {}
     python = packages.get("interpreter") if packages.get("reason") == "--python" else None
     cwd = str(cmd.get("cwd") or os.getcwd())
-    spec = LaunchSpec(tuple(argv), cwd, env, python)
+    spec = LaunchSpec(tuple(argv), os.path.abspath(cwd), env, python)
     return Restored(spec, tuple(taken), tuple(missing))
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from runsnap.errors import UsageError
 
 if TYPE_CHECKING:
-    from runsnap.replaying import LaunchSpec
+    from runsnap.launch import LaunchSpec
 
 __all__ = ["Criteria", "OutcomeJudge", "TrialOutcome", "run_trial"]
 
