@@ -276,6 +276,7 @@ def progress_line(what: str) -> Callable[[int, int], None]:
 
     return show
 
+
 from runsnap.cli.proof import bisect, replay  # noqa: E402 - commands of their own module
 
 cli.add_command(replay)
