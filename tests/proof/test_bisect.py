@@ -156,10 +156,10 @@ def test_a_server_that_keeps_running_when_good(tmp_path: Path) -> None:
     assert any("ready after" in r["why"] for r in answer["runs"])
     assert _all_gone(pids)
     # Without --ready-line: still running after S seconds counts as good.
-    proc, answer = bisect(good, bad, "--timeout", "1.5")
+    proc, answer = bisect(good, bad, "--timeout", "4")
     assert proc.returncode == 0, proc.stderr
     assert keys(answer["cause"]) == ["env SERVER_CHUNKED_PREFILL"]
-    assert any("still running after 1.5s" in r["why"] for r in answer["runs"])
+    assert any("still running after 4s" in r["why"] for r in answer["runs"])
     assert _all_gone(pids)
 
 
