@@ -370,18 +370,15 @@ def _save(result: BisectResult) -> None:
 
 # --------------------------------------------------------------------------- rendering
 
-_CONTROL = dict.fromkeys([*range(0x00, 0x20), 0x7F], "?")
-
-
 def _text(value: Any, limit: int = 60) -> str:
-    """A snapshot value for a terminal: one line, control characters replaced, cut short.
+    """A snapshot value for a terminal: one line, control characters escaped, cut short.
 
     >>> _text(None), _text("a\\x1b[2Jb"), _text(True)
-    ('(unset)', 'a?[2Jb', '(flag)')
+    ('(unset)', 'a\\\\x1b[2Jb', '(flag)')
     """
     from runsnap.diffing.report import short
 
-    return short(value, limit).translate(_CONTROL)
+    return short(value, limit)
 
 
 def _change_line(c: Change | Any) -> str:
