@@ -215,15 +215,17 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
 
 
 def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
-    """Every line cut to ``width``, except the reasons (``why: ...``), which are sentences a
-    reader checks: they are wrapped."""
+    """Every line cut to ``width``, except the verdict and the reasons (``why: ...``),
+    sentences a reader checks: they are wrapped."""
     out: list[str] = []
-    for line in lines:
+    for i, line in enumerate(lines):
         plain = _ANSI.sub("", line) if "\x1b" in line else line
-        if width and len(plain) > width and plain.lstrip().startswith("why: "):
+        if width and len(plain) > width and (i == 0 or plain.lstrip().startswith("why: ")):
             lead = " " * (len(plain) - len(plain.lstrip()))
-            parts = wrap(plain.lstrip(), width - len(lead), " " * len("why: "))
-            out += [st.dim(lead + part) for part in parts]
+            more = "  " if i == 0 else " " * len("why: ")
+            parts = wrap(plain.lstrip(), width - len(lead), more)
+            paint = st.bold if i == 0 else st.dim
+            out += [paint(lead + part) for part in parts]
         else:
             out.append(fit(line, width))
     return out
