@@ -13,6 +13,10 @@ trusted blindly, before use:
   ``sitecustomize`` or ``usercustomize`` module is never cached (such code can change
   ``sys.path`` in ways no file time shows), and neither is a script standing in for Python
   (pyenv's shims choose the interpreter at run time).
+* **Program outputs** that cannot change while the program does (``gcc --version``, ``nvcc
+  --version``, ``ldconfig -p``) are keyed by the command line and kept while the program file,
+  every program a wrapper script names by absolute path (``exec /usr/local/cuda-13.0/bin/nvcc``), and any
+  file the caller names (``/etc/ld.so.cache``) keep their size, times and inode.
 * **File hashes** are keyed by the real path and used while size, modification time, change
   time and inode are all unchanged (the check git's index makes). The change time cannot be set
   back by tools such as ``touch``, so a rewritten file is always hashed again.
@@ -33,7 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["HashCache", "cache_dir", "load_probe", "probe_cacheable", "probe_key", "store_probe"]
+__all__ = ["HashCache", "OutputCache", "cache_dir", "load_probe", "probe_cacheable", "probe_key",
+           "program_stamp", "store_probe"]
 
 #: The variables that change what ``sys.path`` an interpreter starts with.
 PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
@@ -100,6 +105,15 @@ def _stamps(result: Mapping[str, Any], cwd: str) -> dict[str, list[int] | None]:
             if name.endswith(".pth"):
                 full = os.path.join(d, name)
                 stamps[full] = _stat(full)
+    # The build files the probe read (torch/version.py ...) and the folders it listed: a source
+    # checkout rebuilt in place changes them without touching any sys.path directory.
+    for module in (result.get("modules") or {}).values():
+        base = module.get("dir", "")
+        for name in [*(module.get("files") or {}), *(module.get("lists") or {})]:
+            full = os.path.normpath(os.path.join(base, name))
+            stamps[full] = _stat(full)
+    for folder in result.get("nvidia") or []:
+        stamps[folder.get("dir", "")] = _stat(folder.get("dir", ""))
     prefix = result.get("prefix")
     if prefix:
         cfg = os.path.join(prefix, "pyvenv.cfg")
@@ -159,6 +173,72 @@ def _write_json(path: str, data: Any) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def program_stamp(program: str, *files: str) -> list[Any]:
+    """What must stay the same for a program's answer to hold: the program's real file, the
+    programs a wrapper script names by absolute path, and ``files``."""
+    real = os.path.realpath(program)
+    stamp: list[Any] = [real, _stat(real)]
+    try:
+        with open(real, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        head = b""
+    if head.startswith(b"#!"):
+        for word in head.decode("utf-8", "replace").replace('"', " ").replace("'", " ").split():
+            if word.startswith("/") and os.path.isfile(word) and os.access(word, os.X_OK):
+                target = os.path.realpath(word)
+                stamp += [target, _stat(target)]
+    for extra in files:
+        stamp += [extra, _stat(extra)]
+    return stamp
+
+
+class OutputCache:
+    """What programs printed, remembered while :func:`program_stamp` stays the same."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._path = _path("outputs", f"v{FORMAT}", env)
+        self._entries: dict[str, list[Any]] | None = None
+        self._dirty = False
+
+    def _load(self) -> dict[str, list[Any]]:
+        if self._entries is None:
+            self._entries = {}
+            if self._path is not None:
+                try:
+                    with open(self._path, encoding="utf-8") as fh:
+                        data = json.load(fh)
+                    if isinstance(data, dict):
+                        self._entries = data
+                except (OSError, ValueError):
+                    pass
+        return self._entries
+
+    def get(self, key: str, stamp: list[Any]) -> str | None:
+        """The output kept under ``key`` when its stamp is ``stamp``, else None."""
+        entry = self._load().get(key)
+        if isinstance(entry, list) and len(entry) == 2 and entry[0] == stamp:
+            return str(entry[1])
+        return None
+
+    def put(self, key: str, stamp: list[Any], output: str) -> None:
+        """Keep ``output`` under ``key`` (not when caching is off or the stamp is incomplete)."""
+        if self._path is None or any(part is None for part in stamp):
+            return
+        self._load()[key] = [stamp, output]
+        self._dirty = True
+
+    def flush(self) -> None:
+        """Write new entries back (keeping the newest ``_HASH_CACHE_MAX``)."""
+        if not self._dirty or self._path is None or self._entries is None:
+            return
+        entries = self._entries
+        if len(entries) > _HASH_CACHE_MAX:
+            entries = dict(list(entries.items())[-_HASH_CACHE_MAX:])
+        _write_json(self._path, entries)
+        self._dirty = False
 
 
 class HashCache:

@@ -79,7 +79,7 @@ def snapshot_from_context(
     ``redactor`` one made for this capture (it then remembers the secrets it redacted, so the
     outcome written later hides them too).
     """
-    from runsnap.collectors import REGISTRY, start
+    from runsnap.collectors import REGISTRY, merge, start
     from runsnap.collectors.system import hostname
 
     start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
@@ -99,7 +99,12 @@ def snapshot_from_context(
         section.setdefault("errors", [])
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
         # Redacted section by section (the same pass), so it overlaps the programs still running.
-        sections.update(redactor.sections({name: section}))
+        parent = name.partition(".")[0]
+        clean = redactor.sections({parent: section})[parent]
+        if parent != name:  # a part of a section (``system.gpu``): see collectors.merge
+            merge(sections.setdefault(parent, {"errors": []}), name, clean)
+        else:
+            sections[name] = clean
     for name, extra_section in (extra or {}).items():
         sections.update(redactor.sections(
             {name: {**extra_section, "errors": list(extra_section.get("errors", []))}}))

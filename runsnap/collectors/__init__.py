@@ -8,21 +8,43 @@ A collector that waits on other programs may also have a ``start(ctx)`` in :data
 :func:`start` calls them all before any collector runs, so the package probe, git and
 ``nvidia-smi`` work side by side with runsnap's own work; each ``collect`` then finishes what
 its ``start`` began (or does everything itself when ``start`` was not called).
+
+A name with a dot (``system.gpu``) is a *part* of a section: one module with one job that adds
+keys to the section named before the dot, after that section's collector ran. :func:`merge`
+puts a part into its section: its keys join the section (a table the section already has is
+extended), and each of its ``errors`` joins the section's, prefixed with the part's name. Each
+part is timed on its own in ``[meta] collect_ms``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable  # at run time too: Collector below is evaluated
 
-from runsnap.collectors import command, env, git, models, packages, system
+from runsnap.collectors import (
+    builds,
+    cgroup,
+    command,
+    conda,
+    cpu,
+    env,
+    git,
+    gpu,
+    limits,
+    models,
+    network,
+    packages,
+    system,
+    toolchain,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from runsnap.capturing.context import CaptureContext
 
-__all__ = ["REGISTRY", "STARTERS", "Collector", "start"]
+__all__ = ["REGISTRY", "STARTERS", "Collector", "merge", "start"]
 
 Collector = Callable[["CaptureContext"], "dict[str, Any]"]
 
@@ -35,15 +57,36 @@ REGISTRY: dict[str, Collector] = {
     "env": env.collect,
     "models": models.collect,
     "system": system.collect,
+    "system.cpu": cpu.collect,
+    "system.cgroup": cgroup.collect,
+    "system.limits": limits.collect,
+    "system.network": network.collect,
+    "system.toolchain": toolchain.collect,
+    "system.gpu": gpu.collect,
     "packages": packages.collect,
+    "packages.builds": builds.collect,
+    "packages.conda": conda.collect,
     "git": git.collect,
 }
 
 #: Section name -> starter: begins a collector's slow outside work early (see the docstring).
 STARTERS: dict[str, Callable[[CaptureContext], None]] = {
     "git": git.start,
-    "system": system.start,
+    "system.gpu": gpu.start,
+    "system.toolchain": toolchain.start,
 }
+
+
+def merge(section: dict[str, Any], part_name: str, part: Mapping[str, Any]) -> None:
+    """Put the part ``part_name`` (``system.gpu``) into ``section`` (see the docstring)."""
+    label = part_name.partition(".")[2]
+    for key, value in part.items():
+        if key == "errors":
+            section.setdefault("errors", []).extend(f"{label}: {e}" for e in value)
+        elif isinstance(value, dict) and isinstance(section.get(key), dict):
+            section[key] = {**section[key], **value}
+        else:
+            section[key] = value
 
 
 def start(ctx: CaptureContext) -> None:

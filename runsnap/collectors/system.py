@@ -1,7 +1,8 @@
-"""``[system]``: host, OS and kernel, Python, CPU, memory, and GPUs from ``nvidia-smi``.
+"""``[system]``: host, OS and kernel, Python, CPU model and counts, memory.
 
-No GPU, no driver, no ``nvidia-smi``: a recorded fact (``gpu.available = false`` and why), never
-an error of the capture.
+The rest of ``[system]`` comes from the parts registered after it (``collectors.PARTS``): GPUs
+(``gpu``), CPU and memory layout (``cpu``), cgroup limits, resource limits, network and
+toolchain.
 
 Speed: on Linux, memory and physical cores are read from ``/proc`` and ``/sys`` directly (the
 files psutil reads); psutil, ~13 ms to import, is imported only where those are missing.
@@ -10,20 +11,13 @@ files psutil reads); psutil, ~13 ms to import, is imported only where those are 
 from __future__ import annotations
 
 import os
-import re
 import sys
-
-from runsnap import shell
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from runsnap.capturing.context import CaptureContext
-
-_QUERY = "index,name,uuid,memory.total,pci.bus_id,driver_version"
-_HEADER = re.compile(r"Driver Version:\s*(?P<driver>\S+)\s+CUDA Version:\s*(?P<cuda>\S+)")
-
 
 _IMPLEMENTATIONS = {"cpython": "CPython", "pypy": "PyPy", "graalpy": "GraalVM"}
 
@@ -113,9 +107,8 @@ def _linux_physical_cores() -> int:
 
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:
-    """``{"host", "os", "kernel", "machine", "python", "cpu", "memory", "gpu", "errors"}``."""
+    """``{"host", "os", "kernel", "machine", "python", "cpu", "memory", "errors"}``."""
     errors: list[str] = []
-    gpu_started = ctx.started.pop("system", None) or _start_gpu(ctx)
     system, kernel, machine = _uname()
     section: dict[str, Any] = {
         "host": hostname(),
@@ -147,60 +140,5 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
         cpu["affinity"] = len(os.sched_getaffinity(0))
     section["cpu"] = cpu
     section["memory"] = memory
-    section["gpu"] = _finish_gpu(gpu_started)
     section["errors"] = errors
     return section
-
-
-def start(ctx: CaptureContext) -> None:
-    """Start ``nvidia-smi`` early; :func:`collect` reads its answers."""
-    ctx.started["system"] = _start_gpu(ctx)
-
-
-def _start_gpu(ctx: CaptureContext) -> dict[str, Any]:
-    path = ctx.env.get("PATH", os.environ.get("PATH", os.defpath))
-    smi = shell.which("nvidia-smi", path=path)
-    if smi is None:
-        return {"absent": "nvidia-smi not found on PATH"}
-    env = dict(ctx.env)
-    env["LC_ALL"] = "C"
-    return {
-        "path": smi,
-        "query": shell.start(
-            [smi, f"--query-gpu={_QUERY}", "--format=csv,noheader,nounits"], env=env
-        ),
-        "header": shell.start([smi], env=env),
-    }
-
-
-def _finish_gpu(started: dict[str, Any]) -> dict[str, Any]:
-    if "absent" in started:
-        return {"available": False, "reason": started["absent"], "count": 0, "devices": []}
-    query = started["query"].wait(timeout=30)
-    header = started["header"].wait(timeout=30)
-    out: dict[str, Any] = {"available": False, "nvidia_smi": started["path"]}
-    match = _HEADER.search(header.text()) if header.ok else None
-    out["driver_version"] = match["driver"] if match else ""
-    out["cuda_version"] = match["cuda"] if match else ""
-    if not query.ok:
-        out.update(reason=query.error_line(), count=0, devices=[])
-        return out
-    devices = []
-    for line in query.text().splitlines():
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) < 6:
-            continue
-        index, name, uuid, mem, bus, driver = fields[:6]
-        devices.append({
-            "index": int(index) if index.isdigit() else index,
-            "name": name,
-            "uuid": uuid,
-            "memory_mib": int(mem) if mem.isdigit() else mem,
-            "pci_bus_id": bus,
-        })
-        if not out["driver_version"]:
-            out["driver_version"] = driver
-    out.update(available=bool(devices), count=len(devices), devices=devices)
-    if not devices:
-        out["reason"] = "nvidia-smi listed no GPU"
-    return out

@@ -11,6 +11,8 @@ It prints one JSON object on standard output::
      "user_site", "customized",
      "distributions": [{"name", "version", "location", "metadata_dir", "direct_url_json"?}],
      "shadowed": [...same fields, for a name already found earlier on sys.path...],
+     "modules": {name: {"dir", "files": {file: text}, "lists": {subdir: [names]}}},
+     "nvidia": [{"dir", "libs": [names]}],
      "errors": [...]}
 
 ``direct_url_json`` is true when the dist-info holds a ``direct_url.json``; runsnap reads those
@@ -20,6 +22,12 @@ Speed matters (this runs before every launch, and its start-up is most of its co
 nothing beyond ``os`` and ``sys``, which every interpreter has loaded already (``json`` with its
 ``re`` and ``enum`` cost ~10 ms; the C string encoder ``_json`` is used directly when present),
 and each distribution's metadata is read once, only its header lines up to ``Version``.
+
+``modules`` holds what the engines' build facts are read from without importing them (importing
+torch costs seconds): for each package of :data:`BUILD_SPEC` found on ``sys.path`` (the copy the
+child would import), a few small files as text (``torch/version.py``) and a few folder listings
+(``torch/lib``); ``nvidia`` lists the shared libraries the ``nvidia-*`` wheels ship
+(``nvidia/nccl/lib``), in ``sys.path`` order. runsnap parses them (``collectors/builds.py``).
 """
 
 import os
@@ -89,12 +97,80 @@ def _user_site():
     return getattr(site, "USER_SITE", None)
 
 
+#: Package -> (small files read as text, folders listed: "." keeps only native libraries).
+BUILD_SPEC = {
+    "torch": (("version.py",), ("lib",)),
+    "vllm": (("_version.py", "version.py"), (".",)),
+    "sglang": (("version.py",), ()),
+    "sgl_kernel": (("version.py",), (".",)),
+    "flashinfer": (("_build_meta.py", "version.py"), ()),
+    "xformers": (("version.py", "cpp_lib.json"), (".",)),
+    "triton": ((), ("backends",)),
+    "flash_attn": ((), (".",)),
+    "deep_gemm": ((), (".",)),
+}
+_MAX_FILE = 16384
+_MAX_NAMES = 400
+
+
+def _native(name):
+    """A native library, or a folder of them per GPU architecture (``sm90``)."""
+    if name.startswith("sm") and name[2:].lstrip("_")[:1].isdigit():
+        return True
+    return ".so" in name or name.endswith((".pyd", ".dylib"))
+
+
+def _listing(path, native_only):
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return None
+    if native_only:
+        names = [n for n in names if _native(n)]
+    return names[:_MAX_NAMES]
+
+
+def _builds(locations, errors):
+    """Build files of the packages in BUILD_SPEC, and the nvidia-* wheels' libraries."""
+    modules = {}
+    nvidia = []
+    for location in locations:
+        for name, (files, lists) in BUILD_SPEC.items():
+            if name in modules:
+                continue
+            pkg = os.path.join(location, name)
+            if not os.path.isfile(os.path.join(pkg, "__init__.py")):
+                continue
+            found = {"dir": pkg, "files": {}, "lists": {}}
+            for fname in files:
+                try:
+                    with open(os.path.join(pkg, fname), encoding="utf-8",
+                              errors="replace") as fh:
+                        found["files"][fname] = fh.read(_MAX_FILE)
+                except (FileNotFoundError, NotADirectoryError):  # noqa: PERF203
+                    continue
+                except OSError as exc:
+                    errors.append("%s: %s" % (os.path.join(pkg, fname), exc.strerror or exc))
+            for sub in lists:
+                names = _listing(os.path.join(pkg, sub), sub == ".")
+                if names is not None:
+                    found["lists"][sub] = names
+            modules[name] = found
+        base = os.path.join(location, "nvidia")
+        for sub in _listing(base, False) or ():
+            libs = _listing(os.path.join(base, sub, "lib"), True)
+            if libs:
+                nvidia.append({"dir": os.path.join(base, sub, "lib"), "libs": libs})
+    return modules, nvidia
+
+
 def main():
     errors = []
     found = {}
     dists = []
     shadowed = []
     seen_dirs = set()
+    locations = []
     for entry_dir in sys.path:
         location = os.path.abspath(entry_dir or os.getcwd())
         if location in seen_dirs:
@@ -107,6 +183,7 @@ def main():
         except OSError as exc:
             errors.append("%s: %s" % (location, exc.strerror or exc))
             continue
+        locations.append(location)
         for entry in names:
             if entry.endswith(".dist-info"):
                 meta_dir = os.path.join(location, entry)
@@ -143,6 +220,7 @@ def main():
                 found[key] = "%s %s" % (location, entry)
                 dists.append(record)
     dists.sort(key=lambda d: _normalize(d["name"]))
+    modules, nvidia = _builds(locations, errors)
     impl = sys.implementation.name
     out = {
         "executable": sys.executable,
@@ -155,6 +233,8 @@ def main():
         "customized": any(m in sys.modules for m in ("sitecustomize", "usercustomize")),
         "distributions": dists,
         "shadowed": shadowed,
+        "modules": modules,
+        "nvidia": nvidia,
         "errors": errors,
     }
     sys.stdout.write(_json(out))
