@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.environment import Groups, environment
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import Snapshot, ordered_sections
 
@@ -129,6 +130,9 @@ class Facts:
     errors: tuple[tuple[str, str], ...]
     """``(where, message)`` of every error a collector recorded."""
 
+    environment: Groups = dataclasses.field(default_factory=list)
+    """The environment in ``torch.utils.collect_env``'s order (:mod:`runsnap.environment`)."""
+
 
 def max_positions(cfg: Mapping[str, Any]) -> Any:
     """The context length a model config declares (top level or ``text_config``).
@@ -229,4 +233,5 @@ def facts(snap: Snapshot) -> Facts:
         secret_count=sum(1 for v in variables.values() if is_fingerprint(v)),
         notable_env=tuple((k, v) for k, v in variables.items() if k.startswith(NOTABLE_PREFIXES)),
         errors=tuple(errors),
+        environment=environment(snap),
     )

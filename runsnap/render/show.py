@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.facts import Facts, facts
+from runsnap.render.environment import render_markdown, render_text
 from runsnap.render.style import fence
 from runsnap.snapshot import Snapshot, ordered_sections
 
@@ -32,14 +33,14 @@ def size(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def render_summary(snap: Snapshot, width: int = 0) -> str:
+def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True) -> str:
     """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
     and a value's control characters are shown escaped. The facts come from
     :func:`runsnap.facts.facts`."""
     from runsnap.terminal import clean, fit, wrap
 
     out: list[str] = []
-    for line in "\n".join(summary_lines(facts(snap))).split("\n"):
+    for line in "\n".join(summary_lines(facts(snap), with_environment)).split("\n"):
         line = clean(line)
         if line.startswith("  first error ("):  # the line that matters most: never cut
             out += wrap(line, width, "    ")
@@ -48,8 +49,10 @@ def render_summary(snap: Snapshot, width: int = 0) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def summary_lines(f: Facts) -> list[str]:
-    """The summary of a snapshot's facts, line by line (not yet fitted to a terminal)."""
+def summary_lines(f: Facts, with_environment: bool = True) -> list[str]:
+    """The summary of a snapshot's facts, line by line (not yet fitted to a terminal); the
+    environment in collect_env's order follows the system block unless ``with_environment``
+    is false."""
     lines: list[str] = []
     add = lines.append
     title = f"runsnap snapshot {f.id[:12]}"
@@ -172,6 +175,10 @@ def summary_lines(f: Facts) -> list[str]:
             f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version')}")
     else:
         add(f"  no GPU ({gpu.get('reason', 'unknown')})")
+    if with_environment and f.environment:
+        add("")
+        add("environment (in torch.utils.collect_env's order)")
+        lines.extend(render_text(f.environment))
 
     add("")
     add("env")
@@ -340,10 +347,13 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
 
 
 def _markdown(snap: Snapshot) -> str:
-    summary = render_summary(snap).splitlines()
+    summary = render_summary(snap, with_environment=False).splitlines()
     title = summary[0] if summary else "runsnap snapshot"
     body = summary[1:]
-    lines = [f"### {title}", "", *fence(body)]
+    lines = [f"### {title}", "", *fence(body), ""]
+    # the facts maintainers ask for, as tables in collect_env's order
+    lines.append(render_markdown(facts(snap).environment, "Environment (as "
+                                 "torch.utils.collect_env reports it)", level=4).rstrip("\n"))
     for name in ordered_sections(snap.sections):
         text = render_section(snap, name).rstrip("\n").splitlines()
         if not text:

@@ -9,6 +9,7 @@ from typing import Any
 
 from runsnap.diffing.report import Difference
 from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
 from runsnap.knowledge.packages import is_core_package
 
@@ -103,7 +104,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
             out.append(Difference("packages", f"{s.get('name')}.shadowed", "added", None,
                                   f"{s.get('version')} at {k[1]}",
                                   path=("packages", str(s.get("name")), "shadowed")))
-    return out
+    return out + facts.packages(a, b)  # engine builds, CUDA libraries, conda
 
 
 def _dist_fields(x: Mapping[str, Any], y: Mapping[str, Any]) -> Iterator[tuple[Parts, Any, Any]]:
@@ -128,6 +129,9 @@ def score(d: Difference, rules: Rules) -> Verdict:
             "differ", False
     if d.key == "sys.path":
         return 62, "sys.path decides which copy of a module is imported", False
+    fact = facts.score(d)  # engine builds, CUDA libraries, conda
+    if fact is not None:
+        return fact[0], fact[1], False
     name, _, field = d.key.partition(".")
     if field == "shadowed":
         return 64, "a second copy of this package is hidden behind the one imported", False

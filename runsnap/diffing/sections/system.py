@@ -8,6 +8,7 @@ from typing import Any
 
 from runsnap.diffing.report import Difference
 from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import compare_lists
 
 __all__ = ["SYSTEM_FIELDS", "compare", "score"]
@@ -57,7 +58,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
         change, ev = compare_lists([str(u) for u in ua], [str(u) for u in ub])
         out.append(Difference("system", "gpu.uuids", change, ua, ub, evidence=ev,
                               path=("system", "gpu", "uuids")))
-    return out
+    return out + facts.system(a, b)  # collect_env's facts: GPU details, limits, network...
 
 
 #: System facts: score and reason.
@@ -65,8 +66,9 @@ SYSTEM_FIELDS = {
     "gpu.models": (72, "another GPU model or count"),
     "gpu.count": (72, "another number of GPUs"),
     "gpu.available": (72, "GPUs visible in one run only"),
-    "gpu.driver_version": (66, "another NVIDIA driver"),
-    "gpu.cuda_version": (66, "another CUDA version supported by the driver"),
+    "gpu.driver_version": (66, "another NVIDIA driver: it matters to every CUDA program"),
+    "gpu.cuda_version": (66, "another CUDA version supported by the driver: it matters to every "
+                             "CUDA program"),
     "machine": (60, "another CPU architecture"),
     "cpu.affinity": (45, "another number of usable CPUs (thread counts follow it)"),
     "os": (45, "another operating system release"),
@@ -84,5 +86,8 @@ def score(d: Difference, rules: Rules) -> Verdict:
     (15-60, :data:`SYSTEM_FIELDS`); runsnap's own Python is noise (not the child's)."""
     if d.key == "runsnap_python":
         return 2, "noise: runsnap's own interpreter, not the program's", True
+    fact = facts.score(d)  # collect_env's facts: GPU details, limits, network, toolchain...
+    if fact is not None:
+        return fact[0], fact[1], fact[0] < 10
     score, reason = SYSTEM_FIELDS.get(d.key, (30, "another system fact"))
     return score, reason, False

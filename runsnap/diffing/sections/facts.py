@@ -1,0 +1,417 @@
+"""Differences in the facts maintainers ask for (collect_env's), and what each means for a run.
+
+:func:`system` and :func:`packages` compare the parts of ``[system]`` (GPU details and topology,
+resource limits, cgroup, network, CPU layout, toolchain) and of ``[packages]`` (engine builds,
+the CUDA libraries, conda) beyond what ``sections/system.py`` and ``sections/packages.py``
+compare themselves (they call this module, for comparing and for scoring); :func:`score` says
+how likely each changed the behaviour, and why, in words a maintainer can check.
+
+A part absent from one snapshot (written by an older runsnap) is not compared: not knowing is
+not a difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from runsnap.diffing.report import Difference
+from runsnap.diffing.walk import dotted, locator, walk
+
+__all__ = ["packages", "score", "system"]
+
+#: Per-device GPU fields and what another value means.
+_GPU_FIELDS = {
+    "compute_capability": (72, "another GPU architecture (compute capability): kernels are "
+                               "built and chosen per architecture"),
+    "mig_mode": (66, "MIG mode differs: a partitioned GPU has a fraction of its memory and SMs"),
+    "ecc_mode": (40, "ECC mode differs: it changes usable memory and bandwidth"),
+    "power_limit_w": (45, "another power limit: clocks, and speed, follow it"),
+    "max_sm_clock_mhz": (35, "another maximum SM clock"),
+    "max_memory_clock_mhz": (35, "another maximum memory clock"),
+    "persistence_mode": (30, "persistence mode differs: start-up time and first-call latency"),
+    "pcie_gen_max": (35, "another PCIe generation: host-device copies run at another speed"),
+    "pcie_width_max": (35, "another PCIe link width: host-device copies run at another speed"),
+}
+#: Library family -> score and why another version of it matters.
+_LIBRARIES = {
+    "cuda-runtime": (70, "another CUDA runtime: it matters to every GPU library"),
+    "nccl": (70, "another NCCL: collectives (all-reduce, all-gather) change"),
+    "cudnn": (66, "another cuDNN: convolution and attention kernels change"),
+    "cublas": (62, "another cuBLAS: matrix multiplications change"),
+    "nvshmem": (62, "another NVSHMEM: expert-parallel communication changes"),
+    "rccl": (70, "another RCCL: collectives change"),
+    "hip": (70, "another HIP runtime: it matters to every GPU library"),
+    "miopen": (62, "another MIOpen"),
+}
+#: Build fields of the engines and what another value means.
+_BUILD_FIELDS = {
+    "cuda": (74, "built for another CUDA version"),
+    "hip": (74, "built for another ROCm (HIP) version"),
+    "built_for": (74, "built for another accelerator"),
+    "version": (66, "another build (the version the package's own files give)"),
+    "debug": (60, "a debug build in one run only"),
+    "git_version": (58, "built from another commit"),
+    "architectures": (60, "built for other GPU architectures"),
+    "native": (50, "other native extensions"),
+    "built_with": (56, "built against another CUDA or torch"),
+    "bundled_libraries": (60, "other libraries bundled in torch/lib"),
+    "backends": (40, "other compiler backends"),
+}
+_LIMITS = {
+    "memlock": (62, "NCCL over InfiniBand/RoCE and RDMA register (lock) memory: a small limit "
+                    "makes them fail or fall back to slower paths"),
+    "nofile": (45, "servers and NCCL open many files and sockets"),
+    "nproc": (35, "worker processes and threads count against it"),
+    "stack": (25, "deep recursion and some compilers need stack"),
+    "core": (5, "only decides whether a crash leaves a core file"),
+    "as": (45, "a cap on address space breaks GPU runtimes that reserve large ranges"),
+}
+_TOOLS = {
+    "nvcc": (55, "another nvcc: kernels built at run time (FlashInfer, DeepGEMM, torch "
+                 "extensions) compile differently"),
+    "cc": (42, "another C compiler: Triton and JIT extensions build with it"),
+    "cxx": (42, "another C++ compiler: torch extensions build with it"),
+    "gcc": (40, "another gcc: JIT-built extensions compile differently"),
+    "clang": (30, "another clang"),
+    "ninja": (20, "another ninja"),
+    "cmake": (20, "another cmake"),
+}
+
+
+def _part(a: Mapping[str, Any], b: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
+    """Both sides of a part, or None when one snapshot did not record it."""
+    if key not in a or key not in b:
+        return None
+    return a[key], b[key]
+
+
+def _diff(section: str, key: str, x: Any, y: Any, evidence: tuple[str, ...] = (),
+          path: tuple[str | int, ...] = ()) -> Difference:
+    """A difference keyed ``key`` (dotted) at locator ``(section, *path)`` (default: the key's
+    parts)."""
+    change = "added" if x is None else "removed" if y is None else "changed"
+    return Difference(section, key, change, x, y, evidence=evidence,
+                      path=locator(section, *(path or tuple(key.split(".")))))
+
+
+def _sets(x: list[str], y: list[str]) -> tuple[str, ...]:
+    return tuple([f"B only: {v}" for v in y if v not in x] + [f"A only: {v}" for v in x
+                                                               if v not in y])
+
+
+def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
+    out: list[Difference] = []
+    da, db = ga.get("devices") or [], gb.get("devices") or []
+    for field in _GPU_FIELDS:
+        va = [d.get(field) for d in da if isinstance(d, Mapping)]
+        vb = [d.get(field) for d in db if isinstance(d, Mapping)]
+        if not any(v is not None for v in va + vb) or va == vb:
+            continue
+        ua, ub = set(map(str, va)), set(map(str, vb))
+        if len(ua) <= 1 and len(ub) <= 1:
+            out.append(_diff("system", f"gpu.{field}", next(iter(ua), None),
+                             next(iter(ub), None)))
+        else:
+            ea = [f"GPU{i}: {v}" for i, v in enumerate(va)]
+            eb = [f"GPU{i}: {v}" for i, v in enumerate(vb)]
+            out.append(_diff("system", f"gpu.{field}", ea, eb, _sets(ea, eb)))
+    ta, tb = ga.get("topology") or {}, gb.get("topology") or {}
+    if ta != tb and (ta or tb) and da and db:
+        la, lb = ta.get("links") or {}, tb.get("links") or {}
+        pairs = sorted(set(la) | set(lb))
+        ev = [f"{p}: {la.get(p, '-')} -> {lb.get(p, '-')}" for p in pairs if la.get(p) != lb.get(p)]
+        aa, ab = ta.get("affinity") or {}, tb.get("affinity") or {}
+        ev += [f"{g} affinity: {aa.get(g)} -> {ab.get(g)}" for g in sorted(set(aa) | set(ab))
+               if aa.get(g) != ab.get(g)]
+        if ev:
+            out.append(Difference("system", "gpu.topology", "changed", path=locator(
+                                  "system", "gpu", "topology", "links"), a=
+                                  "; ".join(f"{p} {la.get(p, '-')}" for p in pairs
+                                            if la.get(p) != lb.get(p)) or "affinity",
+                                  b="; ".join(f"{p} {lb.get(p, '-')}" for p in pairs
+                                              if la.get(p) != lb.get(p)) or "affinity",
+                                  evidence=tuple(ev)))
+    amd_a, amd_b = ga.get("amd"), gb.get("amd")
+    if amd_a != amd_b and (amd_a or amd_b):
+        xa, xb = amd_a or {}, amd_b or {}
+        if xa.get("driver_version") != xb.get("driver_version"):
+            out.append(_diff("system", "gpu.amd.driver_version", xa.get("driver_version"),
+                             xb.get("driver_version")))
+        ma = [str(d.get("card_series") or d.get("gfx_version", "?")) for d in xa.get("devices", [])]
+        mb = [str(d.get("card_series") or d.get("gfx_version", "?")) for d in xb.get("devices", [])]
+        if ma != mb:
+            out.append(_diff("system", "gpu.amd.models", ma, mb))
+    return out
+
+
+def _limit_number(value: Any) -> float:
+    return float("inf") if value == "unlimited" else float(value) if isinstance(
+        value, (int, float)) else -1.0
+
+
+def _limits(la: Mapping[str, Any], lb: Mapping[str, Any]) -> list[Difference]:
+    out = []
+    for name in sorted(set(la) | set(lb)):
+        x, y = la.get(name) or {}, lb.get(name) or {}
+        for which in ("soft", "hard"):
+            if x.get(which) != y.get(which):
+                key = f"limits.{name}" if which == "soft" else f"limits.{name}.hard"
+                out.append(_diff("system", key, x.get(which), y.get(which),
+                                 path=("limits", name, which)))
+    return out
+
+
+def _network(na: Mapping[str, Any], nb: Mapping[str, Any]) -> list[Difference]:
+    out: list[Difference] = []
+    ia, ib = na.get("interfaces") or {}, nb.get("interfaces") or {}
+    for name in sorted(set(ia) | set(ib)):
+        x, y = ia.get(name), ib.get(name)
+        if x is None or y is None:
+            out.append(_diff("system", f"network.interfaces.{name}",
+                             x and x.get("state"), y and y.get("state"),
+                             path=("network", "interfaces", name)))
+            continue
+        out.extend(_diff("system", f"network.interfaces.{name}.{field}", x.get(field),
+                         y.get(field), path=("network", "interfaces", name, field))
+                   for field in ("state", "mtu", "speed_mbps", "type", "driver")
+                   if x.get(field) != y.get(field))
+    ra, rb = na.get("infiniband") or {}, nb.get("infiniband") or {}
+    if sorted(ra) != sorted(rb):
+        out.append(Difference("system", "network.infiniband", "changed", sorted(ra), sorted(rb),
+                              evidence=_sets(sorted(ra), sorted(rb)),
+                              path=locator("system", "network", "infiniband")))
+    for dev in sorted(set(ra) & set(rb)):
+        pa, pb = ra[dev].get("ports") or {}, rb[dev].get("ports") or {}
+        for port in sorted(set(pa) | set(pb)):
+            for field in ("state", "phys_state", "rate", "link_layer"):
+                x, y = (pa.get(port) or {}).get(field), (pb.get(port) or {}).get(field)
+                if x != y:
+                    out.append(_diff("system", f"network.infiniband.{dev}.port{port}.{field}",
+                                     x, y, path=("network", "infiniband", dev, "ports", port,
+                                                 field)))
+        if ra[dev].get("fw_ver") != rb[dev].get("fw_ver"):
+            out.append(_diff("system", f"network.infiniband.{dev}.fw_ver", ra[dev].get("fw_ver"),
+                             rb[dev].get("fw_ver"), path=("network", "infiniband", dev, "fw_ver")))
+    for field in ("peer_memory", "modules"):
+        x, y = list(na.get(field) or []), list(nb.get(field) or [])
+        if x != y and (field in na and field in nb):
+            out.append(Difference("system", f"network.{field}", "changed", x, y,
+                                  evidence=_sets(x, y), path=locator("system", "network", field)))
+    return out
+
+
+def _toolchain(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> list[Difference]:
+    out: list[Difference] = []
+    for tool in _TOOLS:
+        x, y = ta.get(tool) or {}, tb.get(tool) or {}
+        vx = x.get("version") if x.get("found") else "not found"
+        vy = y.get("version") if y.get("found") else "not found"
+        if vx != vy:
+            ev = tuple(f"{side}: {t.get('path', '')} {t.get('line', '')}".rstrip()
+                       for side, t in (("A", x), ("B", y)) if t.get("found"))
+            out.append(_diff("system", f"toolchain.{tool}", vx, vy, ev,
+                             path=("toolchain", tool, "version")))
+    out.extend(_diff("system", f"toolchain.{field}", ta.get(field), tb.get(field))
+               for field in ("cuda_home", "libc") if ta.get(field) != tb.get(field))
+    for view in ("ld_library_path", "ldconfig"):
+        xa, xb = ta.get(view) or {}, tb.get(view) or {}
+        for soname in sorted(set(xa) | set(xb)):
+            fa = (xa.get(soname) or {}).get("file"), (xa.get(soname) or {}).get("path")
+            fb = (xb.get(soname) or {}).get("file"), (xb.get(soname) or {}).get("path")
+            if fa != fb:
+                out.append(_diff("system", f"toolchain.{view}.{soname}",
+                                 fa[1] and f"{fa[1]} ({fa[0]})", fb[1] and f"{fb[1]} ({fb[0]})",
+                                 path=("toolchain", view, soname)))
+    return out
+
+
+def _leaves(prefix: str, a: Mapping[str, Any], b: Mapping[str, Any],
+            skip: tuple[str, ...] = ()) -> list[Difference]:
+    return [Difference("system", f"{prefix}.{dotted(parts)}", change, x, y,
+                       path=locator("system", prefix, *parts))
+            for parts, change, x, y in walk(dict(a), dict(b)) if parts[0] not in skip]
+
+
+def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """GPU details, topology and AMD GPUs; limits; cgroup; network; CPU layout; NUMA; memory
+    layout; toolchain."""
+    out: list[Difference] = []
+    if (both := _part(a, b, "gpu")) and both[0] and both[1]:
+        out += _gpu(both[0], both[1])
+    if both := _part(a, b, "limits"):
+        out += _limits(both[0] or {}, both[1] or {})
+    if both := _part(a, b, "cgroup"):
+        out += _leaves("cgroup", both[0] or {}, both[1] or {}, skip=("path",))
+    if both := _part(a, b, "network"):
+        out += _network(both[0] or {}, both[1] or {})
+    ca, cb = a.get("cpu") or {}, b.get("cpu") or {}
+    if "flags" in ca and "flags" in cb:
+        if ca["flags"] != cb["flags"]:
+            out.append(Difference("system", "cpu.flags", "changed", len(ca["flags"]),
+                                  len(cb["flags"]),
+                                  evidence=_sets(list(ca["flags"]), list(cb["flags"])),
+                                  path=locator("system", "cpu", "flags")))
+        keep = ("vendor", "family", "model_number", "stepping", "microcode", "sockets",
+                "threads_per_core", "smt", "caches", "hypervisor", "vulnerabilities")
+        out += _leaves("cpu", {k: ca.get(k) for k in keep}, {k: cb.get(k) for k in keep})
+    if both := _part(a, b, "numa"):
+        out += _leaves("numa", both[0] or {}, both[1] or {})
+    ma, mb = a.get("memory") or {}, b.get("memory") or {}
+    if "hugepages" in ma and "hugepages" in mb:
+        fields = ("transparent_hugepage", "swap_total_bytes")
+        out += _leaves("memory", {"hugepages.total": ma["hugepages"].get("total"),
+                                  "hugepages.size_kib": ma["hugepages"].get("size_kib"),
+                                  **{f: ma.get(f) for f in fields}},
+                       {"hugepages.total": mb["hugepages"].get("total"),
+                        "hugepages.size_kib": mb["hugepages"].get("size_kib"),
+                        **{f: mb.get(f) for f in fields}})
+    if both := _part(a, b, "toolchain"):
+        out += _toolchain(both[0] or {}, both[1] or {})
+    return out
+
+
+def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """Engine builds (``builds.torch.cuda``...), the CUDA/ROCm libraries (``libraries.nccl``),
+    conda packages (``conda.NAME``)."""
+    from runsnap.diffing.sections.packages import version_change
+
+    out: list[Difference] = []
+    if both := _part(a, b, "builds"):
+        ba, bb = both[0] or {}, both[1] or {}
+        for name in sorted(set(ba) | set(bb)):
+            x, y = ba.get(name), bb.get(name)
+            if x is None or y is None:
+                out.append(_diff("packages", f"builds.{name}", x and x.get("version"),
+                                 y and y.get("version"), path=("builds", name)))
+                continue
+            out.extend(Difference("packages", f"builds.{name}.{dotted(parts)}", change, fx, fy,
+                                  path=locator("packages", "builds", name, *parts))
+                       for parts, change, fx, fy in walk(dict(x), dict(y)) if parts[0] != "path")
+    if both := _part(a, b, "libraries"):
+        la, lb = both[0] or {}, both[1] or {}
+        for family in sorted(set(la) | set(lb)):
+            x, y = la.get(family) or {}, lb.get(family) or {}
+            vx, vy = x.get("version"), y.get("version")
+            sx, sy = x.get("source") or x.get("dir"), y.get("source") or y.get("dir")
+            if vx != vy:
+                change = version_change(str(vx), str(vy)) if vx and vy else (
+                    "added" if not x else "removed" if not y else "changed")
+                out.append(Difference("packages", f"libraries.{family}", change, vx, vy,
+                                      evidence=(f"A: {sx}", f"B: {sy}"),
+                                      path=locator("packages", "libraries", family, "version")))
+            elif sx != sy or x.get("files") != y.get("files"):
+                out.append(Difference("packages", f"libraries.{family}.source", "changed",
+                                      f"{sx} {x.get('files')}", f"{sy} {y.get('files')}",
+                                      path=locator("packages", "libraries", family, "source")))
+    conda_a, conda_b = a.get("conda"), b.get("conda")
+    if conda_a or conda_b:
+        pa = (conda_a or {}).get("packages") or {}
+        pb = (conda_b or {}).get("packages") or {}
+        for name in sorted(set(pa) | set(pb)):
+            vx, vy = (pa.get(name) or {}).get("version"), (pb.get(name) or {}).get("version")
+            if vx != vy:
+                change = version_change(str(vx), str(vy)) if vx and vy else (
+                    "added" if vx is None else "removed")
+                out.append(Difference("packages", f"conda.{name}", change, vx, vy,
+                                      path=locator("packages", "conda", "packages", name,
+                                                   "version")))
+            elif pa.get(name) != pb.get(name):
+                out.append(Difference("packages", f"conda.{name}.build", "changed",
+                                      pa[name].get("build"), pb[name].get("build"),
+                                      path=locator("packages", "conda", "packages", name,
+                                                   "build")))
+    return out
+
+
+def _lower(d: Difference) -> bool:
+    return _limit_number(d.b) < _limit_number(d.a)
+
+
+def score(d: Difference) -> tuple[int, str] | None:
+    """(score, reason) for a difference of the facts above; None for any other difference."""
+    key = d.key
+    head, _, rest = key.partition(".")
+    if d.section == "packages":
+        if head == "builds":
+            name, _, field = rest.partition(".")
+            if not field:
+                return 60, f"{name} is importable in one run only"
+            base = field.split(".")[0].split("[")[0]
+            s, why = _BUILD_FIELDS.get(base, (45, "another build detail"))
+            return s, f"{name} {why}"
+        if head == "libraries":
+            family, _, sub = rest.partition(".")
+            s, why = _LIBRARIES.get(family, (50, f"another {family} library"))
+            if sub == "source":
+                return s - 8, f"{family} is loaded from elsewhere; {why.split(': ', 1)[-1]}"
+            return s, why
+        if head == "conda":
+            return (50 if not rest.endswith(".build") else 35,
+                    "another conda package: pip does not see it, the program may load it")
+        return None
+    if d.section != "system":
+        return None
+    if head == "gpu":
+        if rest == "topology":
+            return 60, ("another GPU/NIC topology: NCCL builds its rings and trees and picks "
+                        "its NICs from it")
+        if rest.startswith("amd"):
+            return 66, "another AMD GPU or driver"
+        return _GPU_FIELDS.get(rest)
+    if head == "limits":
+        name = rest.split(".")[0]
+        s, why = _LIMITS.get(name, (30, "another resource limit"))
+        if rest.endswith(".hard"):
+            return max(5, s - 20), f"another hard limit of {name}: {why}"
+        if _lower(d):
+            return s, f"a lower {name} limit in B: {why}"
+        return max(5, s - 25), f"a higher {name} limit in B: {why}"
+    if head == "cgroup":
+        if rest in ("cpu_limit", "cpuset"):
+            return 45, "another CPU budget of the container: thread pools size themselves by it"
+        if rest.startswith("memory"):
+            return 48, "another memory limit of the container: over it the process is killed"
+        return 25, "another control group setting"
+    if head == "network":
+        if rest.startswith("interfaces"):
+            if rest.endswith(".state") or d.change in ("added", "removed"):
+                return 55, ("a network interface is up in one run only: NCCL_SOCKET_IFNAME and "
+                            "NCCL's bootstrap choose among the interfaces that are up")
+            if rest.endswith(".mtu"):
+                return 40, "another MTU: large transfers split and perform differently"
+            return 25, "another network interface detail"
+        if rest == "infiniband" or rest.endswith(".state") or rest.endswith(".phys_state"):
+            return 62, ("another set of usable RDMA devices or ports: NCCL_IB_HCA selects from "
+                        "them and NCCL falls back to sockets without one")
+        if rest.startswith("infiniband"):
+            return 45, "another RDMA port rate, link layer or firmware"
+        if rest == "peer_memory":
+            return 58, ("GPUDirect RDMA (nvidia_peermem) in one run only: NCCL over InfiniBand "
+                        "copies through host memory without it")
+        return 25, "other kernel modules loaded"
+    if head == "cpu":
+        if rest == "flags":
+            return 45, "another CPU instruction set (AVX-512, AMX): CPU kernels pick paths by it"
+        if rest.startswith("vulnerabilities") or rest == "microcode":
+            return 8, "noise-level: CPU mitigations or microcode"
+        if rest.startswith(("sockets", "threads_per_core", "smt")):
+            return 35, "another CPU layout (sockets or SMT)"
+        return 25, "another CPU detail"
+    if head == "numa":
+        return 40, "another NUMA layout: GPU and NIC affinity and memory placement follow it"
+    if head == "memory":
+        return 30, "another huge page or swap setting"
+    if head == "toolchain":
+        tool = rest.split(".")[0]
+        if tool in _TOOLS:
+            return _TOOLS[tool]
+        if tool == "cuda_home":
+            return 50, "another CUDA_HOME: extensions built at run time use its nvcc and headers"
+        if tool == "libc":
+            return 45, "another C library"
+        if tool in ("ldconfig", "ld_library_path"):
+            first = "comes first" if tool == "ld_library_path" else "is found by the loader"
+            return (60 if tool == "ld_library_path" else 52,
+                    f"another copy of {rest.partition('.')[2]} {first}: the program may load it")
+    return None

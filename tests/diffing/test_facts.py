@@ -1,0 +1,161 @@
+"""collect_env's facts in a diff: another driver or compute capability, NCCL/cuDNN version, a
+lower memlock, an interface down, another topology each rank as a likely cause with a reason;
+two captures of one machine, and snapshots of an older runsnap, show none of them."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+from runsnap.diffing import compare
+from runsnap.snapshot import Snapshot, loads
+from tests.collectors.test_toolchain_builds import dist, wheel_layout
+
+from .conftest import asset, counted
+
+
+def smi_dir(tmp_path: Path, name: str) -> str:
+    folder = tmp_path / f"smi-{name}"
+    folder.mkdir()
+    smi = folder / "nvidia-smi"
+    smi.write_text(f'#!/bin/sh\nexec "{asset("nvidia-smi", "replay")}" '
+                   f'"{asset("nvidia-smi", name)}" "$@"\n')
+    smi.chmod(0o755)
+    return str(folder)
+
+
+def with_system(snap: Snapshot, edit) -> Snapshot:
+    sections = copy.deepcopy(snap.sections)
+    edit(sections["system"])
+    return snap.replace(sections=sections)
+
+
+def fact_keys(report) -> list[str]:
+    return [k for s, k, _ in counted(report) if s in ("system", "packages")]
+
+
+def test_two_captures_of_one_machine_show_no_fact_differences(cap):
+    report = compare(cap(), cap())
+    assert fact_keys(report) == []
+
+
+def test_a_snapshot_of_an_older_runsnap_is_not_a_difference(cap):
+    a = cap()
+    old = copy.deepcopy(a.sections)
+    for part in ("limits", "cgroup", "network", "numa", "toolchain"):
+        del old["system"][part]
+    for key in ("flags", "caches", "sockets"):
+        old["system"]["cpu"].pop(key, None)
+    for part in ("builds", "libraries"):
+        old["packages"].pop(part, None)
+    report = compare(a.replace(sections=old), a)
+    assert fact_keys(report) == []
+
+
+def test_another_gpu_generation_driver_and_topology(cap, tmp_path, base_env):
+    path = base_env["PATH"]
+    a = cap({"PATH": f"{smi_dir(tmp_path, 'h100x8')}:{path}"})
+    b = cap({"PATH": f"{smi_dir(tmp_path, 'v100x4-r470')}:{path}"})
+    report = compare(a, b)
+    by_key = {d.key: d for d in report.counted}
+    cc = by_key["gpu.compute_capability"]
+    assert (cc.a, cc.b, cc.change) == ("9.0", "None", "changed")
+    assert cc.score == 72 and "architecture" in cc.reason
+    assert by_key["gpu.driver_version"].reason.endswith("it matters to every CUDA program")
+    topo = by_key["gpu.topology"]
+    assert "NCCL" in topo.reason
+    assert "GPU0 GPU1: NV18 -> NV1" in topo.evidence
+    assert "GPU0 mlx5_0: PXB -> PIX" in topo.evidence
+    assert by_key["gpu.power_limit_w"].a == "700.0"
+    ranked = [d.key for d in report.counted]
+    assert ranked.index("gpu.compute_capability") < ranked.index("gpu.topology")
+
+
+def test_the_same_gpus_with_another_topology(cap, tmp_path, base_env):
+    path = base_env["PATH"]
+    a = cap({"PATH": f"{smi_dir(tmp_path, 'h100x8')}:{path}"})
+
+    def rewire(system):
+        system["gpu"]["topology"]["links"]["GPU0 mlx5_0"] = "SYS"
+    report = compare(a, with_system(a, rewire))
+    assert [(d.key, d.score) for d in report.counted] == [("gpu.topology", 60)]
+    assert report.counted[0].evidence == ("GPU0 mlx5_0: PXB -> SYS",)
+
+
+def test_a_lower_memlock_ranks_as_a_cause_for_nccl(tmp_path):
+    """Real captures: one made under a lowered RLIMIT_MEMLOCK, one under the usual limit."""
+    code = ("import resource, runsnap, sys; lim = int(sys.argv[1]); "
+            "lim and resource.setrlimit(resource.RLIMIT_MEMLOCK, (lim, "
+            "resource.getrlimit(resource.RLIMIT_MEMLOCK)[1])); "
+            "from runsnap.snapshot import dumps; "
+            "sys.stdout.write(dumps(runsnap.capture([], env={'PATH': '/usr/bin:/bin'})))")
+    snaps = [loads(subprocess.run([sys.executable, "-c", code, lim], capture_output=True,
+                                  text=True, cwd=tmp_path, check=True).stdout)
+             for lim in ("0", "65536")]
+    report = compare(*snaps)
+    memlock = [d for d in report.counted if d.key == "limits.memlock"]
+    assert len(memlock) == 1
+    assert memlock[0].b == 65536
+    assert memlock[0].score == 62
+    assert memlock[0].reason.startswith("a lower memlock limit in B: NCCL over InfiniBand")
+    raised = compare(snaps[1], snaps[0])
+    assert [d.score for d in raised.counted if d.key == "limits.memlock"] == [37]
+
+
+def test_an_interface_down_and_an_rdma_port_down(cap):
+    a = cap()
+
+    def edit(system):
+        net = system["network"]
+        net["interfaces"]["ib0"] = {"state": "up", "mtu": 4092, "type": "infiniband"}
+        net["infiniband"]["mlx5_0"] = {"ports": {"1": {"state": "4: ACTIVE",
+                                                       "phys_state": "5: LinkUp",
+                                                       "rate": "400 Gb/sec (4X NDR)",
+                                                       "link_layer": "InfiniBand"}}}
+    good = with_system(a, edit)
+
+    def down(system):
+        system["network"]["interfaces"]["ib0"]["state"] = "down"
+        system["network"]["infiniband"]["mlx5_0"]["ports"]["1"]["state"] = "1: DOWN"
+    report = compare(good, with_system(good, down))
+    got = [(d.key, d.score) for d in report.counted]
+    assert got == [("network.infiniband.mlx5_0.port1.state", 62),
+                   ("network.interfaces.ib0.state", 55)]
+    assert "NCCL_IB_HCA" in report.counted[0].reason
+    assert "NCCL_SOCKET_IFNAME" in report.counted[1].reason
+
+
+def test_another_nccl_and_cudnn_from_the_wheels(cap, tmp_path):
+    sites = []
+    for name, nccl in (("a", "2.27.3"), ("b", "2.26.2")):
+        site = tmp_path / f"site-{name}"
+        wheel_layout(site)
+        for info in site.glob("nvidia_nccl_cu12-*.dist-info"):
+            subprocess.run(["rm", "-r", str(info)], check=True)
+        dist(site, "nvidia-nccl-cu12", nccl)
+        sites.append(site)
+    a = cap({"PYTHONPATH": str(sites[0])})
+    b = cap({"PYTHONPATH": str(sites[1])})
+    report = compare(a, b)
+    by_key = {d.key: d for d in report.counted}
+    lib = by_key["libraries.nccl"]
+    assert (lib.change, lib.a, lib.b, lib.score) == ("downgraded", "2.27.3", "2.26.2", 70)
+    assert lib.reason == "another NCCL: collectives (all-reduce, all-gather) change"
+    assert by_key["nvidia-nccl-cu12"].change == "downgraded"  # the distribution, as before
+
+
+def test_torch_built_for_another_cuda(cap, tmp_path):
+    site = tmp_path / "site"
+    wheel_layout(site)
+    a = cap({"PYTHONPATH": str(site)})
+    version = site / "torch" / "version.py"
+    version.write_text(version.read_text().replace("'12.8'", "'13.0'")
+                       .replace("2.9.1+cu128", "2.9.1+cu130"))
+    b = cap({"PYTHONPATH": str(site)})
+    by_key = {d.key: d for d in compare(a, b).counted}
+    assert (by_key["builds.torch.cuda"].a, by_key["builds.torch.cuda"].b) == ("12.8", "13.0")
+    assert by_key["builds.torch.cuda"].score == 74
+    assert by_key["builds.torch.cuda"].reason == "torch built for another CUDA version"
+    assert by_key["builds.torch.version"].b == "2.9.1+cu130"
