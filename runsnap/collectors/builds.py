@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 __all__ = ["LIBRARY_FAMILIES", "collect", "library_family", "parse_assignments", "read_builds"]
 

@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 __all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_query", "parse_rocm_smi",
            "parse_topology", "start"]

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 __all__ = ["MODULE_PREFIXES", "PEER_MEMORY_MODULES", "collect", "read_network"]
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from runsnap.context import CaptureContext
+    from runsnap.capturing.context import CaptureContext
 
 __all__ = ["LIBRARY_PREFIXES", "collect", "cuda_home", "library_files", "parse_ldconfig",
            "parse_version", "start"]
