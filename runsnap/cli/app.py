@@ -265,6 +265,61 @@ def diff(
     sys.exit(1 if report else 0)
 
 
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshots", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(("markdown", "text", "json")),
+              default="markdown", show_default=True,
+              help="markdown to paste into a GitHub issue, text to read, json for programs.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of standard output.")
+@click.option("--max-chars", type=click.IntRange(min=2000), default=65536, show_default=True,
+              help="Fit the report in this many characters (GitHub's limit by default); the "
+                   "least important parts are trimmed first, and the report says which.")
+@click.option("--attach", "attach_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write the full snapshots (scrubbed) into this folder as .txt files "
+                   "GitHub accepts as attachments; the report says to attach them.")
+@_dir_option
+@runsnap_command
+def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: int,
+           attach_dir: str | None, snap_dir: str) -> None:
+    """A bug report ready to paste: SNAPSHOT's command, outcome (first error, traceback,
+    warnings), the facts maintainers ask for (Python, OS, GPU, driver, CUDA, NCCL, torch,
+    sglang, vllm, transformers, flashinfer, triton...), the variables that matter, git state
+    and model configs. With SNAPSHOT_B: B is the run reported, A the reference, and the
+    ranked diff between them comes second.
+
+    \b
+      runsnap report bad.toml | gh issue create --body-file -
+      runsnap report good.toml bad.toml --attach report-files/
+    """
+    from runsnap.errors import UsageError
+    from runsnap.listing import load as load_ref
+    from runsnap.render.report import render as render_report
+    from runsnap.reporting import attach, build
+
+    if len(snapshots) > 2:
+        raise UsageError("report takes one snapshot, or two (A the reference, B the run "
+                         "reported); for more, use runsnap diff")
+    doc = build([load_ref(s, snap_dir) for s in snapshots])
+    files: list[str] = []
+    if attach_dir:
+        try:
+            files = attach(doc, attach_dir)
+        except OSError as exc:
+            raise UsageError(f"cannot write into {attach_dir}: {exc.strerror or exc}") from None
+    text = render_report(doc, fmt, max_chars, files)
+    if output:
+        from runsnap.snapshot import atomic_write
+
+        try:
+            atomic_write(output, text.encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+        click.echo(f"runsnap: report written to {output} ({len(text):,} characters)", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
 def progress_line(what: str) -> Callable[[int, int], None]:
     """``runsnap: loading snapshots 1234/4096`` rewritten in place on stderr (a terminal),
     cleared when done."""
