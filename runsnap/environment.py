@@ -98,6 +98,10 @@ def _os(system: Mapping[str, Any], pk: Mapping[str, Any]) -> list[tuple[str, str
             ("C++ compiler (c++)", tool("cxx")), ("Clang version", tool("clang")),
             ("CMake version", tool("cmake")), ("Ninja version", tool("ninja")),
             ("Libc version", _not(tools.get("libc"))),
+            ("Python platform", f"{system.get('system', '?')}-{system.get('kernel', '?')}-"
+                                f"{system.get('machine', '?')}"
+                                + (f"-with-{tools['libc'].replace(' ', '')}"
+                                   if tools.get("libc") else "")),
             ("Python version", f"{_not(pk.get('python_version'))} "
                                f"({_not(pk.get('implementation'), '?')})"),
             ("Python interpreter", f"{_not(pk.get('interpreter'))} ({pk.get('reason', '')})")]

@@ -88,3 +88,15 @@ def test_show_format_markdown_on_the_command_line(tmp_path: Path) -> None:
     assert "| Libc version | glibc" in shown.stdout or "| Libc version |" in shown.stdout
     bad = run_runsnap("show", "--format", "html", str(out), cwd=tmp_path, env=env)
     assert bad.returncode == 2
+
+
+def test_python_platform_is_what_platform_module_says(tmp_path: Path) -> None:
+    import platform
+
+    import pytest
+
+    if platform.system() != "Linux" or not platform.libc_ver()[0]:
+        pytest.skip("the string compared is Linux-with-glibc's")
+    snap = runsnap.capture([], env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    rows = dict(dict(environment(snap))["OS and toolchain"])
+    assert rows["Python platform"] == platform.platform()

@@ -108,6 +108,8 @@ def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
         vb = [d.get(field) for d in db if isinstance(d, Mapping)]
         if not any(v is not None for v in va + vb) or va == vb:
             continue
+        va = ["not reported" if v is None else v for v in va]
+        vb = ["not reported" if v is None else v for v in vb]
         ua, ub = set(map(str, va)), set(map(str, vb))
         if len(ua) <= 1 and len(ub) <= 1:
             out.append(_diff("system", f"gpu.{field}", next(iter(ua), None),
