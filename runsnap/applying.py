@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
     from runsnap.snapshot import Snapshot
 
-__all__ = ["Change", "Plan", "Skipped", "apply", "locate", "plan"]
+__all__ = ["Change", "Plan", "Skipped", "apply", "plan"]
 
 #: Files of a model directory up to this size are copied into a trial's copy; bigger ones and
 #: weight files are links to the originals.
@@ -99,43 +99,6 @@ class Plan:
     """Set when GOOD and BAD run different programs."""
 
 
-# --------------------------------------------------------------------------- locators
-
-
-def locate(d: Difference) -> tuple[Any, ...]:
-    """``d.path``; for diffs made before locators existed, derived from section and key."""
-    path = getattr(d, "path", None)
-    if path:
-        return tuple(path)
-    key = d.key
-    if d.section == "command":
-        if key.startswith("--"):
-            return ("command", "options", key)
-        if key.startswith("argument "):
-            return ("command", "positionals", int(key.split()[1]))
-        return ("command", "argv" if key == "arguments" else key)
-    if d.section == "models" and ": " in key:
-        src, field = key.split(": ", 1)
-        if field.split(" ", 1)[0] in ("weights", "file"):
-            kind, name = field.split(" ", 1)
-            return ("models", src, "files" if kind == "file" else "weights", name)
-        if field in ("path", "repo_id", "revision"):
-            return ("models", src, field)
-        return ("models", src, "config", *_field_path(field))
-    return (d.section, *key.split(".", 1)) if d.section in ("git", "system") else (d.section, key)
-
-
-def _field_path(field: str) -> list[Any]:
-    """``text_config.x[2].y`` -> ``['text_config', 'x', 2, 'y']``."""
-    out: list[Any] = []
-    for part in field.split("."):
-        name, _, rest = part.partition("[")
-        if name:
-            out.append(name)
-        out += [int(i) if i.isdigit() else i for i in filter(None, rest.replace("]", "").split("["))]
-    return out
-
-
 # --------------------------------------------------------------------------- the plan
 
 _BLOCKING_WHY = {
@@ -146,11 +109,16 @@ _BLOCKING_WHY = {
 }
 
 
-def _flatten(diffs: Sequence[Difference]) -> list[Difference]:
+def _flatten(diffs: Sequence[Difference], seen: set[tuple[str, ...]] | None = None
+             ) -> list[Difference]:
+    """Each difference once, consequences (``related``) after their cause."""
+    seen = set() if seen is None else seen
     out: list[Difference] = []
     for d in diffs:
-        out.append(d)
-        out += _flatten(getattr(d, "related", ()) or ())
+        if tuple(d.path) not in seen:
+            seen.add(tuple(d.path))
+            out.append(d)
+        out += _flatten(d.related, seen)
     return out
 
 
@@ -176,7 +144,7 @@ def plan(
     model_options = _moved_model_options(good, diffs)
     program_slots = max(_program_slots(good), _program_slots(bad))
     for d in diffs:
-        path = locate(d)
+        path = tuple(d.path)
 
         def skip(why: str, blocking: bool = False, d: Difference = d,
                  path: tuple[Any, ...] = path) -> None:
