@@ -246,3 +246,52 @@ def test_ctrl_c_stops_the_running_trial_and_prints_the_best_so_far(tmp_path: Pat
     assert proc.returncode == 130, err
     assert "interrupted" in out
     assert _all_gone(pids)
+
+
+def test_a_test_command_decides_when_both_runs_exit_0(tmp_path: Path) -> None:
+    prog = child(tmp_path / "batch.py",
+                 "scale = 2 if os.environ.get('KERNEL') == 'fused' else 1\n"
+                 "open(os.environ['OUT'], 'w').write(str(21 * 2 // scale))\n")
+    out = tmp_path / "answer.txt"
+    env = {"OUT": str(out), "BATCH": "8", "KERNEL": "plain"}
+    good = capture(tmp_path / "good.toml", ["python3", str(prog)], env)
+    bad = capture(tmp_path / "bad.toml", ["python3", str(prog)],
+                  {**env, "BATCH": "16", "KERNEL": "fused", "SEED": "3"})
+    refused = runsnap("bisect", str(good), str(bad))  # both exited 0: the outcome cannot tell
+    assert refused.returncode == 2 and "--test" in refused.stderr
+    check = f"test \"$(cat {out})\" = 42 && test -n \"$RUNSNAP_TRIAL_SNAPSHOT\""
+    proc, answer = bisect(good, bad, "--test", check)
+    assert proc.returncode == 0, proc.stderr
+    assert keys(answer["cause"]) == ["env KERNEL"]
+    assert {r["why"] for r in answer["runs"]} == {"--test exited 0", "--test exited 1"}
+
+
+def test_ready_url_says_when_a_server_is_up(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a free port on this machine for the server to take
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    prog = child(tmp_path / "http_server.py",
+                 "import http.server\n"
+                 "if os.environ.get('BIND_ALL') == '1':\n"
+                 "    sys.exit('OSError: [Errno 98] Address already in use')\n"
+                 "time.sleep(0.5)\n"
+                 "srv = http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])),\n"
+                 "                             http.server.SimpleHTTPRequestHandler)\n"
+                 "srv.serve_forever()\n")
+    env = {"PORT": str(port), "WORKERS": "1"}
+    good = capture(tmp_path / "good.toml", ["python3", str(prog)], env, run=False)
+    bad = capture(tmp_path / "bad.toml", ["python3", str(prog)],
+                  {**env, "WORKERS": "4", "BIND_ALL": "1"}, run=False)
+    url = f"http://127.0.0.1:{port}/"
+    proc, answer = bisect(good, bad, "--timeout", "30", "--ready-url", url)
+    assert proc.returncode == 0, proc.stderr
+    assert keys(answer["cause"]) == ["env BIND_ALL"]
+    assert any(r["why"].startswith("ready after") for r in answer["runs"])
+    # With --test too, the test runs against the server once it is up, then the trial stops.
+    check = f"python3 -c \"import urllib.request; urllib.request.urlopen('{url}', timeout=2)\""
+    proc, answer = bisect(good, bad, "--timeout", "30", "--ready-url", url, "--test", check)
+    assert proc.returncode == 0, proc.stderr
+    assert keys(answer["cause"]) == ["env BIND_ALL"]
+    assert "--test exited 0" in {r["why"] for r in answer["runs"]}
