@@ -84,6 +84,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
         return []
     members: list[Difference] = []
     moved: list[str] = []
+    moved_imports: list[str] = []
     for d in diffs:
         if d is cause:
             continue
@@ -101,6 +102,17 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
             dists = [(p.get("distributions") or {}).get(name) or {} for p in (pa, pb)]
             if any(_under(x.get("location"), prefixes) for x in dists):
                 members.append(d)
+        elif d.section == "runtime" and d.path[:2] == ("runtime", "modules"):
+            files = [x.get("file") if isinstance(x, Mapping) else None for x in (d.a, d.b)]
+            if not all(_under(f, prefixes) for f in files):
+                continue
+            versions = [x.get("version") if isinstance(x, Mapping) else None for x in (d.a, d.b)]
+            if versions[0] == versions[1]:  # the same version, imported from the other prefix
+                members.append(dataclasses.replace(d, hidden=True, reason=(
+                    "imported at the same version from the other environment")))
+                moved_imports.append(d.path[2] if len(d.path) > 2 else d.key)
+            else:
+                members.append(d)
         elif d.section == "env" and d.key in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
                                               "PYTHONHOME", "CONDA_PYTHON_EXE"):
             members.append(d)
@@ -116,8 +128,12 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     title = (f"another Python environment: A {pa.get('prefix') or '?'} "
              f"(Python {pa.get('python_version') or '?'}), B {pb.get('prefix') or '?'} "
              f"(Python {pb.get('python_version') or '?'})")
-    lines = (f"{len(moved)} package{'s' if len(moved) != 1 else ''} at the same version moved "
-             f"with it: {', '.join(sorted(moved))}",) if moved else ()
+    lines = tuple(
+        f"{len(names)} {what}{'s' if len(names) != 1 else ''} at the same version {how}: "
+        f"{', '.join(sorted(names))}"
+        for names, what, how in ((moved, "package", "moved with it"),
+                                 (moved_imports, "module", "imported from the other environment"))
+        if names)
     return [Group(cause, tuple(members), lines=lines, title=title)] if members else []
 
 

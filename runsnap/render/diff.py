@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference, NReport, Report, SnapInfo, short
@@ -90,7 +90,12 @@ def only_differing(a: Any, b: Any) -> tuple[Any, Any]:
     ('/a/site (+1 shared)', '/b/site (+1 shared)')
     >>> only_differing(["x", "y"], ["y", "x"])
     (['x', 'y'], ['y', 'x'])
+    >>> only_differing({"file": "/a", "dist": "d"}, {"file": "/b", "dist": "d"})
+    ({'file': '/a'}, {'file': '/b'})
     """
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        keys = [k for k in {**a, **b} if a.get(k) != b.get(k)]
+        return ({k: a.get(k) for k in keys}, {k: b.get(k) for k in keys}) if keys else (a, b)
     if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
         return a, b
     only_a = [x for x in a if x not in b]

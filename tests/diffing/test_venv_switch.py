@@ -74,3 +74,26 @@ def test_the_text_shows_the_switch_once_and_sys_path_by_what_differs(
     assert "venvA" in line and "venvB" in line, line
     shared = f"python{sys.version_info.major}{sys.version_info.minor}.zip"
     assert shared not in line, line  # entries both have are not repeated
+
+
+def test_traced_runs_show_the_switch_once(tmp_path: Path) -> None:
+    """With run-time evidence, modules imported from the other environment at the same version
+    are not causes either; the imported package that changed version ranks first under it."""
+    py_a = _venv(tmp_path / "venvA", {**SHARED, "requests": "2.31.0", "torch": "2.5.0"})
+    py_b = _venv(tmp_path / "venvB", {**SHARED, "requests": "2.32.3", "torch": "2.6.0"})
+    (tmp_path / "app.py").write_text("import certifi, idna, requests\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    runs = [runsnap.run([str(py), "app.py"], env=env, cwd=tmp_path, label=label,
+                        output=tmp_path / f"{label}.toml").snapshot
+            for label, py in (("a", py_a), ("b", py_b))]
+    assert all((s.get("runtime") or {}).get("traced") for s in runs), "runs were not traced"
+    report = runsnap.diff(*runs)
+    assert isinstance(report, runsnap.Report)
+    top = [d.where for d in report.counted if d.section in ("packages", "command", "runtime")
+           and not d.where.startswith("runtime env")]
+    assert len(top) == 1, top
+    cause = report.counted[0]
+    shown = [r.where for r in cause.related if not r.hidden]
+    assert shown[0] == "packages requests", shown  # imported, and changed: first
+    hidden = {r.where for r in cause.related if r.hidden}
+    assert {"runtime module certifi", "runtime module idna"} <= hidden
