@@ -127,6 +127,33 @@ def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> 
     click.echo(text, nl=False)
 
 
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshot", required=False)
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")),
+              default="text", show_default=True,
+              help="text for terminals, json for programs, markdown for a GitHub issue.")
+@_dir_option
+@runsnap_command
+def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
+    """Find what is wrong inside SNAPSHOT, most important first.
+
+    \b
+    A misspelt variable of a known family (with the closest known name), a draft and a target
+    model that disagree where speculative decoding needs agreement, a package imported from
+    somewhere other than where it is installed, a variable set to a value its reader cannot
+    accept.
+
+    SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
+    Exit status: 0 no findings, 1 findings, 2 error.
+    """
+    from runsnap import checking
+    from runsnap.listing import load
+
+    report = checking.check(load(snapshot or "@1", snap_dir))
+    click.echo(checking.render(report, fmt), nl=False)
+    sys.exit(1 if report else 0)
+
+
 @cli.command(name="ls", context_settings=CONTEXT_SETTINGS)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="text for terminals, json for programs.")

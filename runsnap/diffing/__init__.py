@@ -106,6 +106,8 @@ def compare(
         if len(kept) < len(found):
             extra = (*extra, NOTE)
         found = kept
+    if not b_is_now:
+        found += sections.findings.compare(a, b)
     rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
     rules = _with_evidence(rules, a, b, found)
     ranked = grouping.group(rank(found, rules), a, b, key=ranking_key)

@@ -257,9 +257,23 @@ def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     return [Group(owner, tuple(members)) for owner, members in found.values()]
 
 
+def by_finding(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """A ``check`` finding of one run only (``runsnap check``) under the difference at the
+    path it is about (a rejected value under the variable's difference)."""
+    by_path = {d.path: d for d in diffs if d.section != "check" and d.path}
+    found: dict[int, tuple[Difference, list[Difference]]] = {}
+    for d in diffs:
+        if d.section != "check" or len(d.path) < 3:
+            continue
+        owner = by_path.get(tuple(d.path[2:]))
+        if owner is not None:
+            found.setdefault(id(owner), (owner, []))[1].append(d)
+    return [Group(owner, tuple(members)) for owner, members in found.values()]
+
+
 #: The groupers, applied in this order (a difference joins the first group that claims it).
 GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_model, by_commit, by_devices,
-                           by_runtime]
+                           by_runtime, by_finding]
 
 
 # --------------------------------------------------------------------------- applying

@@ -1,5 +1,6 @@
 """Who reads a variable, and what they accept: families read by native libraries (a Python
-trace cannot see those reads), from ``env-native.txt``.
+trace cannot see those reads), from ``env-native.txt``; the values a reader accepts, from
+``env-values.tsv`` (SGLang's declared ``EnvBool``/``EnvInt``/``EnvFloat``, NCCL's parameters).
 
 Diagnosis (:mod:`runsnap.diffing.evidence`) asks it before calling a variable unread; check
 (:mod:`runsnap.checking`) asks it what a reader accepts.
@@ -10,10 +11,84 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from typing import NamedTuple
 
 from runsnap.knowledge import rule_lines
 
-__all__ = ["read_natively"]
+__all__ = ["Accepts", "accepted", "read_natively", "rejects"]
+
+_TRUE = ("true", "1", "yes", "y")
+_FALSE = ("false", "0", "no", "n")
+
+
+class Accepts(NamedTuple):
+    """What the reader of one variable accepts."""
+
+    kind: str
+    """``bool``, ``int``, ``float`` or ``enum``."""
+
+    values: str
+    """For ``enum``: the accepted values, separated by ``|``."""
+
+    reader: str
+    """Who reads it (``NCCL src/graph/search.cc``)."""
+
+    def describe(self) -> str:
+        """The accepted values in words.
+
+        >>> Accepts("enum", "LL|LL128|Simple", "NCCL").describe()
+        'one of LL, LL128, Simple'
+        """
+        if self.kind == "bool":
+            return "a boolean: " + ", ".join(_TRUE + _FALSE)
+        if self.kind == "enum":
+            return "one of " + ", ".join(self.values.split("|"))
+        return {"int": "an integer", "float": "a number"}.get(self.kind, self.kind)
+
+
+@functools.lru_cache(maxsize=1)
+def _values() -> dict[str, Accepts]:
+    out: dict[str, Accepts] = {}
+    for row in rule_lines("env-values.tsv"):
+        row = [*row, "", "", ""]
+        out.setdefault(row[0], Accepts(row[1], row[2], row[3]))
+    return out
+
+
+def accepted(name: str) -> Accepts | None:
+    """What the reader of ``name`` accepts, when the knowledge says."""
+    return _values().get(name)
+
+
+def rejects(name: str, value: str) -> Accepts | None:
+    """What ``name`` accepts, when ``value`` is not among it (None: accepted, or unknown).
+
+    >>> rejects("NCCL_P2P_DISABLE", "true").describe(), rejects("NCCL_P2P_DISABLE", "1")
+    ('an integer', None)
+    >>> rejects("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "ture").kind
+    'bool'
+    """
+    rule = accepted(name)
+    if rule is None:
+        return None
+    text = value.strip()
+    if rule.kind == "bool":
+        return None if text.lower() in _TRUE + _FALSE else rule
+    if rule.kind == "int":
+        try:
+            int(text, 0) if text.lower().startswith(("0x", "-0x")) else int(text)
+        except ValueError:
+            return rule
+        return None
+    if rule.kind == "float":
+        try:
+            float(text)
+        except ValueError:
+            return rule
+        return None
+    if rule.kind == "enum":
+        return None if text in rule.values.split("|") else rule
+    return None
 
 
 @functools.lru_cache(maxsize=1)

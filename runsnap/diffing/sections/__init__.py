@@ -20,6 +20,7 @@ from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.sections import (
     command,
     env,
+    findings,
     git,
     models,
     other,
@@ -59,6 +60,7 @@ SCORERS: dict[str, Scorer] = {
     "outcome": outcome.score,
     "process": process.score,
     "runtime": runtime.score,
+    "check": findings.score,
 }
 
 
