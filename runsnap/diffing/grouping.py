@@ -260,7 +260,11 @@ def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
 def by_finding(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """A ``check`` finding of one run only (``runsnap check``) under the difference at the
     path it is about (a rejected value under the variable's difference)."""
-    by_path = {d.path: d for d in diffs if d.section != "check" and d.path}
+    by_path: dict[tuple[str, ...], Difference] = {}
+    for d in diffs:
+        if d.section != "check":
+            for inner in (d, *d.related):  # a misspelling already under what was meant
+                by_path.setdefault(inner.path, d)
     found: dict[int, tuple[Difference, list[Difference]]] = {}
     for d in diffs:
         if d.section != "check" or len(d.path) < 3:

@@ -89,7 +89,9 @@ def test_misspelled_variable_called_out(cap):
     # One cause: the variable A set, misspelt in B, with the misspelling under it.
     assert counted(report) == [("env", "NCCL_P2P_DISABLE", "removed")]
     cause = report.counted[0]
-    assert [(d.key, d.change) for d in cause.related] == [("NCCL_P2P_DISABEL", "added")]
+    # Under it: the misspelling, and the finding runsnap check makes in B only.
+    assert [(d.key, d.change) for d in cause.related] == [
+        ("NCCL_P2P_DISABEL", "added"), ("misspelled-variable env/NCCL_P2P_DISABEL", "added")]
     assert cause.score == 90
     assert ("B sets NCCL_P2P_DISABEL instead, a misspelling of NCCL_P2P_DISABLE: no program "
             "reads it, so NCCL_P2P_DISABLE is not in effect there") in cause.evidence
