@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/diagnosis.py                 # this checkout's ranker
     .venv/bin/python benchmarks/diagnosis.py --before REV    # also the ranker of commit REV,
                                                              # on the very same snapshots
+    .venv/bin/python benchmarks/diagnosis.py --no-trace      # captures without run-time
+                                                             # evidence ([outcome] only)
 
 Each incident is launched twice for real under ``runsnap capture`` (the good launch, then the
 bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differences. The planted cause
@@ -32,9 +34,9 @@ from benchmarks.incidents import INCIDENTS, Incident, Launch  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def capture(launch: Launch, out: Path) -> None:
+def capture(launch: Launch, out: Path, options: Sequence[str] = ()) -> None:
     """``runsnap capture -o OUT -- ARGV`` with the launch's environment, as a user runs it."""
-    subprocess.run([sys.executable, "-m", "runsnap", "capture", "-o", str(out), "--",
+    subprocess.run([sys.executable, "-m", "runsnap", "capture", *options, "-o", str(out), "--",
                     *launch.argv], env=launch.env, cwd=launch.cwd, capture_output=True,
                    check=False, timeout=120)
 
@@ -52,13 +54,14 @@ def diff(a: Path, b: Path, src: Path | None = None) -> dict[str, Any]:
     return json.loads(res.stdout)
 
 
-def run_incident(incident: Incident, folder: Path) -> tuple[Path, Path]:
+def run_incident(incident: Incident, folder: Path, options: Sequence[str] = ()
+                 ) -> tuple[Path, Path]:
     """Capture the good launch, apply the change between, capture the bad launch."""
     good, bad = folder / "good.toml", folder / "bad.toml"
-    capture(incident.good, good)
+    capture(incident.good, good, options)
     if incident.between is not None:
         incident.between()
-    capture(incident.bad, bad)
+    capture(incident.bad, bad, options)
     return good, bad
 
 
@@ -79,14 +82,15 @@ def rank_of(report: Mapping[str, Any], cause: Sequence[tuple[str, str]]) -> int 
     return None
 
 
-def evaluate(folder: Path, before: Path | None = None) -> list[dict[str, Any]]:
+def evaluate(folder: Path, before: Path | None = None, options: Sequence[str] = ()
+             ) -> list[dict[str, Any]]:
     """Every incident, launched in its own folder under ``folder``, ranked now (and before)."""
     rows = []
     for build in INCIDENTS:
         d = folder / build.__name__
         d.mkdir(parents=True, exist_ok=True)
         incident = build(d)
-        good, bad = run_incident(incident, d)
+        good, bad = run_incident(incident, d, options)
         now = diff(good, bad)
         row = {"name": incident.name, "what": incident.what.split("\n")[0],
                "rank": rank_of(now, incident.cause), "top": _top(now)}
@@ -144,11 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--before", metavar="REV", help="also rank with the ranker of REV")
     parser.add_argument("--keep", metavar="DIR", help="launch the incidents in DIR (kept)")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="capture with --no-trace (evidence from the outcome only)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="runsnap-diagnosis-") as tmp:
         folder = Path(args.keep) if args.keep else Path(tmp) / "incidents"
         before = _export(args.before, Path(tmp)) if args.before else None
-        rows = evaluate(folder, before)
+        rows = evaluate(folder, before, ("--no-trace",) if args.no_trace else ())
     sys.stdout.write(render(rows))
     return 0
 

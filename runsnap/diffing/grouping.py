@@ -242,19 +242,26 @@ def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """Run-time differences (``[runtime]``: read in one run only, imported from elsewhere)
     under the variable or package they are about."""
     keys = _by_key(diffs)
+    packages = {_norm(d.key): d for d in diffs if d.section == "packages" and "." not in d.key}
     found: dict[int, tuple[Difference, list[Difference]]] = {}
     for d in diffs:
-        if d.section != "runtime":
+        if d.section != "runtime" or len(d.path) < 3 or d.path[1] not in ("env", "modules"):
             continue
-        parts = re.split(r"[.\[\]]", d.key)
-        if len(parts) < 2 or parts[0] not in ("env", "modules"):
-            continue
-        name = parts[1]
-        owner = keys.get(("env", name)) if parts[0] == "env" else (
-            keys.get(("packages", name)) or keys.get(("packages", name.replace("_", "-"))))
+        name = d.path[2]
+        owner: Difference | None = None
+        if d.path[1] == "env":
+            owner = keys.get(("env", name))
+        else:
+            dists = {_norm(str(x.get("dist") or "")) for x in (d.a, d.b)
+                     if isinstance(x, Mapping) and x.get("dist")} or {_norm(name)}
+            owner = next((packages[n] for n in dists if n in packages), None)
         if owner is not None:
             found.setdefault(id(owner), (owner, []))[1].append(d)
     return [Group(owner, tuple(members)) for owner, members in found.values()]
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def by_finding(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:

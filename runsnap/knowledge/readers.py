@@ -1,6 +1,7 @@
 """Who reads a variable, and what they accept: families read by native libraries (a Python
-trace cannot see those reads), from ``env-native.txt``; the values a reader accepts, from
-``env-values.tsv`` (SGLang's declared ``EnvBool``/``EnvInt``/``EnvFloat``, NCCL's parameters).
+trace cannot see those reads), from ``env-native.tsv`` (which :mod:`runsnap.tracing` reads
+too); the values a reader accepts, from ``env-values.tsv`` (SGLang's declared ``EnvBool``,
+``EnvInt`` and ``EnvFloat``, NCCL's parameters).
 
 Diagnosis (:mod:`runsnap.diffing.evidence`) asks it before calling a variable unread; check
 (:mod:`runsnap.checking`) asks it what a reader accepts.
@@ -93,7 +94,7 @@ def rejects(name: str, value: str) -> Accepts | None:
 
 @functools.lru_cache(maxsize=1)
 def _native_globs() -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(fnmatch.translate(row[0])) for row in rule_lines("env-native.txt"))
+    return tuple(re.compile(fnmatch.translate(row[0])) for row in rule_lines("env-native.tsv"))
 
 
 def read_natively(name: str) -> bool:
