@@ -20,9 +20,17 @@ if os.environ.get("APP_MODE") == "fast":
 """
 
 
+def _flat(diffs):
+    """Every difference, the consequences grouped under a cause (``related``) too."""
+    for d in diffs:
+        yield d
+        yield from _flat(d.related)
+
+
 def _runtime_diffs(a, b) -> dict[str, tuple[str, object, object]]:
     report = compare(a.snapshot, b.snapshot)
-    return {d.key: (d.change, d.a, d.b) for d in report.differences if d.section == "runtime"}
+    return {d.key: (d.change, d.a, d.b) for d in _flat(report.differences)
+            if d.section == "runtime"}
 
 
 def test_identical_runs_have_no_runtime_difference(traced) -> None:
@@ -39,7 +47,7 @@ def test_value_seen_and_read_in_one_run_only_are_differences(traced) -> None:
     assert diffs["env FAST_ONLY"] == ("added", None, "(unset: default taken)")
     assert diffs["env APP_MODE"][0] == "changed"
     report = compare(a.snapshot, b.snapshot)
-    (fast,) = [d for d in report.differences if d.key == "env FAST_ONLY"]
+    (fast,) = [d for d in _flat(report.differences) if d.key == "env FAST_ONLY"]
     assert fast.evidence[0] == "A: not read"
     assert fast.evidence[1].startswith("B: read at app.py") and fast.evidence[1].endswith(
         "in <module>")
