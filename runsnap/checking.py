@@ -276,7 +276,7 @@ def render(report: CheckReport, fmt: str = "text") -> str:
     """``text``, ``markdown`` or ``json``."""
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2) + "\n"
-    from runsnap.diffing.render import md_text
+    from runsnap.render.style import md_text
 
     n = len(report.findings)
     head = (f"runsnap check: {n} finding{'s' if n != 1 else ''}" if n else
