@@ -156,10 +156,16 @@ def draft_target_disagreement(snap: Any) -> list[Finding]:
     tsrc, target = targets[0]
     out: list[Finding] = []
     env = _env(snap)
+    options = (snap.get("command") or {}).get("options") or {}
+
+    def given(src: str, model: Mapping[str, Any]) -> str:
+        """The model as the command line gave it (else where it was found)."""
+        value = options.get(src[2:]) if src.startswith("--") else None
+        return str(value if isinstance(value, str) else model.get("path", "?"))
+
     for dsrc, draft in drafts:
         tc, dc = target["config"], draft["config"]
-        where = (f"target {tsrc} {target.get('path', '?')}",
-                 f"draft {dsrc} {draft.get('path', '?')}")
+        where = (f"target {tsrc} {given(tsrc, target)}", f"draft {dsrc} {given(dsrc, draft)}")
         tl, dl = _field(tc, _CONTEXT), _field(dc, _CONTEXT)
         if tl and dl and isinstance(tl[1], int) and isinstance(dl[1], int) and tl[1] > dl[1]:
             allow = str(env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "")).lower()

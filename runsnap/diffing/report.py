@@ -77,11 +77,12 @@ class Difference:
         if not self.path:
             object.__setattr__(self, "path", (self.section, self.key))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form: every field, ``evidence``, ``related`` and ``path`` as lists."""
+    def to_dict(self, show_all: bool = True) -> dict[str, Any]:
+        """The JSON form: every field, ``evidence``, ``related`` and ``path`` as lists
+        (``related`` without its hidden members unless ``show_all``)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["evidence"] = list(self.evidence)
-        out["related"] = [r.to_dict() for r in self.related]
+        out["related"] = [r.to_dict(show_all) for r in self.related if show_all or not r.hidden]
         out["path"] = list(self.path)
         return out
 
@@ -247,7 +248,7 @@ class Report(_Ranked["Difference"]):
             "count": len(self.counted),
             "hidden": len(self.hidden),
             "notes": list(self.notes),
-            "differences": [d.to_dict() for d in self.shown],
+            "differences": [d.to_dict(self.show_all) for d in self.shown],
         }
 
 
