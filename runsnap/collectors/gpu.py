@@ -5,7 +5,8 @@ error of the capture. Per device: index, name, UUID, memory, PCI bus id, and, wh
 knows them, compute capability, persistence mode, MIG mode, ECC mode, power limit, maximum SM
 and memory clocks and the PCIe link. ``topology`` is ``nvidia-smi topo -m``: the link between
 every pair of GPUs and NICs (``NV18``, ``PXB``, ``SYS``...), with NIC names resolved and each
-GPU's CPU and NUMA affinity. ``amd`` holds what ``rocm-smi --json`` says, where it is installed.
+GPU's CPU and NUMA affinity. ``amd`` holds what ``amd-smi static --json`` (ROCm 6 and later)
+or, without it, ``rocm-smi --json`` says, where one is installed.
 
 Older drivers: a ``--query-gpu`` field the driver does not know (``compute_cap`` before R510)
 makes nvidia-smi refuse the whole query; it is asked again without that field, and the field is
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 
     from runsnap.capturing.context import CaptureContext
 
-__all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_query", "parse_rocm_smi",
-           "parse_topology", "start"]
+__all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_amd_smi", "parse_query",
+           "parse_rocm_smi", "parse_topology", "start"]
 
 #: Fields every driver answers, and the snapshot key of each.
 BASE_FIELDS = (("index", "index"), ("name", "name"), ("uuid", "uuid"),
@@ -74,8 +75,12 @@ def start(ctx: CaptureContext) -> None:
         started.update(path=smi, fields=fields, query=_query(smi, fields, env),
                        header=shell.start([smi], env=env),
                        topo=shell.start([smi, "topo", "-m"], env=env))
-    rocm = shell.which("rocm-smi", path=path)
-    if rocm is not None:
+    amd = shell.which("amd-smi", path=path)  # ROCm 6 and later; rocm-smi before
+    rocm = None if amd else shell.which("rocm-smi", path=path)
+    if amd is not None:
+        started["amd-smi"] = shell.start([amd, "static", "--asic", "--bus", "--vram", "--driver",
+                                          "--json"], env=env)
+    elif rocm is not None:
         started["rocm"] = shell.start([rocm, "--showproductname", "--showbus",
                                        "--showdriverversion", "--showmeminfo", "vram", "--json"],
                                       env=env)
@@ -183,6 +188,47 @@ def parse_rocm_smi(text: str) -> dict[str, Any]:
     return {"driver_version": driver, "count": len(devices), "devices": devices}
 
 
+def parse_amd_smi(text: str) -> dict[str, Any]:
+    """``amd-smi static --asic --bus --vram --driver --json`` -> ``{"driver_version", "count",
+    "devices": [{"gpu", "market_name", "gfx_version", "pci_bus", "vram_mb", "vram_type"}]}``.
+
+    Both shapes amd-smi has printed: a list of GPUs, or ``{"gpu_data": [...]}``.
+
+    >>> amd = parse_amd_smi('[{"gpu": 0, "asic": {"market_name": "MI300X", '
+    ...                     '"target_graphics_version": "gfx942"}, "driver": {"version": "6.8"}}]')
+    >>> amd["driver_version"], amd["devices"]
+    ('6.8', [{'gpu': 0, 'market_name': 'MI300X', 'gfx_version': 'gfx942'}])
+    """
+    import json
+
+    data = json.loads(text)
+    if isinstance(data, dict):
+        data = data.get("gpu_data", data.get("gpus"))
+    if not isinstance(data, list):
+        raise ValueError("amd-smi printed no list of GPUs")
+    devices: list[dict[str, Any]] = []
+    driver = ""
+    for gpu in data:
+        if not isinstance(gpu, dict):
+            continue
+        asic = gpu.get("asic") or {}
+        bus = gpu.get("bus") or {}
+        vram = gpu.get("vram") or {}
+        drv = gpu.get("driver") or {}
+        dev: dict[str, Any] = {"gpu": gpu.get("gpu", len(devices))}
+        for key, value in (("market_name", asic.get("market_name")),
+                           ("gfx_version", asic.get("target_graphics_version")),
+                           ("pci_bus", bus.get("bdf")), ("vram_type", vram.get("type"))):
+            if value not in (None, "", "N/A"):
+                dev[key] = str(value)
+        size = vram.get("size")
+        if isinstance(size, dict) and str(size.get("value", "")).isdigit():
+            dev["vram_mb"] = int(size["value"])
+        driver = driver or str(drv.get("version") or drv.get("driver_version") or "")
+        devices.append(dev)
+    return {"driver_version": driver, "count": len(devices), "devices": devices}
+
+
 def _finish_query(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> Any:
     """The query's result, asked again without each field the driver does not know."""
     fields: list[str] = started["fields"]
@@ -212,6 +258,15 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
                                "devices": []}
     else:
         gpu = _nvidia(started, _env(ctx), errors)
+    if "amd-smi" in started:
+        result = started["amd-smi"].wait(timeout=_TIMEOUT)
+        if result.ok:
+            try:
+                gpu["amd"] = parse_amd_smi(result.text())
+            except ValueError as exc:
+                errors.append(f"amd-smi: output not understood: {exc}")
+        else:
+            errors.append(result.error_line())
     if "rocm" in started:
         result = started["rocm"].wait(timeout=_TIMEOUT)
         if result.ok:

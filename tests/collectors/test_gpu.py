@@ -126,3 +126,24 @@ def test_a_machine_without_any_tool_still_captures_with_reasons(tmp_path: Path) 
     assert "limits" in system and "network" in system and "cpu" in system
     assert snap["packages"]["count"] > 0  # runsnap's own interpreter, said so
     assert "runsnap's own" in snap["packages"]["reason"]
+
+
+def test_amd_gpus_from_amd_smi_before_rocm_smi(tmp_path: Path) -> None:
+    both = f"{asset('amd-smi')}:{asset('rocm-smi')}:/usr/bin:/bin"
+    gpu, errors = gpu_of(tmp_path, both)
+    assert errors == []
+    amd = gpu["amd"]
+    assert (amd["driver_version"], amd["count"]) == ("6.8.5", 2)
+    assert amd["devices"][1] == {"gpu": 1, "market_name": "AMD Instinct MI300X",
+                                 "gfx_version": "gfx942", "pci_bus": "0000:26:00.0",
+                                 "vram_type": "HBM3", "vram_mb": 196592}
+
+
+def test_amd_smi_list_shape_of_older_releases() -> None:
+    from runsnap.collectors.gpu import parse_amd_smi
+
+    text = asset("amd-smi", "mi300x2.json").read_text()
+    import json
+
+    listed = json.dumps(json.loads(text)["gpu_data"])
+    assert parse_amd_smi(listed) == parse_amd_smi(text)

@@ -140,8 +140,10 @@ def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
         if xa.get("driver_version") != xb.get("driver_version"):
             out.append(_diff("system", "gpu.amd.driver_version", xa.get("driver_version"),
                              xb.get("driver_version")))
-        ma = [str(d.get("card_series") or d.get("gfx_version", "?")) for d in xa.get("devices", [])]
-        mb = [str(d.get("card_series") or d.get("gfx_version", "?")) for d in xb.get("devices", [])]
+        ma = [str(d.get("market_name") or d.get("card_series") or d.get("gfx_version", "?"))
+              for d in xa.get("devices", [])]
+        mb = [str(d.get("market_name") or d.get("card_series") or d.get("gfx_version", "?"))
+              for d in xb.get("devices", [])]
         if ma != mb:
             out.append(_diff("system", "gpu.amd.models", ma, mb))
     return out
