@@ -232,6 +232,10 @@ DIFF_FORMATS = ("text", "markdown", "json")
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
+@click.option("--stat", is_flag=True,
+              help="Only the verdict and, per section, how many differences and which.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print nothing: the exit status says whether the runs differ.")
 @_dir_option
 @runsnap_command
 def diff(
@@ -241,6 +245,8 @@ def diff(
     ignore: tuple[str, ...],
     color: bool | None,
     output: str | None,
+    stat: bool,
+    quiet: bool,
     snap_dir: str,
 ) -> None:
     """Say why runs differ, most likely cause first.
@@ -265,18 +271,26 @@ def diff(
 
     paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
         else newest(snap_dir, 2)
-    if len(paths) == 1:
+    if len(paths) == 1 and not quiet:
         click.echo(f"runsnap: comparing {paths[0]} with the current context (captured now)",
                    err=True)
-    progress = progress_line("loading snapshots") if sys.stderr.isatty() else None
+    progress = progress_line("loading snapshots") if sys.stderr.isatty() and not quiet \
+        else None
     report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
                      show_all=show_all, progress=progress)
+    if quiet:
+        sys.exit(1 if report else 0)
     if color is None:
         color = (output is None and not os.environ.get("NO_COLOR")
                  and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
     from runsnap.terminal import width
 
-    text = render(report, fmt, color=color, width=0 if output else width())
+    if stat:
+        from runsnap.render.diff import render_stat
+
+        text = render_stat(report, 0 if output else width())
+    else:
+        text = render(report, fmt, color=color, width=0 if output else width())
     if output:
         from pathlib import Path
 

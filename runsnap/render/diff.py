@@ -349,6 +349,27 @@ def render_json(report: AnyReport, color: bool = False) -> str:
     return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
+
+def render_stat(report: AnyReport, width: int = 0) -> str:
+    """The verdict, then one line per section: how many differences count there, how many
+    are hidden, and the keys of the first few (``runsnap diff --stat``, as ``git diff
+    --stat`` summarises a patch)."""
+    items = report.counted
+    sections: dict[str, list[Any]] = {}
+    for d in items:
+        sections.setdefault(d.section, []).append(d)
+    hidden: dict[str, int] = {}
+    for d in report.hidden:
+        hidden[d.section] = hidden.get(d.section, 0) + 1
+    wide = max((len(name) for name in sections), default=0)
+    lines = [f"runsnap diff: {report.verdict()}"]
+    for name, diffs in sections.items():
+        keys = ", ".join(d.key for d in diffs[:4]) + (", ..." if len(diffs) > 4 else "")
+        noise = f" (+{hidden.pop(name)} hidden)" if name in hidden else ""
+        lines.append(f"  {name:<{wide}}  {len(diffs):>3}{noise}  {keys}")
+    return "".join(fit(clean(line), width) + "\n" for line in lines)
+
+
 #: ``--format`` name -> renderer. Every renderer takes ``(report, color)`` and returns text.
 RENDERERS: dict[str, Callable[[AnyReport, bool], str]] = {
     "text": render_text,
