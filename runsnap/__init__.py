@@ -10,6 +10,7 @@ The public API::
     same = runsnap.load("good.toml") == snap
     report = runsnap.diff("good.toml", "bad.toml")   # bool(report): any difference that counts
     report = runsnap.diff("@good", "@1")             # by label, by position (newest: @1)
+    answer = runsnap.bisect(runsnap.load("@good"), runsnap.load("@bad"))  # launches trials
     print(runsnap.render_markdown(report))           # or render_text / render_json
     for entry in runsnap.list_snapshots(".runsnap"): # what `runsnap ls` lists, newest first
         print(entry.ref, entry.label, entry.exit_status)
@@ -28,6 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from runsnap.bisecting import bisect
     from runsnap.capturing import capture, capture_pid, run
     from runsnap.diffing import Difference, Report, diff
     from runsnap.errors import RunsnapError, SnapshotError
@@ -45,6 +47,7 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "__version__",
+    "bisect",
     "capture",
     "diff",
     "capture_pid",
@@ -58,6 +61,7 @@ __all__ = [
 
 _LAZY = {
     "capture": "runsnap.capturing",
+    "bisect": "runsnap.bisecting",
     "diff": "runsnap.diffing",
     "Difference": "runsnap.diffing",
     "Report": "runsnap.diffing",

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
     from runsnap.snapshot import Snapshot
 
-__all__ = ["BisectResult", "Options", "Run", "bisect", "render_json", "render_text"]
+__all__ = ["BisectResult", "Options", "Run", "bisect"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -367,70 +367,3 @@ def _save(result: BisectResult) -> None:
             json.dump(result.to_dict(), fh, indent=2, default=str)
     except OSError:
         pass
-
-# --------------------------------------------------------------------------- rendering
-
-def _text(value: Any, limit: int = 60) -> str:
-    """A snapshot value for a terminal: one line, control characters escaped, cut short.
-
-    >>> _text(None), _text("a\\x1b[2Jb"), _text(True)
-    ('(unset)', 'a\\\\x1b[2Jb', '(flag)')
-    """
-    from runsnap.diffing.report import short
-
-    return short(value, limit)
-
-
-def _change_line(c: Change | Any) -> str:
-    return f"{_text(c.where, 70)}: GOOD {_text(c.a)} -> BAD {_text(c.b)}"
-
-
-def render_text(result: BisectResult) -> str:
-    """The report a person reads (``runsnap bisect`` without ``--format json``)."""
-    lines: list[str] = []
-    p = result.plan
-    if result.status == "dry-run":
-        lines.append(f"runsnap bisect --dry-run: {len(p.changes)} changes to search, most likely "
-                     "cause first:")
-        lines += [f"  {i}. {_change_line(c)}" for i, c in enumerate(p.changes, 1)]
-        lines += ["", "First trials:"] + [f"  {t}" for t in result.first_trials]
-    else:
-        head = f"runsnap bisect: {result.message}"
-        lines.append(f"{head} ({result.elapsed:.1f}s)" if result.runs else head)
-        if result.cause:
-            lines.append("")
-            lines += [f"  {_change_line(c)}" for c in result.cause]
-            checks = list(result.runs[-2 * result.rechecks:]) if result.rechecks else []
-            again = ", ".join(str(r.trial) for r in checks if r.verdict == BAD)
-            base = ", ".join(str(r.trial) for r in checks if r.verdict != BAD)
-            if checks:
-                lines += ["", f"Re-checked: bad again with "
-                          f"{'it' if len(result.cause) == 1 else 'them'} applied (trials "
-                          f"{again}), good with nothing applied (trials {base})."]
-        elif result.best and result.status in ("max-trials", "interrupted"):
-            lines += ["", "Best so far (not re-checked):"]
-            lines += [f"  {_change_line(c)}" for c in result.best]
-    if p.program is not None:
-        lines += ["", f"Different programs ({_text(p.program.where)}): GOOD's was run "
-                  "(--force)."]
-    if p.skipped:
-        lines += ["", "Skipped (left as in GOOD):"]
-        noise = [s for s in p.skipped if s.why.startswith("noise")]
-        for s in p.skipped:
-            if s not in noise:
-                lines.append(f"  {_change_line(s)}  [{s.why}]")
-        if noise:
-            names = ", ".join(_text(s.key, 30) for s in noise[:5])
-            lines.append(f"  {len(noise)} noise difference{'s' if len(noise) != 1 else ''} "
-                         f"({names}{', ...' if len(noise) > 5 else ''}; give --all to try them)")
-    if result.folder:
-        lines += ["", f"Trials: {result.folder}/ (trial-NN.toml and .log for each of "
-                  f"{len(result.runs)}; bisect.json)"]
-    return "\n".join(lines) + "\n"
-
-
-def render_json(result: BisectResult) -> str:
-    """One JSON object: ``cause``, ``trials``, ``skipped``, ``runs`` and the rest."""
-    import json
-
-    return json.dumps(result.to_dict(), indent=2, default=str) + "\n"

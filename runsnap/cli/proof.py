@@ -99,8 +99,9 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
               help="Launch without GOOD's secrets that are not in this environment.")
 @click.option("--kill-after", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds a stopped trial gets between SIGTERM and SIGKILL.")
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
-              show_default=True, help="text for people, json for programs (one object).")
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")),
+              default="text", show_default=True,
+              help="text for people, markdown for an issue, json for programs (one object).")
 @click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
               default=".runsnap", show_envvar=True,
               help="Trials are kept in DIR/bisect-<id>/.")
@@ -121,8 +122,9 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     """
     import signal
 
-    from runsnap.bisecting import Options, render_json, render_text
+    from runsnap.bisecting import Options
     from runsnap.bisecting import bisect as do_bisect
+    from runsnap.render import render
     from runsnap.snapshot import load
     from runsnap.trials import Criteria
 
@@ -138,5 +140,5 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
                       allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
                       progress=_say)
     result = do_bisect(load(good), load(bad), options)
-    click.echo(render_json(result) if fmt == "json" else render_text(result), nl=False)
+    click.echo(render(result, fmt), nl=False)
     sys.exit(result.exit_status)

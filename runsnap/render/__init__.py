@@ -9,7 +9,8 @@ takes anything runsnap reports on and gives exactly what the command line prints
 
 * a diff report (:class:`runsnap.Report`, or the N-way report) -> ``runsnap diff``;
 * a :class:`runsnap.Snapshot` -> ``runsnap show``;
-* the list :func:`runsnap.list_snapshots` returns -> ``runsnap ls``.
+* the list :func:`runsnap.list_snapshots` returns -> ``runsnap ls``;
+* a :class:`runsnap.bisecting.BisectResult` -> ``runsnap bisect``.
 
     report = runsnap.diff("@good", "@1")
     print(runsnap.render_markdown(report))
@@ -46,13 +47,17 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         if format == "markdown":
             raise UsageError("a list of snapshots has no Markdown form (text or json)")
         return render_listing(obj, format, width)
+    if type(obj).__name__ == "BisectResult":
+        from runsnap.render import bisect
+
+        return bisect.render(obj, format)
     from runsnap.diffing.report import NReport, Report
 
     if isinstance(obj, (Report, NReport)):
         from runsnap.render.diff import render as render_report
 
         return render_report(obj, format, color=color, width=width)
-    raise UsageError(f"runsnap renders diff reports, snapshots and snapshot lists, "
+    raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists and bisect answers, "
                      f"not {type(obj).__name__}")
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from runsnap.bisecting import Options
 from tests.proof.conftest import bisect, capture, child, keys, runsnap
 
 
@@ -221,6 +222,12 @@ def test_dry_run_and_max_trials(tmp_path: Path) -> None:
     assert dry.returncode == 0, dry.stderr
     assert "8 changes to search" in dry.stdout and "trial 1: all 8 changes" in dry.stdout
     assert not (tmp_path / ".runsnap").exists()  # nothing was launched
+    import runsnap as api
+
+    answer_md = api.render_markdown(api.bisect(api.load(str(good)), api.load(str(bad)),
+                                               Options(dry_run=True)))
+    assert answer_md.startswith("### runsnap bisect: 8 changes to search")
+    assert "| `env KNOB_05` | `a` | `b` |" in answer_md
     proc, answer = bisect(good, bad, "--max-trials", "3")
     assert proc.returncode == 1
     assert answer["status"] == "max-trials" and answer["trials"] == 3
