@@ -302,3 +302,25 @@ def test_ready_url_says_when_a_server_is_up(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert keys(answer["cause"]) == ["env BIND_ALL"]
     assert "--test exited 0" in {r["why"] for r in answer["runs"]}
+
+
+def test_another_commit_blocks_unless_forced_and_is_listed_as_skipped(tmp_path: Path) -> None:
+    from tests.conftest import git, make_repo
+
+    repo = make_repo(tmp_path / "repo", {"serve.py": "import os, sys\n"
+                                                     "sys.exit(os.environ.get('MODE') == 'x')\n"})
+    os.chdir(repo)
+    good = capture(tmp_path / "good.toml", ["python3", "serve.py"], {"MODE": "y"})
+    with (repo / "serve.py").open("a") as fh:
+        fh.write("# a comment: another commit, the same behaviour\n")
+    git(repo, "commit", "-qam", "comment")
+    bad = capture(tmp_path / "bad.toml", ["python3", "serve.py"], {"MODE": "x"})
+    refused = runsnap("bisect", str(good), str(bad))
+    assert refused.returncode == 2, refused.stderr
+    assert "cannot be applied" in refused.stderr and "git" in refused.stderr
+    assert "--force" in refused.stderr
+    proc, answer = bisect(good, bad, "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert keys(answer["cause"]) == ["env MODE"]
+    blocking = [s for s in answer["skipped"] if s["blocking"]]
+    assert blocking and blocking[0]["section"] == "git" and "commit" in blocking[0]["why"]
