@@ -40,7 +40,8 @@ def context_args(snap: Snapshot) -> dict[str, Any]:
         "label": "now",
     }
     pk: Mapping[str, Any] = snap.get("packages") or {}
-    if pk.get("reason") == "--python" and pk.get("interpreter"):
+    if pk.get("reason") == "--python" and pk.get("interpreter") \
+            and os.path.exists(str(pk["interpreter"])):  # gone: today's choice, a difference
         args["python"] = pk["interpreter"]
     repos = (snap.get("git") or {}).get("repos") or {}
     args["repos"] = [r["path"] for r in repos.values()

@@ -52,3 +52,22 @@ def test_a_running_process_against_now_leaves_its_process_facts_out(tmp_path: Pa
 
     data = json.loads(report.stdout)
     assert {d["section"] for d in data["differences"]} <= {"env"}, data["differences"]
+
+
+def test_against_now_when_the_python_given_then_is_gone(tmp_path: Path) -> None:
+    """A's ``--python`` no longer exists: now is captured with the interpreter the command
+    would run today, and the switch is the difference (not a usage error)."""
+    import shutil
+
+    env = _env(tmp_path)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "old")],
+                   check=True)
+    done = run_runsnap("capture", "--python", str(tmp_path / "old" / "bin" / "python"),
+                       "--no-run", "-o", "a.toml", "--", "python3", "serve.py", cwd=tmp_path,
+                       env=env)
+    assert done.returncode == 0, done.stderr
+    shutil.rmtree(tmp_path / "old")
+    now = run_runsnap("diff", "a.toml", cwd=tmp_path, env=env)
+    assert now.returncode == 1, now.stderr
+    assert "packages" in now.stdout and "--python" not in now.stderr.replace(
+        "comparing", "")
