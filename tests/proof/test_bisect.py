@@ -324,3 +324,27 @@ def test_another_commit_blocks_unless_forced_and_is_listed_as_skipped(tmp_path: 
     assert keys(answer["cause"]) == ["env MODE"]
     blocking = [s for s in answer["skipped"] if s["blocking"]]
     assert blocking and blocking[0]["section"] == "git" and "commit" in blocking[0]["why"]
+
+
+def test_secrets_are_restored_or_skipped_and_never_written(tmp_path: Path) -> None:
+    good_token, bad_token = "hf_" + "G" * 34, "hf_" + "B" * 34
+    prog = child(tmp_path / "launch.py",
+                 "assert os.environ.get('HF_TOKEN', '').startswith('hf_'), 'no token'\n"
+                 "sys.exit('ValueError: bad mode' if os.environ['MODE'] == 'x' else 0)\n")
+    good = capture(tmp_path / "good.toml", ["python3", str(prog)],
+                   {"HF_TOKEN": good_token, "MODE": "y"})
+    bad = capture(tmp_path / "bad.toml", ["python3", str(prog)],
+                  {"HF_TOKEN": bad_token, "MODE": "x"})
+    here = {**os.environ, "HF_TOKEN": good_token}  # GOOD's secret is here, BAD's is not
+    proc, answer = bisect(good, bad, env=here)
+    assert proc.returncode == 0, proc.stderr
+    assert keys(answer["cause"]) == ["env MODE"]
+    skipped = {s["key"]: s["why"] for s in answer["skipped"]}
+    assert "not in this environment" in skipped["HF_TOKEN"]
+    written = [proc.stdout, proc.stderr] + [p.read_text(errors="replace")
+                                            for p in Path(answer["folder"]).rglob("*")
+                                            if p.is_file()]
+    assert not any(good_token in w or bad_token in w for w in written)
+    missing = runsnap("bisect", str(good), str(bad),
+                      env={k: v for k, v in here.items() if k != "HF_TOKEN"})
+    assert missing.returncode == 2 and "HF_TOKEN" in missing.stderr
