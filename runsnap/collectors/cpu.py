@@ -135,6 +135,20 @@ def _memory(root: str) -> dict[str, Any]:
     return out
 
 
+def _sockets(root: str, online: int) -> int:
+    """Sockets: online CPUs over the CPUs of cpu0's package (one read, not one per CPU: a
+    224-CPU node would take 224); by ``physical_package_id`` where the kernel lacks the list."""
+    per_package = cpu_list_count(
+        read(root, f"{_CPU}/cpu0/topology/package_cpus_list")
+        or read(root, f"{_CPU}/cpu0/topology/core_siblings_list"))
+    if per_package and online:
+        return max(1, online // per_package)
+    packages = {read(root, f"{_CPU}/{name}/topology/physical_package_id")
+                for name in listdir(root, _CPU) if name.startswith("cpu") and name[3:].isdigit()}
+    packages.discard(None)
+    return len(packages)
+
+
 def read_layout(root: str = "/") -> dict[str, Any]:
     """The part of ``[system]`` this module adds, read under ``root``."""
     errors: list[str] = []
@@ -150,14 +164,9 @@ def read_layout(root: str = "/") -> dict[str, Any]:
     online_text = read(root, f"{_CPU}/online") or ""
     online = cpu_list_count(online_text)
     cpu["online"] = online_text
-    packages: set[str] = set()
-    for name in listdir(root, _CPU):
-        if name.startswith("cpu") and name[3:].isdigit():
-            pkg = read(root, f"{_CPU}/{name}/topology/physical_package_id")
-            if pkg is not None:
-                packages.add(pkg)
-    if packages:
-        cpu["sockets"] = len(packages)
+    sockets = _sockets(root, online)
+    if sockets:
+        cpu["sockets"] = sockets
     siblings = (read(root, f"{_CPU}/cpu0/topology/thread_siblings_list")
                 or read(root, f"{_CPU}/cpu0/topology/core_cpus_list"))
     if siblings:

@@ -184,3 +184,12 @@ def test_docstring_examples_of_the_fact_collectors() -> None:
     for module in (sysread, cpu, cgroup, gpu, toolchain, builds, conda):
         failures, tried = doctest.testmod(module)
         assert failures == 0 and tried > 0, module.__name__
+
+
+def test_sockets_from_package_ids_where_the_kernel_has_no_package_list(tmp_path: Path) -> None:
+    tree = tmp_path / "old-kernel"
+    shutil.copytree(P5, tree, symlinks=True)
+    for listed in tree.glob("sys/devices/system/cpu/cpu*/topology/package_cpus_list"):
+        listed.unlink()
+    assert cpu.read_layout(str(tree))["cpu"]["sockets"] == 2
+    assert cpu.read_layout(P5)["cpu"]["sockets"] == 2
