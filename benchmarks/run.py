@@ -132,6 +132,13 @@ def _capture_cmd(bench: Bench, name: str, *extra: str) -> list[str]:
     return [*bench.runsnap, "capture", "-o", str(bench.out / f"{name}.toml"), *extra]
 
 
+def _fresh(bench: Bench, name: str) -> Any:
+    """Remove the snapshot before each run: capture never overwrites one (it writes
+    ``NAME.1.toml`` beside it), and ``[meta] collect_ms`` must come from this run's file."""
+    path = bench.out / f"{name}.toml"
+    return lambda: path.unlink(missing_ok=True)
+
+
 def _collect_ms(bench: Bench, name: str) -> Any:
     path = bench.out / f"{name}.toml"
 
@@ -149,7 +156,7 @@ def build_capture(bench: Bench) -> list[Command]:
     git = shutil.which("git") or "git"
     cmds = [
         Command("runsnap capture", _capture_cmd(bench, "c1", *models), env=env, cwd=cwd,
-                after=_collect_ms(bench, "c1")),
+                before=_fresh(bench, "c1"), after=_collect_ms(bench, "c1")),
         Command("pip freeze", [str(bench.venv.pip), "freeze"], env=env, cwd=cwd),
         Command("floor: python -c pass + git status + git diff", steps=[
             [str(bench.venv.python), "-c", "pass"],
@@ -214,7 +221,8 @@ def build_wrapper(bench: Bench) -> list[Command]:
         Command("runsnap capture -- python -c <child>",
                 [*bench.runsnap, "capture", "-o", str(snap), "--", py, "-c", _CHILD, str(marker)],
                 env=env, cwd=cwd, before=clear, after=started, ok=(0,)),
-        Command("runsnap capture (no command)", _capture_cmd(bench, "c2-alone"), env=env, cwd=cwd),
+        Command("runsnap capture (no command)", _capture_cmd(bench, "c2-alone"), env=env, cwd=cwd,
+                before=_fresh(bench, "c2-alone")),
         Command("python -c <child>", [py, "-c", _CHILD, str(marker)], env=env, cwd=cwd,
                 before=clear, after=started),
     ]

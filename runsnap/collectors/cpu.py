@@ -4,7 +4,8 @@ What ``lscpu`` prints in ``torch.utils.collect_env``, read from the files ``lscp
 (``/proc/cpuinfo``, ``/sys/devices/system/cpu``, ``/sys/devices/system/node``,
 ``/proc/meminfo``) without starting it. The part merges into ``[system]``: ``cpu`` gains
 ``vendor``, ``family``, ``model_number``, ``stepping``, ``flags``, ``sockets``,
-``threads_per_core``, ``smt``, ``online``, ``caches``, ``hypervisor``, ``vulnerabilities``;
+``threads_per_core``, ``smt``, ``online``, ``caches``, ``hypervisor``, ``vulnerabilities`` (the
+ones the CPU has, with their mitigation; every other is "Not affected");
 ``memory`` gains ``swap_total_bytes``, ``hugepages`` and ``transparent_hugepage``; ``numa``
 lists the nodes with their CPUs and memory.
 
@@ -158,7 +159,8 @@ def read_layout(root: str = "/") -> dict[str, Any]:
     cpu: dict[str, Any] = {}
     for key, name in _CPUINFO_KEYS.items():
         if key in info and name not in cpu:
-            cpu[name] = info[key]
+            value = info[key]
+            cpu[name] = int(value) if value.isdigit() else value
     flags = sorted(set((info.get("flags") or info.get("Features") or "").split()))
     cpu["flags"] = flags
     online_text = read(root, f"{_CPU}/online") or ""
@@ -177,10 +179,10 @@ def read_layout(root: str = "/") -> dict[str, Any]:
         cpu["smt"] = {"active": bool(smt_active), "control": smt_control or ""}
     cpu["caches"] = _caches(root, online)
     cpu["hypervisor"] = _hypervisor(root, flags)
+    # Only the vulnerabilities the CPU has (with their mitigation): "Not affected" is the rest.
     vulns = {name: read(root, f"{_CPU}/vulnerabilities/{name}") or ""
              for name in listdir(root, f"{_CPU}/vulnerabilities")}
-    if vulns:
-        cpu["vulnerabilities"] = vulns
+    cpu["vulnerabilities"] = {k: v for k, v in vulns.items() if v != "Not affected"}
     return {"cpu": cpu, "memory": _memory(root), "numa": _numa(root), "errors": errors}
 
 

@@ -62,7 +62,10 @@ def test_recorded_gpu_node_layout() -> None:
     c = layout["cpu"]
     assert {"amx_bf16", "amx_int8", "amx_tile", "avx512_fp16", "avx2"} <= set(c["flags"])
     assert (c["vendor"], c["family"], c["model_number"], c["stepping"]) == (
-        "GenuineIntel", "6", "143", "8")
+        "GenuineIntel", 6, 143, 8)
+    assert c["vulnerabilities"] == {"spectre_v2": "Mitigation; Enhanced / Automatic IBRS; IBPB "
+                                    "conditional; RSB filling; PBRSB-eIBRS SW sequence; BHI "
+                                    "BHI_DIS_S"}
     assert (c["sockets"], c["threads_per_core"], c["smt"]) == (2, 2, {"active": True,
                                                                      "control": "on"})
     assert c["caches"]["L3"] == {"size_kib": 107520, "instances": 2}
