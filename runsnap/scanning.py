@@ -13,21 +13,23 @@ probe) is searched: its ``.py`` files line by line, and the shared libraries it 
 * ``mention``: anywhere else (messages, comments, documentation);
 * ``library``: a string in a shared library (native code may read it with ``getenv``).
 
-Speed: the first search of a distribution reads each of its files once and caches, per
-distribution and version, an index of the upper-case tokens of its ``.py`` files (token ->
-files) and, per name, the shared libraries that hold it; later searches read only the few files
-the index names. The cache lives in runsnap's cache folder (``RUNSNAP_CACHE_DIR``), keyed by
-the distribution's name, version and location; ``RUNSNAP_NO_CACHE=1`` turns it off.
+Speed: a search reads each installed file once for all the names asked (a byte search, as
+``grep -F`` does; shared libraries through ``mmap``) and caches, per distribution and version,
+the places found for each name (and that none were found), so a later search of a name already
+searched reads no file at all. The cache lives in runsnap's cache folder
+(``RUNSNAP_CACHE_DIR``), keyed by the distribution's name, version and location;
+``RUNSNAP_NO_CACHE=1`` turns it off. Measured in ``benchmarks/tracing.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import mmap
 import os
 import re
-from dataclasses import dataclass
+import zlib
+
+from runsnap._plain import FrozenRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,16 +42,14 @@ __all__ = ["KINDS", "Hit", "classify", "distributions", "render", "who_reads"]
 KINDS = ("declaration", "read", "mention", "library")
 
 #: Bumped whenever the index format or what it holds changes.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 
-_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_TOKENS = bytes(c if c in _KEEP else 32 for c in range(256))
+_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _LIBRARY = re.compile(r"\.so(\.[0-9]+)*$|\.dylib$")
 _ENV_WORDS = re.compile(r"environ|getenv|[Ee]nv[A-Za-z_]*\s*\(|get_env|env_|_env\b|ENV\[")
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(FrozenRecord):
     """One place in an installed distribution that names the variable."""
 
     name: str
@@ -114,7 +114,10 @@ def distributions(python: str | None = None, cwd: str | None = None,
     env = dict(os.environ if env is None else env)
     if python:
         python = check_python(python, cwd, env)
-    ctx = build_context((), env=env, cwd=cwd, python=python)
+    # The probe runs in "/": installed distributions do not depend on the working directory,
+    # and a stable folder keeps the probe's cached answer valid (a busy cwd such as /tmp
+    # changes all the time, and the cache checks the folders on sys.path, '' included).
+    ctx = build_context((), env=env, cwd=os.sep, python=python)
     probe = ctx.probe
     if "error" in probe:
         raise UsageError(str(probe["error"]))
@@ -139,38 +142,45 @@ def _record_files(location: str, metadata_dir: str) -> list[str]:
 
 
 class _Index:
-    """One distribution's index: upper-case tokens of its ``.py`` files -> files, and, per
-    name searched, the shared libraries that hold it."""
+    """One distribution's index: the files it installed, and the places found for every name
+    searched so far (none found is remembered too)."""
 
     def __init__(self, dist: Mapping[str, Any], cache: str | None) -> None:
         self.dist = dist
         self.location = str(dist["location"])
+        # not hashlib (its import costs more than a warm search): a readable name and a CRC
         key = f"{dist.get('name')}\0{dist.get('version')}\0{self.location}\0{INDEX_FORMAT}"
-        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-        self.path = os.path.join(cache, "who-reads", f"{digest}.json") if cache else None
-        self.files: list[str] = []
-        self.tokens: dict[str, list[int]] = {}
-        self.libraries: dict[str, list[str]] = {}
-        self.loaded = self._load()
+        crc = zlib.crc32(key.encode("utf-8", "surrogateescape"))
+        stem = re.sub(r"[^A-Za-z0-9._+-]+", "_", f"{dist.get('name')}-{dist.get('version')}")
+        self.path = os.path.join(cache, "who-reads", f"{stem[:80]}-{crc:08x}.json") \
+            if cache else None
+        self.files: list[str] | None = None
+        self.names: dict[str, list[list[Any]]] = {}
         self.changed = False
+        self._load()
 
-    def _load(self) -> bool:
+    def _load(self) -> None:
         if self.path is None:
-            return False
+            return
         try:
             with open(self.path, encoding="utf-8") as fh:
                 data = json.load(fh)
-            self.files, self.tokens = data["files"], data["tokens"]
-            self.libraries = data["libraries"]
-            return True
+            files, names = data["files"], data["names"]
         except (OSError, ValueError, KeyError, TypeError):
-            return False
+            return
+        if isinstance(files, list) and isinstance(names, dict):
+            self.files, self.names = files, names
 
-    def build(self, names: Sequence[str]) -> None:
-        """Read every file once: the token index, and the names' shared libraries."""
-        self.files = _record_files(self.location, str(self.dist.get("metadata_dir", "")))
-        wanted = [n.encode() for n in names]
-        for i, rel in enumerate(self.files):
+    def search(self, names: Sequence[str]) -> None:
+        """Read every file once for the names not searched yet."""
+        missing = [n for n in names if n not in self.names]
+        if not missing:
+            return
+        if self.files is None:
+            self.files = _record_files(self.location, str(self.dist.get("metadata_dir", "")))
+        found: dict[str, list[list[Any]]] = {n: [] for n in missing}
+        encoded = [(n, n.encode("utf-8", "surrogateescape")) for n in missing]
+        for rel in self.files:
             full = os.path.join(self.location, rel)
             if rel.endswith(".py"):
                 try:
@@ -178,24 +188,16 @@ class _Index:
                         data = fh.read()
                 except OSError:
                     continue
-                for tok in set(data.translate(_TOKENS).split()):
-                    if len(tok) > 2 and 65 <= tok[0] <= 90:
-                        self.tokens.setdefault(tok.decode("ascii"), []).append(i)
+                for name, raw in encoded:
+                    if raw in data:
+                        found[name] += _lines_with(name, data, rel)
             else:
-                for name, found in zip(names, _in_library(full, wanted), strict=True):
-                    if found:
-                        self.libraries.setdefault(name, []).append(rel)
-        for name in names:
-            self.libraries.setdefault(name, [])
+                for (name, _raw), hit in zip(encoded, _in_library(full, [e for _, e in encoded]),
+                                             strict=True):
+                    if hit:
+                        found[name].append([rel, None, "library", ""])
+        self.names.update(found)
         self.changed = True
-
-    def libraries_for(self, name: str) -> list[str]:
-        if name not in self.libraries:
-            libs = [rel for rel in self.files if not rel.endswith(".py")]
-            self.libraries[name] = [rel for rel in libs if _in_library(
-                os.path.join(self.location, rel), [name.encode()])[0]]
-            self.changed = True
-        return self.libraries[name]
 
     def save(self) -> None:
         if not self.changed or self.path is None:
@@ -204,36 +206,27 @@ class _Index:
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump({"files": self.files, "tokens": self.tokens,
-                           "libraries": self.libraries}, fh, separators=(",", ":"))
+                json.dump({"files": self.files, "names": self.names}, fh, separators=(",", ":"))
             os.replace(tmp, self.path)
         except OSError:
             pass
 
     def hits(self, name: str) -> list[Hit]:
         dist, version = str(self.dist.get("name", "")), str(self.dist.get("version", ""))
-        out: list[Hit] = []
-        if name.encode("utf-8", "replace").translate(_TOKENS) == name.encode("utf-8", "replace") \
-                and 65 <= ord(name[0]) <= 90:
-            candidates: Iterable[int] = self.tokens.get(name, ())
-        else:  # a name the index does not hold (lower case: http_proxy): read every file
-            candidates = [i for i, rel in enumerate(self.files) if rel.endswith(".py")]
-        for i in candidates:
-            rel = self.files[i]
-            try:
-                with open(os.path.join(self.location, rel), encoding="utf-8",
-                          errors="replace") as fh:
-                    lines = fh.read().splitlines()
-            except OSError:
-                continue
-            pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-            for number, line in enumerate(lines, 1):
-                if name in line and pattern.search(line):
-                    out.append(Hit(name, dist, version, rel, number, classify(name, line),
-                                   line.strip()[:160]))
-        out += [Hit(name, dist, version, rel, None, "library")
-                for rel in self.libraries_for(name)]
-        return out
+        return [Hit(name, dist, version, str(rel), line, str(kind), str(text))
+                for rel, line, kind, text in self.names.get(name, ())]
+
+
+def _lines_with(name: str, data: bytes, rel: str) -> list[list[Any]]:
+    """``[rel, line, kind, text]`` for each line of a ``.py`` file that names ``name`` as a
+    whole word."""
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    out: list[list[Any]] = []
+    text = data.decode("utf-8", "replace")
+    for number, line in enumerate(text.splitlines(), 1):
+        if name in line and pattern.search(line):
+            out.append([rel, number, classify(name, line), line.strip()[:160]])
+    return out
 
 
 def _in_library(path: str, names: Sequence[bytes]) -> list[bool]:
@@ -275,8 +268,7 @@ def who_reads(
     out: list[Hit] = []
     for dist in (dists if dists is not None else distributions(python)):
         index = _Index(dist, folder)
-        if not index.loaded:
-            index.build(wanted)
+        index.search(wanted)
         for name in wanted:
             out += index.hits(name)
         index.save()

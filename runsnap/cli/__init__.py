@@ -4,7 +4,8 @@ runsnap sits in front of every launch, and importing click costs a large share o
 capture (figures in benchmarks/RESULTS.md). So :func:`main` parses ``runsnap capture [OPTIONS]
 [-- COMMAND...]`` itself when the command line is plainly well formed
 (:func:`runsnap.cli.options.parse_capture`) and runs :func:`runsnap.cli.capture.run_capture`;
-everything else goes to the click application in :mod:`runsnap.cli.app`, imported only then.
+``runsnap who-reads NAME...`` likewise (:mod:`runsnap.cli.whoreads`); everything else goes to
+the click application in :mod:`runsnap.cli.app`, imported only then.
 
 The modules: :mod:`~runsnap.cli.options` (capture's option table, the fast parser),
 :mod:`~runsnap.cli.boundary` (errors to messages and exit statuses), :mod:`~runsnap.cli.capture`
@@ -32,6 +33,12 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``runsnap`` console script."""
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["who-reads"]:  # answered from a cache: start-up is most of its cost
+        from runsnap.cli.whoreads import parse_who_reads, run_who_reads
+
+        search = parse_who_reads(args[1:])
+        if search is not None:
+            sys.exit(guarded(run_who_reads, **search))
     params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
     if params is None:
         from runsnap.cli.app import cli

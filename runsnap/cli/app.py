@@ -203,14 +203,9 @@ def who_reads(names: tuple[str, ...], python: str | None, fmt: str) -> None:
     the kind: declaration (NAME = EnvBool(...)), read (os.getenv("NAME"), envs.NAME.get()),
     mention, library (a string in a shared library). Exit status 0: found, 1: nowhere.
     """
-    from runsnap.scanning import render
-    from runsnap.scanning import who_reads as search
+    from runsnap.cli.whoreads import run_who_reads
 
-    hits = search(names, python)
-    click.echo(render(hits, fmt), nl=False)
-    if fmt == "text" and not hits:
-        click.echo(f"runsnap: {', '.join(names)}: no installed package names it", err=True)
-    sys.exit(0 if hits else 1)
+    sys.exit(run_who_reads(names, python, fmt))
 
 
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'

@@ -285,4 +285,44 @@ def test_hook_source_is_stdlib_only() -> None:
     src = Path(HOOK_DIR, "sitecustomize.py").read_text()
     imports = {line.split()[1] for line in textwrap.dedent(src).splitlines()
                if line.strip().startswith(("import ", "from "))}
-    assert imports <= {"os", "sys", "atexit", "sitecustomize"}, imports
+    assert imports <= {"_thread", "os", "sys", "atexit", "sitecustomize"}, imports
+
+
+def test_launcher_workers_with_their_own_env_are_told_apart(traced, tmp_path: Path) -> None:
+    (tmp_path / "worker.py").write_text("import os\nos.environ.get('RANK')\n"
+                                        "os.environ.get('WORKER_KNOB')\n")
+    record, rt, out = traced("""
+        import os, subprocess, sys
+        procs = [subprocess.Popen([sys.executable, "worker.py"],
+                                  env={**os.environ, "RANK": str(rank)}) for rank in (0, 1)]
+        sys.exit(max(p.wait() for p in procs))
+    """)
+    assert record.exit_status == 0, out
+    rank = rt["env"]["RANK"]
+    assert {rank["value"], *rank["other_values"]} == {"0", "1"}
+    workers = [p["pid"] for p in rt["processes"] if p["argv"][-1] == "worker.py"]
+    assert sorted(rank["pids"]) == sorted(workers) and len(workers) == 2
+    assert record.result.pid not in rank["pids"]
+
+
+def test_python_dash_m_is_traced(traced, tmp_path: Path) -> None:
+    (tmp_path / "mymod.py").write_text("import os\nos.environ.get('MODULE_KNOB')\n")
+    record, rt, _out = traced("", argv=[sys.executable, "-m", "mymod"])
+    assert record.exit_status == 0 and rt["traced"] is True
+    (site,) = rt["env"]["MODULE_KNOB"]["sites"]
+    assert site["stack"][0] == "mymod.py:2 in <module>"
+
+
+def test_reads_from_threads_are_all_counted(traced) -> None:
+    _record, rt, _out = traced("""
+        import os, threading
+        def work():
+            for _ in range(500):
+                os.environ.get("THREAD_KNOB")
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+    """)
+    # counts are kept without a lock on the hot path: racing threads may lose a few increments
+    assert 1500 <= rt["env"]["THREAD_KNOB"]["reads"] <= 2000
+    assert len(rt["env"]["THREAD_KNOB"]["sites"]) == 1

@@ -31,6 +31,7 @@ _execute_child`` are wrappers; a finder sits first on ``sys.meta_path``; ``atexi
 would without runsnap.
 """
 
+import _thread
 import os
 import sys
 
@@ -109,13 +110,11 @@ class _Tracer:
     def __init__(self, folder):
         self.folder = folder
         self.fd = -1
-        self.sites = {}  # key -> [site id, reads]
+        self.written = 0  # the repeated reads when the counts were last written
         self.per_name = {}  # name -> sites written
         self.mods = set()
         self.next_id = 0
-        self.bulk_at = None
         self.rel = {}
-        self.dirty = False
 
     def open(self, forked):
         pid = os.getpid()
@@ -146,9 +145,11 @@ class _Tracer:
             self.fd = -1  # the folder went away: stop writing, never fail the program
 
     def counts(self):
-        if self.dirty:
-            self.dirty = False
-            self.emit(("C", {v[0]: v[1] for v in self.sites.values() if v[0] >= 0}))
+        """Write the counts when reads were repeated since they were last written."""
+        repeats = sum(v[1] for v in _SITES.values()) - len(_SITES)
+        if repeats != self.written:
+            self.emit(("C", {v[0]: v[1] for v in _SITES.values() if v[0] >= 0}))
+            self.written = repeats
 
     def relpath(self, filename):
         rel = self.rel.get(filename)
@@ -175,6 +176,7 @@ class _Tracer:
 
 
 _T = _Tracer(_DIR) if _DIR else None
+_SITES: dict = {}  # read site key -> [site id, reads] (cleared, never replaced: the hooks bind it)
 _getframe = sys._getframe
 _SKIP = frozenset([
     _take.__code__.co_filename, os.getenv.__code__.co_filename,
@@ -191,46 +193,39 @@ _repr = _Environ.__repr__
 _NOT_SET = object()
 
 
-def _outside(depth):
-    """The innermost frame outside the hook, ``os`` and ``collections.abc``."""
-    f = _getframe(depth)
-    while f is not None and f.f_code.co_filename in _SKIP:
+_BULK = [None]  # (id of the frame, its f_lasti) of the last bulk read
+_LOCK = _thread.allocate_lock()
+_GETENV = os.getenv.__code__
+
+
+# The read hooks below are the hot path (a program may call os.environ.get in a loop): the
+# original lookup is inlined, a read site is keyed by the ids and instruction offsets of the
+# three innermost frames outside os, collections.abc and this file (ints hash fast; code
+# objects do not), and a repeat costs one dict lookup and one increment.
+
+
+def _site_key(key, f):
+    while f.f_code.co_filename in _SKIP:
         f = f.f_back
-    return f
+    g = f.f_back
+    if g is None:
+        return f, (key, id(f.f_code), f.f_lasti)
+    h = g.f_back
+    if h is None:
+        return f, (key, id(f.f_code), f.f_lasti, id(g.f_code), g.f_lasti)
+    return f, (key, id(f.f_code), f.f_lasti, id(g.f_code), g.f_lasti, id(h.f_code), h.f_lasti)
 
 
-def _note(env, key, value, via):
-    """One read of ``key`` (``value`` is :data:`_NOT_SET` when it was not set)."""
-    try:
-        f = _outside(3)
-        if f is None:
-            return
-        t = _T
-        bulk = t.bulk_at
-        if bulk is not None and bulk[0] == id(f) and bulk[1] == f.f_lasti:
-            return  # a value fetched by a bulk read already counted (dict(os.environ))
-        g = f.f_back
-        if g is None:
-            k = (key, via, f.f_code, f.f_lasti)
-        else:
-            h = g.f_back
-            if h is None:
-                k = (key, via, f.f_code, f.f_lasti, g.f_code, g.f_lasti)
-            else:
-                i = h.f_back
-                k = (key, via, f.f_code, f.f_lasti, g.f_code, g.f_lasti, h.f_code, h.f_lasti,
-                     None if i is None else i.f_code, None if i is None else i.f_lasti)
-        rec = t.sites.get(k)
-        if rec is not None:
-            rec[1] += 1
-            t.dirty = True  # a repeat: its count goes out with the next event, or at the end
-            return
-        _new_site(t, k, env, key, value, via, f)
-    except Exception:
-        pass
+def _new_site(env, key, value, frame, k, via):
+    with _LOCK:  # threads: one id per site, lines written whole
+        _new_site_locked(env, key, value, frame, k, via)
 
 
-def _new_site(t, k, env, key, value, via, frame):
+def _new_site_locked(env, key, value, frame, k, via):
+    if k in _SITES:
+        _SITES[k][1] += 1
+        return
+    t = _T
     if len(_KEEP) > 1:
         _unlist()
     name = key if isinstance(key, str) else os.fsdecode(key)
@@ -238,12 +233,12 @@ def _new_site(t, k, env, key, value, via, frame):
         via = "b" + via
     written = t.per_name.get(name, 0)
     if written >= MAX_SITES:
-        t.sites[k] = [-1, 1]  # counted in memory only
+        _SITES[k] = [-1, 1]  # counted in memory only
         return
     t.per_name[name] = written + 1
     site = t.next_id
     t.next_id += 1
-    t.sites[k] = [site, 1]
+    _SITES[k] = [site, 1]
     if value is _NOT_SET:
         is_set, shown = False, None
     else:
@@ -254,50 +249,83 @@ def _new_site(t, k, env, key, value, via, frame):
 
 def _getitem_hook(self, key):
     try:
-        value = _getitem(self, key)
+        value = self.decodevalue(self._data[self.encodekey(key)])
     except KeyError:
-        _note(self, key, _NOT_SET, "[]")
-        raise
-    _note(self, key, value, "[]")
+        value = _NOT_SET
+    try:
+        f, k = _site_key(key, _getframe(1))
+        rec = _SITES.get(k)
+        bulk = _BULK[0]
+        if bulk is not None and bulk[0] == id(f) and bulk[1] == f.f_lasti:
+            pass  # a value fetched by a bulk read, already counted (dict(os.environ))
+        elif rec is None:
+            _new_site(self, key, value, f, k, "[]")
+        else:
+            rec[1] += 1
+    except Exception:
+        pass
+    if value is _NOT_SET:
+        raise KeyError(key) from None
     return value
 
 
 def _get_hook(self, key, default=None):
     try:
-        value = _getitem(self, key)
+        value = self.decodevalue(self._data[self.encodekey(key)])
     except KeyError:
-        f = _getframe(1)
-        _note(self, key, _NOT_SET, "getenv" if f.f_code is _GETENV else "get")
-        return default
-    f = _getframe(1)
-    _note(self, key, value, "getenv" if f.f_code is _GETENV else "get")
-    return value
+        value = _NOT_SET
+    try:  # _site_key inlined: this is the hottest path
+        caller = f = _getframe(1)
+        while f.f_code.co_filename in _SKIP:
+            f = f.f_back
+        g = f.f_back
+        h = None if g is None else g.f_back
+        if h is None:
+            k = _site_key(key, f)[1]
+        else:
+            k = (key, id(f.f_code), f.f_lasti, id(g.f_code), g.f_lasti, id(h.f_code), h.f_lasti)
+        rec = _SITES.get(k)
+        if rec is None:
+            _new_site(self, key, value, f, k, "getenv" if caller.f_code is _GETENV else "get")
+        else:
+            rec[1] += 1
+    except Exception:
+        pass
+    return default if value is _NOT_SET else value
 
 
 def _contains_hook(self, key):
-    found = self.encodekey(key) in self._data
-    _note(self, key, self._data[self.encodekey(key)] if found else _NOT_SET, "in")
-    return found
+    raw = self._data.get(self.encodekey(key), _NOT_SET)
+    try:
+        f, k = _site_key(key, _getframe(1))
+        rec = _SITES.get(k)
+        if rec is None:
+            _new_site(self, key, _NOT_SET if raw is _NOT_SET else self.decodevalue(raw), f, k,
+                      "in")
+        else:
+            rec[1] += 1
+    except Exception:
+        pass
+    return raw is not _NOT_SET
 
 
 def _bulk(env):
     try:
-        f = _outside(3)
-        if f is None:
-            return
+        f = _getframe(2)
+        while f.f_code.co_filename in _SKIP:
+            f = f.f_back
         t = _T
-        t.bulk_at = (id(f), f.f_lasti)
-        k = ("*", f.f_code, f.f_lasti)
-        rec = t.sites.get(k)
+        _BULK[0] = (id(f), f.f_lasti)
+        k = ("*", id(f.f_code), f.f_lasti)
+        rec = _SITES.get(k)
         if rec is not None:
             rec[1] += 1
-            t.dirty = True
             return
         if len(_KEEP) > 1:
             _unlist()
         site = t.next_id
         t.next_id += 1
-        t.sites[k] = [site, 1]
+        _SITES[k] = [site, 1]
         names = [x if isinstance(x, str) else os.fsdecode(x) for x in env._data]
         t.emit(("B", site, t.stack(f), names))
         t.counts()
@@ -471,17 +499,16 @@ def _after_fork():
         if t.fd >= 0:
             os.close(t.fd)
         t.fd = -1
-        t.sites = {}
+        _SITES.clear()
         t.per_name = {}
         t.next_id = 0
-        t.bulk_at = None
-        t.dirty = False
+        t.written = 0
+        _BULK[0] = None
+        global _LOCK
+        _LOCK = _thread.allocate_lock()  # a lock held by another thread at fork stays held
         t.open(True)
     except Exception:
         pass
-
-
-_GETENV = os.getenv.__code__
 
 
 def _install():

@@ -1,0 +1,67 @@
+"""``runsnap who-reads``: its body, and a parser for plain command lines that skips click.
+
+A repeated search is answered from the cache in milliseconds, so the command's own start-up
+is most of its cost: :func:`parse_who_reads` takes ``NAME... [--python PATH] [--format
+text|json]`` without importing click (anything else, ``--help`` or a mistake, goes to click,
+which says what is wrong). Both faces call :func:`run_who_reads`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+__all__ = ["FORMATS", "parse_who_reads", "run_who_reads"]
+
+#: The ``--format`` names of ``who-reads``.
+FORMATS = ("text", "json")
+
+
+def parse_who_reads(args: Sequence[str]) -> dict[str, Any] | None:
+    """The keyword arguments of :func:`run_who_reads` for ``runsnap who-reads ARGS``, or None
+    when click should parse them.
+
+    >>> parse_who_reads(["A_B", "--python", "/v/bin/python", "--format=json", "C"])
+    {'names': ('A_B', 'C'), 'python': '/v/bin/python', 'fmt': 'json'}
+    >>> parse_who_reads(["--help"]) is None, parse_who_reads([]) is None
+    (True, True)
+    """
+    names: list[str] = []
+    params: dict[str, Any] = {"python": None, "fmt": "text"}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        flag, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if flag in ("--python", "--format"):
+            if not eq:
+                if i >= len(args):
+                    return None
+                value = args[i]
+                i += 1
+            if flag == "--format" and value not in FORMATS:
+                return None
+            params["python" if flag == "--python" else "fmt"] = value
+        elif arg.startswith("-") or not arg:
+            return None
+        else:
+            names.append(arg)
+    if not names:
+        return None
+    return {"names": tuple(names), **params}
+
+
+def run_who_reads(names: Sequence[str], python: str | None, fmt: str) -> int:
+    """Search, print, and return the exit status: 0 found, 1 nowhere."""
+    from runsnap.scanning import render, who_reads
+
+    hits = who_reads(names, python)
+    sys.stdout.write(render(hits, fmt))
+    sys.stdout.flush()
+    if fmt == "text" and not hits:
+        sys.stderr.write(f"runsnap: {', '.join(names)}: no installed package names it\n")
+    return 0 if hits else 1
