@@ -268,13 +268,15 @@ def test_console_script_with_python_shebang_is_traced(traced, tmp_path: Path) ->
     assert rt["traced"] is True and "TOOL_KNOB" in rt["env"]
 
 
-def test_trace_folder_is_removed(traced) -> None:
+def test_trace_folder_is_removed(traced, tmp_path: Path, monkeypatch) -> None:
     import tempfile
 
-    before = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("runsnap-trace-")}
-    traced("import os\nos.environ.get('A')\n")
-    after = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("runsnap-trace-")}
-    assert after <= before
+    own = tmp_path / "tmp"
+    own.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own))  # other runs on this machine stay out
+    _record, rt, _out = traced("import os\nos.environ.get('A')\n")
+    assert rt["traced"] is True
+    assert not [p for p in os.listdir(own) if p.startswith("runsnap-trace-")]
 
 
 def test_hook_source_is_stdlib_only() -> None:
