@@ -272,7 +272,7 @@ def diff(
     progress = progress_line("loading snapshots") if sys.stderr.isatty() and not quiet \
         else None
     report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
-                     show_all=show_all, progress=progress)
+                     show_all=show_all, progress=progress, static=not quiet)
     if quiet:
         sys.exit(1 if report else 0)
     if color is None:

@@ -89,8 +89,13 @@ def compare(
     git_log: bool = True,
     notes: Iterable[str] = (),
     b_is_now: bool = False,
+    static: bool = False,
 ) -> Report:
     """The ranked differences between snapshot ``a`` (the reference) and ``b``.
+
+    ``static``: when neither run was traced, look for the installed packages that read each
+    differing variable (who-reads over the distributions B lists, where installed here;
+    :mod:`runsnap.diffing.static`).
 
     ``git_log``: when a repository is at another commit and is present on this machine with
     both commits, list the commits between them (the only look at this machine).
@@ -109,7 +114,12 @@ def compare(
     if not b_is_now:
         found += sections.findings.compare(a, b)
     rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
-    rules = _with_evidence(rules, a, b, found)
+    who = None
+    if static:
+        from runsnap.diffing.static import who_reads_for
+
+        who = who_reads_for(a, b)
+    rules = _with_evidence(rules, a, b, found, who)
     ranked = grouping.group(rank(found, rules), a, b, key=ranking_key)
     return Report(SnapInfo.of(a), SnapInfo.of(b), ranked, show_all=show_all,
                   notes=(*notes, *extra))
@@ -169,6 +179,7 @@ def diff(
     ignore: Iterable[str] = (),
     show_all: bool = False,
     git_log: bool = True,
+    static: bool = False,
     progress: Progress | None = None,
 ) -> Report | NReport:
     """Compare snapshots (objects, files, or folders of files): one -> with the current context
@@ -198,7 +209,8 @@ def diff(
                        notes=("B is the current context, captured now for A's command",),
                        b_is_now=True)
     if len(snaps) == 2:
-        return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log)
+        return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log,
+                       static=static)
     return compare_many(snaps, rules=rules, show_all=show_all)
 
 

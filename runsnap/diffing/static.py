@@ -1,0 +1,75 @@
+"""Static evidence for runs that were not traced: which installed package reads a variable.
+
+When neither run was traced, :func:`who_reads_for` gives the diagnosis (:mod:`evidence`, kind
+``static``) a look-up into the installed code of the runs' interpreter: the distributions a
+snapshot lists, searched with ``who-reads`` (:func:`runsnap.scanning.who_reads`) where they are
+installed on this machine (the same machine, or the same image). Declarations, reads and
+names in shared libraries count; mentions (messages, comments) do not. The one other look at
+this machine besides ``git log``; ``compare(..., static=False)`` turns it off.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["who_reads_for"]
+
+#: Kinds of who-reads places that say a package reads the variable.
+READS = ("declaration", "read", "library")
+
+
+def _metadata_dir(location: str, name: str, version: str) -> str | None:
+    """The ``.dist-info`` folder of ``name`` ``version`` under ``location``, if present."""
+    want = re.sub(r"[-_.]+", "_", name).lower()
+    try:
+        entries = os.listdir(location)
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.endswith(".dist-info"):
+            stem = entry[: -len(".dist-info")]
+            dist, _, ver = stem.rpartition("-")
+            if re.sub(r"[-_.]+", "_", dist).lower() == want and ver == version:
+                return entry
+    return None
+
+
+def _installed(snap: Any) -> list[dict[str, Any]]:
+    dists: Mapping[str, Any] = (snap.get("packages") or {}).get("distributions") or {}
+    out = []
+    for name, d in dists.items():
+        if not isinstance(d, Mapping) or not d.get("location"):
+            continue
+        meta = _metadata_dir(str(d["location"]), str(name), str(d.get("version", "")))
+        if meta is not None:
+            out.append({"name": name, "version": d.get("version", ""),
+                        "location": d["location"], "metadata_dir": meta})
+    return out
+
+
+def who_reads_for(a: Any, b: Any) -> Callable[[str], Sequence[str]] | None:
+    """``name -> places`` over the installed distributions of B (then A), or None when either
+    run was traced (the trace says more) or none is installed here."""
+    for snap in (a, b):
+        if (snap.get("runtime") or {}).get("traced"):
+            return None
+    dists = _installed(b) or _installed(a)
+    if not dists:
+        return None
+
+    @functools.lru_cache(maxsize=256)
+    def find(name: str) -> tuple[str, ...]:
+        from runsnap.scanning import who_reads
+
+        try:
+            hits = who_reads(name, dists=dists)
+        except (OSError, ValueError):
+            return ()
+        return tuple(f"{h.dist} {h.version}  {h.path}{':' + str(h.line) if h.line else ''}  "
+                     f"{h.kind}" for h in hits if h.kind in READS)
+
+    return find

@@ -1,0 +1,53 @@
+"""Static evidence: an untraced run's differing variable read by an installed package."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import venv
+from pathlib import Path
+
+import runsnap
+from runsnap.diffing import compare
+
+
+def _venv_with_reader(root: Path) -> Path:
+    """A real venv with a package declaring its variables the SGLang way (RECORD included)."""
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
+    py = root / "bin" / "python"
+    site = Path(subprocess.check_output(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        text=True).strip())
+    (site / "fastsrv").mkdir()
+    (site / "fastsrv" / "__init__.py").write_text("")
+    (site / "fastsrv" / "environ.py").write_text(
+        "class EnvBool:\n    def __init__(self, d):\n        self.d = d\n\n"
+        "class Envs:\n    FASTSRV_ENABLE_OVERLAP = EnvBool(False)\n\nenvs = Envs()\n")
+    (site / "fastsrv" / "sched.py").write_text(
+        "from fastsrv.environ import envs\n\ndef plan():\n"
+        "    return envs.FASTSRV_ENABLE_OVERLAP.get()\n")
+    info = site / "fastsrv-1.2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fastsrv\nVersion: 1.2.0\n")
+    (info / "RECORD").write_text("fastsrv/__init__.py,,\nfastsrv/environ.py,,\n"
+                                 "fastsrv/sched.py,,\nfastsrv-1.2.0.dist-info/METADATA,,\n")
+    return py
+
+
+def test_a_variable_an_installed_package_reads_ranks_above_the_name_rules(tmp_path):
+    py = _venv_with_reader(tmp_path / "venv")
+    base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "NCCL_ALGO": "Ring"}
+    argv = [str(py), "-m", "fastsrv.serve"]
+    a = runsnap.capture(argv, env=base, cwd=tmp_path)
+    b = runsnap.capture(argv, env={**base, "FASTSRV_ENABLE_OVERLAP": "1", "NCCL_ALGO": "Tree",
+                                   "MY_NOTE": "x"}, cwd=tmp_path)
+    plain = compare(a, b)
+    assert plain.counted[0].key == "NCCL_ALGO"  # names alone: the NCCL family ranks first
+    report = compare(a, b, static=True)
+    first = report.counted[0]
+    assert (first.key, first.evidence_kind) == ("FASTSRV_ENABLE_OVERLAP", "static")
+    assert first.reason == ("an installed package reads it: fastsrv 1.2.0  "
+                            "fastsrv/environ.py:6  declaration and 1 more")
+    assert "fastsrv 1.2.0  fastsrv/sched.py:4  read" in first.evidence
+    kinds = {d.key: d.evidence_kind for d in report.counted}
+    assert kinds["NCCL_ALGO"] == "name" and kinds["MY_NOTE"] == "name"
