@@ -147,9 +147,11 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     Exit status: 0 no findings, 1 findings, 2 error.
     """
     from runsnap import checking
+    from runsnap.diffing.static import readers_of
     from runsnap.listing import load
 
-    report = checking.check(load(snapshot or "@1", snap_dir))
+    snap = load(snapshot or "@1", snap_dir)
+    report = checking.check(snap, who_reads=readers_of(snap))
     click.echo(checking.render(report, fmt), nl=False)
     sys.exit(1 if report else 0)
 

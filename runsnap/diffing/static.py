@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["who_reads_for"]
+__all__ = ["readers_of", "who_reads_for"]
 
 #: Kinds of who-reads places that say a package reads the variable.
 READS = ("declaration", "read", "library")
@@ -57,7 +57,13 @@ def who_reads_for(a: Any, b: Any) -> Callable[[str], Sequence[str]] | None:
     for snap in (a, b):
         if (snap.get("runtime") or {}).get("traced"):
             return None
-    dists = _installed(b) or _installed(a)
+    return readers_of(b) or readers_of(a)
+
+
+def readers_of(snap: Any) -> Callable[[str], Sequence[str]] | None:
+    """``name -> places`` over the distributions ``snap`` lists that are installed here (for
+    ``check``'s known names too), or None when none is."""
+    dists = _installed(snap)
     if not dists:
         return None
 

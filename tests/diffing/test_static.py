@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import venv
@@ -11,7 +12,7 @@ import runsnap
 from runsnap.diffing import compare
 
 
-def _venv_with_reader(root: Path) -> Path:
+def _venv_with_reader(root: Path, name: str = "FASTSRV_ENABLE_OVERLAP") -> Path:
     """A real venv with a package declaring its variables the SGLang way (RECORD included)."""
     venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
     py = root / "bin" / "python"
@@ -22,10 +23,10 @@ def _venv_with_reader(root: Path) -> Path:
     (site / "fastsrv" / "__init__.py").write_text("")
     (site / "fastsrv" / "environ.py").write_text(
         "class EnvBool:\n    def __init__(self, d):\n        self.d = d\n\n"
-        "class Envs:\n    FASTSRV_ENABLE_OVERLAP = EnvBool(False)\n\nenvs = Envs()\n")
+        f"class Envs:\n    {name} = EnvBool(False)\n\nenvs = Envs()\n")
     (site / "fastsrv" / "sched.py").write_text(
         "from fastsrv.environ import envs\n\ndef plan():\n"
-        "    return envs.FASTSRV_ENABLE_OVERLAP.get()\n")
+        f"    return envs.{name}.get()\n")
     info = site / "fastsrv-1.2.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fastsrv\nVersion: 1.2.0\n")
@@ -51,3 +52,19 @@ def test_a_variable_an_installed_package_reads_ranks_above_the_name_rules(tmp_pa
     assert "fastsrv 1.2.0  fastsrv/sched.py:4  read" in first.evidence
     kinds = {d.key: d.evidence_kind for d in report.counted}
     assert kinds["NCCL_ALGO"] == "name" and kinds["MY_NOTE"] == "name"
+
+
+def test_check_knows_the_names_installed_packages_declare(tmp_path, cli_invoke):
+    """A name one letter from a known one is no misspelling when an installed package of the
+    run's interpreter declares it (a newer release than runsnap's list)."""
+    from runsnap.checking import check
+
+    newer = "SGLANG_ENABLE_TORCH_COMPILES"
+    py = _venv_with_reader(tmp_path / "venv", newer)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), newer: "1",
+           "NCCL_NET_GDR_LEVEK": "PHB"}
+    snap = runsnap.capture([str(py), "-m", "fastsrv.serve"], env=env, cwd=tmp_path)
+    snap = snap.save(tmp_path / "s.toml")
+    assert {f.path[-1] for f in check(snap).findings} == {newer, "NCCL_NET_GDR_LEVEK"}
+    out = cli_invoke(["check", str(snap.path), "--format", "json"], expect=1).stdout
+    assert [f["path"] for f in json.loads(out)["findings"]] == [["env", "NCCL_NET_GDR_LEVEK"]]
