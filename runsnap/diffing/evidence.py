@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference
-from runsnap.knowledge.env import list_separator, split_list
+from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.readers import read_natively
 
 __all__ = [
@@ -406,7 +406,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         if not read_natively(name):
             return Evidence("unread", "no Python process read it in either run (both traced)")
         return None
-    if who_reads is not None and not traced:
+    if who_reads is not None and not traced and noise_reason(name) is None:
         places = list(who_reads(name))
         if places:
             more = f" and {len(places) - 1} more" if len(places) > 1 else ""
