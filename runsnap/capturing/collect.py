@@ -32,10 +32,12 @@ def build_context(
     models: Sequence[str] = (),
     python: str | None = None,
     max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
+    started: Mapping[str, Any] | None = None,
 ) -> CaptureContext:
     """A :class:`CaptureContext` for a child launched with ``argv`` in ``cwd`` with ``env``.
 
-    Raises :class:`~runsnap.errors.UsageError` when ``python`` is missing or not Python.
+    ``started``: work begun early for this capture (see :class:`CaptureContext`). Raises
+    :class:`~runsnap.errors.UsageError` when ``python`` is missing or not Python.
     """
     env = dict(os.environ if env is None else env)
     where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
@@ -50,6 +52,7 @@ def build_context(
         models=tuple(models),
         python=python,
         max_diff_bytes=max_diff_bytes,
+        started=started,
     )
 
 
@@ -135,15 +138,18 @@ def capture(
     output: str | os.PathLike[str] | None = None,
     redact: Sequence[str] = (),
     keep: Sequence[str] = (),
+    started: Mapping[str, Any] | None = None,
 ) -> Snapshot:
     """Snapshot the context of a launch of ``argv`` (nothing is run); save it if ``output``.
 
     ``env`` defaults to this process's environment and ``cwd`` to the current directory: the
     child would inherit both. Secrets are replaced with fingerprints before anything is kept.
+    ``started``: work begun early for this capture (``{"git": runsnap.collectors.git.
+    prestart(...)}``), taken over when it suits.
     """
     ctx = build_context(
         argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes,
+        max_diff_bytes=max_diff_bytes, started=started,
     )
     redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep))
     snap = snapshot_from_context(ctx, redactor=redactor)

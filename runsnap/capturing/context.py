@@ -144,9 +144,12 @@ class CaptureContext(Record):
         models: tuple[str, ...] = (),
         python: str | None = None,
         max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
+        started: Mapping[str, Any] | None = None,
     ) -> None:
         """``env`` defaults to a copy of this process's environment, ``cwd`` to the current
-        directory (both read when the context is made)."""
+        directory (both read when the context is made). ``started``: work begun early for this
+        capture and handed over (collector name -> its handle, e.g. ``runsnap.collectors.git.
+        prestart``'s plan); a collector checks that it suits before taking it over."""
         self.argv = argv
         self.env = dict(os.environ) if env is None else env
         self.cwd = os.getcwd() if cwd is None else cwd
@@ -155,7 +158,7 @@ class CaptureContext(Record):
         self.models = models
         self.python = python
         self.max_diff_bytes = max_diff_bytes
-        self.started = {}
+        self.started = dict(started or {})
         self._probe = None
         self._probe_cached = None
         self._probe_key = ""

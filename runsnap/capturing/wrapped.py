@@ -16,6 +16,7 @@ from runsnap.snapshot import Snapshot
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
     from runsnap.launch import LaunchResult, LaunchSpec
 
@@ -71,6 +72,7 @@ def run(
     redact: Sequence[str] = (),
     keep: Sequence[str] = (),
     trace: bool = True,
+    started: Mapping[str, Any] | None = None,
 ) -> RunRecord:
     """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
 
@@ -92,7 +94,7 @@ def run(
     grace = launch.DEFAULT_KILL_GRACE if kill_grace is None else kill_grace
     ctx = build_context(
         argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes,
+        max_diff_bytes=max_diff_bytes, started=started,
     )
     key = load_key()  # runsnap's own user and environment, as in every capture
     redactor = Redactor(key, load_policy(ctx.cwd, redact, keep))

@@ -47,10 +47,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     if params["pid"] is None:
         # git diff and git status are the slowest part of a capture: set them going on the
-        # other core before the rest of runsnap is imported (the capture takes them over).
+        # other core before the rest of runsnap is imported, and hand them to the capture.
         from runsnap.collectors import git
 
-        git.prestart(os.environ, os.getcwd(), params["repos"], params["max_diff_bytes"])
+        plan = git.prestart(os.environ, os.getcwd(), params["repos"], params["max_diff_bytes"])
+        if plan is not None:
+            params["started"] = {"git": plan}
     try:
         status = guarded(run_capture, **params)
     except BrokenPipeError:

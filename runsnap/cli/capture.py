@@ -6,6 +6,9 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from runsnap.snapshot import Snapshot
 
 __all__ = ["run_capture"]
@@ -16,9 +19,12 @@ def run_capture(
     models: tuple[str, ...], python: str | None, max_diff_bytes: int, log: str | None,
     tail_lines: int, exec_: bool, no_run: bool, pid: int | None, inherit_tty: bool,
     kill_after: float, command: tuple[str, ...], redact: tuple[str, ...] = (),
-    keep: tuple[str, ...] = (), no_trace: bool = False,
+    keep: tuple[str, ...] = (), no_trace: bool = False, started: Mapping[str, Any] | None = None,
 ) -> int:
-    """What ``runsnap capture`` does once its options are known; returns the exit status."""
+    """What ``runsnap capture`` does once its options are known; returns the exit status.
+
+    ``started``: work begun for this capture before the rest of runsnap was imported (the
+    fast path's git head start), handed over to the capture."""
     from runsnap.errors import UsageError
 
     if pid is not None:
@@ -38,7 +44,7 @@ def run_capture(
         from runsnap.capturing import capture, resolve_output
 
         snap = capture(command, label=label, repos=repos, models=models, python=python,
-                       max_diff_bytes=max_diff_bytes, redact=redact, keep=keep)
+                       max_diff_bytes=max_diff_bytes, redact=redact, keep=keep, started=started)
         print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
         return 0
 
@@ -52,7 +58,7 @@ def run_capture(
         command, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
         log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
-        on_saved=announce, redact=redact, keep=keep, trace=not no_trace,
+        on_saved=announce, redact=redact, keep=keep, trace=not no_trace, started=started,
     )
     if record.result.error:
         sys.stderr.write(f"runsnap: {record.result.error}\n")

@@ -5,10 +5,12 @@ child's environment. For each: commit, branch or detached HEAD, ``describe``, di
 uncommitted diff against HEAD (staged and unstaged), untracked files, remotes, upstream
 ahead/behind, submodules, bare and shallow flags.
 
-Speed: the ``git`` command line is used directly (GitPython costs ~110 ms to import and several
-times the time of the same ``git`` call), and each repository's commands run side by side:
-one ``status --porcelain=v2`` gives branch, upstream, ahead/behind, changed and untracked
-files at once.
+Git itself answers every question (where the work tree and git directory are, shallow or bare,
+remotes with their URL rewrites): no re-implementation of its discovery or config rules. The
+``git`` command line is used directly, not GitPython (an import far costlier than the call;
+figures in benchmarks/RESULTS.md), and each repository's commands run side by side: one
+``status --porcelain=v2`` gives branch, upstream, ahead/behind, changed and untracked files at
+once.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 
 from runsnap import shell
 from runsnap._paths import resolve_path
-from runsnap.collectors.gitfiles import ASK, WorkTree, find_work_tree
+from runsnap._plain import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,14 +61,60 @@ def _editable_candidates(ctx: CaptureContext) -> list[tuple[str, str]]:
     ]
 
 
-class _Plan:
+class Candidate(Record):
+    """A directory that may be in a repository, and the git commands started for it."""
+
+    path: str
+    role: str
+    """Why it is looked at: ``cwd``, ``--repo``, ``editable install of X``."""
+    discovery: shell.Pending
+    """``git rev-parse``: whether the directory is in a repository, and where (see
+    :data:`DISCOVER`)."""
+    state: dict[str, shell.Pending] | None = None
+    """The repository's state commands, started speculatively from the directory (``git -C``
+    reports the whole repository, with paths from its top); None when not started."""
+
+    def answer(self) -> tuple[str, str, bool, bool] | None:
+        """``(top, git_dir, bare, shallow)`` once git answered; None when the directory is in
+        no repository or git failed (:meth:`problem` says which)."""
+        res = self.discovery.wait()
+        lines = res.text().splitlines()
+        # A bare repository has no work tree, so --show-toplevel fails after the other three
+        # answers were printed: judge by what was printed, not only by the exit status.
+        bare = bool(lines) and lines[0] == "true"
+        if len(lines) < 3 or not (bare or (res.ok and len(lines) >= 4)):
+            return None
+        return (lines[1] if bare else lines[3]), lines[1], bare, lines[2] == "true"
+
+    def problem(self) -> str | None:
+        """Why :meth:`answer` is None: None when the directory is simply in no repository."""
+        res = self.discovery.wait()
+        if b"not a git repository" in res.stderr:
+            return None
+        return f"{self.path} ({self.role}): {res.error_line()}"
+
+    def cancel(self) -> None:
+        """Stop what was started for this candidate."""
+        self.discovery.cancel()
+        if self.state:
+            _cancel(self.state)
+            self.state = None
+
+
+#: What git is asked about every candidate directory, in one call.
+DISCOVER = ("rev-parse", "--is-bare-repository", "--absolute-git-dir",
+            "--is-shallow-repository", "--show-toplevel")
+
+
+class GitPlan:
     """The git commands of one capture, started as early as each is known.
 
-    The cwd's repository and every ``--repo`` are known before anything has run, so
-    :func:`start` begins their commands while the package probe and the other collectors work:
-    the discovery ``rev-parse`` and, speculatively, the state commands run side by side (``git
-    -C <dir inside the work tree>`` reports the whole repository, with paths from its top). The
+    The cwd's repository and every ``--repo`` are known before anything has run, so a plan
+    begins their commands while the package probe and the other collectors work: the
+    discovery ``rev-parse`` and, speculatively, the state commands run side by side. The
     editable installs' checkouts are known only from the probe; :func:`collect` adds them.
+    ``runsnap capture`` makes one with :func:`prestart` before the rest of runsnap is imported
+    and hands it to the capture (``CaptureContext.started["git"]``).
     """
 
     def __init__(self, child_env: Mapping[str, str], cwd: str, repos: Sequence[str],
@@ -74,7 +122,7 @@ class _Plan:
         self.env = _git_env(child_env)
         self.git = shell.which("git", path=self.env["PATH"])
         self.errors: list[str] = []
-        self.candidates: list[dict[str, Any]] = []
+        self.candidates: list[Candidate] = []
         self.max_diff_bytes = max_diff_bytes
         self.made_for = (cwd, tuple(repos), max_diff_bytes)
         self.editables_added = False
@@ -90,12 +138,7 @@ class _Plan:
     def cancel(self) -> None:
         """Stop every program this plan started (it was made for another capture)."""
         for cand in self.candidates:
-            for pending in (cand.get("discovery"), cand.get("found") and cand["found"].started,
-                            cand.get("state")):
-                if isinstance(pending, shell.Pending):
-                    pending.cancel()
-                elif isinstance(pending, dict):
-                    _cancel(pending)
+            cand.cancel()
 
     def add_editables(self, ctx: CaptureContext) -> None:
         """Add the editable installs' checkouts (needs the probe's answer); once."""
@@ -104,70 +147,51 @@ class _Plan:
         self.editables_added = True
         # An editable checkout is usually a repository of its own: read it speculatively too,
         # unless it lies inside a work tree already being read (then it may be the same one).
-        tops = [_candidate_top(c) for c in self.candidates]
+        tops = [_work_tree_top(c) for c in self.candidates]
         for path, role in _editable_candidates(ctx):
             inside = any(t and (path == t or path.startswith(t.rstrip(os.sep) + os.sep))
                          for t in tops)
             self.add(path, role, speculative=not inside)
 
     def add(self, path: str, role: str, speculative: bool) -> None:
+        """Start asking git about ``path`` (and, if ``speculative``, reading its state)."""
         if self.git is None:
             return
         if not os.path.isdir(path):
             self.errors.append(f"{path} ({role}): no such directory")
             return
-        found = find_work_tree(path, self.env)
-        if found is None:
-            self.candidates.append({"path": path, "role": role, "found": None})
-            return
-        if found != ASK:
-            top = found.top
-            if not any(c.get("found") and c["found"].top == top for c in self.candidates):
-                found.started = _start_state(self.git, top, False, self.env, found)
-            self.candidates.append({"path": path, "role": role, "found": found})
-            return
-        argv = [self.git, "-C", path, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
-                "--is-shallow-repository", "--show-toplevel"]
-        self.candidates.append({
-            "path": path, "role": role, "discovery": shell.start(argv, env=self.env),
-            "state": _start_state(self.git, path, False, self.env) if speculative else None,
-        })
-
-
-#: Git started by :func:`prestart` for the capture about to be made (see runsnap.cli.main).
-_prestarted: _Plan | None = None
+        discovery = shell.start([self.git, "-C", path, *DISCOVER], env=self.env)
+        state = _start_state(self.git, path, False, self.env) if speculative else None
+        self.candidates.append(Candidate(path, role, discovery, state))
 
 
 def prestart(child_env: Mapping[str, str], cwd: str, repos: Sequence[str],
-             max_diff_bytes: int) -> None:
+             max_diff_bytes: int) -> GitPlan | None:
     """Start git for a capture that is about to be made, before the rest of runsnap is imported.
 
     ``runsnap capture`` calls this first thing, so that ``git diff`` and ``git status`` run on
-    the other core while runsnap imports and collects. :func:`start` takes the plan over when
-    the capture's context is the same (cwd, ``--repo``, the environment git sees, the diff cap),
-    and cancels it otherwise.
+    the other core while runsnap imports and collects, and hands the plan to the capture
+    (``started={"git": plan}``). :func:`start` takes it over when the capture's context is the
+    same (cwd, ``--repo``, the environment git sees, the diff cap), and cancels it otherwise.
+    None when it could not start (the capture then starts git itself).
     """
-    global _prestarted
-    if _prestarted is not None:
-        _prestarted.cancel()
-    _prestarted = None
     try:
-        _prestarted = _Plan(child_env, os.path.abspath(cwd), repos, max_diff_bytes)
+        return GitPlan(child_env, os.path.abspath(cwd), repos, max_diff_bytes)
     except Exception:  # noqa: BLE001
         # Only a head start: the capture starts git itself and records any failure in [git].
-        _prestarted = None
+        return None
 
 
 def start(ctx: CaptureContext) -> None:
     """Start git in the repositories known before the collectors run: the cwd's, every
-    ``--repo``, and the editable installs' when the probe's answer is already at hand."""
-    global _prestarted
-    plan, _prestarted = _prestarted, None
-    if plan is not None and not plan.suits(ctx):
+    ``--repo``, and the editable installs' when the probe's answer is already at hand. A plan
+    handed over in ``ctx.started["git"]`` (:func:`prestart`) is taken over if it suits."""
+    plan = ctx.started.get("git")
+    if isinstance(plan, GitPlan) and not plan.suits(ctx):
         plan.cancel()
         plan = None
-    if plan is None:
-        plan = _Plan(ctx.env, ctx.cwd, ctx.repos, ctx.max_diff_bytes)
+    if not isinstance(plan, GitPlan):
+        plan = GitPlan(ctx.env, ctx.cwd, ctx.repos, ctx.max_diff_bytes)
     if ctx.probe_ready():
         plan.add_editables(ctx)
     ctx.started["git"] = plan
@@ -175,71 +199,48 @@ def start(ctx: CaptureContext) -> None:
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:
     """``{"repos": {name: {...}}, "not_repositories": [...], "errors": [...]}``."""
-    if "git" not in ctx.started:
+    if not isinstance(ctx.started.get("git"), GitPlan) or not ctx.started["git"].suits(ctx):
         start(ctx)
-    plan: _Plan = ctx.started.pop("git")
+    plan: GitPlan = ctx.started.pop("git")
     if plan.git is None:
         return {"repos": {}, "errors": ["git not found on PATH: repositories not recorded"]}
     plan.add_editables(ctx)
 
     # 1. Which repository is each candidate in? Start each repository's state commands once
     #    (or keep the speculative ones), all repositories side by side.
-    repos: dict[str, dict[str, Any]] = {}  # keyed by toplevel (or git dir, when bare)
+    repos: dict[str, Repo] = {}  # keyed by toplevel (or git dir, when bare)
     not_repos: list[str] = []
     for cand in plan.candidates:
-        if "found" in cand:  # found from the files, without running git
-            tree: WorkTree | None = cand["found"]
-            if tree is None:
-                not_repos.append(cand["path"])
-                continue
-            entry = repos.get(tree.top)
-            if entry is None:
-                entry = repos[tree.top] = {"path": tree.top, "roles": [], "bare": False,
-                                           "shallow": tree.shallow, "tree": tree,
-                                           "started": tree.started}
-                tree.started = None
-                _start_submodules(plan, entry)
-            elif tree.started:
-                _cancel(tree.started)
-                tree.started = None
-            if cand["role"] not in entry["roles"]:
-                entry["roles"].append(cand["role"])
-            continue
-        res = cand["discovery"].wait()
-        lines = res.text().splitlines()
-        # A bare repository has no work tree, so --show-toplevel fails after the other three
-        # answers were printed: judge by what was printed, not only by the exit status.
-        bare = bool(lines) and lines[0] == "true"
-        if len(lines) < 3 or not (bare or (res.ok and len(lines) >= 4)):
-            if cand["state"]:
-                _cancel(cand["state"])
-            if b"not a git repository" in res.stderr:
-                not_repos.append(cand["path"])
+        found = cand.answer()
+        if found is None:
+            if cand.state:
+                _cancel(cand.state)
+            problem = cand.problem()
+            if problem is None:
+                not_repos.append(cand.path)
             else:
-                plan.errors.append(f"{cand['path']} ({cand['role']}): {res.error_line()}")
+                plan.errors.append(problem)
             continue
-        top = lines[1] if bare else lines[3]
-        entry = repos.get(top)
-        if entry is None:
-            entry = repos[top] = {"path": top, "roles": [], "bare": bare,
-                                  "shallow": lines[2] == "true"}
-            if cand["state"] and not bare:
-                entry["started"] = cand["state"]
-                cand["state"] = None
+        top, _git_dir, bare, shallow = found
+        repo = repos.get(top)
+        if repo is None:
+            if cand.state and not bare:
+                started, cand.state = cand.state, None
             else:
-                entry["started"] = _start_state(plan.git, top, bare, plan.env)
-            _start_submodules(plan, entry)
-        if cand["state"]:
-            _cancel(cand["state"])  # a second name for a repository already being read
-        if cand["role"] not in entry["roles"]:
-            entry["roles"].append(cand["role"])
+                started = _start_state(plan.git, top, bare, plan.env)
+            repo = repos[top] = Repo(top, bare, shallow, started)
+            _start_submodules(plan, repo)
+        if cand.state:
+            _cancel(cand.state)  # a second name for a repository already being read
+            cand.state = None
+        if cand.role not in repo.roles:
+            repo.roles.append(cand.role)
 
     # 2. Each repository's state.
     out: dict[str, dict[str, Any]] = {}
-    for entry in repos.values():
-        state = _finish_state(plan.git, entry, entry.pop("started"), plan.env,
-                              plan.max_diff_bytes)
-        name = _unique(out, os.path.basename(entry["path"].rstrip(os.sep)) or "repo")
+    for repo in repos.values():
+        state = _finish_state(plan.git, repo, plan.env, plan.max_diff_bytes)
+        name = _unique(out, os.path.basename(repo.path.rstrip(os.sep)) or "repo")
         out[name] = state
     section: dict[str, Any] = {"repos": out}
     if not_repos:
@@ -248,20 +249,27 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     return section
 
 
-def _start_submodules(plan: _Plan, entry: dict[str, Any]) -> None:
-    top = entry["path"]
-    if plan.git and not entry["bare"] and os.path.exists(os.path.join(top, ".gitmodules")):
-        entry["started"]["submodules"] = shell.start(
-            [plan.git, "-C", top, "submodule", "status", "--recursive"], env=plan.env)
+class Repo(Record):
+    """One repository found, and the commands reading its state."""
+
+    path: str
+    """Its top (the work tree; the git directory when bare)."""
+    bare: bool
+    shallow: bool
+    started: dict[str, shell.Pending]
+    roles: list[str] = field(default_factory=list)
 
 
-def _candidate_top(cand: dict[str, Any]) -> str:
+def _start_submodules(plan: GitPlan, repo: Repo) -> None:
+    if plan.git and not repo.bare and os.path.exists(os.path.join(repo.path, ".gitmodules")):
+        repo.started["submodules"] = shell.start(
+            [plan.git, "-C", repo.path, "submodule", "status", "--recursive"], env=plan.env)
+
+
+def _work_tree_top(cand: Candidate) -> str:
     """The work tree's top of a candidate ("" when none: bare, or no repository)."""
-    if "found" in cand:
-        return cand["found"].top if cand["found"] else ""
-    res = cand["discovery"].wait()
-    lines = res.text().splitlines()
-    return lines[3] if res.ok and len(lines) >= 4 and lines[0] == "false" else ""
+    found = cand.answer()
+    return found[0] if found and not found[2] else ""
 
 
 def _cancel(started: dict[str, shell.Pending]) -> None:
@@ -278,17 +286,15 @@ def _unique(taken: dict[str, Any], name: str) -> str:
     return f"{name}-{i}"
 
 
-def _start_state(
-    git: str, path: str, bare: bool, env: dict[str, str], tree: WorkTree | None = None
-) -> dict[str, Any]:
+def _start_state(git: str, path: str, bare: bool, env: dict[str, str]) -> dict[str, shell.Pending]:
     """Start the commands that read one repository's state; ``path`` may be inside it.
 
-    A work tree needs two: ``status --porcelain=v2 --branch`` (commit, branch, upstream,
-    ahead/behind, changed and untracked files) and ``diff HEAD``. ``describe`` runs only when
-    the repository has tags (without tags it would only repeat the commit), and ``remote -v``
-    only when the remotes cannot be read from the config files (``tree``: what the files say).
-    ``describe --dirty`` is not used: it refreshes the index a third time, and the status
-    already says whether tracked files changed.
+    A work tree: ``status --porcelain=v2 --branch`` (commit, branch, upstream, ahead/behind,
+    changed and untracked files) and ``diff HEAD``; every repository: ``describe --tags``
+    (without ``--always``: a repository without tags has no description, not the commit again)
+    and ``remote -v`` (which applies ``url.*.insteadOf``). ``describe --dirty`` is not used: it
+    refreshes the index a third time, and the status already says whether tracked files
+    changed.
     """
     base = [git, "-C", path, "-c", "core.quotepath=off"]
     cmds = {}  # the long ones first
@@ -299,59 +305,63 @@ def _start_state(
     else:
         cmds["head"] = [*base, "rev-parse", "--verify", "-q", "HEAD"]
         cmds["branch"] = [*base, "symbolic-ref", "-q", "--short", "HEAD"]
-    if tree is None or tree.has_tags is not False:
-        cmds["describe"] = [*base, "describe", "--always", "--tags"]
-    if tree is None or tree.remotes is None:
-        cmds["remotes"] = [*base, "remote", "-v"]
+    cmds["describe"] = [*base, "describe", "--tags"]
+    cmds["remotes"] = [*base, "remote", "-v"]
     return {name: shell.start(argv, env=env) for name, argv in cmds.items()}
 
 
-def _finish_state(
-    git: str, entry: dict[str, Any], started: dict[str, Any], env: dict[str, str],
-    max_diff_bytes: int,
-) -> dict[str, Any]:
-    res = {name: p.wait() for name, p in started.items()}
+def _finish_state(git: str, repo: Repo, env: dict[str, str], max_diff_bytes: int
+                  ) -> dict[str, Any]:
+    res = {name: p.wait() for name, p in repo.started.items()}
     errors: list[str] = []
-    state: dict[str, Any] = {"path": entry["path"], "roles": entry["roles"]}
+    state: dict[str, Any] = {"path": repo.path, "roles": repo.roles}
     status: dict[str, Any] = {}
-    if entry["bare"]:
+    if repo.bare:
         state["commit"] = res["head"].text().strip() if res["head"].ok else ""
     else:
         st = res["status"]
         if st.ok:
-            status = _parse_status(st.stdout, entry["path"])
+            status = _parse_status(st.stdout, repo.path)
         else:
             errors.append(st.error_line())
         state["commit"] = status.pop("commit", "")
     if not state["commit"]:
         state["unborn"] = True  # a repository with no commit yet
-    describe = res["describe"].text().strip() if "describe" in res and res["describe"].ok else ""
+    describe = _describe(git, repo, res["describe"], env) if state["commit"] else ""
     if describe and status.get("changed"):
         describe += "-dirty"  # what `git describe --dirty` says: tracked files changed
     state["describe"] = describe
-    state["bare"] = entry["bare"]
-    state["shallow"] = entry["shallow"]
+    state["bare"] = repo.bare
+    state["shallow"] = repo.shallow
 
-    if entry["bare"]:
+    if repo.bare:
         state["branch"] = res["branch"].text().strip()
         state["detached"] = not state["branch"]
     else:
         state.update(status)
         diff = res["diff"]
         if diff.ok:
-            state.update(_diff_fields(git, entry["path"], diff.stdout, env, max_diff_bytes))
+            state.update(_diff_fields(git, repo.path, diff.stdout, env, max_diff_bytes))
         elif state.get("unborn"):
             state["diff"] = ""
         else:
             errors.append(diff.error_line())
         if "submodules" in res:
             state["submodules"] = _parse_submodules(res["submodules"], errors)
-    if "remotes" in res:
-        state["remotes"] = _parse_remotes(res["remotes"].text()) if res["remotes"].ok else {}
-    else:
-        state["remotes"] = dict(entry["tree"].remotes)
+    state["remotes"] = _parse_remotes(res["remotes"].text()) if res["remotes"].ok else {}
     state["errors"] = errors
     return state
+
+
+def _describe(git: str, repo: Repo, res: shell.Result, env: dict[str, str]) -> str:
+    """``git describe --tags``; where tags exist but none is an ancestor of HEAD, the
+    abbreviated commit (what ``--always`` gives); empty without tags."""
+    if res.ok:
+        return res.text().strip()
+    if b"No names found" in res.stderr:
+        return ""  # no tags at all
+    again = shell.run([git, "-C", repo.path, "describe", "--tags", "--always"], env=env)
+    return again.text().strip() if again.ok else ""
 
 
 def _parse_status(raw: bytes, top: str) -> dict[str, Any]:
