@@ -63,13 +63,16 @@ class Bench:
     """The interpreter runsnap runs in (for peers that measure Python itself)."""
     env: dict[str, str]
     quick: bool
+    baseline: list[str] | None = None
+    """runsnap from another source tree (``--baseline``), measured beside this one in case 1."""
 
     def run_help(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*self.runsnap, *args], env=self.env, cwd=self.repo,
                               capture_output=True, text=True)
 
 
-def install_runsnap(work: Path) -> tuple[str, list[str]]:
+def install_runsnap(work: Path, root: Path = ROOT, name: str = "runsnap-venv"
+                    ) -> tuple[str, list[str]]:
     """runsnap from this working tree, laid out as a regular install: (python, runsnap argv).
 
     A venv whose ``.pth`` puts the working tree and the directory holding runsnap's
@@ -81,7 +84,7 @@ def install_runsnap(work: Path) -> tuple[str, list[str]]:
     """
     import importlib.util
 
-    venv = work / "runsnap-venv"
+    venv = work / name
     py = venv / "bin" / "python"
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -92,7 +95,7 @@ def install_runsnap(work: Path) -> tuple[str, list[str]]:
     if spec is None or spec.origin is None:
         raise SystemExit("run this with the interpreter runsnap's dependencies are installed in")
     deps = Path(spec.origin).parent.parent
-    (site / "runsnap_bench.pth").write_text(f"{ROOT}\n{deps}\n")
+    (site / "runsnap_bench.pth").write_text(f"{root}\n{deps}\n")
     script = venv / "bin" / "runsnap"
     script.write_text(f"#!{py}\nimport sys\nfrom runsnap.cli import main\n"
                       "if __name__ == '__main__':\n    sys.exit(main())\n")
@@ -164,8 +167,12 @@ def build_capture(bench: Bench) -> list[Command]:
             [git, "diff", "HEAD"],
         ], env=env, cwd=cwd),
     ]
+    if bench.baseline:
+        cmds.insert(1, Command("runsnap capture (baseline)",
+                               [*bench.baseline, "capture", "-o", str(bench.out / "c0.toml"),
+                                *models], env=env, cwd=cwd, after=_collect_ms(bench, "c0")))
     if bench.venv.has_torch and not bench.quick:
-        cmds.insert(2, Command("python -m torch.utils.collect_env",
+        cmds.insert(2 + bool(bench.baseline), Command("python -m torch.utils.collect_env",
                                [str(bench.venv.python), "-m", "torch.utils.collect_env"],
                                env=env, cwd=cwd))
     return cmds
@@ -176,6 +183,9 @@ def checks_capture(m: dict[str, Measured]) -> list[Check]:
     out = [Check("capture / pip freeze", cap / m["pip freeze"].median_ms, "x", 0.2),
            Check("capture / floor", cap / m["floor: python -c pass + git status + git diff"]
                  .median_ms, "x", 2.5)]
+    if "runsnap capture (baseline)" in m:
+        out.append(Check("capture / baseline capture",
+                         cap / m["runsnap capture (baseline)"].median_ms, "x", None))
     if "python -m torch.utils.collect_env" in m:
         out.append(Check("capture / collect_env",
                          cap / m["python -m torch.utils.collect_env"].median_ms, "x", None))
@@ -185,8 +195,13 @@ def checks_capture(m: dict[str, Measured]) -> list[Check]:
 def notes_capture(m: dict[str, Measured]) -> list[str]:
     cap = m["runsnap capture"]
     parts = [f"{k.split('.', 1)[1]} {cap.extra_median(k):.1f}" for k in sorted(cap.extra)]
-    return ["per-collector medians from `[meta] collect_ms` (ms): " + ", ".join(parts)] if parts \
+    out = ["per-collector medians from `[meta] collect_ms` (ms): " + ", ".join(parts)] if parts \
         else []
+    base = m.get("runsnap capture (baseline)")
+    if base is not None:
+        out.append(f"this tree - baseline: median {cap.median_ms - base.median_ms:+.1f} ms, "
+                   f"CPU {cap.cpu_ms - base.cpu_ms:+.1f} ms (same run, commands interleaved)")
+    return out
 
 
 _CHILD = ("import sys, time; t = time.time(); "
@@ -391,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="run only this case number (repeatable)")
     ap.add_argument("--work", type=Path, default=HERE / ".work", help="input cache directory")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here (Markdown)")
+    ap.add_argument("--baseline", type=Path, default=None, metavar="TREE",
+                    help="also measure runsnap from this source tree in case 1 (e.g. a git "
+                         "worktree of main), to measure a change in the same run")
     args = ap.parse_args(argv)
     rounds = args.repeat or (5 if args.quick else 11)
 
@@ -409,9 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(exist_ok=True)
     log(f"inputs ready in {time.perf_counter() - t_build:.1f}s")
     python, runsnap = install_runsnap(work)
+    baseline = (install_runsnap(work, args.baseline.resolve(), "baseline-venv")[1]
+                if args.baseline else None)
     bench = Bench(work=work, out=out, venv=venv, repo=repo, models=models, snapshots=pair,
                   ranks=ranks, rank_sets=rank_sets, runsnap=runsnap, python=python, env=child_env(work, venv),
-                  quick=args.quick)
+                  quick=args.quick, baseline=baseline)
 
     load_before = os.getloadavg()
     t0 = time.perf_counter()

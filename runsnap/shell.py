@@ -3,16 +3,17 @@
 Tests swap a program for a recorded one by putting a script of the same name first on the
 ``PATH`` they pass; nothing else in runsnap starts a program for a collector.
 
-Programs are started with :mod:`subprocess`. Each program's standard output goes into a pipe
-enlarged to 1 MiB where Linux allows (``pipesize``), so that ``git diff`` can write a whole
-diff of that size and exit while runsnap is busy elsewhere, instead of stopping at the first 64
-KiB until runsnap reads. (A hand-written ``posix_spawn`` path that avoided importing subprocess
-was dropped: the same-run measurement in benchmarks/RESULTS.md shows what it saved.)
+Programs are started with :func:`os.posix_spawn` and read with :func:`select.poll`, not with
+:mod:`subprocess`: a capture starts its programs before most of runsnap is imported, and the
+same-run measurement in benchmarks/RESULTS.md (issue 9) shows what subprocess would cost it. Each
+program's standard output goes into a pipe enlarged to 1 MiB where Linux allows, so that ``git
+diff`` can write a whole diff of that size and exit while runsnap is busy elsewhere, instead of
+stopping at the first 64 KiB until runsnap reads. Only a program that must run in another
+directory (the package probe) goes through subprocess, which has ``cwd``.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 
 from runsnap._plain import FrozenRecord
@@ -27,6 +28,15 @@ __all__ = ["Pending", "Result", "run", "start", "which"]
 #: What standard output's pipe is enlarged to (Linux ``F_SETPIPE_SZ``; the unprivileged limit,
 #: ``/proc/sys/fs/pipe-max-size``, is 1 MiB by default).
 PIPE_SIZE = 1024 * 1024
+
+try:  # the signal numbers without the enum classes that importing ``signal`` builds
+    import _signal as _sig  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - another Python implementation
+    import signal as _sig
+_SIGKILL: int = _sig.SIGKILL
+_SIGPIPE: int = _sig.SIGPIPE
+_SIGXFSZ: int = _sig.SIGXFSZ
+
 
 class Result(FrozenRecord):
     """What a finished program said."""
@@ -56,13 +66,14 @@ class Result(FrozenRecord):
 class Pending:
     """A started program; :meth:`wait` collects it. Lets collectors run programs side by side."""
 
-    def __init__(self, argv: Sequence[str], proc: subprocess.Popen[bytes] | None = None, *,
-                 failed: str = "") -> None:
+    def __init__(self, argv: Sequence[str], pid: int | None = None, out: int = -1, err: int = -1,
+                 *, failed: str = "", proc: subprocess.Popen[bytes] | None = None) -> None:
         self.argv = tuple(argv)
-        self._proc = proc
-        self.pid = proc.pid if proc is not None else None
+        self.pid = pid if proc is None else proc.pid
         """The program's process id (None when it could not be started)."""
+        self._out, self._err = out, err
         self._failed = failed
+        self._proc = proc
         self._result: Result | None = None
 
     def wait(self, timeout: float | None = 60) -> Result:
@@ -76,26 +87,85 @@ class Pending:
         return self._result
 
     def _wait(self, timeout: float | None) -> Result:
-        if self._proc is None:
+        if self.pid is None:
             return Result(self.argv, 127, b"", self._failed.encode())
+        if self._proc is not None:
+            return self._wait_popen(self._proc, timeout)
+        out, err, finished = _drain(self._out, self._err, timeout)
+        if not finished:
+            _kill(self.pid)
+            more_out, more_err, _ = _drain(self._out, self._err, None)
+            self._reap()
+            return Result(self.argv, 124, out + more_out,
+                          err + more_err + f"timed out after {timeout}s".encode())
+        return Result(self.argv, self._reap(), out, err)
+
+    def _wait_popen(self, proc: subprocess.Popen[bytes], timeout: float | None) -> Result:
         import subprocess
 
         try:
-            out, err = self._proc.communicate(timeout=timeout)
+            out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self._proc.kill()
-            out, err = self._proc.communicate()
+            proc.kill()
+            out, err = proc.communicate()
             return Result(self.argv, 124, out, err + f"timed out after {timeout}s".encode())
-        return Result(self.argv, self._proc.returncode, out, err)
+        return Result(self.argv, proc.returncode, out, err)
+
+    def _reap(self) -> int:
+        """Wait for the process to end; its exit status (-N when killed by signal N)."""
+        assert self.pid is not None
+        for fd in (self._out, self._err):
+            if fd >= 0:
+                os.close(fd)
+        self._out = self._err = -1
+        _, status = os.waitpid(self.pid, 0)
+        return os.waitstatus_to_exitcode(status)
 
     def cancel(self) -> None:
         """Stop the program if it still runs and reap it; its output is not wanted."""
-        if self._proc is None or self._result is not None:
+        if self.pid is None or self._result is not None:
             return
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.communicate()
-        self._result = Result(self.argv, self._proc.returncode, b"", b"cancelled")
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.communicate()
+        else:
+            _kill(self.pid)
+            self._reap()
+        self._result = Result(self.argv, -_SIGKILL, b"", b"cancelled")
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, _SIGKILL)
+    except ProcessLookupError:  # already gone (not yet reaped: waitpid follows)
+        pass
+
+
+def _drain(out_fd: int, err_fd: int, timeout: float | None) -> tuple[bytes, bytes, bool]:
+    """Read both pipes to their end: (stdout, stderr, whether both ended before ``timeout``)."""
+    import select
+    import time
+
+    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    poller = select.poll()
+    open_fds = {fd for fd in (out_fd, err_fd) if fd >= 0}
+    for fd in open_fds:
+        poller.register(fd, select.POLLIN)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while open_fds:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        events = poller.poll(None if left is None else left * 1000)
+        if not events:
+            break  # timed out
+        for fd, _mask in events:
+            data = os.read(fd, 1 << 20)
+            if data:
+                chunks[fd].append(data)
+            else:
+                poller.unregister(fd)
+                open_fds.discard(fd)
+    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd]), not open_fds
 
 
 def start(
@@ -107,32 +177,56 @@ def start(
     """Start ``argv`` with its output captured; never raises for a missing program.
 
     A name without a slash is looked for on ``env``'s ``PATH`` (this process's when no ``env``
-    is given); standard input is ``/dev/null``. Standard output's pipe is enlarged to
-    :data:`PIPE_SIZE` where the system allows, so ``git diff`` can write a whole large diff and
-    exit while runsnap is busy elsewhere.
+    is given), as :mod:`subprocess` does; standard input is ``/dev/null``.
     """
-    import subprocess
-
     environ = os.environ if env is None else env
+    if cwd is not None:
+        return _start_popen(argv, cwd, env)
     program = argv[0]
     if os.sep not in program:
         found = which(program, path=environ.get("PATH", os.defpath))
         if found is None:
             return Pending(argv, failed=f"{program}: No such file or directory")
         program = found
-    for pipesize in (PIPE_SIZE, -1):
-        try:
-            proc = subprocess.Popen(list(argv), executable=program, cwd=cwd, env=dict(environ),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, pipesize=pipesize)
-        except PermissionError as exc:
-            if pipesize > 0 and exc.errno == errno.EPERM:
-                continue  # over the user's pipe-buffer allowance: a pipe of the usual size
-            return Pending(argv, failed=f"{argv[0]}: {exc.strerror or exc}")
-        except OSError as exc:
-            return Pending(argv, failed=f"{argv[0]}: {exc.strerror or exc}")
-        return Pending(argv, proc)
-    raise AssertionError("unreachable")  # pragma: no cover
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    _enlarge(out_w)
+    try:
+        pid = os.posix_spawn(program, list(argv), dict(environ), file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, out_w, 1),
+            (os.POSIX_SPAWN_DUP2, err_w, 2),
+        ], setsigdef=(_SIGPIPE, _SIGXFSZ))  # Python ignores them; the program must not (as
+        # subprocess's restore_signals does)
+    except OSError as exc:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        return Pending(argv, failed=f"{argv[0]}: {exc.strerror or exc}")
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return Pending(argv, pid, out_r, err_r)
+
+
+def _enlarge(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    except (ImportError, AttributeError, OSError):  # not Linux, or over the allowed size
+        pass
+
+
+def _start_popen(argv: Sequence[str], cwd: str, env: Mapping[str, str] | None) -> Pending:
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+    except OSError as exc:
+        return Pending(argv, failed=f"{argv[0]}: {exc.strerror or exc}")
+    return Pending(argv, proc=proc)
 
 
 def run(
