@@ -1,7 +1,8 @@
 """Paths as text, written the way :mod:`pathlib` writes them, without importing it.
 
-Importing pathlib costs every capture ~5 ms of CPU (it imports ``urllib.parse`` and
-``ipaddress``), so the capture path works on ``str`` paths with :mod:`os.path`. Wherever a path
+Importing pathlib would cost every capture its import (with ``urllib.parse`` and
+``ipaddress``; measured in benchmarks/RESULTS.md), so the capture path works on ``str`` paths
+with :mod:`os.path`. Wherever a path
 used to pass through ``pathlib.Path`` on its way into a snapshot, an error message or the
 command's output, :func:`path_str` gives the same text ``str(Path(...))`` gave, so nothing a
 capture writes changes.

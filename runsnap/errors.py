@@ -8,7 +8,6 @@ from __future__ import annotations
 
 __all__ = [
     "CaptureError",
-    "CollectorError",
     "ProcessError",
     "RunsnapError",
     "SnapshotError",
@@ -33,10 +32,6 @@ class SnapshotError(RunsnapError):
 
 class CaptureError(RunsnapError):
     """A capture could not be written at all (as opposed to one section failing)."""
-
-
-class CollectorError(RunsnapError):
-    """One collector failed; the capture records it in that section's ``errors`` and goes on."""
 
 
 class ProcessError(RunsnapError):

@@ -57,7 +57,7 @@ def load_key(env: Mapping[str, str] | None = None) -> FingerprintKey:
     existing = _read_key(path)
     if existing:
         return existing
-    key = os.urandom(32)  # what secrets.token_bytes does (secrets imports random: 2 ms)
+    key = os.urandom(32)  # what secrets.token_bytes does, without importing random
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

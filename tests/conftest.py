@@ -99,6 +99,24 @@ def run_runsnap(*args: str, cwd: Path | None = None, env: dict[str, str] | None 
                           capture_output=True, text=True, input=input, timeout=120)
 
 
+def pip_install(python: Path, *args: str, tmp: Path) -> None:
+    """``python -m pip install ARGS`` that never needs the network: no index, and no build
+    isolation, with setuptools from this test environment on the build's path (not its other
+    packages: the target's own pip must stay the pip that runs)."""
+    import setuptools
+
+    site = Path(setuptools.__path__[0]).parent
+    shim = tmp / "build-backend"
+    shim.mkdir(exist_ok=True)
+    for name in ("setuptools", "pkg_resources", "_distutils_hack"):
+        if (site / name).exists() and not (shim / name).exists():
+            (shim / name).symlink_to(site / name)
+    env = {**os.environ, "PYTHONPATH": str(shim), "PIP_NO_INDEX": "1",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-build-isolation", *args],
+                   check=True, capture_output=True, env=env)
+
+
 def no_git_path(tmp_path: Path) -> str:
     """A PATH holding python but not git."""
     bindir = tmp_path / "nogit-bin"

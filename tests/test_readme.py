@@ -1,4 +1,5 @@
-"""README's snapshot reference is checked against what a real capture writes."""
+"""The snapshot reference (docs/schema.md, docs/launch.md) is checked against what a real capture
+writes. (Sample outputs are checked by tests/test_samples.py.)"""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from tests.conftest import ROOT, asset, make_repo
 
 
 def reference_rows() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text()
-    ref = text.split("## Snapshot reference", 1)[1].split("\n## ", 1)[0]
+    text = (ROOT / "docs" / "schema.md").read_text()
+    ref = text.split("# Snapshot reference", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in ref.splitlines():
         m = re.match(r"\| `(\[[^\]]+\]|schema)` \| (.*) \|$", line)
@@ -37,10 +38,11 @@ def test_every_key_a_capture_writes_is_documented(tmp_path: Path) -> None:
     assert missing == [], missing
 
 
-def readme_part(start: str) -> str:
-    text = (ROOT / "README.md").read_text()
+def doc_part(doc: str, start: str) -> str:
+    """The part of ``docs/DOC`` from the heading ``start`` to the next heading."""
+    text = (ROOT / "docs" / doc).read_text()
     part = text.split(start, 1)[1]
-    return part.split("\n#### ", 1)[0]
+    return re.split(r"\n#+ ", part, maxsplit=1)[0]
 
 
 def test_every_outcome_and_process_key_is_documented(tmp_path: Path) -> None:
@@ -53,7 +55,7 @@ def test_every_outcome_and_process_key_is_documented(tmp_path: Path) -> None:
     log = tmp_path / "run.log"
     record = run([sys.executable, "-c", "print('WARNING: x'); raise SystemExit('Error: y')"],
                  env=dict(os.environ), cwd=tmp_path, log=str(log))
-    outcome_doc = readme_part("#### `[outcome]`")
+    outcome_doc = doc_part("schema.md", "## `[outcome]`")
     missing = [k for k in record.snapshot["outcome"] if f"`{k}`" not in outcome_doc]
 
     ready = tmp_path / "ready"
@@ -66,7 +68,8 @@ def test_every_outcome_and_process_key_is_documented(tmp_path: Path) -> None:
     finally:
         child.kill()
         child.wait()
-    process_doc = readme_part("#### `--pid`: a process that is already running")
+    process_doc = doc_part("launch.md", "### `--pid`: a process that is already running")
     missing += [f"[process] {k}" for k in snap["process"]
                 if k != "errors" and f"`{k}`" not in process_doc]
     assert missing == [], missing
+

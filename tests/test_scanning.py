@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from runsnap.scanning import Hit, who_reads
+from tests.conftest import pip_install
 
 FLAG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
@@ -85,8 +86,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """))
     env = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
-    subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q",
-                    str(proj)], check=True, capture_output=True)
+    pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
     shutil.rmtree(proj)  # only the installed copy is left to find
     return env
 

@@ -59,8 +59,9 @@ def build_context(
 def _uuid4_hex() -> str:
     """A random (version 4) UUID as 32 hex digits, as ``uuid.uuid4().hex`` gives it.
 
-    Built here from 16 random bytes: importing :mod:`uuid` costs every capture ~3 ms of CPU (it
-    imports :mod:`platform`). Version 4 and the RFC 4122 variant are set as uuid4 sets them.
+    Built here from 16 random bytes: :mod:`uuid` imports :mod:`platform`, which the capture
+    path otherwise never needs (its cost: benchmarks/RESULTS.md). Version 4 and the RFC 4122
+    variant are set as uuid4 sets them.
     """
     raw = bytearray(os.urandom(16))
     raw[6] = (raw[6] & 0x0F) | 0x40  # version 4 in the high nibble of byte 6

@@ -1,8 +1,8 @@
 """The capture context: everything the collectors read, decided once.
 
 A :class:`CaptureContext` holds the child's argv, its exact environment, its cwd, the interpreter
-it will run, and the repositories and model paths in play. The child's environment and argv are
-plain data, so a later replay can edit them and launch again.
+it will run, and the repositories and model paths in play: what is recorded. What is launched
+is a :class:`~runsnap.launch.LaunchSpec` built from it (:func:`runsnap.capturing.launch_spec`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,10 @@ class Interpreter(FrozenRecord):
 
 
 class CaptureContext(Record):
-    """What one capture is about. Collectors read it and never change it."""
+    """What one capture is about. Collectors never change what is recorded (argv, env, cwd,
+    label, repos, models, python, the diff cap); they share the work in flight through
+    :attr:`started` (a starter puts its handle there, its collector takes it out) and the
+    cached answers of :attr:`executable`, :attr:`interpreter` and :attr:`probe`."""
 
     __slots__ = (
         "argv", "env", "cwd", "label", "repos", "models", "python", "max_diff_bytes", "started",
@@ -189,7 +192,7 @@ class CaptureContext(Record):
 
     @property
     def interpreter(self) -> Interpreter:
-        """The interpreter the child will run (see the README's "Which interpreter")."""
+        """The interpreter the child will run (docs/launch.md, "Which interpreter's packages")."""
         if self._interpreter is None:
             self._interpreter = self._find_interpreter()
         return self._interpreter
@@ -351,8 +354,8 @@ def _add_direct_url(dist: dict[str, Any]) -> None:
 def file_url_path(url: str) -> str:
     """The local path of a ``file://`` URL, as ``unquote(urlsplit(url).path)`` gives it.
 
-    Written out because :mod:`urllib.parse` (with :mod:`ipaddress`) costs a capture ~2 ms of
-    CPU to import, for the editable installs only.
+    Written out because :mod:`urllib.parse` (with :mod:`ipaddress`) would be imported by every
+    capture for the editable installs only (its cost: benchmarks/RESULTS.md).
 
     >>> file_url_path("file:///home/me/src/sgl%20ang?x=1#frag")
     '/home/me/src/sgl ang'

@@ -3,7 +3,7 @@
 ``runsnap capture`` is usually parsed by :func:`runsnap.cli.main` without importing click; its
 options are declared once, in :mod:`runsnap.cli.options`, and turned into click options here.
 
-Exit statuses (documented in README):
+Exit statuses (documented in README and docs/launch.md):
     0    success; for ``diff``: no differences that count (noise alone counts as none)
     1    ``diff`` only: the snapshots differ
     2    usage or input error (bad option, missing or invalid snapshot, --pid of a process

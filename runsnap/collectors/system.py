@@ -5,7 +5,8 @@ The rest of ``[system]`` comes from the parts registered after it (``collectors.
 toolchain.
 
 Speed: on Linux, memory and physical cores are read from ``/proc`` and ``/sys`` directly (the
-files psutil reads); psutil, ~13 ms to import, is imported only where those are missing.
+files psutil reads); psutil, a costly import for every capture, is imported only where those
+are missing.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ _IMPLEMENTATIONS = {"cpython": "CPython", "pypy": "PyPy", "graalpy": "GraalVM"}
 
 
 def _uname() -> tuple[str, str, str]:
-    """(system, kernel release, machine) from ``os.uname`` (:mod:`platform` costs 4 ms)."""
+    """(system, kernel release, machine) from ``os.uname`` (no :mod:`platform` import)."""
     if hasattr(os, "uname"):
         u = os.uname()
         return u.sysname, u.release, u.machine
@@ -34,7 +35,7 @@ def _uname() -> tuple[str, str, str]:
 
 
 def hostname() -> str:
-    """This machine's name (``os.uname``: the ``socket`` module costs 5 ms to import)."""
+    """This machine's name (``os.uname``: no :mod:`socket` import on the capture path)."""
     if hasattr(os, "uname"):
         return os.uname().nodename
     import socket  # pragma: no cover - Windows
@@ -50,7 +51,7 @@ def _os_release() -> str:
                     return line.split("=", 1)[1].strip().strip('"')
     except OSError:
         pass
-    import platform  # only where /etc/os-release is missing (4 ms to import)
+    import platform  # only where /etc/os-release is missing
 
     return platform.platform(terse=True)
 

@@ -1,7 +1,7 @@
 """Load thousands of snapshots fast: parse each distinct section text once.
 
 The ranks of one job share most of their context: the same packages, repositories, models and
-command, often byte for byte. A 4,096-rank job would take ~25 s to parse with :mod:`tomllib`
+command, often byte for byte. A 4,096-rank job would take tens of seconds to parse with :mod:`tomllib`
 alone, three quarters of an N-way diff. So each file is cut into its top-level sections (the
 text from one ``[name...]`` header to the first header of another section), and every distinct
 section text is parsed and decoded once; the snapshots that share it share the same (read-only)

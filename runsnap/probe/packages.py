@@ -19,8 +19,8 @@ It prints one JSON object on standard output::
 few files itself (``runsnap.capturing.context``), so the probe never needs a JSON parser.
 
 Speed matters (this runs before every launch, and its start-up is most of its cost): it imports
-nothing beyond ``os`` and ``sys``, which every interpreter has loaded already (``json`` with its
-``re`` and ``enum`` cost ~10 ms; the C string encoder ``_json`` is used directly when present),
+nothing beyond ``os`` and ``sys``, which every interpreter has loaded already (``json`` would
+import ``re`` and ``enum``; the C string encoder ``_json`` is used directly when present),
 and each distribution's metadata is read once, only its header lines up to ``Version``.
 
 ``modules`` holds what the engines' build facts are read from without importing them (importing

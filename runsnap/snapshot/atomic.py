@@ -46,7 +46,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
 
 def _create_temporary(path: str) -> tuple[int, str]:
     """Create a new file beside ``path``, only for us (what ``tempfile.mkstemp`` does, without
-    the ~7 ms that importing :mod:`tempfile` and :mod:`random` costs every capture)."""
+    importing :mod:`tempfile` and :mod:`random` on every capture)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
         tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.urandom(6).hex()}.tmp")

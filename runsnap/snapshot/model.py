@@ -57,8 +57,8 @@ class Snapshot(FrozenRecord):
     :class:`AttributeError`.
     """
 
-    # The path is kept as text and made a Path when asked for: importing pathlib costs every
-    # capture ~5 ms of CPU.
+    # The path is kept as text and made a Path when asked for: the capture path does not import
+    # pathlib (see runsnap/_paths.py).
     __slots__ = ("meta", "sections", "schema", "_path")
     _fields = _repr_fields = ("meta", "sections", "schema", "path")
     _eq_fields = ("meta", "sections", "schema")

@@ -4,12 +4,12 @@ The layout is tomli-w's (``multiline_strings=True``): plain values first, then s
 a list of tables as ``[[array.of.tables]]`` unless every item fits on one inline line;
 arrays one item per line. Two differences, both measured (benchmarks/RESULTS.md):
 
-* speed: tomli-w escapes strings one character at a time (31 ms for a 350 KiB git diff);
-  here one regular expression does it (the whole snapshot: 6 ms instead of 31 ms);
+* speed: tomli-w escapes strings one character at a time, slow on a large git diff; here one
+  regular expression does it;
 * multi-line text is written as a literal string (``'''...'''``) whenever TOML allows it
   (no ``'''``, no carriage return, no control character but tab): it needs no escapes, so
-  it reads as the text itself, and tomllib parses it about 8x faster than an escaped
-  multi-line basic string, so a large diff does not slow every load. Other text with a newline
+  it reads as the text itself, and tomllib parses it much faster than an escaped multi-line
+  basic string, so a large diff does not slow every load. Other text with a newline
   is a multi-line basic string in which ``\r`` is escaped, so CRLF line ends survive
   (tomli-w turns ``\r\n`` into ``\n`` there).
 """
@@ -29,7 +29,7 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
 _ESCAPE_ML = re.compile(r'[\x00-\x08\x0b-\x1f\x7f"\\]')  # keeps \t and \n as they are
 # Control characters a literal string cannot hold (all but tab and newline), for str.translate:
-# deleting them and comparing lengths is 4x faster than a regular expression search.
+# deleting them and comparing lengths is faster than a regular expression search.
 _NOT_IN_LITERAL = dict.fromkeys([*range(0x00, 0x09), *range(0x0b, 0x20), 0x7f])
 _SHORT = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"',
           "\\": "\\\\"}

@@ -13,7 +13,7 @@ import pytest
 
 import runsnap
 from runsnap.capturing.context import CaptureContext
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, pip_install
 
 
 def write_dist(site: Path, name: str, version: str, direct_url: dict | None = None) -> None:
@@ -163,9 +163,8 @@ def test_a_real_pip_editable_install_in_a_second_venv(tmp_path) -> None:
                           '[project]\nname = "tiny-pkg"\nversion = "1.2.3"\n',
         "tiny_pkg/__init__.py": "",
     })
-    # Build isolation fetches a current setuptools from the package index, as users' pip does.
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", str(src)],
-                   check=True, capture_output=True)
+    # Offline: no index, no build isolation (setuptools from this test environment).
+    pip_install(py, "--no-deps", "-e", str(src), tmp=tmp_path)
     snap = runsnap.capture([str(py), "-c", "import tiny_pkg"], env=base_env(), cwd=tmp_path)
     dists = snap["packages"]["distributions"]
     assert dists["tiny-pkg"]["version"] == "1.2.3"
