@@ -108,7 +108,8 @@ def pip_install(python: Path, *args: str, tmp: Path) -> None:
     site = Path(setuptools.__path__[0]).parent
     shim = tmp / "build-backend"
     shim.mkdir(exist_ok=True)
-    for name in ("setuptools", "pkg_resources", "_distutils_hack"):
+    dist_info = [p.name for p in site.glob("setuptools-*.dist-info")]  # its entry points
+    for name in ("setuptools", "pkg_resources", "_distutils_hack", *dist_info):
         if (site / name).exists() and not (shim / name).exists():
             (shim / name).symlink_to(site / name)
     env = {**os.environ, "PYTHONPATH": str(shim), "PIP_NO_INDEX": "1",
