@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference
+from runsnap.diffing.runfacts import SITE, STDLIB, RunFacts, normalize_dist, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.readers import read_natively
 
@@ -99,134 +100,6 @@ class Evidence:
         return min(high, low + bonus)
 
 
-# --------------------------------------------------------------------------- run facts
-
-_SITE = re.compile(r"^(?P<path>.+?):(?P<line>\d+) in (?P<func>.+)$")
-# Frames of Python's own library, not the program's: they do not count as levels of the
-# program between a read and a raise (json.decoder raising under the function that read).
-_STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)|^<frozen ")
-
-
-@dataclasses.dataclass(frozen=True)
-class RunFacts:
-    """What one snapshot says the run did."""
-
-    label: str
-    """``A`` or ``B``."""
-
-    traced: bool
-    """The run's Python processes were traced (``[runtime] traced``)."""
-
-    native: bool
-    """Native reads (``getenv`` in C libraries) were observed too."""
-
-    env: Mapping[str, Mapping[str, Any]]
-    """``[runtime.env]``: variable -> what the program did with it."""
-
-    modules: Mapping[str, Mapping[str, Any]]
-    """``[runtime.modules]``: top-level package -> file, dist, version, origin."""
-
-    failed: bool
-    """The run ended with a non-zero status or a signal."""
-
-    traceback: Mapping[str, Any] | None
-    """``[outcome] traceback`` (the last one printed)."""
-
-    errors: tuple[str, ...]
-    """The traceback's exception line and the first error line (when another)."""
-
-    warnings: tuple[str, ...]
-    """The run's distinct warning lines."""
-
-    @classmethod
-    def of(cls, snap: Any, label: str) -> RunFacts:
-        """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none)."""
-        runtime = snap.get("runtime") or {}
-        out = snap.get("outcome") or {}
-        env: dict[str, Mapping[str, Any]] = {}
-        tables = runtime.get("env")
-        if isinstance(tables, Mapping):
-            env.update((str(k), v) for k, v in tables.items() if isinstance(v, Mapping))
-        legacy = runtime.get("env_read")  # before the run-time section had its tables
-        if isinstance(legacy, list):
-            for item in legacy:
-                name = item.get("name") if isinstance(item, Mapping) else item
-                if isinstance(name, str):
-                    env.setdefault(name, {"python": True, "reads": 1})
-        elif isinstance(legacy, Mapping):
-            for name in legacy:
-                env.setdefault(str(name), {"python": True, "reads": 1})
-        modules = runtime.get("modules")
-        tb = out.get("traceback")
-        tb = tb if isinstance(tb, Mapping) and tb.get("frames") else None
-        status = out.get("exit_status")
-        failed = bool(out) and (status not in (0, None) or bool(out.get("signal")))
-        errors = [f"{tb.get('type', '')}: {tb.get('message', '')}"] if tb else []
-        first = str(out.get("first_error") or "")
-        if first and first not in errors:
-            errors.append(first)
-        return cls(
-            label=label,
-            traced=bool(runtime.get("traced")) or bool(legacy),
-            native=str(runtime.get("native") or "").startswith("observed"),
-            env=env,
-            modules=modules if isinstance(modules, Mapping) else {},
-            failed=failed,
-            traceback=tb,
-            errors=tuple(errors),
-            warnings=tuple(str(w) for w in out.get("warnings") or ()),
-        )
-
-    def reads(self, name: str) -> Mapping[str, Any] | None:
-        """What the program did with variable ``name``, when it read it at all."""
-        got = self.env.get(name)
-        if not got or not (got.get("python") or got.get("native") or got.get("reads")):
-            return None
-        return got
-
-    def bulk_only(self, name: str) -> bool:
-        """Whether ``name`` was only seen in copies of the whole environment (passed on to a
-        child, which may read it): neither read nor unread."""
-        got = self.env.get(name)
-        if got is None or self.reads(name) is not None:
-            return False
-        return bool(got.get("bulk") or got.get("bulk_reads"))
-
-    def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
-        """Normalised distribution name -> (top-level package, its module table)."""
-        out: dict[str, tuple[str, Mapping[str, Any]]] = {}
-        for mod, table in self.modules.items():
-            if isinstance(table, Mapping):
-                dist = str(table.get("dist") or mod)
-                out.setdefault(_norm(dist), (str(mod), table))
-        return out
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-# --------------------------------------------------------------------------- tokens
-
-_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*")
-
-
-def tokens(text: str) -> frozenset[str]:
-    """The words of ``text`` a key can be named by: identifiers, ``--options``, the parts of
-    dotted and slashed names, each also in a normal form (lower case, ``-`` as ``_``).
-
-    >>> sorted(tokens("set the env var SGLANG_X=1 or pass --max-len (torch.cuda)"))[:6]
-    ['--max-len', 'SGLANG_X', 'cuda', 'env', 'max_len', 'or']
-    """
-    out: set[str] = set()
-    for m in _TOKEN.finditer(text):
-        word = m.group()
-        out.add(word)
-        bare = word.lstrip("-")
-        out.add(bare.replace("-", "_").lower())
-    return frozenset(out)
-
-
 def _names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
     """The words that would name ``d``'s key in an error message; generic single words
     (``--model``, ``dtype``) only in their literal option form."""
@@ -245,7 +118,7 @@ def _names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
             "interpreter", "python_version", "implementation"):
         names = {d.key.replace("-", "_").lower()}
         for f in facts:
-            got = f.dists_imported().get(_norm(d.key))
+            got = f.dists_imported().get(normalize_dist(d.key))
             if got:
                 names.add(got[0])
         return tuple(n for n in names if len(n) >= 5 or "_" in n)
@@ -279,7 +152,7 @@ def _frames(facts: RunFacts) -> list[tuple[str, int, str, int]]:
     depth = 0
     for f in reversed(frames):
         file = str(f.get("file", ""))
-        own = not _STDLIB.search(file)
+        own = not STDLIB.search(file)
         out.append((file, int(f.get("line") or 0), str(f.get("function", "")),
                     depth if own else -1))
         if own:
@@ -303,7 +176,7 @@ def _meets(stack: Iterable[Any], frames: Sequence[tuple[str, int, str, int]]
     """The first frame of a read's call stack that is a function of the failing traceback,
     at most one of the program's frames above the one that raised, with that depth."""
     for entry in stack:
-        m = _SITE.match(str(entry))
+        m = SITE.match(str(entry))
         if m is None:
             continue
         for file, _line, func, depth in frames:
@@ -525,7 +398,7 @@ def _excerpt(text: str, word: str, width: int = 70) -> str:
 def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
                       ) -> Evidence | None:
     name = d.key.partition(".")[0]
-    norm = _norm(name)
+    norm = normalize_dist(name)
     dirs: list[str] = []
     imported: list[tuple[RunFacts, str, Mapping[str, Any]]] = []
     for f in runs:

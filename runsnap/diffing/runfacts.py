@@ -1,0 +1,141 @@
+"""What one run did, read from its snapshot: the facts evidence is made of (its ``[runtime]``
+reads and imports, its failing traceback, errors and warnings), and the words a text names."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SITE", "STDLIB", "RunFacts", "normalize_dist", "tokens"]
+
+
+#: A read site's frame: ``path/file.py:LINE in FUNC``.
+SITE = re.compile(r"^(?P<path>.+?):(?P<line>\d+) in (?P<func>.+)$")
+# Frames of Python's own library, not the program's: they do not count as levels of the
+# program between a read and a raise (json.decoder raising under the function that read).
+STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)|^<frozen ")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFacts:
+    """What one snapshot says the run did."""
+
+    label: str
+    """``A`` or ``B``."""
+
+    traced: bool
+    """The run's Python processes were traced (``[runtime] traced``)."""
+
+    native: bool
+    """Native reads (``getenv`` in C libraries) were observed too."""
+
+    env: Mapping[str, Mapping[str, Any]]
+    """``[runtime.env]``: variable -> what the program did with it."""
+
+    modules: Mapping[str, Mapping[str, Any]]
+    """``[runtime.modules]``: top-level package -> file, dist, version, origin."""
+
+    failed: bool
+    """The run ended with a non-zero status or a signal."""
+
+    traceback: Mapping[str, Any] | None
+    """``[outcome] traceback`` (the last one printed)."""
+
+    errors: tuple[str, ...]
+    """The traceback's exception line and the first error line (when another)."""
+
+    warnings: tuple[str, ...]
+    """The run's distinct warning lines."""
+
+    @classmethod
+    def of(cls, snap: Any, label: str) -> RunFacts:
+        """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none)."""
+        runtime = snap.get("runtime") or {}
+        out = snap.get("outcome") or {}
+        env: dict[str, Mapping[str, Any]] = {}
+        tables = runtime.get("env")
+        if isinstance(tables, Mapping):
+            env.update((str(k), v) for k, v in tables.items() if isinstance(v, Mapping))
+        legacy = runtime.get("env_read")  # before the run-time section had its tables
+        if isinstance(legacy, list):
+            for item in legacy:
+                name = item.get("name") if isinstance(item, Mapping) else item
+                if isinstance(name, str):
+                    env.setdefault(name, {"python": True, "reads": 1})
+        elif isinstance(legacy, Mapping):
+            for name in legacy:
+                env.setdefault(str(name), {"python": True, "reads": 1})
+        modules = runtime.get("modules")
+        tb = out.get("traceback")
+        tb = tb if isinstance(tb, Mapping) and tb.get("frames") else None
+        status = out.get("exit_status")
+        failed = bool(out) and (status not in (0, None) or bool(out.get("signal")))
+        errors = [f"{tb.get('type', '')}: {tb.get('message', '')}"] if tb else []
+        first = str(out.get("first_error") or "")
+        if first and first not in errors:
+            errors.append(first)
+        return cls(
+            label=label,
+            traced=bool(runtime.get("traced")) or bool(legacy),
+            native=str(runtime.get("native") or "").startswith("observed"),
+            env=env,
+            modules=modules if isinstance(modules, Mapping) else {},
+            failed=failed,
+            traceback=tb,
+            errors=tuple(errors),
+            warnings=tuple(str(w) for w in out.get("warnings") or ()),
+        )
+
+    def reads(self, name: str) -> Mapping[str, Any] | None:
+        """What the program did with variable ``name``, when it read it at all."""
+        got = self.env.get(name)
+        if not got or not (got.get("python") or got.get("native") or got.get("reads")):
+            return None
+        return got
+
+    def bulk_only(self, name: str) -> bool:
+        """Whether ``name`` was only seen in copies of the whole environment (passed on to a
+        child, which may read it): neither read nor unread."""
+        got = self.env.get(name)
+        if got is None or self.reads(name) is not None:
+            return False
+        return bool(got.get("bulk") or got.get("bulk_reads"))
+
+    def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
+        """Normalised distribution name -> (top-level package, its module table)."""
+        out: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        for mod, table in self.modules.items():
+            if isinstance(table, Mapping):
+                dist = str(table.get("dist") or mod)
+                out.setdefault(normalize_dist(dist), (str(mod), table))
+        return out
+
+
+def normalize_dist(name: str) -> str:
+    """A distribution name as PEP 503 normalises it (to match a package to an import).
+
+    >>> normalize_dist("Flash_Attn")
+    'flash-attn'
+    """
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*")
+
+
+def tokens(text: str) -> frozenset[str]:
+    """The words of ``text`` a key can be named by: identifiers, ``--options``, the parts of
+    dotted and slashed names, each also in a normal form (lower case, ``-`` as ``_``).
+
+    >>> sorted(tokens("set the env var SGLANG_X=1 or pass --max-len (torch.cuda)"))[:6]
+    ['--max-len', 'SGLANG_X', 'cuda', 'env', 'max_len', 'or']
+    """
+    out: set[str] = set()
+    for m in _TOKEN.finditer(text):
+        word = m.group()
+        out.add(word)
+        bare = word.lstrip("-")
+        out.add(bare.replace("-", "_").lower())
+    return frozenset(out)
