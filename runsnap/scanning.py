@@ -27,6 +27,7 @@ import json
 import mmap
 import os
 import re
+import sys
 import zlib
 
 from runsnap._plain import FrozenRecord
@@ -105,23 +106,55 @@ def distributions(python: str | None = None, cwd: str | None = None,
                   env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The distributions of interpreter ``python`` (default: the ``python`` or ``python3`` on
     ``PATH``), as runsnap's package probe lists them (``name``, ``version``, ``location``,
-    ``metadata_dir``). Raises :class:`~runsnap.errors.UsageError` for a bad interpreter."""
-    from runsnap.capturing import build_context
-    from runsnap.capturing.context import check_python
+    ``metadata_dir``). Raises :class:`~runsnap.errors.UsageError` for a bad interpreter.
+
+    The probe runs in "/": installed distributions do not depend on the working directory, and
+    a stable folder keeps its cached answer (:mod:`runsnap.cache`) valid, where a busy cwd such
+    as /tmp changes all the time. Run here rather than through a capture context, whose import
+    would be most of a repeated search's cost.
+    """
+    import time
+
+    from runsnap import cache, shell
+    from runsnap.argv import is_python_name
     from runsnap.errors import UsageError
 
     cwd = cwd or os.getcwd()
     env = dict(os.environ if env is None else env)
-    if python:
-        python = check_python(python, cwd, env)
-    # The probe runs in "/": installed distributions do not depend on the working directory,
-    # and a stable folder keeps the probe's cached answer valid (a busy cwd such as /tmp
-    # changes all the time, and the cache checks the folders on sys.path, '' included).
-    ctx = build_context((), env=env, cwd=os.sep, python=python)
-    probe = ctx.probe
-    if "error" in probe:
-        raise UsageError(str(probe["error"]))
-    return [d for d in probe.get("distributions", []) if d.get("location")]
+    interpreter: str
+    if python and not is_python_name(os.path.basename(python)):
+        from runsnap.capturing.context import check_python
+
+        interpreter = check_python(python, cwd, env)
+    elif python:
+        given = python if os.sep not in python or os.path.isabs(python) \
+            else os.path.join(cwd, python)
+        found = shell.which(given, path=env.get("PATH", os.defpath))
+        if found is None:
+            raise UsageError(f"--python {python}: no such interpreter")
+        interpreter = found
+    else:
+        interpreter = next((found for name in ("python", "python3") if (found := shell.which(
+            name, path=env.get("PATH", os.defpath)))), sys.executable)
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe", "packages.py"),
+              encoding="utf-8") as fh:
+        source = fh.read()
+    key = cache.probe_key(interpreter, os.sep, env, source) \
+        if cache.probe_cacheable(interpreter) else None
+    data = cache.load_probe(key, os.sep) if key else None
+    if data is None:
+        started = time.time_ns()
+        result = shell.run([interpreter, "-c", source], cwd=os.sep, env=env, timeout=120)
+        try:
+            data = json.loads(result.stdout) if result.ok else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise UsageError(f"the package probe in {interpreter} failed "
+                             f"(exit status {result.returncode})")
+        if key:
+            cache.store_probe(key, os.sep, data, started)
+    return [d for d in data.get("distributions", []) if d.get("location")]
 
 
 def _record_files(location: str, metadata_dir: str) -> list[str]:

@@ -114,7 +114,7 @@ def test_warm_search_reads_the_cached_index(venv: Path, monkeypatch) -> None:
         ("fakesgl/srt/environ.py", 24, "declaration")]
 
     def no_reading(path, *args, **kwargs):  # a warm search reads no installed file again
-        assert not str(path).endswith((".py", ".so")), path
+        assert "site-packages" not in str(path) or not str(path).endswith((".py", ".so")), path
         return real_open(path, *args, **kwargs)
 
     real_open = open

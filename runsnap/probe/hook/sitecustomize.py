@@ -194,6 +194,12 @@ _NOT_SET = object()
 
 
 _BULK = [None]  # (id of the frame, its f_lasti) of the last bulk read
+# The last read site of os.environ.get: (id of the frame outside, its f_lasti, the name, the
+# site's [id, reads]). A loop reading one variable at one place then costs three comparisons
+# and an increment. A frame is the same live object for as long as it runs, so its callers are
+# the same too; a new frame that reuses a dead one's address at the same offset could be
+# counted to the dead one's site (a count, never a site or a variable, could be misplaced).
+_LAST: list = [None, None, None, None]
 _LOCK = _thread.allocate_lock()
 _GETENV = os.getenv.__code__
 
@@ -274,21 +280,24 @@ def _get_hook(self, key, default=None):
         value = self.decodevalue(self._data[self.encodekey(key)])
     except KeyError:
         value = _NOT_SET
-    try:  # _site_key inlined: this is the hottest path
+    try:  # the hottest path: see _LAST
         caller = f = _getframe(1)
         while f.f_code.co_filename in _SKIP:
             f = f.f_back
-        g = f.f_back
-        h = None if g is None else g.f_back
-        if h is None:
-            k = _site_key(key, f)[1]
+        last = _LAST
+        if last[1] == f.f_lasti and last[0] == id(f) and last[2] == key:
+            last[3][1] += 1
         else:
-            k = (key, id(f.f_code), f.f_lasti, id(g.f_code), g.f_lasti, id(h.f_code), h.f_lasti)
-        rec = _SITES.get(k)
-        if rec is None:
-            _new_site(self, key, value, f, k, "getenv" if caller.f_code is _GETENV else "get")
-        else:
-            rec[1] += 1
+            f, k = _site_key(key, f)
+            rec = _SITES.get(k)
+            if rec is None:
+                _new_site(self, key, value, f, k,
+                          "getenv" if caller.f_code is _GETENV else "get")
+                rec = _SITES.get(k)
+            else:
+                rec[1] += 1
+            if rec is not None:
+                _LAST[:] = [id(f), f.f_lasti, key, rec]
     except Exception:
         pass
     return default if value is _NOT_SET else value
@@ -504,6 +513,7 @@ def _after_fork():
         t.next_id = 0
         t.written = 0
         _BULK[0] = None
+        _LAST[:] = [None, None, None, None]
         global _LOCK
         _LOCK = _thread.allocate_lock()  # a lock held by another thread at fork stays held
         t.open(True)
