@@ -401,9 +401,48 @@ def warning_names_it(d: Path) -> Incident:
                     (("env", "TORCH_CUDNN_V8_API_DISABLED"),))
 
 
+def worker_then_launcher(d: Path) -> Incident:
+    """A scheduler process fails on a variable and prints its traceback; then the launcher
+    raises its own error ("see the errors above"), as SGLang's launch_server does."""
+    app = _write(d / "launch.py", """
+        import multiprocessing as mp, os, sys, traceback
+        def chunked_prefill_size():
+            return int(os.environ.get("SRV_CHUNKED_PREFILL_SIZE", "8192"))
+        def init_memory_pool():
+            size = chunked_prefill_size()
+            if size % 64:
+                raise AssertionError("page table is not aligned")
+        def run_scheduler(pipe):
+            try:
+                init_memory_pool()
+                pipe.send("ready")
+            except Exception:
+                sys.stderr.write("[TP0] Scheduler hit an exception: " + traceback.format_exc())
+                pipe.send("failed")
+        def launch():
+            ctx = mp.get_context("spawn")
+            reader, writer = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=run_scheduler, args=(writer,))
+            proc.start()
+            if reader.recv() != "ready":
+                proc.join()
+                raise RuntimeError("Initialization failed. Please see the error messages above.")
+            proc.join()
+        if __name__ == "__main__":
+            launch()
+            print("server ready")
+        """)
+    return Incident("worker-then-launcher", worker_then_launcher.__doc__ or "",
+                    Launch((sys.executable, str(app)), shell(0, d), d),
+                    Launch((sys.executable, str(app)),
+                           {**shell(1, d), "SRV_CHUNKED_PREFILL_SIZE": "1000"}, d),
+                    (("env", "SRV_CHUNKED_PREFILL_SIZE"),))
+
+
 #: Every incident of the corpus.
 INCIDENTS: list[Callable[[Path], Incident]] = [
     seed_flag_vs_option, option_is_the_cause, read_in_spawned_worker, message_does_not_name_it,
     shadowed_by_pythonpath, venv_switch_one_package, config_field, misspelled_nccl, noise_only,
     another_commit, uncommitted_change, visible_devices, bad_value, warning_names_it,
+    worker_then_launcher,
 ]

@@ -14,7 +14,7 @@ import re
 import threading
 import time
 
-from runsnap.tracebacks import TracebackWatch
+from runsnap.tracebacks import MAX_EARLIER, TracebackWatch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -196,7 +196,8 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     ``started_at``/``ended_at`` (UTC), ``duration_s``, ``pid``, ``peak_rss_bytes`` and how it
     was measured, per stream ``stdout``/``stderr`` tables (``mode``, ``lines``, ``bytes``,
     ``tail``), ``first_error`` and ``first_error_stream``, ``traceback`` (the last Python
-    traceback printed: ``type``, ``message``, ``frames``, see :mod:`runsnap.tracebacks`),
+    traceback printed: ``type``, ``message``, ``frames``, see :mod:`runsnap.tracebacks`) and
+    ``earlier_tracebacks`` (complete ones printed before it),
     ``warnings`` and ``warnings_count``,
     ``log`` (path, sha256, bytes) when teed, and ``errors``.
     """
@@ -226,6 +227,7 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     out["tail_lines"] = tail_lines
     first: tuple[float, str, str] | None = None
     traceback: dict[str, Any] | None = None
+    earlier: list[dict[str, Any]] = []
     warnings: list[str] = []
     warnings_count = 0
     for name in ("stdout", "stderr"):
@@ -244,7 +246,12 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
                     first = (watch.first_error_at, name, watch.first_error)
             warnings.extend(w for w in watch.warnings if w not in warnings)
             if watch.traceback.last is not None and (traceback is None or name == "stderr"):
+                if traceback is not None:
+                    earlier.append(traceback)
                 traceback = watch.traceback.last
+            elif watch.traceback.last is not None:
+                earlier.append(watch.traceback.last)
+            earlier[:0] = watch.traceback.earlier
             warnings_count += watch.warnings_count
         out[name] = stream
     if first is not None:
@@ -252,6 +259,8 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
         out["first_error_stream"] = first[1]
     if traceback is not None:
         out["traceback"] = traceback
+    if earlier:
+        out["earlier_tracebacks"] = earlier[-MAX_EARLIER:]
     out["warnings"] = warnings[:MAX_WARNINGS]
     out["warnings_count"] = warnings_count
     if result.log_path is not None:

@@ -15,7 +15,9 @@ The ``[outcome] traceback`` table (docs/schema.md)::
     ]}
 
 Frames are outermost first, as Python prints them; ``code`` is the source line Python printed
-under the frame (absent when it printed none). Lines a logger put in front of the
+under the frame (absent when it printed none). ``[outcome] earlier_tracebacks`` keeps up to
+:data:`MAX_EARLIER` complete tracebacks printed before the last one, in the same form: a server
+whose worker failed prints the worker's traceback, then the launcher's own. Lines a logger put in front of the
 ``Traceback (most recent call last):`` header (``[2026-...] Scheduler hit an exception: ``)
 are allowed; the frames and the exception line are recognised by their shape.
 """
@@ -35,6 +37,9 @@ __all__ = ["MAX_FRAMES", "TracebackWatch", "parse"]
 MAX_FRAMES = 60
 #: Characters of the exception message kept.
 MAX_MESSAGE = 2000
+#: Earlier tracebacks kept besides the last: a server's worker prints the one that matters,
+#: then its launcher raises its own ("Initialization failed, see the errors above").
+MAX_EARLIER = 4
 #: Characters of a frame's source line kept.
 MAX_CODE = 300
 #: Lines a traceback may span before it is given up as not one.
@@ -51,6 +56,8 @@ class TracebackWatch:
 
     def __init__(self) -> None:
         self.last: dict[str, Any] | None = None
+        self.earlier: list[dict[str, Any]] = []
+        """Complete tracebacks before :attr:`last` (at most :data:`MAX_EARLIER`, the latest)."""
         self._frames: list[dict[str, Any]] | None = None
         self._lines = 0
         self._code_next = False
@@ -95,6 +102,8 @@ class TracebackWatch:
             return
         m = _EXC.match(stripped)
         if m and frames and _looks_like_type(m["type"]):
+            if self.last is not None:
+                self.earlier = [*self.earlier, self.last][-MAX_EARLIER:]
             self.last = {"type": m["type"], "message": (m["msg"] or "")[:MAX_MESSAGE],
                          "frames": list(frames)}
         self._frames = None

@@ -187,7 +187,7 @@ def _meets(stack: Iterable[Any], frames: Sequence[tuple[str, int, str, int]]
 
 def _on_failing_path(name: str, runs: Sequence[RunFacts]) -> Evidence | None:
     best: Evidence | None = None
-    for failing in runs:
+    for failing in (v for r in runs for v in r.views()):
         frames = [f for f in _frames(failing) if f[3] >= 0]
         if not frames:
             continue
@@ -217,7 +217,7 @@ def _code_on_failing_path(
     d: Difference, runs: Sequence[RunFacts], dirs: Sequence[str], what: str
 ) -> Evidence | None:
     """A failing traceback frame whose file is under one of ``dirs`` (a package's code)."""
-    for failing in runs:
+    for failing in (v for r in runs for v in r.views()):
         for file, line, func, depth in _frames(failing):
             if depth < 0:
                 continue
@@ -301,8 +301,8 @@ def _texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
                 if w not in b.warnings]
         out += [(f"a warning printed by {b.label} only", w, 0, b) for w in b.warnings
                 if w not in a.warnings]
-    for f in runs:
-        if not f.failed or not f.traceback:
+    for f in (v for r in runs for v in r.views()):
+        if not f.traceback:
             continue
         for frame in reversed(f.traceback.get("frames") or ()):
             code = frame.get("code") if isinstance(frame, Mapping) else None

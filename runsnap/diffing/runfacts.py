@@ -49,6 +49,9 @@ class RunFacts:
     warnings: tuple[str, ...]
     """The run's distinct warning lines."""
 
+    earlier: tuple[Mapping[str, Any], ...] = ()
+    """``[outcome] earlier_tracebacks``: a worker's, before its launcher's own."""
+
     @classmethod
     def of(cls, snap: Any, label: str) -> RunFacts:
         """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none)."""
@@ -72,7 +75,10 @@ class RunFacts:
         tb = tb if isinstance(tb, Mapping) and tb.get("frames") else None
         status = out.get("exit_status")
         failed = bool(out) and (status not in (0, None) or bool(out.get("signal")))
-        errors = [f"{tb.get('type', '')}: {tb.get('message', '')}"] if tb else []
+        earlier = tuple(t for t in out.get("earlier_tracebacks") or ()
+                        if isinstance(t, Mapping) and t.get("frames"))
+        errors = [f"{t.get('type', '')}: {t.get('message', '')}"
+                  for t in ((tb,) if tb else ()) + earlier]
         first = str(out.get("first_error") or "")
         if first and first not in errors:
             errors.append(first)
@@ -84,9 +90,17 @@ class RunFacts:
             modules=modules if isinstance(modules, Mapping) else {},
             failed=failed,
             traceback=tb,
+            earlier=earlier,
             errors=tuple(errors),
             warnings=tuple(str(w) for w in out.get("warnings") or ()),
         )
+
+    def views(self) -> list[RunFacts]:
+        """This run once per traceback it printed (the last first), when it failed."""
+        if not self.failed:
+            return []
+        tbs = ([self.traceback] if self.traceback else []) + list(self.earlier)
+        return [dataclasses.replace(self, traceback=t, earlier=()) for t in tbs]
 
     def reads(self, name: str) -> Mapping[str, Any] | None:
         """What the program did with variable ``name``, when it read it at all."""

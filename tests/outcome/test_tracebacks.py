@@ -82,3 +82,20 @@ def test_log_lines_are_not_exception_lines() -> None:
     assert parse(["Traceback (most recent call last):", "ERROR could not start"]) is None
     assert parse(['Traceback (most recent call last):', '  File "a.py", line 1, in f',
                   "    x", "ERROR: boom"]) is None
+
+
+def test_a_workers_traceback_before_the_launchers_own_is_kept(tmp_path: Path) -> None:
+    """SGLang's shape: the scheduler prints its traceback, then the launcher raises its own."""
+    out = _run(tmp_path, (
+        "import sys, traceback\n"
+        "def init_memory_pool():\n"
+        "    raise AssertionError('page table is not aligned')\n"
+        "try:\n"
+        "    init_memory_pool()\n"
+        "except Exception:\n"
+        "    sys.stderr.write('[TP0] Scheduler hit an exception: ' + traceback.format_exc())\n"
+        "raise RuntimeError('Initialization failed. Please see the error messages above.')\n"))
+    assert out["traceback"]["type"] == "RuntimeError"
+    (worker,) = out["earlier_tracebacks"]
+    assert (worker["type"], worker["message"]) == ("AssertionError", "page table is not aligned")
+    assert [f["function"] for f in worker["frames"]] == ["<module>", "init_memory_pool"]
