@@ -151,7 +151,9 @@ _ASSIGN = re.compile(
     r"(?P<val>(?:(?i:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+)?"
     r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&<>{}\[\]()]+))")
 # --name value, -name value (in free text: a command line inside a string, an echoed command)
-_OPTION = re.compile(r"(?<![\w-])--?(?P<key>[A-Za-z][\w-]{1,60})[ \t]+"
+# (written ``-(?<![\w-]-)`` rather than ``(?<![\w-])-``: the same matches, but a pattern that
+# starts with a literal lets the regex engine skip to each ``-`` instead of trying every position)
+_OPTION = re.compile(r"-(?<![\w-]-)-?(?P<key>[A-Za-z][\w-]{1,60})[ \t]+"
                      r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
 _SCHEME = re.compile(r"(?i)(?:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+")
 # Azure connection strings: SharedAccessSignature=sv=...&sig=...; runs to the next ';'.
@@ -159,6 +161,8 @@ _LONG = re.compile(r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z][A-Za-z0-9_]{0,60})=(?P<va
 _CODE_VALUE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|None|True|False|null|nil|"
                          r"true|false|undefined)$|^[$%{]")
 _LONG_VALUE_KEYS = ("SIGNATURE", "CONNECTION", "CONN_STR", "SAS")
+#: A text holding none of those words (in any case) has no long value to look at.
+_LONG_GATE = re.compile("|".join(_LONG_VALUE_KEYS), re.I)
 _URL_NAMES = ("_URL", "_URI", "_DSN", "_ENDPOINT", "_HOST", "URL", "DSN")
 #: Programs that take a command line as one argument: ``bash -c "..."``.
 _WRAPPERS = ("sudo", "env", "nohup", "time", "timeout", "nice", "stdbuf", "taskset", "numactl",
@@ -229,11 +233,11 @@ class Redactor:
         if "PRIVATE KEY" in out:
             out = _PEM.sub(self._pem, out)
         if "://" in out:
-            out = _URL.sub(self._url, out)
-        if "=" in out:
-            out = _LONG.sub(self._long, out)
+            out = _sub_lines(_URL, self._url, out, ("://",))
+        if "=" in out and _LONG_GATE.search(out):
+            out = _sub_lines(_LONG, self._long, out, ("=",))
         if "=" in out or ":" in out:
-            out = _ASSIGN.sub(self._assign, out)
+            out = _sub_lines(_ASSIGN, self._assign, out, ("=", ":"))
         if "-" in out:
             out = _OPTION.sub(self._option, out)
         spans = rules.token_spans(out)
@@ -559,6 +563,25 @@ class Redactor:
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _LONG_OPTION = re.compile(r"^--[A-Za-z][A-Za-z0-9_-]*(?:=.*)?$", re.S)
 _URL_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+$")
+
+
+def _sub_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str,
+               needles: tuple[str, ...]) -> str:
+    """``rx.sub(repl, text)`` for a pattern whose matches never cross a line and need one of
+    ``needles`` on their line: only the lines holding one are searched (a long text, such as a
+    git diff, mostly has none). The patterns' look-behinds see a newline or the start of the
+    text, which neither of them matches, so each line gives what the whole text would.
+
+    >>> _sub_lines(re.compile(r"(?<!\\w)k=\\w+"), lambda m: "k=X", "k=1\\nj k=2\\nno", ("=",))
+    'k=X\\nj k=X\\nno'
+    """
+    if len(text) < 4096 or "\n" not in text:
+        return rx.sub(repl, text)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if any(n in line for n in needles):
+            lines[i] = rx.sub(repl, line)
+    return "\n".join(lines)
 
 
 def _inside_fingerprint(text: str, start: int, end: int) -> bool:

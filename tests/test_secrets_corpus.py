@@ -408,3 +408,25 @@ def test_label_never_names_a_file_with_a_secret(tmp_path: Path) -> None:
     (path,) = (tmp_path / "d").glob("*.toml")
     assert tok[:12] not in path.name and tok[3:15] not in path.read_text()
     assert tok[3:15] not in (r.stdout + r.stderr).decode()
+
+
+def test_a_long_text_is_redacted_line_by_line_as_a_whole(tmp_path: Path) -> None:
+    """Long texts (a git diff) are searched only on the lines that can hold an assignment, a
+    URL or an option: the result is the one each line gives by itself."""
+    from runsnap.fingerprint import FingerprintKey
+    from runsnap.redact import Redactor
+
+    key = FingerprintKey(key=b"k" * 32, source="ephemeral")
+    secret_lines = [
+        "+API_KEY = 'Zx81kq0vLm2Pw9Rt'",
+        "+curl https://user:Pa55w0rdXyZ@example.com/x",
+        "+run --hf-token hf_abcdefghijklmnopqrstuvwxyz123456",
+        "+AccountKey=abc;SharedAccessSignature=sv=2020&sig=Q2xlYW5TaWduYXR1cmUxMjM0NTY3ODkw",
+    ]
+    filler = [f"-{i},0.{i:08d},word" for i in range(400)]
+    text = "\n".join(filler[:200] + secret_lines + filler[200:])
+    assert len(text) > 4096
+    whole = Redactor(key).scrub(text, "x").split("\n")[200:204]
+    alone = [Redactor(key).scrub(line, "x") for line in secret_lines]
+    assert whole == alone
+    assert all("<redacted:" in line for line in whole)
