@@ -162,7 +162,7 @@ _CODE_VALUE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|None|True|False|n
                          r"true|false|undefined)$|^[$%{]")
 _LONG_VALUE_KEYS = ("SIGNATURE", "CONNECTION", "CONN_STR", "SAS")
 #: A text holding none of those words (in any case) has no long value to look at.
-_LONG_GATE = re.compile("|".join(_LONG_VALUE_KEYS), re.I)
+_LONG_WORDS = tuple(k.lower() for k in _LONG_VALUE_KEYS)
 _URL_NAMES = ("_URL", "_URI", "_DSN", "_ENDPOINT", "_HOST", "URL", "DSN")
 #: Programs that take a command line as one argument: ``bash -c "..."``.
 _WRAPPERS = ("sudo", "env", "nohup", "time", "timeout", "nice", "stdbuf", "taskset", "numactl",
@@ -234,7 +234,7 @@ class Redactor:
             out = _PEM.sub(self._pem, out)
         if "://" in out:
             out = _sub_lines(_URL, self._url, out, ("://",))
-        if "=" in out and _LONG_GATE.search(out):
+        if "=" in out and any(w in out.lower() for w in _LONG_WORDS):
             out = _sub_lines(_LONG, self._long, out, ("=",))
         if "=" in out or ":" in out:
             out = _sub_lines(_ASSIGN, self._assign, out, ("=", ":"))
@@ -578,9 +578,8 @@ def _sub_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: 
     if len(text) < 4096 or "\n" not in text:
         return rx.sub(repl, text)
     lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if any(n in line for n in needles):
-            lines[i] = rx.sub(repl, line)
+    for i in sorted({i for n in needles for i, line in enumerate(lines) if n in line}):
+        lines[i] = rx.sub(repl, lines[i])
     return "\n".join(lines)
 
 

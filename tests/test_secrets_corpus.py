@@ -430,3 +430,19 @@ def test_a_long_text_is_redacted_line_by_line_as_a_whole(tmp_path: Path) -> None
     alone = [Redactor(key).scrub(line, "x") for line in secret_lines]
     assert whole == alone
     assert all("<redacted:" in line for line in whole)
+
+
+@pytest.mark.parametrize("token", [
+    "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",  # Discord bot token
+    "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1",  # Telegram bot token
+    "AC" + "3f9c0e7a1b2d4c6e8f0a1b3c5d7e9f0a",  # Twilio account id
+    "SK" + "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b",  # Twilio API key
+])
+def test_shapes_without_a_keyword_are_found_in_a_text_without_keywords(token: str) -> None:
+    """The rules that run on every text (no keyword to look for) are tried together first:
+    a text they find nothing in is let through, one they find something in is searched."""
+    from runsnap.knowledge.secrets import token_spans
+
+    text = f"note {token} end"
+    assert token_spans(text) == [(5, 5 + len(token))]
+    assert token_spans("note plain words end") == []

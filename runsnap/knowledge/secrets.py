@@ -240,6 +240,20 @@ def value_rules() -> tuple[tuple[ValueRule, ...], re.Pattern[str], dict[str, tup
     return tuple(rules), gate, {k: tuple(v) for k, v in by_keyword.items()}, inner
 
 
+@functools.lru_cache(maxsize=1)
+def _always_gate() -> re.Pattern[str] | None:
+    """One alternation of the rules that run on every text (keyword ``*``): a text it finds
+    nothing in holds none of their secrets, so they need not run one by one. None when a rule
+    cannot be joined to others (a back-reference would point at another group)."""
+    sources = [rule.source for rule in value_rules()[2]["*"]]
+    if not sources or any(re.search(r"\\[1-9]|\(\?P=|^\(\?[a-zA-Z]+\)", s) for s in sources):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{s})" for s in sources))
+    except re.error:  # flags or group names that only hold in a pattern of their own
+        return None
+
+
 def token_spans(text: str) -> list[tuple[int, int]]:
     """Where token-shaped secrets are in ``text``: (start, end) pairs, sorted, not overlapping.
 
@@ -248,8 +262,13 @@ def token_spans(text: str) -> list[tuple[int, int]]:
     """
     _, gate, by_keyword, inner = value_rules()
     lower = text.lower()
+    hits = list(gate.finditer(lower))
+    if not hits:
+        always = _always_gate()
+        if always is not None and always.search(text) is None:
+            return []  # most texts: no keyword, no keyword-less shape
     where: dict[str, list[int]] = {"*": [0]}
-    for m in gate.finditer(lower):
+    for m in hits:
         where.setdefault(m.group(), []).append(m.start())
         for k in inner[m.group()]:
             where.setdefault(k, []).append(m.start())
