@@ -26,4 +26,16 @@ fi
 stop "$BASE/run/slurmd.pid" slurmd
 stop "$BASE/run/slurmctld.pid" slurmctld
 stop "$BASE/munge/munged.pid" munged
+# Two test sessions starting the cluster at once can each start a daemon, and the pid file keeps
+# only the last: stop any other daemon started with this cluster's own files (by its pid).
+for d in /proc/[0-9]*; do
+  comm=$(cat "$d/comm" 2>/dev/null) || continue
+  case "$comm" in slurmd|slurmctld|munged) ;; *) continue ;; esac
+  if tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -qF -- "$BASE/"; then
+    pid=${d#/proc/}
+    kill -TERM "$pid" 2>/dev/null
+    for _ in $(seq 50); do alive "$pid" "$comm" || break; sleep 0.1; done
+    alive "$pid" "$comm" && kill -KILL "$pid" 2>/dev/null
+  fi
+done
 exit 0
