@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runsnap import checking
 from runsnap.knowledge.env import family_of, noise_reason
 from runsnap.knowledge.models import config_field_reason
 from runsnap.knowledge.packages import is_core_package, normalize_name
@@ -354,20 +355,9 @@ def _variables(s: Snapshot) -> Part:
 
 
 def _findings(s: Snapshot) -> list[Block]:
-    """Findings of ``runsnap check`` when this runsnap has it."""
-    try:
-        import runsnap.checking as checking  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return []
-    run = getattr(checking, "check", None)
-    if run is None:
-        return []
-    try:
-        found = list(run(s))
-    except Exception:  # a check that fails never costs the report
-        return []
-    texts = [f"{getattr(f, 'where', getattr(f, 'key', ''))}: {getattr(f, 'reason', f)}"
-             for f in found]
+    """The findings of ``runsnap check`` on this snapshot, most important first."""
+    found = checking.check(s).findings
+    texts = [f.message + "".join(f"; {d}" for d in f.details) for f in found]
     return [para("Findings of `runsnap check`:"), items(texts)] if texts else []
 
 

@@ -13,6 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 import runsnap
+import runsnap.checking
 from tests.conftest import asset, make_repo
 
 TOKEN = "hf_" + "Q7fLr2mXc9PzK4sVbN8tY3wJ6hD1gA5eU0"
@@ -123,8 +124,9 @@ def test_budget_trims_least_important_first(incident, tmp_path):
     md = small.stdout
     assert len(full) > 6000 >= len(md)
     text = md.replace("\\", "")
-    assert "Trimmed to fit 6,000 characters: all packages (left out; in full: `runsnap show " \
-           "SNAPSHOT --section packages`)" in text
+    # the 57 KiB uncommitted diff goes first; whatever else was cut is named with where to get it
+    assert "Trimmed to fit 6,000 characters: " in text
+    assert "git (shortened; in full: `runsnap show SNAPSHOT --section git`)" in text
     heads = headings(parse(md))
     assert heads[1:3] == ["Command", "Outcome"]  # the essentials stay
     files = sorted(p.name for p in (tmp_path / "att").iterdir())
@@ -176,3 +178,17 @@ def test_bad_input_is_one_line(tmp_path, incident):
     assert three.returncode == 2 and "report takes one snapshot, or two" in three.stderr
     tiny = runsnap_cli("report", str(bad), "--max-chars", "100")
     assert tiny.returncode == 2 and "Traceback" not in tiny.stderr
+
+
+def test_report_carries_the_check_findings(incident):
+    """The findings ``runsnap check`` makes of the snapshot are in its report: here the real
+    Kimi-K2.5 target and its EAGLE-3 draft disagree on the context length."""
+    _, bad, key = incident
+    found = runsnap.checking.check(runsnap.load(bad)).findings
+    assert any(f.kind == "draft-target" for f in found)
+    done = runsnap_cli("report", str(bad), env={"RUNSNAP_KEY_FILE": str(key)})
+    assert done.returncode == 0, done.stderr
+    md = done.stdout.replace("\\", "")
+    assert "Findings of `runsnap check`:" in md
+    for f in found:
+        assert f.message.replace("\\", "") in md

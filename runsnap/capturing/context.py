@@ -190,6 +190,54 @@ class CaptureContext(Record):
             return path if os.path.exists(path) else None
         return shell.which(prog, path=self.env.get("PATH", os.defpath))
 
+    def first_path_entry(self) -> str | None:
+        """The first ``sys.path`` entry the child's interpreter will have, as CPython sets it.
+
+        ``""`` (the working directory, as ``python -c`` and ``-m`` have it) for no command, a
+        command with ``-c``/``-m``/``-`` or none; the folder of the script (symlinks resolved)
+        for ``python script.py`` and for a console script; ``None`` when ``-I`` or ``-P`` leave
+        it out. A program that is not Python keeps ``""``: its interpreter, if any, is unknown.
+
+        >>> import os
+        >>> CaptureContext(argv=("python3", "-u", "x/run.py"), env={}, cwd="/w").first_path_entry()
+        '/w/x'
+        >>> CaptureContext(argv=("python3", "-m", "pkg"), env={}, cwd="/w").first_path_entry()
+        ''
+        >>> CaptureContext(argv=("python3", "-I", "x.py"), env={}, cwd="/w").first_path_entry()
+        """
+        if not self.argv or self.python:
+            return ""
+        prog = os.path.basename(self.argv[0])
+        if not is_python_name(prog):
+            exe = self.executable
+            if exe and _shebang_python(exe, self.env):
+                return os.path.dirname(os.path.realpath(exe))
+            return ""
+        args = iter(self.argv[1:])
+        for arg in args:
+            if arg in ("-c", "-m", "-") or arg.startswith(("-c", "-m")):
+                return ""
+            if arg == "--":
+                arg = next(args, "")
+                break
+            if arg in ("-W", "-X", "--check-hash-based-pycs"):
+                next(args, None)
+                continue
+            if arg.startswith(("-W", "-X")):
+                continue
+            if arg.startswith("-") and len(arg) > 1 and not arg.startswith("--"):
+                if "I" in arg[1:] or "P" in arg[1:]:
+                    return None
+                continue
+            if arg.startswith("--"):
+                continue
+            break
+        else:
+            return ""
+        if not arg:
+            return ""
+        return os.path.dirname(os.path.realpath(os.path.join(self.cwd, arg)))
+
     @property
     def interpreter(self) -> Interpreter:
         """The interpreter the child will run (docs/launch.md, "Which interpreter's packages")."""
@@ -241,6 +289,11 @@ class CaptureContext(Record):
         from runsnap import cache
 
         source = _probe_source()
+        first = self.first_path_entry()
+        if first != "":
+            # `python -c` puts the working directory first on sys.path; the child does not
+            # (a script's folder, or nothing): list what the child will import, not what -c sees.
+            source = f"import sys; sys.path[0:1] = {[first] if first else []!r}\n" + source
         if cache.probe_cacheable(self.interpreter.path):
             self._probe_key = cache.probe_key(self.interpreter.path, self.cwd, self.env, source)
             cached = cache.load_probe(self._probe_key, self.cwd)

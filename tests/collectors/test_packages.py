@@ -186,3 +186,27 @@ def test_vcs_direct_url_is_read_without_the_probe_parsing_json(tmp_path) -> None
                                              "requested_revision": "v0.5.23"}
     assert "editable" not in dists["sglang"] and "source" not in dists["sglang"]
     assert dists["broken"]["direct_url"]["error"].startswith("direct_url.json is not JSON")
+
+
+def test_packages_are_those_on_the_childs_sys_path(tmp_path: Path) -> None:
+    """`python app/run.py` has app/ first on sys.path, not the working directory (which only
+    `python -c` and `-m` have): a distribution lying in the working directory, as a source
+    checkout's egg-info does, is neither listed nor reported as a shadowed copy for it."""
+    py, site = bare_venv(tmp_path / "venv")
+    work = tmp_path / "work"
+    (work / "app").mkdir(parents=True)
+    (work / "app" / "__init__.py").write_text("")
+    (work / "app" / "run.py").write_text("print('ran')\n")
+    write_dist(work, "checkout-only", "1.0")
+    write_dist(work / "app", "beside-script", "2.0")
+    env = {"PATH": os.environ["PATH"], "RUNSNAP_NO_CACHE": "1"}
+
+    def dists(*argv: str) -> set[str]:
+        snap = runsnap.capture([str(py), *argv], cwd=work, env=env)
+        return set(snap["packages"]["distributions"])
+
+    as_script = dists("app/run.py")
+    assert "beside-script" in as_script and "checkout-only" not in as_script
+    as_module = dists("-m", "app.run")
+    assert "checkout-only" in as_module and "beside-script" not in as_module
+    assert not {"checkout-only", "beside-script"} & dists("-I", "app/run.py")
