@@ -62,7 +62,8 @@ def test_version_and_help(cli_invoke) -> None:
     ("content", "message"),
     [
         (None, "no such file"),
-        ("not = [toml", "not valid TOML"),
+        ("schema = 1\nnot = [toml", "not valid TOML"),
+        ("not = [toml", "not a runsnap snapshot"),
         ('name = "pyproject"\n', "not a runsnap snapshot"),
         ("schema = 99\n[meta]\nid = 'x'\ncaptured_at = 'y'\n", "newer than this runsnap"),
     ],

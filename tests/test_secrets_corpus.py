@@ -260,6 +260,12 @@ def planted(tmp_path: Path) -> tuple[Corpus, dict[str, bytes], dict[str, str]]:
     for line in child_run.stderr.splitlines(keepends=True):
         own_err = own_err.replace(line, b"", 1)
     outputs["capture stderr (runsnap's own)"] = own_err
+    # ---- a new commit between the two captures: diff prints its subject (git log A..B)
+    (work / "notes.txt").write_text("x\n")
+    _git(work, "add", "notes.txt")
+    _git(work, "commit", "-q", "-m",
+         f"rotate password={c.add('commit subject', 'password=', _password())} "
+         f"and {c.token('commit subject')}")
     # ---- a running process read with --pid
     pid_env = dict(base)
     pid_env["HF_TOKEN"] = c.token("--pid env", "huggingface")
@@ -319,6 +325,8 @@ def test_no_secret_reaches_anything_runsnap_writes_or_prints(planted) -> None:  
     assert b"db.internal:5432/app" in snap_text  # the URL kept its host, port and path
     assert b"pkgs.example.com/simple/leaky-1.0.tar.gz" in snap_text
     assert b"-----BEGIN RSA PRIVATE KEY-----" in snap_text
+    # diff listed the commit between the captures, with its subject scrubbed
+    assert b"rotate password=<redacted:hmac-sha256:" in blobs["diff text stdout"]
 
 
 TUNING = {

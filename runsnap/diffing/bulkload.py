@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from runsnap.errors import SnapshotError
-from runsnap.snapshot import END_MARKER, Snapshot, decode, load
+from runsnap.snapshot import END_MARKER, Snapshot, decode, load, read_checked
+from runsnap.snapshot import validate as schema_check
 
 __all__ = ["Progress", "SectionCache", "load_many"]
 
@@ -69,15 +70,18 @@ class SectionCache:
             hit = self._parsed.get(text)
             if hit is not None:
                 return hit
-        doc = self._by_lines(text)
-        if doc is None:
-            try:
+        try:
+            schema_check.check_depth(text.encode("utf-8", "surrogatepass"), "")
+            doc = self._by_lines(text)
+            if doc is None:
                 doc = self._toml.loads(text)
-            except self._toml.TOMLDecodeError:
-                raise _Fallback from None
-        if list(doc) != [name]:
-            raise _Fallback
-        value = decode(doc)[name]
+            if list(doc) != [name]:
+                raise _Fallback
+            value = decode(doc)[name]
+            # checked once per distinct section text, as it is parsed once
+            schema_check.validate_section(name, value)
+        except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):
+            raise _Fallback from None
         self.parsed += 1
         if share:
             self._parsed[text] = value
@@ -152,12 +156,11 @@ class SectionCache:
 
     def load(self, path: str) -> Snapshot:
         """The snapshot at ``path``, as :func:`runsnap.snapshot.load` reads it."""
+        data = read_checked(path)  # the plain loader's checks before anything is parsed
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
             text = data.decode("utf-8")
             return self._split_load(text, path)
-        except (OSError, UnicodeDecodeError, _Fallback):
+        except (UnicodeDecodeError, _Fallback):
             return load(path)
 
     def _split_load(self, text: str, path: str) -> Snapshot:
@@ -185,8 +188,10 @@ class SectionCache:
         hit = self._parsed.get(text)
         if hit is None:
             try:
+                schema_check.check_depth(text.encode("utf-8", "surrogatepass"), "")
                 hit = decode(self._toml.loads(text))
-            except self._toml.TOMLDecodeError:
+                schema_check.validate_section("schema", hit.get("schema", 1))
+            except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):
                 raise _Fallback from None
             self._parsed[text] = hit
         return dict(hit)

@@ -41,4 +41,8 @@ def commits_between(path: str, sha_a: str, sha_b: str) -> list[str] | None:
         lines += [f"{sign} {c}" for c in found[:50]]
         if len(found) > 50:
             lines.append(f"{sign} ... (more)")
-    return lines
+    # Commit subjects are free text read from this machine: the same secret rules as a capture.
+    from runsnap.redact import Redactor, load_key
+
+    redactor = Redactor(load_key())
+    return [redactor.scrub(line, "git log") for line in lines]

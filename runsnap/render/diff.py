@@ -391,6 +391,12 @@ def render(report: AnyReport, format: str = "text", *, color: bool = False,
         from runsnap.errors import UsageError
 
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})") from None
+    from runsnap.render.safe import neutralise_data, neutralise_json
+
+    if format == "json":
+        return neutralise_json(renderer(report, color))
+    # values from snapshots (untrusted) escaped before layout: no newline in one fakes a line
+    report = neutralise_data(report)
     if format == "text":
         return render_text(report, color, width)
     return renderer(report, color)

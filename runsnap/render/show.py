@@ -37,7 +37,12 @@ def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True
     """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
     and a value's control characters are shown escaped. The facts come from
     :func:`runsnap.facts.facts`."""
+    from runsnap.render.safe import neutralise_data
     from runsnap.terminal import clean, fit, wrap
+
+    # every value escaped before it is laid out, so a newline inside one cannot fake a line
+    snap = snap.replace(meta=neutralise_data(dict(snap.meta)),
+                        sections=neutralise_data(dict(snap.sections)))
 
     out: list[str] = []
     for line in "\n".join(summary_lines(facts(snap), with_environment)).split("\n"):
@@ -333,12 +338,16 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     """``runsnap show`` in ``fmt``: ``text`` (:func:`render_summary`), ``json`` (the whole
     snapshot as one JSON object) or ``markdown`` (the summary, and each section folded in
     ``<details>``, to paste into an issue)."""
+    from runsnap.render.safe import neutralise_data, neutralise_json
+
     if fmt == "json":
         import json
 
-        return json.dumps(snap.to_document(), indent=2, ensure_ascii=False, default=str) + "\n"
+        return neutralise_json(
+            json.dumps(snap.to_document(), indent=2, ensure_ascii=False, default=str) + "\n")
     if fmt == "markdown":
-        return _markdown(snap)
+        return _markdown(snap.replace(meta=neutralise_data(dict(snap.meta)),
+                                      sections=neutralise_data(dict(snap.sections))))
     if fmt == "text":
         return render_summary(snap, width)
     from runsnap.errors import UsageError

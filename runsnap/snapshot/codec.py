@@ -25,7 +25,10 @@ floats; NaN is NaN).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
+
+from runsnap.errors import SnapshotError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,7 +56,7 @@ def _b64encode(raw: bytes) -> str:
 def _b64decode(text: str) -> bytes:
     import base64
 
-    return base64.b64decode(text)
+    return base64.b64decode(text, validate=True)
 
 
 def _has_surrogate(s: str) -> bool:
@@ -82,7 +85,12 @@ def _encode_key(k: str) -> str:
 
 def _decode_key(k: str) -> str:
     if k.startswith(_KEY_B64):
-        return _b64decode(k[len(_KEY_B64) :]).decode("utf-8", "surrogatepass")
+        import binascii
+
+        try:
+            return _b64decode(k[len(_KEY_B64) :]).decode("utf-8", "surrogatepass")
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            raise SnapshotError(f"bad key {k[:40]!r}: not base64 of UTF-8") from None
     if k.startswith("~~"):
         return k[1:]
     return k
@@ -110,19 +118,39 @@ def encode(value: Any) -> Any:
 
 
 def decode(value: Any) -> Any:
-    """The inverse of :func:`encode`."""
+    """The inverse of :func:`encode`; a marker whose value is not what :func:`encode` writes
+    (``{ "~int" = "x" }``, bad base64) raises :class:`~runsnap.errors.SnapshotError`."""
     if isinstance(value, dict):
         if len(value) == 1:
             (k, v), = value.items()
             if k in _MARKERS:
-                if k == _NULL:
-                    return None
-                if k == _BYTES:
-                    return _b64decode(v).decode("utf-8", "surrogateescape")
-                if k == _UTF8SP:
-                    return _b64decode(v).decode("utf-8", "surrogatepass")
-                return int(v)
+                return _decode_marker(k, v)
         return {_decode_key(k): decode(v) for k, v in value.items()}
     if isinstance(value, list):
         return [decode(v) for v in value]
     return value
+
+
+_DECIMAL = re.compile(r"-?[0-9]{1,4000}")
+
+
+def _decode_marker(k: str, v: Any) -> Any:
+    import binascii
+
+    try:
+        if k == _NULL:
+            if v is not True:
+                raise ValueError("must be true")
+            return None
+        if k == _BIGINT:
+            if not isinstance(v, str) or not _DECIMAL.fullmatch(v):
+                raise ValueError("must be a decimal integer in a string")
+            return int(v)
+        if not isinstance(v, str):
+            raise ValueError("must be base64 text")
+        raw = _b64decode(v)
+        if k == _BYTES:
+            return raw.decode("utf-8", "surrogateescape")
+        return raw.decode("utf-8", "surrogatepass")
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"bad {k} value {str(v)[:40]!r}: {exc}") from None

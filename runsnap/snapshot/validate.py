@@ -1,0 +1,171 @@
+"""A snapshot from someone else is untrusted input: bounds checked before parsing, then the
+decoded document checked against the schema shipped beside this module (``schema.json``, a
+JSON Schema, draft 2020-12, documented in docs/schema.md).
+
+Every problem is one :class:`~runsnap.errors.SnapshotError` naming the file and the place, so the
+command line says one line and exits 2; nothing here lets a ``RecursionError``, ``MemoryError``
+or ``TypeError`` through.
+
+Only the keywords the schema uses are interpreted (``type``, ``properties``,
+``additionalProperties``, ``items``, ``required``, ``minimum``, local ``$ref``); a test checks
+that the ``jsonschema`` package agrees on generated documents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from runsnap.errors import SnapshotError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "check_head", "schema", "tree_depth",
+           "validate", "validate_section"]
+
+#: Largest snapshot file read (a capture keeps each repository's diff under 1 MiB by default).
+MAX_BYTES = 64 * 1024 * 1024
+
+#: Deepest nesting of tables and arrays accepted (a model config.json is rarely deeper than 8).
+MAX_DEPTH = 64
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SCHEMA: dict[str, Any] | None = None
+
+# A run of opening brackets as deep as MAX_DEPTH: refused before the TOML parser recurses.
+_DEEP = re.compile(rb"(?:[\[{][ \t\r\n,]*){%d}" % MAX_DEPTH)
+
+
+def schema() -> dict[str, Any]:
+    """The snapshot's JSON Schema (``schema.json``)."""
+    global _SCHEMA
+    if _SCHEMA is None:
+        with open(os.path.join(_HERE, "schema.json"), encoding="utf-8") as fh:
+            _SCHEMA = json.load(fh)
+    return _SCHEMA
+
+
+def check_head(head: bytes, where: str) -> None:
+    """Refuse early a file that does not start as a snapshot does (``schema = N``, after blank
+    lines or comments), before reading or parsing the rest of it."""
+    for raw in head.splitlines()[:200]:
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        if re.match(rb"schema\s*=", line):
+            return
+        break
+    raise SnapshotError(f"{where}not a runsnap snapshot (it does not start with 'schema = ')")
+
+
+def check_depth(data: bytes, where: str) -> None:
+    """Refuse text whose arrays or tables open deeper than :data:`MAX_DEPTH` in a row."""
+    if _DEEP.search(data):
+        raise SnapshotError(f"{where}nested deeper than {MAX_DEPTH} levels: not a runsnap snapshot")
+
+
+def tree_depth(value: Any, where: str) -> None:
+    """Refuse a parsed document nested deeper than :data:`MAX_DEPTH` (dotted table names can
+    nest without brackets); iterative, so it cannot overflow the stack itself."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise SnapshotError(f"{where}nested deeper than {MAX_DEPTH} levels")
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,), "null": (type(None),),
+}
+_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "table",
+          list: "array", type(None): "null"}
+
+
+def _type_ok(value: Any, names: list[str]) -> bool:
+    for name in names:
+        if name in ("integer", "number") and isinstance(value, bool):
+            continue
+        if isinstance(value, _TYPES[name]):
+            return True
+    return False
+
+
+def _resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        ref = node["$ref"]
+        target: Any = root
+        for part in ref.lstrip("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def _place(path: list[str]) -> str:
+    """``[system] gpu.count``, ``[command] argv[3]``: where a value is, as a reader finds it."""
+    if not path:
+        return "the document"
+    head, *rest = path
+    text, sep = f"[{head}]", " "
+    for p in rest:
+        if p.startswith("["):
+            text += p
+        else:
+            text, sep = text + sep + p, "."
+    return text
+
+
+def validate(doc: Any, where: str = "") -> None:
+    """Check a decoded snapshot document against :func:`schema`; raise :class:`SnapshotError`
+    naming the first place that does not fit (``[system] gpu: expected table, got string``)."""
+    root = schema()
+    tree_depth(doc, where)
+    _check(doc, root, [], where)
+
+
+def validate_section(name: str, value: Any, where: str = "") -> None:
+    """Check one top-level section (``meta`` included) of a decoded document."""
+    root = schema()
+    tree_depth(value, where)
+    node = root["properties"].get(name, root.get("additionalProperties", True))
+    if isinstance(node, dict):
+        _check(value, node, [name], where)
+
+
+def _check(doc: Any, start: dict[str, Any], at: list[str], where: str) -> None:
+    root = schema()
+    stack: list[tuple[Any, dict[str, Any], list[str]]] = [(doc, start, at)]
+    while stack:
+        value, node, path = stack.pop()
+        node = _resolve(node, root)
+        kinds = node.get("type")
+        if kinds is not None:
+            names = kinds if isinstance(kinds, list) else [kinds]
+            if not _type_ok(value, names):
+                want = " or ".join("table" if n == "object" else n for n in names if n != "null")
+                got = _NAMES.get(type(value), type(value).__name__)
+                raise SnapshotError(f"{where}{_place(path)}: expected {want}, got {got}")
+        if "minimum" in node and isinstance(value, (int, float)) and value < node["minimum"]:
+            raise SnapshotError(f"{where}{_place(path)}: {value!r} is below {node['minimum']}")
+        if isinstance(value, dict):
+            for key in node.get("required", ()):
+                if key not in value:
+                    raise SnapshotError(f"{where}{_place(path)}: '{key}' is missing")
+            props = node.get("properties", {})
+            extra = node.get("additionalProperties", True)
+            for key, item in value.items():
+                if key in props:
+                    stack.append((item, props[key], [*path, key]))
+                elif extra is False:
+                    raise SnapshotError(f"{where}{_place(path)}: unknown key '{key}'")
+                elif isinstance(extra, dict):
+                    stack.append((item, extra, [*path, key]))
+        elif isinstance(value, list) and "items" in node:
+            stack.extend((item, node["items"], [*path, f"[{i}]"]) for i, item in enumerate(value))
