@@ -60,7 +60,7 @@ def _write(path: Path, doc: dict[str, Any]) -> Path:
         snap = Snapshot(meta=doc["meta"], schema=doc["schema"],
                         sections={k: v for k, v in doc.items() if k not in ("schema", "meta")})
         path.write_text(dumps(snap))
-    except (TypeError, AttributeError, KeyError):
+    except (TypeError, AttributeError, KeyError, ValueError):
         import tomli_w
 
         from runsnap.snapshot import encode
@@ -256,8 +256,8 @@ def _exercise(path: Path, base: Path) -> str:
     """Load, show and diff a fuzzed file as the command line does; only SnapshotError may
     come out. Returns how it ended."""
     from runsnap.diffing import diff
-    from runsnap.diffing.render import render
-    from runsnap.show import render_summary
+    from runsnap.render.diff import render
+    from runsnap.render.show import render_summary
 
     try:
         snap = load(path)
