@@ -12,7 +12,30 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["expand_user", "path_str", "resolve_path"]
+__all__ = ["child_cwd", "current_dir", "expand_user", "path_str", "resolve_path"]
+
+
+def current_dir() -> str:
+    """The current directory, also when it was deleted while a shell stood in it: then the path
+    the shell gives in ``PWD`` (or ``/``), where :func:`os.getcwd` would raise. A program
+    launched from there still runs, as it would from the shell (see :func:`child_cwd`)."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        pwd = os.environ.get("PWD", "")
+        return pwd if os.path.isabs(pwd) else "/"
+
+
+def child_cwd(cwd: str) -> str | None:
+    """The ``cwd`` to start a child in: ``None`` (inherit runsnap's own) when ``cwd`` is the
+    current directory and that was deleted, since no path reaches it any more."""
+    if os.path.isdir(cwd):
+        return cwd
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return None if cwd == current_dir() else cwd
+    return cwd
 
 
 def path_str(path: str | os.PathLike[str]) -> str:

@@ -118,6 +118,7 @@ class StreamWatch:
         self.bytes = 0
         self.first_error: str | None = None
         self.first_error_at: float | None = None
+        self._arrived = 0.0
         self.warnings: list[str] = []
         self.warnings_count = 0
         self._partial = b""
@@ -125,9 +126,12 @@ class StreamWatch:
         self.traceback = TracebackWatch()
         self._lock = threading.Lock()
 
-    def feed(self, data: bytes) -> None:
-        """Take one chunk of output (any size, lines may be split across chunks)."""
+    def feed(self, data: bytes, arrived: float | None = None) -> None:
+        """Take one chunk of output (any size, lines may be split across chunks); ``arrived``
+        is when it was read (:func:`time.monotonic`), so that the first error of two streams
+        is the one that arrived first, not the one processed first."""
         with self._lock:
+            self._arrived = time.monotonic() if arrived is None else arrived
             self.bytes += len(data)
             buf = self._partial + data if self._partial else data
             lines = buf.split(b"\n")
@@ -177,7 +181,7 @@ class StreamWatch:
                 continue  # the frames of a traceback: wait for its exception line
             if _ERROR.search(raw):
                 self.first_error = clean_line(raw)[:MAX_LINE_BYTES]
-                self.first_error_at = time.monotonic()
+                self.first_error_at = self._arrived
                 return
 
     def tail_text(self) -> list[str]:

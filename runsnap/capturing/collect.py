@@ -9,6 +9,7 @@ import datetime as _dt
 import os
 import time
 
+from runsnap._paths import current_dir
 from runsnap._version import __version__
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
@@ -40,7 +41,7 @@ def build_context(
     :class:`~runsnap.errors.UsageError` when ``python`` is missing or not Python.
     """
     env = dict(os.environ if env is None else env)
-    where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    where = os.path.abspath(os.fspath(cwd) if cwd is not None else current_dir())
     if python:
         python = check_python(python, where, env)
     return CaptureContext(
@@ -179,7 +180,7 @@ def capture_pid(
     from runsnap.capturing.process import context_for_pid
 
     if python:
-        python = check_python(python, os.getcwd(), os.environ)
+        python = check_python(python, current_dir(), os.environ)
     ctx, section = context_for_pid(
         pid, label=label, repos=tuple(repos), models=tuple(models), python=python,
         max_diff_bytes=max_diff_bytes,

@@ -15,6 +15,7 @@ import sys
 import time
 
 from runsnap import shell
+from runsnap._paths import current_dir
 from runsnap._plain import FrozenRecord, Record
 from runsnap.argv import is_python_name
 
@@ -155,7 +156,7 @@ class CaptureContext(Record):
         prestart``'s plan); a collector checks that it suits before taking it over."""
         self.argv = argv
         self.env = dict(os.environ) if env is None else env
-        self.cwd = os.getcwd() if cwd is None else cwd
+        self.cwd = current_dir() if cwd is None else cwd
         self.label = label
         self.repos = repos
         self.models = models

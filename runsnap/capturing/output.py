@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from runsnap._paths import path_str
+from runsnap._paths import current_dir, path_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     launcher = snapshot.meta.get("launcher")
     if isinstance(launcher, dict) and "rank" in launcher:  # ranks start in the same instant
         name += f"-{str(snapshot.meta.get('host', '')).split('.', 1)[0]}-rank{launcher['rank']}"
-    base = os.fspath(cwd) if cwd is not None else os.getcwd()
+    base = os.fspath(cwd) if cwd is not None else current_dir()
     return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
 
 
@@ -55,7 +55,8 @@ def resolve_output(
     launcher's variables, else :func:`default_output`'s name in ``out_dir`` (or
     ``./.runsnap``), that folder made ready by :func:`ensure_snapshot_dir`.
 
-    When the name has placeholders or a launcher started several ranks, the file is claimed
+    When the name is runsnap's own (no ``output``), has placeholders, or a launcher started
+    several ranks, the file is claimed
     exclusively (:func:`runsnap.capturing.naming.claim`): ranks that would share a name get
     ``.1``, ``.2``... instead of overwriting each other. Raises
     :class:`~runsnap.errors.UsageError` for an unknown placeholder.
@@ -83,7 +84,10 @@ def resolve_output(
         if out_dir:
             target = path_str(os.path.join(out_dir, os.path.basename(target)))
         ensure_snapshot_dir(os.path.dirname(target), ours=not out_dir)
-    if templated or (launcher is not None and int(launcher.get("world_size", 1) or 1) > 1):
+    # A name runsnap made (the default name, a template) is claimed exclusively: two captures
+    # with the same label in the same millisecond get NAME.toml and NAME.1.toml, never one file.
+    if templated or not output or (
+            launcher is not None and int(launcher.get("world_size", 1) or 1) > 1):
         try:
             target = naming.claim(target)
         except OSError:

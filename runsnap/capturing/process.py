@@ -121,7 +121,7 @@ def process_section(proc: Any) -> dict[str, Any]:
                 with child.oneshot():
                     entry["ppid"] = child.ppid()
                     entry["name"] = child.name()
-                    entry["argv"] = child.cmdline()
+                    entry["argv"] = _proc_list(child.pid, "cmdline") or child.cmdline()
             except psutil.Error as exc:
                 entry["error"] = f"{type(exc).__name__}"
             children.append(entry)
@@ -158,6 +158,11 @@ def context_for_pid(
             env = proc.environ()
             cwd = proc.cwd()
             exe = proc.exe()
+        # psutil reads /proc in text mode, which turns a CR into a LF: read the bytes instead
+        argv = _proc_list(pid, "cmdline") or argv
+        raw_env = _proc_list(pid, "environ")
+        if raw_env is not None:
+            env = dict(item.partition("=")[::2] for item in raw_env if "=" in item)
     except psutil.NoSuchProcess:
         raise ProcessError(f"no process with PID {pid}") from None
     except psutil.ZombieProcess:
@@ -178,3 +183,18 @@ def context_for_pid(
         models=tuple(models), python=python, **kwargs,
     )
     return ctx, process_section(proc)
+
+
+def _proc_list(pid: int, name: str) -> list[str] | None:
+    """``/proc/PID/cmdline`` or ``environ`` as the NUL-separated strings they are, bytes
+    decoded as the environment is (undecodable bytes kept), CR and all; None where there is
+    no such file (not Linux) or it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    parts = data.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return [os.fsdecode(p) for p in parts]

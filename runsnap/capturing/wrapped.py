@@ -90,6 +90,10 @@ def run(
 
     if not argv:
         raise CaptureError("nothing to run: give the command after --")
+    if exec_ and not argv[0]:
+        from runsnap.errors import UsageError
+
+        raise UsageError("--exec: the command is empty (nothing to replace runsnap with)")
     tail = outcome.DEFAULT_TAIL_LINES if tail_lines is None else tail_lines
     grace = launch.DEFAULT_KILL_GRACE if kill_grace is None else kill_grace
     ctx = build_context(
@@ -109,8 +113,14 @@ def run(
     if tee is not None:
         meta["log"] = tee.path
     snap = snap.replace(meta=meta)
-    target = resolve_output(snap, output, out_dir)
-    snap = snap.save(target)
+    to_stdout = output is not None and os.fspath(output) == "-"
+    target = "-" if to_stdout else resolve_output(snap, output, out_dir)
+
+    def save(s: Snapshot) -> Snapshot:
+        # -o -: the snapshot goes to standard output once, complete, when the command ends
+        return s if to_stdout else s.save(target)
+
+    snap = save(snap)
     if on_saved is not None:
         on_saved(snap)
 
@@ -126,7 +136,7 @@ def run(
                    else tracing.not_traced(why))
         try:
             done = with_section(snap, "outcome", section, key, redactor)
-            final = with_section(done, "runtime", runtime, key, redactor).save(target)
+            final = save(with_section(done, "runtime", runtime, key, redactor))
         except CaptureError as exc:
             errors.append(f"the outcome was not written: {exc}")
 
@@ -139,4 +149,11 @@ def run(
             spec = spec.replace(env=tracer.launch_env(spec.env))
         result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
                             inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome)
+    if to_stdout:
+        import sys
+
+        from runsnap.snapshot import dumps
+
+        sys.stdout.write(dumps(final))
+        sys.stdout.flush()
     return RunRecord(final, result.exit_status, result, tuple(errors))

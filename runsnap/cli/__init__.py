@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
+from runsnap._paths import current_dir
 from runsnap.cli.boundary import guarded
 from runsnap.cli.capture import run_capture
 from runsnap.cli.options import parse_capture
@@ -50,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # other core before the rest of runsnap is imported, and hand them to the capture.
         from runsnap.collectors import git
 
-        plan = git.prestart(os.environ, os.getcwd(), params["repos"], params["max_diff_bytes"])
+        plan = git.prestart(os.environ, current_dir(), params["repos"], params["max_diff_bytes"])
         if plan is not None:
             params["started"] = {"git": plan}
     try:

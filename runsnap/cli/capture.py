@@ -32,26 +32,27 @@ def run_capture(
             raise UsageError("--pid takes no COMMAND: give one or the other")
         if exec_ or log or no_run:
             raise UsageError("--exec, --log and --no-run need a COMMAND, not --pid")
-        from runsnap.capturing import capture_pid, resolve_output
+        from runsnap.capturing import capture_pid
 
         snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
                            max_diff_bytes=max_diff_bytes, redact=redact, keep=keep)
-        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
+        _emit(snap, output, out_dir)
         return 0
     if not command or no_run:
         if exec_ or log:
             raise UsageError("--exec and --log need a COMMAND to run (and no --no-run)")
-        from runsnap.capturing import capture, resolve_output
+        from runsnap.capturing import capture
 
         snap = capture(command, label=label, repos=repos, models=models, python=python,
                        max_diff_bytes=max_diff_bytes, redact=redact, keep=keep, started=started)
-        print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
+        _emit(snap, output, out_dir)
         return 0
 
     from runsnap.capturing import run
 
     def announce(snap: Snapshot) -> None:
-        sys.stderr.write(f"runsnap: snapshot {snap.path_text}\n")
+        where = snap.path_text if output != "-" else "to standard output when the command ends"
+        sys.stderr.write(f"runsnap: snapshot {where}\n")
         sys.stderr.flush()
 
     record = run(
@@ -65,3 +66,15 @@ def run_capture(
     for problem in record.errors:
         sys.stderr.write(f"runsnap: {problem}\n")
     return int(record.exit_status)
+
+
+def _emit(snap: Snapshot, output: str | None, out_dir: str | None) -> None:
+    """Save ``snap`` and print its path, or with ``-o -`` print the snapshot itself."""
+    from runsnap.capturing import resolve_output
+    from runsnap.snapshot import dumps
+
+    if output == "-":
+        sys.stdout.write(dumps(snap))
+        sys.stdout.flush()
+        return
+    print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)

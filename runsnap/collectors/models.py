@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 
 #: Side files hashed: JSON (and these small tokenizer/text files) up to this size.
 SIDE_FILE_MAX = 64 * 1024 * 1024
+
+#: A config.json larger than this is not read (real ones are a few KiB; the largest, with
+#: quantization tables, a few hundred): the capture records why and the launch goes on.
+CONFIG_MAX_BYTES = 4 * 1024 * 1024
+
+#: A config.json nested deeper than this is not kept (real ones nest 3 or 4 levels).
+CONFIG_MAX_DEPTH = 32
 SIDE_SUFFIXES = (".json", ".txt", ".model", ".tiktoken", ".jinja", ".py")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack",
                    ".onnx", ".npz", ".distcp")
@@ -142,18 +149,62 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     return {"models": models, "errors": errors}
 
 
+def read_config(path: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A model's config.json, bounded: (the config, None), or (None, why it was not kept).
+
+    The launch must never wait on, or crash over, a config: its size is checked before
+    reading, the read is capped, and the nesting is checked before anything walks it."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > CONFIG_MAX_BYTES:
+                return None, (f"config.json: {size // 1024} KiB, larger than the "
+                              f"{CONFIG_MAX_BYTES // (1024 * 1024)} MiB runsnap reads; not recorded")
+            raw = fh.read(CONFIG_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return None, "no config.json"
+    except OSError as exc:
+        return None, f"config.json: {exc.strerror or exc}"
+    if len(raw) > CONFIG_MAX_BYTES:
+        return None, "config.json: grew past the size runsnap reads; not recorded"
+    if _too_deep(raw):
+        return None, f"config.json: nested deeper than {CONFIG_MAX_DEPTH} levels; not recorded"
+    try:
+        config = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        return None, "config.json: nested too deeply; not recorded"
+    except ValueError as exc:
+        return None, f"config.json: {str(exc)[:200]}"
+    if not isinstance(config, dict):
+        return None, f"config.json: a JSON {type(config).__name__}, not an object; not recorded"
+    return config, None
+
+
+def _too_deep(raw: bytes) -> bool:
+    """Whether JSON text opens more than :data:`CONFIG_MAX_DEPTH` arrays or objects at once
+    (brackets inside strings counted too: a false alarm only for configs no model has)."""
+    if raw.count(b"[") + raw.count(b"{") <= CONFIG_MAX_DEPTH:
+        return False
+    depth = 0
+    for m in _BRACKETS.finditer(raw):
+        depth += 1 if m.group() in (b"[", b"{") else -1
+        if depth > CONFIG_MAX_DEPTH:
+            return True
+    return False
+
+
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
 def _describe(path: str, hashes: HashCache) -> dict[str, Any]:
     """config.json in full, side-file hashes and weight sizes of one model directory."""
     errors: list[str] = []
     out: dict[str, Any] = {}
-    cfg = os.path.join(path, "config.json")
-    try:
-        with open(cfg, encoding="utf-8") as fh:
-            out["config"] = json.load(fh)
-    except FileNotFoundError:
-        errors.append("no config.json")
-    except (OSError, ValueError) as exc:
-        errors.append(f"config.json: {getattr(exc, 'strerror', None) or exc}")
+    config, problem = read_config(os.path.join(path, "config.json"))
+    if config is not None:
+        out["config"] = config
+    if problem:
+        errors.append(problem)
     files: dict[str, str] = {}
     weights: dict[str, int] = {}
     try:

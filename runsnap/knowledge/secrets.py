@@ -23,6 +23,7 @@ import math
 import os
 import re
 
+from runsnap._paths import current_dir
 from runsnap._plain import FrozenRecord
 from runsnap.knowledge import rule_lines
 
@@ -324,7 +325,7 @@ def load_policy(start: str | None = None, redact: Iterable[str] = (),
 
     A config file that cannot be read or parsed adds nothing (the capture goes on)."""
     found: list[str] = []
-    here = os.path.abspath(start or os.getcwd())
+    here = os.path.abspath(start or current_dir())
     while True:
         for fname in (".runsnap.toml", "pyproject.toml"):
             path = os.path.join(here, fname)

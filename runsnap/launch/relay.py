@@ -21,6 +21,7 @@ import os
 import select
 import sys
 import threading
+import time
 
 from runsnap.outcome import StreamWatch
 
@@ -125,6 +126,7 @@ class Relay(threading.Thread):
             while True:
                 try:
                     data = os.read(self.src, _CHUNK)
+                    arrived = time.monotonic()  # before relaying: the order of the two streams
                 except OSError as exc:
                     if exc.errno != errno.EIO:  # EIO: the pty's other side is closed: the end
                         self.relay_error = f"reading the child's {self.watch.name}: {exc}"
@@ -141,7 +143,7 @@ class Relay(threading.Thread):
                         self.dst = -1
                 if self.log is not None:
                     self.log.write(data)
-                self.watch.feed(data)
+                self.watch.feed(data, arrived)
         finally:
             self.watch.close()
             os.close(self.src)

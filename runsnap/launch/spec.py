@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from runsnap._paths import current_dir
 from runsnap._plain import FrozenRecord
 
 TYPE_CHECKING = False
@@ -56,7 +57,7 @@ class LaunchSpec(FrozenRecord):
         the current directory, as a child started from here would have them."""
         return cls(
             argv=tuple(argv),
-            cwd=os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd(),
+            cwd=os.path.abspath(os.fspath(cwd)) if cwd is not None else current_dir(),
             env=dict(os.environ if env is None else env),
             python=python,
         )

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 
+from runsnap._paths import child_cwd, current_dir
 from runsnap.launch.relay import flush_own_streams
 from runsnap.launch.result import LaunchResult, utc_now
 
@@ -29,7 +30,7 @@ def popen(spec: LaunchSpec, streams: Streams) -> subprocess.Popen[bytes]:
     :func:`_die_with_parent`). Raises :class:`OSError` when it cannot start.
     """
     return subprocess.Popen(
-        spec.argv, env=spec.env, cwd=spec.cwd, stdin=None,
+        spec.argv, env=spec.env, cwd=child_cwd(spec.cwd), stdin=None,
         stdout=streams.child_fd("stdout"), stderr=streams.child_fd("stderr"),
         close_fds=False, restore_signals=True, preexec_fn=_die_with_parent(),
     )
@@ -51,7 +52,13 @@ def classify_failure(result: LaunchResult, exc: OSError, spec: LaunchSpec) -> No
     """Fill in why the start failed, the way shells do: 127 not found, 126 found but not
     runnable (or no such working directory)."""
     prog, cwd = result.argv[0], spec.cwd
-    if not os.path.isdir(cwd):
+    if not prog:  # what a shell says of an empty command word
+        result.status, result.exit_status = "not_found", 127
+        result.error = "'': command not found"
+        return
+    if child_cwd(cwd) is None:
+        cwd = "."
+    elif not os.path.isdir(cwd):
         result.status, result.exit_status = "failed", 126
         result.error = f"{cwd}: working directory does not exist"
         return
@@ -107,19 +114,25 @@ def exec_child(spec: LaunchSpec) -> LaunchResult:
     result.modes = {"stdout": "exec", "stderr": "exec"}
     flush_own_streams()
     restore = {s: signal.getsignal(s) for s in (signal.SIGPIPE, signal.SIGXFSZ)}
-    old_cwd = os.getcwd()
+    old_cwd = child_cwd(current_dir())
     try:
         for sig in restore:
             signal.signal(sig, signal.SIG_DFL)
-        os.chdir(spec.cwd)
+        cwd = child_cwd(spec.cwd)
+        if cwd is not None:
+            os.chdir(cwd)
         os.execvpe(spec.argv[0], list(spec.argv), dict(spec.env))
     except OSError as exc:
         classify_failure(result, exc, spec)
+    except ValueError as exc:  # an empty command word, a NUL in an argument
+        result.status, result.exit_status = "not_found", 127
+        result.error = f"{spec.argv[0]!r}: cannot be run ({exc})"
     finally:
         for sig, handler in restore.items():
             signal.signal(sig, handler)
         try:
-            os.chdir(old_cwd)
+            if old_cwd is not None:
+                os.chdir(old_cwd)
         except OSError:
             pass
     result.ended_at = utc_now()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from runsnap._paths import path_str
 
@@ -16,8 +17,10 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     ``path``; the directory is fsynced so the rename survives a crash.
     """
     path = path_str(path)
+    refuse_non_regular(path)
     parent = os.path.dirname(path) or "."
     os.makedirs(parent, exist_ok=True)
+    sweep_temporaries(parent)
     fd, tmp = _create_temporary(path)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -44,12 +47,72 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(dir_fd)
 
 
+def refuse_non_regular(path: str) -> None:
+    """Raise :class:`OSError` unless ``path`` is missing or a regular file: runsnap never
+    replaces a device (``-o /dev/null`` as root), a symlink, a FIFO or a socket."""
+    import errno
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        return
+    kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else
+            "a directory" if stat.S_ISDIR(st.st_mode) else
+            "a character device" if stat.S_ISCHR(st.st_mode) else
+            "a block device" if stat.S_ISBLK(st.st_mode) else
+            "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file")
+    raise OSError(errno.EEXIST, f"it is {kind}; runsnap replaces only regular files "
+                                f"(give a new path, or -o - for standard output)")
+
+
+#: Temporary files are named ``.<name>.<pid>-<random>.tmp``: hidden from ``ls`` and from
+#: ``diff`` (which reads ``*.toml``), and removed by the next write in the same folder once the
+#: process that made them is gone (killed mid-write).
+_TMP = re.compile(r"^\..+\.(\d+)-[0-9a-f]{12}\.tmp$")
+
+
+def sweep_temporaries(folder: str) -> int:
+    """Remove the temporary files that writers killed mid-write left in ``folder``; returns
+    how many. A temporary file whose process still runs is left alone."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        m = _TMP.match(name)
+        if m is None or _alive(int(m.group(1))):
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
+
+
 def _create_temporary(path: str) -> tuple[int, str]:
     """Create a new file beside ``path``, only for us (what ``tempfile.mkstemp`` does, without
     importing :mod:`tempfile` and :mod:`random` on every capture)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.urandom(6).hex()}.tmp")
+        name = f".{os.path.basename(path)}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
+        tmp = os.path.join(os.path.dirname(path), name)
         try:
             return os.open(tmp, flags, 0o600), tmp
         except FileExistsError:

@@ -1,0 +1,232 @@
+"""Capture never blocks or corrupts the launch, and never loses or clobbers a snapshot: huge
+and deep config.json, a deleted working directory, -o on devices and symlinks, -o -, the same
+label captured concurrently, empty commands, CR kept by --pid, first error by arrival, and
+runsnap killed at every point of its rewrite."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runsnap.snapshot import load
+
+ENV = {**os.environ, "NO_COLOR": "1"}
+
+
+def runsnap(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "runsnap", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env=env or ENV)
+
+
+# --------------------------------------------------------------------------- config.json
+
+@pytest.mark.parametrize("kind", ["deep", "huge", "not an object"])
+def test_a_bad_config_json_is_an_error_and_the_launch_goes_on(tmp_path: Path, kind: str) -> None:
+    model = tmp_path / "m"
+    model.mkdir()
+    if kind == "deep":
+        (model / "config.json").write_text("[" * 400 + "]" * 400)
+    elif kind == "huge":
+        with open(model / "config.json", "w") as fh:
+            fh.write('{"a": "' + "x" * (30 * 1024 * 1024) + '"}')
+    else:
+        (model / "config.json").write_text("[1, 2]")
+    t0 = time.monotonic()
+    r = runsnap("capture", "--model", str(model), "-o", str(tmp_path / "s.toml"), "--",
+                sys.executable, "-c", "print('launched')", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "launched" in r.stdout and time.monotonic() - t0 < 30
+    snap = load(tmp_path / "s.toml")
+    (entry,) = snap["models"]["models"].values()
+    assert "config" not in entry
+    assert any("config.json" in e and "not recorded" in e for e in entry["errors"])
+
+
+# --------------------------------------------------------------------------- where it runs
+
+def test_launching_from_a_deleted_directory(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (f"cd {gone} && rmdir {gone} && exec {sys.executable} -m runsnap capture "
+              f"-o {tmp_path / 's.toml'} -- /bin/sh -c 'echo child ran; exit 5'")
+    r = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, env=ENV,
+                       timeout=120)
+    assert r.returncode == 5, r.stderr
+    assert "child ran" in r.stdout and "Traceback" not in r.stderr
+    snap = load(tmp_path / "s.toml")
+    assert snap["command"]["cwd"] == str(gone) and snap["outcome"]["exit_status"] == 5
+
+
+@pytest.mark.parametrize("what", ["device", "symlink", "fifo"])
+def test_o_never_replaces_anything_but_a_regular_file(tmp_path: Path, what: str) -> None:
+    target = tmp_path / "out.toml"
+    if what == "device":
+        target = Path("/dev/null")
+    elif what == "symlink":
+        real = tmp_path / "real.txt"
+        real.write_text("keep me\n")
+        target.symlink_to(real)
+    else:
+        os.mkfifo(target)
+    before = os.lstat(target)
+    r = runsnap("capture", "-o", str(target), timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "replaces only regular files" in r.stderr and r.stderr.count("\n") == 1
+    after = os.lstat(target)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino,
+                                                            before.st_rdev)
+    if what == "symlink":
+        assert (tmp_path / "real.txt").read_text() == "keep me\n"
+
+
+def test_o_dash_writes_the_snapshot_to_stdout(tmp_path: Path) -> None:
+    r = runsnap("capture", "-o", "-", "--label", "piped", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("schema = ") and r.stdout.rstrip().endswith("# end of runsnap snapshot")
+    (tmp_path / "from-stdout.toml").write_text(r.stdout)
+    assert load(tmp_path / "from-stdout.toml").label == "piped"
+    assert not (tmp_path / "-").exists() and not (tmp_path / ".runsnap").exists()
+    r = runsnap("capture", "-o", "-", "--", sys.executable, "-c", "print('child out')",
+                cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out, _, snap_text = r.stdout.partition("schema = ")
+    assert out == "child out\n" and "[outcome]" in snap_text
+    assert not (tmp_path / "-").exists()
+
+
+# --------------------------------------------------------------------------- concurrency
+
+def test_concurrent_captures_with_one_label_lose_nothing(tmp_path: Path) -> None:
+    """Real processes, started together, the same label in the same millisecond."""
+    n = 24
+    start = tmp_path / "go"
+    code = ("import os, sys, time, runpy\n"
+            f"while not os.path.exists({str(start)!r}): time.sleep(0.001)\n"
+            "sys.argv = ['runsnap', 'capture', '--label', 'same', '--dir', sys.argv[1]]\n"
+            "runpy.run_module('runsnap', run_name='__main__')\n")
+    out = tmp_path / "snaps"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(out)], cwd=tmp_path, env=ENV,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(n)]
+    time.sleep(1.0)
+    start.write_text("")
+    printed = []
+    for p in procs:
+        so, se = p.communicate(timeout=300)
+        assert p.returncode == 0, se
+        printed.append(so.strip())
+    files = sorted(p.name for p in out.glob("*.toml"))
+    assert len(set(printed)) == n, "two captures printed the same path"
+    assert len(files) == n, f"{n - len(files)} of {n} snapshots lost"
+    ids = {load(out / f).id for f in files}
+    assert len(ids) == n
+    print(f"\nconcurrent captures: {n}, files: {len(files)}, lost: {n - len(files)}")
+
+
+# --------------------------------------------------------------------------- commands
+
+def test_empty_commands(tmp_path: Path) -> None:
+    r = runsnap("capture", "--exec", "-o", str(tmp_path / "e.toml"), "--", "", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+    r = runsnap("capture", "-o", str(tmp_path / "w.toml"), "--", "", cwd=tmp_path)
+    shell = subprocess.run(["/bin/sh", "-c", "''"], capture_output=True)
+    assert r.returncode == shell.returncode == 127, r.stderr
+    assert "Traceback" not in r.stderr
+    assert load(tmp_path / "w.toml")["outcome"]["status"] == "not_found"
+
+
+def test_pid_keeps_carriage_returns(tmp_path: Path) -> None:
+    env = {**ENV, "WITH_CR": "one\rtwo\r\n"}
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "arg\rwith cr"],
+                            env=env, cwd=tmp_path)
+    try:
+        time.sleep(0.3)
+        r = runsnap("capture", "--pid", str(proc.pid), "-o", str(tmp_path / "p.toml"))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert r.returncode == 0, r.stderr
+    snap = load(tmp_path / "p.toml")
+    assert snap["env"]["vars"]["WITH_CR"] == "one\rtwo\r\n"
+    assert snap["command"]["argv"][-1] == "arg\rwith cr"
+
+
+def test_first_error_is_the_one_that_arrived_first(tmp_path: Path) -> None:
+    """Both streams print an error close together (1 ms apart), in either order: the first
+    error is the one written first, every time."""
+    wrong = 0
+    runs = 10
+    for i in range(runs):
+        first, second = ("stdout", "stderr") if i % 2 == 0 else ("stderr", "stdout")
+        code = (
+            "import sys, time, os\n"
+            f"os.write({1 if first == 'stdout' else 2}, b'RuntimeError: {first} first\\n')\n"
+            "time.sleep(0.001)\n"
+            f"os.write({1 if second == 'stdout' else 2}, b'ValueError: {second} second\\n')\n"
+        )
+        out = tmp_path / f"r{i}.toml"
+        r = runsnap("capture", "-o", str(out), "--", sys.executable, "-c", code)
+        assert r.returncode == 0, r.stderr
+        o = load(out)["outcome"]
+        wrong += o["first_error_stream"] != first or f"{first} first" not in o["first_error"]
+    assert wrong == 0, f"{wrong} of {runs} runs picked the later error"
+
+
+# --------------------------------------------------------------------------- kill points
+
+def test_runsnap_killed_at_any_point_leaves_a_whole_snapshot_or_none(tmp_path: Path) -> None:
+    """SIGKILL runsnap at points spread over a whole capture (context, save, child, rewrite):
+    the snapshot is always absent or whole, no temporary file shows to ls or diff, and the
+    next capture in that folder removes the hidden ones left behind."""
+    folder = tmp_path / "snaps"
+    folder.mkdir()
+    # a big environment makes each write take a while: more chances to hit the rewrite
+    env = {**ENV, **{f"PAD_{i}": "x" * 2000 for i in range(400)}}
+    points = [i * 0.05 for i in range(40)]
+    outcomes: dict[str, int] = {}
+    for i, delay in enumerate(points):
+        target = folder / f"k{i}.toml"
+        p = subprocess.Popen([sys.executable, "-m", "runsnap", "capture", "-o", str(target), "--",
+                              sys.executable, "-c", "print('x' * 100000)"], env=env, cwd=tmp_path,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        if not target.exists():
+            state = "no snapshot yet"
+        else:
+            snap = load(target)  # whole, or this raises
+            state = "complete with outcome" if "outcome" in snap.sections else "complete, no outcome"
+        outcomes[state] = outcomes.get(state, 0) + 1
+    visible = [p.name for p in folder.iterdir() if not p.name.startswith(".")]
+    assert all(name.endswith(".toml") for name in visible)
+    for name in visible:
+        load(folder / name)
+    left = [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+    r = runsnap("capture", "-o", str(folder / "after.toml"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
+    print(f"\nkill points: {len(points)}, {json.dumps(outcomes)}, hidden temporary files "
+          f"left then swept: {len(left)}")
+
+
+def test_temporary_files_of_dead_writers_are_swept(tmp_path: Path) -> None:
+    from runsnap.snapshot.atomic import atomic_write
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".s.toml.{dead.pid}-{'a' * 12}.tmp"
+    live = tmp_path / f".s.toml.{os.getppid()}-{'b' * 12}.tmp"
+    stale.write_text("half a snap")
+    live.write_text("being written")
+    atomic_write(tmp_path / "s.toml", b"schema = 1\n")
+    assert not stale.exists() and live.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["s.toml"]
