@@ -338,7 +338,7 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     """``runsnap show`` in ``fmt``: ``text`` (:func:`render_summary`), ``json`` (the whole
     snapshot as one JSON object) or ``markdown`` (the summary, and each section folded in
     ``<details>``, to paste into an issue)."""
-    from runsnap.render.safe import neutralise_data, neutralise_json
+    from runsnap.render.safe import neutralise_json
 
     if fmt == "json":
         import json
@@ -346,8 +346,7 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
         return neutralise_json(
             json.dumps(snap.to_document(), indent=2, ensure_ascii=False, default=str) + "\n")
     if fmt == "markdown":
-        return _markdown(snap.replace(meta=neutralise_data(dict(snap.meta)),
-                                      sections=neutralise_data(dict(snap.sections))))
+        return _markdown(snap)  # escapes each value for Markdown itself (its own rules)
     if fmt == "text":
         return render_summary(snap, width)
     from runsnap.errors import UsageError
