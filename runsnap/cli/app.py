@@ -110,20 +110,24 @@ def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> 
 
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
     """
+    from runsnap.cli.boundary import untrusted
     from runsnap.listing import load
     from runsnap.render import show as showing
+    from runsnap.render.safe import neutralise_json
     from runsnap.terminal import width
 
     snap = load(snapshot or "@1", snap_dir)
-    if section:
-        text = showing.render_section(snap, section)
-        if fmt == "json":
-            import json
+    with untrusted(snap.path_text or str(snapshot)):
+        if section:
+            text = showing.render_section(snap, section)
+            if fmt == "json":
+                import json
 
-            data = snap.meta if section == "meta" else snap.sections.get(section)
-            text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
-    else:
-        text = showing.render(snap, fmt, width() if fmt == "text" else 0)
+                data = snap.meta if section == "meta" else snap.sections.get(section)
+                text = neutralise_json(
+                    json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        else:
+            text = showing.render(snap, fmt, width() if fmt == "text" else 0)
     click.echo(text, nl=False)
 
 
@@ -273,8 +277,11 @@ def diff(
                    err=True)
     progress = progress_line("loading snapshots") if sys.stderr.isatty() and not quiet \
         else None
-    report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
-                     show_all=show_all, progress=progress, static=not quiet)
+    from runsnap.cli.boundary import untrusted
+
+    with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
+        report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
+                         show_all=show_all, progress=progress, static=not quiet)
     if quiet:
         sys.exit(1 if report else 0)
     if color is None:
@@ -287,7 +294,8 @@ def diff(
 
         text = render_stat(report, 0 if output else width())
     else:
-        text = render(report, fmt, color=color, width=0 if output else width())
+        with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
+            text = render(report, fmt, color=color, width=0 if output else width())
     if output:
         from pathlib import Path
 

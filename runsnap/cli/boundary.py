@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["CONTEXT_SETTINGS", "guarded", "runsnap_command"]
+__all__ = ["CONTEXT_SETTINGS", "guarded", "runsnap_command", "untrusted"]
 
 #: click's context settings for every command.
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -43,3 +43,26 @@ def runsnap_command(func: F) -> F:
         return guarded(func, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+class untrusted:  # noqa: N801 - used as a context manager, like contextlib's
+    """Around reading and rendering snapshots from someone else: a value of a shape the schema
+    does not pin down and the code did not expect becomes one line and exit 2, not a traceback.
+
+    >>> with untrusted("x.toml"):
+    ...     pass
+    """
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if kind is not None and issubclass(kind, (TypeError, AttributeError, KeyError,
+                                                  ValueError, IndexError)):
+            from runsnap.errors import SnapshotError
+
+            raise SnapshotError(f"{self.what}: a value of an unexpected shape "
+                                f"({kind.__name__}: {str(exc)[:120]})") from None
