@@ -76,7 +76,8 @@ def _detail(i: int, d: Difference, st: Style, show_all: bool = False) -> list[st
     related = [r for r in d.related if show_all or not r.hidden]
     if related:
         lines.append(f"        with it ({len(related)}):")
-        lines += [f"    {_one_line(r, st)}" for r in related[:RELATED_LINES]]
+        # a consequence may sit in another section than its cause: name the section too
+        lines += [f"    {_one_line(r, st, r.where)}" for r in related[:RELATED_LINES]]
         if len(related) > RELATED_LINES:
             lines.append(st.dim(f"           ... {len(related) - RELATED_LINES} more"))
     return lines
@@ -135,7 +136,7 @@ def elide_common(a: Any, b: Any, keep: int = 12) -> tuple[Any, Any]:
     return f"…{a[cut:]}", f"…{b[cut:]}"
 
 
-def _one_line(d: Difference, st: Style) -> str:
+def _one_line(d: Difference, st: Style, name: str = "") -> str:
     if d.change in ("added", "removed", "reordered"):
         value = _value_text(d.b if d.change == "added" else d.a)
         what = f"{_change_words(d)}: {short(value, 60)}"
@@ -143,7 +144,7 @@ def _one_line(d: Difference, st: Style) -> str:
         a, b = elide_common(*only_differing(d.a, d.b))
         what = f"{d.change}: {short(a, 60)} -> {short(b, 60)}"
     more = f"  (+{len(d.related)} with it)" if d.related else ""
-    return f"    {st.score(d.score)}  {d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
+    return f"    {st.score(d.score)}  {name or d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
 
 
 #: Outcome values that are the run's own words: never cut shorter than the terminal allows.
