@@ -93,8 +93,15 @@ def _fix_meta(path: Path, captured_at: str) -> None:
     import hashlib
 
     ident = hashlib.sha256(captured_at.encode()).hexdigest()[:32]
+    sections = dict(snap.sections)
+    outcome = sections.get("outcome")
+    if isinstance(outcome, dict) and "duration_s" in outcome:
+        # the run's timings vary (two runs may even take the same 0.1 s): fixed, distinct per run
+        duration = round(0.5 + int(ident[:2], 16) / 100, 2)
+        sections["outcome"] = {**outcome, "started_at": captured_at, "ended_at": captured_at,
+                               "duration_s": duration}
     snap.replace(meta={**snap.meta, "captured_at": captured_at, "host": "gpu-node-1",
-                       "id": ident}).save(path)
+                       "id": ident}, sections=sections).save(path)
 
 
 def demo(where: Path) -> None:
