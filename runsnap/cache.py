@@ -195,11 +195,14 @@ def program_stamp(program: str, *files: str) -> list[Any]:
     return stamp
 
 
-class OutputCache:
-    """What programs printed, remembered while :func:`program_stamp` stays the same."""
+class _JsonCache:
+    """A JSON file of entries in the cache folder, read on first use, written back by
+    :meth:`flush` when something was added; a subclass names its file with ``KIND``."""
+
+    KIND = ""
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self._path = _path("outputs", f"v{FORMAT}", env)
+        self._path = _path(self.KIND, f"v{FORMAT}", env)
         self._entries: dict[str, list[Any]] | None = None
         self._dirty = False
 
@@ -215,6 +218,22 @@ class OutputCache:
                 except (OSError, ValueError):
                     pass
         return self._entries
+
+    def flush(self) -> None:
+        """Write new entries back (keeping the newest ``_HASH_CACHE_MAX``)."""
+        if not self._dirty or self._path is None or self._entries is None:
+            return
+        entries = self._entries
+        if len(entries) > _HASH_CACHE_MAX:
+            entries = dict(list(entries.items())[-_HASH_CACHE_MAX:])
+        _write_json(self._path, entries)
+        self._dirty = False
+
+
+class OutputCache(_JsonCache):
+    """What programs printed, remembered while :func:`program_stamp` stays the same."""
+
+    KIND = "outputs"
 
     def get(self, key: str, stamp: list[Any]) -> str | None:
         """The output kept under ``key`` when its stamp is ``stamp``, else None."""
@@ -230,37 +249,11 @@ class OutputCache:
         self._load()[key] = [stamp, output]
         self._dirty = True
 
-    def flush(self) -> None:
-        """Write new entries back (keeping the newest ``_HASH_CACHE_MAX``)."""
-        if not self._dirty or self._path is None or self._entries is None:
-            return
-        entries = self._entries
-        if len(entries) > _HASH_CACHE_MAX:
-            entries = dict(list(entries.items())[-_HASH_CACHE_MAX:])
-        _write_json(self._path, entries)
-        self._dirty = False
 
-
-class HashCache:
+class HashCache(_JsonCache):
     """sha256 of files, remembered while a file's size, times and inode stay the same."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self._path = _path("hashes", f"v{FORMAT}", env)
-        self._entries: dict[str, list[Any]] | None = None
-        self._dirty = False
-
-    def _load(self) -> dict[str, list[Any]]:
-        if self._entries is None:
-            self._entries = {}
-            if self._path is not None:
-                try:
-                    with open(self._path, encoding="utf-8") as fh:
-                        data = json.load(fh)
-                    if isinstance(data, dict):
-                        self._entries = data
-                except (OSError, ValueError):
-                    pass
-        return self._entries
+    KIND = "hashes"
 
     def sha256(self, path: str) -> str:
         """The sha256 of the file at ``path`` (from the cache while the file is unchanged)."""
@@ -275,16 +268,6 @@ class HashCache:
             entries[real] = [*stamp, digest]
             self._dirty = True
         return digest
-
-    def flush(self) -> None:
-        """Write new entries back (keeping the newest ``_HASH_CACHE_MAX``)."""
-        if not self._dirty or self._path is None or self._entries is None:
-            return
-        entries = self._entries
-        if len(entries) > _HASH_CACHE_MAX:
-            entries = dict(list(entries.items())[-_HASH_CACHE_MAX:])
-        _write_json(self._path, entries)
-        self._dirty = False
 
 
 def _sha256_file(path: str) -> str:
