@@ -2,7 +2,8 @@
 
 :func:`environment` turns a snapshot's ``[packages]`` and ``[system]`` into ordered groups of
 ``(label, value)`` facts, in the order ``python -m torch.utils.collect_env`` prints them (the
-torch build, the OS and compilers, Python, CUDA and the GPUs, the CPU, the libraries), then what
+torch build and its settings as ``torch.__config__.show()`` prints them, the OS and compilers,
+Python, CUDA and the GPUs with whether torch can use them, the CPU, the libraries), then what
 vLLM's ``collect_env`` and ``sglang.check_env`` add (engine builds, GPU topology, limits) and what
 neither prints (cgroup budget, network, RDMA). :mod:`runsnap.render.environment` prints them.
 """
@@ -108,12 +109,42 @@ def _os(system: Mapping[str, Any], pk: Mapping[str, Any]) -> list[tuple[str, str
     return rows
 
 
-def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _inferred(torch: Mapping[str, Any], fact: str) -> str:
+    """``False (why)``: an availability fact of the torch build with its reason; collect_env's
+    ``N/A`` without torch, ``could not collect`` from a snapshot that did not infer it.
+
+    >>> _inferred({"version": "2.9", "cuda_available": False,
+    ...            "cuda_available_reason": "built without CUDA"}, "cuda_available")
+    'False (built without CUDA)'
+    """
+    if not torch:
+        return "N/A"
+    if not isinstance(torch.get(fact), bool):
+        return "could not collect"
+    why = torch.get(f"{fact}_reason")
+    return f"{torch[fact]}" + (f" ({why})" if why else "")
+
+
+def _allocator(variables: Mapping[str, Any]) -> str:
+    """collect_env's "Caching allocator config": the allocator variables that are set."""
+    conf = {k: variables[k] for k in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF",
+                                      "PYTORCH_ALLOC_CONF") if variables.get(k)}
+    return str(conf) if conf else "N/A"
+
+
+def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any],
+         variables: Mapping[str, Any]) -> list[tuple[str, str]]:
     tools = system.get("toolchain") or {}
     gpu = system.get("gpu") or {}
     libs = pk.get("libraries") or {}
     nvcc = tools.get("nvcc") or {}
-    rows = [("CUDA runtime version (nvcc)", nvcc.get("version") or
+    torch = (pk.get("builds") or {}).get("torch") or {}
+    loading = "N/A"
+    if torch.get("cuda_available") is True:  # torch.cuda.init() sets LAZY when it is unset
+        loading = str(variables.get("CUDA_MODULE_LOADING") or "LAZY")
+    rows = [("Is CUDA available", _inferred(torch, "cuda_available")),
+            ("CUDA_MODULE_LOADING set to", loading),
+            ("CUDA runtime version (nvcc)", nvcc.get("version") or
              ("nvcc not found" if nvcc.get("found") is False else "could not collect")),
             ("CUDA_HOME", _not(tools.get("cuda_home"), "not found")
              + (f" ({tools['cuda_home_from']})" if tools.get("cuda_home") else ""))]
@@ -143,7 +174,9 @@ def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any]) -> list[tuple[str, st
             ld = {**(tools.get("ldconfig") or {}), **(tools.get("ld_library_path") or {})}
             found = [f"{v.get('file')} ({v.get('path')})" for k, v in ld.items()
                      if k.startswith(f"lib{family}.so")]
-            rows.append((label, found[0] if found else "could not collect"))
+            built = (torch.get("config") or {}).get("CUDNN_VERSION") if family == "cudnn" else ""
+            rows.append((label, found[0] if found else "could not collect" + (
+                f" (torch is built against {built})" if built else "")))
     amd = gpu.get("amd")
     if amd:
         rows.append(("AMD GPUs", f"{amd.get('count', 0)} x " + ", ".join(sorted(
@@ -151,6 +184,51 @@ def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any]) -> list[tuple[str, st
              for d in amd.get("devices") or []})) + f"; driver {amd.get('driver_version', '?')}"))
     if gpu.get("unsupported_fields"):
         rows.append(("Driver did not report", ", ".join(gpu["unsupported_fields"])))
+    rows += [("Is XPU available", _inferred(torch, "xpu_available")),
+             ("Is XNNPACK available", _inferred(torch, "xnnpack_available")),
+             ("Caching allocator config", _allocator(variables))]
+    return rows
+
+
+def _flags(text: str) -> str:
+    """Compiler flags in brief: optimisation, the defines, the GPU architectures, the count.
+
+    >>> _flags(" -DNDEBUG -DUSE_KINETO -O2 -fPIC -gencode arch=compute_90,code=sm_90")
+    '-O2; defines NDEBUG USE_KINETO; architectures sm_90; 6 words'
+    """
+    words = text.split()
+    parts = [" ".join(dict.fromkeys(w for w in words if re.fullmatch(r"-O\w*", w)))]
+    defines = [w[2:] for w in words if w.startswith("-D")]
+    if defines:
+        parts.append("defines " + " ".join(dict.fromkeys(defines)))
+    archs = re.findall(r"code=((?:sm|compute)_\w+)", text)
+    if archs:
+        parts.append("architectures " + " ".join(dict.fromkeys(archs)))
+    parts.append(f"{len(words)} words")
+    return "; ".join(p for p in parts if p)
+
+
+def _torch_config(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """torch.__config__.show()'s "Build settings" (every non-empty one, by name, as torch
+    prints them; compiler flags in brief), then the switches of ``TorchConfig.cmake``."""
+    torch = (pk.get("builds") or {}).get("torch") or {}
+    config = torch.get("config") or {}
+    from runsnap.collectors.torchconfig import switch
+
+    shown = [(k, v) for k, v in sorted(config.items()) if isinstance(v, str) and v]
+    rows = [(k, _flags(v) if k.endswith("_FLAGS") else v) for k, v in shown
+            if switch(v) is None or not k.startswith(("USE_", "HAS_", "PERF_"))]
+    for state, label in ((True, "switched on"), (False, "switched off")):
+        names = [k for k, v in shown if k.startswith(("USE_", "HAS_", "PERF_"))
+                 and switch(v) is state]
+        if names:
+            rows.append((label, " ".join(names)))
+    switches = torch.get("switches") or {}
+    if switches:
+        rows.append(("TorchConfig.cmake", ", ".join(
+            f"{k}={'ON' if v else 'OFF'}" for k, v in sorted(switches.items()))))
+    if isinstance(torch.get("cxx11_abi"), bool):
+        rows.append(("_GLIBCXX_USE_CXX11_ABI", str(int(torch["cxx11_abi"]))))
     return rows
 
 
@@ -237,10 +315,12 @@ def environment(snapshot: Any) -> Groups:
     """The groups of facts, in the order maintainers read them."""
     system: Mapping[str, Any] = snapshot.get("system") or {}
     pk: Mapping[str, Any] = snapshot.get("packages") or {}
+    variables: Mapping[str, Any] = (snapshot.get("env") or {}).get("vars") or {}
     groups: Groups = [
         ("PyTorch and engines", _torch(pk)),
+        ("PyTorch build settings (torch.__config__.show())", _torch_config(pk)),
         ("OS and toolchain", _os(system, pk)),
-        ("CUDA and GPUs", _gpu(system, pk)),
+        ("CUDA and GPUs", _gpu(system, pk, variables)),
         ("GPU topology", _topology(system)),
         ("CPU and memory", _cpu(system)),
         ("Limits and network", _limits_network(system)),

@@ -164,6 +164,11 @@ WRONG_TYPES = [
     (("outcome", "first_error"), ["x"]), (("meta", "label"), ["x"]),
     (("meta", "redacted"), 1), (("meta", "id"), 7), (("meta", "captured_at"), None),
     (("env", "errors"), "oops"), (("outcome", "peak_rss"), 5), (("schema",), -1),
+    (("packages", "builds", "torch", "config"), "x"),
+    (("packages", "builds", "torch", "config", "USE_NCCL"), 1),
+    (("packages", "builds", "torch", "switches", "USE_XNNPACK"), "ON"),
+    (("packages", "builds", "torch", "cuda_available"), "yes"),
+    (("packages", "builds", "torch", "cuda_available_reason"), ["x"]),
 ]
 
 

@@ -84,7 +84,7 @@ def snapshot_from_context(
     ``redactor`` one made for this capture (it then remembers the secrets it redacted, so the
     outcome written later hides them too).
     """
-    from runsnap.collectors import REGISTRY, merge, start
+    from runsnap.collectors import DERIVED, REGISTRY, merge, start
     from runsnap.collectors.system import hostname
 
     start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
@@ -110,6 +110,16 @@ def snapshot_from_context(
             merge(sections.setdefault(parent, {"errors": []}), name, clean)
         else:
             sections[name] = clean
+    for name, derive in DERIVED.items():
+        t0 = time.perf_counter()
+        try:
+            part = derive(ctx, sections)
+        except Exception as exc:  # an inference never fails the capture either
+            part = {"errors": [f"{name} failed: {type(exc).__name__}: {exc}"]}
+        timings[name] = round((time.perf_counter() - t0) * 1000, 2)
+        parent = name.partition(".")[0]
+        merge(sections.setdefault(parent, {"errors": []}), name,
+              redactor.sections({parent: {"errors": [], **part}})[parent])
     for name, extra_section in (extra or {}).items():
         sections.update(redactor.sections(
             {name: {**extra_section, "errors": list(extra_section.get("errors", []))}}))

@@ -12,8 +12,10 @@ its ``start`` began (or does everything itself when ``start`` was not called).
 A name with a dot (``system.gpu``) is a *part* of a section: one module with one job that adds
 keys to the section named before the dot, after that section's collector ran. :func:`merge`
 puts a part into its section: its keys join the section (a table the section already has is
-extended), and each of its ``errors`` joins the section's, prefixed with the part's name. Each
-part is timed on its own in ``[meta] collect_ms``.
+extended, at every depth), and each of its ``errors`` joins the section's, prefixed with the
+part's name. Each part is timed on its own in ``[meta] collect_ms``. A part of :data:`DERIVED`
+is inferred from the sections already collected (``packages.availability``: what
+``torch.cuda.is_available()`` would say), after every collector ran.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable  # at run time too: Collector below is evaluated
 
 from runsnap.collectors import (
+    availability,
     builds,
     cgroup,
     command,
@@ -44,9 +47,10 @@ if TYPE_CHECKING:
 
     from runsnap.capturing.context import CaptureContext
 
-__all__ = ["REGISTRY", "STARTERS", "Collector", "merge", "start"]
+__all__ = ["DERIVED", "REGISTRY", "STARTERS", "Collector", "Deriver", "merge", "start"]
 
 Collector = Callable[["CaptureContext"], "dict[str, Any]"]
+Deriver = Callable[["CaptureContext", "Mapping[str, Any]"], "dict[str, Any]"]
 
 #: Section name -> collector, in the order they run (snapshots order sections by
 #: ``snapshot.SECTION_ORDER``, not by this). The collectors that only read files come first, so
@@ -69,6 +73,12 @@ REGISTRY: dict[str, Collector] = {
     "git": git.collect,
 }
 
+#: Part name -> deriver: a part inferred from the sections collected so far (no outside
+#: programs), run after :data:`REGISTRY` in this order, merged and timed like a part.
+DERIVED: dict[str, Deriver] = {
+    "packages.availability": availability.collect,
+}
+
 #: Section name -> starter: begins a collector's slow outside work early (see the docstring).
 STARTERS: dict[str, Callable[[CaptureContext], None]] = {
     "git": git.start,
@@ -83,10 +93,22 @@ def merge(section: dict[str, Any], part_name: str, part: Mapping[str, Any]) -> N
     for key, value in part.items():
         if key == "errors":
             section.setdefault("errors", []).extend(f"{label}: {e}" for e in value)
-        elif isinstance(value, dict) and isinstance(section.get(key), dict):
-            section[key] = {**section[key], **value}
         else:
-            section[key] = value
+            section[key] = _joined(section.get(key), value)
+
+
+def _joined(old: Any, new: Any) -> Any:
+    """``new`` over ``old``; tables are joined key by key, at every depth.
+
+    >>> _joined({"torch": {"version": "2.9"}, "x": 1}, {"torch": {"cuda_available": False}})
+    {'torch': {'version': '2.9', 'cuda_available': False}, 'x': 1}
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = dict(old)
+        for key, value in new.items():
+            out[key] = _joined(old.get(key), value)
+        return out
+    return new
 
 
 def start(ctx: CaptureContext) -> None:

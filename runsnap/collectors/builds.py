@@ -7,7 +7,9 @@ returns the small files that hold the answers and the folders that hold the libr
 
 * ``builds.torch``: ``version`` with its local part (``2.9.1+cu128``) from ``torch/version.py``,
   ``cuda``, ``hip``, ``rocm``, ``xpu`` it was built with (absent: not built for it), ``debug``,
-  ``git_version``, and the libraries bundled in ``torch/lib``.
+  ``git_version``, and the libraries bundled in ``torch/lib``; its build settings
+  (``torch.__config__.show()``) and configured switches (``USE_XNNPACK``), read by
+  :mod:`runsnap.collectors.torchconfig`.
 * ``builds.vllm``, ``sglang``, ``sgl_kernel``, ``flashinfer``, ``xformers``: their version files
   (and ``xformers/cpp_lib.json``: the CUDA and torch it was built against), and their native
   extensions (``_C.abi3.so`` is a CUDA build of vLLM, ``_rocm_C.abi3.so`` a ROCm one;
@@ -104,7 +106,9 @@ def _wheel_for(family: str, dists: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def _torch(files: Mapping[str, str]) -> dict[str, Any]:
+def _torch(files: Mapping[str, str], errors: list[str]) -> dict[str, Any]:
+    from runsnap.collectors import torchconfig
+
     facts = parse_assignments(files.get("version.py", ""))
     out: dict[str, Any] = {}
     if "__version__" in facts:
@@ -118,6 +122,9 @@ def _torch(files: Mapping[str, str]) -> dict[str, Any]:
         out["git_version"] = facts["git_version"]
     accel = [f"{k} {out[k]}" for k in ("cuda", "hip", "xpu") if k in out]
     out["built_for"] = ", ".join(accel) or "cpu"
+    config, problems = torchconfig.read(files)
+    out.update(config)
+    errors.extend(problems)
     return out
 
 
@@ -135,7 +142,7 @@ def _module(name: str, found: Mapping[str, Any], errors: list[str]) -> dict[str,
     files: Mapping[str, str] = found.get("files") or {}
     lists: Mapping[str, list[str]] = found.get("lists") or {}
     out: dict[str, Any] = {"path": found.get("dir", "")}
-    out.update(_torch(files) if name == "torch" else _version_file(files))
+    out.update(_torch(files, errors) if name == "torch" else _version_file(files))
     if "cpp_lib.json" in files:
         try:
             data = json.loads(files["cpp_lib.json"])

@@ -17,7 +17,8 @@ evidence. The groupers:
 * :func:`by_commit` - a repository at another commit: branch and describe, editable packages
   installed from it (the files it changed and those the run imported are evidence lines, see
   :mod:`runsnap.diffing.evidence`);
-* :func:`by_devices` - ``CUDA_VISIBLE_DEVICES`` and its kin: the devices each run saw;
+* :func:`by_devices` - ``CUDA_VISIBLE_DEVICES`` and its kin: the devices each run saw, and
+  ``torch.cuda.is_available()`` when they changed it;
 * :func:`by_misspelling` - a variable set in one run and a misspelling of it in the other;
 * :func:`by_runtime` - run-time differences (a variable read in one run only, a package
   imported from elsewhere) under the difference they come from.
@@ -206,13 +207,17 @@ def _seen(value: Any, devices: Sequence[Mapping[str, Any]]) -> str:
 
 def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """``CUDA_VISIBLE_DEVICES`` (and its kin): the devices each run saw, the other device
-    variables under it."""
+    variables under it, and ``torch.cuda.is_available()`` when they changed it."""
     keys = _by_key(diffs)
     cause = next((keys[("env", n)] for n in _DEVICES if ("env", n) in keys), None)
     if cause is None:
         return []
     members = [keys[("env", n)] for n in _DEVICES
                if ("env", n) in keys and keys[("env", n)] is not cause]
+    # torch.cuda.is_available() changed because of these variables (its reasons name them)
+    members += [d for d in diffs if d.section == "packages"
+                and d.key == "builds.torch.cuda_available"
+                and any("_VISIBLE_DEVICES=" in str(e) for e in d.evidence)]
     da = ((a.get("system") or {}).get("gpu") or {}).get("devices") or []
     db = ((b.get("system") or {}).get("gpu") or {}).get("devices") or []
     lines = (f"devices A saw: {_seen(cause.a, da)}", f"devices B saw: {_seen(cause.b, db)}")

@@ -25,8 +25,8 @@ and each distribution's metadata is read once, only its header lines up to ``Ver
 
 ``modules`` holds what the engines' build facts are read from without importing them (importing
 torch costs seconds): for each package of :data:`BUILD_SPEC` found on ``sys.path`` (the copy the
-child would import), a few small files as text (``torch/version.py``) and a few folder listings
-(``torch/lib``); ``nvidia`` lists the shared libraries the ``nvidia-*`` wheels ship
+child would import), a few small files as text (``torch/version.py``, ``macros.h``) and a few
+folder listings (``torch/lib``); ``nvidia`` lists the shared libraries the ``nvidia-*`` wheels ship
 (``nvidia/nccl/lib``), in ``sys.path`` order. runsnap parses them (``collectors/builds.py``).
 """
 
@@ -98,8 +98,11 @@ def _user_site():
 
 
 #: Package -> (small files read as text, folders listed: "." keeps only native libraries).
+#: torch's ``macros.h`` holds the build settings ``torch.__config__.show()`` prints, and its
+#: ``TorchConfig.cmake`` the configured ``USE_XNNPACK``-style switches (a few KiB each).
 BUILD_SPEC = {
-    "torch": (("version.py",), ("lib",)),
+    "torch": (("version.py", "include/caffe2/core/macros.h",
+               "share/cmake/Torch/TorchConfig.cmake"), ("lib",)),
     "vllm": (("_version.py", "version.py"), (".",)),
     "sglang": (("version.py",), ()),
     "sgl_kernel": (("version.py",), (".",)),

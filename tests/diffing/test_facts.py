@@ -159,3 +159,54 @@ def test_torch_built_for_another_cuda(cap, tmp_path):
     assert by_key["builds.torch.cuda"].score == 74
     assert by_key["builds.torch.cuda"].reason == "torch built for another CUDA version"
     assert by_key["builds.torch.version"].b == "2.9.1+cu130"
+
+
+def test_cuda_lost_ranks_first_with_both_reasons(cap, tmp_path, base_env):
+    """The same H100 node: torch 2.9.0+cu128 in A, then CUDA_VISIBLE_DEVICES='' in B; and
+    the CPU wheel torch 2.13.0+cpu in B (real files of both wheels, fixtures/torch)."""
+    from tests.collectors.test_torch_build import install_torch
+
+    path = f"{smi_dir(tmp_path, 'h100x8')}:{base_env['PATH']}"
+    cuda, cpu = tmp_path / "site-cuda", tmp_path / "site-cpu"
+    install_torch(cuda, "cu128-2.9.0")
+    install_torch(cpu, "cpu-2.13.0")
+    a = cap({"PATH": path, "PYTHONPATH": str(cuda)})
+    hidden = cap({"PATH": path, "PYTHONPATH": str(cuda), "CUDA_VISIBLE_DEVICES": ""})
+    cause = compare(a, hidden).counted[0]  # the variable, with what it did under it
+    assert (cause.key, cause.score) == ("CUDA_VISIBLE_DEVICES", 88)
+    assert "with it, packages builds.torch.cuda_available" in cause.reason
+    lost = next(d for d in cause.related if d.key == "builds.torch.cuda_available")
+    assert (lost.a, lost.b, lost.score) == (True, False, 88)
+    assert lost.reason.startswith("torch.cuda.is_available() is False in B")
+    assert lost.evidence[1] == ("B: torch 2.9.0+cu128 is built with CUDA 12.8; 8 GPU(s), none "
+                                "visible: CUDA_VISIBLE_DEVICES=''")
+    report = compare(a, cap({"PATH": path, "PYTHONPATH": str(cpu)}))
+    by_key = {d.key: d for d in report.counted}
+    assert by_key["builds.torch.cuda_available"].score == 88
+    assert by_key["builds.torch.config.USE_NCCL"].reason.startswith("torch built with NCCL in one "
+                                                                    "run only")
+    assert by_key["builds.torch.config.CUDA_VERSION"].score == 74
+    assert (by_key["builds.torch.config.CUDNN_VERSION"].a, by_key[
+        "builds.torch.config.CUDNN_VERSION"].b) == ("9.8.0", "")
+    assert not any(k.endswith("_reason") for k in by_key)
+    ranked = [d.key for d in report.counted]
+    assert ranked.index("builds.torch.cuda_available") < ranked.index(
+        "builds.torch.config.USE_NCCL")
+
+
+def test_a_switch_spelt_another_way_is_no_difference(cap, tmp_path):
+    """``USE_NCCL`` written ``1`` by one build and ``ON`` by another is the same switch; a
+    build without NCCL is a cause (torch.distributed's nccl backend is gone)."""
+    from tests.collectors.test_torch_build import install_torch
+
+    site = tmp_path / "site"
+    torch = install_torch(site, "cu128-2.9.0")
+    macros = torch / "include/caffe2/core/macros.h"
+    a = cap({"PYTHONPATH": str(site)})
+    macros.write_text(macros.read_text().replace('{"USE_NCCL", "1"}', '{"USE_NCCL", "ON"}'))
+    same = cap({"PYTHONPATH": str(site)})
+    assert [k for k in fact_keys(compare(a, same)) if "config" in k] == []
+    macros.write_text(macros.read_text().replace('{"USE_NCCL", "ON"}', '{"USE_NCCL", "OFF"}'))
+    report = compare(a, cap({"PYTHONPATH": str(site)}))
+    nccl = [d for d in report.counted if d.key == "builds.torch.config.USE_NCCL"]
+    assert [(d.a, d.b, d.score) for d in nccl] == [("1", "OFF", 72)]

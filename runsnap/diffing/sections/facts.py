@@ -4,7 +4,8 @@
 resource limits, cgroup, network, CPU layout, toolchain) and of ``[packages]`` (engine builds,
 the CUDA libraries, conda) beyond what ``sections/system.py`` and ``sections/packages.py``
 compare themselves (they call this module, for comparing and for scoring); :func:`score` says
-how likely each changed the behaviour, and why, in words a maintainer can check.
+how likely each changed the behaviour, and why, in words a maintainer can check (torch's build
+settings and whether torch can use the GPUs: :mod:`runsnap.knowledge.torchbuild`).
 
 A part absent from one snapshot (written by an older runsnap) is not compared: not knowing is
 not a difference.
@@ -17,6 +18,7 @@ from typing import Any
 
 from runsnap.diffing.report import Difference
 from runsnap.diffing.walk import dotted, locator, walk
+from runsnap.knowledge import torchbuild
 
 __all__ = ["packages", "score", "system"]
 
@@ -289,9 +291,14 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                 out.append(_diff("packages", f"builds.{name}", x and x.get("version"),
                                  y and y.get("version"), path=("builds", name)))
                 continue
-            out.extend(Difference("packages", f"builds.{name}.{dotted(parts)}", change, fx, fy,
-                                  path=locator("packages", "builds", name, *parts))
-                       for parts, change, fx, fy in walk(dict(x), dict(y)) if parts[0] != "path")
+            for parts, change, fx, fy in walk(dict(x), dict(y)):
+                if parts[0] == "path" or (name == "torch" and torchbuild.not_compared(
+                        parts, x, y, fx, fy)):
+                    continue
+                out.append(Difference("packages", f"builds.{name}.{dotted(parts)}", change, fx,
+                                      fy, path=locator("packages", "builds", name, *parts),
+                                      evidence=torchbuild.evidence(parts, x, y)
+                                      if name == "torch" else ()))
     if both := _part(a, b, "libraries"):
         la, lb = both[0] or {}, both[1] or {}
         for family in sorted(set(la) | set(lb)):
@@ -341,6 +348,8 @@ def score(d: Difference) -> tuple[int, str] | None:
             name, _, field = rest.partition(".")
             if not field:
                 return 60, f"{name} is importable in one run only"
+            if name == "torch" and (known := torchbuild.score(field, d.a, d.b)):
+                return known
             base = field.split(".")[0].split("[")[0]
             s, why = _BUILD_FIELDS.get(base, (45, "another build detail"))
             return s, f"{name} {why}"
