@@ -14,7 +14,8 @@ failing-path       97-99  a read of the variable (a frame of its call stack), or
                           one that raised
 named              94-96  the failing error, its traceback message, or a warning printed by
                           one run only names the key (variable, option, config field,
-                          package), or names the failing side's value of an option or field
+                          package), or names the failing side's value of an option or field;
+                          for torch's build facts, torch's own message about them
 read               91-93  the program read the variable (or imported the package) in a run
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
@@ -433,6 +434,28 @@ def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[M
     return None
 
 
+def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
+    """A build fact (``builds.torch.config.USE_NCCL``): torch's own message about it (named),
+    else the program imported that engine (read) or, both traced, neither did (unread). A CUDA
+    library or conda package is loaded natively: no import decides it."""
+    from runsnap.knowledge.torchbuild import messages
+
+    parts = [str(p) for p in d.path[1:]]
+    said = messages(".".join(parts[2:])) if parts[:2] == ["builds", "torch"] else ()
+    for where, text, rank, _run in _texts(runs) if said else ():
+        for m in (m for m in said if m in text):
+            return Evidence("named", f"{where} says \"{m}\": \"{_excerpt(text, m)}\"", rank)
+    if parts[0] != "builds":
+        return None
+    seen = [f"{f.label} imported {parts[1]} from {f.modules[parts[1]].get('file', '?')}"
+            for f in runs if isinstance(f.modules.get(parts[1]), Mapping)]
+    if seen:
+        return Evidence("read", "the program imported it: " + "; ".join(seen))
+    if runs and all(f.traced and f.modules for f in runs):
+        return Evidence("unread", f"no process imported {parts[1]} in either run (both traced)")
+    return None
+
+
 def gather(
     diffs: Iterable[Difference],
     a: Any,
@@ -448,6 +471,9 @@ def gather(
         ev: Evidence | None = None
         if d.section == "env":
             ev = _env_evidence(d, runs, who_reads)
+        elif d.section == "packages" and len(d.path) > 2 and d.path[1] in (
+                "builds", "libraries", "conda"):
+            ev = _fact_evidence(d, runs)
         elif d.section == "packages" and d.key not in ("interpreter", "python_version",
                                                        "implementation", "sys.path"):
             name = d.key.partition(".")[0]

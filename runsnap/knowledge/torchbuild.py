@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["FIELDS", "SETTINGS", "evidence", "not_compared", "score"]
+__all__ = ["FIELDS", "MESSAGES", "SETTINGS", "evidence", "messages", "not_compared", "score"]
 
 #: Build setting (``torch.__config__.show()`` and ``TorchConfig.cmake`` names) -> score, why.
 SETTINGS: dict[str, tuple[int, str]] = {
@@ -52,6 +52,23 @@ FIELDS: dict[str, tuple[int, str]] = {
                               "CPU kernels"),
     "cxx11_abi": (55, "another C++ ABI (_GLIBCXX_USE_CXX11_ABI): extensions built for one do "
                       "not load in the other"),
+}
+#: What torch (or the CUDA runtime under it) prints when a field below is why a run failed;
+#: an error or a warning of one run saying it is evidence ("named") for that difference.
+_NO_CUDA = ("Torch not compiled with CUDA enabled",  # torch/cuda/__init__.py _lazy_init
+            "No CUDA GPUs are available",  # torch/cuda/__init__.py: no device visible
+            "Found no NVIDIA driver on your system",  # c10/cuda: no driver
+            "The NVIDIA driver on your system is too old",  # c10/cuda: the build's CUDA newer
+            "CUDA driver version is insufficient for CUDA runtime version")  # cudaGetErrorString
+MESSAGES: dict[str, tuple[str, ...]] = {
+    "cuda_available": _NO_CUDA,
+    "config.USE_CUDA": _NO_CUDA[:1],
+    "config.CUDA_VERSION": _NO_CUDA[3:],
+    "xpu_available": ("Torch not compiled with XPU enabled",),
+    # torch/distributed/distributed_c10d.py, creating a process group of that backend
+    "config.USE_NCCL": ("Distributed package doesn't have NCCL built in",),
+    "config.USE_GLOO": ("Distributed package doesn't have Gloo built in",),
+    "config.USE_MPI": ("Distributed package doesn't have MPI built in",),
 }
 #: Fields recorded since runsnap read torch's build files: a snapshot without them (an older
 #: runsnap, or a torch that lacks the files, which its errors say) is not compared on them.
@@ -116,3 +133,12 @@ def score(field: str, a: Any, b: Any) -> tuple[int, str] | None:
     if head in FIELDS:
         return FIELDS[head]
     return None
+
+
+def messages(field: str) -> tuple[str, ...]:
+    """What a run prints when ``builds.torch.<field>`` is why it failed (see :data:`MESSAGES`).
+
+    >>> messages("config.USE_NCCL")
+    ("Distributed package doesn't have NCCL built in",)
+    """
+    return MESSAGES.get(field, ())

@@ -210,3 +210,45 @@ def test_a_switch_spelt_another_way_is_no_difference(cap, tmp_path):
     report = compare(a, cap({"PYTHONPATH": str(site)}))
     nccl = [d for d in report.counted if d.key == "builds.torch.config.USE_NCCL"]
     assert [(d.a, d.b, d.score) for d in nccl] == [("1", "OFF", 72)]
+
+
+def test_what_torch_printed_names_the_build_fact_and_imports_count(tmp_path):
+    """Two traced runs with torch builds that differ only in USE_NCCL (the real 2.9.0+cu128
+    files; B's macros.h with NCCL off): B fails with torch's own message for that, which names
+    the fact; a program that imported torch makes torch's build facts read, one that did not,
+    unread."""
+    from runsnap.snapshot import load
+    from tests.collectors.test_torch_build import install_torch
+    from tests.conftest import run_runsnap
+
+    site = tmp_path / "site"
+    torch = install_torch(site, "cu128-2.9.0")
+    (torch / "__init__.py").write_text("")  # importable here: the program imports it
+    macros = torch / "include/caffe2/core/macros.h"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(site)}
+    fail = ("import torch, sys; sys.exit(\"RuntimeError: Distributed package doesn't have "
+            "NCCL built in\") if sys.argv[1] == 'b' else None")
+
+    def run(name, code, *args):
+        out = tmp_path / f"{name}.toml"
+        made = run_runsnap("capture", "-o", str(out), "--", sys.executable, "-c", code, *args,
+                           cwd=tmp_path, env=env)
+        assert made.returncode in (0, 1), made.stderr
+        return load(out)
+
+    a = run("a", fail, "a")
+    macros.write_text(macros.read_text().replace('{"USE_NCCL", "1"}', '{"USE_NCCL", "OFF"}'))
+    b = run("b", fail, "b")
+    nccl = next(d for d in compare(a, b).counted if d.key == "builds.torch.config.USE_NCCL")
+    assert nccl.evidence_kind == "named" and nccl.score >= 94
+    assert "says \"Distributed package doesn't have NCCL built in\"" in nccl.reason
+    macros.write_text(macros.read_text().replace('{"USE_NCCL", "OFF"}', '{"USE_NCCL", "1"}'))
+    c, d = run("c", "import torch", "c"), run("d", "import json", "d")
+    macros.write_text(macros.read_text().replace('{"USE_NCCL", "1"}', '{"USE_NCCL", "OFF"}'))
+    f, e = run("f", "import torch", "f"), run("e", "import json", "e")
+    read = next(x for x in compare(c, f).counted if x.key == "builds.torch.config.USE_NCCL")
+    assert read.evidence_kind == "read" and "imported torch from" in read.reason
+    report = compare(d, e)
+    unread = next(x for x in [*report.counted, *report.hidden]
+                  if x.key == "builds.torch.config.USE_NCCL")
+    assert unread.evidence_kind == "unread" and unread.score <= 30
