@@ -180,7 +180,8 @@ def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any],
     amd = gpu.get("amd")
     if amd:
         rows.append(("AMD GPUs", f"{amd.get('count', 0)} x " + ", ".join(sorted(
-            {str(d.get("market_name") or d.get("card_series") or d.get("gfx_version") or "?")
+            {str(d.get("name") or d.get("market_name") or d.get("card_series")
+                 or d.get("gfx_version") or "?")
              for d in amd.get("devices") or []})) + f"; driver {amd.get('driver_version', '?')}"))
     if gpu.get("unsupported_fields"):
         rows.append(("Driver did not report", ", ".join(gpu["unsupported_fields"])))

@@ -1,4 +1,4 @@
-"""``[system.gpu]``: NVIDIA GPUs from ``nvidia-smi``, their topology, and AMD GPUs from ``rocm-smi``.
+"""``[system.gpu]``: NVIDIA GPUs from ``nvidia-smi`` and their topology; AMD GPUs from ``amd-smi``.
 
 No GPU, no driver, no ``nvidia-smi``: a recorded fact (``available = false`` and why), never an
 error of the capture. Per device: index, name, UUID, memory, PCI bus id, and, where the driver
@@ -6,13 +6,19 @@ knows them, compute capability, persistence mode, MIG mode, ECC mode, power limi
 and memory clocks and the PCIe link. ``topology`` is ``nvidia-smi topo -m``: the link between
 every pair of GPUs and NICs (``NV18``, ``PXB``, ``SYS``...), with NIC names resolved and each
 GPU's CPU and NUMA affinity. ``amd`` holds what ``amd-smi static --json`` (ROCm 6 and later)
-or, without it, ``rocm-smi --json`` says, where one is installed.
+or, without it, ``rocm-smi --json`` says, where one is installed, in one shape for both.
 
-Older drivers: a ``--query-gpu`` field the driver does not know (``compute_cap`` before R510)
-makes nvidia-smi refuse the whole query; it is asked again without that field, and the field is
-named in ``unsupported_fields``. ``topo -m`` is read by its header, so the NIC legend of newer
-drivers and the NIC names in the header of older ones both work, as do tables without the
-``NUMA Affinity`` or ``GPU NUMA ID`` columns.
+The query is read by its header line (``--format=csv``, units kept), so every value is matched to
+the field the driver says it is, whatever the order or the set of fields. Older drivers: a
+``--query-gpu`` field the driver does not know (``compute_cap`` before R510) makes nvidia-smi
+refuse the whole query; it is asked again without that field, and the field is named in
+``unsupported_fields``. ``topo -m`` is read by its header, without the terminal underline
+(``ESC[4m``) that drivers since about R525 print around it even into a pipe, so the NIC legend
+of newer drivers and the NIC names in the header of older ones both work, as do tables without
+the ``NUMA Affinity`` or ``GPU NUMA ID`` columns.
+
+Every parser here is tested against output recorded on real machines (``fixtures/nvidia-smi``,
+``fixtures/amd-smi``, ``fixtures/rocm-smi``; each source is named in the README beside them).
 
 All programs start together (:func:`start`), before the other collectors, and each has a timeout.
 """
@@ -30,8 +36,8 @@ if TYPE_CHECKING:
 
     from runsnap.capturing.context import CaptureContext
 
-__all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_amd_smi", "parse_query",
-           "parse_rocm_smi", "parse_topology", "start"]
+__all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_amd", "parse_query", "parse_topology",
+           "start"]
 
 #: Fields every driver answers, and the snapshot key of each.
 BASE_FIELDS = (("index", "index"), ("name", "name"), ("uuid", "uuid"),
@@ -45,6 +51,10 @@ EXTRA_FIELDS = (("compute_cap", "compute_capability"), ("persistence_mode", "per
                 ("pcie.link.gen.max", "pcie_gen_max"), ("pcie.link.width.max", "pcie_width_max"))
 _HEADER = re.compile(r"Driver Version:\s*(?P<driver>\S+)\s+CUDA Version:\s*(?P<cuda>\S+)")
 _BAD_FIELD = re.compile(r'Field "([^"]+)" is not a valid field')
+#: A header cell of ``--format=csv``: the field, then its unit in brackets (``power.limit [W]``).
+_COLUMN = re.compile(r"(?P<field>[^\[]*?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
+#: Terminal attributes (``ESC[4m`` ... ``ESC[0m``) that ``topo -m`` prints around its header.
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
 _TIMEOUT = 30.0
 _INTS = {"index", "memory_mib", "max_sm_clock_mhz", "max_memory_clock_mhz", "pcie_gen_max",
          "pcie_width_max"}
@@ -57,13 +67,12 @@ def _env(ctx: CaptureContext) -> dict[str, str]:
 
 
 def _query(smi: str, fields: list[str], env: dict[str, str]) -> shell.Pending:
-    return shell.start([smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
-                       env=env)
+    return shell.start([smi, f"--query-gpu={','.join(fields)}", "--format=csv"], env=env)
 
 
 def start(ctx: CaptureContext) -> None:
-    """Start ``nvidia-smi`` (query, header, ``topo -m``) and ``rocm-smi``; :func:`collect`
-    reads their answers."""
+    """Start ``nvidia-smi`` (query, header, ``topo -m``) and ``amd-smi`` or ``rocm-smi``;
+    :func:`collect` reads their answers."""
     path = ctx.env.get("PATH", os.environ.get("PATH", os.defpath))
     env = _env(ctx)
     started: dict[str, Any] = {}
@@ -81,45 +90,55 @@ def start(ctx: CaptureContext) -> None:
         started["amd-smi"] = shell.start([amd, "static", "--asic", "--bus", "--vram", "--driver",
                                           "--json"], env=env)
     elif rocm is not None:
-        started["rocm"] = shell.start([rocm, "--showproductname", "--showbus",
-                                       "--showdriverversion", "--showmeminfo", "vram", "--json"],
-                                      env=env)
+        started["rocm-smi"] = shell.start([rocm, "--showproductname", "--showbus",
+                                           "--showdriverversion", "--showmeminfo", "vram",
+                                           "--json"], env=env)
     ctx.started["system.gpu"] = started
 
 
-def parse_query(text: str, fields: list[str]) -> list[dict[str, Any]]:
-    """Devices from ``--query-gpu`` CSV lines (no header, no units), keyed by snapshot names.
+def parse_query(text: str) -> list[dict[str, Any]]:
+    """Devices from ``--query-gpu=... --format=csv``, keyed by snapshot names.
 
-    ``[N/A]`` and ``[Not Supported]`` values are left out.
+    The header line names each column and its unit; a value loses its unit (``81559 MiB`` ->
+    ``81559``), and bracketed answers (``[N/A]``, ``[Not Supported]``, ``[Requested functionality
+    has been deprecated]``) are left out. Columns of fields runsnap does not keep are skipped.
 
-    >>> dev = parse_query("0, NVIDIA A40, GPU-1, 46068, 00000000:4F:00.0, 550.1, [N/A], 8.6", [
-    ...     "index", "name", "uuid", "memory.total", "pci.bus_id", "driver_version",
-    ...     "mig.mode.current", "compute_cap"])[0]
-    >>> dev["index"], dev["memory_mib"], dev["compute_capability"], "mig_mode" in dev
-    (0, 46068, '8.6', False)
+    >>> dev = parse_query("index, name, memory.total [MiB], power.limit [W], mig.mode.current\\n"
+    ...                   "0, NVIDIA L40S, 46068 MiB, 350.00 W, [N/A]\\n")[0]
+    >>> dev
+    {'index': 0, 'name': 'NVIDIA L40S', 'memory_mib': 46068, 'power_limit_w': 350.0}
     """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return []
+    columns = [_COLUMN.match(cell.strip()) for cell in lines[0].split(",")]
+    heads = [(m["field"], m["unit"]) if m else ("", None) for m in columns]
     names = dict(BASE_FIELDS + EXTRA_FIELDS)
+    if "index" not in (field for field, _ in heads):
+        raise ValueError(f"no header line: {lines[0][:80]!r}")
     devices = []
-    for line in text.splitlines():
-        values = [v.strip() for v in line.split(",")]
-        if len(values) < len(BASE_FIELDS):
-            continue
+    for line in lines[1:]:
         device: dict[str, Any] = {}
-        for field, value in zip(fields, values, strict=False):
-            key = names.get(field, field)
-            if not value or value.startswith("["):
+        for (field, unit), raw in zip(heads, line.split(","), strict=False):
+            key, value = names.get(field), raw.strip()
+            if key is None or not value or value.startswith("["):
                 continue
-            if key in _INTS:
-                device[key] = int(value) if value.isdigit() else value
-            elif key == "power_limit_w":
-                try:
-                    device[key] = float(value)
-                except ValueError:
-                    device[key] = value
-            else:
-                device[key] = value
+            if unit and value.endswith(f" {unit}"):
+                value = value[:-len(unit) - 1]
+            device[key] = _number(key, value)
         devices.append(device)
     return devices
+
+
+def _number(key: str, value: str) -> Any:
+    if key in _INTS and value.isdigit():
+        return int(value)
+    if key == "power_limit_w":
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def parse_topology(text: str) -> dict[str, Any]:
@@ -132,7 +151,7 @@ def parse_topology(text: str) -> dict[str, Any]:
     >>> t["links"], t["affinity"]["GPU1"]
     ({'GPU0 GPU1': 'NV4', 'GPU0 mlx5_0': 'PIX', 'GPU1 mlx5_0': 'SYS'}, {'cpus': '12-23'})
     """
-    lines = text.splitlines()
+    lines = _SGR.sub("", text).splitlines()
     header_at = next((i for i, ln in enumerate(lines) if "GPU0" in ln and "\t" in ln), None)
     if header_at is None:
         return {}
@@ -167,66 +186,89 @@ def parse_topology(text: str) -> dict[str, Any]:
     return {"links": links, "affinity": affinity, "nics": nics}
 
 
-def parse_rocm_smi(text: str) -> dict[str, Any]:
-    """``rocm-smi --json`` -> ``{"driver_version", "devices": [{...}]}`` (field names as it
-    prints them, lower case with underscores)."""
-    import json
+def parse_amd(text: str, tool: str) -> dict[str, Any]:
+    """``amd-smi static --asic --bus --vram --driver --json`` or ``rocm-smi --showproductname
+    --showbus --showdriverversion --showmeminfo vram --json`` -> ``{"tool", "driver_version",
+    "count", "devices": [{"gpu", "name", "gfx_version", "pci_bus", "vram_mib", "vram_type"}],
+    "warning"}``, the same keys from either tool (a fact the tool does not give, or gives as
+    ``N/A``, is left out).
 
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("rocm-smi printed JSON that is not an object")
-    devices = []
-    driver = ""
-    for key, value in data.items():
-        if not isinstance(value, dict):
-            continue
-        fields = {re.sub(r"[^a-z0-9]+", "_", k.lower()).strip("_"): v for k, v in value.items()}
-        if key.startswith("card"):
-            devices.append({"card": key, **fields})
-        elif key == "system":
-            driver = str(fields.get("driver_version", ""))
-    return {"driver_version": driver, "count": len(devices), "devices": devices}
+    amd-smi has printed a list of GPUs and, since ROCm 7, ``{"gpu_data": [...]}``; without access
+    to the device nodes it prints a text warning before the JSON, kept as ``warning``. rocm-smi
+    spells its keys differently across releases (``Card series``, ``Card Series``), so they are
+    matched without case. amd-smi's ``MB`` are 2**20 bytes (196592 for a 192 GiB MI300X), as are
+    the ``vram_mib`` made from rocm-smi's bytes.
 
-
-def parse_amd_smi(text: str) -> dict[str, Any]:
-    """``amd-smi static --asic --bus --vram --driver --json`` -> ``{"driver_version", "count",
-    "devices": [{"gpu", "market_name", "gfx_version", "pci_bus", "vram_mb", "vram_type"}]}``.
-
-    Both shapes amd-smi has printed: a list of GPUs, or ``{"gpu_data": [...]}``.
-
-    >>> amd = parse_amd_smi('[{"gpu": 0, "asic": {"market_name": "MI300X", '
-    ...                     '"target_graphics_version": "gfx942"}, "driver": {"version": "6.8"}}]')
+    >>> amd = parse_amd('[{"gpu": 0, "asic": {"market_name": "MI300X", '
+    ...                 '"target_graphics_version": "gfx942"}, "driver": {"version": "6.8"}}]',
+    ...                 "amd-smi")
     >>> amd["driver_version"], amd["devices"]
-    ('6.8', [{'gpu': 0, 'market_name': 'MI300X', 'gfx_version': 'gfx942'}])
+    ('6.8', [{'gpu': 0, 'name': 'MI300X', 'gfx_version': 'gfx942'}])
     """
+    data, warning = _json_after_banner(text)
+    if tool == "amd-smi":
+        gpus = data.get("gpu_data", data.get("gpus")) if isinstance(data, dict) else data
+        if not isinstance(gpus, list):
+            raise ValueError("no list of GPUs")
+        units = [(gpu.get("gpu", i), _amd_smi_facts(gpu)) for i, gpu in enumerate(gpus)
+                 if isinstance(gpu, dict)]
+        driver = next((f["driver"] for _, f in units if _known(f.get("driver"))), "")
+    else:
+        if not isinstance(data, dict):
+            raise ValueError("JSON that is not an object")
+        units = [(key, _rocm_smi_facts(card)) for key, card in data.items()
+                 if key.startswith("card") and isinstance(card, dict)]
+        system = {k.lower(): v for k, v in (data.get("system") or {}).items()}
+        driver = system.get("driver version", "")
+    devices = []
+    for unit, facts in units:
+        device = {"gpu": unit}
+        device.update((k, v) for k, v in facts.items() if k != "driver" and _known(v))
+        devices.append(device)
+    out: dict[str, Any] = {"tool": tool, "driver_version": str(driver), "count": len(devices),
+                           "devices": devices}
+    if warning:
+        out["warning"] = warning
+    return out
+
+
+def _known(value: Any) -> bool:
+    return value not in (None, "", "N/A")
+
+
+def _json_after_banner(text: str) -> tuple[Any, str]:
+    """The JSON a tool printed, and the first line of any text it printed before it."""
     import json
 
-    data = json.loads(text)
-    if isinstance(data, dict):
-        data = data.get("gpu_data", data.get("gpus"))
-    if not isinstance(data, list):
-        raise ValueError("amd-smi printed no list of GPUs")
-    devices: list[dict[str, Any]] = []
-    driver = ""
-    for gpu in data:
-        if not isinstance(gpu, dict):
-            continue
-        asic = gpu.get("asic") or {}
-        bus = gpu.get("bus") or {}
-        vram = gpu.get("vram") or {}
-        drv = gpu.get("driver") or {}
-        dev: dict[str, Any] = {"gpu": gpu.get("gpu", len(devices))}
-        for key, value in (("market_name", asic.get("market_name")),
-                           ("gfx_version", asic.get("target_graphics_version")),
-                           ("pci_bus", bus.get("bdf")), ("vram_type", vram.get("type"))):
-            if value not in (None, "", "N/A"):
-                dev[key] = str(value)
-        size = vram.get("size")
-        if isinstance(size, dict) and str(size.get("value", "")).isdigit():
-            dev["vram_mb"] = int(size["value"])
-        driver = driver or str(drv.get("version") or drv.get("driver_version") or "")
-        devices.append(dev)
-    return {"driver_version": driver, "count": len(devices), "devices": devices}
+    lines = text.splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
+    if at is None:
+        first = text.strip().splitlines()
+        raise ValueError(first[0][:200] if first else "printed nothing")
+    before = "".join(lines[:at]).strip().splitlines()
+    return json.loads("".join(lines[at:])), before[0].strip() if before else ""
+
+
+def _section(unit: dict[str, Any], name: str) -> dict[str, Any]:
+    value = unit.get(name)
+    return value if isinstance(value, dict) else {}  # "N/A" where the tool could not read it
+
+
+def _amd_smi_facts(gpu: dict[str, Any]) -> dict[str, Any]:
+    asic, vram = _section(gpu, "asic"), _section(gpu, "vram")
+    size = vram.get("size")
+    mib = size.get("value") if isinstance(size, dict) and size.get("unit") == "MB" else None
+    return {"name": asic.get("market_name"), "gfx_version": asic.get("target_graphics_version"),
+            "pci_bus": _section(gpu, "bus").get("bdf"), "vram_mib": mib,
+            "vram_type": vram.get("type"), "driver": _section(gpu, "driver").get("version")}
+
+
+def _rocm_smi_facts(card: dict[str, Any]) -> dict[str, Any]:
+    low = {str(k).lower(): v for k, v in card.items()}
+    total = str(low.get("vram total memory (b)", ""))
+    return {"name": low.get("card series"), "gfx_version": low.get("gfx version"),
+            "pci_bus": low.get("pci bus"),
+            "vram_mib": int(total) >> 20 if total.isdigit() else None}
 
 
 def _finish_query(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> Any:
@@ -258,24 +300,20 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
                                "devices": []}
     else:
         gpu = _nvidia(started, _env(ctx), errors)
-    if "amd-smi" in started:
-        result = started["amd-smi"].wait(timeout=_TIMEOUT)
-        if result.ok:
-            try:
-                gpu["amd"] = parse_amd_smi(result.text())
-            except ValueError as exc:
-                errors.append(f"amd-smi: output not understood: {exc}")
-        else:
+    for tool in ("amd-smi", "rocm-smi"):
+        if tool not in started:
+            continue
+        result = started[tool].wait(timeout=_TIMEOUT)
+        if not result.ok:
             errors.append(result.error_line())
-    if "rocm" in started:
-        result = started["rocm"].wait(timeout=_TIMEOUT)
-        if result.ok:
-            try:
-                gpu["amd"] = parse_rocm_smi(result.text())
-            except ValueError as exc:
-                errors.append(f"rocm-smi: output not understood: {exc}")
-        else:
-            errors.append(result.error_line())
+            continue
+        try:
+            gpu["amd"] = amd = parse_amd(result.text(), tool)
+        except ValueError as exc:
+            errors.append(f"{tool}: output not understood: {exc}")
+            continue
+        if "warning" in amd:
+            errors.append(f"{tool}: {amd['warning']}")
     return {"gpu": gpu, "errors": errors}
 
 
@@ -290,7 +328,12 @@ def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> 
     if not query.ok:
         out.update(reason=query.error_line(), count=0, devices=[])
         return out
-    devices = parse_query(query.text(), started["fields"])
+    try:
+        devices = parse_query(query.text())
+    except ValueError as exc:
+        out.update(reason=f"nvidia-smi --query-gpu: output not understood: {exc}", count=0,
+                   devices=[])
+        return out
     for device in devices:
         driver = device.pop("driver_version", "")
         if not out["driver_version"]:

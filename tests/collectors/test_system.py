@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from tests.conftest import asset
+from tests.collectors.test_gpu import smi_path
 
 
 def test_host_cpu_memory_are_recorded_and_no_gpu_is_a_fact(tmp_path: Path) -> None:
@@ -26,17 +26,13 @@ def test_host_cpu_memory_are_recorded_and_no_gpu_is_a_fact(tmp_path: Path) -> No
 
 
 def test_gpus_driver_and_cuda_from_nvidia_smi(tmp_path: Path) -> None:
-    path = f"{asset('nvidia-smi')}:/usr/bin:/bin"
-    gpu = runsnap.capture([], env={"PATH": path}, cwd=tmp_path)["system"]["gpu"]
+    """A replayed recording of an L40S node (fixtures/nvidia-smi/l40s-r595)."""
+    gpu = runsnap.capture([], env={"PATH": smi_path(tmp_path, "l40s-r595")},
+                          cwd=tmp_path)["system"]["gpu"]
     assert gpu["available"] is True
-    assert gpu["driver_version"] == "550.127.05"
-    assert gpu["cuda_version"] == "12.4"
-    assert gpu["count"] == 4
-    assert gpu["devices"][0] == {
-        "index": 0, "name": "NVIDIA A40", "uuid": "GPU-5d3c1b52-7a1e-4c2f-9b0e-2f6a9d3e8c11",
-        "memory_mib": 46068, "pci_bus_id": "00000000:4F:00.0"}
-    assert [d["pci_bus_id"][-7:] for d in gpu["devices"]] == ["4F:00.0", "52:00.0", "53:00.0",
-                                                               "56:00.0"]
+    assert (gpu["driver_version"], gpu["cuda_version"], gpu["count"]) == ("595.80", "13.2", 1)
+    assert gpu["devices"][0]["name"] == "NVIDIA L40S"
+    assert gpu["devices"][0]["pci_bus_id"] == "00000000:01:00.0"
 
 
 def test_a_failing_nvidia_smi_is_recorded(tmp_path: Path) -> None:

@@ -9,21 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from runsnap.collectors.gpu import parse_topology
 from runsnap.diffing import compare
 from runsnap.snapshot import Snapshot, loads
+from tests.collectors.test_gpu import smi_path
 from tests.collectors.test_toolchain_builds import dist, wheel_layout
 
 from .conftest import asset, counted
 
 
 def smi_dir(tmp_path: Path, name: str) -> str:
-    folder = tmp_path / f"smi-{name}"
-    folder.mkdir()
-    smi = folder / "nvidia-smi"
-    smi.write_text(f'#!/bin/sh\nexec "{asset("nvidia-smi", "replay")}" '
-                   f'"{asset("nvidia-smi", name)}" "$@"\n')
-    smi.chmod(0o755)
-    return str(folder)
+    """A folder whose nvidia-smi replays fixtures/nvidia-smi/NAME."""
+    return smi_path(tmp_path, name).split(":", 1)[0]
 
 
 def with_system(snap: Snapshot, edit) -> Snapshot:
@@ -55,33 +52,40 @@ def test_a_snapshot_of_an_older_runsnap_is_not_a_difference(cap):
 
 
 def test_another_gpu_generation_driver_and_topology(cap, tmp_path, base_env):
+    """Two recorded machines: an H100 on driver 590.48.01 and an L40S on 595.80."""
     path = base_env["PATH"]
-    a = cap({"PATH": f"{smi_dir(tmp_path, 'h100x8')}:{path}"})
-    b = cap({"PATH": f"{smi_dir(tmp_path, 'v100x4-r470')}:{path}"})
+    a = cap({"PATH": f"{smi_dir(tmp_path, 'h100-r590')}:{path}"})
+    b = cap({"PATH": f"{smi_dir(tmp_path, 'l40s-r595')}:{path}"})
     report = compare(a, b)
     by_key = {d.key: d for d in report.counted}
     cc = by_key["gpu.compute_capability"]
-    assert (cc.a, cc.b, cc.change) == ("9.0", "not reported", "changed")
+    assert (cc.a, cc.b, cc.change) == ("9.0", "8.9", "changed")
     assert cc.score == 72 and "architecture" in cc.reason
     assert by_key["gpu.driver_version"].reason.endswith("it matters to every CUDA program")
     topo = by_key["gpu.topology"]
     assert "NCCL" in topo.reason
-    assert "GPU0 GPU1: NV18 -> NV1" in topo.evidence
-    assert "GPU0 mlx5_0: PXB -> PIX" in topo.evidence
-    assert by_key["gpu.power_limit_w"].a == "700.0"
+    assert topo.evidence == ("GPU0 affinity: {'cpus': '0-19', 'numa': '0'} -> "
+                             "{'cpus': '0-7', 'numa': '0'}",)
+    assert (by_key["gpu.power_limit_w"].a, by_key["gpu.power_limit_w"].b) == ("700.0", "350.0")
     ranked = [d.key for d in report.counted]
     assert ranked.index("gpu.compute_capability") < ranked.index("gpu.topology")
 
 
 def test_the_same_gpus_with_another_topology(cap, tmp_path, base_env):
-    path = base_env["PATH"]
-    a = cap({"PATH": f"{smi_dir(tmp_path, 'h100x8')}:{path}"})
+    """The recorded topology of an 8 x H100 node (fixtures/nvidia-smi/topo), then the same with
+    GPU0's nearest NIC moved across the socket."""
+    a = cap({"PATH": f"{smi_dir(tmp_path, 'h100-r590')}:{base_env['PATH']}"})
+    h100x8 = parse_topology(asset("nvidia-smi", "topo", "h100x8-mlx5-r580.txt").read_text())
+
+    def recorded(system):
+        system["gpu"]["topology"] = h100x8
+    a = with_system(a, recorded)
 
     def rewire(system):
         system["gpu"]["topology"]["links"]["GPU0 mlx5_0"] = "SYS"
     report = compare(a, with_system(a, rewire))
     assert [(d.key, d.score) for d in report.counted] == [("gpu.topology", 60)]
-    assert report.counted[0].evidence == ("GPU0 mlx5_0: PXB -> SYS",)
+    assert report.counted[0].evidence == ("GPU0 mlx5_0: PIX -> SYS",)
 
 
 def test_a_lower_memlock_ranks_as_a_cause_for_nccl(tmp_path):

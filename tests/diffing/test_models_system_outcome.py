@@ -1,5 +1,5 @@
 """[models] (real model directories copied from fixtures and changed), [system] (GPUs from a
-stand-in nvidia-smi printing recorded output: no GPU here) and [outcome]."""
+stand-in nvidia-smi replaying recorded output: no GPU here) and [outcome]."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from runsnap.diffing import compare
+from tests.collectors.test_gpu import smi_path
 
 from .conftest import asset, counted
 
@@ -89,33 +90,26 @@ def test_hugging_face_revision(cap, tmp_path):
     assert [d.key for d in report.counted[0].related] == ["--model-path: path"]
 
 
-def fake_gpu(tmp_path: Path, name: str) -> str:
-    """A folder holding an nvidia-smi that prints the output in fixtures/nvidia-smi/NAME."""
-    folder = tmp_path / f"smi-{name}"
-    folder.mkdir()
-    rec = asset("nvidia-smi", name)
-    smi = folder / "nvidia-smi"
-    smi.write_text("#!/bin/sh\n"
-                   f'case "$1" in --query-gpu=*) cat "{rec}/query.csv";; '
-                   f'*) cat "{rec}/header.txt";; esac\n')
-    smi.chmod(0o755)
-    return str(folder)
-
-
 def test_gpu_model_count_driver_and_cuda(cap, tmp_path, base_env):
+    """Two recorded machines (fixtures/nvidia-smi): an H100 on driver 590.48.01 with CUDA 13.1
+    and an L40S on 595.80 with CUDA 13.2."""
     path = base_env["PATH"]
-    a = cap({"PATH": f"{fake_gpu(tmp_path, 'h100x2')}:{path}"})
-    b = cap({"PATH": f"{fake_gpu(tmp_path, 'a100x1')}:{path}"})
+    a = cap({"PATH": f"{smi_path(tmp_path, 'h100-r590').split(':', 1)[0]}:{path}"})
+    b = cap({"PATH": f"{smi_path(tmp_path, 'l40s-r595').split(':', 1)[0]}:{path}"})
     report = compare(a, b)
     system = [(k, c) for s, k, c in counted(report) if s == "system"]
-    assert system == [("gpu.count", "changed"), ("gpu.models", "changed"),
-                      ("gpu.cuda_version", "changed"), ("gpu.driver_version", "changed"),
-                      ("gpu.uuids", "changed")]
+    assert system == [
+        ("gpu.compute_capability", "changed"), ("gpu.models", "changed"),
+        ("gpu.cuda_version", "changed"), ("gpu.driver_version", "changed"),
+        ("gpu.mig_mode", "changed"), ("gpu.topology", "changed"),
+        ("gpu.power_limit_w", "changed"), ("gpu.max_memory_clock_mhz", "changed"),
+        ("gpu.max_sm_clock_mhz", "changed"), ("gpu.pcie_gen_max", "changed"),
+        ("gpu.persistence_mode", "changed")]
     by_key = {d.key: d for d in report.counted}
-    assert by_key["gpu.models"].a == ["2 x NVIDIA H100 80GB HBM3 (81559 MiB)"]
-    assert by_key["gpu.models"].b == ["1 x NVIDIA A100-SXM4-80GB (81920 MiB)"]
-    assert (by_key["gpu.cuda_version"].a, by_key["gpu.cuda_version"].b) == ("12.4", "12.2")
-    assert (by_key["gpu.count"].a, by_key["gpu.count"].b) == (2, 1)
+    assert by_key["gpu.models"].a == ["1 x NVIDIA H100 80GB HBM3 (81559 MiB)"]
+    assert by_key["gpu.models"].b == ["1 x NVIDIA L40S (46068 MiB)"]
+    assert (by_key["gpu.cuda_version"].a, by_key["gpu.cuda_version"].b) == ("13.1", "13.2")
+    assert "gpu.count" not in by_key and "gpu.uuids" not in by_key  # one GPU each, masked UUIDs
 
 
 def test_host_and_kernel(cap):

@@ -24,7 +24,7 @@ ORDER = ["PyTorch and engines", "OS and toolchain", "CUDA and GPUs", "GPU topolo
 def gpu_node_snapshot(tmp_path: Path) -> runsnap.Snapshot:
     site = tmp_path / "site"
     wheel_layout(site)
-    env = {"PATH": smi_path(tmp_path, "h100x8"), "PYTHONPATH": str(site)}
+    env = {"PATH": smi_path(tmp_path, "h100-r590"), "PYTHONPATH": str(site)}
     return runsnap.capture([sys.executable, "-c", "pass"], env=env, cwd=tmp_path)
 
 
@@ -38,10 +38,10 @@ def test_groups_follow_collect_env_and_hold_its_facts(tmp_path: Path) -> None:
     assert torch["vLLM version"] == "0.11.0; built for cuda"
     gpus = dict(groups["CUDA and GPUs"])
     assert gpus["GPU 0"].startswith("NVIDIA H100 80GB HBM3 (81559 MiB, compute capability 9.0")
-    assert gpus["Nvidia driver version"] == "550.54.15"
+    assert gpus["Nvidia driver version"] == "590.48.01"
     assert gpus["cuDNN version"].startswith("9.10.2.21 (nvidia-cudnn-cu12 (pip))")
     assert gpus["NCCL version"].startswith("2.27.3")
-    assert dict(groups["GPU topology"])["GPU0 mlx5_0"] == "PXB"
+    assert dict(groups["GPU topology"])["GPU0 affinity"] == "CPUs 0-19, NUMA 0"
     libs = [v for _, v in groups["Versions of relevant libraries"]]
     assert "torch==2.9.1+cu128" in libs and "nvidia-nccl-cu12==2.27.3" in libs
 

@@ -142,13 +142,18 @@ def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
         if xa.get("driver_version") != xb.get("driver_version"):
             out.append(_diff("system", "gpu.amd.driver_version", xa.get("driver_version"),
                              xb.get("driver_version")))
-        ma = [str(d.get("market_name") or d.get("card_series") or d.get("gfx_version", "?"))
-              for d in xa.get("devices", [])]
-        mb = [str(d.get("market_name") or d.get("card_series") or d.get("gfx_version", "?"))
-              for d in xb.get("devices", [])]
+        ma = [_amd_model(d) for d in xa.get("devices", [])]
+        mb = [_amd_model(d) for d in xb.get("devices", [])]
         if ma != mb:
             out.append(_diff("system", "gpu.amd.models", ma, mb))
     return out
+
+
+def _amd_model(device: Mapping[str, Any]) -> str:
+    """An AMD GPU's model as any runsnap recorded it (``market_name``/``card_series`` before the
+    amd-smi and rocm-smi facts shared one shape)."""
+    return str(device.get("name") or device.get("market_name") or device.get("card_series")
+               or device.get("gfx_version", "?"))
 
 
 def _limit_number(value: Any) -> float:
