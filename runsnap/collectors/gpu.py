@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
     from runsnap.capturing.context import CaptureContext
 
-__all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_amd", "parse_query", "parse_topology",
-           "start"]
+__all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_amd", "parse_header", "parse_query",
+           "parse_topology", "start"]
 
 #: Fields every driver answers, and the snapshot key of each.
 BASE_FIELDS = (("index", "index"), ("name", "name"), ("uuid", "uuid"),
@@ -94,6 +94,18 @@ def start(ctx: CaptureContext) -> None:
                                            "--showdriverversion", "--showmeminfo", "vram",
                                            "--json"], env=env)
     ctx.started["system.gpu"] = started
+
+
+def parse_header(text: str) -> dict[str, str]:
+    """The driver version and the newest CUDA it supports, from the default table's header line
+    (every layout nvidia-smi has printed; "" where it is not there).
+
+    >>> parse_header("| NVIDIA-SMI 470.256.02   Driver Version: 580.95.05    CUDA Version: 13.0 |")
+    {'driver_version': '580.95.05', 'cuda_version': '13.0'}
+    """
+    match = _HEADER.search(text)
+    return {"driver_version": match["driver"] if match else "",
+            "cuda_version": match["cuda"] if match else ""}
 
 
 def parse_query(text: str) -> list[dict[str, Any]]:
@@ -322,9 +334,7 @@ def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> 
     header = started["header"].wait(timeout=_TIMEOUT)
     topo = started["topo"].wait(timeout=_TIMEOUT)
     out: dict[str, Any] = {"available": False, "nvidia_smi": started["path"]}
-    match = _HEADER.search(header.text()) if header.ok else None
-    out["driver_version"] = match["driver"] if match else ""
-    out["cuda_version"] = match["cuda"] if match else ""
+    out.update(parse_header(header.text()) if header.ok else parse_header(""))
     if not query.ok:
         out.update(reason=query.error_line(), count=0, devices=[])
         return out

@@ -6,6 +6,7 @@ and, where torch is installed, with the real ``torch.utils.collect_env``."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,9 +15,11 @@ from pathlib import Path
 import pytest
 
 import runsnap
+from runsnap.collectors.availability import cuda_available
+from runsnap.collectors.gpu import parse_header
 from runsnap.collectors.torchconfig import build_strings, settings_line, switches
 from runsnap.environment import environment
-from tests.collectors.test_gpu import smi_path
+from tests.collectors.test_gpu import printing, smi_path
 from tests.collectors.test_toolchain_builds import dist
 from tests.conftest import asset
 
@@ -99,17 +102,17 @@ def test_a_cpu_wheel_matches_what_its_torch_said(tmp_path: Path) -> None:
 
 
 def test_a_cuda_wheel_on_an_h100_node(tmp_path: Path) -> None:
-    """torch 2.9.0+cu128 (a real wheel's files) with a recorded 8 x H100 nvidia-smi (driver
-    550.54.15, CUDA 12.4): available by minor-version compatibility; every device hidden, or the
-    files of its switches missing, each said in words."""
-    path = smi_path(tmp_path, "h100x8")
+    """torch 2.9.0+cu128 (a real wheel's files) with a recorded H100 nvidia-smi (driver 590.48.01,
+    CUDA 13.1): available; every device hidden, or the files of its switches missing, each said
+    in words."""
+    path = smi_path(tmp_path, "h100-r590")
     torch = torch_of(capture(tmp_path, "cu128-2.9.0", path))
     assert torch["config"]["CUDA_VERSION"] == "12.8"
     assert torch["config"]["CUDNN_VERSION"] == "9.8.0"
     assert torch["config"]["USE_NCCL"] == "1"
     assert torch["cuda_available"] is True
-    assert "8 of 8 GPU(s) visible" in torch["cuda_available_reason"]
-    assert "minor-version compatibility" in torch["cuda_available_reason"]
+    assert torch["cuda_available_reason"].endswith(
+        "1 of 1 GPU(s) visible; driver 590.48.01: the driver supports CUDA 13.1")
     # the wheel's copy kept no share/cmake: XNNPACK from CXX_FLAGS, the missing file an error
     assert torch["xnnpack_available"] is True
     assert "-DUSE_XNNPACK is in CXX_FLAGS" in torch["xnnpack_available_reason"]
@@ -120,19 +123,35 @@ def test_a_cuda_wheel_on_an_h100_node(tmp_path: Path) -> None:
     assert [e for e in errors if "TorchConfig.cmake not found" in e] == [
         "builds: torch/share/cmake/Torch/TorchConfig.cmake not found: its configured switches "
         "are not recorded"]
-    some = torch_of(capture(tmp_path, "cu128-2.9.0", path, CUDA_VISIBLE_DEVICES="3,9,1"))
+    some = torch_of(capture(tmp_path, "cu128-2.9.0", path, CUDA_VISIBLE_DEVICES="0,9,1"))
     assert some["cuda_available"] is True
-    assert "1 of 8 GPU(s) visible (CUDA_VISIBLE_DEVICES='3,9,1')" in some[
+    assert "1 of 1 GPU(s) visible (CUDA_VISIBLE_DEVICES='0,9,1')" in some[
         "cuda_available_reason"]
 
 
-def test_a_driver_too_old_for_the_build(tmp_path: Path) -> None:
-    """The same wheel on driver 470 (CUDA 11.4): the driver's major release is older than the
-    build's, so cudaGetDeviceCount fails and torch counts no device."""
-    torch = torch_of(capture(tmp_path, "cu128-2.9.0", smi_path(tmp_path, "v100x4-r470")))
-    assert torch["cuda_available"] is False
-    assert torch["cuda_available_reason"].endswith(
-        "driver 470.103.01: the driver supports CUDA 11.4, older than the build's major release "
+def recorded_gpus(name: str) -> dict:
+    """[system.gpu] as far as a recorded default table of nvidia-smi tells it
+    (fixtures/nvidia-smi/headers: no full query of those machines is published)."""
+    text = asset("nvidia-smi", "headers", name).read_text()
+    count = sum(1 for line in text.splitlines() if re.match(r"\|\s+\d+\s+\S", line))
+    return {"available": True, "count": count, "devices": [], **parse_header(text)}
+
+
+def test_a_driver_of_an_older_minor_release_and_one_too_old(tmp_path: Path) -> None:
+    """The same wheel with a recorded driver 550.40.07 (CUDA 12.4): the build's CUDA 12.8 runs
+    by minor-version compatibility; with a recorded driver 450.57 (CUDA 11.0) the driver's major
+    release is older than the build's, so cudaGetDeviceCount fails and torch counts no
+    device."""
+    torch = torch_of(capture(tmp_path, "cu128-2.9.0"))
+    ok, why = cuda_available(torch, recorded_gpus("rtx4070-r550.txt"), {})
+    assert ok is True
+    assert why.endswith("1 of 1 GPU(s) visible; driver 550.40.07: the driver supports CUDA 12.4: "
+                        "the build's CUDA 12.8 runs on it by minor-version compatibility (kernels "
+                        "that need PTX JIT of a newer CUDA can still fail)")
+    ok, why = cuda_available(torch, recorded_gpus("titanxp-r450.txt"), {})
+    assert ok is False
+    assert why.endswith(
+        "driver 450.57: the driver supports CUDA 11.0, older than the build's major release "
         "12 (CUDA minor-version compatibility needs a driver of CUDA 12.x or later)")
     no_gpu = torch_of(capture(tmp_path, "cu128-2.9.0"))
     assert no_gpu["cuda_available"] is False
@@ -211,16 +230,15 @@ ROCM_TORCH = {"version": "2.3.0.dev20240308+rocm6.0", "hip": "6.0.32830-d62f6a17
 
 
 def test_a_rocm_build_counts_the_amd_gpus_it_may_see(tmp_path: Path) -> None:
-    """amd-smi's recorded 2 x MI300X: ROCR_VISIBLE_DEVICES filters first, then
+    """amd-smi's recorded 8 x MI300X: ROCR_VISIBLE_DEVICES filters first, then
     HIP_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES, which HIP honours when it is unset)."""
-    from runsnap.collectors.availability import cuda_available
-
-    gpu = runsnap.capture([], env={"PATH": f"{asset('amd-smi')}:/usr/bin:/bin"},
+    amd_smi = printing(tmp_path, "amd-smi", asset("amd-smi", "mi300x8-rocm721.json"))
+    gpu = runsnap.capture([], env={"PATH": f"{amd_smi}:/usr/bin:/bin"},
                           cwd=tmp_path)["system"]["gpu"]
-    assert gpu["amd"]["count"] == 2
+    assert gpu["amd"]["count"] == 8
     ok, why = cuda_available(ROCM_TORCH, gpu, {})
     assert (ok, why) == (True, "torch 2.3.0.dev20240308+rocm6.0 is built for ROCm (HIP "
-                               "6.0.32830-d62f6a171); 2 of 2 AMD GPU(s) visible")
+                               "6.0.32830-d62f6a171); 8 of 8 AMD GPU(s) visible")
     ok, why = cuda_available(ROCM_TORCH, gpu, {"ROCR_VISIBLE_DEVICES": "1",
                                                "CUDA_VISIBLE_DEVICES": "1"})
     assert not ok and why.endswith("none visible: ROCR_VISIBLE_DEVICES='1'; "
@@ -256,7 +274,7 @@ def test_show_prints_collect_env_lines_with_reasons_and_the_build_settings(tmp_p
                                                                            ) -> None:
     from runsnap.render import show
 
-    snap = capture(tmp_path, "cu128-2.9.0", smi_path(tmp_path, "h100x8"),
+    snap = capture(tmp_path, "cu128-2.9.0", smi_path(tmp_path, "h100-r590"),
                    PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")
     rows = ours(snap)
     assert rows["Is CUDA available"] == "True"
@@ -271,7 +289,7 @@ def test_show_prints_collect_env_lines_with_reasons_and_the_build_settings(tmp_p
     assert "USE_NCCL" in settings["switched on"].split()
     assert settings["CXX_FLAGS"].startswith("-O2; defines USE_PTHREADPOOL NDEBUG USE_KINETO")
     md = show.render(snap, "markdown")
-    assert "| Is CUDA available | True (torch 2.9.0+cu128 is built with CUDA 12.8; 8 of 8 GPU(s)" \
-           " visible; driver 550.54.15: the driver supports CUDA 12.4" in md
+    assert "| Is CUDA available | True (torch 2.9.0+cu128 is built with CUDA 12.8; 1 of 1 GPU(s)" \
+           " visible; driver 590.48.01: the driver supports CUDA 13.1" in md
     text = show.render(snap, "text")
     assert "    Is XNNPACK available" in text
