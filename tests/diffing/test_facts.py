@@ -166,11 +166,11 @@ def test_torch_built_for_another_cuda(cap, tmp_path):
 
 
 def test_cuda_lost_ranks_first_with_both_reasons(cap, tmp_path, base_env):
-    """The same H100 node: torch 2.9.0+cu128 in A, then CUDA_VISIBLE_DEVICES='' in B; and
-    the CPU wheel torch 2.13.0+cpu in B (real files of both wheels, fixtures/torch)."""
+    """The same recorded H100 node: torch 2.9.0+cu128 in A, then CUDA_VISIBLE_DEVICES='' in B;
+    and the CPU wheel torch 2.13.0+cpu in B (real files of both wheels, fixtures/torch)."""
     from tests.collectors.test_torch_build import install_torch
 
-    path = f"{smi_dir(tmp_path, 'h100x8')}:{base_env['PATH']}"
+    path = f"{smi_dir(tmp_path, 'h100-r590')}:{base_env['PATH']}"
     cuda, cpu = tmp_path / "site-cuda", tmp_path / "site-cpu"
     install_torch(cuda, "cu128-2.9.0")
     install_torch(cpu, "cpu-2.13.0")
@@ -182,7 +182,7 @@ def test_cuda_lost_ranks_first_with_both_reasons(cap, tmp_path, base_env):
     lost = next(d for d in cause.related if d.key == "builds.torch.cuda_available")
     assert (lost.a, lost.b, lost.score) == (True, False, 88)
     assert lost.reason.startswith("torch.cuda.is_available() is False in B")
-    assert lost.evidence[1] == ("B: torch 2.9.0+cu128 is built with CUDA 12.8; 8 GPU(s), none "
+    assert lost.evidence[1] == ("B: torch 2.9.0+cu128 is built with CUDA 12.8; 1 GPU(s), none "
                                 "visible: CUDA_VISIBLE_DEVICES=''")
     report = compare(a, cap({"PATH": path, "PYTHONPATH": str(cpu)}))
     by_key = {d.key: d for d in report.counted}
