@@ -286,6 +286,11 @@ def _facts(s: Snapshot) -> Part:
         ("CUDA runtime", cuda_rt),
         ("NCCL", nccl),
     ]
+    torch = (pk.get("builds") or {}).get("torch") or {}
+    for fact, label in (("cuda_available", "torch.cuda.is_available()"),
+                        ("xpu_available", "torch.xpu.is_available()")):
+        if isinstance(torch.get(fact), bool) and (fact == "cuda_available" or torch[fact]):
+            rows.append((label, f"{torch[fact]} ({torch.get(fact + '_reason') or '?'})"))
     stack = [n for n in STACK if n in dists]
     stack += sorted(n for n in dists if is_core_package(n) and n not in stack
                     and not n.startswith(("nvidia-nccl", "nvidia-cuda-runtime")))

@@ -4,14 +4,15 @@ importing torch (that costs seconds):
 * ``torch/include/caffe2/core/macros.h``: ``CAFFE2_BUILD_STRINGS``, the table that
   ``torch.__config__.show()`` prints as "Build settings" (``USE_CUDA``, ``CUDA_VERSION``,
   ``CUDNN_VERSION``, ``USE_NCCL``, ``BLAS_INFO``, ``COMMIT_SHA``, ``CXX_FLAGS`` ...). CMake
-  writes it from ``caffe2/core/macros.h.in``; torch 1.x and 2.x write every value as a C
-  string, newer releases long ones as raw strings (``R"PYT(...)PYT"``). Recorded as
-  ``config``, every value as the text torch prints.
+  writes it from ``caffe2/core/macros.h.in``; torch 1.9 to 2.12 write every value as a C
+  string, 2.13 long ones as raw strings (``R"PYT(...)PYT"``); older releases have fewer
+  settings (no ``ROCM_VERSION``), some empty. Recorded as ``config``, every value as the text
+  torch prints.
 * ``torch/share/cmake/Torch/TorchConfig.cmake``: the switches CMake configured into
   ``cmake/TorchConfig.cmake.in`` (``if(@USE_XNNPACK@)`` before
   ``append_torchlib_if_found(XNNPACK)`` is written ``if(ON)`` or ``if(OFF)``), recorded as
-  ``switches``; ``-D_GLIBCXX_USE_CXX11_ABI=N`` there (torch before 2.8 writes it) is
-  ``cxx11_abi``.
+  ``switches``; ``-D_GLIBCXX_USE_CXX11_ABI=N`` there (older releases write it; 2.13 does
+  not) is ``cxx11_abi``.
 
 ``Is XNNPACK available`` (``torch.backends.xnnpack.enabled``, which is
 ``torch._C._is_xnnpack_enabled()``, which is ``#ifdef USE_XNNPACK`` in ATen's

@@ -170,26 +170,45 @@ def test_a_source_build_with_its_switches(tmp_path: Path) -> None:
     assert torch["xnnpack_available_reason"].startswith("USE_XNNPACK is ON in torch/share/")
 
 
-def test_parsers_on_the_formats_of_other_releases() -> None:
-    """torch 1.x writes ``-D_GLIBCXX_USE_CXX11_ABI=1`` into TorchConfig.cmake and a block per
-    library (lines of torch 1.13's TorchConfig.cmake); a macros.h value may hold escapes."""
+def test_a_torch_1_9_source_build_in_the_older_formats(tmp_path: Path) -> None:
+    """torch 1.9.0 built from source (fixtures/torch/cpu-1.9.0-source): a version.py without
+    annotations or xpu, a macros.h with fewer settings (no ROCM_VERSION, USE_GLOO empty), and a
+    TorchConfig.cmake that states the C++ ABI and blocks not tied to one switch
+    (``if(NOT OFF)``, perfkernels)."""
+    snap = capture(tmp_path, "cpu-1.9.0-source")
+    assert snap["packages"]["errors"] == []
+    torch = torch_of(snap)
+    assert torch["version"] == "1.9.0a0+git0a18211" and "xpu" not in torch
+    assert torch["config"]["TORCH_VERSION"] == "1.9.0" and "ROCM_VERSION" not in torch["config"]
+    assert torch["config"]["USE_GLOO"] == "" and torch["config"]["USE_MPI"] == "ON"
+    assert torch["switches"] == {"USE_CUDA": False, "USE_NNPACK": True,
+                                 "USE_PYTORCH_QNNPACK": True, "USE_QNNPACK": True,
+                                 "USE_XNNPACK": True, "USE_FBGEMM": True, "USE_MKLDNN": True}
+    assert torch["cxx11_abi"] is True
+    assert (torch["xnnpack_available"], torch["cuda_available"]) == (True, False)
+    assert settings_line(torch["config"]).startswith(
+        "Build settings: BLAS_INFO=mkl, BUILD_TYPE=Release, CXX_COMPILER=/usr/bin/c++, ")
+    rows = ours(snap)
+    assert (rows["PyTorch version"], rows["CUDA used to build PyTorch"],
+            rows["Is XNNPACK available"]) == ("1.9.0a0+git0a18211", "None", "True")
+
+
+def test_parsers_on_what_no_release_shows_here() -> None:
+    """A value with escaped quotes, a header without the table, no macros.h at all."""
     from runsnap.collectors.torchconfig import read
 
-    cmake = ('if(ON)\n  append_torchlib_if_found(XNNPACK)\nendif()\n'
-             'if(OFF AND ON)\n  append_torchlib_if_found(c10_xpu torch_xpu)\nendif()\n'
-             'if("${CMAKE_CXX_COMPILER_ID}" STREQUAL "GNU")\n'
-             '  set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=1")\nendif()\n')
-    assert switches(cmake) == {"USE_XNNPACK": True}
-    facts, errors = read({"share/cmake/Torch/TorchConfig.cmake": cmake})
-    assert facts["cxx11_abi"] is True and facts["xnnpack_available"] is True
-    assert errors == ["torch/include/caffe2/core/macros.h not found (a source checkout or a "
-                      "stripped install?): torch.__config__.show()'s build settings are not "
-                      "recorded"]
     assert build_strings('CAFFE2_BUILD_STRINGS {\\\n {"X", "a \\"b\\""}, \\\n}') == {
         "X": 'a "b"'}
+    assert switches("if(0 AND 1)\n  append_torchlib_if_found(c10_xpu torch_xpu)\n") == {}
     _, unknown = read({"include/caffe2/core/macros.h": "#pragma once\n"})
     assert unknown[0].endswith("no CAFFE2_BUILD_STRINGS in it (a format not known yet): "
                                "torch.__config__.show()'s build settings are not recorded")
+    _, missing = read({})
+    assert missing == [
+        "torch/include/caffe2/core/macros.h not found (a source checkout or a stripped "
+        "install?): torch.__config__.show()'s build settings are not recorded",
+        "torch/share/cmake/Torch/TorchConfig.cmake not found: its configured switches are not "
+        "recorded, nor whether XNNPACK is available"]
 
 
 def torch_python() -> str:
@@ -293,3 +312,9 @@ def test_show_prints_collect_env_lines_with_reasons_and_the_build_settings(tmp_p
            " visible; driver 590.48.01: the driver supports CUDA 13.1" in md
     text = show.render(snap, "text")
     assert "    Is XNNPACK available" in text
+    from runsnap import reporting
+    from runsnap.render import report
+
+    pasted = report.render(reporting.build([snap]), "markdown")
+    assert "| torch.cuda.is\\_available\\(\\) | `True (torch 2.9.0+cu128 is built with CUDA " \
+           "12.8; 8 of 8 GPU(s) visible" in pasted
