@@ -317,4 +317,4 @@ def test_show_prints_collect_env_lines_with_reasons_and_the_build_settings(tmp_p
 
     pasted = report.render(reporting.build([snap]), "markdown")
     assert "| torch.cuda.is\\_available\\(\\) | `True (torch 2.9.0+cu128 is built with CUDA " \
-           "12.8; 8 of 8 GPU(s) visible" in pasted
+           "12.8; 1 of 1 GPU(s) visible" in pasted
