@@ -597,10 +597,20 @@ def _sub_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: 
     """
     if len(text) < 4096 or "\n" not in text:
         return rx.sub(repl, text)
-    lines = text.split("\n")
-    for i in sorted({i for n in needles for i, line in enumerate(lines) if n in line}):
-        lines[i] = rx.sub(repl, lines[i])
-    return "\n".join(lines)
+    lines: set[tuple[int, int]] = set()  # (start, end) of every line holding a needle
+    for needle in needles:
+        at = text.find(needle)
+        while at >= 0:  # from one such line to the next, skipping the lines between
+            lo = text.rfind("\n", 0, at) + 1
+            hi = text.find("\n", at)
+            hi = len(text) if hi < 0 else hi
+            lines.add((lo, hi))
+            at = text.find(needle, hi)
+    parts, done = [], 0
+    for lo, hi in sorted(lines):
+        parts += [text[done:lo], rx.sub(repl, text[lo:hi])]
+        done = hi
+    return "".join(parts) + text[done:]
 
 
 def _inside_fingerprint(text: str, start: int, end: int) -> bool:

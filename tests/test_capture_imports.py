@@ -24,6 +24,7 @@ import runsnap
 from runsnap import _paths
 from runsnap.capturing import context
 from runsnap.capturing.collect import _uuid4_hex
+from runsnap.timestamps import utc_timestamp
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
@@ -32,9 +33,10 @@ DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 #: with inspect), uuid (~3 ms, with platform), pathlib (~5 ms), typing (~1-4 ms).
 NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing",
          "urllib.parse")
-#: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes).
-#: With a child, psutil, which samples the child's memory, imports it.
-NEVER_WITHOUT_A_CHILD = (*NEVER, "base64")
+#: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes) and
+#: datetime (~2 ms, with math). With a child, psutil, which samples the child's memory, imports
+#: both.
+NEVER_WITHOUT_A_CHILD = (*NEVER, "base64", "datetime")
 
 _CAPTURE = """
 import sys
@@ -135,3 +137,14 @@ def test_file_urls_give_the_path_urllib_gives(tail: str) -> None:
     except ValueError:  # urllib refuses a bracketed host it cannot parse
         return
     assert context.file_url_path(url) == expected
+
+
+@settings(max_examples=2000)
+@given(st.floats(min_value=0, max_value=2**33, allow_nan=False, allow_infinity=False)
+       | st.integers(0, 2**33).map(lambda s: s + 0.9999995))
+def test_captured_at_is_what_datetime_writes(seconds: float) -> None:
+    import datetime
+
+    expected = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).isoformat(
+        timespec="milliseconds")
+    assert utc_timestamp(seconds) == expected

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -447,10 +448,40 @@ def test_a_long_text_is_redacted_line_by_line_as_a_whole(tmp_path: Path) -> None
     "SK" + "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b",  # Twilio API key
 ])
 def test_shapes_without_a_keyword_are_found_in_a_text_without_keywords(token: str) -> None:
-    """The rules that run on every text (no keyword to look for) are tried together first:
-    a text they find nothing in is let through, one they find something in is searched."""
+    """The shapes without a keyword run around the matches of their anchors: found in a text
+    holding no keyword, and a text without an anchor is let through."""
     from runsnap.knowledge.secrets import token_spans
 
     text = f"note {token} end"
     assert token_spans(text) == [(5, 5 + len(token))]
     assert token_spans("note plain words end") == []
+
+
+def _anchored_rules() -> list[Any]:
+    from runsnap.knowledge.secrets import value_rules
+
+    return [rule for rule in value_rules()[0] if rule.anchor]
+
+
+@pytest.mark.parametrize("rule", _anchored_rules(), ids=lambda r: r.id)
+def test_an_anchor_is_found_wherever_its_shape_is(rule: Any) -> None:
+    """A shape without keywords runs only around its anchor's matches, so the anchor must match
+    in every text the shape does: generated matches of the shape, alone, in a line, and deep
+    in a text long enough to be searched in windows, are all found."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from runsnap.knowledge.secrets import token_spans
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.from_regex(rule.source, fullmatch=True),
+           st.sampled_from(["", "x = ", "token: '", "a-b "]), st.integers(0, 6000))
+    def check(secret: str, before: str, pad: int) -> None:
+        filler = ("lorem ipsum 1234 dolor.sit amet\n" * (pad // 32 + 1))[:pad]
+        text = f"{filler}{before}{secret} end"
+        if not list(rule.spans(text)):
+            return  # delimiters or entropy make this one no secret for the rule itself
+        at = len(filler) + len(before)
+        assert any(a < at + len(secret) and b > at for a, b in token_spans(text)), text[-200:]
+
+    check()

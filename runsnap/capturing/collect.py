@@ -5,7 +5,6 @@ Every section, the outcome included, goes through one redaction step (:func:`wit
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import time
 
@@ -14,6 +13,7 @@ from runsnap._version import __version__
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
+from runsnap.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def snapshot_from_context(
             {name: {**extra_section, "errors": list(extra_section.get("errors", []))}}))
     meta = redactor.sections({"meta": {
         "runsnap_version": __version__,
-        "captured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
+        "captured_at": utc_timestamp(time.time()),
         "label": ctx.label,
         "host": hostname(),
         "id": _uuid4_hex(),

@@ -124,12 +124,15 @@ def secret_query_params() -> frozenset[str]:
 class ValueRule:
     """One token shape: a regular expression (compiled on first use) and where its secret is."""
 
-    __slots__ = ("id", "group", "keywords", "entropy", "source", "_rx")
+    __slots__ = ("id", "group", "keywords", "entropy", "source", "anchor", "_rx")
 
     def __init__(self, id: str, group: str, keywords: tuple[str, ...], entropy: float | None,
                  source: str) -> None:
         self.id, self.group, self.keywords = id, group, keywords
         self.entropy, self.source = entropy, source
+        self.anchor = ""
+        """A regular expression that matches wherever this shape could, for a rule without
+        keywords (see :func:`value_rules`)."""
         self._rx: re.Pattern[str] | None = None
 
     @property
@@ -213,8 +216,8 @@ def _trie_regex(words: Iterable[str]) -> str:
 #: Up to this length a text is searched whole by every rule whose keyword it holds.
 _SHORT_TEXT = 4096
 
-#: Characters searched around a keyword for its rule's match: most shapes start at their
-#: keyword or up to ~70 characters before it (``[\w.-]{0,50}?keyword[ \t\w.-]{0,20}``), and
+#: Characters searched around a keyword (or an anchor) for its rule's match: most shapes start
+#: at their keyword or up to ~70 characters before it (``[\w.-]{0,50}?keyword[ \t\w.-]{0,20}``), and
 #: the longest (1Password service tokens, GitLab agent tokens) run to ~1,100 characters.
 _BEFORE, _AFTER = 80, 1200
 
@@ -223,59 +226,63 @@ _BEFORE, _AFTER = 80, 1200
 def value_rules() -> tuple[tuple[ValueRule, ...], re.Pattern[str], dict[str, tuple[ValueRule, ...]],
                            dict[str, tuple[str, ...]]]:
     """Every token shape, the keyword prefilter, the rules of each keyword, and for each keyword
-    the shorter keywords inside it."""
+    the shorter keywords inside it.
+
+    A rule whose shape has no keyword names an *anchor* instead (``re:REGEX`` in the keywords
+    column): a cheap regular expression that matches wherever the shape could (for a Telegram
+    token, a ``:`` after eight digits), under the key ``re:<rule id>``. A shape such as
+    ``\\d{8,10}:...`` is tried at every digit of a text; its anchor starts with a literal, which
+    the regular expression engine finds as fast as ``str.find``.
+    """
     rules: list[ValueRule] = []
     by_keyword: dict[str, list[ValueRule]] = {}
-    always: list[ValueRule] = []
     for line in _lines("secret-values.tsv"):
         rid, group, keywords, ent, source = line.split("\t")
         rule = ValueRule(rid, group, tuple(keywords.split(",")), float(ent) if ent else None,
                          source)
+        if keywords.startswith("re:"):
+            rule.keywords = (f"re:{rid}",)
+            by_keyword[rule.keywords[0]] = [rule]
+            rule.anchor = keywords[3:]
+        else:
+            for kw in rule.keywords:
+                by_keyword.setdefault(kw, []).append(rule)
         rules.append(rule)
-        if rule.keywords == ("*",):
-            always.append(rule)
-            continue
-        for kw in rule.keywords:
-            by_keyword.setdefault(kw, []).append(rule)
-    words = sorted(by_keyword)
-    inner = {w: tuple(k for k in words if k != w and k in w) for w in words}
+    words = sorted(k for k in by_keyword if not k.startswith("re:") and k != "*")
+    known = set(words)
+    inner = {w: tuple(sorted({w[i:j] for i in range(len(w)) for j in range(i + 1, len(w) + 1)
+                              if (i, j) != (0, len(w))} & known)) for w in words}
     gate = re.compile(_trie_regex(words))
-    by_keyword["*"] = always
+    by_keyword.setdefault("*", [])
     return tuple(rules), gate, {k: tuple(v) for k, v in by_keyword.items()}, inner
 
 
 @functools.lru_cache(maxsize=1)
-def _always_gate() -> re.Pattern[str] | None:
-    """One alternation of the rules that run on every text (keyword ``*``): a text it finds
-    nothing in holds none of their secrets, so they need not run one by one. None when a rule
-    cannot be joined to others (a back-reference would point at another group)."""
-    sources = [rule.source for rule in value_rules()[2]["*"]]
-    if not sources or any(re.search(r"\\[1-9]|\(\?P=|^\(\?[a-zA-Z]+\)", s) for s in sources):
-        return None
-    try:
-        return re.compile("|".join(f"(?:{s})" for s in sources))
-    except re.error:  # flags or group names that only hold in a pattern of their own
-        return None
+def _anchors() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(key, anchor) of every rule that has an anchor instead of keywords."""
+    return tuple((rule.keywords[0], re.compile(rule.anchor)) for rule in value_rules()[0]
+                 if rule.anchor)
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
     """Where token-shaped secrets are in ``text``: (start, end) pairs, sorted, not overlapping.
 
     Each rule runs only near the places its keywords occur (case-insensitively), as gitleaks
-    runs a rule only on fragments that hold one of its keywords.
+    runs a rule only on fragments that hold one of its keywords, or near the matches of its
+    anchor.
     """
     _, gate, by_keyword, inner = value_rules()
-    lower = text.lower()
-    hits = list(gate.finditer(lower))
-    if not hits:
-        always = _always_gate()
-        if always is not None and always.search(text) is None:
-            return []  # most texts: no keyword, no keyword-less shape
-    where: dict[str, list[int]] = {"*": [0]}
-    for m in hits:
+    where: dict[str, list[int]] = {"*": [0]} if by_keyword["*"] else {}
+    for m in gate.finditer(text.lower()):
         where.setdefault(m.group(), []).append(m.start())
         for k in inner[m.group()]:
             where.setdefault(k, []).append(m.start())
+    for key, anchor in _anchors():
+        found = [m.start() for m in anchor.finditer(text)]
+        if found:
+            where[key] = found
+    if not where:
+        return []  # most texts: no keyword, no anchor
     if len(text) <= _SHORT_TEXT:
         # a short text (a variable, an argument, a line): every candidate rule on all of it
         rules = {rule.id: rule for kw in where for rule in by_keyword.get(kw, ())}
@@ -290,12 +297,12 @@ def token_spans(text: str) -> list[tuple[int, int]]:
             windows.setdefault(rule.id, []).extend(
                 (max(0, p - _BEFORE), p + _AFTER) for p in positions)
     rules = {rule.id: rule for kw in where for rule in by_keyword.get(kw, ())}
-    found: list[tuple[int, int]] = []
+    found_spans: list[tuple[int, int]] = []
     for rid, spans in windows.items():
         rule = rules[rid]
         for lo, hi in _merge(spans, len(text)):
-            found.extend((lo + a, lo + b) for a, b in rule.spans(text[lo:hi]))
-    return _merge(found, len(text))
+            found_spans.extend((lo + a, lo + b) for a, b in rule.spans(text[lo:hi]))
+    return _merge(found_spans, len(text))
 
 
 def _merge(spans: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import signal
+import time
 
 from runsnap._plain import Record, field
+from runsnap.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,4 +74,4 @@ def exit_status_for(returncode: int) -> int:
 
 def utc_now() -> str:
     """Now, in UTC, ISO 8601 with milliseconds."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    return utc_timestamp(time.time())
