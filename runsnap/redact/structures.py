@@ -1,0 +1,131 @@
+"""Secrets in whole snapshot sections: plain data walked key by key (a value under a secret
+key is a secret), ``[env]`` and ``[runtime]`` variables judged by their names, argv lists as
+command lines, ``[meta]`` as text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from runsnap.redact.argv import ArgvRedactor
+from runsnap.redact.names import PREFIX, is_secret_name, norm
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["Redactor"]
+
+
+class Redactor(ArgvRedactor):
+    """Replaces secrets with fingerprints; one instance per capture (it remembers what it
+    redacted, so a value hidden in ``[env]`` is also hidden where it reappears)."""
+
+    def walk(self, value: Any, where: str, key: str | None = None) -> Any:
+        """Scrub every string inside plain data; a value under a secret key is a secret."""
+        if isinstance(value, str):
+            if key is not None and value and self.is_secret(key, value):
+                return self.value_for(key, value, where)
+            return self.scrub(value, where)
+        if isinstance(value, Mapping):
+            return {k: self.walk(v, f"{where}.{k}", str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            if len(value) > 1 and all(isinstance(v, str) for v in value):
+                joined = "\n".join(value)
+                if "\n" not in "".join(value):
+                    out = self.scrub(joined, where)
+                    parts = out.split("\n")
+                    if len(parts) == len(value):
+                        return parts
+            return [self.walk(v, f"{where}[{i}]", key) for i, v in enumerate(value)]
+        if (key is not None and isinstance(value, int) and not isinstance(value, bool)
+                and norm(key) not in self.kept and is_secret_name(key)
+                and not key.lower().endswith(("count", "_s", "bytes", "len", "length", "size"))):
+            self.redacted.append(where)
+            return self.fingerprint(str(value))
+        return value
+
+    def sections(self, sections: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Redact whole sections: names and shapes, in every section, the meta included."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, section in sections.items():
+            sec = dict(section)
+            if name == "env" and isinstance(sec.get("vars"), Mapping):
+                sec["vars"] = {
+                    k: self.value_for(k, v, f"env.vars.{k}") if isinstance(v, str) else v
+                    for k, v in sec["vars"].items()
+                }
+                rest = {k: v for k, v in sec.items() if k != "vars"}
+                sec = {"vars": sec["vars"], **self.walk(rest, name)}
+            elif name == "command":
+                if isinstance(sec.get("argv"), list):
+                    sec["argv"] = self.argv([str(a) for a in sec["argv"]], "command.argv")
+                if isinstance(sec.get("options"), Mapping):
+                    sec["options"] = {
+                        k: self._option_value(k, v) for k, v in sec["options"].items()
+                    }
+                rest = {k: v for k, v in sec.items() if k not in ("argv", "options")}
+                sec.update(self.walk(rest, name))
+            elif name == "runtime":
+                sec = self._runtime(sec)
+            elif name == "process":
+                sec = self._with_argvs(sec, name)
+            elif name == "meta":
+                sec = self._meta(sec)
+            else:
+                sec = self.walk(sec, name)
+            out[name] = sec
+        return out
+
+    def _with_argvs(self, value: Any, where: str) -> Any:
+        if isinstance(value, Mapping):
+            return {k: (self.argv([str(a) for a in v], f"{where}.{k}")
+                        if k == "argv" and isinstance(v, list) else
+                        self._with_argvs(v, f"{where}.{k}"))
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._with_argvs(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return self.walk(value, where)
+
+    def _meta(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """``[meta]``: the label and everything else scrubbed as text (names of where things
+        were redacted and runsnap's own fields are not secrets)."""
+        return {k: (v if k in ("redacted", "fingerprint_key", "id", "captured_at")
+                    else self.walk(v, f"meta.{k}")) for k, v in meta.items()}
+
+    def _runtime(self, sec: dict[str, Any]) -> dict[str, Any]:
+        """``[runtime]``: values read are judged by the variable's name, as in ``[env]``; the
+        processes' argv as ``command.argv``; shapes everywhere."""
+        out = dict(sec)
+        variables = sec.get("env")
+        if isinstance(variables, Mapping):
+            clean: dict[str, Any] = {}
+            for var, entry in variables.items():
+                if isinstance(entry, Mapping):
+                    entry = dict(entry)
+                    for field in ("value", "other_values"):
+                        val = entry.get(field)
+                        where = f"runtime.env.{var}.{field}"
+                        if isinstance(val, str):
+                            entry[field] = self.value_for(var, val, where)
+                        elif isinstance(val, list):
+                            entry[field] = [self.value_for(var, v, where)
+                                            if isinstance(v, str) else v for v in val]
+                    entry = {k: v if k in ("value", "other_values")
+                             else self.walk(v, f"runtime.env.{var}.{k}") for k, v in entry.items()}
+                clean[var] = entry
+            out["env"] = clean
+        if isinstance(sec.get("processes"), list):
+            out["processes"] = self._with_argvs(sec["processes"], "runtime.processes")
+        rest = self.walk({k: v for k, v in out.items() if k not in ("env", "processes")},
+                         "runtime")
+        return {**out, **rest}
+
+    def _option_value(self, name: str, value: Any) -> Any:
+        where = f"command.options.{name}"
+        if isinstance(value, str):
+            if value.startswith(PREFIX):
+                return value
+            return self.value_for(name, value, where)
+        if isinstance(value, list):
+            return [self._option_value(name, v) for v in value]
+        return value

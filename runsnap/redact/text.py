@@ -1,0 +1,315 @@
+"""Secrets in text: token shapes, PEM blocks, URL credentials, assignments and options whose
+name is secret, and values already redacted elsewhere; and the decisions every other part of
+redaction asks (:meth:`TextRedactor.is_secret`, :meth:`TextRedactor.fingerprint`)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+
+from runsnap.fingerprint import FingerprintKey
+from runsnap.knowledge import secrets as rules
+from runsnap.knowledge.secrets import Policy
+from runsnap.redact.names import (
+    FINGERPRINT,
+    MIN_KNOWN,
+    PREFIX,
+    is_secret_name,
+    looks_like_credential,
+    norm,
+    secret_if_credential,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["TextRedactor"]
+
+# PEM private key blocks; the END line may be missing (a cut output tail).
+_PEM = re.compile(r"(-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----)(.*?)"
+                  r"(-----END [A-Z0-9 _-]{0,100}-----|\Z)", re.S)
+# A URL: scheme, then everything up to a space, a quote or an angle bracket.
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s\"'<>`]+)")
+_HOST = re.compile(r"(?:[A-Za-z0-9_.~%-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?=[/?#]|$)")
+_QUERY = re.compile(r"([?&;])([^=&#;\s]{1,80})=([^&#;\s]*)")
+# name = value, name: value, "name": "value", name=value;... (a value may be quoted, or carry an
+# authorization scheme: "Authorization: Bearer abc").
+_ASSIGN = re.compile(
+    r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})[\"']?\]?[ \t]{0,3}"
+    r"(?P<sep>:=|=>|\+=|=|:)[ \t]{0,3}"
+    r"(?P<val>(?:(?i:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+)?"
+    r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;&<>{}\[\]()]+))")
+# --name value, -name value (in free text: a command line inside a string, an echoed command)
+# (written ``-(?<![\w-]-)`` rather than ``(?<![\w-])-``: the same matches, but a pattern that
+# starts with a literal lets the regex engine skip to each ``-`` instead of trying every position)
+_OPTION = re.compile(r"-(?<![\w-]-)-?(?P<key>[A-Za-z][\w-]{1,60})[ \t]+"
+                     r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
+_SCHEME = re.compile(r"(?i)(?:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+")
+# Azure connection strings: SharedAccessSignature=sv=...&sig=...; runs to the next ';'.
+_LONG = re.compile(r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z][A-Za-z0-9_]{0,60})=(?P<val>[^;\s\"']+)")
+_CODE_VALUE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|None|True|False|null|nil|"
+                         r"true|false|undefined)$|^[$%{]")
+_LONG_VALUE_KEYS = ("SIGNATURE", "CONNECTION", "CONN_STR", "SAS")
+#: A text holding none of those words (in any case) has no long value to look at.
+_LONG_WORDS = tuple(k.lower() for k in _LONG_VALUE_KEYS)
+_URL_NAMES = ("_URL", "_URI", "_DSN", "_ENDPOINT", "_HOST", "URL", "DSN")
+
+
+class TextRedactor:
+    """Decides what is secret and replaces it with its fingerprint, in values and in text; it
+    remembers what it redacted, so a value hidden once is hidden wherever it reappears."""
+
+    def __init__(self, key: FingerprintKey, policy: Policy | None = None) -> None:
+        self.key = key
+        self.policy = policy or Policy()
+        self.redacted: list[str] = []
+        """Where something was redacted (``env.HF_TOKEN``, ``command.argv[3]``), for the record."""
+        self.known: dict[str, str] = {}
+        """Raw secret -> fingerprint, for every secret redacted so far (long enough to search)."""
+        self._known_rx: re.Pattern[str] | None = None
+        self._user = rules.GlobSet(norm(g) for g in self.policy.redact)
+        self.kept = frozenset(norm(n) for n in self.policy.keep)
+        """The names (normalised) whose values the user keeps (``--keep``)."""
+
+    # ------------------------------------------------------------------ decisions
+
+    def is_secret(self, name: str, value: str) -> bool:
+        """Whether ``value``, held by a variable, option or key named ``name``, is a secret."""
+        upper = norm(name)
+        if not upper or upper in self.kept:
+            return False
+        if self.policy.redact and self._user.match(upper):
+            return True
+        if is_secret_name(upper):
+            return True
+        return secret_if_credential(upper) and looks_like_credential(value)
+
+    def fingerprint(self, value: str) -> str:
+        """The placeholder that stands for ``value``; the value is remembered as a secret."""
+        if value.startswith(PREFIX) and FINGERPRINT.fullmatch(value):
+            return value
+        raw = value.encode("utf-8", "surrogateescape")
+        digest = hmac.new(self.key.key, raw, hashlib.sha256).hexdigest()[:16]
+        fp = f"{PREFIX}{digest}>"
+        self._remember(value, fp)
+        return fp
+
+    def _remember(self, value: str, fp: str) -> None:
+        new = False
+        for piece in {value, value.strip(), *value.splitlines()}:
+            piece = piece.strip()
+            if len(piece) >= MIN_KNOWN and piece not in self.known and PREFIX not in piece:
+                self.known[piece] = fp
+                new = True
+        if new:
+            self._known_rx = None
+
+    # ------------------------------------------------------------------ text
+
+    def scrub(self, text: str, where: str) -> str:
+        """``text`` with every secret the rules find replaced by its fingerprint."""
+        if not text:
+            return text
+        out = self._scrub(text)
+        if out != text:
+            self.redacted.append(where)
+        return out
+
+    def _scrub(self, text: str) -> str:
+        out = self._known(text)
+        if "PRIVATE KEY" in out:
+            out = _PEM.sub(self._pem, out)
+        if "://" in out:
+            out = _sub_lines(_URL, self._url, out, ("://",))
+        if "=" in out and any(w in out.lower() for w in _LONG_WORDS):
+            out = _sub_lines(_LONG, self._long, out, ("=",))
+        if "=" in out or ":" in out:
+            out = _sub_lines(_ASSIGN, self._assign, out, ("=", ":"))
+        if "-" in out:
+            out = _OPTION.sub(self._option, out)
+        spans = rules.token_spans(out)
+        if spans:
+            parts, done = [], 0
+            for a, b in spans:
+                if _inside_fingerprint(out, a, b):
+                    continue
+                parts += [out[done:a], self.fingerprint(out[a:b])]
+                done = b
+            out = "".join(parts) + out[done:]
+        return out
+
+    def _known(self, text: str) -> str:
+        if not self.known:
+            return text
+        if self._known_rx is None:
+            ordered = sorted(self.known, key=len, reverse=True)
+            self._known_rx = re.compile("|".join(re.escape(k) for k in ordered))
+        return self._known_rx.sub(lambda m: self.known[m.group()], text)
+
+    def _pem(self, m: re.Match[str]) -> str:
+        body = m.group(2)
+        if not body.strip() or FINGERPRINT.fullmatch(body.strip()):
+            return m.group(0)
+        fp = self.fingerprint(body.strip())
+        # one fingerprint per line of the block, so output lines keep their count
+        lines = body.split("\n")
+        kept = [fp if line.strip() else line for line in lines]
+        return m.group(1) + "\n".join(kept) + m.group(3)
+
+    def _url(self, m: re.Match[str]) -> str:
+        scheme, rest = m.group(1), m.group(2)
+        cut = self._userinfo_end(rest)
+        if cut > 0:
+            creds = rest[:cut]
+            if not FINGERPRINT.fullmatch(creds):
+                rest = self.fingerprint(creds) + rest[cut:]
+        if "=" in rest:
+            rest = _QUERY.sub(self._query, rest)
+        return scheme + rest
+
+    @staticmethod
+    def _userinfo_end(rest: str) -> int:
+        """Where the credentials of a URL (after ``scheme://``) end: the position of the ``@``
+        before the host, or -1. The last ``@`` that a host follows wins, so a password holding
+        ``@`` or ``/`` is taken whole."""
+        end = len(rest)
+        for stop in "?#":
+            i = rest.find(stop)
+            if i >= 0:
+                end = min(end, i)
+        at = rest.rfind("@", 0, end)
+        while at > 0:
+            before = rest[:at]
+            slash = before.find("/")
+            colon = before.find(":")
+            if (slash < 0 or 0 <= colon < slash) and _HOST.match(rest, at + 1):
+                return at
+            at = rest.rfind("@", 0, at)
+        return -1
+
+    def _query(self, m: re.Match[str]) -> str:
+        name, value = m.group(2), m.group(3)
+        if not value or value.startswith(PREFIX):
+            return m.group(0)
+        if name.lower() in rules.secret_query_params() or self.is_secret(name, value):
+            return f"{m.group(1)}{name}={self.fingerprint(value)}"
+        return m.group(0)
+
+    def _long(self, m: re.Match[str]) -> str:
+        key, val = m.group("key"), m.group("val")
+        if val.startswith(PREFIX) or not any(w in norm(key) for w in _LONG_VALUE_KEYS):
+            return m.group(0)
+        if not self.is_secret(key, val):
+            return m.group(0)
+        return f"{key}={self.fingerprint(val)}"
+
+    def _assign(self, m: re.Match[str]) -> str:
+        key, val = m.group("key"), m.group("val")
+        if val.startswith(PREFIX):
+            return m.group(0)
+        scheme, bare, quote = "", val, ""
+        sm = _SCHEME.match(bare)
+        if sm and len(bare) > sm.end():
+            scheme, bare = bare[: sm.end()], bare[sm.end():]
+        if bare[:1] in "\"'" and bare[-1:] == bare[:1] and len(bare) >= 2:
+            quote, bare = bare[0], bare[1:-1]
+        if not bare or bare.startswith(PREFIX):
+            return m.group(0)
+        if not scheme and not quote and _CODE_VALUE.search(bare):
+            return m.group(0)  # code that names a secret (api_key = args.api_key), not one
+        if "://" in bare and not scheme:
+            return m.group(0)  # a URL: the URL rule took its credentials, keeping the host
+        if not self.is_secret(key, scheme + bare):
+            return m.group(0)
+        start = m.start("val") - m.start()
+        return m.group(0)[:start] + scheme + quote + self.fingerprint(bare) + quote
+
+    def _option(self, m: re.Match[str]) -> str:
+        key, val = m.group("key"), m.group("val")
+        if val.startswith(("--", PREFIX)) or "<redacted:" in val:
+            return m.group(0)
+        bare = val[1:-1] if val[:1] in "\"'" and val[-1:] == val[:1] and len(val) >= 2 else val
+        if not bare or not self.is_secret(key, bare) or _CODE_VALUE.search(bare):
+            return m.group(0)
+        return m.group(0)[: m.start("val") - m.start()] + val.replace(bare, self.fingerprint(bare))
+
+    def line_filter(self) -> Callable[[bytes], bytes]:
+        """A filter for a stream of whole lines (the ``--log`` file): each chunk of lines
+        scrubbed, and the lines of a PEM private key block hidden even when the block's
+        lines arrive in separate chunks."""
+        in_block = False
+
+        def filt(data: bytes) -> bytes:
+            nonlocal in_block
+            text = data.decode("utf-8", "surrogateescape")
+            lines = text.split("\n")
+            for i, line in enumerate(lines):
+                if in_block:
+                    if "-----END " in line:
+                        in_block = False
+                    elif line.strip():
+                        lines[i] = self.fingerprint(line.strip())
+                elif _PEM_BEGIN.search(line) and "-----END " not in line:
+                    in_block = True
+            out = self._scrub("\n".join(lines))
+            return out.encode("utf-8", "surrogateescape")
+
+        return filt
+
+    # ------------------------------------------------------------------ values
+
+    def value_for(self, name: str, value: str, where: str) -> str:
+        """The value to store for a variable, option or key ``name``."""
+        if not value or norm(name) in self.kept:
+            return value
+        if self.is_secret(name, value):
+            if _URL_VALUE.match(value) and norm(name).endswith(_URL_NAMES):
+                # DATABASE_URL: keep scheme, host, port and path; drop the credentials
+                return self.scrub(value, where)
+            self.redacted.append(where)
+            return self.fingerprint(value)
+        return self.scrub(value, where)
+
+
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_URL_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+$")
+
+
+def _sub_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str,
+               needles: tuple[str, ...]) -> str:
+    """``rx.sub(repl, text)`` for a pattern whose matches never cross a line and need one of
+    ``needles`` on their line: only the lines holding one are searched (a long text, such as a
+    git diff, mostly has none). The patterns' look-behinds see a newline or the start of the
+    text, which neither of them matches, so each line gives what the whole text would.
+
+    >>> _sub_lines(re.compile(r"(?<!\\w)k=\\w+"), lambda m: "k=X", "k=1\\nj k=2\\nno", ("=",))
+    'k=X\\nj k=X\\nno'
+    >>> long = "k=0 a\\n" + "b\\n" * 3000 + "c k=1 d=2\\n" + "e\\n" * 9 + "k=3"
+    >>> _sub_lines(re.compile(r"k=\\w+"), lambda m: "k=X", long, ("=",)) == long.replace(
+    ...     "k=0", "k=X").replace("k=1", "k=X").replace("k=3", "k=X")
+    True
+    """
+    if len(text) < 4096 or "\n" not in text:
+        return rx.sub(repl, text)
+    lines: set[tuple[int, int]] = set()  # (start, end) of every line holding a needle
+    for needle in needles:
+        at = text.find(needle)
+        while at >= 0:  # from one such line to the next, skipping the lines between
+            lo = text.rfind("\n", 0, at) + 1
+            hi = text.find("\n", at)
+            hi = len(text) if hi < 0 else hi
+            lines.add((lo, hi))
+            at = text.find(needle, hi)
+    parts, done = [], 0
+    for lo, hi in sorted(lines):
+        parts += [text[done:lo], rx.sub(repl, text[lo:hi])]
+        done = hi
+    return "".join(parts) + text[done:]
+
+
+def _inside_fingerprint(text: str, start: int, end: int) -> bool:
+    lo = text.rfind(PREFIX, 0, start + 1)
+    return lo >= 0 and text.find(">", lo) >= end - 1
+
