@@ -66,8 +66,13 @@ CAPTURE_OPTIONS = (
         help="Snapshot a process that is already running instead of a COMMAND."),
     Opt("--inherit-tty", dest="inherit_tty", kind="flag", default=False,
         help="Pass a terminal to the child as it is (no pty); its output is then not recorded."),
+    Opt("--timeout", dest="timeout", kind="seconds",
+        help="Stop the command after this many seconds (SIGTERM, then SIGKILL after "
+             "--kill-after); [outcome] says timed_out and runsnap exits with 124, as "
+             "timeout(1) does. 0: no timeout."),
     Opt("--kill-after", dest="kill_after", kind="seconds", default=10.0,
-        help="Seconds between the SIGTERM and the SIGKILL when runsnap is asked twice to stop."),
+        help="Seconds between the SIGTERM and the SIGKILL when runsnap is asked twice to "
+             "stop or --timeout expires."),
     Opt("--redact", dest="redact", multiple=True,
         help="Also treat values of this variable, option or key name (a glob) as secrets "
              "(repeatable; adds to [tool.runsnap.capture] redact in pyproject.toml)."),

@@ -262,7 +262,7 @@ def test_no_run_only_records_and_prints_the_path_on_stdout(scratch: Path) -> Non
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--exec"], "runsnap: --exec and --log need a COMMAND to run (and no --no-run)\n"),
+        (["--exec"], "runsnap: --exec, --log and --timeout need a COMMAND to run (and no --no-run)\n"),
         (["--pid", "1", "--", "true"], "runsnap: --pid takes no COMMAND: give one or the other\n"),
         (["--pid", "2147483646"], "runsnap: no process with PID 2147483646\n"),
     ],
@@ -322,3 +322,42 @@ def test_runsnap_killed_with_sigkill_takes_its_child_along(scratch: Path) -> Non
         raise AssertionError("the child outlived runsnap: an orphan")
     snap = load(scratch / "s.toml")  # written before the child started, whole
     assert snap.meta["launch"] == "wrapped" and "outcome" not in snap.sections
+
+
+# ----------------------------------------------------------------- --timeout
+
+
+def test_timeout_stops_the_command_and_exits_124_as_timeout_does(scratch: Path) -> None:
+    t0 = time.monotonic()
+    rc, out, err = finish(start("--timeout", "0.5", "-o", "s.toml", "--", sys.executable, "-c",
+                                "import time; print('up', flush=True); time.sleep(60)"))
+    assert time.monotonic() - t0 < 30
+    assert (rc, out) == (124, "up\n")
+    assert "still running after the 0.5s timeout" in err
+    outcome = load(scratch / "s.toml")["outcome"]
+    assert outcome["timed_out"] is True
+    assert (outcome["status"], outcome["signal"]) == ("signalled", "SIGTERM")
+
+
+def test_timeout_escalates_to_sigkill_after_kill_after(scratch: Path) -> None:
+    code = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+            "print('up', flush=True); time.sleep(60)")
+    rc, _, err = finish(start("--timeout", "0.5", "--kill-after", "0.5", "-o", "s.toml", "--",
+                              sys.executable, "-c", code))
+    assert rc == 124 and "SIGKILL" in err
+    assert load(scratch / "s.toml")["outcome"]["signal"] == "SIGKILL"
+
+
+def test_a_command_that_ends_in_time_keeps_its_status(scratch: Path) -> None:
+    rc, _, _ = finish(start("--timeout", "30", "-o", "s.toml", "--", "/bin/sh", "-c", "exit 3"))
+    assert rc == 3
+    assert "timed_out" not in load(scratch / "s.toml")["outcome"]
+
+
+@pytest.mark.parametrize("args", [["--no-run", "--", "true"], ["--exec", "--", "true"],
+                                  ["--pid", str(os.getpid())], []])
+def test_timeout_needs_a_command_runsnap_stays_with(scratch: Path, args: list[str]) -> None:
+    rc, out, err = finish(start("--timeout", "5", "-o", "s.toml", *args))
+    assert (rc, out) == (2, "")
+    assert len(err.splitlines()) == 1 and "--timeout" in err
+    assert not (scratch / "s.toml").exists()
