@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import traceback
@@ -13,6 +14,17 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Run as a terminal's foreground job would, whoever started the suite: a shell that starts
+    it in the background (``pytest &`` in a script) makes it ignore SIGINT and SIGQUIT, every
+    runsnap the tests start inherits that, and runsnap (like ``nohup``) then leaves an ignored
+    signal alone, so the tests of forwarding Ctrl-C would see nothing arrive."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
