@@ -30,6 +30,7 @@ __all__ = [
     "clean_line",
     "is_error_line",
     "is_warning_line",
+    "without_timestamp",
 ]
 
 #: Lines of each stream kept for the outcome by default (``--tail-lines``).
@@ -77,6 +78,49 @@ def clean_line(raw: bytes) -> str:
     return line.decode("utf-8", "replace")
 
 
+# A time stamp that opens a log line, after an optional bracket and level word: ISO dates
+# ("2026-11-29 17:02:12,004", "2026-11-29T17:02:12.004Z"), vLLM's "11-29 17:02:12", glog's
+# "W1129 17:02:12.004123 12345", and a bare "17:02:12".
+_LEADING_STAMP = re.compile(
+    r"^(?P<pre>[\[(]?[ \t]*(?:(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+    r"[ \t:]+)?(?:[IWEF](?=\d{4} ))?)"
+    r"(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]|\d{4} +|\d{2}[-/]\d{2} +)?"
+    r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?(?: +\d{2,7}(?= ))?[ \t]*")
+
+
+def without_timestamp(line: str) -> str:
+    """``line`` without the time stamp a logger put in front of it: the same warning logged by
+    two runs at other times is the same warning, and the message, not the clock, is what fits
+    on a terminal line. Time stamps inside the message are kept.
+
+    >>> without_timestamp("[2026-11-29 17:02:12,004] WARNING model_config: Overwriting ...")
+    'WARNING model_config: Overwriting ...'
+    >>> without_timestamp("[2026-11-29 17:02:12 TP0] Warning: Target model's context_length")
+    "[TP0] Warning: Target model's context_length"
+    >>> without_timestamp("WARNING 11-29 17:02:12 [config.py:123] Casting torch.bfloat16")
+    'WARNING [config.py:123] Casting torch.bfloat16'
+    >>> without_timestamp("W1129 17:02:12.004123 12345 nccl.cc:12] NCCL_IB_HCA unset")
+    'W nccl.cc:12] NCCL_IB_HCA unset'
+    >>> without_timestamp("2026-11-29 17:02:12 - vllm - WARNING - low memory")
+    'vllm - WARNING - low memory'
+    >>> without_timestamp("/x/y.py:12: UserWarning: stopped after 00:10:00")
+    '/x/y.py:12: UserWarning: stopped after 00:10:00'
+    """
+    m = _LEADING_STAMP.match(line)
+    if m is None:
+        return line
+    pre, rest = m.group("pre"), line[m.end():]
+    if pre and pre[0] in "[(":
+        close, inner = ("]" if pre[0] == "[" else ")"), pre[1:].strip()
+        if rest.startswith(close):  # the bracket held only the stamp (and maybe the level)
+            rest = rest[1:].lstrip()
+            return f"{inner} {rest}" if inner else rest
+        return f"{pre[0]}{inner + ' ' if inner else ''}{rest}"
+    if not pre:
+        return rest.lstrip(" \t-|:,")
+    return f"{pre} {rest}" if pre[-1].isalpha() else pre + rest
+
+
 def is_error_line(line: str) -> bool:
     """Whether ``line`` looks like an error.
 
@@ -121,6 +165,7 @@ class StreamWatch:
         self._arrived = 0.0
         self.warnings: list[str] = []
         self.warnings_count = 0
+        self._warning_keys: set[str] = set()
         self._partial = b""
         self._traceback_seen = False
         self.traceback = TracebackWatch()
@@ -169,7 +214,9 @@ class StreamWatch:
                     if is_error_line(line):
                         continue
                     self.warnings_count += 1
-                    if len(self.warnings) < MAX_WARNINGS and line not in self.warnings:
+                    key = without_timestamp(line)
+                    if len(self.warnings) < MAX_WARNINGS and key not in self._warning_keys:
+                        self._warning_keys.add(key)
                         self.warnings.append(line)
 
     def _find_error(self, lines: list[bytes]) -> None:
@@ -248,7 +295,8 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
             if watch.first_error is not None and watch.first_error_at is not None:
                 if first is None or watch.first_error_at < first[0]:
                     first = (watch.first_error_at, name, watch.first_error)
-            warnings.extend(w for w in watch.warnings if w not in warnings)
+            seen = {without_timestamp(w) for w in warnings}
+            warnings.extend(w for w in watch.warnings if without_timestamp(w) not in seen)
             if watch.traceback.last is not None and (traceback is None or name == "stderr"):
                 if traceback is not None:
                     earlier.append(traceback)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.report import Difference, NReport, Report, SnapInfo, short
+from runsnap.outcome import without_timestamp
 from runsnap.render.style import LIKELY, Style, cell, fence, md_text
 from runsnap.terminal import clean, fit, wrap
 
@@ -166,7 +167,7 @@ def _outcome_block(diffs: Sequence[Difference], st: Style, width: int = 0,
             if d.key == "warnings":
                 text = f"{len(value or [])} warnings"
             elif d.key in WORDS and value is not None:
-                text = clean(str(value)).replace("\n", " ⏎ ")
+                text = clean(without_timestamp(str(value))).replace("\n", " ⏎ ")
             else:
                 text = short(value, max(110, width))
             if d.key in WORDS and width and show_all:

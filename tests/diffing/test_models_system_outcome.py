@@ -150,3 +150,21 @@ def test_outcome_side_by_side_below_the_cause(cap):
     # An outcome in one snapshot only (B not launched) is still compared.
     report = compare(good, cap({"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}))
     assert ("outcome", "exit_status", "removed") in counted(report)
+
+
+def test_the_same_lines_logged_at_other_times_are_no_difference(cap):
+    """Two runs print the same warnings and fail with the same logged error, each at its own
+    time: nothing differs but the clock. A warning of one run only is named without its time
+    stamp, so the message is what shows."""
+    def out(hour: int, extra: list[str]) -> dict:
+        return {**OUT_BAD, "first_error": f"[2026-11-29 {hour}:00:01 TP0] ERROR scheduler: OOM",
+                "warnings": [f"WARNING 11-29 {hour}:00:00 [config.py:12] Casting to bfloat16",
+                             *extra]}
+    a, b = cap({}), cap({})
+    a = a.replace(sections={**a.sections, "outcome": out(16, [])})
+    b = b.replace(sections={**b.sections, "outcome": out(17, [])})
+    assert [d.key for d in compare(a, b).counted if d.section == "outcome"] == []
+    b = b.replace(sections={**b.sections, "outcome": out(17, [
+        "[2026-11-29 17:00:02,004] WARNING model_config: Overwriting context length"])})
+    warn = next(d for d in compare(a, b).counted if d.key == "warnings")
+    assert warn.evidence == ("B only: WARNING model_config: Overwriting context length",)

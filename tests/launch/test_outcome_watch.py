@@ -79,3 +79,15 @@ def test_build_names_the_signal_and_says_why_a_stream_was_not_read() -> None:
     assert out["stdout"]["captured"] is False and "inherit" in out["stdout"]["reason"]
     assert out["stderr"]["tail"] == ["Killed"] and out["tail_lines"] == 5
     assert "peak_rss_bytes" not in out and out["peak_rss"]["samples"] == 0
+
+
+def test_a_warning_logged_again_later_is_the_same_warning() -> None:
+    """The same message at another time (a logger's time stamp in front) is kept once, so
+    a warning repeated every step does not crowd the others out of the kept ones."""
+    watch = StreamWatch("stderr")
+    for second in range(60):
+        watch.feed(b"[2026-11-29 17:02:%02d,004] WARNING sched: queue is full\n" % second)
+    watch.feed(b"[2026-11-29 17:03:00 TP0] WARNING draft context is shorter\n")
+    assert watch.warnings == ["[2026-11-29 17:02:00,004] WARNING sched: queue is full",
+                              "[2026-11-29 17:03:00 TP0] WARNING draft context is shorter"]
+    assert watch.warnings_count == 61
