@@ -94,9 +94,22 @@ def osa_distance(a: str, b: str, limit: int = 3) -> int:
 
     >>> osa_distance("NCCL_P2P_DISABEL", "NCCL_P2P_DISABLE"), osa_distance("ab", "xyz")
     (1, 3)
+    >>> osa_distance("NCCL_ALGO", "NCCL_ALGO"), osa_distance("NCCL_AGLO", "NCCL_ALGO")
+    (0, 1)
     """
     if abs(len(a) - len(b)) >= limit:
         return limit
+    # A common prefix and suffix cost nothing and never take part in a cheaper alignment (as
+    # rapidfuzz trims them for this distance): the table shrinks to the part that differs.
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start:len(a) - end], b[start:len(b) - end]
+    if not a or not b:
+        return min(max(len(a), len(b)), limit)
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):

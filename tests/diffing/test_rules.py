@@ -68,3 +68,34 @@ def test_every_knowledge_rule_has_a_reason():
     for row in rule_lines("env-noise.tsv"):
         assert len(row) == 2 and row[1].strip()
     assert "NCCL_P2P_DISABLE" in known_names()
+
+
+def _osa_reference(a: str, b: str) -> int:
+    """Optimal string alignment distance, the whole table, as in the textbook."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+def test_the_trimmed_distance_is_the_textbook_distance() -> None:
+    """osa_distance trims the common prefix and suffix before its table; on names that share
+    most of their letters (the case that matters) it gives the full table's answer."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from runsnap.knowledge.env import osa_distance
+
+    word = st.text(alphabet="NCL_AB2", max_size=10)
+
+    @settings(max_examples=3000, deadline=None)
+    @given(word, word, word, st.integers(1, 4))
+    def check(common: str, x: str, y: str, limit: int) -> None:
+        for a, b in ((common + x, common + y), (x + common, y + common), (x, y)):
+            assert osa_distance(a, b, limit) == min(_osa_reference(a, b), limit)
+
+    check()
