@@ -339,3 +339,25 @@ def test_fuzz_counts_reported() -> None:
     print("renderers that met an unexpected shape:", sorted(set(RENDER_SURPRISES))[:10])
     if FUZZ_COUNTS:
         assert sum(FUZZ_COUNTS.values()) >= 100
+
+
+def test_the_depth_check_finds_what_the_plain_pattern_finds() -> None:
+    """check_depth's pattern starts with a bracket (so the engine jumps from bracket to
+    bracket); it must refuse exactly the texts the plain "64 brackets, separators allowed"
+    pattern refuses."""
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from runsnap.snapshot import validate
+
+    plain = re.compile(rb"(?:[\[{][ \t\r\n,]*){%d}" % validate.MAX_DEPTH)
+    pieces = st.sampled_from([b"[", b"{", b" ", b",", b"\n", b"\t", b"x", b"]", b"= ", b"[[" * 8])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(pieces, max_size=120), st.integers(0, 70))
+    def check(parts: list[bytes], run: int) -> None:
+        data = b"".join(parts[: len(parts) // 2]) + b"[ " * run + b"".join(parts[len(parts) // 2:])
+        assert bool(validate._DEEP.search(data)) == bool(plain.search(data))
+
+    check()

@@ -38,16 +38,31 @@ def _noise() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(fnmatch.translate(g)), r) for g, r in rule_lines("env-noise.tsv"))
 
 
+_Index = dict[tuple[str, int], list[tuple[str, int]]]
+
+
+def _letters(name: str) -> int:
+    """A bit for each letter ``name`` holds: one edit changes at most two of them, so names
+    whose bits differ in more than 2k places are more than k edits apart."""
+    bits = 0
+    for ch in name:
+        bits |= 1 << (ord(ch) & 63)
+    return bits
+
+
 @functools.lru_cache(maxsize=1)
-def _known_index() -> tuple[frozenset[str], dict[str, list[str]], dict[str, list[str]]]:
-    """Known names, and indexes by first word and by the rest (to find near misses fast)."""
+def _known_index() -> tuple[frozenset[str], _Index, _Index]:
+    """Known names, and indexes by first word and by the rest, each with the name's length (a
+    name k edits away from another is within k letters of its length) and letters: near misses
+    found fast."""
     names = frozenset(row[0] for row in rule_lines("env-known-names.txt"))
-    by_head: dict[str, list[str]] = {}
-    by_tail: dict[str, list[str]] = {}
+    by_head: _Index = {}
+    by_tail: _Index = {}
     for n in names:
         head, _, tail = n.partition("_")
-        by_head.setdefault(head, []).append(n)
-        by_tail.setdefault(tail, []).append(n)
+        entry = (n, _letters(n))
+        by_head.setdefault((head, len(n)), []).append(entry)
+        by_tail.setdefault((tail, len(n)), []).append(entry)
     return names, by_head, by_tail
 
 
@@ -144,7 +159,12 @@ def likely_misspelling(name: str) -> str | None:
     head, _, tail = name.partition("_")
     allowed = 2 if len(name) >= 12 else 1
     best: tuple[int, str] | None = None
-    for cand in (*by_head.get(head, ()), *by_tail.get(tail, ())):
+    sizes = range(len(name) - allowed, len(name) + allowed + 1)
+    letters = _letters(name)
+    for cand, bits in (*(c for n in sizes for c in by_head.get((head, n), ())),
+                       *(c for n in sizes for c in by_tail.get((tail, n), ()))):
+        if (letters ^ bits).bit_count() > 2 * allowed:
+            continue
         d = osa_distance(name, cand, allowed + 1)
         if d <= allowed and (best is None or (d, cand) < best):
             best = (d, cand)
