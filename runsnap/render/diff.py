@@ -217,7 +217,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         names = ", ".join(_dedupe_keys(hidden)[:8])
         more = ", ..." if len(_dedupe_keys(hidden)) > 8 else ""
         lines += ["", st.dim(f"{len(hidden)} noise difference{'s' if len(hidden) != 1 else ''} "
-                             f"hidden ({names}{more}): show them with --all")]
+                             f"hidden (--all shows them): {names}{more}")]
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
 
 

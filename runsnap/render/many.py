@@ -75,7 +75,7 @@ def render_text(report: NReport, color: bool = False) -> str:
                 names = ", ".join(short(r.key, 40) for r in group[:8]) + (
                     ", ..." if len(group) > 8 else "")
                 lines += ["", st.dim(f"{len(group)} key{'s' if len(group) != 1 else ''} with "
-                                     f"{label} hidden ({names}): show them with --all")]
+                                     f"{label} hidden (--all shows them): {names}")]
     return "\n".join(lines) + "\n"
 
 

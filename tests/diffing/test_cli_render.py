@@ -55,7 +55,7 @@ def test_text_report(cli_invoke, pair):
         f"        why: SGLANG_* variables switch SGLang server and scheduler behaviour "
         f"({FLAG} is a name they declare)",
     ]
-    assert lines[-1] == "3 noise differences hidden (PWD, SHLVL, TERM): show them with --all"
+    assert lines[-1] == "3 noise differences hidden (--all shows them): PWD, SHLVL, TERM"
     assert "\x1b[" not in out
 
 
