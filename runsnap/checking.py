@@ -278,8 +278,9 @@ def unshared(a: CheckReport, b: CheckReport) -> tuple[list[Finding], list[Findin
 # --------------------------------------------------------------------------- rendering
 
 
-def render(report: CheckReport, fmt: str = "text") -> str:
-    """``text``, ``markdown`` or ``json``."""
+def render(report: CheckReport, fmt: str = "text", width: int = 0) -> str:
+    """``text``, ``markdown`` or ``json``; ``width``: the terminal's, text lines are wrapped
+    to it (0: one line per finding and detail)."""
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2) + "\n"
     from runsnap.render.style import md_text
@@ -294,9 +295,20 @@ def render(report: CheckReport, fmt: str = "text") -> str:
             lines += [f"   - {md_text(x)}" for x in f.details]
         return "\n".join(lines) + "\n"
     from runsnap.terminal import clean as safe
-
-    lines = [f"{head}  ({safe(report.snapshot)})"]
+    lines = _wrapped("", f"{head}  ({safe(report.snapshot)})", width, 2)
     for i, f in enumerate(report.findings, 1):
-        lines.append(f"  {i:>2}. [{f.score}] {f.kind}: {safe(f.message)}")
-        lines += [f"        {safe(x)}" for x in f.details]
+        lines += _wrapped(f"  {i:>2}. ", f"[{f.score}] {f.kind}: {safe(f.message)}", width)
+        for x in f.details:
+            lines += _wrapped(" " * 8, safe(x), width, 2)
     return "\n".join(lines) + "\n"
+
+
+def _wrapped(prefix: str, text: str, width: int, hang: int = 0) -> list[str]:
+    """``prefix`` + ``text`` wrapped to ``width`` (0: one line), the lines after the first
+    under the text, ``hang`` further in."""
+    from runsnap.terminal import wrap
+
+    if not width:
+        return [prefix + text]
+    parts = wrap(text, max(width - len(prefix), 20), " " * hang)
+    return [prefix + parts[0], *(" " * len(prefix) + part for part in parts[1:])]

@@ -142,3 +142,18 @@ def test_diff_shows_the_findings_one_side_does_not_share(tmp_path):
     assert d.related[0].reason.startswith("runsnap check finds this in B only: "
                                           "NCCL_IB_DISABLE='true': its reader")
     assert d.score >= 89
+
+
+@pytest.mark.parametrize("cols", [60, 80, 1000])
+def test_text_is_wrapped_to_the_terminal(cli_invoke, tmp_path, monkeypatch, cols):
+    """A finding's message and details run to the width and go on, indented, on the next
+    lines; nothing is lost (without the line breaks and indents it is the unwrapped text)."""
+    snap = _cap(tmp_path, argv=_spec("kimi-k2.5-target", "kimi-k2.5-eagle3-draft"))
+    path = snap.save(tmp_path / "s.toml").path
+    monkeypatch.delenv("COLUMNS", raising=False)
+    whole = cli_invoke(["check", str(path)], expect=1).stdout
+    monkeypatch.setenv("COLUMNS", str(cols))
+    wrapped = cli_invoke(["check", str(path)], expect=1).stdout
+    assert all(len(line) <= cols for line in wrapped.splitlines())
+    assert "".join(wrapped.split()) == "".join(whole.split())
+    assert (len(wrapped.splitlines()) > len(whole.splitlines())) == (cols < 1000)

@@ -153,10 +153,11 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     from runsnap import checking
     from runsnap.diffing.static import readers_of
     from runsnap.listing import load
+    from runsnap.terminal import width
 
     snap = load(snapshot or "@1", snap_dir)
     report = checking.check(snap, who_reads=readers_of(snap))
-    click.echo(checking.render(report, fmt), nl=False)
+    click.echo(checking.render(report, fmt, width=width()), nl=False)
     sys.exit(1 if report else 0)
 
 
