@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.launch.launch_helpers import reap_started
+
+
+@pytest.fixture(autouse=True)
+def no_orphans() -> Iterator[None]:
+    """A test that fails half-way leaves no runsnap waiting for a child that waits for a file."""
+    yield
+    reap_started()
 
 
 @pytest.fixture(autouse=True)

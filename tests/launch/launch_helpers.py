@@ -13,11 +13,31 @@ def runsnap_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "runsnap", "capture", *args]
 
 
+#: Every runsnap :func:`start` started; the launch tests' conftest kills what is left running
+#: when a test ends (a failed test would otherwise leave a capture waiting for its child).
+STARTED: list[subprocess.Popen[bytes]] = []
+
+
 def start(*args: str, **kwargs: object) -> subprocess.Popen[bytes]:
     """Start ``runsnap capture ARGS`` (stdout/stderr piped unless given)."""
     kwargs.setdefault("stdout", subprocess.PIPE)
     kwargs.setdefault("stderr", subprocess.PIPE)
-    return subprocess.Popen(runsnap_argv(*args), **kwargs)  # type: ignore[call-overload]
+    proc = subprocess.Popen(runsnap_argv(*args), **kwargs)  # type: ignore[call-overload]
+    STARTED.append(proc)
+    return proc
+
+
+def reap_started() -> None:
+    """SIGKILL every runsnap :func:`start` started that still runs (the kernel then ends its
+    child: runsnap sets ``PR_SET_PDEATHSIG``), and close their pipes."""
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def wait_for(path: Path, text: str = "", timeout: float = 30.0) -> str:
