@@ -168,3 +168,12 @@ def test_the_same_lines_logged_at_other_times_are_no_difference(cap):
         "[2026-11-29 17:00:02,004] WARNING model_config: Overwriting context length"])})
     warn = next(d for d in compare(a, b).counted if d.key == "warnings")
     assert warn.evidence == ("B only: WARNING model_config: Overwriting context length",)
+
+
+def test_a_warning_kept_once_per_time_stamp_by_an_older_capture_is_named_once(cap):
+    a, b = cap({}), cap({})
+    old = [f"[2026-11-29 16:00:0{s},000] WARNING sched: queue is full" for s in range(3)]
+    a = a.replace(sections={**a.sections, "outcome": {**OUT_BAD, "warnings": old}})
+    b = b.replace(sections={**b.sections, "outcome": {**OUT_BAD, "warnings": []}})
+    warn = next(d for d in compare(a, b).counted if d.key == "warnings")
+    assert warn.evidence == ("A only: WARNING sched: queue is full",)

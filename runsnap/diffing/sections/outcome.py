@@ -26,7 +26,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                                   else "added" if x is None else "removed", x, y,
                                   path=("outcome", key)))
     wa, wb = list(a.get("warnings") or []), list(b.get("warnings") or [])
-    ka, kb = ([without_timestamp(str(w)) for w in ws] for ws in (wa, wb))
+    # each message once (a snapshot from before runsnap kept one line per time stamp)
+    ka, kb = (list(dict.fromkeys(without_timestamp(str(w)) for w in ws)) for ws in (wa, wb))
     if set(ka) != set(kb):
         ev = tuple([f"A only: {w}" for w in ka if w not in kb]
                    + [f"B only: {w}" for w in kb if w not in ka])
