@@ -26,7 +26,7 @@ from runsnap.diffing.report import Difference, NReport, NRow, SnapInfo, group_va
 from runsnap.diffing.rules import Rules
 from runsnap.snapshot import Snapshot, ordered_sections
 
-__all__ = ["KINDS", "SetSummary", "compare_rows", "summarise"]
+__all__ = ["KINDS", "SetSummary", "compare_rows", "entries", "summarise"]
 
 #: Row kinds, in the order reports list them.
 KINDS = ("odd", "split", "per-rank")
@@ -295,3 +295,50 @@ def sentence(row: NRow, infos: Sequence[SnapInfo], limit: int = 60) -> list[str]
     if len(groups) > 4:
         lines.append(f"… and {len(groups) - 4} more values")
     return lines
+
+
+def entries(rows: Sequence[NRow]) -> list[NRow | tuple[NRow, ...]]:
+    """``rows`` in their order, with the odd-one-out rows of the same odd ones (the same
+    snapshots disagree with the majority) joined into one entry at the place of the first:
+    "node-17 rank 137 differs in 3 keys" reads as one machine set up differently, not as three
+    unrelated facts.
+
+    >>> a, b, c = (NRow("env", k, (1, 1, 2), 80, "r", kind="odd", odd_members=(2,))
+    ...            for k in "ABC")
+    >>> d = NRow("env", "D", (1, 2, 1), 70, "r", kind="odd", odd_members=(1,))
+    >>> [e.key if isinstance(e, NRow) else [r.key for r in e] for e in entries([a, d, b, c])]
+    [['A', 'B', 'C'], 'D']
+    """
+    together: dict[tuple[int, ...], list[NRow]] = {}
+    for row in rows:
+        if row.kind == "odd" and row.odd_members and not row.hidden:
+            together.setdefault(row.odd_members, []).append(row)
+    out: list[NRow | tuple[NRow, ...]] = []
+    placed: set[tuple[int, ...]] = set()
+    for row in rows:
+        group = together.get(row.odd_members) if row.kind == "odd" and not row.hidden else None
+        if group is None or len(group) == 1:
+            out.append(row)
+        elif row.odd_members not in placed:
+            placed.add(row.odd_members)
+            out.append(tuple(group))
+    return out
+
+
+def group_sentence(group: Sequence[NRow], infos: Sequence[SnapInfo],
+                   limit: int = 60) -> tuple[str, list[str]]:
+    """A group of :func:`entries` in words: the head (``node-017 rank 137 differs from the
+    other 255 in 2 keys``) and one line per key (``env NCCL_ALGO: Tree; the others have
+    Ring``)."""
+    members = group[0].odd_members
+    n = len(group[0].values)
+    head = (f"{who(members, infos)} differ{'s' if len(members) == 1 else ''} from the other "
+            f"{n - len(members)} in {len(group)} keys")
+    lines = []
+    for row in group:
+        groups = group_values(row.values)
+        majority = _val(groups[0][0], limit)
+        odd = [_val(v, limit) for v, _ in groups[1:]]
+        said = odd[0] if len(odd) == 1 else f"{len(odd)} values ({', '.join(odd[:3])})"
+        lines.append(f"{row.where}: {said}; the others have {majority}")
+    return head, lines

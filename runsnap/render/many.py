@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runsnap.diffing.many import sentence
+from runsnap.diffing.many import entries, group_sentence, sentence
 from runsnap.diffing.report import NReport, NRow, short
 from runsnap.render.style import Style, cell, md_text
 
@@ -49,12 +49,26 @@ def render_text(report: NReport, color: bool = False) -> str:
     lines += [st.yellow(f"  note: {short(n, 400)}") for n in report.notes]
     rows = report.shown
     kind = None
-    for i, row in enumerate(rows[:LISTED], 1):
+    listed = entries(rows)
+    for i, entry in enumerate(listed[:LISTED], 1):
+        row = entry if isinstance(entry, NRow) else entry[0]
         title = "Noise and ignored (not counted)" if row.hidden and row.kind != "per-rank" \
             else _TITLES.get(row.kind, row.kind)
         if title != kind:
             lines += ["", st.bold(title)]
             kind = title
+        if not isinstance(entry, NRow):  # the same odd ones differ in several keys
+            words, keys = group_sentence(entry, report.snapshots)
+            lines.append(f"  {i:>2}. {st.bold(short(words, 120))}  "
+                         f"[{st.score(row.score).strip()}]")
+            shown_keys = keys if i <= DETAILED else keys[:3]
+            lines += ["        " + (st.red(short(k, 160)) if j == 0 else short(k, 160))
+                      for j, k in enumerate(shown_keys)]
+            if len(keys) > len(shown_keys):
+                lines.append(st.dim(f"        … and {len(keys) - len(shown_keys)} more keys"))
+            if i <= DETAILED:
+                lines.append(st.dim(f"        why: {short(row.reason, 200)}"))
+            continue
         head = f"  {i:>2}. {st.bold(short(row.where, 120))}  [{st.score(row.score).strip()}]"
         if i > DETAILED:
             lines.append(f"{head}  {st.dim(short(sentence(row, report.snapshots)[0], 100))}")
@@ -64,8 +78,9 @@ def render_text(report: NReport, color: bool = False) -> str:
             text = short(text, 160)
             lines.append("        " + (st.red(text) if row.kind == "odd" and j == 0 else text))
         lines.append(st.dim(f"        why: {short(row.reason, 200)}"))
-    if len(rows) > LISTED:
-        lines += ["", st.dim(f"{len(rows) - LISTED} more keys: see them all with --format json")]
+    if len(listed) > LISTED:
+        more = sum(1 if isinstance(e, NRow) else len(e) for e in listed[LISTED:])
+        lines += ["", st.dim(f"{more} more keys: see them all with --format json")]
     hidden = report.hidden
     if hidden and not report.show_all:
         per_rank = [r for r in hidden if r.kind == "per-rank"]
@@ -79,15 +94,22 @@ def render_text(report: NReport, color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md_row(i: int, r: NRow, report: NReport) -> str:
-    words = "<br>".join(md_text(short(t, 200)) for t in sentence(r, report.snapshots))
-    return (f"| {i} | {r.kind} | {cell(r.where, 70)} | {words} | {r.score} | "
+def _md_row(i: int, entry: NRow | tuple[NRow, ...], report: NReport) -> str:
+    if isinstance(entry, NRow):
+        r, where = entry, entry.where
+        said = sentence(r, report.snapshots)
+    else:  # the same odd ones differ in several keys
+        r = entry[0]
+        where, said = group_sentence(entry, report.snapshots)
+    words = "<br>".join(md_text(short(t, 200)) for t in said)
+    return (f"| {i} | {r.kind} | {cell(where, 70)} | {words} | {r.score} | "
             f"{md_text(short(r.reason, 200))} |")
 
 
-def _table(rows: Sequence[NRow], report: NReport, start: int = 1) -> list[str]:
+def _table(listed: Sequence[NRow | tuple[NRow, ...]], report: NReport,
+           start: int = 1) -> list[str]:
     lines = ["| # | kind | key | who holds what | score | why |", "|---:|---|---|---|---:|---|"]
-    lines += [_md_row(i, r, report) for i, r in enumerate(rows, start)]
+    lines += [_md_row(i, e, report) for i, e in enumerate(listed, start)]
     return lines
 
 
@@ -101,17 +123,18 @@ def render_markdown(report: NReport, color: bool = False) -> str:
         lines += ["", f"**Files:** {md_text(short(files, 400))}"]
     for n in report.notes:
         lines += ["", f"> **Note:** {md_text(short(n, 400))}"]
-    rows = report.shown
-    if rows:
-        first = rows[:DETAILED]
+    listed = entries(report.shown)
+    if listed:
         lines += ["", "**Keys not the same everywhere, odd ones out first**", ""]
-        lines += _table(first, report)
-        rest = rows[DETAILED:LISTED]
+        lines += _table(listed[:DETAILED], report)
+        rest = listed[DETAILED:LISTED]
         if rest:
-            lines += ["", f"<details><summary>{len(rest)} more keys</summary>", "",
+            keys = sum(1 if isinstance(e, NRow) else len(e) for e in rest)
+            lines += ["", f"<details><summary>{keys} more keys</summary>", "",
                       *_table(rest, report, DETAILED + 1), "", "</details>"]
-        if len(rows) > LISTED:
-            lines += ["", f"{len(rows) - LISTED} more keys: `runsnap diff --format json`"]
+        if len(listed) > LISTED:
+            more = sum(1 if isinstance(e, NRow) else len(e) for e in listed[LISTED:])
+            lines += ["", f"{more} more keys: `runsnap diff --format json`"]
     hidden = report.hidden
     if hidden and not report.show_all:
         keys = ", ".join(cell(r.key, 60) for r in hidden[:60]) + (

@@ -193,3 +193,20 @@ def test_who_names_hosts_and_rank_ranges():
     assert who(list(range(8, 16)), infos) == "node-1 (ranks 8-15)"
     assert who([1, 9, 17, 25, 33], infos) == ("node-0 rank 1, node-1 rank 9, node-2 rank 17, "
                                                "2 more (5 snapshots in all)")
+
+
+def test_the_same_odd_ones_in_several_keys_are_one_entry(base, tmp_path):
+    """Rank 5 differs in two variables and a third rank in one: rank 5 is one machine set up
+    differently (one entry naming both keys), the other stays a key of its own."""
+    tweak = {5: {"NCCL_ALGO": "Tree", "NCCL_PROTO": "LL"}, 9: {"NCCL_IB_HCA": "mlx5_9"}}
+    job(base, tmp_path / "s", hosts=2, per_host=8, tweak=tweak)
+    report = runsnap.diff(tmp_path / "s")
+    assert len(report.counted) == 3  # the rows themselves stay one per key (JSON, --stat)
+    text = render(report, "text")
+    assert "node-0 rank 5 differs from the other 15 in 2 keys" in text
+    assert "        env NCCL_ALGO: Tree; the others have it unset\n" in text
+    assert "        env NCCL_PROTO: LL; the others have it unset\n" in text
+    assert "env NCCL_IB_HCA  [" in text and "node-1 rank 9 has mlx5_9" in text
+    md = render(report, "markdown")
+    assert "`node-0 rank 5 differs from the other 15 in 2 keys`" in md
+    assert "env NCCL_ALGO: Tree; the others have it unset<br>env NCCL_PROTO: LL" in md
