@@ -129,8 +129,8 @@ def render_markdown(report: NReport, color: bool = False) -> str:
         lines += _table(listed[:DETAILED], report)
         rest = listed[DETAILED:LISTED]
         if rest:
-            keys = sum(1 if isinstance(e, NRow) else len(e) for e in rest)
-            lines += ["", f"<details><summary>{keys} more keys</summary>", "",
+            count = sum(1 if isinstance(e, NRow) else len(e) for e in rest)
+            lines += ["", f"<details><summary>{count} more keys</summary>", "",
                       *_table(rest, report, DETAILED + 1), "", "</details>"]
         if len(listed) > LISTED:
             more = sum(1 if isinstance(e, NRow) else len(e) for e in listed[LISTED:])
