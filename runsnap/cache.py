@@ -17,6 +17,8 @@ trusted blindly, before use:
   --version``, ``ldconfig -p``) are keyed by the command line and kept while the program file,
   every program a wrapper script names by absolute path (``exec /usr/local/cuda-13.0/bin/nvcc``), and any
   file the caller names (``/etc/ld.so.cache``) keep their size, times and inode.
+* **runsnap's own files** (``--log`` files) are remembered by real path with their size, times
+  and inode, and left out of a work tree's untracked files while all of them are unchanged.
 * **File hashes** are keyed by the real path and used while size, modification time, change
   time and inode are all unchanged (the check git's index makes). The change time cannot be set
   back by tools such as ``touch``, so a rewritten file is always hashed again.
@@ -268,6 +270,30 @@ class HashCache(_JsonCache):
             entries[real] = [*stamp, digest]
             self._dirty = True
         return digest
+
+
+class OwnFiles(_JsonCache):
+    """Files runsnap wrote besides its snapshots (``--log`` files), remembered with their size,
+    times and inode: a capture leaves them out of a work tree's untracked files, as it leaves
+    out its snapshots, so one run's log never makes the next run differ. A file changed since
+    (by anything but runsnap) is not runsnap's any more."""
+
+    KIND = "own"
+
+    def record(self, path: str) -> None:
+        """Remember the file at ``path`` as it is now, and write the list back."""
+        real = os.path.realpath(path)
+        stamp = _stat(real)
+        if stamp is not None and self._path is not None:
+            self._load()[real] = stamp
+            self._dirty = True
+            self.flush()
+
+    def holds(self, path: str) -> bool:
+        """Whether the file at ``path`` is one runsnap wrote, unchanged since."""
+        real = os.path.realpath(path)
+        entry = self._load().get(real)
+        return entry is not None and entry == _stat(real)
 
 
 def _sha256_file(path: str) -> str:

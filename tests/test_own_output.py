@@ -60,3 +60,26 @@ def test_a_clean_repository_stays_clean_when_only_snapshots_are_new(tmp_path: Pa
     repo = next(iter(load(proj / "second.toml").sections["git"]["repos"].values()))
     assert repo["dirty"] is False
     assert repo["untracked"] == []
+
+
+def test_the_runs_own_log_files_do_not_make_them_differ(tmp_path: Path) -> None:
+    """``--log`` inside the work tree: run A's log is an untracked file when B is captured
+    (and each run's own log, empty, when it is). Neither is a difference of the two runs, nor
+    is B's log when A is compared with a later C; a file the program itself wrote still is."""
+    proj = make_repo(tmp_path / "proj", {"app.py": "import sys\nprint('hello')\n"})
+    env = {**_env(tmp_path), "RUNSNAP_CACHE_DIR": str(tmp_path / "cache")}
+    for name in ("a", "b"):
+        done = run_runsnap("capture", "-o", f"{name}.toml", "--log", f"run-{name}.log", "--",
+                           sys.executable, "app.py", cwd=proj, env=env)
+        assert done.returncode == 0, done.stderr
+    assert {"?? run-a.log", "?? run-b.log"} <= set(git(proj, "status", "--porcelain").split("\n"))
+    same = run_runsnap("diff", "a.toml", "b.toml", cwd=proj, env=env)
+    assert same.returncode == 0, same.stdout
+    assert same.stdout.startswith("runsnap diff: no differences that count"), same.stdout
+    (proj / "out.csv").write_text("1,2\n")  # written by the program, not by runsnap
+    done = run_runsnap("capture", "-o", "c.toml", "--log", "run-c.log", "--",
+                       sys.executable, "app.py", cwd=proj, env=env)
+    assert done.returncode == 0, done.stderr
+    other = run_runsnap("diff", "a.toml", "c.toml", cwd=proj, env=env)
+    assert other.returncode == 1
+    assert "out.csv" in other.stdout and "run-" not in other.stdout

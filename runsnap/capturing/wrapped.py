@@ -108,6 +108,9 @@ def run(
             tee = launch.LogTee(log, line_filter=redactor.line_filter())
         except OSError as exc:
             raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
+        from runsnap.cache import OwnFiles
+
+        OwnFiles().record(tee.path)  # runsnap's own file: no capture lists it in [git]
     snap = snapshot_from_context(ctx, redactor=redactor)
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
     if tee is not None:
@@ -149,6 +152,8 @@ def run(
             spec = spec.replace(env=tracer.launch_env(spec.env))
         result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
                             inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome)
+        if tee is not None:  # as it is now, written
+            OwnFiles().record(tee.path)
     if to_stdout:
         import sys
 

@@ -21,6 +21,7 @@ import os
 from runsnap import shell
 from runsnap._paths import resolve_path
 from runsnap._plain import Record, field
+from runsnap.cache import OwnFiles
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -402,7 +403,9 @@ def _parse_status(raw: bytes, top: str) -> dict[str, Any]:
             changed.append({"path": parts[10], "status": parts[1]})
         elif rec[0] == "?":
             untracked.append(rec[2:])
-    untracked = [u for u in untracked if not is_snapshot_file(os.path.join(top, u))]
+    own = OwnFiles() if untracked else None  # read only when there is something to check
+    untracked = [u for u in untracked if not is_snapshot_file(os.path.join(top, u))
+                 and not (own is not None and own.holds(os.path.join(top, u)))]
     out["dirty"] = bool(changed or untracked)
     out["changed"] = changed
     out["untracked_count"] = len(untracked)
