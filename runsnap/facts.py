@@ -228,7 +228,8 @@ def facts(snap: Snapshot) -> Facts:
         shadowed=len(pk.get("shadowed") or ()),
         models=tuple(_model(s, m) for s, m in models.items()),
         system=system,
-        gpu_names=tuple(sorted({str(d.get("name", "?")) for d in gpu.get("devices", [])})),
+        gpu_names=tuple(sorted({str(d.get("name", "?")) for d in gpu.get("devices", [])
+                                if d.get("usable") is not False})),
         variable_count=len(variables),
         secret_count=sum(1 for v in variables.values() if is_fingerprint(v)),
         notable_env=tuple((k, v) for k, v in variables.items() if k.startswith(NOTABLE_PREFIXES)),

@@ -8,7 +8,10 @@ and the child's own environment (the recorded ``[env]``):
 ``torch.cuda.is_available()`` is true when torch is built with CUDA (or ROCm), a driver is
 loaded, at least one device is visible (``CUDA_VISIBLE_DEVICES``; ROCm also
 ``ROCR_VISIBLE_DEVICES`` and ``HIP_VISIBLE_DEVICES``), and the driver is new enough for the
-build's CUDA (else ``cudaGetDeviceCount`` fails and torch counts no device).
+build's CUDA (else ``cudaGetDeviceCount`` fails and torch counts no device). Where the GPUs were
+read from ``/proc/driver/nvidia`` (no nvidia-smi), only devices whose node this process has
+count, and whether the driver is new enough is unknown: the answer is yes, and its reason says
+that this part is unknown.
 
 ``torch.xpu.is_available()`` is true when torch is built with XPU and an Intel GPU is present
 (a render node of vendor ``0x8086`` under ``/sys/class/drm``; the Level Zero driver is not
@@ -150,13 +153,19 @@ def cuda_available(torch: Mapping[str, Any], gpu: Mapping[str, Any], env: Mappin
     if not gpu.get("available"):
         return False, (f"{label} is built with CUDA {cuda}, but no NVIDIA GPU is usable: "
                        f"{gpu.get('reason') or 'nvidia-smi listed none'}")
-    devices = [d for d in gpu.get("devices") or [] if isinstance(d, dict)]
+    # a device the driver lists without its device node here (``usable`` false) is not seen
+    devices = [d for d in gpu.get("devices") or [] if isinstance(d, dict)
+               and d.get("usable") is not False]
     count = int(gpu.get("count") or len(devices))
     uuids = [str(d["uuid"]) for d in devices if d.get("uuid")]
     left, how = _visibility(env, ("CUDA_VISIBLE_DEVICES",), count, uuids)
     if not left:
         return False, f"{label} is built with CUDA {cuda}; {count} GPU(s), none visible: {how}"
     ok, driver = driver_supports(str(cuda), str(gpu.get("cuda_version") or ""))
+    if ok is None and gpu.get("source") and not gpu.get("cuda_version"):
+        driver = (f"the driver's CUDA version is unknown: the GPUs were read from "
+                  f"{gpu['source']} because {gpu.get('nvidia_smi_error') or 'nvidia-smi failed'}"
+                  ", and only nvidia-smi says which CUDA the driver supports")
     driver = f"driver {gpu.get('driver_version') or '?'}: {driver}"
     if ok is False:
         return False, f"{label} is built with CUDA {cuda}; {driver}"

@@ -17,8 +17,15 @@ refuse the whole query; it is asked again without that field, and the field is n
 of newer drivers and the NIC names in the header of older ones both work, as do tables without
 the ``NUMA Affinity`` or ``GPU NUMA ID`` columns.
 
+Without ``nvidia-smi``, or when its query fails (no NVML, a driver/library version mismatch),
+the facts come from the kernel driver's own files (:mod:`runsnap.collectors.nvdriver`):
+``source = "/proc/driver/nvidia"``, the driver version, each GPU the driver lists and whether
+this process has its device node (``count`` counts only those), ``nvidia_smi_error`` saying why
+nvidia-smi did not answer, and ``cuda_version`` left unknown (only nvidia-smi says it).
+
 Every parser here is tested against output recorded on real machines (``fixtures/nvidia-smi``,
-``fixtures/amd-smi``, ``fixtures/rocm-smi``; each source is named in the README beside them).
+``fixtures/amd-smi``, ``fixtures/rocm-smi``, ``fixtures/proc-nvidia``; each source is named in the
+README beside them).
 
 All programs start together (:func:`start`), before the other collectors, and each has a timeout.
 """
@@ -29,6 +36,7 @@ import os
 import re
 
 from runsnap import shell
+from runsnap.collectors import nvdriver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,6 +64,10 @@ _COLUMN = re.compile(r"(?P<field>[^\[]*?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 #: Terminal attributes (``ESC[4m`` ... ``ESC[0m``) that ``topo -m`` prints around its header.
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 _TIMEOUT = 30.0
+#: Where the driver's files are read: ``"/"`` in every capture. A test-only seam, like the
+#: ``root`` of the other host-fact readers: tests point it at a recorded tree
+#: (``fixtures/proc-nvidia/NAME``) to run a whole capture on a machine they do not have.
+DRIVER_ROOT = "/"
 _INTS = {"index", "memory_mib", "max_sm_clock_mhz", "max_memory_clock_mhz", "pcie_gen_max",
          "pcie_width_max"}
 
@@ -308,8 +320,7 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
         started = ctx.started.pop("system.gpu")
     errors: list[str] = []
     if "absent" in started:
-        gpu: dict[str, Any] = {"available": False, "reason": started["absent"], "count": 0,
-                               "devices": []}
+        gpu = from_driver(started["absent"], errors)
     else:
         gpu = _nvidia(started, _env(ctx), errors)
     for tool in ("amd-smi", "rocm-smi"):
@@ -336,14 +347,11 @@ def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> 
     out: dict[str, Any] = {"available": False, "nvidia_smi": started["path"]}
     out.update(parse_header(header.text()) if header.ok else parse_header(""))
     if not query.ok:
-        out.update(reason=query.error_line(), count=0, devices=[])
-        return out
+        return _fallback(out, _failure(query), errors)
     try:
         devices = parse_query(query.text())
     except ValueError as exc:
-        out.update(reason=f"nvidia-smi --query-gpu: output not understood: {exc}", count=0,
-                   devices=[])
-        return out
+        return _fallback(out, f"nvidia-smi --query-gpu: output not understood: {exc}", errors)
     for device in devices:
         driver = device.pop("driver_version", "")
         if not out["driver_version"]:
@@ -362,3 +370,68 @@ def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> 
     elif devices:
         errors.append(topo.error_line())
     return out
+
+
+def _failure(result: shell.Result) -> str:
+    """Why nvidia-smi's query failed, in one line: nvidia-smi prints its own failures
+    (``Failed to initialize NVML: ...``, ``NVIDIA-SMI has failed because it couldn't communicate
+    with the NVIDIA driver...``) on standard output, so that is read when standard error is
+    empty."""
+    said = (result.stderr.decode("utf-8", "replace").strip()
+            or result.stdout.decode("utf-8", "replace").strip()).splitlines()
+    line = said[0].strip()[:300] if said else ""
+    status = f"nvidia-smi failed (exit status {result.returncode})"
+    return f"{status}: {line}" if line else status
+
+
+def _fallback(out: dict[str, Any], failure: str, errors: list[str]) -> dict[str, Any]:
+    """nvidia-smi is there but its query failed: the driver's files, with what it did say."""
+    found = from_driver(failure, errors)
+    for key in ("driver_version", "cuda_version"):  # the header's, when it answered
+        if out.get(key):
+            found[key] = out[key]
+    return {"nvidia_smi": out["nvidia_smi"], **found}
+
+
+def from_driver(failure: str, errors: list[str]) -> dict[str, Any]:
+    """``[system] gpu`` from the kernel driver's files (:data:`DRIVER_ROOT`), nvidia-smi having
+    failed with ``failure``; the reader's errors join ``errors``."""
+    found = nvdriver.read_driver(DRIVER_ROOT)
+    errors.extend(found.pop("errors"))
+    if not found.pop("loaded"):
+        return {"available": False, "reason": f"{failure}, and no NVIDIA kernel driver is loaded "
+                f"(no {nvdriver.SOURCE})", "count": 0, "devices": []}
+    listed, count, devices = found.pop("listed"), found.pop("count"), found.pop("devices")
+    control = found.pop("control_node")
+    gpu: dict[str, Any] = {"available": bool(count) and control, "source": nvdriver.SOURCE,
+                           "nvidia_smi_error": failure, "cuda_version": "", **found,
+                           "count": count, "listed": listed, "devices": devices}
+    if count != listed:
+        gpu["count_note"] = (f"count is the {count} of the {listed} GPU(s) the driver lists whose "
+                             "device node (/dev/nvidiaN) this process has")
+    if not control:
+        gpu["control_node"] = False
+    if not gpu["available"]:
+        gpu["reason"] = _why_none(failure, listed, devices, control)
+    return gpu
+
+
+def _why_none(failure: str, listed: int, devices: list[dict[str, Any]], control: bool) -> str:
+    if not listed:
+        said = "the NVIDIA kernel driver is loaded but lists no GPU"
+    elif not control and any(d.get("usable") for d in devices):
+        said = (f"the driver lists {listed} GPU(s) but /dev/nvidiactl, the driver's control "
+                "node, is missing: no GPU can be opened")
+    else:
+        why = []
+        for d in devices:
+            label = d.get("pci_bus_id", "?")
+            if d.get("excluded"):
+                why.append(f"{label} is excluded by the driver")
+            elif "usable" not in d:
+                why.append(f"{label}: the driver does not say its device node")
+            else:
+                why.append(f"{label}: no {d.get('device_node')}")
+        said = (f"the driver lists {listed} GPU(s), none usable by this process ("
+                f"{'; '.join(why)}; a container is given only some device nodes)")
+    return f"{failure}; {said} ({nvdriver.SOURCE})"

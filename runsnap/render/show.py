@@ -177,9 +177,13 @@ def summary_lines(f: Facts, with_environment: bool = True) -> list[str]:
     gpu = system.get("gpu") or {}
     if gpu.get("available"):
         add(f"  {gpu.get('count')} x {', '.join(f.gpu_names)}; driver "
-            f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version')}")
+            f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version') or 'unknown'}")
     else:
         add(f"  no GPU ({gpu.get('reason', 'unknown')})")
+    if gpu.get("source"):  # read from the driver's files: say so, and why
+        why = gpu.get("nvidia_smi_error") or "nvidia-smi failed"
+        note = f"; {gpu['count_note']}" if gpu.get("count_note") else ""
+        add(f"  GPUs read from {gpu['source']} ({why}){note}")
     if with_environment and f.environment:
         add("")
         add("environment (in torch.utils.collect_env's order)")

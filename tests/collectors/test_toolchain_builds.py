@@ -172,7 +172,7 @@ def test_builds_and_libraries_without_importing(tmp_path: Path) -> None:
                      "cuda_available": False, "xpu_available": False}
     assert reasons["cuda_available_reason"] == (
         "torch 2.9.1+cu128 is built with CUDA 12.8, but no NVIDIA GPU is usable: nvidia-smi not "
-        "found on PATH")
+        "found on PATH, and no NVIDIA kernel driver is loaded (no /proc/driver/nvidia)")
     libs = pk["libraries"]
     assert libs["nccl"] == {"dir": str(site / "nvidia/nccl/lib"), "files": ["libnccl.so.2"],
                             "source": "nvidia-nccl-cu12 (pip)", "version": "2.27.3"}

@@ -105,7 +105,9 @@ def _sets(x: list[str], y: list[str]) -> tuple[str, ...]:
 def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
     out: list[Difference] = []
     da, db = ga.get("devices") or [], gb.get("devices") or []
-    for field in _GPU_FIELDS:
+    # the driver's files (``source``) know none of nvidia-smi's device details or topology
+    same_source = ga.get("source") == gb.get("source")
+    for field in _GPU_FIELDS if same_source else ():
         va = [d.get(field) for d in da if isinstance(d, Mapping)]
         vb = [d.get(field) for d in db if isinstance(d, Mapping)]
         if not any(v is not None for v in va + vb) or va == vb:
@@ -121,7 +123,7 @@ def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
             eb = [f"GPU{i}: {v}" for i, v in enumerate(vb)]
             out.append(_diff("system", f"gpu.{field}", ea, eb, _sets(ea, eb)))
     ta, tb = ga.get("topology") or {}, gb.get("topology") or {}
-    if ta != tb and (ta or tb) and da and db:
+    if ta != tb and (ta or tb) and da and db and same_source:
         la, lb = ta.get("links") or {}, tb.get("links") or {}
         pairs = sorted(set(la) | set(lb))
         ev = [f"{p}: {la.get(p, '-')} -> {lb.get(p, '-')}" for p in pairs if la.get(p) != lb.get(p)]

@@ -31,11 +31,15 @@ def _get(data: Any, path: Sequence[str]) -> Any:
     return data
 
 
-def _gpu_models(section: Mapping[str, Any]) -> list[str]:
-    """``['8 x NVIDIA H100 80GB HBM3 (81559 MiB)']``."""
+def _gpu_models(section: Mapping[str, Any], memory: bool = True) -> list[str]:
+    """``['8 x NVIDIA H100 80GB HBM3 (81559 MiB)']`` (without the memory when ``memory`` is
+    false); devices the driver lists without their device node here are left out."""
     counts: dict[str, int] = {}
     for dev in _get(section, ("gpu", "devices")) or []:
-        label = f"{dev.get('name', '?')} ({dev.get('memory_mib', '?')} MiB)"
+        if dev.get("usable") is False:
+            continue
+        label = (f"{dev.get('name', '?')} ({dev.get('memory_mib', '?')} MiB)" if memory
+                 else str(dev.get("name", "?")))
         counts[label] = counts.get(label, 0) + 1
     return [f"{n} x {label}" for label, n in sorted(counts.items())]
 
@@ -44,16 +48,24 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Host, OS, kernel, CPU, memory; GPU: availability, driver, CUDA version, model and count,
     and which physical devices (UUIDs)."""
     out: list[Difference] = []
+    # GPU facts read from the driver's files (no nvidia-smi) lack what only nvidia-smi says (the
+    # driver's CUDA version, memory): on one side only, not knowing is not a difference.
+    sa, sb = _get(a, ("gpu", "source")), _get(b, ("gpu", "source"))
     for key, path in _SYSTEM_FIELDS:
         x, y = _get(a, path), _get(b, path)
+        if key == "gpu.cuda_version" and (not x and sa or not y and sb):
+            continue
         if x != y:
             out.append(Difference("system", key, "changed", x, y, path=("system", *path)))
-    ga, gb = _gpu_models(a), _gpu_models(b)
+    if sa != sb and _get(a, ("gpu", "available")) and _get(b, ("gpu", "available")):
+        out.append(Difference("system", "gpu.source", "changed", sa or "nvidia-smi",
+                              sb or "nvidia-smi", path=("system", "gpu", "source")))
+    ga, gb = _gpu_models(a, memory=sa == sb), _gpu_models(b, memory=sa == sb)
     if ga != gb:
         out.append(Difference("system", "gpu.models", "changed", ga, gb,
                               path=("system", "gpu", "models")))
-    ua = [d.get("uuid") for d in _get(a, ("gpu", "devices")) or []]
-    ub = [d.get("uuid") for d in _get(b, ("gpu", "devices")) or []]
+    ua = [d.get("uuid") for d in _get(a, ("gpu", "devices")) or [] if d.get("usable") is not False]
+    ub = [d.get("uuid") for d in _get(b, ("gpu", "devices")) or [] if d.get("usable") is not False]
     if ua != ub:
         change, ev = compare_lists([str(u) for u in ua], [str(u) for u in ub])
         out.append(Difference("system", "gpu.uuids", change, ua, ub, evidence=ev,
@@ -78,6 +90,10 @@ SYSTEM_FIELDS = {
     "host": (25, "another host"),
     "memory.total_bytes": (15, "another amount of memory"),
     "gpu.uuids": (15, "other physical GPUs (of the same model)"),
+    "gpu.source": (10, "the GPU facts came from nvidia-smi in one run and from the driver's "
+                       "files (/proc/driver/nvidia) in the other: what only nvidia-smi says "
+                       "(the driver's CUDA version, memory, clocks) is compared only where both "
+                       "have it"),
 }
 
 
