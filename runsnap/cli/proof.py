@@ -126,6 +126,7 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     from runsnap.bisecting import bisect as do_bisect
     from runsnap.render import render
     from runsnap.snapshot import load
+    from runsnap.terminal import width
     from runsnap.trials import Criteria
 
     def stop(_sig: int, _frame: Any) -> None:
@@ -140,5 +141,5 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
                       allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
                       progress=_say)
     result = do_bisect(load(good), load(bad), options)
-    click.echo(render(result, fmt), nl=False)
+    click.echo(render(result, fmt, width=width()), nl=False)
     sys.exit(result.exit_status)

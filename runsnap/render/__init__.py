@@ -50,7 +50,7 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
     if type(obj).__name__ == "BisectResult":
         from runsnap.render import bisect
 
-        return bisect.render(obj, format)
+        return bisect.render(obj, format, width if format == "text" else 0)
     from runsnap.diffing.report import NReport, Report
 
     if isinstance(obj, (Report, NReport)):

@@ -52,8 +52,9 @@ def _noise(result: BisectResult) -> tuple[list[Any], str]:
                    f"({names}{', ...' if len(noise) > 5 else ''}; give --all to try them)")
 
 
-def render_text(result: BisectResult) -> str:
-    """The report a person reads (``runsnap bisect`` without ``--format``)."""
+def render_text(result: BisectResult, width: int = 0) -> str:
+    """The report a person reads (``runsnap bisect`` without ``--format``); ``width``: the
+    terminal's, each line wrapped to it under its own indent (0: no limit)."""
     lines: list[str] = []
     p = result.plan
     if result.status == "dry-run":
@@ -82,6 +83,11 @@ def render_text(result: BisectResult) -> str:
     if result.folder:
         lines += ["", f"Trials: {result.folder}/ (trial-NN.toml and .log for each of "
                   f"{len(result.runs)}; bisect.json)"]
+    if width:
+        from runsnap.terminal import wrap
+
+        lines = [part for line in lines for part in
+                 wrap(line, width, " " * (len(line) - len(line.lstrip(" ")) + 2))]
     return "\n".join(lines) + "\n"
 
 
@@ -115,6 +121,8 @@ def render_json(result: BisectResult) -> str:
     return json.dumps(result.to_dict(), indent=2, default=str) + "\n"
 
 
-def render(result: BisectResult, format: str = "text") -> str:
-    """``result`` in ``format`` (``text``, ``markdown`` or ``json``)."""
-    return {"text": render_text, "markdown": render_markdown, "json": render_json}[format](result)
+def render(result: BisectResult, format: str = "text", width: int = 0) -> str:
+    """``result`` in ``format`` (``text``, ``markdown`` or ``json``); ``width`` for text."""
+    if format == "text":
+        return render_text(result, width)
+    return {"markdown": render_markdown, "json": render_json}[format](result)

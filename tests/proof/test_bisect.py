@@ -348,3 +348,27 @@ def test_secrets_are_restored_or_skipped_and_never_written(tmp_path: Path) -> No
     missing = runsnap("bisect", str(good), str(bad),
                       env={k: v for k, v in here.items() if k != "HF_TOKEN"})
     assert missing.returncode == 2 and "HF_TOKEN" in missing.stderr
+
+
+def test_the_text_answer_fits_the_terminal(tmp_path: Path) -> None:
+    """The answer a person reads wraps to the terminal's width (each line under its own
+    indent); piped without COLUMNS it keeps whole lines."""
+    prog = child(tmp_path / "launch.py",
+                 "if os.environ.get('KNOB_LONG_NAME_FOR_A_SETTING') == 'b':\n"
+                 "    sys.exit('RuntimeError: no')\nprint('ok')\n")
+    good = capture(tmp_path / "good.toml", ["python3", str(prog)],
+                   {"KNOB_LONG_NAME_FOR_A_SETTING": "a"})
+    bad = capture(tmp_path / "bad.toml", ["python3", str(prog)],
+                  {"KNOB_LONG_NAME_FOR_A_SETTING": "b"})
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    whole = runsnap("bisect", str(good), str(bad), env=env, cwd=tmp_path)
+    narrow = runsnap("bisect", str(good), str(bad), env={**env, "COLUMNS": "60"}, cwd=tmp_path)
+    assert whole.returncode == narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in whole.stdout.splitlines()) > 60
+    assert all(len(line) <= 60 for line in narrow.stdout.splitlines()), narrow.stdout
+    assert "env KNOB_LONG_NAME_FOR_A_SETTING: GOOD a -> BAD b" in narrow.stdout
+
+    def words(text: str) -> list[str]:  # all but the trials' folder and the time taken
+        return [w for w in text.partition("Trials:")[0].split() if not w.endswith("s)")]
+
+    assert words(narrow.stdout) == words(whole.stdout)  # only the breaks and indents differ
