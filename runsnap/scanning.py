@@ -43,7 +43,7 @@ __all__ = ["KINDS", "Hit", "classify", "distributions", "render", "who_reads"]
 KINDS = ("declaration", "read", "mention", "library")
 
 #: Bumped whenever the index format or what it holds changes.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _LIBRARY = re.compile(r"\.so(\.[0-9]+)*$|\.dylib$")
@@ -174,15 +174,73 @@ def _record_files(location: str, metadata_dir: str) -> list[str]:
     return out
 
 
+#: Folders an editable checkout holds that are not the package (walked when the distribution
+#: does not name its top-level packages).
+_NOT_PACKAGE = frozenset({"__pycache__", "build", "dist", "node_modules", "site-packages",
+                          "test", "tests", "benchmark", "benchmarks", "docs", "examples"})
+#: At most this many files of an editable checkout are searched.
+MAX_SOURCE_FILES = 50_000
+
+
+def _source_files(dist: Mapping[str, Any]) -> list[str]:
+    """The Python files and shared libraries of an editable install's checkout (absolute): under
+    each top-level package the distribution names (``top_level.txt``), found in the checkout or
+    its ``src/``; else the whole checkout but for hidden folders, builds and tests."""
+    source = str(dist["source"])
+    tops: list[str] = []
+    try:
+        with open(os.path.join(str(dist["location"]), str(dist.get("metadata_dir", "")),
+                               "top_level.txt"), encoding="utf-8") as fh:
+            tops = [line.strip() for line in fh if line.strip()]
+    except OSError:
+        pass
+    roots = [r for t in tops for r in (os.path.join(source, t), os.path.join(source, "src", t))
+             if os.path.isdir(r)]
+    out = [f"{os.path.join(source, t)}.py" for t in tops
+           if os.path.isfile(os.path.join(source, f"{t}.py"))]
+    for root in roots or [source]:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                             and (roots or d not in _NOT_PACKAGE))
+            out += [os.path.join(folder, f) for f in sorted(files)
+                    if f.endswith(".py") or _LIBRARY.search(f)]
+            if len(out) >= MAX_SOURCE_FILES:
+                return out[:MAX_SOURCE_FILES]
+    return out
+
+
+def _stamp(paths: Sequence[str]) -> str:
+    """Changes whenever a file is added, removed or written: the count and newest mtime."""
+    return f"{len(paths)}-{max((_mtime(p) for p in paths), default=0)}"
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
 class _Index:
-    """One distribution's index: the files it installed, and the places found for every name
-    searched so far (none found is remembered too)."""
+    """One distribution's index: the files it installed (for an editable install, its
+    checkout's), and the places found for every name searched so far (none found is remembered
+    too, until the checkout changes)."""
 
     def __init__(self, dist: Mapping[str, Any], cache: str | None) -> None:
+        if dist.get("direct_url_json") and "editable" not in dist:
+            from runsnap.capturing.context import add_direct_url
+
+            dist = dict(dist)
+            add_direct_url(dist)  # the probe lists where; direct_url.json says it is editable
         self.dist = dist
         self.location = str(dist["location"])
+        self.source = str(dist["source"]) if dist.get("editable") and dist.get("source") \
+            else None
+        self.sources = _source_files(dist) if self.source else []
         # not hashlib (its import costs more than a warm search): a readable name and a CRC
         key = f"{dist.get('name')}\0{dist.get('version')}\0{self.location}\0{INDEX_FORMAT}"
+        if self.source:
+            key += f"\0{self.source}\0{_stamp(self.sources)}"
         crc = zlib.crc32(key.encode("utf-8", "surrogateescape"))
         stem = re.sub(r"[^A-Za-z0-9._+-]+", "_", f"{dist.get('name')}-{dist.get('version')}")
         self.path = os.path.join(cache, "who-reads", f"{stem[:80]}-{crc:08x}.json") \
@@ -211,6 +269,7 @@ class _Index:
             return
         if self.files is None:
             self.files = _record_files(self.location, str(self.dist.get("metadata_dir", "")))
+            self.files += self.sources  # absolute: os.path.join keeps them as they are
         found: dict[str, list[list[Any]]] = {n: [] for n in missing}
         encoded = [(n, n.encode("utf-8", "surrogateescape")) for n in missing]
         for rel in self.files:
@@ -246,8 +305,14 @@ class _Index:
 
     def hits(self, name: str) -> list[Hit]:
         dist, version = str(self.dist.get("name", "")), str(self.dist.get("version", ""))
-        return [Hit(name, dist, version, str(rel), line, str(kind), str(text))
+        return [Hit(name, dist, version, self._shown(str(rel)), line, str(kind), str(text))
                 for rel, line, kind, text in self.names.get(name, ())]
+
+    def _shown(self, path: str) -> str:
+        """A checkout's file by its path in the checkout, as an installed one is shown."""
+        if self.source and os.path.isabs(path):
+            return os.path.relpath(path, self.source)
+        return path
 
 
 def _lines_with(name: str, data: bytes, rel: str) -> list[list[Any]]:

@@ -149,3 +149,43 @@ def test_cli_text_json_and_exit_status(venv: Path, tmp_path: Path) -> None:
                          capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("runsnap: --python")
     assert "Traceback" not in bad.stderr
+
+
+@pytest.fixture(scope="module")
+def editable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A real venv with ``fakesgl`` installed editable (``pip install -e``), as SGLang and vLLM
+    developers install them: the site-packages hold only a hook, the code is in the checkout."""
+    root = tmp_path_factory.mktemp("who-editable")
+    proj = root / "checkout" / "python"  # SGLang's layout: the project one level down
+    pkg = proj / "fakesgl" / "srt" / "configs"
+    pkg.mkdir(parents=True)
+    for d in (proj / "fakesgl", proj / "fakesgl" / "srt", pkg):
+        (d / "__init__.py").write_text("")
+    (proj / "fakesgl" / "srt" / "environ.py").write_text(ENVIRON)
+    (pkg / "model_config.py").write_text(MODEL_CONFIG)
+    (proj / "setup.py").write_text(
+        'from setuptools import setup, find_packages\n'
+        'setup(name="fakesgl", version="0.5.24.dev0", packages=find_packages())\n')
+    env = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    pip_install(env / "bin" / "python", "--no-deps", "-e", str(proj), tmp=root)
+    return env, proj
+
+
+def test_an_editable_install_is_searched_in_its_checkout(editable, tmp_path, monkeypatch) -> None:
+    """The checkout's files are searched (shown by their path in it), and an edit there is seen
+    by the next search although the version did not change."""
+    monkeypatch.setenv("RUNSNAP_CACHE_DIR", str(tmp_path / "cache"))
+    env, proj = editable
+    python = str(env / "bin" / "python")
+    assert _mine(who_reads(FLAG, python)) == [
+        ("fakesgl/srt/environ.py", 23, "declaration"),
+        ("fakesgl/srt/configs/model_config.py", 7, "read"),
+        ("fakesgl/srt/configs/model_config.py", 9, "mention"),
+    ]
+    late = proj / "fakesgl" / "srt" / "late.py"
+    late.write_text(f"import os\nCAP = os.environ.get('{FLAG}')\n")
+    try:
+        assert ("fakesgl/srt/late.py", 2, "read") in _mine(who_reads(FLAG, python))
+    finally:
+        late.unlink()

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter", "check_python"]
+__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter", "add_direct_url", "check_python"]
 
 #: Default cap on the stored uncommitted diff of one repository.
 DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
@@ -350,7 +350,7 @@ class CaptureContext(Record):
             data["probe_from"] = "run"
         for dist in [*data.get("distributions", []), *data.get("shadowed", [])]:
             if dist.pop("direct_url_json", False):
-                _add_direct_url(dist)
+                add_direct_url(dist)
         return data
 
     def editable_sources(self) -> list[str]:
@@ -369,7 +369,7 @@ def _probe_source() -> str:
         return fh.read()
 
 
-def _add_direct_url(dist: dict[str, Any]) -> None:
+def add_direct_url(dist: dict[str, Any]) -> None:
     """Fill ``direct_url`` (and ``editable``, ``source``) from the dist-info's direct_url.json.
 
     Read here rather than in the probe, so the probe needs no JSON parser (PEP 610 files exist
