@@ -38,8 +38,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
 from runsnap.diffing.report import Difference
-from runsnap.diffing.runfacts import SITE, STDLIB, RunFacts, normalize_dist, tokens
+from runsnap.diffing.runfacts import RunFacts, normalize_dist, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.readers import read_natively
 
@@ -138,108 +139,18 @@ def _value_named(value: Any, text_tokens: frozenset[str], raw: str) -> bool:
     return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
 
 
-# --------------------------------------------------------------------------- failing path
-
-
-def _frames(facts: RunFacts) -> list[tuple[str, int, str, int]]:
-    """The failing traceback's frames as (file, line, function, depth): depth counts the
-    program's frames (not Python's own library) below this one, 0 for the one that raised
-    the error in the program's code."""
-    tb = facts.traceback
-    if not tb or not facts.failed:
-        return []
-    frames = [f for f in tb.get("frames") or () if isinstance(f, Mapping)]
-    out: list[tuple[str, int, str, int]] = []
-    depth = 0
-    for f in reversed(frames):
-        file = str(f.get("file", ""))
-        own = not STDLIB.search(file)
-        out.append((file, int(f.get("line") or 0), str(f.get("function", "")),
-                    depth if own else -1))
-        if own:
-            depth += 1
-    return out
-
-
-def _same_file(tb_file: str, rel: str) -> bool:
-    """Whether a traceback's file (absolute, as printed) is the site's (relative) file."""
-    tb_file, rel = tb_file.replace("\\", "/"), rel.replace("\\", "/")
-    return tb_file == rel or tb_file.endswith("/" + rel) or rel.endswith("/" + tb_file)
-
-
-def _raised(facts: RunFacts) -> str:
-    tb = facts.traceback or {}
-    return str(tb.get("type") or "an error")
-
-
-def _meets(stack: Iterable[Any], frames: Sequence[tuple[str, int, str, int]]
-           ) -> tuple[re.Match[str], int] | None:
-    """The first frame of a read's call stack that is a function of the failing traceback,
-    at most one of the program's frames above the one that raised, with that depth."""
-    for entry in stack:
-        m = SITE.match(str(entry))
-        if m is None:
-            continue
-        for file, _line, func, depth in frames:
-            if 0 <= depth <= 1 and func == m["func"] and _same_file(file, m["path"]):
-                return m, depth
-    return None
-
-
-def _on_failing_path(name: str, runs: Sequence[RunFacts]) -> Evidence | None:
-    best: Evidence | None = None
-    for failing in (v for r in runs for v in r.views()):
-        frames = [f for f in _frames(failing) if f[3] >= 0]
-        if not frames:
-            continue
-        innermost = frames[0]
-        for reader in runs:
-            got = reader.reads(name) or {}
-            for site in got.get("sites") or ():
-                stack = site.get("stack") if isinstance(site, Mapping) else None
-                met = _meets(stack or (), frames)
-                if met is None:
-                    continue
-                m, depth = met
-                if depth == 0:
-                    where = f"the function that raised {_raised(failing)} at :{innermost[1]}"
-                else:
-                    where = (f"which called {innermost[2]}, where {_raised(failing)} was "
-                             f"raised at :{innermost[1]}")
-                ev = Evidence("failing-path", (
-                    f"read at {m['path']}:{m['line']} in {m['func']}, {where} "
-                    f"(failing run {failing.label})"), rank=depth)
-                if best is None or ev.rank < best.rank:
-                    best = ev
-    return best
-
-
-def _code_on_failing_path(
-    d: Difference, runs: Sequence[RunFacts], dirs: Sequence[str], what: str
-) -> Evidence | None:
-    """A failing traceback frame whose file is under one of ``dirs`` (a package's code)."""
-    for failing in (v for r in runs for v in r.views()):
-        for file, line, func, depth in _frames(failing):
-            if depth < 0:
-                continue
-            for base in dirs:
-                if base and (file.startswith(base.rstrip("/") + "/") or _same_file(file, base)):
-                    root = base.rstrip("/").rpartition("/")[0]
-                    short = file[len(root) + 1:] if root and file.startswith(root) else file
-                    return Evidence("failing-path", (
-                        f"the failing traceback runs through {what}: {short}:{line} in {func} "
-                        f"({_raised(failing)}, failing run {failing.label})"),
-                        rank=min(depth, 2))
-    return None
-
-
 # --------------------------------------------------------------------------- gathering
+
+
+def _failing(found: tuple[str, int] | None) -> Evidence | None:
+    """A failing-path finding (:mod:`runsnap.diffing.failingpath`) as evidence."""
+    return None if found is None else Evidence("failing-path", found[0], rank=found[1])
 
 
 def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None
                   ) -> Evidence | None:
     name = d.key
-    found = _on_failing_path(name, runs)
+    found = _failing(on_failing_path(name, runs))
     if found:
         return found
     listed = _search_path_evidence(d, runs)
@@ -333,8 +244,9 @@ def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
     if not only:
         return None
     for entry, side in only.items():
-        found = _code_on_failing_path(d, runs, [entry.rstrip("/") + "/"],
-                                      f"code found on {d.key} entry {entry} (set in {side} only)")
+        found = _failing(code_on_failing_path(
+            runs, [entry.rstrip("/") + "/"],
+            f"code found on {d.key} entry {entry} (set in {side} only)"))
         if found:
             return found
     texts = _texts(runs)
@@ -418,7 +330,7 @@ def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[M
         if loc:
             top = name.replace("-", "_").lower()
             dirs.append(f"{loc.rstrip('/')}/{top}")
-    found = _code_on_failing_path(d, runs, dirs, f"{name}'s code")
+    found = _failing(code_on_failing_path(runs, dirs, f"{name}'s code"))
     if found:
         return found
     named = _named(d, runs)
@@ -484,11 +396,12 @@ def gather(
             repo = d.key[: -len(".commit")]
             paths = [str(r.get("path")) for r in (_repo(a, repo), _repo(b, repo))
                      if r.get("path")]
-            ev = _code_on_failing_path(d, runs, [p.rstrip("/") + "/" for p in paths],
-                                       f"code of {repo}, at another commit")
+            ev = _failing(code_on_failing_path(
+                runs, [p.rstrip("/") + "/" for p in paths],
+                f"code of {repo}, at another commit"))
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
-            ev = _code_on_failing_path(d, runs, [path], f"the changed file {path}")
+            ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
             ev = ev or _named(d, runs)
         elif d.section in ("command", "models"):
             ev = _named(d, runs)
