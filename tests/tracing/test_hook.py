@@ -97,6 +97,7 @@ print(os.environ.get("PYTHONPATH"), os.environ.get("LD_PRELOAD"))
 print(sorted(k for k in os.environ if k.startswith("RUNSNAP")))
 print([p for p in sys.path if "runsnap" in p])
 print("sitecustomize" in sys.modules, sys.modules.get("sitecustomize"))
+print(sorted(m for m in sys.modules if "runsnap" in m))
 print(len(os.environ), sorted(os.environ) == sorted(os.environ.copy()))
 sys.stdout.flush()
 sys.exit(3)
@@ -282,12 +283,15 @@ def test_trace_folder_is_removed(traced, tmp_path: Path, monkeypatch) -> None:
 def test_hook_source_is_stdlib_only() -> None:
     from runsnap.tracing import HOOK_DIR
 
-    assert sorted(os.listdir(HOOK_DIR)) in (["sitecustomize.py"],
-                                            ["__pycache__", "sitecustomize.py"])
-    src = Path(HOOK_DIR, "sitecustomize.py").read_text()
-    imports = {line.split()[1] for line in textwrap.dedent(src).splitlines()
-               if line.strip().startswith(("import ", "from "))}
-    assert imports <= {"_thread", "os", "sys", "atexit", "sitecustomize"}, imports
+    parts = ["_runsnap_trace_log.py", "_runsnap_trace_spawn.py", "sitecustomize.py"]
+    assert sorted(p for p in os.listdir(HOOK_DIR) if p != "__pycache__") == parts
+    imports = set()
+    for part in parts:
+        src = Path(HOOK_DIR, part).read_text()
+        imports |= {line.split()[1] for line in textwrap.dedent(src).splitlines()
+                    if line.strip().startswith(("import ", "from "))}
+    assert imports <= {"_thread", "os", "sys", "atexit", "sitecustomize",
+                       "_runsnap_trace_log", "_runsnap_trace_spawn"}, imports
 
 
 def test_launcher_workers_with_their_own_env_are_told_apart(traced, tmp_path: Path) -> None:

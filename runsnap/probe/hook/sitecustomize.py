@@ -13,7 +13,7 @@ killed with SIGKILL loses at most the counts since its last new event):
 * ``("P", pid, ppid, argv, executable, cwd, forked)``: the process;
 * ``("S", site, name, via, is_set, value, stack)``: a new place that read variable ``name``
   (``via``: ``[]``, ``get``, ``in``, ``getenv``, ``b[]``/``bget``/``bin`` for ``os.environb``);
-  ``stack`` is up to :data:`DEPTH` frames ``"rel/path.py:LINE in FUNC"``, innermost first,
+  ``stack`` is up to ``DEPTH`` frames ``"rel/path.py:LINE in FUNC"``, innermost first,
   outside this hook and outside ``os`` and ``collections.abc``;
 * ``("B", site, stack, names)``: a new place that read the whole environment (iteration,
   ``copy()``, ``dict(os.environ)``, ``repr``): a bulk read of those names;
@@ -35,7 +35,6 @@ import _thread
 import os
 import sys
 
-DEPTH = 8  # frames kept per read site
 KEY_FRAMES = 4  # frames that tell two read sites apart
 MAX_SITES = 16  # read sites written per variable and process (reads beyond are still counted)
 
@@ -70,6 +69,13 @@ if _PP is not None:
     _restore("PYTHONPATH", _PP)
 if _PRELOAD is not None:
     _restore("LD_PRELOAD", _PRELOAD)
+# The hook's parts, imported while its folder is on sys.path, then out of sys.modules: the
+# program sees neither them nor the folder.
+import _runsnap_trace_log as _log  # type: ignore[import-not-found]  # noqa: E402
+import _runsnap_trace_spawn as _spawn  # type: ignore[import-not-found]  # noqa: E402
+
+for _part in ("_runsnap_trace_log", "_runsnap_trace_spawn"):
+    sys.modules.pop(_part, None)
 try:
     sys.path.remove(_HERE)
 except ValueError:
@@ -104,79 +110,8 @@ def _unlist():
     del _KEEP[1:]
 
 
-class _Tracer:
-    """The per-process state: the log file, the read sites seen, the counts."""
-
-    def __init__(self, folder):
-        self.folder = folder
-        self.fd = -1
-        self.written = 0  # the repeated reads when the counts were last written
-        self.per_name = {}  # name -> sites written
-        self.mods = set()
-        self.next_id = 0
-        self.rel = {}
-
-    def open(self, forked):
-        pid = os.getpid()
-        n = 0
-        while True:
-            path = os.path.join(self.folder, "py-%d-%d.log" % (pid, n))
-            try:
-                self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
-                                  | getattr(os, "O_CLOEXEC", 0), 0o600)
-                break
-            except FileExistsError:
-                n += 1
-        argv = list(getattr(sys, "orig_argv", None) or [sys.executable] + sys.argv)
-        try:
-            cwd = os.getcwd()
-        except OSError:
-            cwd = None
-        self.emit(("P", pid, os.getppid(), argv, sys.executable, cwd, forked,
-                   os.path.dirname(os.__file__), list(sys.path), _PP))
-
-    def emit(self, *records):
-        if self.fd < 0:
-            return
-        try:
-            text = "".join([repr(r) + "\n" for r in records])
-            os.write(self.fd, text.encode("utf-8", "surrogatepass"))
-        except OSError:
-            self.fd = -1  # the folder went away: stop writing, never fail the program
-
-    def counts(self):
-        """Write the counts when reads were repeated since they were last written."""
-        repeats = sum(v[1] for v in _SITES.values()) - len(_SITES)
-        if repeats != self.written:
-            self.emit(("C", {v[0]: v[1] for v in _SITES.values() if v[0] >= 0}))
-            self.written = repeats
-
-    def relpath(self, filename):
-        rel = self.rel.get(filename)
-        if rel is None:
-            rel = filename
-            best = ""
-            for entry in sys.path:
-                if (entry and len(entry) > len(best) and filename.startswith(entry)
-                        and filename[len(entry):len(entry) + 1] == os.sep):
-                    best = entry
-            if best:
-                rel = filename[len(best) + 1:]
-            self.rel[filename] = rel
-        return rel
-
-    def stack(self, frame):
-        out = []
-        while frame is not None and len(out) < DEPTH:
-            code = frame.f_code
-            out.append("%s:%s in %s" % (self.relpath(code.co_filename), frame.f_lineno,
-                                        code.co_name))
-            frame = frame.f_back
-        return out
-
-
-_T = _Tracer(_DIR) if _DIR else None
 _SITES: dict = {}  # read site key -> [site id, reads] (cleared, never replaced: the hooks bind it)
+_T = _log.Tracer(_DIR, _SITES, _PP) if _DIR else None
 _getframe = sys._getframe
 _SKIP = frozenset([
     _take.__code__.co_filename, os.getenv.__code__.co_filename,
@@ -386,50 +321,15 @@ def _keep_hooked(name):
 
 
 def _inject(env):
-    """``env`` (a mapping given to exec/spawn) with runsnap's variables, so the child is traced."""
-    try:
-        if env is None or not hasattr(env, "keys"):
-            return env
-        keys = list(env.keys())
-        as_bytes = bool(keys) and isinstance(keys[0], bytes)
-        conv = os.fsencode if as_bytes else (lambda s: s)
-        if conv("RUNSNAP_TRACE_DIR") in env:
-            return env
-        out = dict(env)
-        pp = out.get(conv("PYTHONPATH"))
-        out[conv("RUNSNAP_TRACE_DIR")] = conv(_DIR)
-        out[conv("RUNSNAP_TRACE_PYTHONPATH")] = conv("") if pp is None else conv("=") + pp
-        out[conv("PYTHONPATH")] = conv(_HERE) + (conv(":") + pp if pp else conv(""))
-        if _LIB:
-            pre = out.get(conv("LD_PRELOAD"))
-            out[conv("RUNSNAP_TRACE_LIB")] = conv(_LIB)
-            out[conv("RUNSNAP_TRACE_LD_PRELOAD")] = conv("") if pre is None else conv("=") + pre
-            out[conv("LD_PRELOAD")] = conv(_LIB) + (conv(" ") + pre if pre else conv(""))
-        return out
-    except Exception:
-        return env
+    return _spawn.inject(env, _DIR, _HERE, _LIB)
 
 
 def _wrap_exec(real, env_index):
-    def wrapper(*args, **kwargs):
-        if "env" in kwargs:
-            kwargs["env"] = _inject(kwargs["env"])
-        elif len(args) > env_index:
-            args = args[:env_index] + (_inject(args[env_index]),) + args[env_index + 1:]
-        return real(*args, **kwargs)
-
-    wrapper.__name__ = getattr(real, "__name__", "wrapper")
-    wrapper.__doc__ = getattr(real, "__doc__", None)
-    return wrapper
+    return _spawn.wrap_exec(real, env_index, _inject)
 
 
 def _patch_subprocess(module):
-    try:
-        popen = module.Popen
-        real = popen._execute_child
-        popen._execute_child = _wrap_exec(real, 7)  # (self, args, executable, ..., cwd, env
-    except Exception:
-        pass
+    _spawn.patch_subprocess(module, _inject)
 
 
 class _Finder:
