@@ -59,18 +59,23 @@ def _derive_context_length(derived, given):
 '''
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real venv with ``fakesgl`` installed by pip from a local project (with a shared
-    library that reads a variable with getenv, when a C compiler is here)."""
-    root = tmp_path_factory.mktemp("who")
-    proj = root / "fakesgl-src"
+def _fakesgl(proj: Path) -> Path:
+    """The ``fakesgl`` package's sources (its environ and model config) in project ``proj``."""
     pkg = proj / "fakesgl" / "srt" / "configs"
     pkg.mkdir(parents=True)
     for d in (proj / "fakesgl", proj / "fakesgl" / "srt", pkg):
         (d / "__init__.py").write_text("")
     (proj / "fakesgl" / "srt" / "environ.py").write_text(ENVIRON)
     (pkg / "model_config.py").write_text(MODEL_CONFIG)
+    return proj
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real venv with ``fakesgl`` installed by pip from a local project (with a shared
+    library that reads a variable with getenv, when a C compiler is here)."""
+    root = tmp_path_factory.mktemp("who")
+    proj = _fakesgl(root / "fakesgl-src")
     (proj / "fakesgl" / "notes.py").write_text(f'"""Set {FLAG} only when you must."""\n')
     data = []
     if shutil.which("cc"):
@@ -156,13 +161,7 @@ def editable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A real venv with ``fakesgl`` installed editable (``pip install -e``), as SGLang and vLLM
     developers install them: the site-packages hold only a hook, the code is in the checkout."""
     root = tmp_path_factory.mktemp("who-editable")
-    proj = root / "checkout" / "python"  # SGLang's layout: the project one level down
-    pkg = proj / "fakesgl" / "srt" / "configs"
-    pkg.mkdir(parents=True)
-    for d in (proj / "fakesgl", proj / "fakesgl" / "srt", pkg):
-        (d / "__init__.py").write_text("")
-    (proj / "fakesgl" / "srt" / "environ.py").write_text(ENVIRON)
-    (pkg / "model_config.py").write_text(MODEL_CONFIG)
+    proj = _fakesgl(root / "checkout" / "python")  # SGLang's layout: one level down
     (proj / "setup.py").write_text(
         'from setuptools import setup, find_packages\n'
         'setup(name="fakesgl", version="0.5.24.dev0", packages=find_packages())\n')
