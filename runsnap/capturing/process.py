@@ -12,13 +12,13 @@ program made to its own environment later are not visible from outside.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 
 from runsnap.argv import is_python_name
 from runsnap.capturing.context import CaptureContext
 from runsnap.errors import ProcessError
+from runsnap.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,10 +54,6 @@ def library_version(filename: str) -> tuple[str, str | None] | None:
         if d:
             name, version = d["name"], d["version"]
     return name, version
-
-
-def _iso(ts: float) -> str:
-    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _libraries(proc: Any, errors: list[str]) -> dict[str, Any]:
@@ -110,7 +106,7 @@ def process_section(proc: Any) -> dict[str, Any]:
     get("name", proc.name)
     get("exe", proc.exe)
     get("status", proc.status)
-    get("started_at", lambda: _iso(proc.create_time()))
+    get("started_at", lambda: utc_timestamp(proc.create_time()))
     get("user", proc.username)
     get("num_threads", proc.num_threads)
     children: list[dict[str, Any]] = []
