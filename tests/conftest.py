@@ -17,10 +17,13 @@ from click.testing import CliRunner, Result
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Run as a terminal's foreground job would, whoever started the suite: a shell that starts
+    """Run the same whoever started the suite, and how: a shell that starts
     it in the background (``pytest &`` in a script) makes it ignore SIGINT and SIGQUIT, every
     runsnap the tests start inherits that, and runsnap (like ``nohup``) then leaves an ignored
     signal alone, so the tests of forwarding Ctrl-C would see nothing arrive."""
+    # The width a test's runsnap fits its output to is the test's choice (tests of the width set
+    # COLUMNS themselves): a COLUMNS exported by the user's shell would cut every line they read.
+    os.environ.pop("COLUMNS", None)
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
