@@ -10,6 +10,11 @@ program's standard output goes into a pipe enlarged to 1 MiB where Linux allows,
 diff`` can write a whole diff of that size and exit while runsnap is busy elsewhere, instead of
 stopping at the first 64 KiB until runsnap reads. Only a program that must run in another
 directory (the package probe) goes through subprocess, which has ``cwd``.
+
+A program whose answer runsnap needs only later (git's, started first thing in a capture) can be
+started in the *background*: at the lowest priority while this machine has a core to spare, so
+that it never takes CPU from runsnap's own work, which is what a capture waits for (the
+measurement is in benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -173,11 +178,16 @@ def start(
     *,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
+    background: bool = False,
 ) -> Pending:
     """Start ``argv`` with its output captured; never raises for a missing program.
 
     A name without a slash is looked for on ``env``'s ``PATH`` (this process's when no ``env``
-    is given), as :mod:`subprocess` does; standard input is ``/dev/null``.
+    is given), as :mod:`subprocess` does; standard input is ``/dev/null``. ``background``: the
+    answer is wanted only after other work, so the program runs at the lowest priority (nice
+    :data:`BACKGROUND_NICE`) when :func:`spare_core` says the machine has a core for it. On a
+    busy machine it keeps runsnap's priority: there a niced program would wait behind every
+    other one, and runsnap with it.
     """
     environ = os.environ if env is None else env
     if cwd is not None:
@@ -205,7 +215,48 @@ def start(
     finally:
         os.close(out_w)
         os.close(err_w)
+    if background and spare_core():
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, BACKGROUND_NICE)
+        except OSError:  # already exited, or not allowed: it runs as it is
+            pass
     return Pending(argv, pid, out_r, err_r)
+
+
+#: The niceness of a program started in the background (the lowest priority).
+BACKGROUND_NICE = 19
+
+_spare: bool | None = None
+
+
+def spare_core(load: float | None = None, cpus: int | None = None) -> bool:
+    """Whether this machine has a core to spare: fewer programs wanting a CPU over the last
+    minute (``load``, default :func:`os.getloadavg`) than CPUs this process may run on (``cpus``,
+    default its affinity). Asked of the machine once per process.
+
+    >>> spare_core(load=0.3, cpus=2), spare_core(load=1.9, cpus=2), spare_core(load=2.5, cpus=2)
+    (True, True, False)
+    >>> spare_core(load=64.0, cpus=128), spare_core(load=8.0, cpus=8)
+    (True, False)
+    """
+    global _spare
+    if load is not None or cpus is not None:
+        return _spare_core(load, cpus)
+    if _spare is None:
+        _spare = _spare_core(None, None)
+    return _spare
+
+
+def _spare_core(load: float | None, cpus: int | None) -> bool:
+    try:
+        if load is None:
+            load = os.getloadavg()[0]
+        if cpus is None:
+            cpus = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                    else os.cpu_count() or 1)
+    except OSError:  # no load average to read: assume a busy machine
+        return False
+    return load < cpus
 
 
 def _enlarge(fd: int) -> None:

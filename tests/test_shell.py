@@ -94,3 +94,18 @@ def test_the_program_gets_sigpipe_back() -> None:
 def test_a_program_in_another_directory(tmp_path: Path) -> None:
     res = shell.run(["pwd"], cwd=str(tmp_path))
     assert res.text().strip() == str(tmp_path.resolve())
+
+
+def test_a_background_program_runs_at_the_lowest_priority_while_a_core_is_spare() -> None:
+    own = os.getpriority(os.PRIO_PROCESS, 0)  # the suite itself may run niced
+    background = shell.start(["sleep", "5"], background=True)
+    foreground = shell.start(["sleep", "5"])
+    try:
+        assert os.getpriority(os.PRIO_PROCESS, foreground.pid) == own
+        want = shell.BACKGROUND_NICE if shell.spare_core() else own
+        assert os.getpriority(os.PRIO_PROCESS, background.pid) == want
+    finally:
+        background.cancel()
+        foreground.cancel()
+    load, cpus = os.getloadavg()[0], len(os.sched_getaffinity(0))
+    assert shell.spare_core(load=load, cpus=cpus) == (load < cpus)

@@ -161,7 +161,7 @@ class GitPlan:
         if not os.path.isdir(path):
             self.errors.append(f"{path} ({role}): no such directory")
             return
-        discovery = shell.start([self.git, "-C", path, *DISCOVER], env=self.env)
+        discovery = shell.start([self.git, "-C", path, *DISCOVER], env=self.env, background=True)
         state = _start_state(self.git, path, False, self.env) if speculative else None
         self.candidates.append(Candidate(path, role, discovery, state))
 
@@ -264,7 +264,8 @@ class Repo(Record):
 def _start_submodules(plan: GitPlan, repo: Repo) -> None:
     if plan.git and not repo.bare and os.path.exists(os.path.join(repo.path, ".gitmodules")):
         repo.started["submodules"] = shell.start(
-            [plan.git, "-C", repo.path, "submodule", "status", "--recursive"], env=plan.env)
+            [plan.git, "-C", repo.path, "submodule", "status", "--recursive"], env=plan.env,
+            background=True)
 
 
 def _work_tree_top(cand: Candidate) -> str:
@@ -308,7 +309,7 @@ def _start_state(git: str, path: str, bare: bool, env: dict[str, str]) -> dict[s
         cmds["branch"] = [*base, "symbolic-ref", "-q", "--short", "HEAD"]
     cmds["describe"] = [*base, "describe", "--tags"]
     cmds["remotes"] = [*base, "remote", "-v"]
-    return {name: shell.start(argv, env=env) for name, argv in cmds.items()}
+    return {name: shell.start(argv, env=env, background=True) for name, argv in cmds.items()}
 
 
 def _finish_state(git: str, repo: Repo, env: dict[str, str], max_diff_bytes: int

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import runsnap
+from runsnap import shell
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES
 from runsnap.collectors import git as gitc
 from tests.conftest import git, make_repo
@@ -158,6 +159,21 @@ def test_git_started_ahead_is_taken_over_by_the_capture_it_is_handed_to(
     snap = runsnap.capture([], env=env, cwd=repo, started={"git": plan})
     assert _commands(log) == ["describe", "diff", "remote", "rev-parse", "status"]  # once
     assert snap["git"]["repos"]["proj"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_git_started_ahead_runs_in_the_background(repo: Path) -> None:
+    # git's answers are wanted only after runsnap's own work, which a capture waits for
+    plan = gitc.prestart(_env(repo), str(repo), (), DEFAULT_MAX_DIFF_BYTES)
+    assert plan is not None
+    want = (shell.BACKGROUND_NICE if shell.spare_core()
+            else os.getpriority(os.PRIO_PROCESS, 0))
+    try:
+        (cand,) = plan.candidates
+        started = [cand.discovery, *(cand.state or {}).values()]
+        assert len(started) == 5
+        assert [os.getpriority(os.PRIO_PROCESS, p.pid) for p in started] == [want] * 5
+    finally:
+        plan.cancel()
 
 
 def test_a_head_start_that_fails_is_no_failure(repo: Path) -> None:
