@@ -224,9 +224,9 @@ _BEFORE, _AFTER = 80, 1200
 
 @functools.lru_cache(maxsize=1)
 def value_rules() -> tuple[tuple[ValueRule, ...], re.Pattern[str], dict[str, tuple[ValueRule, ...]],
-                           dict[str, tuple[str, ...]]]:
+                           _Inner]:
     """Every token shape, the keyword prefilter, the rules of each keyword, and for each keyword
-    the shorter keywords inside it.
+    the shorter keywords inside it (found when first asked: a text meets few keywords).
 
     A rule whose shape has no keyword names an *anchor* instead (``re:REGEX`` in the keywords
     column): a cheap regular expression that matches wherever the shape could (for a Telegram
@@ -249,12 +249,27 @@ def value_rules() -> tuple[tuple[ValueRule, ...], re.Pattern[str], dict[str, tup
                 by_keyword.setdefault(kw, []).append(rule)
         rules.append(rule)
     words = sorted(k for k in by_keyword if not k.startswith("re:") and k != "*")
-    known = set(words)
-    inner = {w: tuple(sorted({w[i:j] for i in range(len(w)) for j in range(i + 1, len(w) + 1)
-                              if (i, j) != (0, len(w))} & known)) for w in words}
     gate = re.compile(_trie_regex(words))
     by_keyword.setdefault("*", [])
-    return tuple(rules), gate, {k: tuple(v) for k, v in by_keyword.items()}, inner
+    return tuple(rules), gate, {k: tuple(v) for k, v in by_keyword.items()}, _Inner(words)
+
+
+class _Inner(dict[str, tuple[str, ...]]):
+    """Keyword -> the other keywords inside it, each found on first lookup.
+
+    >>> _Inner(["sk", "sk-", "sk-ant-", "xox"])["sk-ant-"]
+    ('sk', 'sk-')
+    """
+
+    def __init__(self, words: Iterable[str]) -> None:
+        super().__init__()
+        self.words = frozenset(words)
+
+    def __missing__(self, word: str) -> tuple[str, ...]:
+        found = self[word] = tuple(sorted(
+            {word[i:j] for i in range(len(word)) for j in range(i + 1, len(word) + 1)
+             if (i, j) != (0, len(word))} & self.words))
+        return found
 
 
 @functools.lru_cache(maxsize=1)
