@@ -139,3 +139,18 @@ def test_the_key_never_shows_in_its_repr() -> None:
     text = repr(key)
     assert key.id in text and "fingerprint.key" in text
     assert repr(key.key)[2:20] not in text and key.key.hex()[:16] not in text
+
+
+def test_a_secret_found_in_a_text_is_hidden_wherever_it_stands_in_that_text() -> None:
+    # Found once by a rule (an assignment, a URL's credentials), the value is hidden also where
+    # no rule would see it: before the finding, after it, and in what is redacted later.
+    r = Redactor(FingerprintKey(bytes(range(32)), "test"))
+    token, password = "Zq8vLm3nRt5wXy7Q4", "hunter2-Pw-9x"
+    diff = (f"+echo {token}\n+API_KEY={token}\n+again {token}\n"
+            f"+login {password}\n+DB=https://bob:{password}@db.example.com/app\n")
+    out = r.sections({"git": {"diff": diff}, "later": {"log": f"said {password} {token}"}})
+    text = repr(out)
+    assert token not in text and password not in text
+    assert "db.example.com/app" in out["git"]["diff"]  # the host stays readable
+    lines = out["git"]["diff"].splitlines()
+    assert len({line.split()[-1].rpartition("=")[2] for line in lines[:3]}) == 1  # one secret

@@ -118,6 +118,7 @@ class TextRedactor:
         return out
 
     def _scrub(self, text: str) -> str:
+        before = len(self.known)
         out = self._known(text)
         if "PRIVATE KEY" in out:
             out = _PEM.sub(self._pem, out)
@@ -138,6 +139,10 @@ class TextRedactor:
                 parts += [out[done:a], self.fingerprint(out[a:b])]
                 done = b
             out = "".join(parts) + out[done:]
+        if len(self.known) > before:
+            # a secret found here may also stand elsewhere in this text, where no rule sees it
+            # (``echo $TOKEN`` lines above ``TOKEN=...``)
+            out = self._known(out)
         return out
 
     def _known(self, text: str) -> str:
@@ -165,6 +170,9 @@ class TextRedactor:
             creds = rest[:cut]
             if not FINGERPRINT.fullmatch(creds):
                 rest = self.fingerprint(creds) + rest[cut:]
+                user, colon, password = creds.partition(":")
+                if colon and user:
+                    self.fingerprint(password)  # remembered: hidden wherever it stands alone
         if "=" in rest:
             rest = _QUERY.sub(self._query, rest)
         return scheme + rest
