@@ -19,6 +19,10 @@ trusted blindly, before use:
   file the caller names (``/etc/ld.so.cache``) keep their size, times and inode.
 * **runsnap's own files** (``--log`` files) are remembered by real path with their size, times
   and inode, and left out of a work tree's untracked files while all of them are unchanged.
+* **Scrubbed texts**: a large text (a work tree's git diff) as the redactor left it, with where
+  the secrets it found stand in the original (offsets, never the values). Keyed by the text's
+  sha256 and all else the result depends on (:meth:`runsnap.redact.text.TextRedactor.scrub`);
+  the newest :attr:`ScrubbedTexts.KEEP` are kept.
 * **File hashes** are keyed by the real path and used while size, modification time, change
   time and inode are all unchanged (the check git's index makes). The change time cannot be set
   back by tools such as ``touch``, so a rewritten file is always hashed again.
@@ -39,8 +43,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["HashCache", "OutputCache", "cache_dir", "load_probe", "probe_cacheable", "probe_key",
-           "program_stamp", "store_probe"]
+__all__ = ["HashCache", "OutputCache", "ScrubbedTexts", "cache_dir", "load_probe",
+           "probe_cacheable", "probe_key", "program_stamp", "store_probe"]
 
 #: The variables that change what ``sys.path`` an interpreter starts with.
 PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
@@ -294,6 +298,47 @@ class OwnFiles(_JsonCache):
         real = os.path.realpath(path)
         entry = self._load().get(real)
         return entry is not None and entry == _stat(real)
+
+
+class ScrubbedTexts:
+    """Large texts as redaction left them, so a capture of an unchanged work tree does not
+    search its diff for secrets again. An entry holds the scrubbed text and the (start,
+    length) of every secret found in the original, which the redactor fingerprints again
+    from the original to remember them; no secret is ever written here."""
+
+    KIND = "scrubbed"
+    KEEP = 8
+    """Entries kept: the newest (a few work trees, a few states each)."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._base = cache_dir(env)
+
+    def get(self, key: str) -> tuple[str, list[tuple[int, int]]] | None:
+        """The scrubbed text and secrets' places kept under ``key``, or None."""
+        if self._base is None:
+            return None
+        try:
+            with open(os.path.join(self._base, f"{self.KIND}-{key}.json"), encoding="utf-8") as fh:
+                data = json.load(fh)
+            text, spans = data["text"], [(int(a), int(n)) for a, n in data["spans"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return (text, spans) if isinstance(text, str) else None
+
+    def put(self, key: str, text: str, spans: list[tuple[int, int]]) -> None:
+        """Keep ``text`` (already scrubbed) under ``key``; drop the oldest beyond KEEP."""
+        if self._base is None:
+            return
+        path = os.path.join(self._base, f"{self.KIND}-{key}.json")
+        _write_json(path, {"text": text, "spans": spans})
+        try:
+            mine = [os.path.join(self._base, n) for n in os.listdir(self._base)
+                    if n.startswith(f"{self.KIND}-") and n.endswith(".json")]
+            mine.sort(key=lambda p: os.stat(p).st_mtime_ns, reverse=True)
+            for old in mine[self.KEEP:]:
+                os.unlink(old)
+        except OSError:
+            pass
 
 
 def _sha256_file(path: str) -> str:

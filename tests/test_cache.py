@@ -1,4 +1,5 @@
-"""The probe and file-hash caches: used while what they describe is unchanged, never after."""
+"""The probe, file-hash and scrubbed-text caches: used while what they describe is unchanged,
+never after; and never holding a secret."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 
 import runsnap
 from runsnap import cache
+from runsnap.redact import FingerprintKey, Policy, Redactor
 from tests.collectors.test_packages import bare_venv, write_dist
-from tests.conftest import asset
+from tests.conftest import asset, git, make_repo
 
 
 @pytest.fixture
@@ -151,3 +153,73 @@ def test_a_script_standing_in_for_python_is_never_cached(env_dir: Path, tmp_path
         pk = runsnap.capture([str(shim), "-c", "pass"], env=env, cwd=tmp_path)["packages"]
         assert pk["probe"] == "run"
         assert set(pk["distributions"]) == {"torch"}
+
+
+TOKEN = "ghp_" + "0123456789abcdefghijABCDEFGHIJ0123456789"
+PASSWORD = "Zq8vLm3nRt5wXy7Q4"
+
+
+def _large_text() -> str:
+    filler = "".join(f"+    value_{i} = compute({i}, scale=0.5)\n" for i in range(3000))
+    return (f"+echo {PASSWORD}\n{filler}+API_KEY={PASSWORD}\n+url = 'https://bob:{PASSWORD}"
+            f"@db.example.com/app'\n{filler}+token {TOKEN}\n")
+
+
+def _redactor(memo: cache.ScrubbedTexts, seed: int = 0, **policy: tuple[str, ...]) -> Redactor:
+    return Redactor(FingerprintKey(bytes([seed]) * 32, "test"), Policy(**policy), memo)
+
+
+def test_a_large_text_scrubbed_again_comes_from_the_cache_with_its_secrets(tmp_path: Path) -> None:
+    memo = cache.ScrubbedTexts({"RUNSNAP_CACHE_DIR": str(tmp_path)})
+    text = _large_text()
+    assert len(text) >= Redactor.MEMO_MIN
+    first = _redactor(memo)
+    out = first.scrub(text, "git.repos.app.diff")
+    assert TOKEN not in out and PASSWORD not in out
+    (entry,) = tmp_path.glob("scrubbed-*.json")
+    assert TOKEN not in entry.read_text() and PASSWORD not in entry.read_text()
+
+    again = _redactor(memo)
+    assert again.scrub(text, "git.repos.app.diff") == out
+    assert (again.known, again.redacted) == (first.known, first.redacted)
+    # what the cached secrets were remembered for: hidden where they reappear later
+    assert PASSWORD not in again.scrub(f"the child printed {PASSWORD}", "outcome.stdout")
+
+    # the answer really is the cached one ...
+    data = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**data, "text": "FROM THE CACHE"}))
+    assert _redactor(memo).scrub(text, "x") == "FROM THE CACHE"
+    # ... and only for the same key, policy and secrets already known
+    assert _redactor(memo, seed=1).scrub(text, "x").startswith("+echo <redacted:")
+    assert _redactor(memo, redact=("VALUE_*",)).scrub(text, "x") != "FROM THE CACHE"
+    knows = _redactor(memo)
+    knows.fingerprint("compute(7, scale")
+    assert knows.scrub(text, "x") != "FROM THE CACHE"
+    assert _redactor(memo).scrub(text + "+one more line\n", "x") != "FROM THE CACHE"
+
+
+def test_only_the_newest_scrubbed_texts_are_kept_and_none_when_caching_is_off(
+    tmp_path: Path
+) -> None:
+    memo = cache.ScrubbedTexts({"RUNSNAP_CACHE_DIR": str(tmp_path)})
+    for i in range(cache.ScrubbedTexts.KEEP + 3):
+        memo.put(f"{i:040d}", f"text {i}", [])
+        time.sleep(0.002)
+    kept = sorted(p.name for p in tmp_path.glob("scrubbed-*.json"))
+    assert len(kept) == cache.ScrubbedTexts.KEEP and kept[0] == "scrubbed-" + f"{3:040d}.json"
+    off = cache.ScrubbedTexts({"RUNSNAP_NO_CACHE": "1", "RUNSNAP_CACHE_DIR": str(tmp_path / "o")})
+    off.put("k" * 40, "text", [])
+    assert off.get("k" * 40) is None and not (tmp_path / "o").exists()
+    assert _redactor(off).scrub(_large_text(), "x").startswith("+echo <redacted:")
+
+
+def test_two_captures_of_one_work_tree_record_the_same_scrubbed_diff(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "app", {"app.py": "print('hello')\n"})
+    (repo / "app.py").write_text(_large_text().replace("+", ""))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    first = runsnap.capture([], env=env, cwd=repo)["git"]["repos"]["app"]
+    assert list(Path(os.environ["RUNSNAP_CACHE_DIR"]).glob("scrubbed-*.json"))
+    second = runsnap.capture([], env=env, cwd=repo)["git"]["repos"]["app"]
+    assert first == second and first["diff_bytes"] >= Redactor.MEMO_MIN
+    assert TOKEN not in repr(second) and PASSWORD not in repr(second)
+    assert git(repo, "status", "--porcelain") == " M app.py\n"

@@ -10,6 +10,7 @@ import time
 
 from runsnap._paths import current_dir
 from runsnap._version import __version__
+from runsnap.cache import ScrubbedTexts
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
@@ -91,7 +92,7 @@ def snapshot_from_context(
     if redactor is None:
         if key is None:
             key = load_key()  # runsnap's own user and environment, not the child's
-        redactor = Redactor(key, load_policy(ctx.cwd))
+        redactor = Redactor(key, load_policy(ctx.cwd), ScrubbedTexts())
     key = redactor.key
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
@@ -163,7 +164,7 @@ def capture(
         argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes, started=started,
     )
-    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep))
+    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep), ScrubbedTexts())
     snap = snapshot_from_context(ctx, redactor=redactor)
     if output is not None:
         snap = snap.save(output)
@@ -195,7 +196,7 @@ def capture_pid(
         pid, label=label, repos=tuple(repos), models=tuple(models), python=python,
         max_diff_bytes=max_diff_bytes,
     )
-    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep))
+    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep), ScrubbedTexts())
     snap = snapshot_from_context(ctx, extra={"process": section}, redactor=redactor)
     snap = snap.replace(meta={**snap.meta, "launch": "pid"})
     if output is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from runsnap._plain import FrozenRecord
+from runsnap.cache import ScrubbedTexts
 from runsnap.capturing.collect import build_context, snapshot_from_context, with_section
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
 from runsnap.capturing.output import resolve_output
@@ -101,7 +102,7 @@ def run(
         max_diff_bytes=max_diff_bytes, started=started,
     )
     key = load_key()  # runsnap's own user and environment, as in every capture
-    redactor = Redactor(key, load_policy(ctx.cwd, redact, keep))
+    redactor = Redactor(key, load_policy(ctx.cwd, redact, keep), ScrubbedTexts())
     tee = None
     if log is not None:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 
 from runsnap.fingerprint import FingerprintKey
@@ -24,6 +25,8 @@ from runsnap.redact.names import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from runsnap.cache import ScrubbedTexts
 
 __all__ = ["TextRedactor"]
 
@@ -61,9 +64,17 @@ class TextRedactor:
     """Decides what is secret and replaces it with its fingerprint, in values and in text; it
     remembers what it redacted, so a value hidden once is hidden wherever it reappears."""
 
-    def __init__(self, key: FingerprintKey, policy: Policy | None = None) -> None:
+    #: A text at least this long is looked up in :attr:`memo` before it is searched.
+    MEMO_MIN = 64 * 1024
+
+    def __init__(self, key: FingerprintKey, policy: Policy | None = None,
+                 memo: ScrubbedTexts | None = None) -> None:
         self.key = key
         self.policy = policy or Policy()
+        self.memo = memo
+        """Where large texts scrubbed before are kept (a capture's git diff is usually the same
+        as last time); None: every text is searched."""
+        self._found: list[str] | None = None
         self.redacted: list[str] = []
         """Where something was redacted (``env.HF_TOKEN``, ``command.argv[3]``), for the record."""
         self.known: dict[str, str] = {}
@@ -90,6 +101,8 @@ class TextRedactor:
         """The placeholder that stands for ``value``; the value is remembered as a secret."""
         if value.startswith(PREFIX) and FINGERPRINT.fullmatch(value):
             return value
+        if self._found is not None:
+            self._found.append(value)
         raw = value.encode("utf-8", "surrogateescape")
         digest = hmac.new(self.key.key, raw, hashlib.sha256).hexdigest()[:16]
         fp = f"{PREFIX}{digest}>"
@@ -112,10 +125,44 @@ class TextRedactor:
         """``text`` with every secret the rules find replaced by its fingerprint."""
         if not text:
             return text
-        out = self._scrub(text)
+        if self.memo is not None and len(text) >= self.MEMO_MIN:
+            out = self._scrub_remembered(text, self.memo)
+        else:
+            out = self._scrub(text)
         if out != text:
             self.redacted.append(where)
         return out
+
+    def _scrub_remembered(self, text: str, memo: ScrubbedTexts) -> str:
+        """:meth:`_scrub` of a large text, answered from ``memo`` when this text was scrubbed
+        before with the same rules, key, policy and secrets already known. The secrets found in
+        it are fingerprinted again from their places, so they are remembered as a search would
+        have remembered them; a result whose secrets cannot all be placed is not kept."""
+        key = self._memo_key(text)
+        kept = memo.get(key)
+        if kept is not None:
+            out, spans = kept
+            for start, length in spans:
+                self.fingerprint(text[start:start + length])
+            return out
+        found: list[str] = []
+        self._found = found
+        try:
+            out = self._scrub(text)
+        finally:
+            self._found = None
+        spans = [(text.find(value), len(value)) for value in dict.fromkeys(found)]
+        if all(start >= 0 for start, _ in spans):
+            memo.put(key, out, spans)
+        return out
+
+    def _memo_key(self, text: str) -> str:
+        h = hashlib.sha256()
+        for part in (_code_stamp(), self.key.id, repr(self.policy),
+                     "\0".join(sorted(set(self.known.values())))):
+            h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(text.encode("utf-8", "surrogateescape"))
+        return h.hexdigest()[:40]
 
     def _scrub(self, text: str) -> str:
         before = len(self.known)
@@ -279,6 +326,26 @@ class TextRedactor:
             self.redacted.append(where)
             return self.fingerprint(value)
         return self.scrub(value, where)
+
+
+_STAMP: list[str] = []
+
+
+def _code_stamp() -> str:
+    """What the result of a scrub depends on besides its input: runsnap's version and the
+    size and time of every file of the rules and of this package (an edited rule in a source
+    checkout counts as another version)."""
+    if not _STAMP:
+        from runsnap._version import __version__
+
+        parts = [__version__]
+        for folder in (os.path.dirname(__file__), os.path.dirname(rules.__file__)):
+            for name in sorted(os.listdir(folder)):
+                if name.endswith((".py", ".txt", ".tsv")):
+                    st = os.stat(os.path.join(folder, name))
+                    parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        _STAMP.append("\n".join(parts))
+    return _STAMP[0]
 
 
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
