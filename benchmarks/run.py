@@ -111,6 +111,7 @@ def child_env(work: Path, venv: inputs.Venv) -> dict[str, str]:
         "HOME": os.environ.get("HOME", "/root"),
         "LANG": "C.UTF-8",
         "RUNSNAP_KEY_FILE": str(work / "fingerprint.key"),
+        "RUNSNAP_CACHE_DIR": str(work / "cache"),
         "HF_HOME": str(work / "hf-home"),
         "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
         "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "WORLD_SIZE": "8", "RANK": "0",
@@ -153,6 +154,19 @@ def _collect_ms(bench: Bench, name: str) -> Any:
     return after
 
 
+def _unseen(bench: Bench, name: str) -> Any:
+    """As :func:`_fresh`, and forget the scrubbed texts runsnap keeps (docs/caches.md): the
+    capture then meets its work tree's diff for the first time."""
+    fresh = _fresh(bench, name)
+
+    def before() -> None:
+        fresh()
+        for kept in Path(bench.env["RUNSNAP_CACHE_DIR"]).glob("scrubbed-*.json"):
+            kept.unlink()
+
+    return before
+
+
 def build_capture(bench: Bench) -> list[Command]:
     env, cwd = bench.env, str(bench.repo)
     models = [a for m in bench.models for a in ("--model", str(m))]
@@ -160,6 +174,8 @@ def build_capture(bench: Bench) -> list[Command]:
     cmds = [
         Command("runsnap capture", _capture_cmd(bench, "c1", *models), env=env, cwd=cwd,
                 before=_fresh(bench, "c1"), after=_collect_ms(bench, "c1")),
+        Command("runsnap capture (diff not seen before)", _capture_cmd(bench, "c1u", *models),
+                env=env, cwd=cwd, before=_unseen(bench, "c1u")),
         Command("pip freeze", [str(bench.venv.pip), "freeze"], env=env, cwd=cwd),
         Command("floor: python -c pass + git status + git diff", steps=[
             [str(bench.venv.python), "-c", "pass"],
@@ -168,11 +184,11 @@ def build_capture(bench: Bench) -> list[Command]:
         ], env=env, cwd=cwd),
     ]
     if bench.baseline:
-        cmds.insert(1, Command("runsnap capture (baseline)",
+        cmds.insert(2, Command("runsnap capture (baseline)",
                                [*bench.baseline, "capture", "-o", str(bench.out / "c0.toml"),
                                 *models], env=env, cwd=cwd, after=_collect_ms(bench, "c0")))
     if bench.venv.has_torch and not bench.quick:
-        cmds.insert(2 + bool(bench.baseline), Command("python -m torch.utils.collect_env",
+        cmds.insert(3 + bool(bench.baseline), Command("python -m torch.utils.collect_env",
                                [str(bench.venv.python), "-m", "torch.utils.collect_env"],
                                env=env, cwd=cwd))
     return cmds
@@ -183,6 +199,10 @@ def checks_capture(m: dict[str, Measured]) -> list[Check]:
     out = [Check("capture / pip freeze", cap / m["pip freeze"].median_ms, "x", 0.2),
            Check("capture / floor", cap / m["floor: python -c pass + git status + git diff"]
                  .median_ms, "x", 2.5)]
+    if "runsnap capture (diff not seen before)" in m:
+        out.append(Check("capture of a diff not seen before / pip freeze",
+                         m["runsnap capture (diff not seen before)"].median_ms
+                         / m["pip freeze"].median_ms, "x", None))
     if "runsnap capture (baseline)" in m:
         out.append(Check("capture / baseline capture",
                          cap / m["runsnap capture (baseline)"].median_ms, "x", None))
