@@ -154,3 +154,12 @@ def test_a_secret_found_in_a_text_is_hidden_wherever_it_stands_in_that_text() ->
     assert "db.example.com/app" in out["git"]["diff"]  # the host stays readable
     lines = out["git"]["diff"].splitlines()
     assert len({line.split()[-1].rpartition("=")[2] for line in lines[:3]}) == 1  # one secret
+
+
+def test_a_text_found_clean_is_scrubbed_again_once_a_secret_it_holds_is_known() -> None:
+    r = Redactor(FingerprintKey(bytes(range(32)), "test"))
+    line = "connect with Zq8vLm3nRt5wXy7Q4 please"
+    assert r.scrub(line, "a") == line  # nothing tells it is a secret yet
+    r.sections({"env": {"vars": {"DB_PASSWORD": "Zq8vLm3nRt5wXy7Q4"}}})
+    assert "Zq8vLm3nRt5wXy7Q4" not in r.scrub(line, "b")
+    assert r.redacted[-1] == "b"

@@ -75,6 +75,9 @@ class TextRedactor:
         """Where large texts scrubbed before are kept (a capture's git diff is usually the same
         as last time); None: every text is searched."""
         self._found: list[str] | None = None
+        self._clean: set[str] = set()
+        """Texts that scrub to themselves while :attr:`known` stays as it is (a capture meets
+        the same site-packages path once per distribution)."""
         self.redacted: list[str] = []
         """Where something was redacted (``env.HF_TOKEN``, ``command.argv[3]``), for the record."""
         self.known: dict[str, str] = {}
@@ -118,12 +121,13 @@ class TextRedactor:
                 new = True
         if new:
             self._known_rx = None
+            self._clean.clear()  # a newly known secret may stand in any of them
 
     # ------------------------------------------------------------------ text
 
     def scrub(self, text: str, where: str) -> str:
         """``text`` with every secret the rules find replaced by its fingerprint."""
-        if not text:
+        if not text or text in self._clean:
             return text
         if self.memo is not None and len(text) >= self.MEMO_MIN:
             out = self._scrub_remembered(text, self.memo)
@@ -131,6 +135,8 @@ class TextRedactor:
             out = self._scrub(text)
         if out != text:
             self.redacted.append(where)
+        elif len(text) < self.MEMO_MIN:
+            self._clean.add(text)
         return out
 
     def _scrub_remembered(self, text: str, memo: ScrubbedTexts) -> str:
