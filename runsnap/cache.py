@@ -34,9 +34,10 @@ is simply not used.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+
+from runsnap.digest import sha256
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,10 +90,10 @@ def probe_cacheable(interpreter: str) -> bool:
 
 def probe_key(interpreter: str, cwd: str, env: Mapping[str, str], source: str) -> str:
     """The cache key of one probe: which interpreter, where, with what path settings."""
-    parts = [FORMAT, hashlib.sha256(source.encode()).hexdigest(), interpreter,
+    parts = [FORMAT, sha256(source.encode()).hexdigest(), interpreter,
              os.path.realpath(interpreter), _stat(interpreter), cwd,
              [env.get(name) for name in PATH_VARIABLES]]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+    return str(sha256(json.dumps(parts).encode()).hexdigest()[:32])
 
 
 def _stamps(result: Mapping[str, Any], cwd: str) -> dict[str, list[int] | None]:
@@ -342,6 +343,8 @@ class ScrubbedTexts:
 
 
 def _sha256_file(path: str) -> str:
+    import hashlib  # OpenSSL's: several times faster on files of megabytes
+
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 
 from runsnap._paths import expand_user, path_str
 from runsnap._plain import FrozenRecord
+from runsnap.digest import sha256
 
 __all__ = ["FingerprintKey", "load_key"]
 
@@ -28,7 +28,7 @@ class FingerprintKey(FrozenRecord):
     @property
     def id(self) -> str:
         """A short public id of the key: snapshots with the same id have comparable fingerprints."""
-        return hashlib.sha256(b"runsnap-key-id\0" + self.key).hexdigest()[:12]
+        return str(sha256(b"runsnap-key-id\0" + self.key).hexdigest()[:12])
 
 
 def _key_path(env: Mapping[str, str]) -> str:

@@ -9,6 +9,8 @@ source tree and the folder holding runsnap's dependencies are put on ``sys.path`
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import subprocess
 import sys
@@ -21,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runsnap
-from runsnap import _paths
+from runsnap import _paths, digest
 from runsnap.capturing import context
 from runsnap.capturing.collect import _uuid4_hex
 from runsnap.timestamps import utc_timestamp
@@ -33,10 +35,11 @@ DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 #: with inspect), uuid (~3 ms, with platform), pathlib (~5 ms), typing (~1-4 ms).
 NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing",
          "urllib.parse")
-#: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes) and
-#: datetime (~2 ms, with math). With a child, psutil, which samples the child's memory, imports
-#: both.
-NEVER_WITHOUT_A_CHILD = (*NEVER, "base64", "datetime")
+#: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes),
+#: datetime (~2 ms, with math) and hashlib/hmac (~3 ms: OpenSSL's libcrypto; runsnap.digest gives
+#: the same digests). With a child, psutil, which samples the child's memory, imports base64 and
+#: datetime, and the log tee hashes with hashlib.
+NEVER_WITHOUT_A_CHILD = (*NEVER, "base64", "datetime", "hashlib", "hmac")
 
 _CAPTURE = """
 import sys
@@ -140,6 +143,12 @@ def test_file_urls_give_the_path_urllib_gives(tail: str) -> None:
 
 
 @settings(max_examples=2000)
+@given(st.binary(max_size=200), st.binary(max_size=5000))
+def test_digests_are_what_hashlib_and_hmac_give(key: bytes, msg: bytes) -> None:
+    assert digest.sha256(msg).hexdigest() == hashlib.sha256(msg).hexdigest()
+    assert digest.Hmac(key).hexdigest(msg) == hmac.new(key, msg, hashlib.sha256).hexdigest()
+
+
 @given(st.floats(min_value=0, max_value=2**33, allow_nan=False, allow_infinity=False)
        | st.integers(0, 2**33).map(lambda s: s + 0.9999995))
 def test_captured_at_is_what_datetime_writes(seconds: float) -> None:

@@ -15,13 +15,13 @@ once.
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from runsnap import shell
 from runsnap._paths import resolve_path
 from runsnap._plain import Record, field
 from runsnap.cache import OwnFiles
+from runsnap.digest import sha256
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -443,7 +443,7 @@ def _untracked(top: str, rel: str) -> dict[str, Any]:
     elif st.st_size <= UNTRACKED_HASH_MAX:
         try:
             with open(full, "rb") as fh:
-                rec["sha256"] = hashlib.sha256(fh.read()).hexdigest()
+                rec["sha256"] = sha256(fh.read()).hexdigest()
         except OSError as exc:
             rec["error"] = exc.strerror or str(exc)
     return rec
@@ -453,7 +453,7 @@ def _diff_fields(
     git: str, top: str, raw: bytes, env: dict[str, str], cap: int
 ) -> dict[str, Any]:
     text = raw.decode("utf-8", "surrogateescape")
-    fields: dict[str, Any] = {"diff_bytes": len(raw), "diff_sha256": hashlib.sha256(raw).hexdigest()}
+    fields: dict[str, Any] = {"diff_bytes": len(raw), "diff_sha256": sha256(raw).hexdigest()}
     if len(raw) <= cap:
         fields["diff"] = text
         return fields

@@ -4,11 +4,10 @@ redaction asks (:meth:`TextRedactor.is_secret`, :meth:`TextRedactor.fingerprint`
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import re
 
+from runsnap.digest import Hmac, sha256
 from runsnap.fingerprint import FingerprintKey
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
@@ -75,6 +74,7 @@ class TextRedactor:
         """Where large texts scrubbed before are kept (a capture's git diff is usually the same
         as last time); None: every text is searched."""
         self._found: list[str] | None = None
+        self._mac: Hmac | None = None
         self._clean: set[str] = set()
         """Texts that scrub to themselves while :attr:`known` stays as it is (a capture meets
         the same site-packages path once per distribution)."""
@@ -107,7 +107,9 @@ class TextRedactor:
         if self._found is not None:
             self._found.append(value)
         raw = value.encode("utf-8", "surrogateescape")
-        digest = hmac.new(self.key.key, raw, hashlib.sha256).hexdigest()[:16]
+        if self._mac is None:
+            self._mac = Hmac(self.key.key)
+        digest = self._mac.hexdigest(raw)[:16]
         fp = f"{PREFIX}{digest}>"
         self._remember(value, fp)
         return fp
@@ -163,7 +165,7 @@ class TextRedactor:
         return out
 
     def _memo_key(self, text: str) -> str:
-        h = hashlib.sha256()
+        h = sha256()
         for part in (_code_stamp(), self.key.id, repr(self.policy),
                      "\0".join(sorted(set(self.known.values())))):
             h.update(part.encode("utf-8", "surrogateescape") + b"\0")
