@@ -46,11 +46,19 @@ import sys
 root, dependencies, *args = sys.argv[1:]
 sys.path[:0] = [root, dependencies]
 sys.argv = ["runsnap", "capture", *args]
+import os
 from runsnap.cli import main
+_exit = os._exit  # a capture run as the script leaves through os._exit: report before it
+
+def report():
+    sys.stderr.write("\\nimported: %s\\n" % " ".join(sorted(m for m in WATCHED if m in sys.modules)))
+    sys.stderr.flush()
+
+os._exit = lambda status: (report(), _exit(status))
 try:
     main()
 finally:
-    sys.stderr.write("\\nimported: %s\\n" % " ".join(sorted(m for m in WATCHED if m in sys.modules)))
+    report()
 """
 
 

@@ -95,11 +95,19 @@ def test_an_output_that_is_a_directory_is_left_to_click(tmp_path: Path) -> None:
 _WATCH = """
 import sys
 sys.argv = ["runsnap", *sys.argv[1:]]
+import os
 from runsnap.cli import main
+_exit = os._exit  # a capture run as the script leaves through os._exit: report before it
+
+def report():
+    sys.stderr.write("click imported: %s\\n" % ("click" in sys.modules))
+    sys.stderr.flush()
+
+os._exit = lambda status: (report(), _exit(status))
 try:
     main()
 finally:
-    sys.stderr.write("click imported: %s\\n" % ("click" in sys.modules))
+    report()
 """
 
 
