@@ -16,7 +16,6 @@ stream, and the ``--log`` tee.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import select
 import sys
@@ -49,6 +48,8 @@ class LogTee:
         self._filter = line_filter
         self._partial = b""
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        import hashlib  # OpenSSL's, fast on a long log; only a --log run needs it
+
         self._sha = hashlib.sha256()
         self.bytes = 0
         self._lock = threading.Lock()

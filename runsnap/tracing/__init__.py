@@ -17,8 +17,8 @@ import fnmatch
 import functools
 import os
 import re
-import shutil
-import tempfile
+
+from runsnap.shell import which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _which(prog: str, env: Mapping[str, str], cwd: str) -> str | None:
     if os.sep in prog:
         path = prog if os.path.isabs(prog) else os.path.join(cwd, prog)
         return path if os.path.isfile(path) else None
-    return shutil.which(prog, path=env.get("PATH", os.defpath))
+    return which(prog, path=env.get("PATH", os.defpath))
 
 
 def python_program(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> tuple[bool, str]:
@@ -130,6 +130,8 @@ class Trace:
             section = build_section(self.folder, packages or {}, self.native_note, env)
         except Exception as exc:  # a broken trace never costs the outcome
             section = not_traced(f"the trace could not be read: {type(exc).__name__}: {exc}")
+        import shutil  # only now: the child has ended
+
         shutil.rmtree(self.folder, ignore_errors=True)
         return section
 
@@ -145,8 +147,30 @@ def prepare(
     if not is_python:
         return None, f"not a Python program: {what}"
     lib, note = (None, "turned off") if not native else _native(os.environ)
-    folder = tempfile.mkdtemp(prefix="runsnap-trace-")  # 0700: values are raw until merged
+    folder = _private_dir("runsnap-trace-")  # 0700: values are raw until merged
     return Trace(folder, lib, note), what
+
+
+def _private_dir(prefix: str) -> str:
+    """A new folder only this user can read, as :func:`tempfile.mkdtemp` makes it, in
+    ``$TMPDIR`` or ``/tmp``; elsewhere (neither writable) by :func:`tempfile.mkdtemp` itself.
+
+    Made here because importing :mod:`tempfile` (with :mod:`shutil`, :mod:`random`) would delay
+    the child's start (benchmarks/RESULTS.md).
+    """
+    base = os.environ.get("TMPDIR") or "/tmp"
+    for _ in range(8):
+        path = os.path.join(base, prefix + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+        except OSError:
+            break
+    import tempfile
+
+    return tempfile.mkdtemp(prefix=prefix)
 
 
 def _native(env: Mapping[str, str]) -> tuple[str | None, str]:

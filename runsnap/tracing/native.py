@@ -10,14 +10,13 @@ observed, and why. ``RUNSNAP_NO_NATIVE=1`` turns it off.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 from runsnap.cache import cache_dir
+from runsnap.digest import sha256
+from runsnap.shell import which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 def _compiler(env: Mapping[str, str]) -> str | None:
     wanted = env.get("CC")
     for name in ((wanted,) if wanted else ("cc", "gcc", "clang")):
-        found = shutil.which(name, path=env.get("PATH"))
+        found = which(name, path=env.get("PATH"))
         if found:
             return found
     return None
@@ -61,12 +60,12 @@ def interposer(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
             source = fh.read()
     except OSError as exc:
         return None, f"the interposer's source is missing ({exc.strerror})"
-    tag = hashlib.sha256(source + os.uname().machine.encode()).hexdigest()[:16]
+    tag = sha256(source + os.uname().machine.encode()).hexdigest()[:16]
     name = f"getenv-trace-{tag}.so"
     base = cache_dir(env)
     folders = [os.path.join(os.path.dirname(SOURCE), "build"),  # beside the install, shared
                os.path.join(base, "native") if base is not None
-               else os.path.join(tempfile.gettempdir(), f"runsnap-native-{os.getuid()}")]
+               else os.path.join(_tempdir(), f"runsnap-native-{os.getuid()}")]
     for folder in folders:
         if os.path.exists(os.path.join(folder, name)):
             return os.path.join(folder, name), ""
@@ -89,3 +88,9 @@ def interposer(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"building the getenv interposer failed: {exc}"
     return lib, ""
+
+
+def _tempdir() -> str:
+    import tempfile  # only without a cache folder (RUNSNAP_NO_CACHE)
+
+    return tempfile.gettempdir()

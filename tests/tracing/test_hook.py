@@ -269,15 +269,32 @@ def test_console_script_with_python_shebang_is_traced(traced, tmp_path: Path) ->
     assert rt["traced"] is True and "TOOL_KNOB" in rt["env"]
 
 
-def test_trace_folder_is_removed(traced, tmp_path: Path, monkeypatch) -> None:
-    import tempfile
+def test_trace_folder_is_private_and_removed(traced, tmp_path: Path, monkeypatch) -> None:
+    import stat
+
+    from runsnap import tracing
 
     own = tmp_path / "tmp"
     own.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(own))  # other runs on this machine stay out
+    monkeypatch.setenv("TMPDIR", str(own))  # other runs on this machine stay out
+    made: list[str] = []
+    real = tracing._private_dir
+
+    def spy(prefix: str) -> str:
+        made.append(real(prefix))
+        assert stat.S_IMODE(os.stat(made[-1]).st_mode) == 0o700  # values are raw until merged
+        return made[-1]
+
+    monkeypatch.setattr(tracing, "_private_dir", spy)
     _record, rt, _out = traced("import os\nos.environ.get('A')\n")
     assert rt["traced"] is True
-    assert not [p for p in os.listdir(own) if p.startswith("runsnap-trace-")]
+    assert len(made) == 1 and os.path.dirname(made[0]) == str(own)
+    assert not os.path.exists(made[0])
+    # where $TMPDIR cannot be written, tempfile's own search is the answer
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))
+    fallback = real("runsnap-trace-")
+    assert os.path.isdir(fallback) and stat.S_IMODE(os.stat(fallback).st_mode) == 0o700
+    os.rmdir(fallback)
 
 
 def test_hook_source_is_stdlib_only() -> None:
