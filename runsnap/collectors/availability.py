@@ -165,7 +165,9 @@ def cuda_available(torch: Mapping[str, Any], gpu: Mapping[str, Any], env: Mappin
     if ok is None and gpu.get("source") and not gpu.get("cuda_version"):
         driver = (f"the driver's CUDA version is unknown: the GPUs were read from "
                   f"{gpu['source']} because {gpu.get('nvidia_smi_error') or 'nvidia-smi failed'}"
-                  ", and only nvidia-smi says which CUDA the driver supports")
+                  f", and {gpu.get('cuda_version_from') or 'only nvidia-smi says it'}")
+    elif gpu.get("cuda_version_from"):
+        driver += f" ({gpu['cuda_version_from']})"
     driver = f"driver {gpu.get('driver_version') or '?'}: {driver}"
     if ok is False:
         return False, f"{label} is built with CUDA {cuda}; {driver}"

@@ -21,7 +21,8 @@ Without ``nvidia-smi``, or when its query fails (no NVML, a driver/library versi
 the facts come from the kernel driver's own files (:mod:`runsnap.collectors.nvdriver`):
 ``source = "/proc/driver/nvidia"``, the driver version, each GPU the driver lists and whether
 this process has its device node (``count`` counts only those), ``nvidia_smi_error`` saying why
-nvidia-smi did not answer, and ``cuda_version`` left unknown (only nvidia-smi says it).
+nvidia-smi did not answer, and ``cuda_version`` inferred from the driver's branch
+(``cuda_version_from`` says so; unknown for a branch runsnap's table does not hold).
 
 Every parser here is tested against output recorded on real machines (``fixtures/nvidia-smi``,
 ``fixtures/amd-smi``, ``fixtures/rocm-smi``, ``fixtures/proc-nvidia``; each source is named in the
@@ -390,6 +391,8 @@ def _fallback(out: dict[str, Any], failure: str, errors: list[str]) -> dict[str,
     for key in ("driver_version", "cuda_version"):  # the header's, when it answered
         if out.get(key):
             found[key] = out[key]
+            if key == "cuda_version":
+                found.pop("cuda_version_from", None)  # said, not inferred
     return {"nvidia_smi": out["nvidia_smi"], **found}
 
 
@@ -403,8 +406,10 @@ def from_driver(failure: str, errors: list[str]) -> dict[str, Any]:
                 f"(no {nvdriver.SOURCE})", "count": 0, "devices": []}
     listed, count, devices = found.pop("listed"), found.pop("count"), found.pop("devices")
     control = found.pop("control_node")
+    cuda, how = nvdriver.cuda_for_driver(str(found.get("driver_version") or ""))
     gpu: dict[str, Any] = {"available": bool(count) and control, "source": nvdriver.SOURCE,
-                           "nvidia_smi_error": failure, "cuda_version": "", **found,
+                           "nvidia_smi_error": failure, "cuda_version": cuda,
+                           "cuda_version_from": how, **found,
                            "count": count, "listed": listed, "devices": devices}
     if count != listed:
         gpu["count_note"] = (f"count is the {count} of the {listed} GPU(s) the driver lists whose "

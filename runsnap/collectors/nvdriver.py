@@ -19,8 +19,13 @@ device's minor, as before about R390), and ``count`` counts only the usable ones
 ``listed``, every GPU the driver lists, and ``count_note`` saying so). Usable devices are numbered
 (``index``) in PCI bus order, as nvidia-smi and ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` number them.
 
-What only the user-space driver knows (the newest CUDA it supports, memory, compute capability,
-clocks) is not in these files: ``cuda_version`` stays unknown here.
+What only the user-space driver knows (memory, compute capability, clocks) is not in these
+files. The newest CUDA the driver supports (nvidia-smi's "CUDA Version") follows from its
+branch, by NVIDIA's table of toolkit releases and their drivers
+(``runsnap/knowledge/cuda-drivers.tsv``): ``cuda_version`` is that, and ``cuda_version_from``
+says it was inferred (a ``cuda-compat`` package on the library path can give a process a newer
+CUDA than the branch; only the user-space driver would say so). A branch the table does not
+know leaves it unknown.
 
 Cost: one read of the version file, one listing and one small read per GPU, one ``stat`` per
 device node; made only when nvidia-smi is absent or failed.
@@ -32,12 +37,14 @@ import os
 import re
 
 from runsnap.collectors.sysread import listdir, read, under
+from runsnap.knowledge import rule_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["SOURCE", "parse_information", "parse_version", "pci_bus_id", "read_driver"]
+__all__ = ["SOURCE", "cuda_for_driver", "parse_information", "parse_version", "pci_bus_id",
+           "read_driver"]
 
 #: What ``source`` says when the GPU facts came from the driver's files.
 SOURCE = "/proc/driver/nvidia"
@@ -64,6 +71,27 @@ def parse_version(text: str) -> dict[str, str]:
         return {}
     module = "open" if re.search(r"\bOpen\b", match["module"]) else "proprietary"
     return {"driver_version": match["version"], "kernel_module": module}
+
+
+def cuda_for_driver(version: str) -> tuple[str, str]:
+    """``(cuda_version, how it is known)`` for an NVIDIA driver ``version``: the newest CUDA its
+    branch supports, as nvidia-smi would print it; ``("", why)`` for a branch not in the table.
+
+    >>> cuda_for_driver("570.86.15")
+    ('12.8', 'inferred from driver branch 570 (NVIDIA: CUDA 12.8 ships with it)')
+    >>> cuda_for_driver("999.1")[0], cuda_for_driver("")[0]
+    ('', '')
+    """
+    branch = version.partition(".")[0]
+    if not branch.isdigit():
+        return "", "the driver version is unknown"
+    table = {fields[0]: fields[1] for fields in rule_lines("cuda-drivers.tsv")}
+    cuda = table.get(branch, "")
+    if not cuda:
+        newest = max(table, key=int)
+        return "", (f"driver branch {branch} is not in runsnap's table of CUDA releases (up to "
+                    f"branch {newest}, CUDA {table[newest]})")
+    return cuda, f"inferred from driver branch {branch} (NVIDIA: CUDA {cuda} ships with it)"
 
 
 def pci_bus_id(location: str) -> str:

@@ -176,8 +176,10 @@ def summary_lines(f: Facts, with_environment: bool = True) -> list[str]:
         f"{size(mem.get('total_bytes', 0))} memory")
     gpu = system.get("gpu") or {}
     if gpu.get("available"):
+        inferred = " (from the driver branch)" if gpu.get("cuda_version_from") and \
+            gpu.get("cuda_version") else ""
         add(f"  {gpu.get('count')} x {', '.join(f.gpu_names)}; driver "
-            f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version') or 'unknown'}")
+            f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version') or 'unknown'}{inferred}")
     else:
         add(f"  no GPU ({gpu.get('reason', 'unknown')})")
     if gpu.get("source"):  # read from the driver's files: say so, and why

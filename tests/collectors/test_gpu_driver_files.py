@@ -7,6 +7,7 @@ recorded tree (``gpu.DRIVER_ROOT``, the test-only seam); this machine has no GPU
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 import runsnap
 from runsnap.collectors import gpu as gpu_collector
+from runsnap.collectors import nvdriver
 from runsnap.collectors.nvdriver import parse_version, read_driver
 from tests.collectors.test_gpu import smi_path
 from tests.collectors.test_torch_build import install_torch
@@ -109,18 +111,22 @@ def test_a_capture_without_nvidia_smi_reads_the_driver(tmp_path: Path,
     snap = capture(tmp_path, root, monkeypatch)
     gpu = snap["system"]["gpu"]
     assert gpu == {"available": True, "source": "/proc/driver/nvidia",
-                   "nvidia_smi_error": "nvidia-smi not found on PATH", "cuda_version": "",
+                   "nvidia_smi_error": "nvidia-smi not found on PATH", "cuda_version": "12.0",
+                   "cuda_version_from": "inferred from driver branch 525 (NVIDIA: CUDA 12.0 "
+                                        "ships with it)",
                    "driver_version": "525.105.17", "kernel_module": "proprietary", "count": 1,
                    "listed": 1, "devices": [{"index": 0, **GTX1660, "usable": True}]}
     torch = snap["packages"]["builds"]["torch"]
+    # torch built with CUDA 12.8 runs on a 12.0 driver by minor-version compatibility
     assert torch["cuda_available"] is True
     assert torch["cuda_available_reason"] == (
         "torch 2.9.0+cu128 is built with CUDA 12.8; 1 of 1 GPU(s) visible; driver 525.105.17: "
-        "the driver's CUDA version is unknown: the GPUs were read from /proc/driver/nvidia "
-        "because nvidia-smi not found on PATH, and only nvidia-smi says which CUDA the driver "
-        "supports")
+        "the driver supports CUDA 12.0: the build's CUDA 12.8 runs on it by minor-version "
+        "compatibility (kernels that need PTX JIT of a newer CUDA can still fail) (inferred "
+        "from driver branch 525 (NVIDIA: CUDA 12.0 ships with it))")
     shown = runsnap.render_text(snap)
-    assert "1 x NVIDIA GeForce GTX 1660 SUPER; driver 525.105.17, CUDA unknown" in shown
+    assert ("1 x NVIDIA GeForce GTX 1660 SUPER; driver 525.105.17, CUDA 12.0 (from the driver "
+            "branch)") in shown
     assert "GPUs read from /proc/driver/nvidia (nvidia-smi not found on PATH)" in shown
     # a snapshot on disk fits the schema and reads back the same
     snap.save(tmp_path / "snap.toml")
@@ -184,7 +190,14 @@ def test_diff_of_the_same_gpus_seen_by_nvidia_smi_and_by_the_driver_files(
     smi = capture(tmp_path, "/nonexistent", monkeypatch, path=smi_path(tmp_path, "h100-r590"))
     keys = {d.key for d in runsnap.diff(smi, given).differences if d.section == "system"}
     assert "gpu.source" in keys
-    assert "gpu.cuda_version" not in keys
+    assert "gpu.cuda_version" in keys  # 13.1 said by nvidia-smi, 12.0 from branch 525
+    # a branch runsnap's table does not hold: its CUDA is unknown, which is no difference
+    later = {**given["system"], "gpu": {**given["system"]["gpu"], "cuda_version": "",
+                                        "driver_version": "999.1"}}
+    keys = {d.key for d in runsnap.diff(given.replace(sections={**given.sections, "system":
+                                                                 later}),
+                                        smi).differences if d.section == "system"}
+    assert "gpu.cuda_version" not in keys and "gpu.driver_version" in keys
     assert not any(k.startswith("gpu.") and k.split(".")[1] in (
         "compute_capability", "power_limit_w", "topology") for k in keys)
 
@@ -207,3 +220,22 @@ def test_the_schema_knows_the_driver_files_fields() -> None:
             validate_section("system", bad)
     with pytest.raises(SnapshotError):
         validate_section("system", {"gpu": {**good["gpu"], "listed": "1"}})
+
+
+def test_the_cuda_of_a_driver_branch_is_what_recorded_nvidia_smi_headers_say() -> None:
+    """runsnap's table of driver branches against every nvidia-smi header recorded on a real
+    machine (fixtures/nvidia-smi), and the /proc recordings' drivers all in it."""
+    seen = {}
+    for path in Path(asset("nvidia-smi")).rglob("*"):
+        if path.is_file():
+            for m in re.finditer(r"Driver Version: ([\d.]+)\s+CUDA Version: ([\d.]+)",
+                                 path.read_text(errors="replace")):
+                seen[m[1]] = m[2]
+    assert len(seen) >= 4
+    for driver, cuda in seen.items():
+        assert nvdriver.cuda_for_driver(driver)[0] == cuda, driver
+    for name in ("gtx1660super-r525", "open-515-arch", "open-555-gentoo", "r384-neofetch"):
+        version = read_driver(tree(name))["driver_version"]
+        assert nvdriver.cuda_for_driver(version)[0], (name, version)
+    cuda, why = nvdriver.cuda_for_driver("605.12")
+    assert cuda == "" and "not in runsnap's table" in why
