@@ -21,7 +21,7 @@ from runsnap import shell
 from runsnap._paths import resolve_path
 from runsnap._plain import Record, field
 from runsnap.cache import OwnFiles
-from runsnap.digest import sha256
+from runsnap.digest import sha256, text_sha256
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -453,7 +453,9 @@ def _diff_fields(
     git: str, top: str, raw: bytes, env: dict[str, str], cap: int
 ) -> dict[str, Any]:
     text = raw.decode("utf-8", "surrogateescape")
-    fields: dict[str, Any] = {"diff_bytes": len(raw), "diff_sha256": sha256(raw).hexdigest()}
+    # the sha256 of the text is the raw diff's (surrogateescape gives the bytes back); taken
+    # through text_sha256, redaction finds it again instead of hashing the diff a second time
+    fields: dict[str, Any] = {"diff_bytes": len(raw), "diff_sha256": text_sha256(text)}
     if len(raw) <= cap:
         fields["diff"] = text
         return fields

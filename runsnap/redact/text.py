@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from runsnap.digest import Hmac, sha256
+from runsnap.digest import Hmac, sha256, text_sha256
 from runsnap.fingerprint import FingerprintKey
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
@@ -169,8 +169,8 @@ class TextRedactor:
         for part in (_code_stamp(), self.key.id, repr(self.policy),
                      "\0".join(sorted(set(self.known.values())))):
             h.update(part.encode("utf-8", "surrogateescape") + b"\0")
-        h.update(text.encode("utf-8", "surrogateescape"))
-        return h.hexdigest()[:40]
+        h.update(text_sha256(text).encode())
+        return str(h.hexdigest()[:40])
 
     def _scrub(self, text: str) -> str:
         before = len(self.known)
