@@ -161,7 +161,7 @@ def _unseen(bench: Bench, name: str) -> Any:
 
     def before() -> None:
         fresh()
-        for kept in Path(bench.env["RUNSNAP_CACHE_DIR"]).glob("scrubbed-*.json"):
+        for kept in Path(bench.env["RUNSNAP_CACHE_DIR"]).glob("scrubbed-*.txt"):
             kept.unlink()
 
     return before

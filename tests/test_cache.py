@@ -176,7 +176,7 @@ def test_a_large_text_scrubbed_again_comes_from_the_cache_with_its_secrets(tmp_p
     first = _redactor(memo)
     out = first.scrub(text, "git.repos.app.diff")
     assert TOKEN not in out and PASSWORD not in out
-    (entry,) = tmp_path.glob("scrubbed-*.json")
+    (entry,) = tmp_path.glob("scrubbed-*.txt")
     assert TOKEN not in entry.read_text() and PASSWORD not in entry.read_text()
 
     again = _redactor(memo)
@@ -186,8 +186,8 @@ def test_a_large_text_scrubbed_again_comes_from_the_cache_with_its_secrets(tmp_p
     assert PASSWORD not in again.scrub(f"the child printed {PASSWORD}", "outcome.stdout")
 
     # the answer really is the cached one ...
-    data = json.loads(entry.read_text())
-    entry.write_text(json.dumps({**data, "text": "FROM THE CACHE"}))
+    head = entry.read_text().partition("\n")[0]
+    entry.write_text(head + "\nFROM THE CACHE")
     assert _redactor(memo).scrub(text, "x") == "FROM THE CACHE"
     # ... and only for the same key, policy and secrets already known
     assert _redactor(memo, seed=1).scrub(text, "x").startswith("+echo <redacted:")
@@ -205,8 +205,10 @@ def test_only_the_newest_scrubbed_texts_are_kept_and_none_when_caching_is_off(
     for i in range(cache.ScrubbedTexts.KEEP + 3):
         memo.put(f"{i:040d}", f"text {i}", [])
         time.sleep(0.002)
-    kept = sorted(p.name for p in tmp_path.glob("scrubbed-*.json"))
-    assert len(kept) == cache.ScrubbedTexts.KEEP and kept[0] == "scrubbed-" + f"{3:040d}.json"
+    kept = sorted(p.name for p in tmp_path.glob("scrubbed-*.txt"))
+    assert len(kept) == cache.ScrubbedTexts.KEEP and kept[0] == "scrubbed-" + f"{3:040d}.txt"
+    memo.put("s" * 40, "a lone surrogate \ud800 from a JSON escape", [])  # not kept, no error
+    assert memo.get("s" * 40) is None
     off = cache.ScrubbedTexts({"RUNSNAP_NO_CACHE": "1", "RUNSNAP_CACHE_DIR": str(tmp_path / "o")})
     off.put("k" * 40, "text", [])
     assert off.get("k" * 40) is None and not (tmp_path / "o").exists()
@@ -218,7 +220,7 @@ def test_two_captures_of_one_work_tree_record_the_same_scrubbed_diff(tmp_path: P
     (repo / "app.py").write_text(_large_text().replace("+", ""))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     first = runsnap.capture([], env=env, cwd=repo)["git"]["repos"]["app"]
-    assert list(Path(os.environ["RUNSNAP_CACHE_DIR"]).glob("scrubbed-*.json"))
+    assert list(Path(os.environ["RUNSNAP_CACHE_DIR"]).glob("scrubbed-*.txt"))
     second = runsnap.capture([], env=env, cwd=repo)["git"]["repos"]["app"]
     assert first == second and first["diff_bytes"] >= Redactor.MEMO_MIN
     assert TOKEN not in repr(second) and PASSWORD not in repr(second)
