@@ -19,6 +19,14 @@ def _say(line: str) -> None:
     click.echo(f"runsnap: {line}", err=True)
 
 
+def _progress(line: str) -> None:
+    """A trial's progress line, cut to the terminal's width (the whole is in the trials'
+    folder)."""
+    from runsnap.terminal import fit, width
+
+    click.echo(fit(f"runsnap: {line}", width(sys.stderr)), err=True)
+
+
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("snapshot", type=click.Path())
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
@@ -139,7 +147,7 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
                       dry_run=dry_run,
                       force=force, include_hidden=include_hidden,
                       allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
-                      progress=_say)
+                      progress=_progress)
     result = do_bisect(load(good), load(bad), options)
     click.echo(render(result, fmt, width=width()), nl=False)
     sys.exit(result.exit_status)

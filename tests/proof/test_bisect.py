@@ -366,6 +366,9 @@ def test_the_text_answer_fits_the_terminal(tmp_path: Path) -> None:
     assert whole.returncode == narrow.returncode == 0, narrow.stderr
     assert max(len(line) for line in whole.stdout.splitlines()) > 60
     assert all(len(line) <= 60 for line in narrow.stdout.splitlines()), narrow.stdout
+    # the trials' progress on stderr too (each trial's error is in its log)
+    assert all(len(line) <= 60 for line in narrow.stderr.splitlines()), narrow.stderr
+    assert max(len(line) for line in whole.stderr.splitlines()) > 60
     assert "env KNOB_LONG_NAME_FOR_A_SETTING: GOOD a -> BAD b" in narrow.stdout
 
     def words(text: str) -> list[str]:  # all but the trials' folder and the time taken
