@@ -10,8 +10,8 @@ loaded, at least one device is visible (``CUDA_VISIBLE_DEVICES``; ROCm also
 ``ROCR_VISIBLE_DEVICES`` and ``HIP_VISIBLE_DEVICES``), and the driver is new enough for the
 build's CUDA (else ``cudaGetDeviceCount`` fails and torch counts no device). Where the GPUs were
 read from ``/proc/driver/nvidia`` (no nvidia-smi), only devices whose node this process has
-count, and whether the driver is new enough is unknown: the answer is yes, and its reason says
-that this part is unknown.
+count, and the driver's CUDA comes from its branch (``cuda_version_from``); for a branch
+runsnap's table lacks it is unknown, and the answer is yes with a reason that says so.
 
 ``torch.xpu.is_available()`` is true when torch is built with XPU and an Intel GPU is present
 (a render node of vendor ``0x8086`` under ``/sys/class/drm``; the Level Zero driver is not
@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from runsnap.collectors.sysread import listdir, read
+from runsnap.knowledge.devices import visible_devices
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
     from runsnap.capturing.context import CaptureContext
 
-__all__ = ["collect", "cuda_available", "driver_supports", "infer", "visible_devices",
+__all__ = ["collect", "cuda_available", "driver_supports", "infer",
            "xpu_available"]
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
@@ -79,40 +80,6 @@ def driver_supports(build: str, driver: str) -> tuple[bool | None, str]:
         return False, (f"the driver supports CUDA {driver}, older than the build's {build} "
                        "(before CUDA 11 the driver must support the build's version)")
     return True, f"the driver supports CUDA {driver}"
-
-
-def visible_devices(value: str | None, count: int, uuids: Sequence[str] = ()
-                    ) -> tuple[int, str]:
-    """How many of ``count`` devices a ``*_VISIBLE_DEVICES`` value leaves, and why.
-
-    As the CUDA runtime reads it (torch's ``torch.cuda._parse_visible_devices`` mirrors it):
-    comma-separated indices or ``GPU-``/``MIG-`` UUID prefixes, read up to the first entry that
-    is not a valid device (so ``""`` and ``-1`` hide every device, ``0,7`` on two GPUs leaves
-    one), and a repeated device makes the whole list invalid.
-
-    >>> visible_devices(None, 8), visible_devices("", 8)[0], visible_devices("-1", 8)[0]
-    ((8, ''), 0, 0)
-    >>> visible_devices("0,1,7", 2)[0], visible_devices("1,1", 2)[0]
-    (2, 0)
-    """
-    if value is None:
-        return count, ""
-    seen: list[Any] = []
-    for raw in value.split(","):
-        entry = raw.strip()
-        if entry.startswith(("GPU-", "MIG-")):
-            if entry.startswith("GPU-") and uuids and not any(u.startswith(entry) for u in uuids):
-                break
-            key: Any = entry
-        else:
-            m = re.match(r"\d+", entry)
-            if not m or int(m[0]) >= count:
-                break
-            key = int(m[0])
-        if key in seen:
-            return 0, f"{raw.strip()} is named twice (CUDA then sees no device)"
-        seen.append(key)
-    return len(seen), ""
 
 
 def _visibility(env: Mapping[str, str], names: Sequence[str], count: int,

@@ -35,6 +35,7 @@ from typing import Any
 
 from runsnap.diffing.evidence import KINDS
 from runsnap.diffing.report import Difference, short
+from runsnap.knowledge.devices import visible_devices
 
 __all__ = ["GROUPERS", "Group", "group"]
 
@@ -196,13 +197,18 @@ def _seen(value: Any, devices: Sequence[Mapping[str, Any]]) -> str:
     if value is None:
         return f"all {len(devices)} GPU{'s' if len(devices) != 1 else ''}" if devices \
             else "every GPU (none recorded)"
+    # read as the CUDA runtime reads it: up to the first entry that names no device ("" and
+    # "-1" hide them all); without recorded GPUs only the form of an entry is checked
+    uuids = [str(x["uuid"]) for x in devices if x.get("uuid")]
+    left, why = visible_devices(str(value), len(devices) if devices else 1 << 30, uuids)
+    if not left:
+        return f"no GPU ({why or f'{value!r} names no device'})"
     names = []
-    for part in str(value).split(","):
-        part = part.strip()
+    for part in [p.strip() for p in str(value).split(",")][:left]:
         dev = next((x for x in devices if str(x.get("index")) == part
                     or str(x.get("uuid", "")).startswith(part) and part.startswith("GPU-")), None)
         names.append(f"{part} ({dev.get('name', '?')}, {dev.get('uuid', '?')})" if dev else part)
-    return ", ".join(names) if names else "no GPU"
+    return ", ".join(names)
 
 
 def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:

@@ -179,6 +179,9 @@ def test_cuda_lost_ranks_first_with_both_reasons(cap, tmp_path, base_env):
     cause = compare(a, hidden).counted[0]  # the variable, with what it did under it
     assert (cause.key, cause.score) == ("CUDA_VISIBLE_DEVICES", 88)
     assert "with it, packages builds.torch.cuda_available" in cause.reason
+    # as the CUDA runtime reads it: '' hides every device (this line was empty before)
+    assert cause.evidence == ("devices A saw: all 1 GPU", "devices B saw: no GPU ('' names no "
+                                                          "device)")
     lost = next(d for d in cause.related if d.key == "builds.torch.cuda_available")
     assert (lost.a, lost.b, lost.score) == (True, False, 88)
     assert lost.reason.startswith("torch.cuda.is_available() is False in B")
