@@ -38,16 +38,6 @@ def _compiler(env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _writable(folder: str) -> bool:
-    probe = folder
-    while not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return False
-        probe = parent
-    return os.access(probe, os.W_OK)
-
-
 def interposer(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     """``(path of the built library, "")``, or ``(None, why native reads are not observed)``."""
     env = os.environ if env is None else env
@@ -63,13 +53,15 @@ def interposer(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     tag = sha256(source + os.uname().machine.encode()).hexdigest()[:16]
     name = f"getenv-trace-{tag}.so"
     base = cache_dir(env)
-    folders = [os.path.join(os.path.dirname(SOURCE), "build"),  # beside the install, shared
-               os.path.join(base, "native") if base is not None
-               else os.path.join(_tempdir(), f"runsnap-native-{os.getuid()}")]
-    for folder in folders:
-        if os.path.exists(os.path.join(folder, name)):
-            return os.path.join(folder, name), ""
-    folder = next((f for f in folders if _writable(f)), folders[-1])
+    # Built into runsnap's cache folder, never into the install: pip does not know such a file,
+    # leaves its folder behind on uninstall, and that folder then shadows an editable install
+    # of runsnap as a namespace package. One a packager ships beside the install is used.
+    folder = (os.path.join(base, "native") if base is not None
+              else os.path.join(_tempdir(), f"runsnap-native-{os.getuid()}"))
+    for found in (os.path.join(os.path.dirname(SOURCE), "build", name),
+                  os.path.join(folder, name)):
+        if os.path.exists(found):
+            return found, ""
     lib = os.path.join(folder, name)
     cc = _compiler(env)
     if cc is None:

@@ -62,3 +62,25 @@ def test_python_trace_never_calls_a_native_family_unread(traced, monkeypatch) ->
     assert tracing.read_status(rt, "OTHER_KNOB")[0] == "unread"
     assert tracing.read_status(rt, "HF_HOME")[0] == "read"
     assert tracing.read_status({"traced": False}, "HF_HOME")[0] == "untraced"
+
+
+@needs_cc
+def test_the_interposer_is_built_in_the_cache_never_beside_the_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file written into the install outlives ``pip uninstall``, and its folder then shadows
+    an editable install of runsnap (``pip install .``, a traced run, ``pip install -e .``)."""
+    install = tmp_path / "site-packages" / "runsnap" / "probe" / "native"
+    install.mkdir(parents=True)
+    copy = install / "getenv_trace.c"
+    copy.write_text(Path(native.SOURCE).read_text() + "\n/* a build of its own */\n")
+    monkeypatch.setattr(native, "SOURCE", str(copy))
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "RUNSNAP_CACHE_DIR": str(tmp_path / "cache")}
+    lib, why = native.interposer(env)
+    assert why == "" and lib is not None
+    assert Path(lib).parent == tmp_path / "cache" / "native" and Path(lib).is_file()
+    assert sorted(p.name for p in install.iterdir()) == ["getenv_trace.c"]
+    # one a packager ships beside the install is taken as it is
+    shipped = install / "build" / Path(lib).name
+    shipped.parent.mkdir()
+    shipped.write_bytes(Path(lib).read_bytes())
+    assert native.interposer(env) == (str(shipped), "")
