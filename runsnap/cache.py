@@ -169,17 +169,25 @@ def store_probe(key: str, cwd: str, result: Mapping[str, Any], started_ns: int) 
 
 def _write_json(path: str, data: Any) -> None:
     """Write atomically (a temporary file renamed into place); errors are ignored."""
+    _write_text(path, json.dumps(data))
+
+
+def _write_text(path: str, text: str) -> bool:
+    """Write ``text`` atomically (a temporary file renamed into place); whether it was written
+    (an error, or a lone surrogate no file can hold, leaves nothing)."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(text)
         os.replace(tmp, path)
-    except OSError:
+        return True
+    except (OSError, UnicodeError):
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        return False
 
 
 def program_stamp(program: str, *files: str) -> list[Any]:
@@ -333,23 +341,16 @@ class ScrubbedTexts:
         back several times faster than the text as a JSON string."""
         if self._base is None:
             return
-        path = self._path(key)
-        tmp = f"{path}.{os.getpid()}.tmp"
+        if not _write_text(self._path(key), json.dumps({"spans": spans}) + "\n" + text):
+            return
         try:
-            os.makedirs(self._base, mode=0o700, exist_ok=True)
-            with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-                fh.write(json.dumps({"spans": spans}) + "\n" + text)
-            os.replace(tmp, path)
             mine = [os.path.join(self._base, n) for n in os.listdir(self._base)
                     if n.startswith(f"{self.KIND}-") and n.endswith(".txt")]
             mine.sort(key=lambda p: os.stat(p).st_mtime_ns, reverse=True)
             for old in mine[self.KEEP:]:
                 os.unlink(old)
-        except (OSError, UnicodeError):  # a lone surrogate no file can hold: not kept
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        except OSError:
+            pass
 
     def _path(self, key: str) -> str:
         assert self._base is not None

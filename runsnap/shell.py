@@ -19,6 +19,7 @@ measurement is in benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+import functools
 import os
 
 from runsnap._plain import FrozenRecord
@@ -226,9 +227,6 @@ def start(
 #: The niceness of a program started in the background (the lowest priority).
 BACKGROUND_NICE = 19
 
-_spare: bool | None = None
-
-
 def spare_core(load: float | None = None, cpus: int | None = None) -> bool:
     """Whether this machine has a core to spare: fewer programs wanting a CPU over the last
     minute (``load``, default :func:`os.getloadavg`) than CPUs this process may run on (``cpus``,
@@ -239,12 +237,14 @@ def spare_core(load: float | None = None, cpus: int | None = None) -> bool:
     >>> spare_core(load=64.0, cpus=128), spare_core(load=8.0, cpus=8)
     (True, False)
     """
-    global _spare
-    if load is not None or cpus is not None:
-        return _spare_core(load, cpus)
-    if _spare is None:
-        _spare = _spare_core(None, None)
-    return _spare
+    if load is None and cpus is None:
+        return _machine_spare_core()
+    return _spare_core(load, cpus)
+
+
+@functools.lru_cache(maxsize=1)
+def _machine_spare_core() -> bool:
+    return _spare_core(None, None)
 
 
 def _spare_core(load: float | None, cpus: int | None) -> bool:

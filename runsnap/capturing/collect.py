@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-__all__ = ["build_context", "capture", "capture_pid", "snapshot_from_context", "with_section"]
+__all__ = ["build_context", "capture", "capture_pid", "capture_redactor", "snapshot_from_context",
+           "with_section"]
 
 def build_context(
     argv: Sequence[str] = (),
@@ -56,6 +57,13 @@ def build_context(
         max_diff_bytes=max_diff_bytes,
         started=started,
     )
+
+
+def capture_redactor(key: FingerprintKey, cwd: str, redact: Sequence[str] = (),
+                     keep: Sequence[str] = ()) -> Redactor:
+    """The redactor of one capture: the user's policy (``redact``/``keep`` and the project's
+    settings found from ``cwd``), and the cache of large texts scrubbed before."""
+    return Redactor(key, load_policy(cwd, redact, keep), ScrubbedTexts())
 
 
 def _uuid4_hex() -> str:
@@ -92,7 +100,7 @@ def snapshot_from_context(
     if redactor is None:
         if key is None:
             key = load_key()  # runsnap's own user and environment, not the child's
-        redactor = Redactor(key, load_policy(ctx.cwd), ScrubbedTexts())
+        redactor = capture_redactor(key, ctx.cwd)
     key = redactor.key
     sections: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
@@ -164,7 +172,7 @@ def capture(
         argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes, started=started,
     )
-    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep), ScrubbedTexts())
+    redactor = capture_redactor(load_key(), ctx.cwd, redact, keep)
     snap = snapshot_from_context(ctx, redactor=redactor)
     if output is not None:
         snap = snap.save(output)
@@ -196,7 +204,7 @@ def capture_pid(
         pid, label=label, repos=tuple(repos), models=tuple(models), python=python,
         max_diff_bytes=max_diff_bytes,
     )
-    redactor = Redactor(load_key(), load_policy(ctx.cwd, redact, keep), ScrubbedTexts())
+    redactor = capture_redactor(load_key(), ctx.cwd, redact, keep)
     snap = snapshot_from_context(ctx, extra={"process": section}, redactor=redactor)
     snap = snap.replace(meta={**snap.meta, "launch": "pid"})
     if output is not None:

@@ -7,11 +7,16 @@ from __future__ import annotations
 import os
 
 from runsnap._plain import FrozenRecord
-from runsnap.cache import ScrubbedTexts
-from runsnap.capturing.collect import build_context, snapshot_from_context, with_section
+from runsnap.cache import OwnFiles
+from runsnap.capturing.collect import (
+    build_context,
+    capture_redactor,
+    snapshot_from_context,
+    with_section,
+)
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
 from runsnap.capturing.output import resolve_output
-from runsnap.redact import Redactor, load_key, load_policy
+from runsnap.redact import load_key
 from runsnap.snapshot import Snapshot
 
 TYPE_CHECKING = False
@@ -102,15 +107,13 @@ def run(
         max_diff_bytes=max_diff_bytes, started=started,
     )
     key = load_key()  # runsnap's own user and environment, as in every capture
-    redactor = Redactor(key, load_policy(ctx.cwd, redact, keep), ScrubbedTexts())
+    redactor = capture_redactor(key, ctx.cwd, redact, keep)
     tee = None
     if log is not None:
         try:
             tee = launch.LogTee(log, line_filter=redactor.line_filter())
         except OSError as exc:
             raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
-        from runsnap.cache import OwnFiles
-
         OwnFiles().record(tee.path)  # runsnap's own file: no capture lists it in [git]
     snap = snapshot_from_context(ctx, redactor=redactor)
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}

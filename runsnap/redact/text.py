@@ -4,6 +4,7 @@ redaction asks (:meth:`TextRedactor.is_secret`, :meth:`TextRedactor.fingerprint`
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -336,24 +337,20 @@ class TextRedactor:
         return self.scrub(value, where)
 
 
-_STAMP: list[str] = []
-
-
+@functools.lru_cache(maxsize=1)
 def _code_stamp() -> str:
     """What the result of a scrub depends on besides its input: runsnap's version and the
     size and time of every file of the rules and of this package (an edited rule in a source
     checkout counts as another version)."""
-    if not _STAMP:
-        from runsnap._version import __version__
+    from runsnap._version import __version__
 
-        parts = [__version__]
-        for folder in (os.path.dirname(__file__), os.path.dirname(rules.__file__)):
-            for name in sorted(os.listdir(folder)):
-                if name.endswith((".py", ".txt", ".tsv")):
-                    st = os.stat(os.path.join(folder, name))
-                    parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-        _STAMP.append("\n".join(parts))
-    return _STAMP[0]
+    parts = [__version__]
+    for folder in (os.path.dirname(__file__), os.path.dirname(rules.__file__)):
+        for name in sorted(os.listdir(folder)):
+            if name.endswith((".py", ".txt", ".tsv")):
+                st = os.stat(os.path.join(folder, name))
+                parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts)
 
 
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")

@@ -79,8 +79,8 @@ def render_text(report: NReport, color: bool = False) -> str:
             lines.append("        " + (st.red(text) if row.kind == "odd" and j == 0 else text))
         lines.append(st.dim(f"        why: {short(row.reason, 200)}"))
     if len(listed) > LISTED:
-        more = sum(1 if isinstance(e, NRow) else len(e) for e in listed[LISTED:])
-        lines += ["", st.dim(f"{more} more keys: see them all with --format json")]
+        lines += ["", st.dim(f"{_keys(listed[LISTED:])} more keys: see them all with "
+                             "--format json")]
     hidden = report.hidden
     if hidden and not report.show_all:
         per_rank = [r for r in hidden if r.kind == "per-rank"]
@@ -92,6 +92,11 @@ def render_text(report: NReport, color: bool = False) -> str:
                 lines += ["", st.dim(f"{len(group)} key{'s' if len(group) != 1 else ''} with "
                                      f"{label} hidden (--all shows them): {names}")]
     return "\n".join(lines) + "\n"
+
+
+def _keys(listed: Sequence[NRow | tuple[NRow, ...]]) -> int:
+    """How many keys entries of :func:`~runsnap.diffing.many.entries` hold."""
+    return sum(1 if isinstance(e, NRow) else len(e) for e in listed)
 
 
 def _md_row(i: int, entry: NRow | tuple[NRow, ...], report: NReport) -> str:
@@ -129,12 +134,10 @@ def render_markdown(report: NReport, color: bool = False) -> str:
         lines += _table(listed[:DETAILED], report)
         rest = listed[DETAILED:LISTED]
         if rest:
-            count = sum(1 if isinstance(e, NRow) else len(e) for e in rest)
-            lines += ["", f"<details><summary>{count} more keys</summary>", "",
+            lines += ["", f"<details><summary>{_keys(rest)} more keys</summary>", "",
                       *_table(rest, report, DETAILED + 1), "", "</details>"]
         if len(listed) > LISTED:
-            more = sum(1 if isinstance(e, NRow) else len(e) for e in listed[LISTED:])
-            lines += ["", f"{more} more keys: `runsnap diff --format json`"]
+            lines += ["", f"{_keys(listed[LISTED:])} more keys: `runsnap diff --format json`"]
     hidden = report.hidden
     if hidden and not report.show_all:
         keys = ", ".join(cell(r.key, 60) for r in hidden[:60]) + (
