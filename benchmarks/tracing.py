@@ -192,7 +192,7 @@ def main() -> None:
                       f"1.1x) - {'met' if max(ratio, cpu_ratio) <= 1.1 else 'NOT met'}", ""])
 
     # 4. who-reads against grep over the same files
-    from runsnap.scanning import _record_files, distributions
+    from runsnap.whoreads.search import _record_files, distributions
 
     files: list[str] = []
     for dist in distributions(py):

@@ -29,13 +29,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from runsnap.bisecting import bisect
     from runsnap.capturing import capture, capture_pid, run
-    from runsnap.diffing import Difference, Report, diff
+    from runsnap.diffing import Difference, Report
     from runsnap.errors import RunsnapError, SnapshotError
-    from runsnap.listing import Entry, list_snapshots, load
+    from runsnap.experiments.bisecting import bisect
     from runsnap.render import FORMATS, render_json, render_markdown, render_text
     from runsnap.snapshot import SCHEMA_VERSION, Snapshot
+    from runsnap.snapshot.store import Entry, list_snapshots, load
+    from runsnap.views.compare import diff
 
 __all__ = [
     "FORMATS",
@@ -61,15 +62,15 @@ __all__ = [
 
 _LAZY = {
     "capture": "runsnap.capturing",
-    "bisect": "runsnap.bisecting",
-    "diff": "runsnap.diffing",
+    "bisect": "runsnap.experiments.bisecting",
+    "diff": "runsnap.views.compare",
     "Difference": "runsnap.diffing",
     "Report": "runsnap.diffing",
     "capture_pid": "runsnap.capturing",
     "run": "runsnap.capturing",
-    "load": "runsnap.listing",
-    "list_snapshots": "runsnap.listing",
-    "Entry": "runsnap.listing",
+    "load": "runsnap.snapshot.store",
+    "list_snapshots": "runsnap.snapshot.store",
+    "Entry": "runsnap.snapshot.store",
     "FORMATS": "runsnap.render",
     "render_text": "runsnap.render",
     "render_markdown": "runsnap.render",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap import cache
+from runsnap.base import cache
 from runsnap.redact import FingerprintKey, Policy, Redactor
 from tests.collectors.test_packages import bare_venv, write_dist
 from tests.conftest import asset, git, make_repo

@@ -23,10 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runsnap
-from runsnap import _paths, digest
-from runsnap.capturing import context
+from runsnap.base import digest, paths, pythons
+from runsnap.base.timestamps import utc_timestamp
 from runsnap.capturing.collect import _uuid4_hex
-from runsnap.timestamps import utc_timestamp
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
@@ -36,7 +35,7 @@ DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing",
          "urllib.parse")
 #: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes),
-#: datetime (~2 ms, with math) and hashlib/hmac (~3 ms: OpenSSL's libcrypto; runsnap.digest gives
+#: datetime (~2 ms, with math) and hashlib/hmac (~3 ms: OpenSSL's libcrypto; runsnap.base.digest gives
 #: the same digests). With a child, psutil, which samples the child's memory, imports base64 and
 #: datetime (after the child started), and the --log tee hashes with hashlib.
 NEVER_WITHOUT_A_CHILD = (*NEVER, "base64", "datetime", "hashlib", "hmac")
@@ -95,22 +94,22 @@ _path_parts = st.sampled_from(["", "/", "//", "///", ".", "..", "a", "b.toml", "
 @settings(max_examples=500)
 @given(st.lists(_path_parts, max_size=8).map("".join))
 def test_path_text_is_what_pathlib_writes(text: str) -> None:
-    assert _paths.path_str(text) == str(Path(text))
-    assert _paths.path_str(Path(text)) == str(Path(text))
+    assert paths.path_str(text) == str(Path(text))
+    assert paths.path_str(Path(text)) == str(Path(text))
     try:
         expected = str(Path(text).expanduser())
     except RuntimeError:
         with pytest.raises(RuntimeError):
-            _paths.expand_user(text)
+            paths.expand_user(text)
     else:
-        assert _paths.expand_user(text) == expected
+        assert paths.expand_user(text) == expected
 
 
 def test_a_home_that_cannot_be_found_is_an_error_as_with_pathlib() -> None:
     with pytest.raises(RuntimeError):
         Path("~no-such-user-here/x").expanduser()
     with pytest.raises(RuntimeError):
-        _paths.expand_user("~no-such-user-here/x")
+        paths.expand_user("~no-such-user-here/x")
 
 
 def test_the_snapshot_id_is_still_a_random_uuid4(tmp_path: Path) -> None:
@@ -148,7 +147,7 @@ def test_file_urls_give_the_path_urllib_gives(tail: str) -> None:
         expected = unquote(urlsplit(url).path)
     except ValueError:  # urllib refuses a bracketed host it cannot parse
         return
-    assert context.file_url_path(url) == expected
+    assert pythons.file_url_path(url) == expected
 
 
 @settings(max_examples=2000)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import runsnap
-from runsnap.checking import check
+from runsnap.checks.rules import check
 from runsnap.diffing import compare
 from runsnap.snapshot import Snapshot
 from tests.conftest import asset

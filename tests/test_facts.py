@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import runsnap
-from runsnap.facts import facts
 from runsnap.render.show import summary_lines
+from runsnap.views.facts import facts
 from tests.conftest import asset, make_repo
 
 

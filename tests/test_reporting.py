@@ -13,7 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 import runsnap
-import runsnap.checking
+import runsnap.checks.rules
 from tests.conftest import asset, make_repo
 
 TOKEN = "hf_" + "Q7fLr2mXc9PzK4sVbN8tY3wJ6hD1gA5eU0"
@@ -184,7 +184,7 @@ def test_report_carries_the_check_findings(incident):
     """The findings ``runsnap check`` makes of the snapshot are in its report: here the real
     Kimi-K2.5 target and its EAGLE-3 draft disagree on the context length."""
     _, bad, key = incident
-    found = runsnap.checking.check(runsnap.load(bad)).findings
+    found = runsnap.checks.rules.check(runsnap.load(bad)).findings
     assert any(f.kind == "draft-target" for f in found)
     done = runsnap_cli("report", str(bad), env={"RUNSNAP_KEY_FILE": str(key)})
     assert done.returncode == 0, done.stderr

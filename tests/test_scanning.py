@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runsnap.scanning import Hit, who_reads
+from runsnap.whoreads.search import Hit, who_reads
 from tests.conftest import pip_install
 
 FLAG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"

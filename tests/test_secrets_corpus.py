@@ -422,8 +422,8 @@ def test_label_never_names_a_file_with_a_secret(tmp_path: Path) -> None:
 def test_a_long_text_is_redacted_line_by_line_as_a_whole(tmp_path: Path) -> None:
     """Long texts (a git diff) are searched only on the lines that can hold an assignment, a
     URL or an option: the result is the one each line gives by itself."""
-    from runsnap.fingerprint import FingerprintKey
     from runsnap.redact import Redactor
+    from runsnap.redact.fingerprint import FingerprintKey
 
     key = FingerprintKey(key=b"k" * 32, source="ephemeral")
     secret_lines = [

@@ -8,14 +8,14 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["runsnap.terminal", "runsnap.listing", "runsnap.render.show"])
+@pytest.mark.parametrize("module", ["runsnap.base.terminal", "runsnap.snapshot.store", "runsnap.render.show"])
 def test_docstring_examples(module: str) -> None:
     failures, tried = doctest.testmod(importlib.import_module(module))
     assert tried > 0 and failures == 0
 
 
 def test_fit_keeps_colour_codes_whole_and_closed() -> None:
-    from runsnap.terminal import fit, visible_len
+    from runsnap.base.terminal import fit, visible_len
 
     line = "ab\x1b[31mcdefgh\x1b[0mij"
     cut = fit(line, 5)
@@ -25,7 +25,7 @@ def test_fit_keeps_colour_codes_whole_and_closed() -> None:
 def test_width_from_columns_then_terminal_else_unlimited(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from runsnap.terminal import width
+    from runsnap.base.terminal import width
 
     monkeypatch.setenv("COLUMNS", "123")
     assert width(io.StringIO()) == 123

@@ -260,9 +260,9 @@ def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> None:
 def _exercise(path: Path, base: Path) -> str:
     """Load, show and diff a fuzzed file as the command line does; only SnapshotError may
     come out. Returns how it ended."""
-    from runsnap.diffing import diff
     from runsnap.render.diff import render
     from runsnap.render.show import render_summary
+    from runsnap.views.compare import diff
 
     try:
         snap = load(path)

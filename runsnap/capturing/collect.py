@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import time
 
-from runsnap._paths import current_dir
 from runsnap._version import __version__
-from runsnap.cache import ScrubbedTexts
-from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext, check_python
+from runsnap.base.cache import ScrubbedTexts
+from runsnap.base.paths import current_dir
+from runsnap.base.pythons import check_python
+from runsnap.base.timestamps import utc_timestamp
+from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
-from runsnap.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,8 +94,8 @@ def snapshot_from_context(
     ``redactor`` one made for this capture (it then remembers the secrets it redacted, so the
     outcome written later hides them too).
     """
-    from runsnap.collectors import DERIVED, REGISTRY, merge, start
-    from runsnap.collectors.system import hostname
+    from runsnap.capturing.collectors import DERIVED, REGISTRY, merge, start
+    from runsnap.capturing.collectors.system import hostname
 
     start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
     if redactor is None:
@@ -165,7 +166,7 @@ def capture(
 
     ``env`` defaults to this process's environment and ``cwd`` to the current directory: the
     child would inherit both. Secrets are replaced with fingerprints before anything is kept.
-    ``started``: work begun early for this capture (``{"git": runsnap.collectors.git.
+    ``started``: work begun early for this capture (``{"git": runsnap.capturing.collectors.git.
     prestart(...)}``), taken over when it suits.
     """
     ctx = build_context(

@@ -10,66 +10,24 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import sys
 import time
 
-from runsnap import shell
-from runsnap._paths import current_dir
-from runsnap._plain import FrozenRecord, Record
-from runsnap.argv import is_python_name
+from runsnap.base import programs
+from runsnap.base.argv import is_python_name
+from runsnap.base.paths import current_dir
+from runsnap.base.pythons import add_direct_url, first_error
+from runsnap.base.records import FrozenRecord, Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter", "add_direct_url", "check_python"]
+__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
 
 #: Default cap on the stored uncommitted diff of one repository.
 DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
-
-
-def check_python(prog: str, cwd: str, env: Mapping[str, str]) -> str:
-    """The interpreter ``--python prog`` names, or :class:`~runsnap.errors.UsageError` when it
-    is missing or is not Python, so that nothing is launched on a mistaken ``--python``.
-
-    A name Python interpreters have (``python3.11``, a venv's ``bin/python``) is taken as is;
-    anything else is asked, in one short run, what it is.
-    """
-    from runsnap.errors import UsageError
-
-    if os.sep in prog:
-        path: str | None = prog if os.path.isabs(prog) else os.path.join(cwd, prog)
-    else:
-        path = shell.which(prog, path=env.get("PATH", os.defpath))
-    if path is None or not os.path.exists(path):
-        raise UsageError(f"--python {prog}: no such interpreter")
-    if os.path.isdir(path) or not os.access(path, os.X_OK):
-        raise UsageError(f"--python {prog}: not an executable file")
-    if is_python_name(os.path.basename(path)) or is_python_name(
-            os.path.basename(os.path.realpath(path))):
-        return path
-    answer = shell.run([path, "-c", "import sys; print(sys.implementation.name)"], cwd=cwd,
-                       env=dict(env), timeout=30)
-    if not answer.ok or not answer.text().strip().isidentifier():
-        raise UsageError(f"--python {prog}: not a Python interpreter ({_first_error(answer)})")
-    return path
-
-
-def _first_error(result: shell.Result) -> str:
-    """The line that says what went wrong, and the exit status.
-
-    The first line of the error output, except for a traceback, whose last line says it.
-    """
-    lines = [ln.strip() for ln in result.stderr.decode("utf-8", "replace").splitlines()
-             if ln.strip()]
-    if not lines:
-        out = result.stdout.decode("utf-8", "replace").strip().splitlines()
-        lines = [f"printed {out[0][:80]!r}"] if out and result.ok else []
-    line = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else ""
-    status = f"exit status {result.returncode}"
-    return f"{status}: {line[:300]}" if line else status
 
 
 class Interpreter(FrozenRecord):
@@ -128,7 +86,7 @@ class CaptureContext(Record):
     started: dict[str, Any]
     """Work that collectors began early (see ``collectors.start``), for them to finish."""
 
-    _probe: shell.Pending | None
+    _probe: programs.Pending | None
     _probe_cached: dict[str, Any] | None
     _probe_key: str
     _probe_started_ns: int
@@ -152,7 +110,7 @@ class CaptureContext(Record):
     ) -> None:
         """``env`` defaults to a copy of this process's environment, ``cwd`` to the current
         directory (both read when the context is made). ``started``: work begun early for this
-        capture and handed over (collector name -> its handle, e.g. ``runsnap.collectors.git.
+        capture and handed over (collector name -> its handle, e.g. ``runsnap.capturing.collectors.git.
         prestart``'s plan); a collector checks that it suits before taking it over."""
         self.argv = argv
         self.env = dict(os.environ) if env is None else env
@@ -189,7 +147,7 @@ class CaptureContext(Record):
         if os.sep in prog:
             path = prog if os.path.isabs(prog) else os.path.join(self.cwd, prog)
             return path if os.path.exists(path) else None
-        return shell.which(prog, path=self.env.get("PATH", os.defpath))
+        return programs.which(prog, path=self.env.get("PATH", os.defpath))
 
     def first_path_entry(self) -> str | None:
         """The first ``sys.path`` entry the child's interpreter will have, as CPython sets it.
@@ -268,7 +226,7 @@ class CaptureContext(Record):
                     if os.access(cand, os.X_OK):
                         return Interpreter(cand, f"{var} is set (the active environment)")
         for name in ("python", "python3"):
-            found = shell.which(name, path=self.env.get("PATH", os.defpath))
+            found = programs.which(name, path=self.env.get("PATH", os.defpath))
             if found:
                 return Interpreter(found, f"'{name}' on the child's PATH")
         return Interpreter(sys.executable, "no interpreter on the child's PATH: runsnap's own")
@@ -276,18 +234,18 @@ class CaptureContext(Record):
     def _find(self, prog: str) -> str | None:
         if os.sep in prog:
             return prog if os.path.isabs(prog) else os.path.join(self.cwd, prog)
-        return shell.which(prog, path=self.env.get("PATH", os.defpath))
+        return programs.which(prog, path=self.env.get("PATH", os.defpath))
 
     # ------------------------------------------------------------------ probe
 
     def start_probe(self) -> None:
         """Start the package probe in the child's interpreter, so it runs beside other work.
 
-        A cached answer that still holds (see :mod:`runsnap.cache`) is used instead.
+        A cached answer that still holds (see :mod:`runsnap.base.cache`) is used instead.
         """
         if self._probe is not None or self._probe_cached is not None:
             return
-        from runsnap import cache
+        from runsnap.base import cache
 
         source = _probe_source()
         first = self.first_path_entry()
@@ -302,7 +260,7 @@ class CaptureContext(Record):
                 self._probe_cached = cached
                 return
         self._probe_started_ns = time.time_ns()
-        self._probe = shell.start([self.interpreter.path, "-c", source], cwd=self.cwd,
+        self._probe = programs.start([self.interpreter.path, "-c", source], cwd=self.cwd,
                                   env=self.env)
 
     def probe_ready(self) -> bool:
@@ -335,7 +293,7 @@ class CaptureContext(Record):
             if not result.ok:
                 # never result.error_line(): its argv is the probe's whole source
                 return {"error": f"package probe in {self.interpreter.path} failed with "
-                        f"{_first_error(result)}", "exit_status": result.returncode}
+                        f"{first_error(result)}", "exit_status": result.returncode}
             try:
                 data = json.loads(result.stdout)
             except ValueError as exc:
@@ -343,7 +301,7 @@ class CaptureContext(Record):
                         f"{exc}"}
             if not isinstance(data, dict):
                 return {"error": "package probe printed something other than an object"}
-            from runsnap import cache
+            from runsnap.base import cache
 
             if self._probe_key:
                 cache.store_probe(self._probe_key, self.cwd, data, self._probe_started_ns)
@@ -369,78 +327,6 @@ def _probe_source() -> str:
         return fh.read()
 
 
-def add_direct_url(dist: dict[str, Any]) -> None:
-    """Fill ``direct_url`` (and ``editable``, ``source``) from the dist-info's direct_url.json.
-
-    Read here rather than in the probe, so the probe needs no JSON parser (PEP 610 files exist
-    only for the few editable, VCS and local-path installs).
-    """
-    path = os.path.join(dist.get("location", ""), dist.get("metadata_dir", ""), "direct_url.json")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError:
-        return
-    except ValueError as exc:
-        dist["direct_url"] = {"error": f"direct_url.json is not JSON: {exc}"}
-        return
-    if not isinstance(data, dict):
-        dist["direct_url"] = {"error": "direct_url.json is not an object"}
-        return
-    out: dict[str, Any] = {"url": data.get("url", "")}
-    dir_info = data.get("dir_info") or {}
-    if isinstance(dir_info, dict) and dir_info.get("editable"):
-        out["editable"] = True
-    vcs = data.get("vcs_info")
-    if isinstance(vcs, dict):
-        out["vcs"] = vcs.get("vcs", "")
-        out["commit_id"] = vcs.get("commit_id", "")
-        if vcs.get("requested_revision"):
-            out["requested_revision"] = vcs["requested_revision"]
-    dist["direct_url"] = out
-    if out.get("editable"):
-        dist["editable"] = True
-    url = out["url"]
-    if isinstance(url, str) and url.startswith("file://"):
-        dist["source"] = file_url_path(url)
-
-
-def file_url_path(url: str) -> str:
-    """The local path of a ``file://`` URL, as ``unquote(urlsplit(url).path)`` gives it.
-
-    Written out because :mod:`urllib.parse` (with :mod:`ipaddress`) would be imported by every
-    capture for the editable installs only (its cost: benchmarks/RESULTS.md).
-
-    >>> file_url_path("file:///home/me/src/sgl%20ang?x=1#frag")
-    '/home/me/src/sgl ang'
-    >>> file_url_path("file://localhost/opt/vllm")
-    '/opt/vllm'
-    """
-    rest = url[len("file://"):]
-    for stop in ("#", "?"):
-        rest = rest.partition(stop)[0]
-    slash = rest.find("/")
-    path = rest[slash:] if slash >= 0 else ""
-    if "%" not in path:
-        return path
-    # As unquote does: each run of ASCII characters has its %XX escapes decoded as UTF-8
-    # (undecodable bytes replaced); other characters stay as they are.
-    runs = re.split("([\x00-\x7f]+)", path)
-    for i in range(1, len(runs), 2):
-        raw = bytearray()
-        pieces = runs[i].split("%")
-        raw += pieces[0].encode("ascii")
-        for piece in pieces[1:]:
-            code = piece[:2]
-            if len(code) == 2 and all(c in "0123456789abcdefABCDEF" for c in code):
-                raw.append(int(code, 16))
-                raw += piece[2:].encode("ascii")
-            else:
-                raw += b"%" + piece.encode("ascii")
-        runs[i] = raw.decode("utf-8", "replace")
-    return "".join(runs)
-
-
 def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
     """The Python interpreter a script's ``#!`` line names, if it names one."""
     try:
@@ -458,7 +344,7 @@ def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
         args = [p for p in parts[1:] if not p.startswith("-") and "=" not in p]
         if not args or not is_python_name(os.path.basename(args[0])):
             return None
-        return shell.which(args[0], path=env.get("PATH", os.defpath)) or args[0]
+        return programs.which(args[0], path=env.get("PATH", os.defpath)) or args[0]
     if is_python_name(os.path.basename(parts[0])):
         return parts[0]
     return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from runsnap._paths import current_dir, path_str
+from runsnap.base.paths import current_dir, path_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import re
 
-from runsnap.argv import is_python_name
+from runsnap.base.argv import is_python_name
+from runsnap.base.timestamps import utc_timestamp
 from runsnap.capturing.context import CaptureContext
 from runsnap.errors import ProcessError
-from runsnap.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from runsnap._plain import FrozenRecord
-from runsnap.cache import OwnFiles
+from runsnap.base.cache import OwnFiles
+from runsnap.base.records import FrozenRecord
 from runsnap.capturing.collect import (
     build_context,
     capture_redactor,
@@ -91,8 +91,9 @@ def run(
     the hook's variables, ``[env]`` stays the environment given. Raises
     :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
     """
-    from runsnap import launch, outcome, tracing
+    from runsnap import launch, tracing
     from runsnap.errors import CaptureError
+    from runsnap.launch import outcome
 
     if not argv:
         raise CaptureError("nothing to run: give the command after --")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
-from runsnap._paths import current_dir
+from runsnap.base.paths import current_dir
 from runsnap.cli.boundary import guarded
 from runsnap.cli.capture import run_capture
 from runsnap.cli.options import parse_capture
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if params["pid"] is None:
         # git diff and git status are the slowest part of a capture: set them going on the
         # other core before the rest of runsnap is imported, and hand them to the capture.
-        from runsnap.collectors import git
+        from runsnap.capturing.collectors import git
 
         plan = git.prestart(os.environ, current_dir(), params["repos"], params["max_diff_bytes"])
         if plan is not None:

@@ -110,11 +110,11 @@ def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> 
 
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
     """
+    from runsnap.base.terminal import width
     from runsnap.cli.boundary import untrusted
-    from runsnap.listing import load
     from runsnap.render import show as showing
     from runsnap.render.safe import neutralise_json
-    from runsnap.terminal import width
+    from runsnap.snapshot.store import load
 
     snap = load(snapshot or "@1", snap_dir)
     with untrusted(snap.path_text or str(snapshot)):
@@ -150,14 +150,15 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
     Exit status: 0 no findings, 1 findings, 2 error.
     """
-    from runsnap import checking
+    from runsnap.base.terminal import width
+    from runsnap.checks import check as check_snapshot
     from runsnap.diffing.static import readers_of
-    from runsnap.listing import load
-    from runsnap.terminal import width
+    from runsnap.render.check import render
+    from runsnap.snapshot.store import load
 
     snap = load(snapshot or "@1", snap_dir)
-    report = checking.check(snap, who_reads=readers_of(snap))
-    click.echo(checking.render(report, fmt, width=width()), nl=False)
+    report = check_snapshot(snap, who_reads=readers_of(snap))
+    click.echo(render(report, fmt, width=width()), nl=False)
     sys.exit(1 if report else 0)
 
 
@@ -171,8 +172,9 @@ def ls(fmt: str, snap_dir: str) -> None:
 
     Name them @1 (the newest), @2, ... or @LABEL wherever a snapshot is taken.
     """
-    from runsnap.listing import list_snapshots, render_listing
-    from runsnap.terminal import width
+    from runsnap.base.terminal import width
+    from runsnap.render.listing import render_listing
+    from runsnap.snapshot.store import list_snapshots
 
     click.echo(render_listing(list_snapshots(snap_dir), fmt, width()), nl=False)
 
@@ -188,7 +190,7 @@ def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...]) -> None:
     Values found are replaced by fingerprints under this machine's key; the file is replaced
     whole or not at all. Prints, per file, how many places changed.
     """
-    from runsnap.scrubbing import scrub_file
+    from runsnap.redact.scrub import scrub_file
 
     for path in snapshots:
         changed = scrub_file(path, redact=redact)
@@ -265,11 +267,11 @@ def diff(
     """
     import os
 
-    from runsnap.diffing import diff as do_diff
     from runsnap.diffing import expand
     from runsnap.diffing.rules import load_user_rules
-    from runsnap.listing import newest, resolve
     from runsnap.render import render
+    from runsnap.snapshot.store import newest, resolve
+    from runsnap.views.compare import diff as do_diff
 
     paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
         else newest(snap_dir, 2)
@@ -288,7 +290,7 @@ def diff(
     if color is None:
         color = (output is None and not os.environ.get("NO_COLOR")
                  and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
-    from runsnap.terminal import width
+    from runsnap.base.terminal import width
 
     if stat:
         from runsnap.render.diff import render_stat
@@ -340,9 +342,9 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
       runsnap report good.toml bad.toml --attach report-files/
     """
     from runsnap.errors import UsageError
-    from runsnap.listing import load as load_ref
-    from runsnap.render.report import render as render_report
-    from runsnap.reporting import attach, build
+    from runsnap.render.bugreport import render as render_report
+    from runsnap.snapshot.store import load as load_ref
+    from runsnap.views.bugreport import attach, build
 
     if len(snapshots) > 2:
         raise UsageError("report takes one snapshot, or two (A the reference, B the run "
@@ -379,7 +381,7 @@ def progress_line(what: str) -> Callable[[int, int], None]:
     return show
 
 
-from runsnap.cli.proof import bisect, replay  # noqa: E402 - commands of their own module
+from runsnap.cli.experiments import bisect, replay  # noqa: E402 - commands of their own module
 
 cli.add_command(replay)
 cli.add_command(bisect)

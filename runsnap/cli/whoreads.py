@@ -57,7 +57,8 @@ def parse_who_reads(args: Sequence[str]) -> dict[str, Any] | None:
 
 def run_who_reads(names: Sequence[str], python: str | None, fmt: str) -> int:
     """Search, print, and return the exit status: 0 found, 1 nowhere."""
-    from runsnap.scanning import render, who_reads
+    from runsnap.render.whoreads import render
+    from runsnap.whoreads.search import who_reads
 
     hits = who_reads(names, python)
     sys.stdout.write(render(hits, fmt))

@@ -8,8 +8,8 @@
 The journey: load -> :mod:`~runsnap.diffing.sections` turns each section pair into unranked
 :class:`Difference` records -> :mod:`~runsnap.diffing.rank` scores them and gives reasons ->
 :mod:`runsnap.render` prints. Nothing here touches the live machine except the
-optional ``git log`` between two commits of a repository that is here, and "compare with now"
-(:func:`runsnap.diffing.current.capture_like`), which is a capture followed by an ordinary diff.
+optional ``git log`` between two commits of a repository that is here. "Compare with now" is a
+capture followed by an ordinary diff: :func:`runsnap.views.compare.diff`, the public ``diff``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from runsnap.diffing import evidence, grouping, sections
 from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.many import Progress, compare_rows
 from runsnap.diffing.rank import rank, ranking_key
-from runsnap.diffing.report import (
+from runsnap.diffing.result import (
     CHANGES,
     Difference,
     NReport,
@@ -44,7 +44,6 @@ __all__ = [
     "SnapInfo",
     "compare",
     "compare_many",
-    "diff",
     "differences",
     "expand",
     "newest",
@@ -100,12 +99,12 @@ def compare(
     ``git_log``: when a repository is at another commit and is present on this machine with
     both commits, list the commits between them (the only look at this machine).
     ``b_is_now``: ``b`` is a context captured now, which has not run: what only a run has
-    (:data:`~runsnap.diffing.current.RUN_SECTIONS`) is left out.
+    (:data:`~runsnap.diffing.now.RUN_SECTIONS`) is left out.
     """
     rules, extra = _rules_for((a, b), rules)
     found = differences(a, b, commits_between if git_log else None)
     if b_is_now:
-        from runsnap.diffing.current import NOTE, only_what_now_has
+        from runsnap.diffing.now import NOTE, only_what_now_has
 
         kept = only_what_now_has(found)
         if len(kept) < len(found):
@@ -155,12 +154,6 @@ def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> froze
     return frozenset(out)
 
 
-def _as_snapshot(x: SnapshotLike) -> Snapshot:
-    from runsnap.listing import load as load_named
-
-    return x if isinstance(x, Snapshot) else load_named(x)
-
-
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Snapshot paths with every folder replaced by the snapshot files in it (and below it),
     in natural order (``rank-2`` before ``rank-10``)."""
@@ -173,50 +166,9 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     return out
 
 
-def diff(
-    *snapshots: SnapshotLike,
-    rules: Rules | None = None,
-    ignore: Iterable[str] = (),
-    show_all: bool = False,
-    git_log: bool = True,
-    static: bool = False,
-    progress: Progress | None = None,
-) -> Report | NReport:
-    """Compare snapshots (objects, files, or folders of files): one -> with the current context
-    (captured now for its command, interpreter, repositories and models), two ->
-    :func:`compare`, more -> :func:`compare_many`. ``progress(done, total)`` is called while
-    many files load."""
-    if not snapshots:
-        from runsnap.errors import UsageError
-
-        raise UsageError("diff needs at least one snapshot")
-    rules = (rules or Rules()).with_ignore(ignore)
-    if any(isinstance(s, Snapshot) for s in snapshots):
-        snaps = [_as_snapshot(s) for s in snapshots]
-    else:
-        from runsnap.diffing.bulkload import load_many
-        from runsnap.listing import resolve
-        from runsnap.snapshot import load
-
-        paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
-                        for s in snapshots])  # @1, @label resolved first
-        snaps = load_many(paths, progress=progress) if len(paths) > 2 else [load(p) for p in paths]
-    if len(snaps) == 1:
-        from runsnap.diffing.current import capture_like
-
-        now = capture_like(snaps[0])
-        return compare(snaps[0], now, rules=rules, show_all=show_all, git_log=git_log,
-                       notes=("B is the current context, captured now for A's command",),
-                       b_is_now=True)
-    if len(snaps) == 2:
-        return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log,
-                       static=static)
-    return compare_many(snaps, rules=rules, show_all=show_all)
-
-
 def newest(folder: str | os.PathLike[str], count: int = 2) -> list[str]:
     """The ``count`` newest snapshots in ``folder`` (as ``runsnap ls`` orders them), oldest of
     them first, so ``diff(*newest(".runsnap"))`` compares the last two runs."""
-    from runsnap.listing import newest as newest_in
+    from runsnap.snapshot.store import newest as newest_in
 
     return newest_in(folder, count)

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, normalize_dist, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.readers import read_natively
@@ -63,7 +63,7 @@ BANDS = {"failing-path": (97, 99), "named": (94, 96), "read": (91, 93), "static"
 UNREAD_CEILING = 30
 
 #: ``who_reads(name) -> ["dist  path/file.py:12  read", ...]``: static readers, from the
-#: installed packages (:mod:`runsnap.scanning`), or None when unknown.
+#: installed packages (:mod:`runsnap.whoreads.search`), or None when unknown.
 WhoReads = Callable[[str], Sequence[str]]
 
 

@@ -18,23 +18,23 @@ def commits_between(path: str, sha_a: str, sha_b: str) -> list[str] | None:
     The one place diff looks at this machine: it runs only when the repository is here and both
     commits are in it; otherwise None.
     """
-    from runsnap import shell
+    from runsnap.base import programs
 
     if not os.path.isdir(path):
         return None
-    git = shell.which("git")
+    git = programs.which("git")
     if git is None:
         return None
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     base = [git, "-C", path, "-c", "core.quotepath=off"]
-    check = shell.run([*base, "cat-file", "-e", f"{sha_a}^{{commit}}"], env=env)
-    check_b = shell.run([*base, "cat-file", "-e", f"{sha_b}^{{commit}}"], env=env)
+    check = programs.run([*base, "cat-file", "-e", f"{sha_a}^{{commit}}"], env=env)
+    check_b = programs.run([*base, "cat-file", "-e", f"{sha_b}^{{commit}}"], env=env)
     if not (check.ok and check_b.ok):
         return None
     lines: list[str] = []
     for sign, rng in (("+", f"{sha_a}..{sha_b}"), ("-", f"{sha_b}..{sha_a}")):
-        res = shell.run([*base, "log", "--oneline", "--no-decorate", "-n", "51", rng], env=env)
+        res = programs.run([*base, "log", "--oneline", "--no-decorate", "-n", "51", rng], env=env)
         if not res.ok:
             return None
         found = res.text().splitlines()

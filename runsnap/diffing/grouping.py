@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.evidence import KINDS
-from runsnap.diffing.report import Difference, short
+from runsnap.diffing.result import Difference, short
 from runsnap.knowledge.devices import visible_devices
 
 __all__ = ["GROUPERS", "Group", "group"]

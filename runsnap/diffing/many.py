@@ -22,7 +22,7 @@ from typing import Any
 
 from runsnap.diffing import sections
 from runsnap.diffing.rank import rank, ranking_key
-from runsnap.diffing.report import Difference, NReport, NRow, SnapInfo, group_values, short
+from runsnap.diffing.result import Difference, NReport, NRow, SnapInfo, group_values, short, who
 from runsnap.diffing.rules import Rules
 from runsnap.snapshot import Snapshot, ordered_sections
 
@@ -216,55 +216,6 @@ def _per_identity(values: Sequence[Any], groups: Sequence[tuple[Any, list[int]]]
         if _partition(ident) == mine:
             return what
     return ""
-
-
-def who(members: Sequence[int], infos: Sequence[SnapInfo], limit: int = 3) -> str:
-    """The snapshots at ``members`` in a few words: by host with their ranks when known.
-
-    >>> infos = [SnapInfo(None, str(i), "", "", f"node-{i // 2}", rank=i) for i in range(6)]
-    >>> who([3], infos), who([2, 3], infos), who([1, 2, 5], infos)
-    ('node-1 rank 3', 'node-1 (ranks 2-3)', 'node-0 rank 1, node-1 rank 2, node-2 rank 5')
-    """
-    by_host: dict[str, list[int]] = {}
-    anonymous: list[int] = []
-    for m in members:
-        if infos[m].host:
-            by_host.setdefault(infos[m].host, []).append(m)
-        else:
-            anonymous.append(m)
-    parts: list[str] = []
-    for host, ms in by_host.items():
-        ranks = [infos[m].rank for m in ms]
-        if any(r is None for r in ranks):
-            if len(by_host) == 1 and len(ms) <= limit:
-                parts += [infos[m].name for m in ms]
-            else:
-                parts.append(host if len(ms) == 1 else f"{host} ({len(ms)} snapshots)")
-        elif len(ms) == 1:
-            parts.append(f"{host} rank {ranks[0]}")
-        else:
-            parts.append(f"{host} ({_ranges([r for r in ranks if r is not None])})")
-    parts += [infos[m].name for m in anonymous]
-    if len(parts) > limit:
-        rest = len(parts) - limit
-        parts = parts[:limit] + [f"{rest} more ({len(members)} snapshots in all)"]
-    return ", ".join(parts)
-
-
-def _ranges(ranks: Sequence[int]) -> str:
-    """``ranks 2-5, 9``."""
-    rs = sorted(set(ranks))
-    spans: list[str] = []
-    start = prev = rs[0]
-    for r in [*rs[1:], None]:
-        if r is not None and r == prev + 1:
-            prev = r
-            continue
-        spans.append(str(start) if start == prev else f"{start}-{prev}")
-        if r is not None:
-            start = prev = r
-    text = ", ".join(spans[:4]) + (", …" if len(spans) > 4 else "")
-    return f"rank{'s' if len(rs) > 1 else ''} {text}"
 
 
 def _val(value: Any, limit: int) -> str:

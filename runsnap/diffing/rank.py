@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from runsnap.diffing import sections
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, matches
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import SECTION_ORDER

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runsnap.diffing.evidence import Evidence
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.errors import UsageError
 
 __all__ = ["Rules", "Verdict", "find_config", "load_user_rules", "matches"]

@@ -2,7 +2,7 @@
 
 When neither run was traced, :func:`who_reads_for` gives the diagnosis (:mod:`evidence`, kind
 ``static``) a look-up into the installed code of the runs' interpreter: the distributions a
-snapshot lists, searched with ``who-reads`` (:func:`runsnap.scanning.who_reads`) where they are
+snapshot lists, searched with ``who-reads`` (:func:`runsnap.whoreads.search.who_reads`) where they are
 installed on this machine (the same machine, or the same image). Declarations, reads and
 names in shared libraries count; mentions (messages, comments) do not. The one other look at
 this machine besides ``git log``; ``compare(..., static=False)`` turns it off.
@@ -69,7 +69,7 @@ def readers_of(snap: Any) -> Callable[[str], Sequence[str]] | None:
 
     @functools.lru_cache(maxsize=256)
     def find(name: str) -> tuple[str, ...]:
-        from runsnap.scanning import who_reads
+        from runsnap.whoreads.search import who_reads
 
         try:
             hits = who_reads(name, dists=dists)

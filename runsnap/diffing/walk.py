@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 
 __all__ = ["Parts", "compare_lists", "dedupe", "dotted", "errors", "generic", "keyed",
            "locator", "walk"]

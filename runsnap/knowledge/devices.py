@@ -1,5 +1,5 @@
 """What the CUDA runtime makes of a ``*_VISIBLE_DEVICES`` value: shared by the inference of
-``torch.cuda.is_available()`` (:mod:`runsnap.collectors.availability`) and by ``diff``'s line
+``torch.cuda.is_available()`` (:mod:`runsnap.capturing.collectors.availability`) and by ``diff``'s line
 saying which devices each run saw (:mod:`runsnap.diffing.grouping`)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CORE_PACKAGES", "is_core_package", "normalize_name"]
+__all__ = ["CORE_PACKAGES", "is_core_package", "normalize_name", "version_change"]
 
 #: Distributions at the core of serving and training stacks: their versions change kernels,
 #: defaults and supported models.
@@ -40,3 +40,22 @@ def is_core_package(name: str) -> bool:
 
 #: Name starts of the CUDA libraries' wheels (``nvidia-cusparse-cu12``, ``cuda-bindings``...).
 CORE_PREFIXES = ("nvidia-", "cuda-", "cupy-", "flashinfer-", "sgl-", "vllm-")
+
+
+def version_change(x: str, y: str) -> str:
+    """``upgraded``, ``downgraded`` or ``changed`` (PEP 440; unparsable versions: ``changed``).
+
+    >>> version_change("2.9.0", "2.10.0"), version_change("1.0", "1.0rc1"), version_change("a", "b")
+    ('upgraded', 'downgraded', 'changed')
+    """
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        va, vb = Version(x), Version(y)
+    except InvalidVersion:
+        return "changed"
+    if vb > va:
+        return "upgraded"
+    if vb < va:
+        return "downgraded"
+    return "changed"  # equal by PEP 440 but spelt differently (1.0 vs 1.0.0)

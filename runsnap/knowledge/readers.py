@@ -4,7 +4,7 @@ too); the values a reader accepts, from ``env-values.tsv`` (SGLang's declared ``
 ``EnvInt`` and ``EnvFloat``, NCCL's parameters).
 
 Diagnosis (:mod:`runsnap.diffing.evidence`) asks it before calling a variable unread; check
-(:mod:`runsnap.checking`) asks it what a reader accepts.
+(:mod:`runsnap.checks.rules`) asks it what a reader accepts.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ import math
 import os
 import re
 
-from runsnap._paths import current_dir
-from runsnap._plain import FrozenRecord
+from runsnap.base.paths import current_dir
+from runsnap.base.records import FrozenRecord
 from runsnap.knowledge import rule_lines
 
 TYPE_CHECKING = False

@@ -2,7 +2,7 @@
 ``torch.__config__.show()`` (``builds.torch.config``), the switches of ``TorchConfig.cmake``
 (``builds.torch.switches``), the C++ ABI, and whether torch can use the GPUs
 (``cuda_available``, ``xpu_available``, inferred with a reason by
-:mod:`runsnap.collectors.availability`). Diff ranks with it
+:mod:`runsnap.capturing.collectors.availability`). Diff ranks with it
 (:mod:`runsnap.diffing.sections.facts`).
 """
 
@@ -76,10 +76,23 @@ _NEW = ("config", "switches", "cxx11_abi", "xnnpack_available", "cuda_available"
         "xpu_available")
 
 
+#: How CMake writes a true and a false switch in torch's build files.
+CMAKE_TRUE = {"ON", "1", "TRUE", "YES", "Y"}
+CMAKE_FALSE = {"OFF", "0", "FALSE", "NO", "N", ""}
+
+
+def switch(value: Any) -> bool | None:
+    """A CMake boolean as written in these files (``ON``, ``1``, ``OFF``, ``0``, empty: unset).
+
+    >>> switch("ON"), switch("1"), switch("OFF"), switch(""), switch("mkl")
+    (True, True, False, False, None)
+    """
+    text = str(value).strip().upper()
+    return True if text in CMAKE_TRUE else False if text in CMAKE_FALSE else None
+
+
 def _switch(value: Any) -> Any:
     """``ON``/``1``/``TRUE`` and ``OFF``/``0``/empty written alike (both spellings occur)."""
-    from runsnap.collectors.torchconfig import switch
-
     got = switch(value) if isinstance(value, str) else None
     return value if got is None else got
 

@@ -3,7 +3,7 @@ stream, and the ``--log`` tee.
 
 * stdout/stderr that are **not terminals** become pipes; a reader thread per stream writes each
   chunk to runsnap's own stream, to the ``--log`` file and to a
-  :class:`~runsnap.outcome.StreamWatch`. If runsnap's stream goes away (EPIPE, EIO from a closed
+  :class:`~runsnap.launch.outcome.StreamWatch`. If runsnap's stream goes away (EPIPE, EIO from a closed
   terminal) relaying stops but reading goes on, so the child never blocks on a full pipe.
 * stdout/stderr that **are terminals** become a pseudo-terminal each (``pty``), with the real
   terminal's settings and window size copied onto it: the child still sees a terminal (colours,
@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 
-from runsnap.outcome import StreamWatch
+from runsnap.launch.outcome import StreamWatch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

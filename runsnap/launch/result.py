@@ -1,17 +1,17 @@
 """What happened to one launch: :class:`LaunchResult`, plain data that
-:func:`runsnap.outcome.build` turns into ``[outcome]``."""
+:func:`runsnap.launch.outcome.build` turns into ``[outcome]``."""
 
 from __future__ import annotations
 
 import signal
 import time
 
-from runsnap._plain import Record, field
-from runsnap.timestamps import utc_timestamp
+from runsnap.base.records import Record, field
+from runsnap.base.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from runsnap.outcome import StreamWatch
+    from runsnap.launch.outcome import StreamWatch
 
 __all__ = ["RSS_INTERVAL", "LaunchResult", "exit_status_for", "utc_now"]
 

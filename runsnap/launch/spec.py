@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from runsnap._paths import current_dir
-from runsnap._plain import FrozenRecord
+from runsnap.base.paths import current_dir
+from runsnap.base.records import FrozenRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 
-from runsnap._paths import child_cwd, current_dir
+from runsnap.base.paths import child_cwd, current_dir
 from runsnap.launch.relay import flush_own_streams
 from runsnap.launch.result import LaunchResult, utc_now
 

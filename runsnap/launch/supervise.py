@@ -8,11 +8,11 @@ import signal
 import time
 
 from runsnap.launch import start
+from runsnap.launch.outcome import DEFAULT_TAIL_LINES
 from runsnap.launch.relay import Streams, flush_own_streams
 from runsnap.launch.result import RSS_INTERVAL, LaunchResult, exit_status_for, utc_now
 from runsnap.launch.signals import DEFAULT_KILL_GRACE, SignalGuard, reap_forcefully
 from runsnap.launch.watch import RssSampler
-from runsnap.outcome import DEFAULT_TAIL_LINES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ What counts as a secret (the rules are data in :mod:`runsnap.knowledge.secrets`)
 
 from __future__ import annotations
 
-from runsnap.fingerprint import FingerprintKey, load_key
 from runsnap.knowledge.secrets import Policy, load_policy
+from runsnap.redact.fingerprint import FingerprintKey, load_key
 from runsnap.redact.names import is_fingerprint, is_secret_name, looks_like_credential
 from runsnap.redact.structures import Redactor
 

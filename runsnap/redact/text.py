@@ -8,10 +8,10 @@ import functools
 import os
 import re
 
-from runsnap.digest import Hmac, sha256, text_sha256
-from runsnap.fingerprint import FingerprintKey
+from runsnap.base.digest import Hmac, sha256, text_sha256
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
+from runsnap.redact.fingerprint import FingerprintKey
 from runsnap.redact.names import (
     FINGERPRINT,
     MIN_KNOWN,
@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from runsnap.cache import ScrubbedTexts
+    from runsnap.base.cache import ScrubbedTexts
 
 __all__ = ["TextRedactor"]
 

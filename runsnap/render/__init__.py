@@ -10,7 +10,7 @@ takes anything runsnap reports on and gives exactly what the command line prints
 * a diff report (:class:`runsnap.Report`, or the N-way report) -> ``runsnap diff``;
 * a :class:`runsnap.Snapshot` -> ``runsnap show``;
 * the list :func:`runsnap.list_snapshots` returns -> ``runsnap ls``;
-* a :class:`runsnap.bisecting.BisectResult` -> ``runsnap bisect``.
+* a :class:`runsnap.experiments.bisecting.BisectResult` -> ``runsnap bisect``.
 
     report = runsnap.diff("@good", "@1")
     print(runsnap.render_markdown(report))
@@ -42,7 +42,7 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
 
         return show.render(obj, format, width if format == "text" else 0)
     if isinstance(obj, list) and all(type(e).__name__ == "Entry" for e in obj):
-        from runsnap.listing import render_listing
+        from runsnap.render.listing import render_listing
 
         if format == "markdown":
             raise UsageError("a list of snapshots has no Markdown form (text or json)")
@@ -51,7 +51,7 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         from runsnap.render import bisect
 
         return bisect.render(obj, format, width if format == "text" else 0)
-    from runsnap.diffing.report import NReport, Report
+    from runsnap.diffing.result import NReport, Report
 
     if isinstance(obj, (Report, NReport)):
         from runsnap.render.diff import render as render_report

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from runsnap.render.style import cell, fence, md_text
 
 if TYPE_CHECKING:
-    from runsnap.bisecting import BisectResult
+    from runsnap.experiments.bisecting import BisectResult
 
 __all__ = ["render"]
 
@@ -19,7 +19,7 @@ def _text(value: Any, limit: int = 60) -> str:
     >>> _text(None), _text("a\\x1b[2Jb"), _text(True)
     ('(unset)', 'a\\\\x1b[2Jb', '(flag)')
     """
-    from runsnap.diffing.report import short
+    from runsnap.diffing.result import short
 
     return short(value, limit)
 
@@ -84,7 +84,7 @@ def render_text(result: BisectResult, width: int = 0) -> str:
         lines += ["", f"Trials: {result.folder}/ (trial-NN.toml and .log for each of "
                   f"{len(result.runs)}; bisect.json)"]
     if width:
-        from runsnap.terminal import wrap
+        from runsnap.base.terminal import wrap
 
         lines = [part for line in lines for part in
                  wrap(line, width, " " * (len(line) - len(line.lstrip(" ")) + 2))]

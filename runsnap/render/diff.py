@@ -12,10 +12,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runsnap.diffing.report import Difference, NReport, Report, SnapInfo, short
-from runsnap.outcome import without_timestamp
+from runsnap.base.terminal import clean, fit, wrap
+from runsnap.diffing.result import Difference, NReport, Report, SnapInfo, short
+from runsnap.launch.outcome import without_timestamp
 from runsnap.render.style import LIKELY, Style, cell, fence, md_text
-from runsnap.terminal import clean, fit, wrap
 
 __all__ = ["FORMATS", "RENDERERS", "render", "render_json", "render_markdown", "render_text"]
 
@@ -188,7 +188,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     """The terminal report: a one-line verdict, the snapshots, what happened, the most likely
     causes in detail, then the other differences one line each, grouped by section.
 
-    ``width``: the terminal's (:func:`runsnap.terminal.width`); every line is cut to it (the
+    ``width``: the terminal's (:func:`runsnap.base.terminal.width`); every line is cut to it (the
     first error gets all of it), 0 for no limit."""
     if isinstance(report, NReport):
         return "".join(fit(line, width) + "\n"

@@ -1,4 +1,4 @@
-"""``runsnap show``: a readable summary of one snapshot (its facts, :mod:`runsnap.facts`, key
+"""``runsnap show``: a readable summary of one snapshot (its facts, :mod:`runsnap.views.facts`, key
 facts first, then each section with its counts), one section in full, or the snapshot as JSON or
 Markdown."""
 
@@ -8,10 +8,10 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from runsnap.facts import Facts, facts
-from runsnap.render.environment import render_markdown, render_text
+from runsnap.render.hostsummary import render_markdown, render_text
 from runsnap.render.style import fence
 from runsnap.snapshot import Snapshot, ordered_sections
+from runsnap.views.facts import Facts, facts
 
 __all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary", "size",
            "status_line", "summary_lines"]
@@ -36,9 +36,9 @@ def size(n: int) -> str:
 def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True) -> str:
     """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
     and a value's control characters are shown escaped. The facts come from
-    :func:`runsnap.facts.facts`."""
+    :func:`runsnap.views.facts.facts`."""
+    from runsnap.base.terminal import clean, fit, wrap
     from runsnap.render.safe import neutralise_data
-    from runsnap.terminal import clean, fit, wrap
 
     # every value escaped before it is laid out, so a newline inside one cannot fake a line
     snap = snap.replace(meta=neutralise_data(dict(snap.meta)),
@@ -310,7 +310,7 @@ def render_section(snap: Snapshot, name: str) -> str:
         lines += _flat(data, "")
     for e in data.get("errors") or [] if name != "meta" else []:
         lines.append(f"error: {e}")
-    from runsnap.terminal import clean
+    from runsnap.base.terminal import clean
 
     return "".join(clean(line) + "\n" for line in lines)
 

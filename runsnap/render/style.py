@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runsnap.diffing.report import short
+from runsnap.diffing.result import short
 
 __all__ = ["LIKELY", "Style", "cell", "fence", "md_text"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from runsnap._paths import path_str
+from runsnap.base.paths import path_str
 
 __all__ = ["atomic_write"]
 

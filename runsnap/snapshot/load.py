@@ -7,7 +7,7 @@ import os
 import stat
 import sys
 
-from runsnap._paths import path_str
+from runsnap.base.paths import path_str
 from runsnap.errors import SnapshotError
 from runsnap.snapshot import validate
 from runsnap.snapshot.codec import decode

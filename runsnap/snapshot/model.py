@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from runsnap._paths import path_str
-from runsnap._plain import FrozenRecord
 from runsnap._version import __version__
+from runsnap.base.paths import path_str
+from runsnap.base.records import FrozenRecord
 from runsnap.errors import CaptureError, SnapshotError
 from runsnap.snapshot.atomic import atomic_write
 from runsnap.snapshot.codec import encode
@@ -58,7 +58,7 @@ class Snapshot(FrozenRecord):
     """
 
     # The path is kept as text and made a Path when asked for: the capture path does not import
-    # pathlib (see runsnap/_paths.py).
+    # pathlib (see runsnap/base/paths.py).
     __slots__ = ("meta", "sections", "schema", "_path")
     _fields = _repr_fields = ("meta", "sections", "schema", "path")
     _eq_fields = ("meta", "sections", "schema")

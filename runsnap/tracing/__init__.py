@@ -18,7 +18,7 @@ import functools
 import os
 import re
 
-from runsnap.shell import which
+from runsnap.base.programs import which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ import os
 import subprocess
 import sys
 
-from runsnap.cache import cache_dir
-from runsnap.digest import sha256
-from runsnap.shell import which
+from runsnap.base.cache import cache_dir
+from runsnap.base.digest import sha256
+from runsnap.base.programs import which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap import shell
+from runsnap.base import programs
+from runsnap.capturing.collectors import git as gitc
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES
-from runsnap.collectors import git as gitc
 from tests.conftest import git, make_repo
 
 
@@ -165,7 +165,7 @@ def test_git_started_ahead_runs_in_the_background(repo: Path) -> None:
     # git's answers are wanted only after runsnap's own work, which a capture waits for
     plan = gitc.prestart(_env(repo), str(repo), (), DEFAULT_MAX_DIFF_BYTES)
     assert plan is not None
-    want = (shell.BACKGROUND_NICE if shell.spare_core()
+    want = (programs.BACKGROUND_NICE if programs.spare_core()
             else os.getpriority(os.PRIO_PROCESS, 0))
     try:
         (cand,) = plan.candidates

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import runsnap
-from runsnap.collectors.gpu import parse_amd, parse_query, parse_topology
+from runsnap.capturing.collectors.gpu import parse_amd, parse_query, parse_topology
 from tests.conftest import asset
 
 H100 = {"index": 0, "name": "NVIDIA H100 80GB HBM3",

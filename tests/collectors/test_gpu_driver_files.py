@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.collectors import gpu as gpu_collector
-from runsnap.collectors import nvdriver
-from runsnap.collectors.nvdriver import parse_version, read_driver
+from runsnap.capturing.collectors import gpu as gpu_collector
+from runsnap.capturing.collectors import nvdriver
+from runsnap.capturing.collectors.nvdriver import parse_version, read_driver
 from tests.collectors.test_gpu import smi_path
 from tests.collectors.test_torch_build import install_torch
 from tests.conftest import asset

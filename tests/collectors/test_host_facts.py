@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.collectors import cgroup, cpu, limits, network
+from runsnap.capturing.collectors import cgroup, cpu, limits, network
 from tests.conftest import asset
 
 P5 = str(asset("sysfs", "p5-h100x8"))
@@ -182,7 +182,7 @@ def test_capture_puts_every_part_into_system_with_its_own_time(tmp_path: Path) -
 def test_docstring_examples_of_the_fact_collectors() -> None:
     import doctest
 
-    from runsnap.collectors import builds, conda, gpu, sysread, toolchain
+    from runsnap.capturing.collectors import builds, conda, gpu, sysread, toolchain
 
     for module in (sysread, cpu, cgroup, gpu, toolchain, builds, conda):
         failures, tried = doctest.testmod(module)

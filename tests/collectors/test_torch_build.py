@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.collectors.availability import cuda_available
-from runsnap.collectors.gpu import parse_header
-from runsnap.collectors.torchconfig import build_strings, settings_line, switches
-from runsnap.environment import environment
+from runsnap.capturing.collectors.availability import cuda_available
+from runsnap.capturing.collectors.gpu import parse_header
+from runsnap.capturing.collectors.torchconfig import build_strings, settings_line, switches
+from runsnap.views.hostsummary import environment
 from tests.collectors.test_gpu import printing, smi_path
 from tests.collectors.test_toolchain_builds import dist
 from tests.conftest import asset
@@ -195,7 +195,7 @@ def test_a_torch_1_9_source_build_in_the_older_formats(tmp_path: Path) -> None:
 
 def test_parsers_on_what_no_release_shows_here() -> None:
     """A value with escaped quotes, a header without the table, no macros.h at all."""
-    from runsnap.collectors.torchconfig import read
+    from runsnap.capturing.collectors.torchconfig import read
 
     assert build_strings('CAFFE2_BUILD_STRINGS {\\\n {"X", "a \\"b\\""}, \\\n}') == {
         "X": 'a "b"'}
@@ -272,7 +272,7 @@ def test_a_rocm_build_counts_the_amd_gpus_it_may_see(tmp_path: Path) -> None:
 def test_an_xpu_build_needs_an_intel_gpu(tmp_path: Path) -> None:
     """torch.version.xpu is a date-like string ("20250101", as torch's own inductor code
     describes it); an Intel GPU is a DRM render node whose PCI vendor is 0x8086."""
-    from runsnap.collectors.availability import xpu_available
+    from runsnap.capturing.collectors.availability import xpu_available
 
     xpu = {"version": "2.13.0+xpu", "xpu": "20250101"}
     root = tmp_path / "root"
@@ -312,9 +312,9 @@ def test_show_prints_collect_env_lines_with_reasons_and_the_build_settings(tmp_p
            " visible; driver 590.48.01: the driver supports CUDA 13.1" in md
     text = show.render(snap, "text")
     assert "    Is XNNPACK available" in text
-    from runsnap import reporting
-    from runsnap.render import report
+    from runsnap.render import bugreport as render_bugreport
+    from runsnap.views import bugreport
 
-    pasted = report.render(reporting.build([snap]), "markdown")
+    pasted = render_bugreport.render(bugreport.build([snap]), "markdown")
     assert "| torch.cuda.is\\_available\\(\\) | `True (torch 2.9.0+cu128 is built with CUDA " \
            "12.8; 1 of 1 GPU(s) visible" in pasted

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runsnap.collectors.gpu import parse_topology
+from runsnap.capturing.collectors.gpu import parse_topology
 from runsnap.diffing import compare
 from runsnap.snapshot import Snapshot, loads
 from tests.collectors.test_gpu import smi_path

@@ -61,7 +61,7 @@ def test_diff_one_snapshot_against_now(cap, tmp_path, monkeypatch):
 
 
 def test_context_args_repeat_the_capture(cap, repo, tmp_path):
-    from runsnap.diffing.current import context_args
+    from runsnap.capturing.like import context_args
 
     snap = cap(argv=[sys.executable, "-c", "pass"], cwd=tmp_path, repos=[str(repo)],
                models=[str(tmp_path)], python=sys.executable)

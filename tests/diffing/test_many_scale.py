@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 import runsnap
 from runsnap.diffing.bulkload import SectionCache, load_many, snapshot_files
-from runsnap.diffing.many import who
-from runsnap.diffing.report import SnapInfo
+from runsnap.diffing.result import SnapInfo, who
 from runsnap.errors import SnapshotError
 from runsnap.render import render
 from runsnap.snapshot import Snapshot, load

@@ -57,7 +57,7 @@ def test_a_variable_an_installed_package_reads_ranks_above_the_name_rules(tmp_pa
 def test_check_knows_the_names_installed_packages_declare(tmp_path, cli_invoke):
     """A name one letter from a known one is no misspelling when an installed package of the
     run's interpreter declares it (a newer release than runsnap's list)."""
-    from runsnap.checking import check
+    from runsnap.checks.rules import check
 
     newer = "SGLANG_ENABLE_TORCH_COMPILES"
     py = _venv_with_reader(tmp_path / "venv", newer)

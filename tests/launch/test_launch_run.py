@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runsnap import capturing, launch, outcome
-from runsnap.launch import LaunchResult, LaunchSpec, LogTee
+from runsnap import capturing, launch
+from runsnap.launch import LaunchResult, LaunchSpec, LogTee, outcome
 from tests.launch.launch_helpers import py
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runsnap.launch import LaunchResult
-from runsnap.outcome import StreamWatch, build, clean_line, is_error_line, is_warning_line
+from runsnap.launch.outcome import StreamWatch, build, clean_line, is_error_line, is_warning_line
 
 
 def test_tail_keeps_the_last_lines_across_split_chunks() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from runsnap import outcome
-from runsnap.launch import LaunchSpec, run
-from runsnap.tracebacks import parse
+from runsnap.launch import LaunchSpec, outcome, run
+from runsnap.launch.tracebacks import parse
 
 
 def _run(tmp_path: Path, code: str) -> dict:

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from runsnap.bisecting import Options
+from runsnap.experiments.bisecting import Options
 from tests.proof.conftest import bisect, capture, child, keys, runsnap
 
 

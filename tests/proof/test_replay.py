@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from runsnap.replaying import restore
+from runsnap.experiments.replaying import restore
 from runsnap.snapshot import load
 from tests.conftest import git, make_repo
 from tests.proof.conftest import capture, child, runsnap

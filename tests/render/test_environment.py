@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import runsnap
-from runsnap.environment import environment
 from runsnap.render import show
-from runsnap.render.environment import render_markdown
+from runsnap.render.hostsummary import render_markdown
+from runsnap.views.hostsummary import environment
 from tests.collectors.test_gpu import smi_path
 from tests.collectors.test_toolchain_builds import wheel_layout
 from tests.conftest import run_runsnap

@@ -2,8 +2,8 @@
 and its scoring side by side, so adding a section touches one file.
 
 Each module has ``compare(a, b)``, which takes the two sections (``{}`` when a snapshot lacks
-one) and returns unranked :class:`~runsnap.diffing.report.Difference` records, each with its
-locator (:attr:`~runsnap.diffing.report.Difference.path`), and ``score(d, rules)``, which
+one) and returns unranked :class:`~runsnap.diffing.result.Difference` records, each with its
+locator (:attr:`~runsnap.diffing.result.Difference.path`), and ``score(d, rules)``, which
 returns ``(score, reason, hidden)`` from the section's own rules. Both are pure functions over
 plain data; git's comparison may be handed :func:`runsnap.diffing.gitlog.commits_between`, the
 one look at this machine.
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from runsnap.diffing.gitlog import CommitLog
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.sections import (
     command,

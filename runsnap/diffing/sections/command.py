@@ -1,5 +1,5 @@
 """``[command]``: options one by one, the remaining arguments position by position, the
-executable and the working directory (argv split by :mod:`runsnap.argv`, as capture splits it)."""
+executable and the working directory (argv split by :mod:`runsnap.base.argv`, as capture splits it)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from runsnap.argv import positionals
-from runsnap.diffing.report import Difference
+from runsnap.base.argv import positionals
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.walk import keyed, locator
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.walk import dotted, locator, walk
 from runsnap.knowledge import torchbuild
 
@@ -287,7 +287,7 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Engine builds (``builds.torch.cuda``...), the CUDA/ROCm libraries (``libraries.nccl``),
     conda packages (``conda.NAME``)."""
-    from runsnap.diffing.sections.packages import version_change
+    from runsnap.knowledge.packages import version_change
 
     out: list[Difference] = []
     if both := _part(a, b, "builds"):

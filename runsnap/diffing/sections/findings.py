@@ -1,7 +1,7 @@
 """``check`` findings as differences: what is wrong in one run and not in the other.
 
 A draft shorter than its target in both runs is no difference; a misspelt ``NCCL_*`` variable
-in B only is one. :func:`compare` runs :func:`runsnap.checking.check` on both snapshots and
+in B only is one. :func:`compare` runs :func:`runsnap.checks.rules.check` on both snapshots and
 returns each finding one side does not share as a difference of the pseudo-section ``check``,
 its locator ``("check", KIND, *the finding's path)`` (the grouping puts it under the difference
 at that path when there is one).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 
 __all__ = ["compare", "score"]
@@ -19,7 +19,7 @@ __all__ = ["compare", "score"]
 
 def compare(a: Any, b: Any) -> list[Difference]:
     """The findings of A not in B (``removed``) and of B not in A (``added``)."""
-    from runsnap.checking import check, unshared
+    from runsnap.checks.rules import check, unshared
 
     only_a, only_b = unshared(check(a), check(b))
     out = [Difference("check", f"{f.kind} {'/'.join(f.path)}", "removed", f.message, None,

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.gitlog import CommitLog
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.walk import dedupe, dotted, locator, walk
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.walk import dotted, keyed, locator, walk
 from runsnap.knowledge.models import config_field_reason

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
-from runsnap.outcome import without_timestamp
+from runsnap.launch.outcome import without_timestamp
 
 __all__ = ["compare", "score"]
 

@@ -7,38 +7,19 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
-from runsnap.knowledge.packages import is_core_package
+from runsnap.knowledge.packages import is_core_package, version_change
 
-__all__ = ["compare", "score", "version_change"]
+__all__ = ["compare", "score"]
 
 _NORMALIZE = re.compile(r"[-_.]+")
 
 
 def _norm(name: str) -> str:
     return _NORMALIZE.sub("-", name).lower()
-
-
-def version_change(x: str, y: str) -> str:
-    """``upgraded``, ``downgraded`` or ``changed`` (PEP 440; unparsable versions: ``changed``).
-
-    >>> version_change("2.9.0", "2.10.0"), version_change("1.0", "1.0rc1"), version_change("a", "b")
-    ('upgraded', 'downgraded', 'changed')
-    """
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        va, vb = Version(x), Version(y)
-    except InvalidVersion:
-        return "changed"
-    if vb > va:
-        return "upgraded"
-    if vb < va:
-        return "downgraded"
-    return "changed"  # equal by PEP 440 but spelt differently (1.0 vs 1.0.0)
 
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:

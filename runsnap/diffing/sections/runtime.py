@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 
 __all__ = ["compare", "score"]

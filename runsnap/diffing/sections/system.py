@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runsnap.diffing.report import Difference
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import compare_lists

@@ -1,0 +1,153 @@
+"""``runsnap replay`` and ``runsnap bisect``: prove a cause by launching again.
+
+Thin click faces over :mod:`runsnap.experiments.replaying` and :mod:`runsnap.experiments.bisecting`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+
+__all__ = ["bisect", "replay"]
+
+
+def _say(line: str) -> None:
+    click.echo(f"runsnap: {line}", err=True)
+
+
+def _progress(line: str) -> None:
+    """A trial's progress line, cut to the terminal's width (the whole is in the trials'
+    folder)."""
+    from runsnap.base.terminal import fit, width
+
+    click.echo(fit(f"runsnap: {line}", width(sys.stderr)), err=True)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshot", type=click.Path())
+@click.argument("extra", nargs=-1, type=click.UNPROCESSED)
+@click.option("--strict", is_flag=True,
+              help="Refuse when something cannot be restored (commit, packages, model, host).")
+@click.option("--allow-missing-secrets", is_flag=True,
+              help="Launch without a secret whose value is not here (its variable is unset).")
+@click.option("--label", default=None, help="The replay's label (default: replay-<label>).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the replay's snapshot.")
+@click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
+              default=None, show_envvar=True, help="Folder for the replay's snapshot.")
+@runsnap_command
+def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_secrets: bool,
+           label: str | None, output: str | None, out_dir: str | None) -> None:
+    """Launch again what SNAPSHOT recorded, captured like `runsnap capture`.
+
+    Same argv (EXTRA arguments after `--` are appended), working directory and environment:
+    variables absent from the snapshot are removed, and a secret is taken from this
+    environment when its fingerprint matches. Before launching, says what it cannot restore
+    (another commit or dirty state, other packages, another model, another host or GPU).
+    Exits with the command's status.
+    """
+    from runsnap.diffing.result import describe_change
+    from runsnap.experiments.replaying import prepare
+    from runsnap.experiments.replaying import replay as do_replay
+    from runsnap.snapshot import load
+
+    snap = load(snapshot)
+    plan = prepare(snap, extra, allow_missing_secrets=allow_missing_secrets, strict=strict)
+    for where in plan.restored.taken:
+        _say(f"{where}: secret taken from this environment (its fingerprint matches)")
+    for where in plan.restored.missing:
+        _say(f"{where}: secret not restored ({where.split(': ', 1)[-1]}), launching without it")
+    if plan.cannot:
+        _say(f"cannot restore {len(plan.cannot)} difference"
+             f"{'s' if len(plan.cannot) != 1 else ''} with now:")
+        for d in plan.cannot[:12]:
+            _say(f"  {d.where} {describe_change(d)}")
+        if len(plan.cannot) > 12:
+            _say(f"  ... and {len(plan.cannot) - 12} more (runsnap diff {snapshot})")
+
+    def announce(s: Any) -> None:
+        _say(f"snapshot {s.path_text}")
+
+    record = do_replay(plan, label=label, output=output, out_dir=out_dir, on_saved=announce)
+    if record.result.error:
+        _say(record.result.error)
+    sys.exit(int(record.exit_status))
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("good", type=click.Path())
+@click.argument("bad", type=click.Path())
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="A server: still running (or ready) after S seconds is good, "
+                                "an earlier exit is bad.")
+@click.option("--ready-line", metavar="REGEX", default=None,
+              help="With --timeout: good once a line of output matches REGEX.")
+@click.option("--ready-url", metavar="URL", default=None,
+              help="With --timeout: good once URL answers.")
+@click.option("--test", "test", metavar="CMD", default=None,
+              help="A shell command whose exit status decides: 0 good, 125 cannot tell, "
+                   "else bad.")
+@click.option("--max-trials", type=click.IntRange(min=1), default=None,
+              help="Stop after this many trials, with the best answer so far.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Trials side by side (only for launches that can share the machine).")
+@click.option("--recheck", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Run the answer, then GOOD's launch, this many times again before "
+                   "claiming a cause (a flaky launch then shows).")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the first trials; run nothing.")
+@click.option("--force", is_flag=True,
+              help="Go on despite differences that cannot be applied or another program "
+                   "(they stay as in GOOD).")
+@click.option("--all", "include_hidden", is_flag=True, help="Also try noise differences.")
+@click.option("--allow-missing-secrets", is_flag=True,
+              help="Launch without GOOD's secrets that are not in this environment.")
+@click.option("--kill-after", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Seconds a stopped trial gets between SIGTERM and SIGKILL.")
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")),
+              default="text", show_default=True,
+              help="text for people, markdown for an issue, json for programs (one object).")
+@click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
+              default=".runsnap", show_envvar=True,
+              help="Trials are kept in DIR/bisect-<id>/.")
+@runsnap_command
+def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
+           ready_url: str | None, test: str | None, max_trials: int | None, jobs: int,
+           recheck: int, dry_run: bool, force: bool, include_hidden: bool, allow_missing_secrets: bool,
+           kill_after: float, fmt: str, out_dir: str) -> None:
+    """Find which differences between GOOD and BAD make the launch fail, by launching it.
+
+    Each trial is GOOD's launch with some of the differences applied (variables, command-line
+    options, model config.json fields through a linked copy of the model), captured under
+    DIR/bisect-<id>/. Delta debugging finds a single cause in about 2*log2(n) trials and a
+    cause made of several differences acting together; the answer is checked again.
+
+    By default a trial is bad when its outcome looks like BAD's (exit status, signal, first
+    error line). Exit status: 0 cause found, 1 none reproduces, 2 trouble, 130 interrupted.
+    """
+    import signal
+
+    from runsnap.base.terminal import width
+    from runsnap.experiments.bisecting import Options
+    from runsnap.experiments.bisecting import bisect as do_bisect
+    from runsnap.experiments.trials import Criteria
+    from runsnap.render import render
+    from runsnap.snapshot import load
+
+    def stop(_sig: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # a scheduler's stop: end the running trial cleanly
+    criteria = Criteria(timeout=timeout, ready_line=ready_line, ready_url=ready_url, test=test,
+                        kill_grace=kill_after)
+    options = Options(criteria=criteria, max_trials=max_trials, jobs=jobs, recheck=recheck,
+                      dry_run=dry_run,
+                      force=force, include_hidden=include_hidden,
+                      allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
+                      progress=_progress)
+    result = do_bisect(load(good), load(bad), options)
+    click.echo(render(result, fmt, width=width()), nl=False)
+    sys.exit(result.exit_status)

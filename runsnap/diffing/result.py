@@ -1,0 +1,516 @@
+"""The records a diff produces: :class:`Difference`, :class:`Report` and, for N snapshots,
+:class:`NReport`. Plain frozen data; the renderers in :mod:`runsnap.render` print them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["CHANGES", "REPORT_FORMAT", "Difference", "NReport", "NRow", "Report", "SnapInfo", "who"]
+
+#: Every value :attr:`Difference.change` takes.
+CHANGES = ("added", "removed", "changed", "reordered", "upgraded", "downgraded")
+
+#: The ``format`` field of the JSON report; bumped when a field changes meaning or goes away.
+REPORT_FORMAT = "runsnap-diff/1"
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """One way in which snapshot B differs from snapshot A."""
+
+    section: str
+    """The snapshot section: ``env``, ``command``, ``packages``, ``git``, ``models``, ``system``,
+    ``outcome``, or another section's name."""
+
+    key: str
+    """What differs inside the section: a variable name, ``--option``, a package name, ``repo.
+    commit``, ``--model-path: text_config.rope_scaling.factor``..."""
+
+    change: str
+    """One of :data:`CHANGES`: ``added`` (only in B), ``removed`` (only in A), ``changed``,
+    ``reordered`` (same entries, another order), ``upgraded`` / ``downgraded`` (versions)."""
+
+    a: Any
+    """The value in A (``None``: absent from A)."""
+
+    b: Any
+    """The value in B (``None``: absent from B)."""
+
+    score: int = 0
+    """How likely this difference changed the behaviour, 0-100 (see :mod:`runsnap.diffing.rank`)."""
+
+    reason: str = ""
+    """Why it got that score, in words."""
+
+    evidence: tuple[str, ...] = ()
+    """Detail lines: list entries added or removed, commits between, a diff of two diffs."""
+
+    hidden: bool = False
+    """Noise (or ignored by a user rule): left out of the report unless ``--all``, never counts."""
+
+    evidence_kind: str = "name"
+    """The strongest kind of evidence behind :attr:`score` (:data:`runsnap.diffing.evidence.
+    KINDS`: ``failing-path``, ``named``, ``read``, ``static``, ``name``, ``unread``)."""
+
+    related: tuple[Difference, ...] = ()
+    """Consequences grouped under this cause (another venv: its packages; another model
+    revision: its config fields and files), see :mod:`runsnap.diffing.grouping`."""
+
+    path: tuple[str, ...] = ()
+    """Where the difference is, as data: the section, then the keys inside it, e.g.
+    ``("env", "NCCL_ALGO")``, ``("command", "options", "--tp")``, ``("packages", "torch")``,
+    ``("models", "--model-path", "config", "text_config", "max_position_embeddings")``
+    (docs/diff.md lists them all). Enough to find the value in a snapshot again, or to apply
+    the difference to a launch. Defaults to ``(section, key)``.
+
+    >>> Difference("env", "PATH", "reordered", "a", "b").path
+    ('env', 'PATH')
+    """
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            object.__setattr__(self, "path", (self.section, self.key))
+
+    def to_dict(self, show_all: bool = True) -> dict[str, Any]:
+        """The JSON form: every field, ``evidence``, ``related`` and ``path`` as lists
+        (``related`` without its hidden members unless ``show_all``)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["evidence"] = list(self.evidence)
+        out["related"] = [r.to_dict(show_all) for r in self.related if show_all or not r.hidden]
+        out["path"] = list(self.path)
+        return out
+
+    @property
+    def where(self) -> str:
+        """``section key``, as the reports name a difference.
+
+        >>> Difference("env", "PATH", "reordered", "a", "b").where
+        'env PATH'
+        """
+        return f"{self.section} {self.key}"
+
+
+@dataclasses.dataclass(frozen=True)
+class SnapInfo:
+    """Which snapshot a side of the report is: enough to find it again."""
+
+    path: str | None
+    """The file it was loaded from (``None``: captured in memory, e.g. the current context)."""
+
+    id: str
+    """The snapshot's unique id."""
+
+    label: str
+    """The run's label (may be empty)."""
+
+    time: str
+    """When it was captured (UTC, ISO 8601)."""
+
+    host: str = ""
+    """Where it was captured."""
+
+    rank: int | None = None
+    """Its global rank in a job (from the launcher's variables; ``None``: not launched so)."""
+
+    local_rank: int | None = None
+    """Its rank on its node."""
+
+    job: str = ""
+    """The job it belongs to (Slurm job id, torchrun run id, MPI job id)."""
+
+    @classmethod
+    def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
+        """The info of ``snap`` (``path`` overrides the snapshot's own)."""
+        from runsnap.capturing.naming import identity
+
+        where = path if path is not None else snap.path_text
+        env = (snap.get("env") or {}).get("vars") or {}
+        who = identity(snap.meta, env)
+        return cls(
+            path=where,
+            id=snap.id,
+            label=snap.label,
+            time=str(snap.meta.get("captured_at", "")),
+            host=str(snap.meta.get("host", "")),
+            rank=who.get("rank"),
+            local_rank=who.get("local_rank"),
+            job=str(who.get("job", "")),
+        )
+
+    @property
+    def name(self) -> str:
+        """A short name for headings: the label, else the file name, else the id.
+
+        >>> SnapInfo("/x/.runsnap/20261129-good.toml", "ab12cd34ef56", "", "t").name
+        '20261129-good.toml'
+        """
+        if self.label:
+            return self.label
+        if self.path:
+            return self.path.rsplit("/", 1)[-1]
+        return self.id[:12] or "?"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return dataclasses.asdict(self)
+
+
+_Item = TypeVar("_Item", "Difference", "NRow")
+
+
+class _Ranked(Generic[_Item]):
+    """What a two-way and an N-way report share: ranked items, some hidden (noise, ignored).
+
+    The truth value is "any item that counts", so the CLI's exit status is one expression.
+    """
+
+    show_all: bool
+
+    def _items(self) -> tuple[_Item, ...]:
+        raise NotImplementedError
+
+    def __bool__(self) -> bool:
+        return any(not i.hidden for i in self._items())
+
+    @property
+    def counted(self) -> list[_Item]:
+        """The items that count, ranked."""
+        return [i for i in self._items() if not i.hidden]
+
+    @property
+    def hidden(self) -> list[_Item]:
+        """Noise and items ignored by a rule."""
+        return [i for i in self._items() if i.hidden]
+
+    @property
+    def shown(self) -> list[_Item]:
+        """What the renderers list: :attr:`counted`, and :attr:`hidden` too with ``--all``."""
+        return list(self._items()) if self.show_all else self.counted
+
+
+@dataclasses.dataclass(frozen=True)
+class Report(_Ranked["Difference"]):
+    """The differences between two snapshots, most likely cause first.
+
+    ``bool(report)`` is true when any difference counts (noise and ignored ones do not), so
+    the exit status of ``runsnap diff`` is ``int(bool(report))``.
+    """
+
+    a: SnapInfo
+    """The first snapshot (the reference, often the good run)."""
+
+    b: SnapInfo
+    """The second snapshot."""
+
+    differences: tuple[Difference, ...]
+    """Every difference found, ranked (hidden ones included, flagged)."""
+
+    show_all: bool = False
+    """Whether renderers list hidden differences too (``--all``)."""
+
+    notes: tuple[str, ...] = ()
+    """Remarks about the comparison itself (fingerprints not comparable, B captured now)."""
+
+    def _items(self) -> tuple[Difference, ...]:
+        return self.differences
+
+    def verdict(self) -> str:
+        """One line that answers "do they differ, and why?".
+
+        >>> Report(SnapInfo(None, "a", "", ""), SnapInfo(None, "b", "", ""), ()).verdict()
+        'no differences'
+        """
+        counted = self.counted
+        noise = len(self.differences) - len(counted)
+        hidden = f" ({noise} noise hidden)" if noise and not self.show_all else (
+            f" ({noise} noise)" if noise else "")
+        if not counted:
+            return ("no differences that count" if noise else "no differences") + hidden
+        top = counted[0]
+        n = len(counted)
+        return (f"{n} difference{'s' if n != 1 else ''}{hidden}; most likely cause: "
+                f"{top.where} {describe_change(top)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (documented in docs/diff.md)."""
+        return {
+            "format": REPORT_FORMAT,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "verdict": self.verdict(),
+            "differ": bool(self),
+            "count": len(self.counted),
+            "hidden": len(self.hidden),
+            "notes": list(self.notes),
+            "differences": [d.to_dict(self.show_all) for d in self.shown],
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class NRow:
+    """One key that is not the same in every snapshot of an N-way diff."""
+
+    section: str
+    """The snapshot section."""
+
+    key: str
+    """What differs inside the section (as in :class:`Difference`)."""
+
+    values: tuple[Any, ...]
+    """The value in each snapshot, in the order given (``None``: absent)."""
+
+    score: int
+    """The highest score this key got against the first snapshot."""
+
+    reason: str
+    """Why it ranks where it does."""
+
+    odd: int | None = None
+    """The index of the odd one out: the only snapshot with its value while all others agree."""
+
+    hidden: bool = False
+    """Noise (or ignored by a user rule), or one value per rank or host (``per-rank``)."""
+
+    kind: str = "split"
+    """``odd`` (a majority agrees, :attr:`odd_members` do not), ``split`` (no majority) or
+    ``per-rank`` (one value per rank, host or local rank, as the launcher numbers them)."""
+
+    odd_members: tuple[int, ...] = ()
+    """The indexes of the snapshots that disagree with the majority (``odd`` rows)."""
+
+    path: tuple[str, ...] = ()
+    """The locator of the key, as in :attr:`Difference.path` (default ``(section, key)``)."""
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            object.__setattr__(self, "path", (self.section, self.key))
+
+    def groups(self) -> list[tuple[Any, list[int]]]:
+        """Each distinct value with the indexes of the snapshots that hold it, largest group first.
+
+        >>> NRow("env", "X", ("1", "2", "1"), 50, "").groups()
+        [('1', [0, 2]), ('2', [1])]
+        """
+        return group_values(self.values)
+
+    @property
+    def where(self) -> str:
+        """``section key``."""
+        return f"{self.section} {self.key}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: values by snapshot index, groups of equal values, the odd one out."""
+        return {
+            "section": self.section,
+            "key": self.key,
+            "path": list(self.path),
+            "values": list(self.values),
+            "groups": [{"value": v, "snapshots": m} for v, m in self.groups()],
+            "odd": self.odd,
+            "kind": self.kind,
+            "odd_members": list(self.odd_members),
+            "score": self.score,
+            "reason": self.reason,
+            "hidden": self.hidden,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class NReport(_Ranked["NRow"]):
+    """The keys that differ among N snapshots (ranks or nodes of one job)."""
+
+    snapshots: tuple[SnapInfo, ...]
+    """The snapshots, in the order given."""
+
+    rows: tuple[NRow, ...]
+    """Every key not the same everywhere, ranked (hidden ones included, flagged)."""
+
+    show_all: bool = False
+    """Whether renderers list hidden rows too."""
+
+    notes: tuple[str, ...] = ()
+    """Remarks about the comparison itself."""
+
+    summary: Any = None
+    """What the set is (:class:`runsnap.diffing.many.SetSummary`: count, hosts, rank range,
+    jobs, time span); ``None`` for reports built by hand."""
+
+    def _items(self) -> tuple[NRow, ...]:
+        return self.rows
+
+    def odd_ones(self) -> dict[int, int]:
+        """Snapshot index -> how many counted keys set it apart from the majority, most first."""
+        tally: dict[int, int] = {}
+        for r in self.counted:
+            for m in r.odd_members if r.kind == "odd" else ():
+                tally[m] = tally.get(m, 0) + 1
+        return dict(sorted(tally.items(), key=lambda kv: -kv[1]))
+
+    def verdict(self) -> str:
+        """One line: how many keys differ, and which snapshot is the odd one out."""
+        counted = self.counted
+        per_rank = sum(1 for r in self.rows if r.hidden and r.kind == "per-rank")
+        noise = len(self.rows) - len(counted) - per_rank
+        parts = ([f"{per_rank} per-rank key{'s' if per_rank != 1 else ''}"] if per_rank else []) \
+            + ([f"{noise} noise"] if noise else [])
+        hidden = f" ({' and '.join(parts)} hidden)" if parts and not self.show_all else ""
+        n = len(self.snapshots)
+        if not counted:
+            return f"{n} snapshots, no differences that count{hidden}"
+        line = (f"{n} snapshots, {len(counted)} key{'s' if len(counted) != 1 else ''} "
+                f"not the same everywhere{hidden}")
+        odd = self.odd_ones()
+        if odd:
+            if len(odd) == 1:
+                idx, count = next(iter(odd.items()))
+                line += (f"; odd one out: {who([idx], self.snapshots)} (alone in {count} "
+                         f"key{'s' if count != 1 else ''})")
+            else:
+                line += f"; odd ones out: {who(sorted(odd), self.snapshots)}"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report for N snapshots."""
+        return {
+            "format": REPORT_FORMAT,
+            "snapshots": [s.to_dict() for s in self.snapshots],
+            "summary": self.summary.to_dict() if self.summary is not None else None,
+            "verdict": self.verdict(),
+            "differ": bool(self),
+            "count": len(self.counted),
+            "hidden": len(self.hidden),
+            "notes": list(self.notes),
+            "odd_ones": {str(k): v for k, v in self.odd_ones().items()},
+            "differences": [r.to_dict() for r in self.shown],
+        }
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a value made of plain data (equal values, equal stand-ins)."""
+    if isinstance(value, Mapping):
+        return ("{}", tuple((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("[]", tuple(_frozen(v) for v in value))
+    if isinstance(value, float) and value != value:
+        return ("nan",)
+    return (type(value).__name__, value) if isinstance(value, (bool, int, float)) else value
+
+
+def group_values(values: Sequence[Any]) -> list[tuple[Any, list[int]]]:
+    """Each distinct value with the indexes holding it, largest group first (then first seen).
+    Linear in the number of values.
+
+    >>> group_values(["1", "2", "1", None])
+    [('1', [0, 2]), ('2', [1]), (None, [3])]
+    """
+    index: dict[Any, int] = {}
+    out: list[tuple[Any, list[int]]] = []
+    for i, v in enumerate(values):
+        k = _frozen(v)
+        at = index.get(k)
+        if at is None:
+            index[k] = len(out)
+            out.append((v, [i]))
+        else:
+            out[at][1].append(i)
+    return sorted(out, key=lambda g: -len(g[1]))
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A value in one short line for reports.
+
+    >>> short(None), short(True), short("x" * 100, 10), short(["a", "b"])
+    ('(unset)', '(flag)', 'xxxxxxxxx…', 'a, b')
+    """
+    if value is None:
+        text = "(unset)"
+    elif value is True:
+        text = "(flag)"
+    elif isinstance(value, str):
+        text = value if value else '""'
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(short(v, limit) for v in value) or "[]"
+    elif isinstance(value, Mapping):
+        text = ", ".join(f"{k}={short(v, limit)}" for k, v in value.items()) or "{}"
+    else:
+        text = str(value)
+    text = text.replace("\n", "⏎")
+    if not text.isprintable():  # a value from a snapshot never acts on a terminal
+        from runsnap.base.terminal import clean
+
+        text = clean(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_change(d: Difference, limit: int = 40) -> str:
+    """A few words for a difference's change, for verdict lines.
+
+    >>> describe_change(Difference("env", "X", "removed", "1", None))
+    '(set to 1 in A only)'
+    >>> describe_change(Difference("packages", "torch", "downgraded", "2.9.1", "2.8.0"))
+    '(downgraded 2.9.1 -> 2.8.0)'
+    """
+    if d.change == "removed":
+        return f"(set to {short(d.a, limit)} in A only)" if d.section == "env" else (
+            f"(in A only: {short(d.a, limit)})")
+    if d.change == "added":
+        return f"(set to {short(d.b, limit)} in B only)" if d.section == "env" else (
+            f"(in B only: {short(d.b, limit)})")
+    if d.change == "reordered":
+        return "(same entries, another order)"
+    return f"({d.change} {short(d.a, limit)} -> {short(d.b, limit)})"
+
+
+def who(members: Sequence[int], infos: Sequence[SnapInfo], limit: int = 3) -> str:
+    """The snapshots at ``members`` in a few words: by host with their ranks when known.
+
+    >>> infos = [SnapInfo(None, str(i), "", "", f"node-{i // 2}", rank=i) for i in range(6)]
+    >>> who([3], infos), who([2, 3], infos), who([1, 2, 5], infos)
+    ('node-1 rank 3', 'node-1 (ranks 2-3)', 'node-0 rank 1, node-1 rank 2, node-2 rank 5')
+    """
+    by_host: dict[str, list[int]] = {}
+    anonymous: list[int] = []
+    for m in members:
+        if infos[m].host:
+            by_host.setdefault(infos[m].host, []).append(m)
+        else:
+            anonymous.append(m)
+    parts: list[str] = []
+    for host, ms in by_host.items():
+        ranks = [infos[m].rank for m in ms]
+        if any(r is None for r in ranks):
+            if len(by_host) == 1 and len(ms) <= limit:
+                parts += [infos[m].name for m in ms]
+            else:
+                parts.append(host if len(ms) == 1 else f"{host} ({len(ms)} snapshots)")
+        elif len(ms) == 1:
+            parts.append(f"{host} rank {ranks[0]}")
+        else:
+            parts.append(f"{host} ({_ranges([r for r in ranks if r is not None])})")
+    parts += [infos[m].name for m in anonymous]
+    if len(parts) > limit:
+        rest = len(parts) - limit
+        parts = parts[:limit] + [f"{rest} more ({len(members)} snapshots in all)"]
+    return ", ".join(parts)
+
+
+def _ranges(ranks: Sequence[int]) -> str:
+    """``ranks 2-5, 9``."""
+    rs = sorted(set(ranks))
+    spans: list[str] = []
+    start = prev = rs[0]
+    for r in [*rs[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        spans.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    text = ", ".join(spans[:4]) + (", …" if len(spans) > 4 else "")
+    return f"rank{'s' if len(rs) > 1 else ''} {text}"

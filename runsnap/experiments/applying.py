@@ -1,0 +1,454 @@
+"""Differences that can be applied back to a launch, and applying a chosen subset of them.
+
+:func:`plan` sorts the ranked differences between GOOD and BAD into :class:`Change` records
+(what a trial can apply) and :class:`Skipped` ones (what it cannot, each with why, and whether
+it could matter). :func:`apply` builds a trial's launch specification: GOOD's launch with some
+changes applied through their locators:
+
+* ``("env", NAME)``: set, unset or change a variable; a search-path list (``PATH``,
+  ``PYTHONPATH``, ``CUDA_VISIBLE_DEVICES``) whose common entries keep their order is split
+  into one change per entry added or removed (locator ``("env", NAME, "+" | "-", ENTRY)``);
+* ``("command", "options", "--name")``: a long option added, removed or given another value;
+  ``("command", "positionals", i)``: a positional argument; ``("command", "cwd")``;
+* ``("models", SOURCE, "config", *FIELD)``: ``config.json`` fields, through a copy of the
+  model directory (``config.json`` rewritten, small files copied, everything else linked to
+  the original: the user's files are never written) given to the program in place of the
+  original. DeepDiff's ``Delta`` applies the chosen fields to the nested config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from runsnap.base.argv import is_python_name, looks_like_option, positionals
+from runsnap.knowledge.env import list_separator, split_list
+
+if TYPE_CHECKING:
+    from runsnap.diffing import Difference
+    from runsnap.launch import LaunchSpec
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["Change", "Plan", "Skipped", "apply", "plan"]
+
+#: Files of a model directory up to this size are copied into a trial's copy; bigger ones and
+#: weight files are links to the originals.
+COPY_MAX_BYTES = 1024 * 1024
+
+#: Sections that describe what a run did, not what it was given: never applied, never skipped.
+EFFECT_SECTIONS = frozenset({"outcome", "runtime", "process"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One difference a trial can apply: BAD's value ``b`` in place of GOOD's ``a``."""
+
+    path: tuple[Any, ...]
+    """The locator: section first, then keys (see the module's docstring)."""
+    section: str
+    key: str
+    """What the reports call it (``NCCL_ALGO``, ``--tp``, ``--model-path: rope_theta``)."""
+    a: Any
+    b: Any
+    score: int = 0
+    """The diff's score for it (higher: more likely the cause)."""
+
+    @property
+    def where(self) -> str:
+        return f"{self.section} {self.key}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``section``, ``key``, ``path``, ``a``, ``b``."""
+        return {"section": self.section, "key": self.key, "path": list(self.path),
+                "a": self.a, "b": self.b}
+
+
+@dataclasses.dataclass(frozen=True)
+class Skipped:
+    """A difference no trial applies, and why."""
+
+    section: str
+    key: str
+    path: tuple[Any, ...]
+    a: Any
+    b: Any
+    why: str
+    blocking: bool = False
+    """It could change the behaviour and cannot be applied (commit, packages, host): bisect
+    refuses unless told to go on."""
+
+    @property
+    def where(self) -> str:
+        return f"{self.section} {self.key}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"section": self.section, "key": self.key, "path": list(self.path),
+                "a": self.a, "b": self.b, "why": self.why, "blocking": self.blocking}
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The changes a bisection searches, ranked, and everything it leaves alone."""
+
+    changes: tuple[Change, ...]
+    skipped: tuple[Skipped, ...]
+    program: Skipped | None = None
+    """Set when GOOD and BAD run different programs."""
+
+
+# --------------------------------------------------------------------------- the plan
+
+_BLOCKING_WHY = {
+    "git": "another commit or uncommitted state: runsnap does not check out code",
+    "packages": "other packages or interpreter: runsnap does not install packages",
+    "system": "another host, driver or GPU",
+    "models": "other model files or revision: only config.json fields are applied",
+}
+
+
+def _flatten(diffs: Sequence[Difference], seen: set[tuple[str, ...]] | None = None
+             ) -> list[Difference]:
+    """Each difference once, consequences (``related``) after their cause."""
+    seen = set() if seen is None else seen
+    out: list[Difference] = []
+    for d in diffs:
+        if tuple(d.path) not in seen:
+            seen.add(tuple(d.path))
+            out.append(d)
+        out += _flatten(d.related, seen)
+    return out
+
+
+def plan(
+    good: Snapshot,
+    bad: Snapshot,
+    ranked: Sequence[Difference],
+    *,
+    secret: Any = None,
+    include_hidden: bool = False,
+) -> Plan:
+    """Sort ``ranked`` (the diff of GOOD and BAD, most likely cause first) into changes and
+    skipped differences. ``secret(name, stored)`` returns the value behind a redacted value
+    (or None); without it, a change whose BAD value is a secret is skipped."""
+    gcmd: Mapping[str, Any] = good.get("command") or {}
+    changes: list[Change] = []
+    skipped: list[Skipped] = []
+    program: Skipped | None = None
+    diffs = _flatten(ranked)
+    env_moves_path = any(d.section == "env" and d.key in ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX")
+                         for d in diffs)
+    bare_program = "/" not in str((gcmd.get("argv") or [""])[0])
+    model_options = _moved_model_options(good, diffs)
+    program_slots = max(_program_slots(good), _program_slots(bad))
+    for d in diffs:
+        path = tuple(d.path)
+
+        def skip(why: str, blocking: bool = False, d: Difference = d,
+                 path: tuple[Any, ...] = path) -> None:
+            skipped.append(Skipped(d.section, d.key, path, d.a, d.b, why, blocking))
+
+        if d.section in EFFECT_SECTIONS or d.key == "errors" or d.key.endswith(".errors"):
+            continue
+        if d.hidden and not include_hidden:
+            skip("noise (give --all to try it)")
+            continue
+        if d.section == "env":
+            changes += _env_changes(d, path, secret, skip)
+        elif d.section == "command":
+            what = path[1] if len(path) > 1 else ""
+            if what == "options":
+                if _is_secret_value(d.b) and secret is None:
+                    skip("a secret whose value is not known here")
+                else:
+                    changes.append(_change(d, path))
+            elif what == "positionals" and int(path[2]) >= program_slots:
+                changes.append(_change(d, path))
+            elif what == "cwd" and isinstance(d.b, str) and os.path.isdir(d.b):
+                changes.append(_change(d, path))
+            elif what == "executable" and env_moves_path and bare_program:
+                skip("follows env PATH (applied with it)")
+            elif what in ("program", "positionals", "argv"):
+                program = Skipped(d.section, d.key, path, d.a, d.b,
+                                  "GOOD and BAD run different programs", True)
+            else:
+                skip(f"cannot be applied ({d.key} is not in the launch)", True)
+        elif d.section == "models":
+            src = path[1] if len(path) > 1 else ""
+            if len(path) > 3 and path[2] == "config":
+                if _model_dir(good, src) is None:
+                    skip("the model is not given on the command line, or its directory is gone")
+                else:
+                    changes.append(_change(d, path))
+            elif src in model_options:
+                skip(f"follows command option {src} (applied with it)")
+            else:
+                skip(_BLOCKING_WHY["models"], True)
+        elif d.section == "packages" and env_moves_path and bare_program:
+            skip("follows env PATH: another interpreter (applied with it)")
+        elif d.section in _BLOCKING_WHY:
+            skip(_BLOCKING_WHY[d.section], True)
+        else:
+            skip(f"section [{d.section}] cannot be applied")
+    return Plan(tuple(changes), tuple(skipped), program)
+
+
+def _program_slots(snap: Snapshot) -> int:
+    """How many leading positional words name the program: ``python3 -m pkg`` 3,
+    ``python3 train.py`` 2, ``torchrun`` 1.
+
+    >>> from runsnap.snapshot import Snapshot
+    >>> _program_slots(Snapshot({}, {"command": {"argv": ["python3", "-u", "-m", "x", "y"]}}))
+    4
+    """
+    pos = positionals([str(a) for a in (snap.get("command") or {}).get("argv") or []])
+    if not pos or not is_python_name(os.path.basename(pos[0])):
+        return 1
+    for i in range(1, len(pos)):
+        if pos[i] in ("-m", "-c"):
+            return i + 2
+        if not pos[i].startswith("-"):
+            return i + 1
+    return len(pos)
+
+
+def _change(d: Difference, path: tuple[Any, ...]) -> Change:
+    return Change(path, d.section, d.key, d.a, d.b, d.score)
+
+
+def _is_secret_value(value: Any) -> bool:
+    return isinstance(value, str) and "<redacted:" in value
+
+
+def _env_changes(d: Difference, path: tuple[Any, ...], secret: Any, skip: Any) -> list[Change]:
+    name = d.key
+    b = d.b
+    if _is_secret_value(b):
+        real = secret(name, b) if secret is not None else None
+        if real is None:
+            skip("a secret whose BAD value is not in this environment (set it here to try it)")
+            return []
+    x, y = d.a, d.b
+    if not (isinstance(x, str) and isinstance(y, str)) or _is_secret_value(x + y):
+        return [_change(d, path)]
+    sep = list_separator(name, x, y)
+    if sep is None:
+        return [_change(d, path)]
+    xs, ys = split_list(x, sep), split_list(y, sep)
+    common_x = [e for e in xs if e in ys]
+    common_y = [e for e in ys if e in xs]
+    if common_x != common_y or len(set(xs)) != len(xs) or len(set(ys)) != len(ys):
+        return [_change(d, path)]  # reordered or repeated: one change
+    out = [Change((*path, "-", e), "env", f"{name} entry {e}", e, None, d.score)
+           for e in xs if e not in ys]
+    out += [Change((*path, "+", e), "env", f"{name} entry {e}", None, e, d.score)
+            for e in ys if e not in xs]
+    return out or [_change(d, path)]
+
+
+def _moved_model_options(good: Snapshot, diffs: Sequence[Difference]) -> set[str]:
+    """Model sources that are command options whose value itself differs."""
+    return {d.key for d in diffs if d.section == "command" and d.key.startswith("--")
+            and _model_dir(good, d.key) is not None}
+
+
+def _model_dir(snap: Snapshot, src: str) -> str | None:
+    model = ((snap.get("models") or {}).get("models") or {}).get(src) or {}
+    path = model.get("path")
+    if not isinstance(path, str) or not os.path.isdir(path):
+        return None
+    if not (src.startswith("--") or src.startswith("argv[")):
+        return None
+    return path
+
+
+# --------------------------------------------------------------------------- applying
+
+
+def apply(
+    base: LaunchSpec,
+    changes: Sequence[Change],
+    *,
+    good: Snapshot,
+    bad: Snapshot,
+    workdir: str,
+    secret: Any = None,
+    models: Sequence[str] = (),
+) -> LaunchSpec:
+    """``base`` (GOOD's launch) with ``changes`` applied; model copies go under ``workdir``.
+
+    ``models``: the sources whose config.json fields are searched. Every trial, the one with
+    nothing applied too, reads those models through a copy with GOOD's recorded config (plus
+    the chosen fields): the directory itself may hold BAD's config by now, edited in place."""
+    env = dict(base.env)
+    argv = list(base.argv)
+    cwd = base.cwd
+    entries: dict[str, list[Change]] = {}
+    configs: dict[str, list[Change]] = {src: [] for src in models}
+    for c in changes:
+        kind = c.path[0]
+        if kind == "env" and len(c.path) > 2:
+            entries.setdefault(c.path[1], []).append(c)
+        elif kind == "env":
+            value = secret(c.key, c.b) if secret is not None and _is_secret_value(c.b) else c.b
+            if value is None:
+                env.pop(c.key, None)
+            else:
+                env[c.key] = value
+        elif kind == "command" and c.path[1] == "options":
+            value = c.b
+            if secret is not None and _is_secret_value(value):
+                value = secret(c.key, value)
+            argv = set_option(argv, str(c.path[2]), value)
+        elif kind == "command" and c.path[1] == "positionals":
+            argv = set_positional(argv, int(c.path[2]), c.b)
+        elif kind == "command" and c.path[1] == "cwd":
+            cwd = str(c.b)
+        elif kind == "models":
+            configs.setdefault(str(c.path[1]), []).append(c)
+    for name, chosen in entries.items():
+        env[name] = _apply_entries(name, good, bad, chosen)
+    for src, chosen in configs.items():
+        if any(c.path[:3] == ("command", "options", src) for c in changes):
+            continue  # the option itself points at BAD's model: nothing left to apply
+        copy = copy_model(str(_model_dir(good, src)), src, chosen, good, bad, workdir)
+        argv = (set_option(argv, src, copy) if src.startswith("--")
+                else _set_index(argv, int(src[5:-1]), copy))
+    return base.replace(argv=tuple(argv), env=env, cwd=cwd)
+
+
+def _apply_entries(name: str, good: Snapshot, bad: Snapshot, chosen: Sequence[Change]) -> str:
+    a = str(((good.get("env") or {}).get("vars") or {}).get(name, ""))
+    b = str(((bad.get("env") or {}).get("vars") or {}).get(name, ""))
+    sep = list_separator(name, a, b) or ":"
+    xs, ys = split_list(a, sep), split_list(b, sep)
+    drop = {c.path[3] for c in chosen if c.path[2] == "-"}
+    add = {c.path[3] for c in chosen if c.path[2] == "+"}
+    if drop == {e for e in xs if e not in ys} and add == {e for e in ys if e not in xs}:
+        return b  # every entry change: exactly BAD's value
+    out = [e for e in xs if e not in drop]
+    for i, e in enumerate(ys):
+        if e in add:
+            before = [p for p in ys[:i] if p in out]
+            out.insert(out.index(before[-1]) + 1 if before else 0, e)
+    return sep.join(out)
+
+
+def _option_spans(argv: Sequence[str], name: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each occurrence of long option ``name`` (with its value)."""
+    spans = []
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            break
+        if arg == name:
+            end = i + 2 if i + 1 < len(argv) and not looks_like_option(argv[i + 1]) else i + 1
+            spans.append((i, end))
+            i = end
+            continue
+        if arg.startswith(name + "="):
+            spans.append((i, i + 1))
+        i += 1
+    return spans
+
+
+def set_option(argv: Sequence[str], name: str, value: Any) -> list[str]:
+    """``argv`` with long option ``name`` given ``value`` (a string, True for a flag, a list
+    for a repeated option, None to remove it), where it stood, or before ``--`` / at the end.
+
+    >>> set_option(["srv", "--tp", "8", "--x"], "--tp", "4")
+    ['srv', '--tp', '4', '--x']
+    >>> set_option(["srv", "--tp=8", "--", "a"], "--ep", True), set_option(["s", "--x"], "--x", None)
+    (['srv', '--tp=8', '--ep', '--', 'a'], ['s'])
+    """
+    argv = list(argv)
+    spans = _option_spans(argv, name)
+    where = spans[0][0] if spans else (argv.index("--") if "--" in argv[1:] else len(argv))
+    for start, end in reversed(spans):
+        del argv[start:end]
+        if start < where:
+            where -= end - start
+    values = value if isinstance(value, list) else [] if value is None else [value]
+    new: list[str] = []
+    for v in values:
+        new += [name] if v is True else [f"{name}={v}"] if looks_like_option(str(v)) else [name,
+                                                                                          str(v)]
+    argv[where:where] = new
+    return argv
+
+
+def set_positional(argv: Sequence[str], index: int, value: Any) -> list[str]:
+    """``argv`` with its ``index``-th positional argument (long options and their values left
+    out, as the diff counts them) replaced by ``value``."""
+    slots: list[int] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--" and i > 0:
+            slots += range(i, len(argv))
+            break
+        if i > 0 and arg.startswith("--") and len(arg) > 2:
+            if "=" not in arg and i + 1 < len(argv) and not looks_like_option(argv[i + 1]):
+                i += 1
+        else:
+            slots.append(i)
+        i += 1
+    if index >= len(slots):
+        return list(argv)
+    return _set_index(argv, slots[index], value)
+
+
+def _set_index(argv: Sequence[str], i: int, value: Any) -> list[str]:
+    out = list(argv)
+    if value is None:
+        del out[i]
+    else:
+        out[i] = str(value)
+    return out
+
+
+def copy_model(
+    src_dir: str, src: str, chosen: Sequence[Change], good: Snapshot, bad: Snapshot,
+    workdir: str,
+) -> str:
+    """A copy of ``src_dir`` under ``workdir`` whose config.json is GOOD's (as recorded: the
+    file may have been edited since) with the ``chosen`` field changes (GOOD -> BAD) applied by
+    DeepDiff's ``Delta``; other files are copied when small and linked to the originals
+    otherwise. Returns the copy's path."""
+    from deepdiff import DeepDiff, Delta
+    from deepdiff.path import parse_path
+
+    from runsnap.capturing.collectors.models import WEIGHT_SUFFIXES
+
+    cfg_a = ((good.get("models") or {}).get("models") or {}).get(src, {}).get("config") or {}
+    cfg_b = ((bad.get("models") or {}).get("models") or {}).get(src, {}).get("config") or {}
+    wanted = [[str(p) for p in c.path[3:]] for c in chosen]
+    full = DeepDiff(cfg_a, cfg_b, verbose_level=2) if wanted else {}
+    subset: dict[str, Any] = {}
+    for kind, entries in full.items():
+        if not isinstance(entries, Mapping):
+            continue
+        keep = {p: v for p, v in entries.items()
+                if any([str(x) for x in parse_path(p)][: len(w)] == w for w in wanted)}
+        if keep:
+            subset[kind] = keep
+    config = cfg_a + Delta(diff=subset, raise_errors=True) if subset else cfg_a
+    os.makedirs(workdir, exist_ok=True)
+    dest = os.path.join(workdir, os.path.basename(os.path.normpath(src_dir)) or "model")
+    os.makedirs(dest)
+    for entry in os.scandir(src_dir):
+        target = os.path.join(dest, entry.name)
+        if entry.name == "config.json":
+            continue
+        if (entry.is_file() and not entry.name.lower().endswith(WEIGHT_SUFFIXES)
+                and entry.stat().st_size <= COPY_MAX_BYTES):
+            with open(entry.path, "rb") as fin, open(target, "wb") as fout:
+                fout.write(fin.read())
+        else:
+            os.symlink(os.path.realpath(entry.path), target)
+    with open(os.path.join(dest, "config.json"), "w", encoding="utf-8") as fh:
+        json.dump(config, fh, indent=2)
+    return dest

@@ -1,0 +1,369 @@
+"""Find the minimal set of differences that turns GOOD's launch into BAD's: ``runsnap bisect``.
+
+    result = bisect(load("good.toml"), load("bad.toml"), Options(timeout=60))
+    result.cause            # the Change records that together make the launch go bad
+    result.exit_status      # 0 cause found, 1 none reproduces, 130 interrupted
+
+The journey: diff GOOD and BAD (ranked) -> :func:`runsnap.experiments.applying.plan` (what can be applied,
+what is skipped and why) -> trials, each GOOD's launch with a subset applied
+(:func:`runsnap.experiments.applying.apply`) and captured under ``.runsnap/bisect-<id>/``
+(:func:`runsnap.experiments.trials.run_trial`) -> delta debugging (Zeller's ddmin) over the changes in the
+diff's ranked order -> the answer re-checked.
+
+The search, trial by trial: every change applied (it must reproduce BAD, else the cause is among
+what was skipped); the top-ranked change alone when the ranking singles it out; ddmin, which
+finds a cause made of several changes that act only together; then the answer is run again
+(bad) and GOOD's launch with nothing applied (good). A launch that does not give the same
+verdict twice is reported as not reproducible, never as a cause. A single cause among n
+changes takes about 2*log2(n) trials.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import datetime as _dt
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from runsnap.errors import UsageError
+from runsnap.experiments.applying import Change, Plan, apply, plan
+from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, run_trial
+
+if TYPE_CHECKING:
+    from runsnap.launch import LaunchSpec
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["BisectResult", "Options", "Run", "bisect"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """How to bisect (the command's options)."""
+
+    criteria: Criteria = dataclasses.field(default_factory=Criteria)
+    max_trials: int | None = None
+    jobs: int = 1
+    dry_run: bool = False
+    force: bool = False
+    """Go on when the programs differ or unapplicable differences exist (they stay as GOOD's)."""
+    include_hidden: bool = False
+    recheck: int = 2
+    """How many times the answer, then GOOD's launch, are run again before a cause is claimed."""
+    allow_missing_secrets: bool = False
+    out_dir: str = ".runsnap"
+    progress: Callable[[str], None] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One trial: what it applied, its verdict and its snapshot."""
+
+    trial: int
+    applied: tuple[Change, ...]
+    verdict: str
+    why: str
+    snapshot: str | None
+    elapsed: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"trial": self.trial, "applied": [list(c.path) for c in self.applied],
+                "verdict": self.verdict, "why": self.why, "snapshot": self.snapshot,
+                "elapsed_s": round(self.elapsed, 3)}
+
+
+#: ``status`` -> exit status of ``runsnap bisect``.
+EXIT = {"found": 0, "dry-run": 0, "none": 1, "not-reproducible": 1, "max-trials": 1,
+        "interrupted": 130}
+
+
+@dataclasses.dataclass(frozen=True)
+class BisectResult:
+    """The answer of a bisection."""
+
+    status: str
+    """``found``, ``none`` (applying everything does not reproduce BAD), ``not-reproducible``
+    (the same trial went both ways), ``max-trials``, ``interrupted`` or ``dry-run``."""
+    message: str
+    cause: tuple[Change, ...]
+    best: tuple[Change, ...]
+    """The smallest set seen to go bad so far (the cause once re-checked)."""
+    plan: Plan
+    runs: tuple[Run, ...]
+    folder: str | None
+    elapsed: float
+    first_trials: tuple[str, ...] = ()
+    """``--dry-run``: the trials it would start with."""
+    rechecks: int = 0
+    """How many times the answer and GOOD's launch were each run again."""
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT[self.status]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status, "message": self.message,
+            "cause": [c.to_dict() for c in self.cause],
+            "best_so_far": [c.to_dict() for c in self.best],
+            "trials": len(self.runs),
+            "changes": [c.to_dict() for c in self.plan.changes],
+            "skipped": [s.to_dict() for s in self.plan.skipped],
+            "runs": [r.to_dict() for r in self.runs],
+            "folder": self.folder, "elapsed_s": round(self.elapsed, 3),
+            "first_trials": list(self.first_trials),
+        }
+
+
+class _Halt(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class _Search:
+    """The trials of one bisection, memoised by the set of changes applied."""
+
+    def __init__(self, good: Snapshot, bad: Snapshot, the_plan: Plan, base: LaunchSpec,
+                 options: Options, judge: OutcomeJudge | None, folder: str,
+                 secret: Callable[[str, str], str | None]) -> None:
+        self.good, self.bad, self.plan, self.base = good, bad, the_plan, base
+        self.options, self.judge, self.folder, self.secret = options, judge, folder, secret
+        self.changes = the_plan.changes
+        self.models = sorted({str(c.path[1]) for c in self.changes
+                              if c.path[0] == "models" and c.path[2:3] == ("config",)})
+        self.runs: list[Run] = []
+        self.memo: dict[frozenset[int], str] = {}
+        self.best: frozenset[int] = frozenset(range(len(self.changes)))
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.t0 = time.monotonic()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs))
+
+    def say(self, line: str) -> None:
+        if self.options.progress is not None:
+            self.options.progress(line)
+
+    def _one(self, number: int, subset: frozenset[int]) -> Run:
+        applied = tuple(self.changes[i] for i in sorted(subset))
+        name = f"trial-{number:02d}"
+        self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied ...")
+        try:
+            spec = apply(self.base, applied, good=self.good, bad=self.bad,
+                         workdir=os.path.join(self.folder, f"{name}-models"), secret=self.secret,
+                         models=self.models)
+        except (OSError, ValueError, KeyError) as exc:
+            raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
+        out = run_trial(spec, name=name, folder=self.folder, criteria=self.options.criteria,
+                        judge=self.judge, stop=self.stop, label=f"bisect {name}")
+        self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied: "
+                 f"{out.verdict} ({out.why}) in {out.elapsed:.1f}s, "
+                 f"{time.monotonic() - self.t0:.1f}s elapsed")
+        return Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
+
+    def verdicts(self, subsets: Sequence[frozenset[int]], fresh: bool = False) -> list[str]:
+        """The verdict of each subset, running those not known yet (all of them when
+        ``fresh``), ``jobs`` at a time."""
+        todo = [s for s in dict.fromkeys(subsets) if fresh or s not in self.memo]
+        limit = self.options.max_trials
+        if limit is not None and len(self.runs) + len(todo) > limit:
+            todo = todo[: max(0, limit - len(self.runs))]
+        futures = {self.pool.submit(self._one, len(self.runs) + k + 1, s): s
+                   for k, s in enumerate(todo)}
+        interrupted = False
+        pending = set(futures)
+        while pending:
+            try:
+                _done, pending = concurrent.futures.wait(pending, timeout=0.2)
+            except KeyboardInterrupt:  # noqa: PERF203 - Ctrl-C stops the running trials
+                interrupted = True
+                self.stop.set()
+        got: dict[frozenset[int], str] = {}
+        for f, s in sorted(futures.items(), key=lambda fs: fs[0].result().trial):
+            run = f.result()
+            self.runs.append(run)
+            if run.verdict == STOPPED:
+                continue
+            self.memo[s] = got[s] = run.verdict
+            if run.verdict == BAD and len(s) < len(self.best):
+                self.best = s
+        if interrupted or self.stop.is_set():
+            raise _Halt("interrupted", "interrupted: the running trial was stopped")
+        out = []
+        for s in subsets:
+            verdict = got.get(s) if fresh else self.memo.get(s)
+            if verdict is None:
+                raise _Halt("max-trials", f"stopped after --max-trials {limit} trials")
+            out.append(verdict)
+        return out
+
+    def first_bad(self, subsets: Sequence[frozenset[int]]) -> frozenset[int] | None:
+        """The first subset, in order, whose trial goes bad (``jobs`` tried side by side)."""
+        step = max(1, self.options.jobs)
+        for i in range(0, len(subsets), step):
+            batch = subsets[i: i + step]
+            for s, v in zip(batch, self.verdicts(batch), strict=True):
+                if v == BAD:
+                    return s
+        return None
+
+    def ddmin(self, start: Sequence[int]) -> frozenset[int]:
+        """Zeller's ddmin over ``start`` (indices in ranked order): a 1-minimal bad subset."""
+        current = list(start)
+        n = 2
+        while len(current) >= 2:
+            size = len(current)
+            bounds = [size * k // n for k in range(n + 1)]
+            chunks = [current[bounds[k]: bounds[k + 1]] for k in range(n)]
+            chunks = [c for c in chunks if c]
+            found = self.first_bad([frozenset(c) for c in chunks])
+            if found is not None:
+                current, n = [i for i in current if i in found], 2
+                continue
+            if n > 2:
+                rest = [frozenset(current) - frozenset(c) for c in chunks]
+                found = self.first_bad(rest)
+                if found is not None:
+                    current, n = [i for i in current if i in found], max(n - 1, 2)
+                    continue
+            if n >= len(current):
+                break
+            n = min(len(current), 2 * n)
+        return frozenset(current)
+
+
+def _folder(out_dir: str) -> str:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    if not os.path.isdir(out_dir):
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, ".gitignore"), "w", encoding="utf-8") as fh:
+            fh.write("# written by runsnap: nothing here belongs in the repository\n*\n")
+    folder = os.path.join(out_dir, f"bisect-{stamp}-{os.urandom(2).hex()}")
+    os.makedirs(folder)
+    return os.path.abspath(folder)
+
+
+def _refusals(the_plan: Plan) -> list[str]:
+    out = []
+    if the_plan.program is not None:
+        p = the_plan.program
+        out.append(f"GOOD and BAD run different programs ({p.where}: {p.a} vs {p.b})")
+    blocking = [s for s in the_plan.skipped if s.blocking]
+    if blocking:
+        shown = ", ".join(s.where for s in blocking[:4])
+        more = f" and {len(blocking) - 4} more" if len(blocking) > 4 else ""
+        out.append(f"{len(blocking)} difference{'s' if len(blocking) != 1 else ''} cannot be "
+                   f"applied ({shown}{more}: {blocking[0].why})")
+    return out
+
+
+def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any, Any]:
+    """The plan, GOOD's launch and the judge; raises UsageError when bisect must refuse."""
+    from runsnap.diffing import compare
+    from runsnap.experiments.replaying import restore, secret_from
+
+    report = compare(good, bad, git_log=False)
+
+    def secret(name: str, stored: str) -> str | None:
+        return secret_from(bad, name, stored)
+
+    the_plan = plan(good, bad, report.differences, secret=secret,
+                    include_hidden=options.include_hidden)
+    refusals = _refusals(the_plan)
+    if refusals and not options.force:
+        raise UsageError("; ".join(refusals) + ": give --force to bisect the rest with GOOD's "
+                         "values for those")
+    restored = restore(good)
+    if restored.missing and not options.allow_missing_secrets:
+        raise UsageError("cannot restore GOOD's secrets: " + "; ".join(restored.missing)
+                         + " (set them here, or give --allow-missing-secrets)")
+    c = options.criteria
+    judge = None
+    if c.timeout is None and not c.test:
+        judge = OutcomeJudge(good.get("outcome") or {}, bad.get("outcome") or {})
+    return the_plan, restored.spec, (judge, secret)
+
+
+def _first_trials(the_plan: Plan) -> tuple[str, ...]:
+    ch = the_plan.changes
+    lines = [f"trial 1: all {len(ch)} changes applied (must go bad, as BAD did)"]
+    if len(ch) > 1 and ch[0].score > ch[1].score:
+        lines.append(f"trial 2: {ch[0].where} alone (ranked first)")
+    if len(ch) > 1:
+        half = ch[: len(ch) // 2]
+        lines.append(f"then: the first {len(half)} in ranked order ("
+                     + ", ".join(c.where for c in half[:6]) + (", ..." if len(half) > 6 else "")
+                     + "), or else the others; halving down to the cause")
+    return tuple(lines)
+
+
+def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> BisectResult:
+    """Search the minimal set of GOOD -> BAD changes that makes GOOD's launch go bad."""
+    options = options or Options()
+    t0 = time.monotonic()
+    the_plan, base, (judge, secret) = prepare(good, bad, options)
+    if options.dry_run:
+        return BisectResult("dry-run", f"{len(the_plan.changes)} changes to search, "
+                            f"{len(the_plan.skipped)} skipped", (), (), the_plan, (), None, 0.0,
+                            _first_trials(the_plan))
+    if not the_plan.changes:
+        return BisectResult("none", "nothing to apply: every difference was skipped", (), (),
+                            the_plan, (), None, 0.0)
+    folder = _folder(options.out_dir)
+    search = _Search(good, bad, the_plan, base, options, judge, folder, secret)
+    status, message, cause = "found", "", frozenset[int]()
+    try:
+        every = frozenset(range(len(the_plan.changes)))
+        [v] = search.verdicts([every])
+        if v != BAD:
+            raise _Halt("none", f"applying all {len(every)} changes did not reproduce BAD "
+                        f"(trial 1 went {v}): the cause is among what was skipped, or BAD's "
+                        "failure does not reproduce here")
+        ch = the_plan.changes
+        candidate = None
+        if len(ch) > 1 and ch[0].score > ch[1].score:
+            candidate = search.first_bad([frozenset({0})])
+        if candidate is None:
+            candidate = search.ddmin(range(len(ch)))
+        # Twice each, the answer first: a launch that fails one run in two (or at random) then
+        # gives two verdicts for one trial, where alternating checks could be fooled.
+        for _ in range(options.recheck):
+            [again] = search.verdicts([candidate], fresh=True)
+            if again != BAD:
+                raise _Halt("not-reproducible", "not reproducible: the same trial went bad, "
+                            f"then {again} (a flaky launch); no cause is claimed")
+        for _ in range(options.recheck):
+            [base_v] = search.verdicts([frozenset()], fresh=True)
+            if base_v == BAD:
+                raise _Halt("not-reproducible", "not reproducible: GOOD's own launch, with "
+                            "nothing applied, goes bad here; no cause is claimed")
+        cause = candidate
+        n = len(cause)
+        message = (f"cause found: {n} change{'s' if n != 1 else ''} "
+                   f"{'acting together ' if n > 1 else ''}in {len(search.runs)} trials")
+    except _Halt as halt:
+        status, message = halt.status, halt.message
+    finally:
+        search.pool.shutdown(wait=True)
+    best = tuple(the_plan.changes[i] for i in sorted(search.best)) \
+        if status in ("max-trials", "interrupted") else ()
+    result = BisectResult(status, message, tuple(the_plan.changes[i] for i in sorted(cause)),
+                          best, the_plan, tuple(search.runs), folder, time.monotonic() - t0,
+                          rechecks=options.recheck if status == "found" else 0)
+    _save(result)
+    return result
+
+
+def _save(result: BisectResult) -> None:
+    import json
+
+    if result.folder is None:
+        return
+    try:
+        with open(os.path.join(result.folder, "bisect.json"), "w", encoding="utf-8") as fh:
+            json.dump(result.to_dict(), fh, indent=2, default=str)
+    except OSError:
+        pass

@@ -1,0 +1,329 @@
+"""``[outcome]``: what happened when the child ran, built from what :mod:`runsnap.launch` saw.
+
+Output is watched as it streams by (:class:`StreamWatch`): the last lines of each stream are
+kept in a bounded buffer, and every line is checked for the *first error* (a Python exception
+line, ``Error``, ``FATAL`` ...) and for *warnings* (``Warning``, ``WARN``), so that "a warning in
+one run, an error in the other" shows up as two plain fields in a diff. Nothing here runs
+programs or writes files; :func:`build` turns a finished launch into plain section data.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import threading
+import time
+
+from runsnap.launch.tracebacks import MAX_EARLIER, TracebackWatch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from runsnap.launch import LaunchResult
+
+__all__ = [
+    "DEFAULT_TAIL_LINES",
+    "MAX_WARNINGS",
+    "StreamWatch",
+    "build",
+    "clean_line",
+    "is_error_line",
+    "is_warning_line",
+    "without_timestamp",
+]
+
+#: Lines of each stream kept for the outcome by default (``--tail-lines``).
+DEFAULT_TAIL_LINES = 200
+
+#: Distinct warning lines kept (in order of first appearance); the rest are only counted.
+MAX_WARNINGS = 50
+
+#: A line longer than this is cut, so one endless line cannot exhaust memory.
+MAX_LINE_BYTES = 4096
+
+# ANSI escape sequences (colours, cursor moves) and OSC titles: stripped from kept lines, since a
+# coloured "WARNING" in a terminal run must compare equal to a plain one in a piped run.
+_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+# The first line that looks like an error. Python exception lines ("ValueError: ...",
+# "torch.OutOfMemoryError: ..."), log levels, and what shells and the C runtime print.
+_ERROR = re.compile(
+    rb"(?:^|[\s\]\[:(])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::|$)"
+    rb"|\b(?:ERROR|FATAL|CRITICAL|PANIC|Error|Fatal|fatal)\b"
+    rb"|\berror:"
+    rb"|Segmentation fault|core dumped|Traceback \(most recent call last\)",
+    re.MULTILINE,
+)
+# "Traceback (most recent call last)" is matched above only to let a chunk through the fast
+# check; the line recorded is the exception line that ends the traceback when one follows.
+_TRACEBACK = b"Traceback (most recent call last)"
+
+_WARNING = re.compile(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b")
+
+
+def clean_line(raw: bytes) -> str:
+    """One output line as a terminal would show it: no colours, no line end, last ``\\r`` part.
+
+    >>> clean_line(b"\\x1b[33mWARNING\\x1b[0m  almost done\\r\\n")
+    'WARNING  almost done'
+    >>> clean_line(b" 10%|#   \\r 50%|#####   \\r")
+    ' 50%|#####   '
+    """
+    line = raw.rstrip(b"\r\n")
+    if b"\x1b" in line:
+        line = _ANSI.sub(b"", line)
+    if b"\r" in line:
+        line = line.rsplit(b"\r", 1)[-1]
+    return line.decode("utf-8", "replace")
+
+
+# A time stamp that opens a log line, after an optional bracket and level word: ISO dates
+# ("2026-11-29 17:02:12,004", "2026-11-29T17:02:12.004Z"), vLLM's "11-29 17:02:12", glog's
+# "W1129 17:02:12.004123 12345", and a bare "17:02:12".
+_LEADING_STAMP = re.compile(
+    r"^(?P<pre>[\[(]?[ \t]*(?:(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+    r"[ \t:]+)?(?:[IWEF](?=\d{4} ))?)"
+    r"(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]|\d{4} +|\d{2}[-/]\d{2} +)?"
+    r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?(?: +\d{2,7}(?= ))?[ \t]*")
+
+
+def without_timestamp(line: str) -> str:
+    """``line`` without the time stamp a logger put in front of it: the same warning logged by
+    two runs at other times is the same warning, and the message, not the clock, is what fits
+    on a terminal line. Time stamps inside the message are kept.
+
+    >>> without_timestamp("[2026-11-29 17:02:12,004] WARNING model_config: Overwriting ...")
+    'WARNING model_config: Overwriting ...'
+    >>> without_timestamp("[2026-11-29 17:02:12 TP0] Warning: Target model's context_length")
+    "[TP0] Warning: Target model's context_length"
+    >>> without_timestamp("WARNING 11-29 17:02:12 [config.py:123] Casting torch.bfloat16")
+    'WARNING [config.py:123] Casting torch.bfloat16'
+    >>> without_timestamp("W1129 17:02:12.004123 12345 nccl.cc:12] NCCL_IB_HCA unset")
+    'W nccl.cc:12] NCCL_IB_HCA unset'
+    >>> without_timestamp("2026-11-29 17:02:12 - vllm - WARNING - low memory")
+    'vllm - WARNING - low memory'
+    >>> without_timestamp("/x/y.py:12: UserWarning: stopped after 00:10:00")
+    '/x/y.py:12: UserWarning: stopped after 00:10:00'
+    """
+    m = _LEADING_STAMP.match(line)
+    if m is None:
+        return line
+    pre, rest = m.group("pre"), line[m.end():]
+    if pre and pre[0] in "[(":
+        close, inner = ("]" if pre[0] == "[" else ")"), pre[1:].strip()
+        if rest.startswith(close):  # the bracket held only the stamp (and maybe the level)
+            rest = rest[1:].lstrip()
+            return f"{inner} {rest}" if inner else rest
+        return f"{pre[0]}{inner + ' ' if inner else ''}{rest}"
+    if not pre:
+        return rest.lstrip(" \t-|:,")
+    return f"{pre} {rest}" if pre[-1].isalpha() else pre + rest
+
+
+def is_error_line(line: str) -> bool:
+    """Whether ``line`` looks like an error.
+
+    >>> is_error_line("ValueError: Warning: Target model's context_length (262144) ...")
+    True
+    >>> is_error_line("[2026-01-01 10:00:00] ERROR scheduler.py:120: NCCL timeout")
+    True
+    >>> is_error_line("loaded 61 layers (0 errors)")
+    False
+    """
+    data = line.encode("utf-8", "replace")
+    return bool(_ERROR.search(data)) and _TRACEBACK not in data
+
+
+def is_warning_line(line: str) -> bool:
+    """Whether ``line`` looks like a warning (and not an error).
+
+    >>> is_warning_line("[2026-01-01 10:00:00] WARNING model_config.py:1: Warning: ...")
+    True
+    >>> is_warning_line("ValueError: Warning: Target model's context_length ...")
+    False
+    """
+    data = line.encode("utf-8", "replace")
+    return bool(_WARNING.search(data)) and not is_error_line(line)
+
+
+class StreamWatch:
+    """Watches one output stream as it passes: last lines, first error, warnings, counts.
+
+    :meth:`feed` is called from the relaying thread with each chunk read; it does a fast
+    search over the whole chunk and looks at single lines only when something matched, so a
+    child logging thousands of lines a second costs little.
+    """
+
+    def __init__(self, name: str, tail_lines: int = DEFAULT_TAIL_LINES) -> None:
+        self.name = name
+        self.tail: collections.deque[bytes] = collections.deque(maxlen=max(tail_lines, 0))
+        self.lines = 0
+        self.bytes = 0
+        self.first_error: str | None = None
+        self.first_error_at: float | None = None
+        self._arrived = 0.0
+        self.warnings: list[str] = []
+        self.warnings_count = 0
+        self._warning_keys: set[str] = set()
+        self._partial = b""
+        self._traceback_seen = False
+        self.traceback = TracebackWatch()
+        self._lock = threading.Lock()
+
+    def feed(self, data: bytes, arrived: float | None = None) -> None:
+        """Take one chunk of output (any size, lines may be split across chunks); ``arrived``
+        is when it was read (:func:`time.monotonic`), so that the first error of two streams
+        is the one that arrived first, not the one processed first."""
+        with self._lock:
+            self._arrived = time.monotonic() if arrived is None else arrived
+            self.bytes += len(data)
+            buf = self._partial + data if self._partial else data
+            lines = buf.split(b"\n")
+            self._partial = lines.pop()
+            if len(self._partial) > MAX_LINE_BYTES:
+                lines.append(self._partial[:MAX_LINE_BYTES])
+                self._partial = b""
+            if lines:
+                self._take(lines)
+
+    def close(self) -> None:
+        """The stream ended: a last line without a line end still counts."""
+        with self._lock:
+            if self._partial:
+                self._take([self._partial])
+                self._partial = b""
+
+    def _take(self, lines: list[bytes]) -> None:
+        self.lines += len(lines)
+        self.tail.extend(line[:MAX_LINE_BYTES] for line in lines)
+        chunk = b"\n".join(lines)
+        if b"\x1b" in chunk:
+            chunk = _ANSI.sub(b"", chunk)
+            lines = chunk.split(b"\n")
+        if self.traceback.active or _TRACEBACK in chunk:
+            for raw in lines:
+                self.traceback.line(clean_line(raw))
+        want_error = self.first_error is None
+        if want_error and _ERROR.search(chunk):
+            self._find_error(lines)
+        if _WARNING.search(chunk):
+            for raw in lines:
+                if _WARNING.search(raw):
+                    line = clean_line(raw)
+                    if is_error_line(line):
+                        continue
+                    self.warnings_count += 1
+                    key = without_timestamp(line)
+                    if len(self.warnings) < MAX_WARNINGS and key not in self._warning_keys:
+                        self._warning_keys.add(key)
+                        self.warnings.append(line)
+
+    def _find_error(self, lines: list[bytes]) -> None:
+        for raw in lines:
+            if _TRACEBACK in raw:
+                self._traceback_seen = True
+                continue
+            if self._traceback_seen and raw[:1] in (b" ", b"\t"):
+                continue  # the frames of a traceback: wait for its exception line
+            if _ERROR.search(raw):
+                self.first_error = clean_line(raw)[:MAX_LINE_BYTES]
+                self.first_error_at = self._arrived
+                return
+
+    def tail_text(self) -> list[str]:
+        """The kept lines, cleaned for reading."""
+        with self._lock:
+            return [clean_line(line) for line in self.tail]
+
+
+def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict[str, Any]:
+    """The ``[outcome]`` section for a finished (or never started) launch.
+
+    Keys: ``status`` (``exited``, ``signalled``, ``not_found``, ``not_executable``,
+    ``failed``), ``exit_status`` (what runsnap exits with: the child's status, 128+N for a
+    signal, 127/126 when it could not run), ``signal`` and ``signal_number`` when killed,
+    ``timed_out`` when the run's timeout stopped it,
+    ``started_at``/``ended_at`` (UTC), ``duration_s``, ``pid``, ``peak_rss_bytes`` and how it
+    was measured, per stream ``stdout``/``stderr`` tables (``mode``, ``lines``, ``bytes``,
+    ``tail``), ``first_error`` and ``first_error_stream``, ``traceback`` (the last Python
+    traceback printed: ``type``, ``message``, ``frames``, see :mod:`runsnap.launch.tracebacks`) and
+    ``earlier_tracebacks`` (complete ones printed before it),
+    ``warnings`` and ``warnings_count``,
+    ``log`` (path, sha256, bytes) when teed, and ``errors``.
+    """
+    out: dict[str, Any] = {
+        "status": result.status,
+        "exit_status": result.exit_status,
+    }
+    if result.signal_number is not None:
+        out["signal"] = result.signal_name
+        out["signal_number"] = result.signal_number
+    if result.error:
+        out["error"] = result.error
+    if result.timed_out:
+        out["timed_out"] = True
+    out["started_at"] = result.started_at
+    out["ended_at"] = result.ended_at
+    out["duration_s"] = round(result.duration_s, 3)
+    if result.pid is not None:
+        out["pid"] = result.pid
+    if result.tree_rss_peak is not None:
+        out["peak_rss_bytes"] = result.tree_rss_peak
+    out["peak_rss"] = {
+        "how": "psutil: summed RSS of the child and its descendants, sampled",
+        "samples": result.rss_samples,
+        "interval_s": result.rss_interval,
+    }
+    out["tail_lines"] = tail_lines
+    first: tuple[float, str, str] | None = None
+    traceback: dict[str, Any] | None = None
+    earlier: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    warnings_count = 0
+    for name in ("stdout", "stderr"):
+        mode = result.modes.get(name, "none")
+        watch = result.watches.get(name)
+        stream: dict[str, Any] = {"mode": mode}
+        if watch is None:
+            stream["captured"] = False
+            stream["reason"] = _NOT_CAPTURED.get(mode, "output not read")
+        else:
+            stream["lines"] = watch.lines
+            stream["bytes"] = watch.bytes
+            stream["tail"] = watch.tail_text()
+            if watch.first_error is not None and watch.first_error_at is not None:
+                if first is None or watch.first_error_at < first[0]:
+                    first = (watch.first_error_at, name, watch.first_error)
+            seen = {without_timestamp(w) for w in warnings}
+            warnings.extend(w for w in watch.warnings if without_timestamp(w) not in seen)
+            if watch.traceback.last is not None and (traceback is None or name == "stderr"):
+                if traceback is not None:
+                    earlier.append(traceback)
+                traceback = watch.traceback.last
+            elif watch.traceback.last is not None:
+                earlier.append(watch.traceback.last)
+            earlier[:0] = watch.traceback.earlier
+            warnings_count += watch.warnings_count
+        out[name] = stream
+    if first is not None:
+        out["first_error"] = first[2]
+        out["first_error_stream"] = first[1]
+    if traceback is not None:
+        out["traceback"] = traceback
+    if earlier:
+        out["earlier_tracebacks"] = earlier[-MAX_EARLIER:]
+    out["warnings"] = warnings[:MAX_WARNINGS]
+    out["warnings_count"] = warnings_count
+    if result.log_path is not None:
+        out["log"] = {"path": result.log_path, "sha256": result.log_sha256,
+                      "bytes": result.log_bytes}
+    out["errors"] = list(result.errors)
+    return out
+
+
+_NOT_CAPTURED = {
+    "inherit": "a terminal passed to the child as it is (--inherit-tty): nothing to read",
+    "none": "the stream was closed when runsnap started",
+    "exec": "--exec: runsnap replaced itself with the child",
+}

@@ -1,0 +1,193 @@
+"""The snapshots of a folder: listed newest first, and named by position or label.
+
+``runsnap ls`` lists them; wherever a snapshot path is taken, ``@1`` is the newest snapshot of
+the folder, ``@2`` the one before, and ``@good`` the newest labelled ``good`` (or, failing
+that, the newest whose file name is ``good.toml`` or ends in ``-good.toml``). A file that
+really is named ``@1`` wins over the reference.
+
+    >>> is_reference("@1"), is_reference("@good"), is_reference("runs/@1.toml")
+    (True, True, False)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
+__all__ = [
+    "DEFAULT_DIR",
+    "Entry",
+    "default_dir",
+    "is_reference",
+    "list_snapshots",
+    "load",
+    "newest",
+    "resolve",
+]
+
+#: Where snapshots go when no ``-o``/``--dir`` is given (also ``RUNSNAP_DIR``).
+DEFAULT_DIR = ".runsnap"
+
+_REF = re.compile(r"^@(?:[1-9][0-9]*|[A-Za-z0-9._-]+)$")
+
+
+def default_dir() -> str:
+    """``RUNSNAP_DIR``, else ``.runsnap`` (in the current directory)."""
+    return os.environ.get("RUNSNAP_DIR") or DEFAULT_DIR
+
+
+def is_reference(text: str) -> bool:
+    """Whether ``text`` names a snapshot by position (``@1``) or label (``@good``)."""
+    return bool(_REF.match(text))
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One snapshot of a folder, as ``ls`` shows it."""
+
+    ref: str
+    """``@N``: its position, newest first."""
+
+    path: str
+    """The file."""
+
+    captured_at: str
+    """When it was captured (UTC, ISO 8601); empty when unreadable."""
+
+    label: str
+    """The run's label."""
+
+    command: tuple[str, ...]
+    """The command line (empty: the current context, no command)."""
+
+    exit_status: int | None
+    """How the command ended; None when it did not run (or has not ended)."""
+
+    host: str
+    """Where it was captured."""
+
+    id: str
+    """The snapshot's id."""
+
+    error: str = ""
+    """Why the file could not be read as a snapshot (then only ``path`` is known)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``runsnap ls --format json``)."""
+        out = dataclasses.asdict(self)
+        out["command"] = list(self.command)
+        return out
+
+
+def _read(path: str) -> Entry:
+    from runsnap.errors import SnapshotError
+    from runsnap.snapshot import load
+
+    try:
+        snap = load(path)
+    except SnapshotError as exc:
+        return Entry("", path, "", "", (), None, "", "", error=str(exc))
+    outcome = snap.get("outcome") or {}
+    status = outcome.get("exit_status")
+    return Entry(
+        ref="", path=path, captured_at=str(snap.meta.get("captured_at", "")), label=snap.label,
+        command=tuple(str(a) for a in (snap.get("command") or {}).get("argv") or ()),
+        exit_status=status if isinstance(status, int) else None,
+        host=str(snap.meta.get("host", "")), id=snap.id,
+    )
+
+
+def list_snapshots(folder: str | os.PathLike[str] | None = None) -> list[Entry]:
+    """The snapshots in ``folder`` (default :func:`default_dir`), newest first.
+
+    Newest by capture time (a run that ends late does not move ahead of one started after
+    it), then by the file's modification time. Files that are not snapshots are listed last
+    with their ``error``. Raises :class:`~runsnap.errors.UsageError` when the folder is
+    missing.
+    """
+    from runsnap.errors import UsageError
+
+    base = os.fspath(folder) if folder is not None else default_dir()
+    try:
+        names = sorted(n for n in os.listdir(base) if n.endswith(".toml")
+                       and not n.startswith("."))
+    except FileNotFoundError:
+        raise UsageError(f"{base}: no such directory (capture a run first: runsnap capture "
+                         f"-- COMMAND)") from None
+    except NotADirectoryError:
+        raise UsageError(f"{base}: not a directory") from None
+    except OSError as exc:
+        raise UsageError(f"{base}: {exc.strerror or exc}") from None
+    entries = [_read(os.path.join(base, n)) for n in names
+               if os.path.isfile(os.path.join(base, n))]
+
+    def mtime(e: Entry) -> int:
+        try:
+            return os.stat(e.path).st_mtime_ns
+        except OSError:
+            return 0
+
+    entries.sort(key=lambda e: (not e.error, _utc_key(e.captured_at), mtime(e), e.path),
+                 reverse=True)
+    return [dataclasses.replace(e, ref=f"@{i}") for i, e in enumerate(entries, 1)]
+
+
+def _utc_key(stamp: str) -> str:
+    """A sortable form of an ISO 8601 time in UTC as runsnap writes it (``+00:00``)."""
+    return stamp.replace("Z", "+00:00")
+
+
+def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
+    """The file ``ref`` names: a path as it is, or ``@N`` / ``@label`` in ``folder``.
+
+    Raises :class:`~runsnap.errors.UsageError` when the reference names no snapshot.
+    """
+    from runsnap.errors import UsageError
+
+    if not is_reference(ref) or os.path.exists(ref):
+        return ref
+    entries = [e for e in list_snapshots(folder) if not e.error]
+    base = os.fspath(folder) if folder is not None else default_dir()
+    key = ref[1:]
+    if key.isdigit():
+        n = int(key)
+        if n < 1:
+            raise UsageError(f"{ref}: positions start at @1 (the newest)")
+        if n > len(entries):
+            raise UsageError(f"{ref}: {base} holds {len(entries)} snapshot"
+                             f"{'s' if len(entries) != 1 else ''} (runsnap ls)")
+        return entries[n - 1].path
+    for e in entries:
+        if e.label == key:
+            return e.path
+    for e in entries:
+        name = os.path.basename(e.path)[: -len(".toml")]
+        if name == key or name.endswith(f"-{key}"):
+            return e.path
+    raise UsageError(f"{ref}: no snapshot labelled {key!r} in {base} (runsnap ls)")
+
+
+def load(ref: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> Snapshot:
+    """The snapshot at a path, or named ``@N`` / ``@label`` in ``folder`` (default
+    :func:`default_dir`); :class:`~runsnap.errors.SnapshotError` when it is not one."""
+    from runsnap.snapshot import load as load_path
+
+    return load_path(resolve(ref, folder) if isinstance(ref, str) else ref)
+
+
+def newest(folder: str | os.PathLike[str] | None = None, count: int = 2) -> list[str]:
+    """The ``count`` newest snapshots of ``folder``, oldest of them first (so that
+    ``diff(*newest())`` compares the run before the last with the last)."""
+    from runsnap.errors import UsageError
+
+    entries = [e for e in list_snapshots(folder) if not e.error]
+    if len(entries) < count:
+        base = os.fspath(folder) if folder is not None else default_dir()
+        raise UsageError(f"{base}: {len(entries)} snapshot{'s' if len(entries) != 1 else ''} "
+                         f"found, {count} needed to compare")
+    return [e.path for e in reversed(entries[:count])]

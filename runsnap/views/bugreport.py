@@ -1,0 +1,474 @@
+"""``runsnap report``: what a maintainer asks for first, from one or two snapshots, as parts that
+a renderer lays out and trims to a size budget (:mod:`runsnap.render.bugreport`).
+
+Every snapshot is passed through today's secret rules again first
+(:func:`runsnap.redact.scrub.scrub_snapshot`), so a snapshot written by an older runsnap, or by
+someone else, reaches the report scrubbed like a new one; the renderers then make every value
+safe for Markdown and terminals. Each part has a priority: the budget trims the least important
+first (the full package list, the git diff, the output tail...), a part with a shorter form is
+shortened before it is dropped, and the report says what went and how to get it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runsnap.checks import rules as checks
+from runsnap.knowledge.env import family_of, noise_reason
+from runsnap.knowledge.models import config_field_reason
+from runsnap.knowledge.packages import is_core_package, normalize_name
+from runsnap.snapshot import Snapshot
+
+__all__ = ["STACK", "Block", "Part", "ReportDoc", "attach", "build"]
+
+#: Packages maintainers ask about first, in the order the facts table lists them.
+STACK = ("torch", "sglang", "sgl-kernel", "vllm", "transformers", "flashinfer-python",
+         "flashinfer", "triton", "xformers", "flash-attn", "deep-gemm", "accelerate",
+         "huggingface-hub", "tokenizers", "safetensors", "numpy", "deepspeed", "megatron-core")
+
+#: Traceback frames shown, innermost last.
+FRAMES = 8
+#: Warnings listed.
+WARNINGS = 20
+#: Variables listed before the rest fold away.
+VARIABLES = 40
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+    """One piece of a part. ``kind``: ``para`` (plain text), ``table`` (``header`` and
+    ``rows``; ``code`` marks columns shown as code), ``code`` (``lines``), ``items`` (a list),
+    ``details`` (``title`` and ``blocks``, folded in Markdown), ``diff`` (``diff``: the result of
+    comparing A and B, laid out by the diff's own renderer)."""
+
+    kind: str
+    text: str = ""
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    code: tuple[int, ...] = ()
+    lines: tuple[str, ...] = ()
+    title: str = ""
+    blocks: tuple[Block, ...] = ()
+    diff: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the fields this kind uses."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for f in ("text", "header", "rows", "lines", "title"):
+            v = getattr(self, f)
+            if v:
+                out[f] = [list(r) for r in v] if f == "rows" else list(v) if isinstance(v, tuple) \
+                    else v
+        if self.blocks:
+            out["blocks"] = [b.to_dict() for b in self.blocks]
+        if self.diff is not None:
+            out["diff"] = self.diff.to_dict()
+        return out
+
+
+def para(text: str) -> Block:
+    """A paragraph of plain text."""
+    return Block("para", text=text)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], code: Sequence[int] = ()) -> Block:
+    """A table; cells become text (``None``: empty)."""
+    return Block("table", header=tuple(header),
+                 rows=tuple(tuple("" if c is None else str(c) for c in r) for r in rows),
+                 code=tuple(code))
+
+
+def code(lines: Sequence[str]) -> Block:
+    """A code block, shown as it is (made safe by the renderer)."""
+    return Block("code", lines=tuple(lines))
+
+
+def items(texts: Sequence[str]) -> Block:
+    """A bulleted list of plain text."""
+    return Block("items", lines=tuple(texts))
+
+
+def details(title: str, blocks: Sequence[Block]) -> Block:
+    """Blocks folded under a title."""
+    return Block("details", title=title, blocks=tuple(blocks))
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """A section of the report."""
+
+    key: str
+    title: str
+    blocks: tuple[Block, ...]
+    priority: int
+    """Lower is more important; the budget trims the highest first (a part with a
+    :attr:`shorter` form is shortened, then that form has its own priority). 0: never."""
+    how: str = ""
+    """How to get this part in full when it was trimmed."""
+    shorter: Part | None = None
+    """A smaller form, tried before the part is dropped."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportDoc:
+    """The report before layout: a title, the parts in reading order, and the snapshots."""
+
+    title: str
+    parts: tuple[Part, ...]
+    paths: tuple[str, ...]
+    names: tuple[str, ...]
+    scrubbed: str
+    """What the report says about secrets (how they were scrubbed, where)."""
+    snapshots: tuple[Snapshot, ...] = ()
+    """The snapshots as scrubbed for this report (what ``--attach`` writes)."""
+
+
+def build(snaps: Sequence[Snapshot]) -> ReportDoc:
+    """The report of one snapshot, or of two (A the reference, B the run reported) with the
+    ranked diff between them. The snapshots are scrubbed again with today's rules first."""
+    from runsnap.redact import Redactor, load_policy
+    from runsnap.redact.fingerprint import load_key
+    from runsnap.redact.scrub import scrub_snapshot
+
+    clean = [scrub_snapshot(s, Redactor(load_key(), load_policy(None))) for s in snaps]
+    main = clean[-1]
+    parts: list[Part] = [_command(main), _outcome(main)]
+    if len(clean) == 2:
+        parts.append(_diff(clean[0], main))
+    parts += [_facts(main), _variables(main), _git(main), _models(main), _packages(main)]
+    if len(clean) == 2:
+        parts.append(_outcome(clean[0], key="outcome-a", title="Outcome of A (the reference)",
+                              priority=6))
+    title = _title(main)
+    return ReportDoc(title, tuple(p for p in parts if p.blocks), tuple(
+        s.path_text or "" for s in snaps), tuple(_name(s) for s in snaps), _scrub_note(clean),
+        tuple(clean))
+
+
+def attach(doc: ReportDoc, folder: str) -> list[str]:
+    """Write each scrubbed snapshot into ``folder`` as ``runsnap-<name>-<id>.txt`` (GitHub takes
+    .txt attachments, not .toml); return the file names."""
+    import os
+    import re
+
+    from runsnap.snapshot import atomic_write, dumps
+
+    os.makedirs(folder, exist_ok=True)
+    names = []
+    for name, snap in zip(doc.names, doc.snapshots, strict=False):
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or "snapshot"
+        file = f"runsnap-{safe}-{snap.id[:8]}.txt"
+        atomic_write(os.path.join(folder, file), dumps(snap).encode("utf-8"))
+        names.append(file)
+    return names
+
+
+def _name(s: Snapshot) -> str:
+    return s.label or (s.path_text or s.id).rsplit("/", 1)[-1]
+
+
+def _title(s: Snapshot) -> str:
+    o = s.get("outcome") or {}
+    argv = (s.get("command") or {}).get("argv") or []
+    what = " ".join(argv[:1] + argv[1:3]) if argv else "the current context"
+    if not o:
+        return f"runsnap report: {what}"
+    err = str(o.get("first_error") or "").split("\n", 1)[0]
+    status = _status(o)
+    return f"runsnap report: {what} {status}" + (f": {err[:120]}" if err else "")
+
+
+def _status(o: Mapping[str, Any]) -> str:
+    if o.get("timed_out"):
+        return "timed out"
+    if o.get("status") == "signalled":
+        return f"killed by {o.get('signal') or 'a signal'}"
+    if o.get("status") in ("not_found", "not_executable", "failed"):
+        return f"did not start ({o.get('error') or o.get('status')})"
+    if "exit_status" in o:
+        return f"exited with status {o.get('exit_status')}"
+    return str(o.get("status") or "")
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def _command(s: Snapshot) -> Part:
+    c = s.get("command") or {}
+    argv = [str(a) for a in c.get("argv") or []]
+    rows: list[tuple[str, Any]] = [("working directory", c.get("cwd")),
+                                   ("label", s.label or None),
+                                   ("captured", f"{s.meta.get('captured_at', '')} on "
+                                                f"{s.meta.get('host', '')}"),
+                                   ("runsnap", s.meta.get("runsnap_version"))]
+    launcher = s.meta.get("launcher")
+    if isinstance(launcher, Mapping):
+        rows.append(("launcher", f"{launcher.get('name')}: rank {launcher.get('rank', '?')} of "
+                                 f"{launcher.get('world_size', '?')}, job {launcher.get('job', '?')}"))
+    blocks = [code([shlex.join(argv) if argv else "(no command: the context alone)"]),
+              table(("", ""), [(k, v) for k, v in rows if v], code=(1,))]
+    return Part("command", "Command", tuple(blocks), 0)
+
+
+def _outcome(s: Snapshot, key: str = "outcome", title: str = "Outcome", priority: int = 0
+             ) -> Part:
+    o = s.get("outcome") or {}
+    if not o:
+        return Part(key, title, (para("Not run: this snapshot records the context only."),),
+                    priority)
+    head = _status(o) + (f" after {o['duration_s']} s" if "duration_s" in o else "")
+    if o.get("peak_rss_bytes"):
+        head += f", peak memory {int(o['peak_rss_bytes']) / 2**20:.0f} MiB"
+    blocks: list[Block] = [para(head[:1].upper() + head[1:] + ".")]
+    first = str(o.get("first_error") or "")
+    tb = o.get("traceback") if isinstance(o.get("traceback"), Mapping) else None
+    if first:
+        blocks += [para("First error (in full):"), code(first.splitlines() or [first])]
+    if tb:
+        frames = [f for f in tb.get("frames") or [] if isinstance(f, Mapping)]
+        lines = [f"... {len(frames) - FRAMES} frames above"] if len(frames) > FRAMES else []
+        for f in frames[-FRAMES:]:
+            lines.append(f'File "{f.get("file")}", line {f.get("line")}, in {f.get("function")}')
+            if f.get("code"):
+                lines.append(f"    {f.get('code')}")
+        lines.append(f"{tb.get('type')}: {tb.get('message')}")
+        blocks += [para(f"Traceback, last {min(len(frames), FRAMES)} frames:"), code(lines)]
+    warnings = [str(w) for w in o.get("warnings") or []]
+    if warnings:
+        count = int(o.get("warnings_count") or len(warnings))
+        shown = list(dict.fromkeys(warnings))[:WARNINGS]
+        blocks += [para(f"Warnings ({count}):"), items(shown)]
+    tails = []
+    for stream in ("stderr", "stdout"):
+        t = o.get(stream)
+        if isinstance(t, Mapping) and t.get("tail"):
+            tails.append(details(f"Last {len(t['tail'])} lines of {stream}",
+                                 [code([str(x) for x in t["tail"]])]))
+    how = "`runsnap show SNAPSHOT --section outcome`"
+    if not tails:
+        return Part(key, title, tuple(blocks), priority, how=how)
+    return Part(key, title, tuple(blocks + tails), max(priority, 5), how=how,
+                shorter=Part(key, title, tuple(blocks), priority, how=how))
+
+
+def _dists(s: Snapshot) -> dict[str, Mapping[str, Any]]:
+    d = (s.get("packages") or {}).get("distributions") or {}
+    return {normalize_name(k): v for k, v in d.items() if isinstance(v, Mapping)}
+
+
+def _facts(s: Snapshot) -> Part:
+    sysm = s.get("system") or {}
+    pk = s.get("packages") or {}
+    gpu = sysm.get("gpu") or {}
+    dists = _dists(s)
+    cpu = sysm.get("cpu") or {}
+    mem = (sysm.get("memory") or {}).get("total_bytes")
+    devices = [d for d in gpu.get("devices") or [] if isinstance(d, Mapping)]
+    names = list(dict.fromkeys(str(d.get("name")) for d in devices))
+    gpus = (f"{len(devices)} x {', '.join(names)}" if devices else
+            f"none ({gpu.get('reason', 'not seen')})")
+    if devices and devices[0].get("memory_mib"):
+        gpus += f", {devices[0]['memory_mib']} MiB each"
+    nccl = next((f"{v.get('version')} ({n})" for n, v in dists.items()
+                 if n.startswith("nvidia-nccl")), None)
+    cuda_rt = next((f"{v.get('version')} ({n})" for n, v in dists.items()
+                    if n.startswith("nvidia-cuda-runtime")), None)
+    rows = [
+        ("Python", f"{pk.get('python_version', '?')} {pk.get('implementation', '')} "
+                   f"({pk.get('interpreter', '?')})"),
+        ("OS", f"{sysm.get('os', '?')}, kernel {sysm.get('kernel', '?')} ({sysm.get('machine', '')})"),
+        ("CPU", f"{cpu.get('model', '?')}, {cpu.get('logical', '?')} logical CPUs"),
+        ("memory", f"{int(mem) / 2**30:.0f} GiB" if isinstance(mem, int) else None),
+        ("GPU", gpus),
+        ("driver", gpu.get("driver_version") or None),
+        ("CUDA (driver)", gpu.get("cuda_version") or None),
+        ("CUDA runtime", cuda_rt),
+        ("NCCL", nccl),
+    ]
+    torch = (pk.get("builds") or {}).get("torch") or {}
+    for fact, label in (("cuda_available", "torch.cuda.is_available()"),
+                        ("xpu_available", "torch.xpu.is_available()")):
+        if isinstance(torch.get(fact), bool) and (fact == "cuda_available" or torch[fact]):
+            rows.append((label, f"{torch[fact]} ({torch.get(fact + '_reason') or '?'})"))
+    stack = [n for n in STACK if n in dists]
+    stack += sorted(n for n in dists if is_core_package(n) and n not in stack
+                    and not n.startswith(("nvidia-nccl", "nvidia-cuda-runtime")))
+    for n in stack:
+        v = dists[n]
+        where = " (editable)" if v.get("editable") else ""
+        rows.append((n, f"{v.get('version', '?')}{where}"))
+    missing = [n for n in ("torch", "sglang", "vllm", "transformers", "flashinfer-python",
+                           "triton") if n not in dists]
+    blocks = [table(("", ""), [(k, v) for k, v in rows if v], code=(1,))]
+    if missing:
+        blocks.append(para("Not installed: " + ", ".join(missing) + "."))
+    return Part("facts", "Environment", tuple(blocks), 1)
+
+
+def _variables(s: Snapshot) -> Part:
+    env = (s.get("env") or {}).get("vars") or {}
+    runtime = s.get("runtime") or {}
+    raw = runtime.get("env")
+    reads: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    traced = bool(runtime.get("traced"))
+    rows: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for name, r in sorted(reads.items()):
+        if not isinstance(r, Mapping) or noise_reason(name):
+            continue
+        fam = family_of(name)
+        if not fam and not r.get("set"):
+            continue  # an interpreter's start-up probe (PYTHON*, LC_*): noise for a report
+        if not r.get("set") and not r.get("sites") and name.startswith(("PYTHON", "LC_", "LANG")):
+            continue  # the interpreter's own start-up look-ups, made by every Python
+        value = r.get("value", env.get(name)) if r.get("set") else None
+        site = ""
+        for st in r.get("sites") or []:
+            if isinstance(st, Mapping) and st.get("stack"):
+                site = str(st["stack"][0])
+                break
+        how = ("read" if r.get("set") else "read, not set (the program took its default)")
+        rows.append((name, "(unset)" if value is None else str(value),
+                     how + (f" at {site}" if site else "")))
+        seen.add(name)
+    for name in sorted(env):
+        if name in seen or not family_of(name) or noise_reason(name):
+            continue
+        rows.append((name, str(env[name]), "set, not seen read" if traced else "set"))
+    rows.sort(key=lambda r: (not r[2].startswith("read"), -(family_of(r[0]) or (0, ""))[0], r[0]))
+    blocks: list[Block] = []
+    if traced:
+        blocks.append(para("Read at run time (traced), then the other variables of known "
+                           "families that were set:"))
+    else:
+        blocks.append(para("Variables of known families (NCCL_*, CUDA_*, SGLANG_*, VLLM_*, "
+                           "TORCH_*, HF_* ...) that were set; the run was not traced:"))
+    head = table(("variable", "value", "seen"), rows[:VARIABLES], code=(0, 1))
+    blocks.append(head)
+    if len(rows) > VARIABLES:
+        blocks.append(details(f"{len(rows) - VARIABLES} more variables",
+                              [table(("variable", "value", "seen"), rows[VARIABLES:],
+                                     code=(0, 1))]))
+    blocks += _findings(s)
+    if not rows:
+        blocks = [para("No variable of a known family was set or read.")] + _findings(s)
+    return Part("variables", "Variables that matter", tuple(blocks),
+                5 if len(rows) > VARIABLES else 2, how="`runsnap show SNAPSHOT --section env`",
+                shorter=Part("variables", "Variables that matter", (blocks[0], head), 2,
+                             how="`runsnap show SNAPSHOT --section env`"))
+
+
+def _findings(s: Snapshot) -> list[Block]:
+    """The findings of ``runsnap check`` on this snapshot, most important first."""
+    found = checks.check(s).findings
+    texts = [f.message + "".join(f"; {d}" for d in f.details) for f in found]
+    return [para("Findings of `runsnap check`:"), items(texts)] if texts else []
+
+
+def _git(s: Snapshot) -> Part:
+    repos = (s.get("git") or {}).get("repos") or {}
+    if not repos:
+        return Part("git", "Git", (para("No git repository in play."),), 3)
+    rows = []
+    diffs: list[Block] = []
+    for name, r in repos.items():
+        if not isinstance(r, Mapping):
+            continue
+        changed = [str(c.get("path")) for c in r.get("changed") or [] if isinstance(c, Mapping)]
+        state = "dirty" if r.get("dirty") else "clean"
+        if changed:
+            state += f": {len(changed)} changed ({', '.join(changed[:8])}" + \
+                (", ..." if len(changed) > 8 else "") + ")"
+        untracked = r.get("untracked") or []
+        if untracked:
+            state += f", {len(untracked)} untracked"
+        rows.append((r.get("path") or name, str(r.get("commit", ""))[:12],
+                     r.get("branch") or r.get("describe") or "", state))
+        if r.get("diff"):
+            diffs.append(details(f"Uncommitted diff of {r.get('path') or name} "
+                                 f"({r.get('diff_bytes', len(str(r['diff'])))} bytes)",
+                                 [code(str(r["diff"]).splitlines())]))
+    head = table(("repository", "commit", "branch", "state"), rows, code=(0, 1))
+    how = "`runsnap show SNAPSHOT --section git`"
+    return Part("git", "Git", (head, *diffs), 7 if diffs else 3, how=how,
+                shorter=Part("git", "Git", (head,), 3, how=how) if diffs else None)
+
+
+def _config_rows(cfg: Any, prefix: str = "") -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if not isinstance(cfg, Mapping):
+        return out
+    for k, v in cfg.items():
+        path = f"{prefix}{k}"
+        if isinstance(v, Mapping) and not config_field_reason(path):
+            out += _config_rows(v, path + ".")
+        elif config_field_reason(path):
+            text = v if isinstance(v, str) else _compact(v)
+            out.append((path, text))
+    return out
+
+
+def _compact(v: Any) -> str:
+    import json
+
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _models(s: Snapshot) -> Part:
+    models = (s.get("models") or {}).get("models") or {}
+    blocks: list[Block] = []
+    full: list[Block] = []
+    for src, m in models.items():
+        if not isinstance(m, Mapping):
+            continue
+        rows = _config_rows(m.get("config") or {})
+        blocks += [para(f"{src}: {m.get('path', '')}"),
+                   table(("config field", "value"), rows, code=(0, 1)) if rows else
+                   para("(no config.json read)")]
+        if m.get("config"):
+            import json
+
+            full.append(details(f"config.json of {src}",
+                                [code(json.dumps(m["config"], indent=1).splitlines())]))
+    if not blocks:
+        return Part("models", "Models", (), 5)
+    how = "`runsnap show SNAPSHOT --section models`"
+    return Part("models", "Models (the config fields that matter)", tuple(blocks + full),
+                6 if full else 4, how=how, shorter=Part("models", "Models (the config fields that matter)",
+                                      tuple(blocks), 4, how=how) if full else None)
+
+
+def _packages(s: Snapshot) -> Part:
+    dists = (s.get("packages") or {}).get("distributions") or {}
+    if not dists:
+        return Part("packages", "Packages", (), 9)
+    lines = [f"{n}=={v.get('version', '?')}" for n, v in sorted(dists.items())
+             if isinstance(v, Mapping)]
+    return Part("packages", "All packages", (details(f"{len(lines)} distributions "
+                                                     f"(pip freeze style)", [code(lines)]),), 8,
+                how="`runsnap show SNAPSHOT --section packages`")
+
+
+def _diff(a: Snapshot, b: Snapshot) -> Part:
+    from runsnap.diffing import compare
+
+    report = compare(a, b, git_log=False)
+    full = Part("diff", "Why A and B differ (runsnap diff A B)", (Block("diff", diff=report),), 4,
+                how="`runsnap diff A B`")
+    top = dataclasses.replace(report, differences=report.differences[:10])
+    short = Part("diff", "Why A and B differ (runsnap diff A B, the first 10)",
+                 (Block("diff", diff=top),), 1, how="`runsnap diff A B`")
+    return dataclasses.replace(full, shorter=short)
+
+
+def _scrub_note(snaps: Sequence[Snapshot]) -> str:
+    where = sorted({str(x) for s in snaps for x in s.meta.get("redacted") or ()})
+    listed = ", ".join(where[:12]) + (f" and {len(where) - 12} more" if len(where) > 12 else "")
+    return ("Scrubbed by runsnap: every value here passed its secret rules (at capture and again "
+            "now). A secret is never shown: it is replaced by a fingerprint "
+            "(`<redacted:hmac-sha256:…>`, a keyed HMAC-SHA256 whose key stays on the machine "
+            "that captured; equal fingerprints mean equal values, and no value can be read "
+            "back). " + (f"Replaced here: {listed}." if where else "Nothing needed replacing."))

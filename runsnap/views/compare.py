@@ -1,0 +1,64 @@
+"""``runsnap diff``'s journey as one call: snapshots named as files, folders, ``@N`` or
+``@LABEL`` are loaded, and one snapshot is compared with the current context, captured now for
+its own launch (``runsnap diff A``: "will my next launch match?")."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Union
+
+from runsnap.diffing import NReport, Report, Rules, compare, compare_many, expand
+from runsnap.diffing.many import Progress
+from runsnap.snapshot import Snapshot
+
+__all__ = ["SnapshotLike", "diff"]
+
+SnapshotLike = Union[Snapshot, str, "os.PathLike[str]"]
+
+
+def _as_snapshot(x: SnapshotLike) -> Snapshot:
+    from runsnap.snapshot.store import load as load_named
+
+    return x if isinstance(x, Snapshot) else load_named(x)
+
+
+def diff(
+    *snapshots: SnapshotLike,
+    rules: Rules | None = None,
+    ignore: Iterable[str] = (),
+    show_all: bool = False,
+    git_log: bool = True,
+    static: bool = False,
+    progress: Progress | None = None,
+) -> Report | NReport:
+    """Compare snapshots (objects, files, or folders of files): one -> with the current context
+    (captured now for its command, interpreter, repositories and models), two ->
+    :func:`compare`, more -> :func:`compare_many`. ``progress(done, total)`` is called while
+    many files load."""
+    if not snapshots:
+        from runsnap.errors import UsageError
+
+        raise UsageError("diff needs at least one snapshot")
+    rules = (rules or Rules()).with_ignore(ignore)
+    if any(isinstance(s, Snapshot) for s in snapshots):
+        snaps = [_as_snapshot(s) for s in snapshots]
+    else:
+        from runsnap.diffing.bulkload import load_many
+        from runsnap.snapshot import load
+        from runsnap.snapshot.store import resolve
+
+        paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
+                        for s in snapshots])  # @1, @label resolved first
+        snaps = load_many(paths, progress=progress) if len(paths) > 2 else [load(p) for p in paths]
+    if len(snaps) == 1:
+        from runsnap.capturing.like import capture_like
+
+        now = capture_like(snaps[0])
+        return compare(snaps[0], now, rules=rules, show_all=show_all, git_log=git_log,
+                       notes=("B is the current context, captured now for A's command",),
+                       b_is_now=True)
+    if len(snaps) == 2:
+        return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log,
+                       static=static)
+    return compare_many(snaps, rules=rules, show_all=show_all)

@@ -1,0 +1,330 @@
+"""The environment as maintainers read it: ``torch.utils.collect_env``'s order, from a snapshot.
+
+:func:`environment` turns a snapshot's ``[packages]`` and ``[system]`` into ordered groups of
+``(label, value)`` facts, in the order ``python -m torch.utils.collect_env`` prints them (the
+torch build and its settings as ``torch.__config__.show()`` prints them, the OS and compilers,
+Python, CUDA and the GPUs with whether torch can use them, the CPU, the libraries), then what
+vLLM's ``collect_env`` and ``sglang.check_env`` add (engine builds, GPU topology, limits) and what
+neither prints (cgroup budget, network, RDMA). :mod:`runsnap.render.hostsummary` prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["RELEVANT_PACKAGES", "Groups", "environment"]
+
+#: Distribution names collect_env lists under "Versions of relevant libraries", with the
+#: engines' own (vLLM's and SGLang's lists).
+RELEVANT_PACKAGES = re.compile(
+    r"^(torch|numpy|triton|optree|onnx|nvidia-.*|flash.?attn.*|flashinfer.*|xformers|vllm|"
+    r"sglang|sgl-kernel|transformers|tokenizers|accelerate|deepspeed|pytorch-triton.*|"
+    r"torchvision|torchaudio|torchao|mypy|pyzmq|ray|xgrammar|outlines|deep-gemm|"
+    r"nixl|mooncake.*|cupy.*|jax|jaxlib)$")
+_CONDA_RELEVANT = re.compile(r"^(pytorch|torch.*|numpy|triton|cuda.*|cudnn|nccl|libnccl|mkl|"
+                             r"magma.*|cudatoolkit|libcublas|libcudnn.*|python)$")
+_NOTABLE_FLAGS = re.compile(r"^(avx.*|amx.*|sse4.*|fma|f16c|sve.*|asimd.*|bf16|i8mm)$")
+
+#: Groups of ``(label, value)`` facts, titled, in the order maintainers read them.
+Groups = list[tuple[str, list[tuple[str, str]]]]
+
+
+def _size(kib: int) -> str:
+    """Cache sizes as lscpu prints them.
+
+    >>> _size(48), _size(2048), _size(107520)
+    ('48 KiB', '2 MiB', '105 MiB')
+    """
+    return f"{kib // 1024} MiB" if kib >= 1024 and kib % 1024 == 0 or kib >= 10240 else (
+        f"{kib} KiB")
+
+
+def _bytes(n: Any) -> str:
+    if not isinstance(n, int):
+        return str(n)
+    for unit, div in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.1f} {unit}"
+    return f"{n} B"
+
+
+def _not(found: Any, what: str = "could not collect") -> str:
+    return str(found) if found not in (None, "", [], {}) else what
+
+
+def _torch(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
+    builds = pk.get("builds") or {}
+    torch = builds.get("torch") or {}
+    dists = pk.get("distributions") or {}
+    version = torch.get("version") or (dists.get("torch") or {}).get("version")
+    rows = [("PyTorch version", _not(version, "not installed")),
+            ("Is debug build", _not(torch.get("debug"), "could not collect"))]
+    if torch:
+        rows += [("CUDA used to build PyTorch", torch.get("cuda") or "None"),
+                 ("ROCM used to build PyTorch", torch.get("hip") or "N/A")]
+        if torch.get("git_version"):
+            rows.append(("PyTorch git version", torch["git_version"]))
+    for name, label in (("vllm", "vLLM"), ("sglang", "SGLang"), ("sgl_kernel", "sgl-kernel"),
+                        ("flashinfer", "FlashInfer"), ("xformers", "xformers"),
+                        ("triton", "Triton"), ("flash_attn", "flash-attn"),
+                        ("deep_gemm", "DeepGEMM")):
+        b = builds.get(name)
+        if not b:
+            continue
+        detail = [b.get("version") or "version unknown"]
+        if b.get("built_for"):
+            detail.append(f"built for {b['built_for']}")
+        if b.get("architectures"):
+            detail.append("architectures " + " ".join(b["architectures"]))
+        if b.get("built_with"):
+            detail.append("built with " + ", ".join(f"{k} {v}" for k, v in b["built_with"].items()))
+        if b.get("backends"):
+            detail.append("backends " + " ".join(b["backends"]))
+        rows.append((f"{label} version", "; ".join(detail)))
+    return rows
+
+
+def _os(system: Mapping[str, Any], pk: Mapping[str, Any]) -> list[tuple[str, str]]:
+    tools = system.get("toolchain") or {}
+
+    def tool(name: str) -> str:
+        t = tools.get(name) or {}
+        return t.get("line") or ("not found" if t.get("found") is False else "could not collect")
+
+    rows = [("OS", f"{system.get('os', '?')} ({system.get('machine', '?')})"),
+            ("Kernel", _not(system.get("kernel"))),
+            ("GCC version", tool("gcc")), ("C compiler (cc)", tool("cc")),
+            ("C++ compiler (c++)", tool("cxx")), ("Clang version", tool("clang")),
+            ("CMake version", tool("cmake")), ("Ninja version", tool("ninja")),
+            ("Libc version", _not(tools.get("libc"))),
+            ("Python platform", f"{system.get('system', '?')}-{system.get('kernel', '?')}-"
+                                f"{system.get('machine', '?')}"
+                                + (f"-with-{tools['libc'].replace(' ', '')}"
+                                   if tools.get("libc") else "")),
+            ("Python version", f"{_not(pk.get('python_version'))} "
+                               f"({_not(pk.get('implementation'), '?')})"),
+            ("Python interpreter", f"{_not(pk.get('interpreter'))} ({pk.get('reason', '')})")]
+    return rows
+
+
+def _inferred(torch: Mapping[str, Any], fact: str) -> str:
+    """``False (why)``: an availability fact of the torch build with its reason; collect_env's
+    ``N/A`` without torch, ``could not collect`` from a snapshot that did not infer it.
+
+    >>> _inferred({"version": "2.9", "cuda_available": False,
+    ...            "cuda_available_reason": "built without CUDA"}, "cuda_available")
+    'False (built without CUDA)'
+    """
+    if not torch:
+        return "N/A"
+    if not isinstance(torch.get(fact), bool):
+        return "could not collect"
+    why = torch.get(f"{fact}_reason")
+    return f"{torch[fact]}" + (f" ({why})" if why else "")
+
+
+def _allocator(variables: Mapping[str, Any]) -> str:
+    """collect_env's "Caching allocator config": the allocator variables that are set."""
+    conf = {k: variables[k] for k in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF",
+                                      "PYTORCH_ALLOC_CONF") if variables.get(k)}
+    return str(conf) if conf else "N/A"
+
+
+def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any],
+         variables: Mapping[str, Any]) -> list[tuple[str, str]]:
+    tools = system.get("toolchain") or {}
+    gpu = system.get("gpu") or {}
+    libs = pk.get("libraries") or {}
+    nvcc = tools.get("nvcc") or {}
+    torch = (pk.get("builds") or {}).get("torch") or {}
+    loading = "N/A"
+    if torch.get("cuda_available") is True:  # torch.cuda.init() sets LAZY when it is unset
+        loading = str(variables.get("CUDA_MODULE_LOADING") or "LAZY")
+    rows = [("Is CUDA available", _inferred(torch, "cuda_available")),
+            ("CUDA_MODULE_LOADING set to", loading),
+            ("CUDA runtime version (nvcc)", nvcc.get("version") or
+             ("nvcc not found" if nvcc.get("found") is False else "could not collect")),
+            ("CUDA_HOME", _not(tools.get("cuda_home"), "not found")
+             + (f" ({tools['cuda_home_from']})" if tools.get("cuda_home") else ""))]
+    if gpu.get("available"):
+        for dev in gpu.get("devices") or []:
+            extra = [f"{dev.get('memory_mib', '?')} MiB"]
+            for key, label in (("compute_capability", "compute capability"),
+                               ("mig_mode", "MIG"), ("ecc_mode", "ECC"),
+                               ("persistence_mode", "persistence"),
+                               ("power_limit_w", "power limit W")):
+                if dev.get(key) is not None:
+                    extra.append(f"{label} {dev[key]}")
+            rows.append((f"GPU {dev.get('index', '?')}", f"{dev.get('name', '?')} "
+                                                         f"({', '.join(extra)})"))
+    else:
+        rows.append(("GPU models and configuration", f"none ({gpu.get('reason', 'unknown')})"))
+    rows += [("Nvidia driver version", _not(gpu.get("driver_version"), "none")),
+             ("CUDA version (driver)", _not(gpu.get("cuda_version"), "none"))]
+    for family, label in (("cudnn", "cuDNN version"), ("nccl", "NCCL version"),
+                          ("cuda-runtime", "CUDA runtime library"), ("cublas", "cuBLAS version"),
+                          ("hip", "HIP runtime"), ("miopen", "MIOpen runtime"),
+                          ("rccl", "RCCL version")):
+        lib = libs.get(family)
+        if lib:
+            rows.append((label, f"{lib.get('version') or '?'} ({lib.get('source') or lib.get('dir')})"))
+        elif family in ("cudnn", "nccl"):
+            ld = {**(tools.get("ldconfig") or {}), **(tools.get("ld_library_path") or {})}
+            found = [f"{v.get('file')} ({v.get('path')})" for k, v in ld.items()
+                     if k.startswith(f"lib{family}.so")]
+            built = (torch.get("config") or {}).get("CUDNN_VERSION") if family == "cudnn" else ""
+            rows.append((label, found[0] if found else "could not collect" + (
+                f" (torch is built against {built})" if built else "")))
+    amd = gpu.get("amd")
+    if amd:
+        rows.append(("AMD GPUs", f"{amd.get('count', 0)} x " + ", ".join(sorted(
+            {str(d.get("name") or d.get("market_name") or d.get("card_series")
+                 or d.get("gfx_version") or "?")
+             for d in amd.get("devices") or []})) + f"; driver {amd.get('driver_version', '?')}"))
+    if gpu.get("unsupported_fields"):
+        rows.append(("Driver did not report", ", ".join(gpu["unsupported_fields"])))
+    rows += [("Is XPU available", _inferred(torch, "xpu_available")),
+             ("Is XNNPACK available", _inferred(torch, "xnnpack_available")),
+             ("Caching allocator config", _allocator(variables))]
+    return rows
+
+
+def _flags(text: str) -> str:
+    """Compiler flags in brief: optimisation, the defines, the GPU architectures, the count.
+
+    >>> _flags(" -DNDEBUG -DUSE_KINETO -O2 -fPIC -gencode arch=compute_90,code=sm_90")
+    '-O2; defines NDEBUG USE_KINETO; architectures sm_90; 6 words'
+    """
+    words = text.split()
+    parts = [" ".join(dict.fromkeys(w for w in words if re.fullmatch(r"-O\w*", w)))]
+    defines = [w[2:] for w in words if w.startswith("-D")]
+    if defines:
+        parts.append("defines " + " ".join(dict.fromkeys(defines)))
+    archs = re.findall(r"code=((?:sm|compute)_\w+)", text)
+    if archs:
+        parts.append("architectures " + " ".join(dict.fromkeys(archs)))
+    parts.append(f"{len(words)} words")
+    return "; ".join(p for p in parts if p)
+
+
+def _torch_config(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """torch.__config__.show()'s "Build settings" (every non-empty one, by name, as torch
+    prints them; compiler flags in brief), then the switches of ``TorchConfig.cmake``."""
+    torch = (pk.get("builds") or {}).get("torch") or {}
+    config = torch.get("config") or {}
+    from runsnap.capturing.collectors.torchconfig import switch
+
+    shown = [(k, v) for k, v in sorted(config.items()) if isinstance(v, str) and v]
+    rows = [(k, _flags(v) if k.endswith("_FLAGS") else v) for k, v in shown
+            if switch(v) is None or not k.startswith(("USE_", "HAS_", "PERF_"))]
+    for state, label in ((True, "switched on"), (False, "switched off")):
+        names = [k for k, v in shown if k.startswith(("USE_", "HAS_", "PERF_"))
+                 and switch(v) is state]
+        if names:
+            rows.append((label, " ".join(names)))
+    switches = torch.get("switches") or {}
+    if switches:
+        rows.append(("TorchConfig.cmake", ", ".join(
+            f"{k}={'ON' if v else 'OFF'}" for k, v in sorted(switches.items()))))
+    if isinstance(torch.get("cxx11_abi"), bool):
+        rows.append(("_GLIBCXX_USE_CXX11_ABI", str(int(torch["cxx11_abi"]))))
+    return rows
+
+
+def _topology(system: Mapping[str, Any]) -> list[tuple[str, str]]:
+    topo = (system.get("gpu") or {}).get("topology") or {}
+    rows = [(pair, link) for pair, link in (topo.get("links") or {}).items()]
+    rows += [(f"{g} affinity", f"CPUs {a.get('cpus', '')}" + (f", NUMA {a['numa']}"
+                                                              if a.get("numa") else ""))
+             for g, a in (topo.get("affinity") or {}).items()]
+    return rows
+
+
+def _cpu(system: Mapping[str, Any]) -> list[tuple[str, str]]:
+    cpu = system.get("cpu") or {}
+    mem = system.get("memory") or {}
+    rows = [("Model name", _not(cpu.get("model"))),
+            ("Vendor ID", _not(cpu.get("vendor"))),
+            ("CPU(s)", f"{cpu.get('logical', '?')} logical, {cpu.get('physical', '?')} physical, "
+                       f"{cpu.get('affinity', '?')} usable")]
+    if "sockets" in cpu:
+        rows.append(("Socket(s)", str(cpu["sockets"])))
+    if "threads_per_core" in cpu:
+        rows.append(("Thread(s) per core", str(cpu["threads_per_core"])))
+    if cpu.get("caches"):
+        rows.append(("Caches", ", ".join(
+            f"{name} {_size(c.get('size_kib', 0) * c.get('instances', 1))} "
+            f"({c.get('instances', 1)} instance{'s' if c.get('instances', 1) != 1 else ''})"
+            for name, c in cpu["caches"].items())))
+    flags = [f for f in cpu.get("flags") or [] if _NOTABLE_FLAGS.match(f)]
+    if cpu.get("flags") is not None:
+        rows.append(("Notable flags", " ".join(flags) or "none of avx*, amx*, sve*"))
+    hyp = cpu.get("hypervisor") or {}
+    if hyp:
+        rows.append(("Hypervisor", hyp.get("vendor") or (
+            "present (vendor not shown: no DMI)" if hyp.get("present") else "none")))
+    numa = system.get("numa") or {}
+    for name, node in (numa.get("nodes") or {}).items():
+        rows.append((f"NUMA {name} CPU(s)", f"{node.get('cpus', '')}" + (
+            f", {_bytes(node['memory_bytes'])}" if "memory_bytes" in node else "")))
+    rows.append(("Memory", f"{_bytes(mem.get('total_bytes'))} total"))
+    if mem.get("hugepages"):
+        hp = mem["hugepages"]
+        rows.append(("Huge pages", f"{hp.get('total')} x {hp.get('size_kib')} KiB "
+                                   f"({hp.get('free')} free); THP {mem.get('transparent_hugepage', '?')}"))
+    cg = system.get("cgroup") or {}
+    if cg.get("version"):
+        rows.append(("cgroup", f"v{cg['version']}: CPUs {cg.get('cpu_limit', '?')}, cpuset "
+                               f"{cg.get('cpuset', '?')}, memory "
+                               f"{_bytes(cg.get('memory_limit_bytes', '?'))}"))
+    return rows
+
+
+def _limits_network(system: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def limit(name: str, value: Any) -> str:
+        return _bytes(value) if name in ("memlock", "stack", "as") else str(value)
+
+    rows = [(f"ulimit {name}", f"{limit(name, v.get('soft'))} (hard {limit(name, v.get('hard'))})")
+            for name, v in (system.get("limits") or {}).items()]
+    net = system.get("network") or {}
+    for name, iface in (net.get("interfaces") or {}).items():
+        rows.append((f"Interface {name}", f"{iface.get('state', '?')}, MTU {iface.get('mtu', '?')}"
+                     + (f", {iface['speed_mbps']} Mb/s" if "speed_mbps" in iface else "")
+                     + (f", {iface['driver']}" if "driver" in iface else "")))
+    for dev, info in (net.get("infiniband") or {}).items():
+        ports = "; ".join(f"port {p}: {v.get('state')}, {v.get('rate')}, {v.get('link_layer')}"
+                          for p, v in (info.get("ports") or {}).items())
+        rows.append((f"RDMA {dev}", ports or "no ports"))
+    if "peer_memory" in net:
+        rows.append(("GPUDirect peer memory", " ".join(net["peer_memory"]) or "not loaded"))
+    return rows
+
+
+def _libraries(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
+    dists = pk.get("distributions") or {}
+    rows = [("[pip3]", f"{name}=={d.get('version', '')}") for name, d in sorted(dists.items())
+            if RELEVANT_PACKAGES.match(re.sub(r"[-_.]+", "-", name).lower())]
+    conda = (pk.get("conda") or {}).get("packages") or {}
+    rows += [("[conda]", f"{name} {c.get('version', '')} {c.get('build', '')}")
+             for name, c in sorted(conda.items()) if _CONDA_RELEVANT.match(name)]
+    return rows
+
+
+def environment(snapshot: Any) -> Groups:
+    """The groups of facts, in the order maintainers read them."""
+    system: Mapping[str, Any] = snapshot.get("system") or {}
+    pk: Mapping[str, Any] = snapshot.get("packages") or {}
+    variables: Mapping[str, Any] = (snapshot.get("env") or {}).get("vars") or {}
+    groups: Groups = [
+        ("PyTorch and engines", _torch(pk)),
+        ("PyTorch build settings (torch.__config__.show())", _torch_config(pk)),
+        ("OS and toolchain", _os(system, pk)),
+        ("CUDA and GPUs", _gpu(system, pk, variables)),
+        ("GPU topology", _topology(system)),
+        ("CPU and memory", _cpu(system)),
+        ("Limits and network", _limits_network(system)),
+        ("Versions of relevant libraries", _libraries(pk)),
+    ]
+    return [(title, rows) for title, rows in groups if rows]

@@ -1,0 +1,376 @@
+"""``who-reads``: where an interpreter's installed packages declare, read or mention a variable.
+
+Static evidence for a run that was not traced: which installed code reads ``NAME``, in the
+versions actually installed. Every distribution of the interpreter (listed by runsnap's package
+probe) is searched: its ``.py`` files line by line, and the shared libraries it ships
+(``libnccl.so`` of ``nvidia-nccl-*``) for the name as a string. Each place is a :class:`Hit`:
+
+* ``declaration``: SGLang's ``NAME = EnvBool(False)`` (any ``Env*(...)`` class), vLLM's
+  ``"NAME": lambda: ...`` table of variables;
+* ``read``: the name in quotes on a line that reads the environment (``os.environ``,
+  ``getenv``, ``environ.get``, a helper with ``env`` in its name), or an attribute read of a
+  declared variable (``envs.NAME``, ``NAME.get()``, ``NAME.value``);
+* ``mention``: anywhere else (messages, comments, documentation);
+* ``library``: a string in a shared library (native code may read it with ``getenv``).
+
+Speed: a search reads each installed file once for all the names asked (a byte search, as
+``grep -F`` does; shared libraries through ``mmap``) and caches, per distribution and version,
+the places found for each name (and that none were found), so a later search of a name already
+searched reads no file at all. The cache lives in runsnap's cache folder
+(``RUNSNAP_CACHE_DIR``), keyed by the distribution's name, version and location;
+``RUNSNAP_NO_CACHE=1`` turns it off. Measured in ``benchmarks/tracing.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import re
+import sys
+import zlib
+
+from runsnap.base.records import FrozenRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+__all__ = ["KINDS", "Hit", "classify", "distributions", "who_reads"]
+
+#: Every :attr:`Hit.kind`, strongest first.
+KINDS = ("declaration", "read", "mention", "library")
+
+#: Bumped whenever the index format or what it holds changes.
+INDEX_FORMAT = 3
+
+_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_LIBRARY = re.compile(r"\.so(\.[0-9]+)*$|\.dylib$")
+_ENV_WORDS = re.compile(r"environ|getenv|[Ee]nv[A-Za-z_]*\s*\(|get_env|env_|_env\b|ENV\[")
+
+
+class Hit(FrozenRecord):
+    """One place in an installed distribution that names the variable."""
+
+    name: str
+    """The variable."""
+    dist: str
+    """The distribution that installed the file."""
+    version: str
+    """Its version."""
+    path: str
+    """The file, relative to the distribution's location (``sglang/srt/environ.py``)."""
+    line: int | None
+    """The line (None for a shared library)."""
+    kind: str
+    """One of :data:`KINDS`."""
+    text: str = ""
+    """The line, stripped and cut at 160 characters (empty for a shared library)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {"name": self.name, "dist": self.dist, "version": self.version,
+                "path": self.path, "line": self.line, "kind": self.kind, "text": self.text}
+
+
+def classify(name: str, line: str) -> str:
+    """The kind of a ``.py`` line that contains ``name``.
+
+    >>> classify("SGLANG_X", "    SGLANG_X = EnvBool(False)")
+    'declaration'
+    >>> classify("VLLM_X", '    "VLLM_X": lambda: int(os.getenv("VLLM_X", "0")),')
+    'declaration'
+    >>> classify("SGLANG_X", "        if envs.SGLANG_X.get():")
+    'read'
+    >>> classify("HF_HOME", 'HF_HOME = os.path.expanduser(os.getenv("HF_HOME", default))')
+    'read'
+    >>> classify("HF_HOME", "# set HF_HOME to move the cache")
+    'mention'
+    """
+    n = re.escape(name)
+    if re.match(rf"\s*{n}\s*(:[^=]*)?=\s*[\w.]*Env\w*\(", line) or re.match(
+            rf"\s*[\"']{n}[\"']\s*:\s*lambda\b", line):
+        return "declaration"
+    code = line.split("#", 1)[0] if not re.match(r"\s*#", line) else ""
+    if not code:
+        return "mention"
+    if re.search(rf"\b(envs?|environ_vars|ENV)\.{n}\b|\b{n}\s*\.\s*(get|value|is_set)\b", code):
+        return "read"
+    if re.search(rf"[\"']{n}[\"']", code) and _ENV_WORDS.search(code):
+        return "read"
+    return "mention"
+
+
+def distributions(python: str | None = None, cwd: str | None = None,
+                  env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The distributions of interpreter ``python`` (default: the ``python`` or ``python3`` on
+    ``PATH``), as runsnap's package probe lists them (``name``, ``version``, ``location``,
+    ``metadata_dir``). Raises :class:`~runsnap.errors.UsageError` for a bad interpreter.
+
+    The probe runs in "/": installed distributions do not depend on the working directory, and
+    a stable folder keeps its cached answer (:mod:`runsnap.base.cache`) valid, where a busy cwd such
+    as /tmp changes all the time. Run here rather than through a capture context, whose import
+    would be most of a repeated search's cost.
+    """
+    import time
+
+    from runsnap.base import cache, programs
+    from runsnap.base.argv import is_python_name
+    from runsnap.errors import UsageError
+
+    cwd = cwd or os.getcwd()
+    env = dict(os.environ if env is None else env)
+    interpreter: str
+    if python and not is_python_name(os.path.basename(python)):
+        from runsnap.base.pythons import check_python
+
+        interpreter = check_python(python, cwd, env)
+    elif python:
+        given = python if os.sep not in python or os.path.isabs(python) \
+            else os.path.join(cwd, python)
+        found = programs.which(given, path=env.get("PATH", os.defpath))
+        if found is None:
+            raise UsageError(f"--python {python}: no such interpreter")
+        interpreter = found
+    else:
+        interpreter = next((found for name in ("python", "python3") if (found := programs.which(
+            name, path=env.get("PATH", os.defpath)))), sys.executable)
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe",
+                           "packages.py"),
+              encoding="utf-8") as fh:
+        source = fh.read()
+    key = cache.probe_key(interpreter, os.sep, env, source) \
+        if cache.probe_cacheable(interpreter) else None
+    data = cache.load_probe(key, os.sep) if key else None
+    if data is None:
+        started = time.time_ns()
+        result = programs.run([interpreter, "-c", source], cwd=os.sep, env=env, timeout=120)
+        try:
+            data = json.loads(result.stdout) if result.ok else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise UsageError(f"the package probe in {interpreter} failed "
+                             f"(exit status {result.returncode})")
+        if key:
+            cache.store_probe(key, os.sep, data, started)
+    return [d for d in data.get("distributions", []) if d.get("location")]
+
+
+def _record_files(location: str, metadata_dir: str) -> list[str]:
+    """The files a distribution installed (``RECORD``), relative to its location."""
+    out: list[str] = []
+    record = os.path.join(location, metadata_dir, "RECORD")
+    try:
+        with open(record, encoding="utf-8", errors="surrogateescape") as fh:
+            for line in fh:
+                path = line.rsplit(",", 2)[0] if line.count(",") >= 2 else line.strip()
+                if path.startswith('"') and path.endswith('"'):
+                    path = path[1:-1]
+                if path.endswith(".py") or _LIBRARY.search(path):
+                    out.append(path)
+    except OSError:
+        pass
+    return out
+
+
+#: Folders an editable checkout holds that are not the package (walked when the distribution
+#: does not name its top-level packages).
+_NOT_PACKAGE = frozenset({"__pycache__", "build", "dist", "node_modules", "site-packages",
+                          "test", "tests", "benchmark", "benchmarks", "docs", "examples"})
+#: At most this many files of an editable checkout are searched.
+MAX_SOURCE_FILES = 50_000
+
+
+def _source_files(dist: Mapping[str, Any]) -> list[str]:
+    """The Python files and shared libraries of an editable install's checkout (absolute): under
+    each top-level package the distribution names (``top_level.txt``), found in the checkout or
+    its ``src/``; else the whole checkout but for hidden folders, builds and tests."""
+    source = str(dist["source"])
+    tops: list[str] = []
+    try:
+        with open(os.path.join(str(dist["location"]), str(dist.get("metadata_dir", "")),
+                               "top_level.txt"), encoding="utf-8") as fh:
+            tops = [line.strip() for line in fh if line.strip()]
+    except OSError:
+        pass
+    roots = [r for t in tops for r in (os.path.join(source, t), os.path.join(source, "src", t))
+             if os.path.isdir(r)]
+    out = [f"{os.path.join(source, t)}.py" for t in tops
+           if os.path.isfile(os.path.join(source, f"{t}.py"))]
+    for root in roots or [source]:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                             and (roots or d not in _NOT_PACKAGE))
+            out += [os.path.join(folder, f) for f in sorted(files)
+                    if f.endswith(".py") or _LIBRARY.search(f)]
+            if len(out) >= MAX_SOURCE_FILES:
+                return out[:MAX_SOURCE_FILES]
+    return out
+
+
+def _stamp(paths: Sequence[str]) -> str:
+    """Changes whenever a file is added, removed or written: the count and newest mtime."""
+    return f"{len(paths)}-{max((_mtime(p) for p in paths), default=0)}"
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+class _Index:
+    """One distribution's index: the files it installed (for an editable install, its
+    checkout's), and the places found for every name searched so far (none found is remembered
+    too, until the checkout changes)."""
+
+    def __init__(self, dist: Mapping[str, Any], cache: str | None) -> None:
+        if dist.get("direct_url_json") and "editable" not in dist:
+            from runsnap.base.pythons import add_direct_url
+
+            dist = dict(dist)
+            add_direct_url(dist)  # the probe lists where; direct_url.json says it is editable
+        self.dist = dist
+        self.location = str(dist["location"])
+        self.source = str(dist["source"]) if dist.get("editable") and dist.get("source") \
+            else None
+        self.sources = _source_files(dist) if self.source else []
+        # not hashlib (its import costs more than a warm search): a readable name and a CRC
+        key = f"{dist.get('name')}\0{dist.get('version')}\0{self.location}\0{INDEX_FORMAT}"
+        if self.source:
+            key += f"\0{self.source}\0{_stamp(self.sources)}"
+        crc = zlib.crc32(key.encode("utf-8", "surrogateescape"))
+        stem = re.sub(r"[^A-Za-z0-9._+-]+", "_", f"{dist.get('name')}-{dist.get('version')}")
+        self.path = os.path.join(cache, "who-reads", f"{stem[:80]}-{crc:08x}.json") \
+            if cache else None
+        self.files: list[str] | None = None
+        self.names: dict[str, list[list[Any]]] = {}
+        self.changed = False
+        self._load()
+
+    def _load(self) -> None:
+        if self.path is None:
+            return
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            files, names = data["files"], data["names"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        if isinstance(files, list) and isinstance(names, dict):
+            self.files, self.names = files, names
+
+    def search(self, names: Sequence[str]) -> None:
+        """Read every file once for the names not searched yet."""
+        missing = [n for n in names if n not in self.names]
+        if not missing:
+            return
+        if self.files is None:
+            self.files = _record_files(self.location, str(self.dist.get("metadata_dir", "")))
+            self.files += self.sources  # absolute: os.path.join keeps them as they are
+        found: dict[str, list[list[Any]]] = {n: [] for n in missing}
+        encoded = [(n, n.encode("utf-8", "surrogateescape")) for n in missing]
+        for rel in self.files:
+            full = os.path.join(self.location, rel)
+            if rel.endswith(".py"):
+                try:
+                    with open(full, "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                for name, raw in encoded:
+                    if raw in data:
+                        found[name] += _lines_with(name, data, rel)
+            else:
+                for (name, _raw), hit in zip(encoded, _in_library(full, [e for _, e in encoded]),
+                                             strict=True):
+                    if hit:
+                        found[name].append([rel, None, "library", ""])
+        self.names.update(found)
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed or self.path is None:
+            return
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump({"files": self.files, "names": self.names}, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+    def hits(self, name: str) -> list[Hit]:
+        dist, version = str(self.dist.get("name", "")), str(self.dist.get("version", ""))
+        return [Hit(name, dist, version, self._shown(str(rel)), line, str(kind), str(text))
+                for rel, line, kind, text in self.names.get(name, ())]
+
+    def _shown(self, path: str) -> str:
+        """A checkout's file by its path in the checkout, as an installed one is shown."""
+        if self.source and os.path.isabs(path):
+            return os.path.relpath(path, self.source)
+        return path
+
+
+def _lines_with(name: str, data: bytes, rel: str) -> list[list[Any]]:
+    """``[rel, line, kind, text]`` for each line of a ``.py`` file that names ``name`` as a
+    whole word."""
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    out: list[list[Any]] = []
+    text = data.decode("utf-8", "replace")
+    for number, line in enumerate(text.splitlines(), 1):
+        if name in line and pattern.search(line):
+            out.append([rel, number, classify(name, line), line.strip()[:160]])
+    return out
+
+
+def _in_library(path: str, names: Sequence[bytes]) -> list[bool]:
+    """Whether each of ``names`` occurs in file ``path`` as a whole string (not inside a longer
+    upper-case word)."""
+    found = [False] * len(names)
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            for k, name in enumerate(names):
+                at = m.find(name)
+                while at >= 0:
+                    before = m[at - 1] if at else 0
+                    after = m[at + len(name)] if at + len(name) < len(m) else 0
+                    if before not in _KEEP and after not in _KEEP:
+                        found[k] = True
+                        break
+                    at = m.find(name, at + 1)
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses size 0)
+        pass
+    return found
+
+
+def who_reads(
+    names: str | Iterable[str],
+    python: str | None = None,
+    *,
+    dists: Sequence[Mapping[str, Any]] | None = None,
+    cache: bool = True,
+) -> list[Hit]:
+    """Every place the distributions of ``python`` declare, read or mention each of ``names``,
+    ordered by kind (declarations first), then distribution, file and line.
+
+    ``dists``: the distributions to search (default: :func:`distributions` of ``python``).
+    """
+    from runsnap.base.cache import cache_dir
+
+    wanted = [names] if isinstance(names, str) else list(dict.fromkeys(names))
+    folder = cache_dir() if cache else None
+    out: list[Hit] = []
+    for dist in (dists if dists is not None else distributions(python)):
+        index = _Index(dist, folder)
+        index.search(wanted)
+        for name in wanted:
+            out += index.hits(name)
+        index.save()
+    rank = {k: i for i, k in enumerate(KINDS)}
+    out.sort(key=lambda h: (h.name, rank.get(h.kind, 9), h.dist, h.path, h.line or 0))
+    return out
