@@ -91,3 +91,9 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The public names too (they are loaded lazily), so completion in IPython and editors
+    offers them."""
+    return sorted(set(globals()) | set(__all__))

@@ -64,3 +64,17 @@ def test_no_private_module_is_needed_for_the_cli_s_work() -> None:
     app = Path(importlib.import_module("runsnap.cli.app").__file__ or "").read_text()
     assert "._" not in "".join(line for line in app.splitlines() if line.lstrip().startswith(
         ("from runsnap", "import runsnap")))
+
+
+def test_dir_lists_the_public_names_in_a_fresh_interpreter() -> None:
+    """``dir(runsnap)`` is what IPython and editors complete from; lazy names count too."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", "import runsnap, json; print(json.dumps(dir(runsnap)))"],
+        capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]},
+        cwd=Path(runsnap.__file__).parents[1])
+    import json
+
+    listed = set(json.loads(out.stdout))
+    assert set(runsnap.__all__) <= listed, set(runsnap.__all__) - listed
