@@ -65,12 +65,10 @@ def test_launching_from_a_deleted_directory(tmp_path: Path) -> None:
     assert snap["command"]["cwd"] == str(gone) and snap["outcome"]["exit_status"] == 5
 
 
-@pytest.mark.parametrize("what", ["device", "symlink", "fifo"])
-def test_o_never_replaces_anything_but_a_regular_file(tmp_path: Path, what: str) -> None:
+@pytest.mark.parametrize("what", ["symlink", "fifo"])
+def test_o_never_replaces_a_symlink_or_a_fifo(tmp_path: Path, what: str) -> None:
     target = tmp_path / "out.toml"
-    if what == "device":
-        target = Path("/dev/null")
-    elif what == "symlink":
+    if what == "symlink":
         real = tmp_path / "real.txt"
         real.write_text("keep me\n")
         target.symlink_to(real)
@@ -85,6 +83,36 @@ def test_o_never_replaces_anything_but_a_regular_file(tmp_path: Path, what: str)
                                                             before.st_rdev)
     if what == "symlink":
         assert (tmp_path / "real.txt").read_text() == "keep me\n"
+
+
+def test_o_dev_null_writes_through_the_device_and_keeps_it(tmp_path: Path) -> None:
+    """As with any Unix tool: ``-o /dev/null`` discards, and the device stays a device."""
+    before = os.lstat("/dev/null")
+    r = runsnap("capture", "-o", "/dev/null", "--", sys.executable, "-c", "print('ran')",
+                cwd=tmp_path, timeout=60)
+    assert r.returncode == 0 and "ran" in r.stdout, r.stderr
+    after = os.lstat("/dev/null")
+    assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino,
+                                                            before.st_rdev)
+    assert not list(Path("/dev").glob(".null.*.tmp"))
+    snap = tmp_path / "s.toml"
+    assert runsnap("capture", "-o", str(snap), cwd=tmp_path).returncode == 0
+    for cmd in (("diff", str(snap), str(snap), "-o", "/dev/null"),
+                ("report", str(snap), "-o", "/dev/null")):
+        r = runsnap(*cmd, cwd=tmp_path, timeout=120)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (cmd, r.stderr)
+
+
+def test_o_dev_stdout_writes_to_standard_output(tmp_path: Path) -> None:
+    """``/dev/stdout`` is the process's own standard output, whatever it is (here a pipe)."""
+    r = runsnap("capture", "-o", "/dev/stdout", "--label", "piped", cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("schema = "), r.stdout[:200]
+    assert "# end of runsnap snapshot" in r.stdout
+    snap = tmp_path / "s.toml"
+    assert runsnap("capture", "-o", str(snap), cwd=tmp_path).returncode == 0
+    r = runsnap("report", str(snap), "--format", "text", "-o", "/dev/stdout", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
 
 
 def test_o_dash_writes_the_snapshot_to_stdout(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     ``path``; the directory is fsynced so the rename survives a crash.
     """
     path = path_str(path)
+    if write_through(path, data):
+        return
     refuse_non_regular(path)
     parent = os.path.dirname(path) or "."
     os.makedirs(parent, exist_ok=True)
@@ -47,9 +49,55 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(dir_fd)
 
 
+#: The names of a process's own open files: ``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``.
+_OWN_FD = re.compile(r"^/(?:dev/(?:std(?P<std>in|out|err)|fd/(?P<fd>[0-9]+))"
+                     r"|proc/self/fd/(?P<pfd>[0-9]+))$")
+
+
+def write_through(path: str, data: bytes) -> bool:
+    """Write ``data`` into ``path`` in place when it is not a file to replace: one of the
+    process's own open files (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``), whatever it
+    is (a terminal, a pipe, a file), or a character device (``/dev/null``, a terminal), as
+    any Unix tool does; returns whether it did. The device itself is never replaced.
+
+        >>> write_through("/dev/null", b"gone")
+        True
+        >>> write_through("snapshot.toml", b"")
+        False
+    """
+    import stat
+
+    m = _OWN_FD.match(path)
+    if m:
+        fd = {"in": 0, "out": 1, "err": 2}[m.group("std")] if m.group("std") else \
+            int(m.group("fd") or m.group("pfd"))
+        _write_all(fd, data)
+        return True
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISCHR(st.st_mode):
+        return False
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def refuse_non_regular(path: str) -> None:
     """Raise :class:`OSError` unless ``path`` is missing or a regular file: runsnap never
-    replaces a device (``-o /dev/null`` as root), a symlink, a FIFO or a socket."""
+    replaces a device (``-o /dev/null`` as root), a symlink, a FIFO or a socket (a character
+    device and the process's own ``/dev/stdout`` are written through instead:
+    :func:`write_through`)."""
     import errno
     import stat
 
