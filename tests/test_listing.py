@@ -99,3 +99,28 @@ def test_show_section_packages_lists_the_distributions(snaps: Path, cli_invoke: 
     env = cli_invoke(["show", "@good", "--section", "env"]).stdout
     assert "KNOB=1" in env.splitlines()
     assert cli_invoke(["show", "@good", "--section", "nosuch"], expect=2).output.count("\n") == 1
+
+
+def test_every_command_that_takes_a_snapshot_takes_at_n_and_at_label(snaps: Path) -> None:
+    """``@N`` / ``@LABEL`` wherever a snapshot is taken, as ``ls --help`` promises: each
+    command as a real process, resolving through the one resolver
+    (:func:`runsnap.snapshot.store.resolve`)."""
+    from tests.conftest import run_runsnap
+
+    env = {**os.environ, "COLUMNS": "100"}
+    cwd = snaps.parent
+    commands = [
+        (("show", "@good"), 0), (("check", "@2"), None), (("diff", "@good", "@bad"), 1),
+        (("report", "@bad", "--format", "text"), 0), (("scrub", "@good"), 0),
+        (("bisect", "@good", "@bad", "--dry-run", "--force"), None), (("replay", "@good"), 0),
+    ]
+    for args, status in commands:
+        r = run_runsnap(*args, cwd=cwd, env=env)
+        assert "no such file" not in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert r.returncode != 2, (args, r.stderr)
+        if status is not None:
+            assert r.returncode == status, (args, r.returncode, r.stderr)
+    r = run_runsnap("replay", "@nosuch", cwd=cwd, env=env)
+    assert r.returncode == 2 and "no snapshot labelled 'nosuch'" in r.stderr, r.stderr
+    r = run_runsnap("bisect", "@9", "@1", cwd=cwd, env=env)
+    assert r.returncode == 2 and "holds 4 snapshots" in r.stderr  # the replay added one, r.stderr

@@ -183,16 +183,20 @@ def ls(fmt: str, snap_dir: str) -> None:
 @click.argument("snapshots", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--redact", "redact", multiple=True, metavar="NAME_OR_GLOB",
               help="Also treat values of this name as secrets (repeatable).")
+@_dir_option
 @runsnap_command
-def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...]) -> None:
+def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...], snap_dir: str) -> None:
     """Re-apply today's secret rules to SNAPSHOTS, rewriting each in place (atomically).
+
+    SNAPSHOTS are files, @1 (the newest in --dir), @2, ... or @LABEL.
 
     Values found are replaced by fingerprints under this machine's key; the file is replaced
     whole or not at all. Prints, per file, how many places changed.
     """
     from runsnap.redact.scrub import scrub_file
+    from runsnap.snapshot.store import resolve
 
-    for path in snapshots:
+    for path in [resolve(s, snap_dir) for s in snapshots]:
         changed = scrub_file(path, redact=redact)
         click.echo(f"{path}: {changed} place{'s' if changed != 1 else ''} redacted"
                    if changed else f"{path}: nothing to redact")

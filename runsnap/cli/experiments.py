@@ -38,11 +38,14 @@ def _progress(line: str) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Where to write the replay's snapshot.")
 @click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
-              default=None, show_envvar=True, help="Folder for the replay's snapshot.")
+              default=None, show_envvar=True,
+              help="Folder for the replay's snapshot, and of the snapshots named @N, @LABEL.")
 @runsnap_command
 def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_secrets: bool,
            label: str | None, output: str | None, out_dir: str | None) -> None:
     """Launch again what SNAPSHOT recorded, captured like `runsnap capture`.
+
+    SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL.
 
     Same argv (EXTRA arguments after `--` are appended), working directory and environment:
     variables absent from the snapshot are removed, and a secret is taken from this
@@ -53,9 +56,9 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
     from runsnap.diffing.result import describe_change
     from runsnap.experiments.replaying import prepare
     from runsnap.experiments.replaying import replay as do_replay
-    from runsnap.snapshot import load
+    from runsnap.snapshot.store import load
 
-    snap = load(snapshot)
+    snap = load(snapshot, out_dir)
     plan = prepare(snap, extra, allow_missing_secrets=allow_missing_secrets, strict=strict)
     for where in plan.restored.taken:
         _say(f"{where}: secret taken from this environment (its fingerprint matches)")
@@ -112,13 +115,15 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
               help="text for people, markdown for an issue, json for programs (one object).")
 @click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
               default=".runsnap", show_envvar=True,
-              help="Trials are kept in DIR/bisect-<id>/.")
+              help="Trials are kept in DIR/bisect-<id>/; @N, @LABEL name DIR's snapshots.")
 @runsnap_command
 def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
            ready_url: str | None, test: str | None, max_trials: int | None, jobs: int,
            recheck: int, dry_run: bool, force: bool, include_hidden: bool, allow_missing_secrets: bool,
            kill_after: float, fmt: str, out_dir: str) -> None:
     """Find which differences between GOOD and BAD make the launch fail, by launching it.
+
+    GOOD and BAD are files, @N (@1 the newest in --dir) or @LABEL.
 
     Each trial is GOOD's launch with some of the differences applied (variables, command-line
     options, model config.json fields through a linked copy of the model), captured under
@@ -135,7 +140,7 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     from runsnap.experiments.bisecting import bisect as do_bisect
     from runsnap.experiments.trials import Criteria
     from runsnap.render import render
-    from runsnap.snapshot import load
+    from runsnap.snapshot.store import load
 
     def stop(_sig: int, _frame: Any) -> None:
         raise KeyboardInterrupt
@@ -148,6 +153,6 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
                       force=force, include_hidden=include_hidden,
                       allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
                       progress=_progress)
-    result = do_bisect(load(good), load(bad), options)
+    result = do_bisect(load(good, out_dir), load(bad, out_dir), options)
     click.echo(render(result, fmt, width=width()), nl=False)
     sys.exit(result.exit_status)
