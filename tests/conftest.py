@@ -141,3 +141,29 @@ def no_git_path(tmp_path: Path) -> str:
         (bindir / prog).symlink_to(sys.executable)
     assert shutil.which("git", path=str(bindir)) is None
     return str(bindir)
+
+
+@pytest.fixture(scope="session")
+def stack_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real venv (``python -m venv``) with two distributions installed by pip from local
+    projects, shaped as the real ones are where it matters: ``sglang`` 0.5.23 (a package with
+    no version file of its own) and ``triton`` 3.8.0 (a ``backends`` folder, no version file):
+    their versions are only in the package list."""
+    import textwrap
+
+    root = tmp_path_factory.mktemp("stack")
+    env = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    for name, version, extra in (("sglang", "0.5.23", "srt"), ("triton", "3.8.0", "backends")):
+        proj = root / f"{name}-src"
+        pkg = proj / name
+        (pkg / extra).mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / extra / "__init__.py").write_text("")
+        (proj / "setup.py").write_text(textwrap.dedent(f"""
+            from setuptools import setup, find_packages
+            setup(name={name!r}, version={version!r}, packages=find_packages())
+        """))
+        pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
+        shutil.rmtree(proj)
+    return env

@@ -26,11 +26,11 @@ that says what was seen and where, and a locator (``path``) into the snapshot:
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.knowledge.env import family_of, is_known_name, likely_misspelling
+from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import rejects
 
 __all__ = ["CHECKS", "CheckReport", "Finding", "check", "unshared"]
@@ -206,14 +206,14 @@ def shadowed_imports(snap: Any) -> list[Finding]:
     """Packages imported from somewhere other than where they are installed."""
     pkgs = snap.get("packages") or {}
     dists: Mapping[str, Any] = pkgs.get("distributions") or {}
-    by_norm = {re.sub(r"[-_.]+", "_", k).lower(): (k, v) for k, v in dists.items()}
+    by_norm = {normalize_name(k): (k, v) for k, v in dists.items()}
     out: list[Finding] = []
     modules = _runtime(snap).get("modules") or {}
     for mod, table in modules.items():
         if not isinstance(table, Mapping) or table.get("origin") not in ("pythonpath", "cwd",
                                                                          "other"):
             continue
-        installed = by_norm.get(mod.lower())
+        installed = by_norm.get(normalize_name(mod))
         if installed is None:
             continue
         name, dist = installed
@@ -230,7 +230,7 @@ def shadowed_imports(snap: Any) -> list[Finding]:
         if not isinstance(s, Mapping):
             continue
         name = str(s.get("name", "?"))
-        if re.sub(r"[-_.]+", "_", name).lower() in seen:
+        if normalize_name(name) in {normalize_name(m) for m in seen}:
             continue
         out.append(Finding("shadowed-import", 80, (
             f"a second copy of {name} ({s.get('version', '?')} at {s.get('location', '?')}) is "

@@ -29,13 +29,18 @@ Add a grouper to :data:`GROUPERS`; it never removes or changes a difference, onl
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.evidence import KINDS
 from runsnap.diffing.result import Difference, short
-from runsnap.knowledge.devices import visible_devices
+from runsnap.knowledge.devices import (
+    DEVICE_LISTS,
+    ORDER_VARIABLES,
+    device_order,
+    visible_devices,
+)
+from runsnap.knowledge.packages import normalize_name
 
 __all__ = ["GROUPERS", "Group", "group"]
 
@@ -189,8 +194,7 @@ def by_commit(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     return out
 
 
-_DEVICES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-            "ROCR_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+_DEVICES = (*DEVICE_LISTS, *ORDER_VARIABLES)
 
 
 def _seen(value: Any, devices: Sequence[Mapping[str, Any]]) -> str:
@@ -226,8 +230,28 @@ def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
                 and any("_VISIBLE_DEVICES=" in str(e) for e in d.evidence)]
     da = ((a.get("system") or {}).get("gpu") or {}).get("devices") or []
     db = ((b.get("system") or {}).get("gpu") or {}).get("devices") or []
-    lines = (f"devices A saw: {_seen(cause.a, da)}", f"devices B saw: {_seen(cause.b, db)}")
-    return [Group(cause, tuple(members), lines=lines)]
+    lines: list[str] = []
+    if cause.key in DEVICE_LISTS:
+        lines += [f"devices A saw: {_seen(cause.a, da)}", f"devices B saw: {_seen(cause.b, db)}"]
+    order = next((d for d in (cause, *members) if d.key in ORDER_VARIABLES), None)
+    if order is not None:
+        # a numbering, not a list: the same CUDA_VISIBLE_DEVICES then names other GPUs
+        lines += [f"device numbers in A: {device_order(_text(order.a))}",
+                  f"device numbers in B: {device_order(_text(order.b))}"]
+        listed = _env(a).get("CUDA_VISIBLE_DEVICES")
+        if cause is order and listed is not None and listed == _env(b).get("CUDA_VISIBLE_DEVICES"):
+            lines.append(f"both list CUDA_VISIBLE_DEVICES={listed}: under the other numbering "
+                         f"these numbers can name other GPUs")
+    return [Group(cause, tuple(members), lines=tuple(lines))]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _env(snap: Any) -> Mapping[str, Any]:
+    env = snap.get("env") if hasattr(snap, "get") else None
+    return env if isinstance(env, Mapping) else {}
 
 
 def by_misspelling(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
@@ -253,7 +277,7 @@ def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """Run-time differences (``[runtime]``: read in one run only, imported from elsewhere)
     under the variable or package they are about."""
     keys = _by_key(diffs)
-    packages = {_norm(d.key): d for d in diffs if d.section == "packages" and "." not in d.key}
+    packages = {normalize_name(d.key): d for d in diffs if d.section == "packages" and "." not in d.key}
     found: dict[int, tuple[Difference, list[Difference]]] = {}
     for d in diffs:
         if d.section != "runtime" or len(d.path) < 3 or d.path[1] not in ("env", "modules"):
@@ -263,16 +287,12 @@ def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
         if d.path[1] == "env":
             owner = keys.get(("env", name))
         else:
-            dists = {_norm(str(x.get("dist") or "")) for x in (d.a, d.b)
-                     if isinstance(x, Mapping) and x.get("dist")} or {_norm(name)}
+            dists = {normalize_name(str(x.get("dist") or "")) for x in (d.a, d.b)
+                     if isinstance(x, Mapping) and x.get("dist")} or {normalize_name(name)}
             owner = next((packages[n] for n in dists if n in packages), None)
         if owner is not None:
             found.setdefault(id(owner), (owner, []))[1].append(d)
     return [Group(owner, tuple(members)) for owner, members in found.values()]
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def by_finding(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:

@@ -425,13 +425,15 @@ def group_values(values: Sequence[Any]) -> list[tuple[Any, list[int]]]:
 def short(value: Any, limit: int = 80) -> str:
     """A value in one short line for reports.
 
+    Booleans as TOML and JSON spell them (a command-line flag is worded by :func:`shown`).
+
     >>> short(None), short(True), short("x" * 100, 10), short(["a", "b"])
-    ('(unset)', '(flag)', 'xxxxxxxxx…', 'a, b')
+    ('(unset)', 'true', 'xxxxxxxxx…', 'a, b')
     """
     if value is None:
         text = "(unset)"
-    elif value is True:
-        text = "(flag)"
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
     elif isinstance(value, str):
         text = value if value else '""'
     elif isinstance(value, (list, tuple)):
@@ -448,6 +450,20 @@ def short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def shown(d: Difference, value: Any, limit: int = 80) -> str:
+    """One side of a difference in one short line: :func:`short`, but an option of the
+    command given without a value reads ``(flag)``.
+
+    >>> shown(Difference("command", "--trust-remote-code", "added", None, True), True)
+    '(flag)'
+    >>> shown(Difference("models", "x.config.tie_word_embeddings", "changed", False, True), True)
+    'true'
+    """
+    if value is True and d.section == "command" and d.key.startswith("-"):
+        return "(flag)"
+    return short(value, limit)
+
+
 def describe_change(d: Difference, limit: int = 40) -> str:
     """A few words for a difference's change, for verdict lines.
 
@@ -457,14 +473,14 @@ def describe_change(d: Difference, limit: int = 40) -> str:
     '(downgraded 2.9.1 -> 2.8.0)'
     """
     if d.change == "removed":
-        return f"(set to {short(d.a, limit)} in A only)" if d.section == "env" else (
-            f"(in A only: {short(d.a, limit)})")
+        return f"(set to {shown(d, d.a, limit)} in A only)" if d.section == "env" else (
+            f"(in A only: {shown(d, d.a, limit)})")
     if d.change == "added":
-        return f"(set to {short(d.b, limit)} in B only)" if d.section == "env" else (
-            f"(in B only: {short(d.b, limit)})")
+        return f"(set to {shown(d, d.b, limit)} in B only)" if d.section == "env" else (
+            f"(in B only: {shown(d, d.b, limit)})")
     if d.change == "reordered":
         return "(same entries, another order)"
-    return f"({d.change} {short(d.a, limit)} -> {short(d.b, limit)})"
+    return f"({d.change} {shown(d, d.a, limit)} -> {shown(d, d.b, limit)})"
 
 
 def who(members: Sequence[int], infos: Sequence[SnapInfo], limit: int = 3) -> str:

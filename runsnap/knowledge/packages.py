@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["CORE_PACKAGES", "is_core_package", "normalize_name", "version_change"]
+__all__ = ["CORE_PACKAGES", "MODULE_DISTRIBUTIONS", "distribution_version", "is_core_package",
+           "normalize_name", "version_change"]
 
 #: Distributions at the core of serving and training stacks: their versions change kernels,
 #: defaults and supported models.
@@ -24,6 +27,37 @@ def normalize_name(name: str) -> str:
     ('flash-attn', 'sgl-kernel')
     """
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+#: Modules whose distribution is named otherwise than the module (PEP 503 normalised), as their
+#: projects publish them; any other module's distribution is its own name normalised.
+MODULE_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "flashinfer": ("flashinfer-python", "flashinfer"),
+    "triton": ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu"),
+    "sgl_kernel": ("sgl-kernel",),
+    "flash_attn": ("flash-attn",),
+    "deep_gemm": ("deep-gemm", "deep_gemm"),
+    "torch": ("torch",),
+}
+
+
+def distribution_version(module: str, dists: Mapping[str, Any]) -> str:
+    """The version of the distribution that installs ``module``, from a package list keyed by
+    distribution name (any spelling; a value is a version or a table with ``version``);
+    ``""`` when none is listed.
+
+    >>> distribution_version("sgl_kernel", {"sgl_kernel": {"version": "0.3.9"}})
+    '0.3.9'
+    >>> distribution_version("triton", {"Triton": "3.8.0"}), distribution_version("x", {})
+    ('3.8.0', '')
+    """
+    by_norm = {normalize_name(str(k)): v for k, v in dists.items()}
+    for name in MODULE_DISTRIBUTIONS.get(module, (module,)):
+        found = by_norm.get(normalize_name(name))
+        version = found.get("version") if isinstance(found, Mapping) else found
+        if isinstance(version, str) and version:
+            return version
+    return ""
 
 
 def is_core_package(name: str) -> bool:

@@ -17,15 +17,22 @@ def _text(value: Any, limit: int = 60) -> str:
     """A snapshot value for a terminal: one line, control characters escaped, cut short.
 
     >>> _text(None), _text("a\\x1b[2Jb"), _text(True)
-    ('(unset)', 'a\\\\x1b[2Jb', '(flag)')
+    ('(unset)', 'a\\\\x1b[2Jb', 'true')
     """
     from runsnap.diffing.result import short
 
     return short(value, limit)
 
 
+def _side(c: Any, value: Any) -> str:
+    """One side of a change; an option given without a value reads ``(flag)``."""
+    if value is True and c.section == "command" and str(c.key).startswith("-"):
+        return "(flag)"
+    return _text(value)
+
+
 def _change_line(c: Any) -> str:
-    return f"{_text(c.where, 70)}: GOOD {_text(c.a)} -> BAD {_text(c.b)}"
+    return f"{_text(c.where, 70)}: GOOD {_side(c, c.a)} -> BAD {_side(c, c.b)}"
 
 
 def _headline(result: BisectResult) -> str:

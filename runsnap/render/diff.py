@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.terminal import clean, fit, wrap
-from runsnap.diffing.result import Difference, NReport, Report, SnapInfo, short
+from runsnap.diffing.result import Difference, NReport, Report, SnapInfo, short, shown
 from runsnap.launch.outcome import without_timestamp
 from runsnap.render.style import LIKELY, Style, cell, fence, md_text
 
@@ -46,10 +46,6 @@ def _snap_line(tag: str, s: SnapInfo) -> str:
     return "  " + "  ".join(b for b in bits if b)
 
 
-def _value_text(value: Any) -> str:
-    return short(value, 400)  # cut again to the terminal's width
-
-
 def _change_words(d: Difference) -> str:
     """A few words for the change, as the text report titles it.
 
@@ -68,8 +64,8 @@ def _change_words(d: Difference) -> str:
 def _detail(i: int, d: Difference, st: Style, show_all: bool = False) -> list[str]:
     lines = [f"  {i:>2}. {st.bold(d.where)}  {_change_words(d)}  [{st.score(d.score).strip()}]"]
     a, b = only_differing(d.a, d.b)
-    lines.append(f"        A: {_value_text(a)}")
-    lines.append(f"        B: {_value_text(b)}")
+    lines.append(f"        A: {shown(d, a, 400)}")
+    lines.append(f"        B: {shown(d, b, 400)}")
     lines += [st.dim(f"           {e}") for e in d.evidence[:EVIDENCE_LINES]]
     if len(d.evidence) > EVIDENCE_LINES:
         lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
@@ -139,11 +135,10 @@ def elide_common(a: Any, b: Any, keep: int = 12) -> tuple[Any, Any]:
 
 def _one_line(d: Difference, st: Style, name: str = "") -> str:
     if d.change in ("added", "removed", "reordered"):
-        value = _value_text(d.b if d.change == "added" else d.a)
-        what = f"{_change_words(d)}: {short(value, 60)}"
+        what = f"{_change_words(d)}: {shown(d, d.b if d.change == 'added' else d.a, 60)}"
     else:
         a, b = elide_common(*only_differing(d.a, d.b))
-        what = f"{d.change}: {short(a, 60)} -> {short(b, 60)}"
+        what = f"{d.change}: {shown(d, a, 60)} -> {shown(d, b, 60)}"
     more = f"  (+{len(d.related)} with it)" if d.related else ""
     return f"    {st.score(d.score)}  {name or d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
 

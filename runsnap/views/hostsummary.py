@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.knowledge.packages import distribution_version, normalize_name
+
 __all__ = ["RELEVANT_PACKAGES", "Groups", "environment"]
 
 #: Distribution names collect_env lists under "Versions of relevant libraries", with the
@@ -73,7 +75,8 @@ def _torch(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
         b = builds.get(name)
         if not b:
             continue
-        detail = [b.get("version") or "version unknown"]
+        # a snapshot written before builds took the distribution's version: read it here
+        detail = [b.get("version") or distribution_version(name, dists) or "version unknown"]
         if b.get("built_for"):
             detail.append(f"built for {b['built_for']}")
         if b.get("architectures"):
@@ -305,7 +308,7 @@ def _limits_network(system: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _libraries(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
     dists = pk.get("distributions") or {}
     rows = [("[pip3]", f"{name}=={d.get('version', '')}") for name, d in sorted(dists.items())
-            if RELEVANT_PACKAGES.match(re.sub(r"[-_.]+", "-", name).lower())]
+            if RELEVANT_PACKAGES.match(normalize_name(name))]
     conda = (pk.get("conda") or {}).get("packages") or {}
     rows += [("[conda]", f"{name} {c.get('version', '')} {c.get('build', '')}")
              for name, c in sorted(conda.items()) if _CONDA_RELEVANT.match(name)]

@@ -49,7 +49,7 @@ def test_dirty_vs_clean_with_changed_and_untracked_files(cap, repo):
     by_key = {d.key: d for d in report.counted}
     assert by_key["work: app.py"].b == "uncommitted +1 -1"
     assert by_key["work: patch_model.py"].b.startswith("untracked, 6 bytes, sha256 ")
-    assert (by_key["work.dirty"].a, by_key["work.dirty"].b) == (False, True)
+    assert (by_key["work.dirty"].a, by_key["work.dirty"].b) == ("clean", "uncommitted changes")
     assert [d.score for d in report.counted] == [80, 65, 55, 50]
 
 

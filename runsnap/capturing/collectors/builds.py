@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 import re
 
+from runsnap.knowledge.packages import distribution_version, normalize_name
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -92,10 +94,6 @@ def library_family(file_name: str) -> str | None:
         if file_name.startswith(stem) and file_name[len(stem):len(stem) + 1] in (".", "-", "_", ""):
             return family
     return None
-
-
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _wheel_for(family: str, dists: Mapping[str, str]) -> tuple[str, str] | None:
@@ -206,8 +204,13 @@ def read_builds(probe: Mapping[str, Any]) -> dict[str, Any]:
     errors: list[str] = []
     modules: Mapping[str, Any] = probe.get("modules") or {}
     builds = {name: _module(name, found, errors) for name, found in modules.items()}
-    dists = {_normalize(d.get("name", "")): d.get("version", "")
+    dists = {normalize_name(d.get("name", "")): d.get("version", "")
              for d in probe.get("distributions") or []}
+    for name, build in builds.items():
+        # a package without a version file (sglang, triton) is versioned by its distribution
+        if not build.get("version") and (version := distribution_version(name, dists)):
+            build["version"] = version
+            build["version_from"] = "distribution"
     torch = modules.get("torch")
     torch_lib = None
     if torch and (torch.get("lists") or {}).get("lib") is not None:

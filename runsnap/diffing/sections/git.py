@@ -57,8 +57,12 @@ def _repo(
                               evidence=tuple(evidence), path=("git", name, "commit")))
     out += [Difference("git", f"{name}.{field}", "changed", x.get(field), y.get(field),
                        path=("git", name, field))
-            for field in ("branch", "detached", "dirty", "upstream")
+            for field in ("branch", "detached", "upstream")
             if x.get(field) != y.get(field)]
+    if bool(x.get("dirty")) != bool(y.get("dirty")):
+        # in words: "clean -> uncommitted changes", not a truth value
+        out.append(Difference("git", f"{name}.dirty", "changed", _state(x), _state(y),
+                              path=("git", name, "dirty")))
     if x.get("diff_sha256") != y.get("diff_sha256") or x.get("diff") != y.get("diff"):
         out += _diff_of_diffs(name, x, y)
     out += _untracked(name, x, y)
@@ -76,6 +80,10 @@ def _repo(
         if e not in (x.get("errors") or []):
             out.append(Difference("git", f"{name}.errors", "added", None, e, path=where))
     return out
+
+
+def _state(repo: Mapping[str, Any]) -> str:
+    return "uncommitted changes" if repo.get("dirty") else "clean"
 
 
 def _diff_of_diffs(name: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Difference]:
