@@ -107,11 +107,14 @@ class CaptureContext(Record):
         python: str | None = None,
         max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
         started: Mapping[str, Any] | None = None,
+        interpreter: Interpreter | None = None,
     ) -> None:
         """``env`` defaults to a copy of this process's environment, ``cwd`` to the current
         directory (both read when the context is made). ``started``: work begun early for this
         capture and handed over (collector name -> its handle, e.g. ``runsnap.capturing.collectors.git.
-        prestart``'s plan); a collector checks that it suits before taking it over."""
+        prestart``'s plan); a collector checks that it suits before taking it over.
+        ``interpreter``: the interpreter when it is already known, with its reason (a running
+        process's own, read from the process by ``capture --pid``)."""
         self.argv = argv
         self.env = dict(os.environ) if env is None else env
         self.cwd = current_dir() if cwd is None else cwd
@@ -127,7 +130,7 @@ class CaptureContext(Record):
         self._probe_started_ns = 0
         self._executable = None
         self._executable_known = False
-        self._interpreter = None
+        self._interpreter = interpreter
         self._probe_answer = None
 
     # ------------------------------------------------------------------ executable

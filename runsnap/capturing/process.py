@@ -17,7 +17,7 @@ import re
 
 from runsnap.base.argv import is_python_name
 from runsnap.base.timestamps import utc_timestamp
-from runsnap.capturing.context import CaptureContext
+from runsnap.capturing.context import CaptureContext, Interpreter
 from runsnap.errors import ProcessError
 
 TYPE_CHECKING = False
@@ -169,16 +169,84 @@ def context_for_pid(
         ) from None
     if not argv:
         raise ProcessError(f"process {pid} has no command line (a kernel thread?)")
-    if python is None and exe and is_python_name(os.path.basename(exe)):
-        python = exe  # the interpreter it really runs, whatever argv[0] says
     kwargs: dict[str, Any] = {}
     if max_diff_bytes is not None:
         kwargs["max_diff_bytes"] = max_diff_bytes
+    if python is None and exe and is_python_name(os.path.basename(exe)):
+        # the interpreter it really runs, in the virtual environment it runs in
+        kwargs["interpreter"] = running_interpreter(pid, argv, env, cwd, exe)
     ctx = CaptureContext(
         argv=tuple(argv), env=dict(env), cwd=cwd, label=label, repos=tuple(repos),
         models=tuple(models), python=python, **kwargs,
     )
     return ctx, process_section(proc)
+
+
+def running_interpreter(pid: int, argv: list[str], env: dict[str, str], cwd: str,
+                        exe: str) -> Interpreter:
+    """The interpreter a running Python process is, with its virtual environment.
+
+    ``/proc/PID/exe`` is the base binary (a venv's ``bin/python`` is a symlink to it), so the
+    environment is found as Python itself found it at start-up (``sys.prefix``: a
+    ``pyvenv.cfg`` beside the executable it was started as, or one folder up): from argv[0]
+    (resolved in its cwd or along its ``PATH``), else from the ``site-packages`` folders its
+    memory maps (its native extensions), else from ``VIRTUAL_ENV`` / ``CONDA_PREFIX`` when
+    that environment's python is the same binary.
+    """
+    real = os.path.realpath(exe)
+    tried: list[tuple[str | None, str]] = [(exe, "its executable is in it")]
+    prog = argv[0] if argv else ""
+    if prog:
+        from runsnap.base import programs
+
+        path = (os.path.join(cwd, prog) if os.sep in prog else
+                programs.which(prog, path=env.get("PATH", os.defpath)))
+        tried.append((path, f"its argv[0] ({prog}) is in the virtual environment"))
+    for prefix in _mapped_prefixes(pid):
+        tried.append((os.path.join(prefix, "bin", os.path.basename(prog) or "python"),
+                      f"its memory maps {prefix}'s site-packages"))
+        tried.append((os.path.join(prefix, "bin", "python"),
+                      f"its memory maps {prefix}'s site-packages"))
+    tried += [(os.path.join(env[var], "bin", "python"), f"its {var} is set")
+              for var in ("VIRTUAL_ENV", "CONDA_PREFIX") if env.get(var)]
+    for cand, why in tried:
+        if not cand or not os.path.exists(cand) or os.path.realpath(cand) != real:
+            continue
+        venv = _venv_of(cand)
+        if venv:
+            return Interpreter(cand, f"the running process's interpreter: {why} ({venv})",
+                               runs_child=True)
+    return Interpreter(exe, "the running process's interpreter (/proc/PID/exe)",
+                       runs_child=True)
+
+
+def _venv_of(python: str) -> str:
+    """The virtual environment whose interpreter ``python`` is (a ``pyvenv.cfg`` beside it or
+    one folder up, as ``site`` looks for it); ``""`` when it is none's."""
+    here = os.path.dirname(os.path.abspath(python))
+    for folder in (here, os.path.dirname(here)):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return folder
+    return ""
+
+
+def _mapped_prefixes(pid: int) -> list[str]:
+    """Prefixes (``PREFIX/lib/pythonX.Y/site-packages``) of the files process ``pid`` maps."""
+    try:
+        with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return []
+    out: list[str] = []
+    for line in text.splitlines():
+        at = line.find("/lib/python")
+        if at < 0 or "/site-packages/" not in line:
+            continue
+        start = line.find("/", line.rfind(" ", 0, at) + 1)
+        prefix = line[start:at] if start >= 0 else ""
+        if prefix and prefix not in out and os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+            out.append(prefix)
+    return out
 
 
 def _proc_list(pid: int, name: str) -> list[str] | None:
