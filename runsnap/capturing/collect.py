@@ -113,9 +113,10 @@ def snapshot_from_context(
             section = {"errors": [f"{name} collector failed: {type(exc).__name__}: {exc}"]}
         section.setdefault("errors", [])
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
-        # Redacted section by section (the same pass), so it overlaps the programs still running.
+        # Secrets found section by section (the first pass), so it overlaps the programs still
+        # running; replaced everywhere once every section is in (the second pass, below).
         parent = name.partition(".")[0]
-        clean = redactor.sections({parent: section})[parent]
+        clean = redactor.find({parent: section})[parent]
         if parent != name:  # a part of a section (``system.gpu``): see collectors.merge
             merge(sections.setdefault(parent, {"errors": []}), name, clean)
         else:
@@ -129,11 +130,11 @@ def snapshot_from_context(
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
         parent = name.partition(".")[0]
         merge(sections.setdefault(parent, {"errors": []}), name,
-              redactor.sections({parent: {"errors": [], **part}})[parent])
+              redactor.find({parent: {"errors": [], **part}})[parent])
     for name, extra_section in (extra or {}).items():
-        sections.update(redactor.sections(
+        sections.update(redactor.find(
             {name: {**extra_section, "errors": list(extra_section.get("errors", []))}}))
-    meta = redactor.sections({"meta": {
+    meta = redactor.find({"meta": {
         "runsnap_version": __version__,
         "captured_at": utc_timestamp(time.time()),
         "label": ctx.label,
@@ -143,6 +144,7 @@ def snapshot_from_context(
         "collect_ms": timings,
         **_launcher(ctx.env),
     }})["meta"]
+    sections, meta = redactor.finish(sections), redactor.finish(meta, "meta")
     meta["redacted"] = sorted(set(redactor.redacted))
     return Snapshot(meta=meta, sections=sections, schema=SCHEMA_VERSION)
 
@@ -227,11 +229,17 @@ def with_section(
     if redactor is None:
         redactor = Redactor(key)
     redactor.redacted = []
+    before = redactor.known.version
     clean = redactor.sections({name: section})[name]
+    others = {n: s for n, s in snapshot.sections.items() if n != name}
     meta = dict(snapshot.meta)
+    if redactor.known.version != before:
+        # a secret first found here (a password the child printed) is hidden wherever else it
+        # stands in the snapshot too
+        others, meta = redactor.finish(others), redactor.finish(meta, "meta")
     if redactor.redacted:
         meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
-    return snapshot.replace(meta=meta, sections={**snapshot.sections, name: clean})
+    return snapshot.replace(meta=meta, sections={**snapshot.sections, **others, name: clean})
 
 
 def _launcher(env: Mapping[str, str]) -> dict[str, Any]:

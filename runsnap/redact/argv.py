@@ -83,5 +83,7 @@ class ArgvRedactor(TextRedactor):
                 words = []
             if len(words) > 1:
                 self.argv(words, where, depth + 1)  # learns the secrets it finds
-        return self.scrub(arg, where)
+        if arg.startswith("-") or any(ch.isspace() for ch in arg):
+            return self.scrub(arg, where)
+        return self.whole(arg, where)
 

@@ -4,6 +4,7 @@ a secret: pure functions over the rules of :mod:`runsnap.knowledge.secrets`."""
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 
@@ -13,8 +14,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["FINGERPRINT", "MIN_KNOWN", "PREFIX", "is_fingerprint", "is_secret_name",
-           "looks_like_credential", "norm", "secret_if_credential"]
+__all__ = ["FINGERPRINT", "MIN_KNOWN", "PREFIX", "harmless_value", "is_fingerprint",
+           "is_secret_name", "looks_like_credential", "looks_opaque", "norm",
+           "secret_if_credential"]
 
 PREFIX = "<redacted:hmac-sha256:"
 FINGERPRINT = re.compile(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
@@ -102,3 +104,127 @@ def looks_like_credential(value: str) -> bool:
 def is_fingerprint(value: Any) -> bool:
     """Whether ``value`` is a redaction placeholder."""
     return isinstance(value, str) and value.startswith(PREFIX)
+
+
+# ---------------------------------------------------------------- values that are never secrets
+
+_SMALL_NUMBER = re.compile(r"^[-+]?(?:\d{1,7}|\d{1,7}\.\d{1,6}|\d*\.\d{1,6}(?:e[-+]?\d+)?)$", re.I)
+_PLAIN_WORD = re.compile(r"^(?:[a-z]{1,16}|[A-Z][a-z]{1,15}|[A-Z]{1,16})$")
+_SENTENCE = re.compile(r"^[A-Za-z][A-Za-z'(),.:!?-]*(?:[ \t]+[A-Za-z(][A-Za-z'(),.:!?-]*)+$")
+_PUBLIC = re.compile(
+    r"^(?:(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-"
+    r"nistp256)@openssh\.com)\s+AAAA[A-Za-z0-9+/]+=*(?:\s.*)?"
+    r"|-----BEGIN (?:PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|PGP PUBLIC KEY BLOCK|SSH2 PUBLIC KEY|"
+    r"X509 CRL|CERTIFICATE REQUEST)-----.*"
+    r"|(?:SHA256|SHA1|SHA384|SHA512):[A-Za-z0-9+/]{27,86}={0,2}"
+    r"|(?:MD5:)?[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){15,63}"
+    r"|(?:0x)?[0-9A-Fa-f]{8}|(?:0x)?[0-9A-Fa-f]{16}"
+    r"|[0-9A-F]{4}(?:[ ]{1,2}[0-9A-F]{4}){9}"
+    r"|age1[02-9ac-hj-np-z]{58}"
+    r"|arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{0,12}:\S+"
+    r"|(?:pk_(?:live|test)_|pk\.eyJ|phc_|sb_publishable_|pk-lf-|NEXT_PUBLIC_)\S*"
+    r")$", re.S)
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX40 = re.compile(r"^(?:0x)?[0-9A-Fa-f]{40}$")
+_PASSWORD_NAME = ("PASS", "PWD", "PHRASE", "PIN")
+_KEY_ID_NAME = ("GPG", "PGP", "FINGERPRINT", "KEYID", "KEY_ID", "THUMBPRINT")
+_URL_NO_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://(?:[^\s:/?#@]+@)?[^\s@:/?#]+"
+                              r"(?::\d{1,5})?(?:[/?#][^\s@]*)?$")
+
+
+def harmless_value(value: str, name: str = "") -> bool:
+    """Whether ``value`` is no secret whatever its name (``name``, normalised, says what kind
+    of secret the name promises): a small number, a switch, a plain word or a sentence, a URL
+    without a password, a public key or a fingerprint, a key id, a publishable key.
+
+    A password may be a plain word or a sentence: under a password's name only numbers,
+    switches and public material are harmless.
+
+    >>> [harmless_value(v, "TOKEN_BUDGET") for v in ("131072", "false", "see vault", "")]
+    [True, True, True, True]
+    >>> harmless_value("postgres", "PGPASSWORD"), harmless_value("hf_aBcDeFgHiJkLmN0pQ", "HF_TOKEN")
+    (False, False)
+    >>> harmless_value("3AA5C34371567BD2", "GPG_KEY"), harmless_value("SHA256:" + "A" * 43)
+    (True, True)
+    """
+    v = value.strip()
+    if not v:
+        return True
+    low = v.lower()
+    if low in _INNOCENT_WORDS or _SMALL_NUMBER.match(v) or v.startswith(PREFIX):
+        return True
+    if _PUBLIC.match(v):
+        return True
+    if _URL_NO_PASSWORD.match(v) and not _has_secret_query(v):
+        userinfo = v.split("://", 1)[1].split("@", 1)[0] if "@" in v else ""
+        return not userinfo or not looks_like_credential(userinfo)
+    if any(part in name for part in _KEY_ID_NAME) and (_HEX40.match(v) or _UUID.match(v)):
+        return True
+    if name.endswith("_ID") and _UUID.match(v):
+        return True  # a documented id (a key's id, a tenant), not the key
+    if any(part in name for part in _PASSWORD_NAME):
+        return False
+    return bool(_PLAIN_WORD.match(v) or (_SENTENCE.match(v) and len(v.split()) >= 2))
+
+
+def _has_secret_query(url: str) -> bool:
+    if "?" not in url:
+        return False
+    from urllib.parse import parse_qsl
+
+    params = rules.secret_query_params()
+    return any(k.lower() in params or is_secret_name(k) or looks_like_credential(val)
+               for k, val in parse_qsl(url.split("?", 1)[1].split("#", 1)[0]))
+
+
+# ---------------------------------------------------------------- opaque values under any name
+
+_OPAQUE = re.compile(r"^[A-Za-z0-9+/=_.~-]{20,600}$")
+_HEXISH = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
+_DIGEST_PREFIX = re.compile(r"^(?:sha(?:1|224|256|384|512)|md5|blake2b?|xxh\d*)[-:=]", re.I)
+_PARTS = re.compile(r"[-_.~]")
+_VOWELS = frozenset("aeiouAEIOU")
+_WORDISH = re.compile(r"[A-Z][a-z]{3,}|[a-z]{4,}|[A-Z]{5,}")
+
+
+def looks_opaque(value: str) -> bool:
+    """Whether ``value``, given whole (a variable, an argument, a config value), is an opaque
+    random string: a credential of a format no rule knows, under a name that says nothing.
+
+    Not opaque: hex strings (git commits, digests, Hugging Face revisions), UUIDs, digests with
+    their algorithm, paths and ids made of words and short parts (``meta-llama/Llama-3.1-8B``,
+    ``exp_1701234567_a1b2c3d4``), identifiers (``ThisIsAVeryLongCamelCaseName``).
+
+    >>> looks_opaque("Zq8vLm3nRt5wXy7Q4pK2sD9f"), looks_opaque("0f" * 20)
+    (True, False)
+    >>> looks_opaque("meta-llama/Llama-3.1-8B-Instruct"), looks_opaque("ThisIsAVeryLongCamelCaseName1")
+    (False, False)
+    """
+    if not _OPAQUE.match(value) or _HEXISH.match(value) or _DIGEST_PREFIX.match(value):
+        return False
+    if value.startswith("~/") or _UUID.match(value):
+        return False
+    if value[0] in "/." and "+" not in value and not value.endswith("="):
+        return False
+    if value.count("/") >= 2 and not any(c in value for c in "+=") and "//" not in value:
+        parts = value.split("/")
+        if all(len(p) <= 24 for p in parts):
+            return False  # a relative path
+    longest = max(_PARTS.split(value.rstrip("=")), key=len).replace("/", "").replace("+", "")
+    if len(longest) < 16 or _HEXISH.match(longest):
+        return False
+    upper = sum(c.isupper() for c in longest)
+    lower = sum(c.islower() for c in longest)
+    digits = sum(c.isdigit() for c in longest)
+    letters = upper + lower
+    if (upper > 0) + (lower > 0) + (digits > 0) < 2:
+        return False  # one kind of character: a word, a number
+    wordy = sum(len(w) for w in _WORDISH.findall(longest)
+                if sum(c in _VOWELS for c in w) * 4 >= len(w))
+    if wordy * 2 >= len(longest) and digits * 6 < len(longest):
+        return False  # words run together: an identifier
+    ent = rules.entropy(longest)
+    need = min(3.6, 0.75 * math.log2(len(longest)))
+    if upper and lower and digits:
+        return ent >= need
+    return ent >= need and digits >= 2 and letters >= 3

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from runsnap.redact.argv import ArgvRedactor
-from runsnap.redact.names import PREFIX, is_secret_name, norm
+from runsnap.redact.names import PREFIX, harmless_value, is_secret_name, norm
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ class Redactor(ArgvRedactor):
         if isinstance(value, str):
             if key is not None and value and self.is_secret(key, value):
                 return self.value_for(key, value, where)
-            return self.scrub(value, where)
+            return self.whole(value, where)
         if isinstance(value, Mapping):
             return {k: self.walk(v, f"{where}.{k}", str(k)) for k, v in value.items()}
         if isinstance(value, list):
@@ -39,13 +39,52 @@ class Redactor(ArgvRedactor):
             return [self.walk(v, f"{where}[{i}]", key) for i, v in enumerate(value)]
         if (key is not None and isinstance(value, int) and not isinstance(value, bool)
                 and norm(key) not in self.kept and is_secret_name(key)
-                and not key.lower().endswith(("count", "_s", "bytes", "len", "length", "size"))):
+                and not harmless_value(str(value), norm(key))):
             self.redacted.append(where)
             return self.fingerprint(str(value))
         return value
 
     def sections(self, sections: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-        """Redact whole sections: names and shapes, in every section, the meta included."""
+        """Redact whole sections: names and shapes, in every section, the meta included, in two
+        passes: every secret is found first (:meth:`find`), then every occurrence of each is
+        replaced (:meth:`finish`), whatever the order of the sections, names and arguments."""
+        return self.finish(self.find(sections))
+
+    def finish(self, value: Any, where: str = "") -> Any:
+        """The second pass: ``value`` (sections, or any plain data) with every secret found so
+        far replaced wherever it stands, in keys as in values."""
+        if not self.known:
+            return value
+        return self._finish(value, where)
+
+    def _finish(self, value: Any, where: str) -> Any:
+        if isinstance(value, str):
+            out = self.known.sub(value)
+            if out is not value and out != value:
+                self.redacted.append(where)
+            return out
+        if isinstance(value, Mapping):
+            return {(self.known.sub(k) if isinstance(k, str) else k):
+                    self._finish(v, f"{where}.{k}" if where else str(k))
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._finish(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, tuple):
+            return tuple(self._finish(v, f"{where}[{i}]") for i, v in enumerate(value))
+        return value
+
+    def find(self, sections: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The first pass: ``sections`` with the secrets the rules find replaced where they
+        are found, and every one of them remembered; :meth:`finish` then replaces each
+        wherever else it stands (an argument, a variable under another name, an output line).
+        """
+        deferred, self.deferred = self.deferred, True
+        try:
+            return self._find(sections)
+        finally:
+            self.deferred = deferred
+
+    def _find(self, sections: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for name, section in sections.items():
             sec = dict(section)

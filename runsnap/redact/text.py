@@ -12,12 +12,15 @@ from runsnap.base.digest import Hmac, sha256, text_sha256
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
 from runsnap.redact.fingerprint import FingerprintKey
+from runsnap.redact.known import KnownValues
 from runsnap.redact.names import (
     FINGERPRINT,
     MIN_KNOWN,
     PREFIX,
+    harmless_value,
     is_secret_name,
     looks_like_credential,
+    looks_opaque,
     norm,
     secret_if_credential,
 )
@@ -57,7 +60,6 @@ _CODE_VALUE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|None|True|False|n
 _LONG_VALUE_KEYS = ("SIGNATURE", "CONNECTION", "CONN_STR", "SAS")
 #: A text holding none of those words (in any case) has no long value to look at.
 _LONG_WORDS = tuple(k.lower() for k in _LONG_VALUE_KEYS)
-_URL_NAMES = ("_URL", "_URI", "_DSN", "_ENDPOINT", "_HOST", "URL", "DSN")
 
 
 class TextRedactor:
@@ -81,9 +83,12 @@ class TextRedactor:
         the same site-packages path once per distribution)."""
         self.redacted: list[str] = []
         """Where something was redacted (``env.HF_TOKEN``, ``command.argv[3]``), for the record."""
-        self.known: dict[str, str] = {}
+        self.known = KnownValues(FINGERPRINT)
         """Raw secret -> fingerprint, for every secret redacted so far (long enough to search)."""
-        self._known_rx: re.Pattern[str] | None = None
+        self.deferred = False
+        """True while :meth:`scrub` only finds (the first of two passes, see
+        :meth:`runsnap.redact.structures.Redactor.find`): the secrets found elsewhere are
+        replaced afterwards, in one pass over everything, whatever the order."""
         self._user = rules.GlobSet(norm(g) for g in self.policy.redact)
         self.kept = frozenset(norm(n) for n in self.policy.keep)
         """The names (normalised) whose values the user keeps (``--keep``)."""
@@ -98,7 +103,7 @@ class TextRedactor:
         if self.policy.redact and self._user.match(upper):
             return True
         if is_secret_name(upper):
-            return True
+            return not harmless_value(value, upper)
         return secret_if_credential(upper) and looks_like_credential(value)
 
     def fingerprint(self, value: str) -> str:
@@ -116,37 +121,44 @@ class TextRedactor:
         return fp
 
     def _remember(self, value: str, fp: str) -> None:
-        new = False
         for piece in {value, value.strip(), *value.splitlines()}:
             piece = piece.strip()
-            if len(piece) >= MIN_KNOWN and piece not in self.known and PREFIX not in piece:
-                self.known[piece] = fp
-                new = True
-        if new:
-            self._known_rx = None
-            self._clean.clear()  # a newly known secret may stand in any of them
+            if len(piece) >= MIN_KNOWN and PREFIX not in piece:
+                self.known.add(piece, fp)
 
     # ------------------------------------------------------------------ text
 
     def scrub(self, text: str, where: str) -> str:
-        """``text`` with every secret the rules find replaced by its fingerprint."""
-        if not text or text in self._clean:
+        """``text`` with every secret the rules find replaced by its fingerprint, and (unless
+        :attr:`deferred`) every secret found before wherever it reappears."""
+        if not text:
             return text
-        if self.memo is not None and len(text) >= self.MEMO_MIN:
-            out = self._scrub_remembered(text, self.memo)
+        if text in self._clean:
+            out = text
         else:
-            out = self._scrub(text)
+            if self.memo is not None and len(text) >= self.MEMO_MIN:
+                out = self._scrub_remembered(text, self.memo)
+            else:
+                out = self._scrub(text)
+            if out == text and len(text) < self.MEMO_MIN:
+                self._clean.add(text)  # the rules alone find nothing here, whatever is known
+        if not self.deferred:
+            out = self.known.sub(out)
         if out != text:
             self.redacted.append(where)
-        elif len(text) < self.MEMO_MIN:
-            self._clean.add(text)
         return out
+
+    def replace_known(self, text: str) -> str:
+        """``text`` with every secret found so far replaced by its fingerprint."""
+        return self.known.sub(text)
 
     def _scrub_remembered(self, text: str, memo: ScrubbedTexts) -> str:
         """:meth:`_scrub` of a large text, answered from ``memo`` when this text was scrubbed
         before with the same rules, key, policy and secrets already known. The secrets found in
         it are fingerprinted again from their places, so they are remembered as a search would
-        have remembered them; a result whose secrets cannot all be placed is not kept."""
+        have remembered them; a result whose secrets cannot all be placed is not kept. What is
+        kept has the secrets already known replaced too (a cache never holds a secret), so
+        they are part of its key."""
         key = self._memo_key(text)
         kept = memo.get(key)
         if kept is not None:
@@ -157,7 +169,7 @@ class TextRedactor:
         found: list[str] = []
         self._found = found
         try:
-            out = self._scrub(text)
+            out = self.known.sub(self._scrub(text))
         finally:
             self._found = None
         spans = [(text.find(value), len(value)) for value in dict.fromkeys(found)]
@@ -168,14 +180,15 @@ class TextRedactor:
     def _memo_key(self, text: str) -> str:
         h = sha256()
         for part in (_code_stamp(), self.key.id, repr(self.policy),
-                     "\0".join(sorted(set(self.known.values())))):
+                     "\0".join(sorted(set(self.known.values.values())))):
             h.update(part.encode("utf-8", "surrogateescape") + b"\0")
         h.update(text_sha256(text).encode())
         return str(h.hexdigest()[:40])
 
     def _scrub(self, text: str) -> str:
-        before = len(self.known)
-        out = self._known(text)
+        """``text`` with the secrets the rules find in it replaced (the secrets known from
+        elsewhere are not looked for here: :meth:`scrub` does that after)."""
+        out = text
         if "PRIVATE KEY" in out:
             out = _PEM.sub(self._pem, out)
         if "://" in out:
@@ -195,19 +208,7 @@ class TextRedactor:
                 parts += [out[done:a], self.fingerprint(out[a:b])]
                 done = b
             out = "".join(parts) + out[done:]
-        if len(self.known) > before:
-            # a secret found here may also stand elsewhere in this text, where no rule sees it
-            # (``echo $TOKEN`` lines above ``TOKEN=...``)
-            out = self._known(out)
         return out
-
-    def _known(self, text: str) -> str:
-        if not self.known:
-            return text
-        if self._known_rx is None:
-            ordered = sorted(self.known, key=len, reverse=True)
-            self._known_rx = re.compile("|".join(re.escape(k) for k in ordered))
-        return self._known_rx.sub(lambda m: self.known[m.group()], text)
 
     def _pem(self, m: re.Match[str]) -> str:
         body = m.group(2)
@@ -224,7 +225,9 @@ class TextRedactor:
         cut = self._userinfo_end(rest)
         if cut > 0:
             creds = rest[:cut]
-            if not FINGERPRINT.fullmatch(creds):
+            if ":" not in creds and not looks_like_credential(creds):
+                pass  # a user name without a password (``ssh://git@host``) is no secret
+            elif not FINGERPRINT.fullmatch(creds):
                 rest = self.fingerprint(creds) + rest[cut:]
                 user, colon, password = creds.partition(":")
                 if colon and user:
@@ -317,7 +320,7 @@ class TextRedactor:
                         lines[i] = self.fingerprint(line.strip())
                 elif _PEM_BEGIN.search(line) and "-----END " not in line:
                     in_block = True
-            out = self._scrub("\n".join(lines))
+            out = self.known.sub(self._scrub("\n".join(lines)))
             return out.encode("utf-8", "surrogateescape")
 
         return filt
@@ -329,11 +332,20 @@ class TextRedactor:
         if not value or norm(name) in self.kept:
             return value
         if self.is_secret(name, value):
-            if _URL_VALUE.match(value) and norm(name).endswith(_URL_NAMES):
+            if _URL_VALUE.match(value):
                 # DATABASE_URL: keep scheme, host, port and path; drop the credentials
                 return self.scrub(value, where)
             self.redacted.append(where)
             return self.fingerprint(value)
+        return self.whole(value, where)
+
+    def whole(self, value: str, where: str) -> str:
+        """A value given whole (a variable, an argument, a config value) under a name that
+        says nothing: hidden when it is an opaque random string, else scrubbed as text."""
+        bare = value.strip().strip("\"'")
+        if len(bare) >= 20 and looks_opaque(bare):
+            self.redacted.append(where)
+            return value.replace(bare, self.fingerprint(bare))
         return self.scrub(value, where)
 
 

@@ -1,0 +1,108 @@
+"""Every secret found so far, found again wherever it reappears, in time linear in the text.
+
+A capture can hold thousands of secrets (one per variable of a large environment). One regular
+expression of all of them is rebuilt each time a secret is added and tried at every position of
+every text: quadratic in the number of secrets (1,200 secrets took 89 s), and even as a trie its
+compilation alone takes over a second for 10,000. Instead each secret is indexed by its longest
+run of letters and digits (its *key*): a text is split into such runs by one C-level
+``findall``, the runs are intersected with the keys as sets, and only a text holding a key is
+looked at again, at the places of those runs. A secret with no run of four letters or digits
+(``!@#$%^&*``) is rare: those few go into one regular expression.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["KnownValues"]
+
+_RUN = re.compile(r"[A-Za-z0-9]+")
+_MIN_KEY = 4
+
+
+class KnownValues:
+    """Raw secret -> its fingerprint; :meth:`sub` replaces each occurrence in a text.
+
+    >>> k = KnownValues(re.compile(r"<fp:\\w+>"))
+    >>> k.add("s3cr3t-Value", "<fp:a>"); k.add("!!@@##", "<fp:b>")
+    >>> k.sub("echo s3cr3t-Value; pw=!!@@## and <fp:a>")
+    'echo <fp:a>; pw=<fp:b> and <fp:a>'
+    >>> k.sub("nothing here"), len(k)
+    ('nothing here', 2)
+    """
+
+    def __init__(self, placeholder: re.Pattern[str]) -> None:
+        self.values: dict[str, str] = {}
+        """Raw secret -> fingerprint."""
+        self._by_key: dict[str, list[tuple[int, str]]] = {}
+        self._odd: list[str] = []
+        self._odd_rx: re.Pattern[str] | None = None
+        self._placeholder = placeholder
+        self.version = 0
+        """Grows with every secret added (what was scrubbed under an older version may hold a
+        secret found since)."""
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.values
+
+    def add(self, value: str, fp: str) -> None:
+        """Remember ``value`` (found as a secret) and the fingerprint that stands for it."""
+        if value in self.values:
+            return
+        self.values[value] = fp
+        self.version += 1
+        runs = _RUN.findall(value)
+        key = max(runs, key=len) if runs else ""
+        if len(key) >= _MIN_KEY:
+            at = value.find(key)
+            entries = self._by_key.setdefault(key, [])
+            entries.append((at, value))
+            if len(entries) > 1:
+                entries.sort(key=lambda e: -len(e[1]))  # the longest secret wins
+        else:
+            self._odd.append(value)
+            self._odd_rx = None
+
+    def sub(self, text: str) -> str:
+        """``text`` with every known secret in it replaced by its fingerprint (a placeholder
+        already in the text is left as it is)."""
+        if not self.values or not text:
+            return text
+        spans: list[tuple[int, int, str]] = []
+        if self._by_key:
+            hits = self._by_key.keys() & set(_RUN.findall(text))
+            if hits:
+                for m in _RUN.finditer(text):
+                    run = m.group()
+                    if run not in hits:
+                        continue
+                    for offset, value in self._by_key[run]:
+                        start = m.start() - offset
+                        if start >= 0 and text.startswith(value, start):
+                            spans.append((start, start + len(value), self.values[value]))
+                            break
+        if self._odd:
+            if self._odd_rx is None:
+                self._odd_rx = re.compile("|".join(
+                    re.escape(v) for v in sorted(self._odd, key=len, reverse=True)))
+            spans += [(m.start(), m.end(), self.values[m.group()])
+                      for m in self._odd_rx.finditer(text)]
+        if not spans:
+            return text
+        guarded = [m.span() for m in self._placeholder.finditer(text)] if "<" in text else []
+        spans.sort(key=lambda s: (s[0], -s[1]))
+        parts: list[str] = []
+        done = g = 0
+        for start, end, fp in spans:
+            while g < len(guarded) and guarded[g][1] <= start:
+                g += 1  # both are sorted: the placeholders wholly before this span are passed
+            if start < done or (g < len(guarded) and guarded[g][0] < end):
+                continue
+            parts += [text[done:start], fp]
+            done = end
+        if not parts:
+            return text
+        return "".join(parts) + text[done:]
