@@ -8,6 +8,8 @@
 * ``not-secret-names.txt``: exceptions to both (``*TOKENS*``, ``PAD_TOKEN``);
 * ``secret-values.tsv``: token shapes from gitleaks and detect-secrets, each with the keywords
   that must appear in a text before its regular expression runs (as gitleaks does);
+* ``secret-formats.tsv``: providers' current token formats, distinctive on their own (a
+  documented prefix or marker), each with its source and samples;
 * ``password-options.tsv``: options of particular programs that take a password (``sshpass -p``);
 * ``secret-query-params.txt``: URL query parameters that carry a secret (``?sig=``).
 
@@ -242,6 +244,17 @@ def value_rules() -> tuple[tuple[ValueRule, ...], re.Pattern[str], dict[str, tup
                          source)
         if keywords.startswith("re:"):
             rule.keywords = (f"re:{rid}",)
+            by_keyword[rule.keywords[0]] = [rule]
+            rule.anchor = keywords[3:]
+        else:
+            for kw in rule.keywords:
+                by_keyword.setdefault(kw, []).append(rule)
+        rules.append(rule)
+    for fields in rule_lines("secret-formats.tsv"):
+        fid, keywords, source = fields[0], fields[3], fields[4]
+        rule = ValueRule(f"format:{fid}", "0", tuple(keywords.split(",")), None, source)
+        if keywords.startswith("re:"):
+            rule.keywords = (f"re:format:{fid}",)
             by_keyword[rule.keywords[0]] = [rule]
             rule.anchor = keywords[3:]
         else:

@@ -80,7 +80,7 @@ def looks_like_credential(value: str) -> bool:
         return False
     if _AUTH_SCHEME.match(v) or rules.token_spans(v):
         return True
-    if _USER_PASS.match(v) and not _HOST_PORT.match(v) and "://" not in v:
+    if _USER_PASS.match(v) and not _HOST_PORT.match(v) and "://" not in v and "," not in v:
         return v.split(":", 1)[1].lower() not in _INNOCENT_WORDS
     if any(ch.isspace() for ch in v) or "://" in v or "," in v:
         return False

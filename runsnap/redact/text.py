@@ -102,9 +102,11 @@ class TextRedactor:
             return False
         if self.policy.redact and self._user.match(upper):
             return True
-        if is_secret_name(upper):
-            return not harmless_value(value, upper)
-        return secret_if_credential(upper) and looks_like_credential(value)
+        if not (is_secret_name(upper) or secret_if_credential(upper)):
+            return False
+        if harmless_value(value, upper):
+            return False
+        return is_secret_name(upper) or looks_like_credential(value)
 
     def fingerprint(self, value: str) -> str:
         """The placeholder that stands for ``value``; the value is remembered as a secret."""
@@ -343,7 +345,7 @@ class TextRedactor:
         """A value given whole (a variable, an argument, a config value) under a name that
         says nothing: hidden when it is an opaque random string, else scrubbed as text."""
         bare = value.strip().strip("\"'")
-        if len(bare) >= 20 and looks_opaque(bare):
+        if len(bare) >= 20 and looks_opaque(bare) and not harmless_value(bare):
             self.redacted.append(where)
             return value.replace(bare, self.fingerprint(bare))
         return self.scrub(value, where)
