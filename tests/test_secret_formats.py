@@ -98,7 +98,8 @@ _PUBLIC_PARTS = ("https://hooks.slack.com/services/", "https://acme.webhook.offi
                  "webhook.office.com/webhookb2/", "/IncomingWebhook/", "pypi-AgEIcHlwaS5vcmc",
                  "pypi-AgENdGVzdC5weXBpLm9yZw", "access_token$production$", "AAAAAAAAAAAAAAAAAAAAA",
                  "cmVmdGtuOjAxOjE3", "IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "sk-ant-admin01-",
-                 "sk-ant-api03-", "sk-svcacct-", "access-production-", "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9")
+                 "sk-ant-api03-", "sk-svcacct-", "access-production-",
+                 "eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9")
 
 
 @pytest.mark.parametrize("half", ["tune", "held"])

@@ -28,15 +28,24 @@ def is_python_name(name: str) -> bool:
     return _PYTHON_NAME.match(name) is not None
 
 
+#: What an option can be: one or two dashes, a name of up to 100 letters, digits and ``_.:+-``
+#: starting with a letter or digit, then maybe ``=value``. A PEM block (``-----BEGIN ...``), a
+#: word with spaces or newlines in its name, or a longer one is a value, never an option name.
+_OPTION_WORD = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.:+-]{0,99}(?:=.*)?", re.S)
+
+
 def looks_like_option(arg: str) -> bool:
     """Whether a word of a command line is an option rather than a value.
 
-    A negative number is a value, not an option.
+    A negative number is a value, not an option; so is anything that cannot be an option's
+    name (a PEM block, a word with spaces, a very long one).
 
     >>> looks_like_option("--tp"), looks_like_option("-3"), looks_like_option("-"), looks_like_option("8")
     (True, False, False, False)
+    >>> looks_like_option("-----BEGIN PRIVATE KEY-----\\nMIIE"), looks_like_option("--a b")
+    (False, False)
     """
-    if not arg.startswith("-") or arg == "-":
+    if not _OPTION_WORD.fullmatch(arg):
         return False
     try:
         float(arg)
@@ -53,6 +62,8 @@ def parse_options(argv: Sequence[str]) -> dict[str, Any]:
 
     >>> parse_options(["-m", "x", "--tp", "8", "--trust-remote-code", "--a=1", "--a", "2"])
     {'tp': '8', 'trust-remote-code': True, 'a': ['1', '2']}
+    >>> parse_options(["--key", "-----BEGIN PRIVATE KEY-----\\nMII=", "-----BEGIN X-----", "--v"])
+    {'key': '-----BEGIN PRIVATE KEY-----\\nMII=', 'v': True}
     """
     options: dict[str, Any] = {}
 
@@ -69,7 +80,7 @@ def parse_options(argv: Sequence[str]) -> dict[str, Any]:
         arg = argv[i]
         if arg == "--":
             break
-        if arg.startswith("--") and len(arg) > 2:
+        if arg.startswith("--") and looks_like_option(arg):
             name, eq, value = arg[2:].partition("=")
             if eq:
                 put(name, value)
@@ -96,7 +107,7 @@ def positionals(argv: Sequence[str]) -> list[str]:
         if arg == "--" and i > 0:
             out += argv[i:]
             break
-        if i > 0 and arg.startswith("--") and len(arg) > 2:
+        if i > 0 and arg.startswith("--") and looks_like_option(arg):
             if "=" not in arg and i + 1 < len(argv) and not looks_like_option(argv[i + 1]):
                 i += 1
         else:

@@ -19,7 +19,7 @@ from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 
@@ -217,7 +217,7 @@ def capture_pid(
 
 def with_section(
     snapshot: Snapshot, name: str, section: Mapping[str, Any], key: FingerprintKey,
-    redactor: Redactor | None = None,
+    redactor: Redactor | None = None, after: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Snapshot:
     """``snapshot`` with section ``name`` added or replaced, after the same redaction pass.
 
@@ -225,12 +225,16 @@ def with_section(
     nothing reaches the disk unredacted; where something was redacted is added to
     ``meta.redacted``. ``key`` must be the key the snapshot was made with; ``redactor``, the
     capture's own, also hides the secrets it redacted before wherever they reappear.
+    ``after`` is applied to the redacted section (cutting texts to their lengths: a secret is
+    hidden whole before it is cut).
     """
     if redactor is None:
         redactor = Redactor(key)
     redactor.redacted = []
     before = redactor.known.version
     clean = redactor.sections({name: section})[name]
+    if after is not None:
+        clean = after(clean)
     others = {n: s for n, s in snapshot.sections.items() if n != name}
     meta = dict(snapshot.meta)
     if redactor.known.version != before:

@@ -143,7 +143,7 @@ def run(
         runtime = (tracer.finish(snap.get("packages"), ctx.env) if tracer is not None
                    else tracing.not_traced(why))
         try:
-            done = with_section(snap, "outcome", section, key, redactor)
+            done = with_section(snap, "outcome", section, key, redactor, after=outcome.cut)
             final = save(with_section(done, "runtime", runtime, key, redactor))
         except CaptureError as exc:
             errors.append(f"the outcome was not written: {exc}")

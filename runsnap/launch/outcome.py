@@ -15,6 +15,7 @@ import threading
 import time
 
 from runsnap.launch.tracebacks import MAX_EARLIER, TracebackWatch
+from runsnap.launch.tracebacks import cut as _cut_tb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ __all__ = [
     "StreamWatch",
     "build",
     "clean_line",
+    "cut",
     "is_error_line",
     "is_warning_line",
     "without_timestamp",
@@ -167,6 +169,8 @@ class StreamWatch:
         self.warnings_count = 0
         self._warning_keys: set[str] = set()
         self._partial = b""
+        self._rest_dropped = False
+        """True while the rest of a line cut at :data:`MAX_LINE_BYTES` is being dropped."""
         self._traceback_seen = False
         self.traceback = TracebackWatch()
         self._lock = threading.Lock()
@@ -178,12 +182,19 @@ class StreamWatch:
         with self._lock:
             self._arrived = time.monotonic() if arrived is None else arrived
             self.bytes += len(data)
+            if self._rest_dropped:
+                end = data.find(b"\n")
+                if end < 0:
+                    return
+                data = data[end + 1:]
+                self._rest_dropped = False
             buf = self._partial + data if self._partial else data
             lines = buf.split(b"\n")
             self._partial = lines.pop()
             if len(self._partial) > MAX_LINE_BYTES:
-                lines.append(self._partial[:MAX_LINE_BYTES])
+                lines.append(_cut_line(self._partial))
                 self._partial = b""
+                self._rest_dropped = True
             if lines:
                 self._take(lines)
 
@@ -196,7 +207,8 @@ class StreamWatch:
 
     def _take(self, lines: list[bytes]) -> None:
         self.lines += len(lines)
-        self.tail.extend(line[:MAX_LINE_BYTES] for line in lines)
+        lines = [_cut_line(line) if len(line) > MAX_LINE_BYTES else line for line in lines]
+        self.tail.extend(lines)
         chunk = b"\n".join(lines)
         if b"\x1b" in chunk:
             chunk = _ANSI.sub(b"", chunk)
@@ -235,6 +247,35 @@ class StreamWatch:
         """The kept lines, cleaned for reading."""
         with self._lock:
             return [clean_line(line) for line in self.tail]
+
+
+_TOKEN_END = re.compile(rb"[^\s\"'`,;()<>\[\]{}]+$")
+
+
+def _cut_line(line: bytes) -> bytes:
+    """A line longer than :data:`MAX_LINE_BYTES` cut to it, less the word the cut went through:
+    a part of a token is no token any rule knows, and must not be kept in clear.
+
+    >>> _cut_line(b"x " * 2046 + b"ghp_" + b"a" * 36) == b"x " * 2046 + b"..."
+    True
+    """
+    keep = MAX_LINE_BYTES - 3
+    head = line[:keep]
+    if not line[keep:keep + 1].isspace():
+        head = _TOKEN_END.sub(b"", head)
+    return head + b"..."
+
+
+def cut(section: dict[str, Any]) -> dict[str, Any]:
+    """The outcome section with its tracebacks' messages and source lines cut to their
+    lengths: called after redaction, so that a secret is hidden whole before it is cut."""
+    out = dict(section)
+    if isinstance(out.get("traceback"), dict):
+        out["traceback"] = _cut_tb(out["traceback"])
+    if isinstance(out.get("earlier_tracebacks"), list):
+        out["earlier_tracebacks"] = [_cut_tb(t) if isinstance(t, dict) else t
+                                     for t in out["earlier_tracebacks"]]
+    return out
 
 
 def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict[str, Any]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["MAX_FRAMES", "TracebackWatch", "parse"]
+__all__ = ["MAX_FRAMES", "TracebackWatch", "cut", "cut_text", "parse"]
 
 #: Frames kept per traceback (the innermost ones when there are more: they raised).
 MAX_FRAMES = 60
@@ -92,7 +92,9 @@ class TracebackWatch:
         stripped = text.strip()
         if self._code_next and text[:1] in (" ", "\t") and stripped \
                 and not stripped.startswith(("^", "~")):
-            frames[-1]["code"] = stripped[:MAX_CODE]  # the source line Python printed
+            # the source line Python printed, whole: it is cut to MAX_CODE by :func:`cut` once
+            # redaction has seen it (a token cut first would lose the length its rule needs)
+            frames[-1]["code"] = stripped
             self._code_next = False
             return
         if not stripped or text[:1] in (" ", "\t") or stripped.startswith(("^", "~", "|", "+")):
@@ -104,9 +106,40 @@ class TracebackWatch:
         if m and frames and _looks_like_type(m["type"]):
             if self.last is not None:
                 self.earlier = [*self.earlier, self.last][-MAX_EARLIER:]
-            self.last = {"type": m["type"], "message": (m["msg"] or "")[:MAX_MESSAGE],
-                         "frames": list(frames)}
+            self.last = {"type": m["type"], "message": m["msg"] or "", "frames": list(frames)}
         self._frames = None
+
+
+def cut(tb: dict[str, Any]) -> dict[str, Any]:
+    """``tb`` with its message and frame source lines cut to :data:`MAX_MESSAGE` and
+    :data:`MAX_CODE` characters: done after redaction, on redacted text."""
+    out = dict(tb)
+    if isinstance(out.get("message"), str):
+        out["message"] = cut_text(out["message"], MAX_MESSAGE)
+    if isinstance(out.get("frames"), list):
+        out["frames"] = [
+            {**f, "code": cut_text(f["code"], MAX_CODE)}
+            if isinstance(f, dict) and isinstance(f.get("code"), str) else f
+            for f in out["frames"]]
+    return out
+
+
+_PLACEHOLDER = "<redacted:"
+
+
+def cut_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, never inside a redaction placeholder (one that
+    the cut would split is left out whole).
+
+    >>> cut_text("abcdef", 4), cut_text("ab <redacted:hmac-sha256:0123456789abcdef> z", 10)
+    ('abcd', 'ab ')
+    """
+    if len(text) <= limit:
+        return text
+    at = text.rfind("<", 0, limit)
+    if at >= 0 and text.startswith(_PLACEHOLDER, at) and text.find(">", at) >= limit:
+        return text[:at]
+    return text[:limit]
 
 
 def _looks_like_type(name: str) -> bool:
@@ -136,5 +169,5 @@ def parse(lines: Iterable[str]) -> dict[str, Any] | None:
     watch = TracebackWatch()
     for text in lines:
         watch.line(text)
-    return watch.last
+    return cut(watch.last) if watch.last is not None else None
 

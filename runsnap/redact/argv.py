@@ -42,7 +42,8 @@ class ArgvRedactor(TextRedactor):
             prog = os.path.basename(arg)
             if prog in table:
                 tool_opts = table[prog]
-            if arg.startswith("-") and len(arg) > 1 and arg != "--":
+            if (arg.startswith("-") and len(arg) > 1 and arg != "--" and not arg.startswith("---")
+                    and "\n" not in arg):
                 name, eq, val = arg.partition("=")
                 if name in tool_opts or (not name.startswith("--") and name[:2] in tool_opts
                                          and len(name[:2]) == 2 and not eq):

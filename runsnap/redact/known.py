@@ -8,6 +8,11 @@ run of letters and digits (its *key*): a text is split into such runs by one C-l
 ``findall``, the runs are intersected with the keys as sets, and only a text holding a key is
 looked at again, at the places of those runs. A secret with no run of four letters or digits
 (``!@#$%^&*``) is rare: those few go into one regular expression.
+
+Up to :data:`SMALL` secrets (every ordinary capture) are searched with one regular expression
+instead, compiled once per set: it also finds a long secret glued to other letters
+(``x<secret>y``), which the index of whole runs cannot. A short or plain one (``postgres``) is
+found only standing on its own, never inside a longer word (``postgresql://``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ __all__ = ["KnownValues"]
 
 _RUN = re.compile(r"[A-Za-z0-9]+")
 _MIN_KEY = 4
+#: Up to this many secrets, one regular expression of all of them (compiled in a few ms).
+SMALL = 256
 
 
 class KnownValues:
@@ -37,6 +44,7 @@ class KnownValues:
         self._by_key: dict[str, list[tuple[int, str]]] = {}
         self._odd: list[str] = []
         self._odd_rx: re.Pattern[str] | None = None
+        self._all_rx: re.Pattern[str] | None = None
         self._placeholder = placeholder
         self.version = 0
         """Grows with every secret added (what was scrubbed under an older version may hold a
@@ -54,6 +62,7 @@ class KnownValues:
             return
         self.values[value] = fp
         self.version += 1
+        self._all_rx = None
         runs = _RUN.findall(value)
         key = max(runs, key=len) if runs else ""
         if len(key) >= _MIN_KEY:
@@ -72,7 +81,17 @@ class KnownValues:
         if not self.values or not text:
             return text
         spans: list[tuple[int, int, str]] = []
-        if self._by_key:
+        if len(self.values) <= SMALL:
+            if self._all_rx is None:
+                ordered = sorted(self.values, key=len, reverse=True)
+                strong = "|".join(re.escape(v) for v in ordered if _strong(v))
+                weak = "|".join(re.escape(v) for v in ordered if not _strong(v))
+                self._all_rx = re.compile("|".join(
+                    ([strong] if strong else [])
+                    + ([f"(?<![A-Za-z0-9])(?:{weak})(?![A-Za-z0-9])"] if weak else [])))
+            spans = [(m.start(), m.end(), self.values[m.group()])
+                     for m in self._all_rx.finditer(text)]
+        elif self._by_key:
             hits = self._by_key.keys() & set(_RUN.findall(text))
             if hits:
                 for m in _RUN.finditer(text):
@@ -84,7 +103,7 @@ class KnownValues:
                         if start >= 0 and text.startswith(value, start):
                             spans.append((start, start + len(value), self.values[value]))
                             break
-        if self._odd:
+        if self._odd and len(self.values) > SMALL:
             if self._odd_rx is None:
                 self._odd_rx = re.compile("|".join(
                     re.escape(v) for v in sorted(self._odd, key=len, reverse=True)))
@@ -106,3 +125,12 @@ class KnownValues:
         if not parts:
             return text
         return "".join(parts) + text[done:]
+
+
+def _strong(value: str) -> bool:
+    """Whether a secret is long and mixed enough to be hidden even inside a longer word.
+
+    >>> _strong("postgres"), _strong("hunter22"), _strong("Pwmjhzvyugribml!7")
+    (False, False, True)
+    """
+    return len(value) >= 12 and not value.isalpha()

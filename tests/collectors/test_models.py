@@ -101,3 +101,15 @@ def test_json_nulls_in_configs_round_trip_through_the_file(tmp_path: Path) -> No
     loaded = runsnap.load(tmp_path / "s.toml")
     assert loaded == snap
     assert loaded["models"]["models"]["argv[1]"]["config"]["rope_scaling"] is None
+
+
+def test_an_argument_that_is_no_path_never_breaks_the_collector(tmp_path: Path) -> None:
+    # "~abc" names a user that does not exist: expanding it fails, as pathlib's does; it is
+    # no model, and every other model is still recorded
+    argv = ["python", "serve.py", "--foo", "~abc", "--bar=~nosuchuser/x", "~nobody/m",
+            "--model-path", str(TARGET)]
+    section = models_of(argv, tmp_path, models=["~nosuchuser/model", str(DRAFT)])
+    assert list(section["models"]) == ["runsnap --model #2", "--model-path"]
+    assert section["errors"] == [
+        "~nosuchuser/model (runsnap --model #1): cannot be resolved: "
+        "Could not determine home directory."]

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a table: one format a line, with its source)
 """Providers' documented token formats, written as generators (independent of runsnap's rules).
 
 Each format is read from the provider's documentation or a public scanner's description of it

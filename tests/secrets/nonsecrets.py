@@ -37,6 +37,14 @@ def _hex(rng: random.Random, n: int) -> str:
     return "".join(rng.choice("0123456789abcdef") for _ in range(n))
 
 
+def _a36(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(n))
+
+
+def _uuid(rng: random.Random) -> str:
+    return str(uuid.UUID(bytes=rng.randbytes(16), version=4))
+
+
 def _ids(rng: random.Random) -> list[tuple[str, str, str]]:
     """(kind, name, value): ids and hashes under neutral names."""
     sha = _hex(rng, 40)
@@ -50,35 +58,37 @@ def _ids(rng: random.Random) -> list[tuple[str, str, str]]:
         ("image digest", "IMAGE_DIGEST", "sha256:" + _hex(rng, 64)),
         ("image ref", "IMAGE", f"nvcr.io/nvidia/pytorch:24.{rng.randint(1, 12):02d}-py3@sha256:"
                                + _hex(rng, 64)),
-        ("npm integrity", "LOCK_INTEGRITY", "sha512-" + base64.b64encode(rng.randbytes(64)).decode()),
+        ("npm integrity", "LOCK_INTEGRITY",
+         "sha512-" + base64.b64encode(rng.randbytes(64)).decode()),
         ("uuid", "RUN_UUID", str(uuid.UUID(bytes=rng.randbytes(16), version=4))),
         ("uuid hex", "MLFLOW_RUN_ID", uuid.UUID(bytes=rng.randbytes(16), version=4).hex),
         ("systemd invocation id", "INVOCATION_ID", _hex(rng, 32)),
         ("container hostname", "HOSTNAME", _hex(rng, 12)),
         ("gpu uuid", "NVIDIA_VISIBLE_DEVICES",
          "GPU-" + str(uuid.UUID(bytes=rng.randbytes(16), version=4))),
-        ("wandb run id", "WANDB_RUN_ID", "".join(rng.choice(string.ascii_lowercase + string.digits)
-                                                 for _ in range(8))),
+        ("wandb run id", "WANDB_RUN_ID", _a36(rng, 8)),
         ("slurm job id", "SLURM_JOB_ID", str(rng.randint(10**5, 10**8))),
         ("build id", "BUILD_ID", f"{rng.randint(2023, 2026)}{rng.randint(1, 12):02d}"
                                  f"{rng.randint(1, 28):02d}.{rng.randint(1, 99)}"),
         ("ci build id", "BUILDKITE_BUILD_ID", str(uuid.UUID(bytes=rng.randbytes(16), version=4))),
         ("git describe", "VERSION", f"v{rng.randint(0, 3)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}"
                                     f"-{rng.randint(1, 300)}-g{_hex(rng, 9)}"),
-        ("torch version", "TORCH_VERSION", f"2.{rng.randint(3, 9)}.{rng.randint(0, 3)}+cu12{rng.randint(1, 9)}"),
-        ("k8s pod", "POD_NAME", f"trainer-{_hex(rng, 10)}-{''.join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(5))}"),
+        ("torch version", "TORCH_VERSION",
+         f"2.{rng.randint(3, 9)}.{rng.randint(0, 3)}+cu12{rng.randint(1, 9)}"),
+        ("k8s pod", "POD_NAME", f"trainer-{_hex(rng, 10)}-{_a36(rng, 5)}"),
         ("azureml run", "AZUREML_RUN_ID", f"exp_{rng.randint(10**9, 2 * 10**9)}_{_hex(rng, 8)}"),
         ("hf cache path", "MODEL_PATH", "/root/.cache/huggingface/hub/models--meta-llama--"
                                         f"Llama-3.1-8B-Instruct/snapshots/{_hex(rng, 40)}"),
         ("inductor path", "TORCHINDUCTOR_CACHE_FILE",
-         f"/tmp/torchinductor_root/{_hex(rng, 2)}/c{''.join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(51))}.py"),
+         f"/tmp/torchinductor_root/{_hex(rng, 2)}/c{_a36(rng, 51)}.py"),
         ("nix store path", "NIX_PYTHON", "/nix/store/" + "".join(
             rng.choice("0123456789abcdfghijklmnpqrsvwxyz") for _ in range(32)) + "-python3-3.12.4"),
         ("pip cache path", "PIP_WHEEL", f"/root/.cache/pip/wheels/{_hex(rng, 2)}/{_hex(rng, 2)}/"
                                         f"{_hex(rng, 56)}/flash_attn-2.7.4-cp312-linux_x86_64.whl"),
-        ("triton cache", "TRITON_KERNEL", f"/root/.triton/cache/{base64.b32encode(rng.randbytes(30)).decode().rstrip('=')}/matmul.cubin"),
+        ("triton cache", "TRITON_KERNEL", "/root/.triton/cache/"
+         + base64.b32encode(rng.randbytes(30)).decode().rstrip("=") + "/matmul.cubin"),
         ("conda build", "CONDA_BUILD_STRING", f"py312h{_hex(rng, 7)}_{rng.randint(0, 3)}"),
-        ("wheel file", "WHEEL", f"torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl"),
+        ("wheel file", "WHEEL", "torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl"),
         ("model id", "MODEL_NAME", rng.choice(MODEL_IDS)),
         ("architecture", "ARCH", rng.choice(ARCHITECTURES)),
         ("served model name", "SERVED_MODEL_NAME", "gpt-4o-mini-2024-07-18"),
@@ -88,7 +98,8 @@ def _ids(rng: random.Random) -> list[tuple[str, str, str]]:
         ("kms key arn", "KMS_KEY_ID", f"arn:aws:kms:us-east-1:{rng.randint(10**11, 10**12 - 1)}"
                                       f":key/{uuid.UUID(bytes=rng.randbytes(16), version=4)}"),
         ("ray job id", "RAY_JOB_ID", f"{rng.randint(1, 99):02d}000000"),
-        ("date stamp", "RUN_STAMP", f"{rng.randint(2023, 2026)}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}0000Z"),
+        ("date stamp", "RUN_STAMP", f"{rng.randint(2023, 2026)}{rng.randint(1, 12):02d}"
+                                    f"{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}0000Z"),
     ]
     return out
 
@@ -116,7 +127,7 @@ def _harmless_under_secret_names(rng: random.Random) -> list[tuple[str, str, str
         ("login session", "XDG_SESSION_ID", str(rng.randint(1, 400))),
         ("login session", "XDG_SESSION_ID", f"c{rng.randint(1, 99)}"),
         ("terminal pane", "TMUX_PANE", f"%{rng.randint(0, 40)}"),
-        ("terminal session", "TERM_SESSION_ID", f"w0t0p0:{uuid.UUID(bytes=rng.randbytes(16), version=4)}".upper()),
+        ("terminal session", "TERM_SESSION_ID", f"w0t0p0:{_uuid(rng)}".upper()),
         ("tokenizer", "PAD_TOKEN", "<|endoftext|>"),
         ("token id", "EOS_TOKEN_ID", str(rng.randint(0, 200000))),
         ("key length", "KEY_LENGTH", "256"),

@@ -100,34 +100,50 @@ def _revision(argv: tuple[str, ...]) -> str | None:
 
 
 def _candidates(ctx: CaptureContext) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
-    """Models found: (source, location) pairs, and errors for named models that do not exist."""
+    """Models found: (source, location) pairs, and errors for named models that do not exist.
+
+    Each candidate is looked at on its own: one that cannot be resolved (``~nosuchuser/x``, a
+    cache folder under a home that does not exist) is an error for that candidate when the user
+    named it with ``--model``, and no model at all when it is any other argument."""
     found: list[tuple[str, dict[str, Any]]] = []
     errors: list[str] = []
     revision = _revision(ctx.argv)
     for n, value in enumerate(ctx.models, 1):
         source = "runsnap --model" if len(ctx.models) == 1 else f"runsnap --model #{n}"
-        path = resolve_path(value, ctx.cwd)
-        if os.path.isdir(path):
-            found.append((source, {"given": value, "path": path}))
-        elif _REPO_ID.match(value) and (hf := _resolve_hf(value, ctx.env, revision)):
-            found.append((source, {"given": value, **hf}))
-        elif os.path.exists(path):
-            errors.append(f"{value} ({source}): not a directory")
-        else:
-            errors.append(f"{value} ({source}): no such directory, nor a repo id in the "
-                          f"Hugging Face cache at {hf_hub_cache(ctx.env)}")
+        try:
+            _named_model(ctx, value, source, revision, found, errors)
+        except (OSError, RuntimeError, ValueError) as exc:
+            errors.append(f"{value} ({source}): cannot be resolved: {exc}")
     for source, value in _arg_values(ctx.argv):
         if not value or len(value) > 4096:
             continue
-        path = resolve_path(value, ctx.cwd)
-        if os.path.isfile(os.path.join(path, "config.json")):
-            found.append((source, {"given": value, "path": path}))
-            continue
-        if _REPO_ID.match(value) and not os.path.exists(path):
-            hf = _resolve_hf(value, ctx.env, revision)
-            if hf:
-                found.append((source, {"given": value, **hf}))
+        try:
+            path = resolve_path(value, ctx.cwd)
+            if os.path.isfile(os.path.join(path, "config.json")):
+                found.append((source, {"given": value, "path": path}))
+                continue
+            if _REPO_ID.match(value) and not os.path.exists(path):
+                hf = _resolve_hf(value, ctx.env, revision)
+                if hf:
+                    found.append((source, {"given": value, **hf}))
+        except (OSError, RuntimeError, ValueError):
+            continue  # an argument that is no path (``--foo '~abc'``) names no model
     return found, errors
+
+
+def _named_model(ctx: CaptureContext, value: str, source: str, revision: str | None,
+                 found: list[tuple[str, dict[str, Any]]], errors: list[str]) -> None:
+    """A model the user named with ``--model``: found, or an error saying why not."""
+    path = resolve_path(value, ctx.cwd)
+    if os.path.isdir(path):
+        found.append((source, {"given": value, "path": path}))
+    elif _REPO_ID.match(value) and (hf := _resolve_hf(value, ctx.env, revision)):
+        found.append((source, {"given": value, **hf}))
+    elif os.path.exists(path):
+        errors.append(f"{value} ({source}): not a directory")
+    else:
+        errors.append(f"{value} ({source}): no such directory, nor a repo id in the "
+                      f"Hugging Face cache at {hf_hub_cache(ctx.env)}")
 
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:
@@ -142,9 +158,13 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
             models[by_path[real]]["sources"].append(source)
             continue
         key = source if source not in models else f"{source} #{len(models) + 1}"
+        try:
+            described = _describe(real, hashes)
+        except (OSError, RuntimeError, ValueError) as exc:  # one model, not the others
+            errors.append(f"{loc['given']} ({source}): {type(exc).__name__}: {exc}")
+            continue
         by_path[real] = key
-        models[key] = {"sources": [source], **loc, "real_path": real,
-                       **_describe(real, hashes)}
+        models[key] = {"sources": [source], **loc, "real_path": real, **described}
     hashes.flush()
     return {"models": models, "errors": errors}
 
