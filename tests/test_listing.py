@@ -124,3 +124,55 @@ def test_every_command_that_takes_a_snapshot_takes_at_n_and_at_label(snaps: Path
     assert r.returncode == 2 and "no snapshot labelled 'nosuch'" in r.stderr, r.stderr
     r = run_runsnap("bisect", "@9", "@1", cwd=cwd, env=env)
     assert r.returncode == 2 and "holds 4 snapshots" in r.stderr  # the replay added one, r.stderr
+
+
+def test_diff_keeps_to_the_sections_asked_for(tmp_path: Path) -> None:
+    """``diff --section env,packages`` lists only those sections; ``--no-runtime`` leaves out
+    what each run read and imported; an unknown section is one line and exit 2."""
+    from tests.conftest import run_runsnap
+
+    cwd = tmp_path
+    env = {**os.environ, "COLUMNS": "100"}
+    code = "import os, sys; sys.exit(int(os.environ.get('KNOB', '0')))"
+    for label, extra in (("good", {}), ("bad", {"KNOB": "3"})):
+        r = run_runsnap("capture", "--label", label, "--", sys.executable, "-c", code,
+                        cwd=cwd, env={**env, **extra})
+        assert r.returncode == (3 if extra else 0), r.stderr
+
+    def sections(*args: str) -> set[str]:
+        r = run_runsnap("diff", "@good", "@bad", "--format", "json", "--all", *args,
+                        cwd=cwd, env=env)
+        assert r.returncode in (0, 1), r.stderr
+        out: set[str] = set()
+        for d in json.loads(r.stdout)["differences"]:
+            out |= {d["section"], *(x["section"] for x in d.get("related") or [])}
+        return out
+
+    everything = sections()
+    assert {"env", "outcome", "runtime"} <= everything, everything
+    assert sections("--section", "env,packages") <= {"env", "packages"}
+    assert "env" in sections("--section", "env", "--section", "packages")
+    assert sections("--section", "outcome") == {"outcome"}
+    assert "runtime" not in sections("--no-runtime")
+    assert "env" in sections("--no-runtime")
+    r = run_runsnap("diff", "@good", "@bad", "--section", "envv", cwd=cwd, env=env)
+    assert r.returncode == 2 and "unknown section 'envv'" in r.stderr, r.stderr
+    text = run_runsnap("diff", "@good", "@bad", "--section", "env", cwd=cwd, env=env).stdout
+    assert "KNOB" in text and "exit_status" not in text, text
+
+
+def test_show_section_prints_toml_as_the_snapshot_holds_it(snaps: Path) -> None:
+    import tomllib
+
+    from tests.conftest import run_runsnap
+
+    cwd = snaps.parent
+    for section in ("outcome", "command", "system", "meta"):
+        r = run_runsnap("show", "@bad", "--section", section, cwd=cwd)
+        assert r.returncode == 0, r.stderr
+        doc = tomllib.loads(r.stdout)
+        assert "{'" not in r.stdout and "True" not in r.stdout, r.stdout
+        if section != "meta":
+            assert doc[section] == runsnap.load("@bad")[section] or section == "system"
+    assert tomllib.loads(run_runsnap("show", "@bad", "--section", "outcome",
+                                     cwd=cwd).stdout)["outcome"]["exit_status"] == 3

@@ -102,10 +102,13 @@ def _dir_option(func: F) -> F:
               help="text for terminals, json for programs, markdown for a GitHub issue.")
 @click.option("--section", metavar="NAME",
               help="Show one section in full (packages: every distribution; env: every "
-                   "variable).")
+                   "variable; any other as TOML, as the snapshot holds it).")
+@click.option("--all", "full", is_flag=True,
+              help="Whole lines, even on a terminal (a pipe always gets them).")
 @_dir_option
 @runsnap_command
-def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> None:
+def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
+         snap_dir: str) -> None:
     """Print a readable summary of SNAPSHOT: key facts first, then counts and errors.
 
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
@@ -119,7 +122,7 @@ def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> 
     snap = load(snapshot or "@1", snap_dir)
     with untrusted(snap.path_text or str(snapshot)):
         if section:
-            text = showing.render_section(snap, section)
+            text = showing.render_section(snap, section, 0 if full else width())
             if fmt == "json":
                 import json
 
@@ -127,7 +130,7 @@ def show(snapshot: str | None, fmt: str, section: str | None, snap_dir: str) -> 
                 text = neutralise_json(
                     json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         else:
-            text = showing.render(snap, fmt, width() if fmt == "text" else 0)
+            text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0)
     click.echo(text, nl=False)
 
 
@@ -242,6 +245,14 @@ DIFF_FORMATS = ("text", "markdown", "json")
               help="Write the report to this file instead of standard output.")
 @click.option("--stat", is_flag=True,
               help="Only the verdict and, per section, how many differences and which.")
+@click.option("--section", "sections", multiple=True, metavar="NAME[,NAME]",
+              help="Only these sections (env, packages, git, models, command, system, "
+                   "outcome, runtime, check...; repeatable or comma-separated).")
+@click.option("--no-runtime", is_flag=True,
+              help="Leave out the [runtime] differences (what each run read and imported).")
+@click.option("--patch", "-p", "patch", is_flag=True,
+              help="Show the uncommitted code differences as git diff shows them: each "
+                   "changed file's hunks, A's diff against B's.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Print nothing: the exit status says whether the runs differ.")
 @_dir_option
@@ -254,6 +265,9 @@ def diff(
     color: bool | None,
     output: str | None,
     stat: bool,
+    sections: tuple[str, ...],
+    no_runtime: bool,
+    patch: bool,
     quiet: bool,
     snap_dir: str,
 ) -> None:
@@ -273,6 +287,13 @@ def diff(
 
     from runsnap.diffing import expand
     from runsnap.diffing.rules import load_user_rules
+    from runsnap.diffing.select import parse_sections, select
+    from runsnap.errors import UsageError
+
+    try:
+        keep = parse_sections(sections)
+    except ValueError as exc:
+        raise UsageError(f"--section: {exc}") from None
     from runsnap.render import render
     from runsnap.snapshot.store import newest, resolve
     from runsnap.views.compare import diff as do_diff
@@ -289,6 +310,7 @@ def diff(
     with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
         report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
                          show_all=show_all, progress=progress, static=not quiet)
+    report = select(report, keep, frozenset({"runtime"}) if no_runtime else frozenset())
     if quiet:
         sys.exit(1 if report else 0)
     if color is None:
@@ -303,10 +325,11 @@ def diff(
     else:
         with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
             text = render(report, fmt, color=color, width=0 if output else width())
+    if patch and fmt == "text":
+        text += _patches(paths, color, 0 if output else width())
     if output:
         from pathlib import Path
 
-        from runsnap.errors import UsageError
         from runsnap.snapshot import atomic_write
 
         try:
@@ -371,6 +394,24 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
         click.echo(f"runsnap: report written to {output} ({len(text):,} characters)", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _patches(paths: list[str], color: bool, cols: int) -> str:
+    """``diff --patch``: the uncommitted edits of the two runs, after the report."""
+    from runsnap.cli.boundary import untrusted
+    from runsnap.errors import UsageError
+    from runsnap.render.patch import render_patch
+    from runsnap.snapshot import load
+
+    if len(paths) != 2:
+        raise UsageError("--patch compares two snapshots")
+    with untrusted(" and ".join(paths)):
+        body = render_patch(load(paths[0]), load(paths[1]), color)
+    from runsnap.base.terminal import fit
+
+    head = "\nUncommitted edits (the snapshots' stored git diff)\n"
+    return head + ("".join(fit(line, cols) + "\n" for line in body.splitlines())
+                   or "  no uncommitted edit differs\n")
 
 
 def progress_line(what: str) -> Callable[[int, int], None]:

@@ -249,8 +249,40 @@ def _grouped(diffs: Sequence[Difference], st: Style) -> list[str]:
             sections.append(d.section)
     for section in sections:
         lines.append(f"  {section}")
-        lines += [_one_line(d, st) for d in diffs if d.section == section]
+        for d in diffs:
+            if d.section == section:
+                lines.append(_one_line(d, st))
+                lines += _short_hunk(d, st)
     return lines
+
+
+#: Lines of an uncommitted edit shown under its difference; a longer one is left to --patch.
+HUNK_LINES = 8
+
+
+def _short_hunk(d: Difference, st: Style) -> list[str]:
+    """Under an uncommitted edit, the edit itself as ``git diff`` shows it, when it is short."""
+    if d.section != "git" or len(d.path) < 4 or d.path[2] != "diff":
+        return []
+    body = [e for e in d.evidence if e[:2] == "@@" or (e[:1] in "+- " and e[:3] not in
+                                                          ("+++", "---"))]
+    if d.change not in ("added", "removed") or not body:
+        return [st.dim("          (runsnap diff --patch shows the edits)")]
+    if len(body) > HUNK_LINES:
+        return [st.dim(f"          {len(body)} lines of edits (runsnap diff --patch shows them)")]
+    return ["          " + patch_line(e, st) for e in body]
+
+
+def patch_line(line: str, st: Style) -> str:
+    """A line of a patch coloured as ``git diff`` colours it (terminal-safe)."""
+    text = clean(line)
+    if line.startswith("@@"):
+        return st.dim(text)
+    if line.startswith("+"):
+        return st.green(text)
+    if line.startswith("-"):
+        return st.red(text)
+    return text
 
 
 def _render_text_n(report: NReport, color: bool) -> str:

@@ -278,9 +278,12 @@ SECTIONS = ("meta", "command", "env", "git", "packages", "models", "system", "ou
             "process", "runtime")
 
 
-def render_section(snap: Snapshot, name: str) -> str:
+def render_section(snap: Snapshot, name: str, width: int = 0) -> str:
     """One section in full: ``packages`` lists every distribution (name, version, where),
-    ``env`` every variable; any other section its keys and values, one per line."""
+    ``env`` every variable (``NAME=value``); any other section (and ``meta``) as TOML, as the
+    snapshot writer writes it. ``width``: a terminal's, each line cut to it (0: whole lines,
+    for a pipe or ``--all``)."""
+    from runsnap.base.terminal import clean, fit
     from runsnap.errors import UsageError
 
     if name == "meta":
@@ -303,41 +306,23 @@ def render_section(snap: Snapshot, name: str) -> str:
         for d in data.get("shadowed") or []:
             lines.append(f"{d.get('name')}  {d.get('version', '')}  shadowed: "
                          f"{d.get('location', '')}")
+        lines += [f"error: {e}" for e in data.get("errors") or []]
     elif name == "env":
         variables: Mapping[str, Any] = data.get("vars") or {}
         lines += [f"{k}={v}" for k, v in sorted(variables.items())]
+        lines += [f"error: {e}" for e in data.get("errors") or []]
     else:
-        lines += _flat(data, "")
-    for e in data.get("errors") or [] if name != "meta" else []:
-        lines.append(f"error: {e}")
-    from runsnap.base.terminal import clean
+        from runsnap.snapshot import encode
+        from runsnap.snapshot.writer import table_chunks
 
-    return "".join(clean(line) + "\n" for line in lines)
+        lines += "".join(table_chunks(encode({name: dict(data)}), "")).splitlines()
+    return "".join(fit(clean(line), width) + "\n" for line in lines)
 
 
 def _where(d: Mapping[str, Any]) -> str:
     if d.get("editable"):
         return f"editable: {d.get('source') or d.get('location', '')}"
     return str(d.get("location", ""))
-
-
-def _flat(data: Any, prefix: str) -> list[str]:
-    """``key = value`` lines, nested keys joined with dots.
-
-    >>> _flat({"a": 1, "b": {"c": [1, 2]}}, "")
-    ['a = 1', 'b.c = [1, 2]']
-    """
-    if isinstance(data, Mapping):
-        out: list[str] = []
-        for k, v in data.items():
-            if k == "errors":
-                continue
-            out += _flat(v, f"{prefix}.{k}" if prefix else str(k))
-        return out
-    text = str(data) if not isinstance(data, str) else data
-    if "\n" in text:
-        return [f"{prefix} =", *(f"  {ln}" for ln in text.splitlines())]
-    return [f"{prefix} = {text}"]
 
 
 def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:

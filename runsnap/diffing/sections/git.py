@@ -92,14 +92,15 @@ def _diff_of_diffs(name: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> lis
     for path, patch in pa.items():
         if path not in pb:
             out.append(Difference("git", f"{name}: {path}", "removed", _stat(patch), None,
-                                  evidence=("uncommitted changes in A only",),
+                                  evidence=("uncommitted changes in A only", *hunks(patch)),
                                   path=("git", name, "diff", path)))
         elif pb[path] != patch:
             out.append(Difference("git", f"{name}: {path}", "changed", _stat(patch),
                                   _stat(pb[path]), evidence=_patch_evidence(patch, pb[path]),
                                   path=("git", name, "diff", path)))
     out += [Difference("git", f"{name}: {p}", "added", None, _stat(patch),
-                       evidence=("uncommitted changes in B only",), path=("git", name, "diff", p))
+                       evidence=("uncommitted changes in B only", *hunks(patch)),
+                       path=("git", name, "diff", p))
             for p, patch in pb.items() if p not in pa]
     if not out and (x.get("diff_truncated") or y.get("diff_truncated")):
         out.append(Difference(
@@ -145,6 +146,21 @@ def _patch_path(rest: str) -> str:
             return right[2:]
     idx = rest.rfind(" b/")
     return rest[idx + 3 :] if idx >= 0 else rest
+
+
+def hunks(patch: str, limit: int = 40) -> tuple[str, ...]:
+    """A file's patch from its first hunk on (``@@`` lines and their ``+``/``-``/`` `` lines,
+    as ``git diff`` shows them), without the headers the difference already names.
+
+    >>> hunks("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b")
+    ('@@ -1 +1 @@', '-a', '+b')
+    """
+    lines = patch.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("@@")), len(lines))
+    body = lines[start:]
+    if len(body) > limit:
+        body = [*body[:limit], f"... {len(body) - limit} more lines"]
+    return tuple(body)
 
 
 def _patch_evidence(pa: str, pb: str, limit: int = 40) -> tuple[str, ...]:
