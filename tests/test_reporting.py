@@ -36,7 +36,10 @@ def incident(tmp_path_factory) -> tuple[Path, Path, Path]:
     key = work / "fingerprint.key"
     repo = make_repo(work / "proj", {"serve.sh": "echo serve\n"})
     (repo / "serve.sh").write_text(f"export HF_TOKEN={TOKEN}\n" + "echo serve # tuned\n" * 3000)
-    env = {"HF_TOKEN": TOKEN, "RUNSNAP_KEY_FILE": str(key), "NCCL_IB_HCA": "mlx5_0"}
+    # TF_CLI_CONFIG_FILE is Terraform's (not TensorFlow's); JAX_PLATFORMS belongs to a stack
+    # this run does not have: neither is a variable that matters here
+    env = {"HF_TOKEN": TOKEN, "RUNSNAP_KEY_FILE": str(key), "NCCL_IB_HCA": "mlx5_0",
+           "TF_CLI_CONFIG_FILE": "/root/.terraformrc", "JAX_PLATFORMS": "cpu"}
     good = runsnap_cli("capture", "--label", "good", "-o", str(work / "good.toml"), "--", *DEMO,
                        cwd=repo, env={**env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
     bad = runsnap_cli("capture", "--label", "bad", "-o", str(work / "bad.toml"), "--", *DEMO,
@@ -82,7 +85,10 @@ def test_report_of_two_runs(incident):
     md = done.stdout
     tokens = parse(md)
     heads = headings(tokens)
-    assert heads[0].startswith("runsnap report: ") and "exited with status 1: ValueError" in heads[0]
+    # the heading a maintainer would write: program, exit, error type and first clause
+    assert heads[0] == ("launch_server.py exited with status 1: ValueError: Warning: Target "
+                        "model's context_length (262144) is greater than the derived "
+                        "context_length (131072)"), heads[0]
     assert heads[1:4] == ["Command", "Outcome", "Why A and B differ (runsnap diff A B)"]
     assert heads[4].startswith("runsnap diff: ") and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" \
         in heads[4]
@@ -98,6 +104,7 @@ def test_report_of_two_runs(incident):
     assert cells["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"][2].startswith(
         "read, not set (the program took its default) at demo_sglang/srt/environ.py")
     assert cells["NCCL_IB_HCA"][1:] == ["mlx5_0", "set, not seen read"]
+    assert "TF_CLI_CONFIG_FILE" not in cells and "JAX_PLATFORMS" not in cells
     contexts = {row[1] for tbl in tables(tokens) for row in tbl
                 if row[0].endswith("max_position_embeddings")}
     assert contexts == {"262144", "131072"}  # the target's and the draft's
@@ -192,3 +199,18 @@ def test_report_carries_the_check_findings(incident):
     assert "Findings of `runsnap check`:" in md
     for f in found:
         assert f.message.replace("\\", "") in md
+
+
+def test_heading_fits_a_github_title_in_whole_words(tmp_path):
+    code = "raise RuntimeError('NCCL error in: ' + ' '.join(['communicator'] * 60))"
+    snap = tmp_path / "long.toml"
+    done = runsnap_cli("capture", "-o", str(snap), "--", sys.executable, "-u", "-c", code,
+                       cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    md = runsnap_cli("report", str(snap), cwd=tmp_path).stdout
+    title = headings(parse(md))[0]
+    assert len(title) <= 256 and title.endswith("…"), title
+    assert title.startswith("python3 -c exited with status 1: RuntimeError: NCCL error in: "
+                            ) or title.startswith(f"{Path(sys.executable).name} -c exited "
+                                                  "with status 1: RuntimeError: NCCL error in:")
+    assert title[:-1].split()[-1] == "communicator", title

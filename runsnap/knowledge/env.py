@@ -18,6 +18,7 @@ __all__ = [
     "COLON_LISTS",
     "COMMA_LISTS",
     "family_of",
+    "family_owners",
     "is_known_name",
     "known_names",
     "likely_misspelling",
@@ -28,9 +29,10 @@ __all__ = [
 ]
 
 @functools.lru_cache(maxsize=1)
-def _families() -> tuple[tuple[re.Pattern[str], int, str], ...]:
-    return tuple((re.compile(fnmatch.translate(g)), int(s), r)
-                 for g, s, r in rule_lines("env-families.tsv"))
+def _families() -> tuple[tuple[re.Pattern[str], int | None, str, frozenset[str]], ...]:
+    return tuple((re.compile(fnmatch.translate(row[0])), None if row[1] == "-" else int(row[1]),
+                  row[2], frozenset(o for o in (row[3] if len(row) > 3 else "").split(",") if o))
+                 for row in rule_lines("env-families.tsv"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,13 +85,29 @@ def known_names() -> frozenset[str]:
 def family_of(name: str) -> tuple[int, str] | None:
     """The score and reason of the first family rule that matches ``name``.
 
-    >>> family_of("NCCL_P2P_DISABLE")[0], family_of("HOME")
-    (82, None)
+    Names another program owns under a stack's prefix (Terraform's ``TF_CLI_CONFIG_FILE``
+    beside TensorFlow's ``TF_*``) belong to no family.
+
+    >>> family_of("NCCL_P2P_DISABLE")[0], family_of("HOME"), family_of("TF_CLI_CONFIG_FILE")
+    (82, None, None)
     """
-    for pattern, score, reason in _families():
+    for pattern, score, reason, _owners in _families():
         if pattern.match(name):
-            return score, reason
+            return None if score is None else (score, reason)
     return None
+
+
+def family_owners(name: str) -> frozenset[str]:
+    """The distributions whose presence puts ``name``'s family in play (PEP 503 names); empty
+    when the family belongs to every stack (``NCCL_*``, ``CUDA_*``) or ``name`` is in none.
+
+    >>> sorted(family_owners("JAX_PLATFORMS")), family_owners("NCCL_ALGO")
+    (['jax', 'jaxlib'], frozenset())
+    """
+    for pattern, score, _reason, owners in _families():
+        if pattern.match(name):
+            return frozenset() if score is None else owners
+    return frozenset()
 
 
 def noise_reason(name: str) -> str | None:

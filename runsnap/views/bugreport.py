@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.checks import rules as checks
-from runsnap.knowledge.env import family_of, noise_reason
+from runsnap.knowledge.env import family_of, family_owners, noise_reason
 from runsnap.knowledge.models import config_field_reason
 from runsnap.knowledge.packages import is_core_package, normalize_name
 from runsnap.snapshot import Snapshot
@@ -170,15 +170,86 @@ def _name(s: Snapshot) -> str:
     return s.label or (s.path_text or s.id).rsplit("/", 1)[-1]
 
 
+#: GitHub's limit on an issue title.
+TITLE_MAX = 256
+
+
 def _title(s: Snapshot) -> str:
+    """A heading a maintainer would write: the program, how it ended, the error's type and its
+    first clause, in whole words, within a GitHub title's length."""
     o = s.get("outcome") or {}
-    argv = (s.get("command") or {}).get("argv") or []
-    what = " ".join(argv[:1] + argv[1:3]) if argv else "the current context"
+    argv = [str(a) for a in (s.get("command") or {}).get("argv") or []]
+    what = program_name(argv) if argv else "the current context"
     if not o:
-        return f"runsnap report: {what}"
-    err = str(o.get("first_error") or "").split("\n", 1)[0]
-    status = _status(o)
-    return f"runsnap report: {what} {status}" + (f": {err[:120]}" if err else "")
+        return what
+    head = f"{what} {_status(o)}"
+    err = error_clause(str(o.get("first_error") or ""))
+    return whole_words(f"{head}: {err}" if err else head, TITLE_MAX)
+
+
+def program_name(argv: Sequence[str]) -> str:
+    """What a maintainer calls the program: the module of ``python -m``, the script a Python
+    runs, else the command's own name.
+
+    >>> program_name(["python3", "-m", "sglang.launch_server", "--tp", "8"])
+    'sglang.launch_server'
+    >>> program_name(["/usr/bin/python3", "-u", "fixtures/demo/launch_server.py", "--x"])
+    'launch_server.py'
+    >>> program_name(["torchrun", "--nproc-per-node", "8", "train.py"])
+    'torchrun'
+    """
+    import os
+
+    from runsnap.base.argv import is_python_name
+
+    first = os.path.basename(argv[0])
+    if not is_python_name(first):
+        return first
+    rest = list(argv[1:])
+    while rest:
+        arg = rest.pop(0)
+        if arg == "-m" and rest:
+            return rest[0]
+        if arg.startswith("-m") and len(arg) > 2:
+            return arg[2:]
+        if arg == "-c":
+            return f"{first} -c"
+        if arg in ("-W", "-X", "--check-hash-based-pycs"):
+            rest = rest[1:]
+            continue
+        if not arg.startswith("-"):
+            return os.path.basename(arg)
+    return first
+
+
+def error_clause(error: str) -> str:
+    """The error's type and the first clause of its message (up to the first sentence's end).
+
+    >>> error_clause("ValueError: Warning: Target model's context_length (262144) is greater "
+    ...              "than the derived context_length (131072). This may lead to errors.")
+    "ValueError: Warning: Target model's context_length (262144) is greater than the derived context_length (131072)"
+    >>> error_clause("RuntimeError: CUDA error: out of memory")
+    'RuntimeError: CUDA error: out of memory'
+    """
+    import re
+
+    line = error.strip().split("\n", 1)[0].strip()
+    m = re.search(r"[.;!?](?=\s)", line)
+    return line[:m.start()] if m else line.rstrip(".")
+
+
+def whole_words(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut at a word's end (then ``…``), never inside
+    a word.
+
+    >>> whole_words("exited with status 1: ValueError: too long here", 30)
+    'exited with status 1:…'
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;") + "…"
 
 
 def _status(o: Mapping[str, Any]) -> str:
@@ -334,9 +405,13 @@ def _variables(s: Snapshot) -> Part:
         rows.append((name, "(unset)" if value is None else str(value),
                      how + (f" at {site}" if site else "")))
         seen.add(name)
+    installed = {normalize_name(str(n)) for n in _dists(s)}
     for name in sorted(env):
         if name in seen or not family_of(name) or noise_reason(name):
             continue
+        owners = family_owners(name)
+        if owners and not owners & installed:
+            continue  # a family of a stack this run does not have (JAX_* without jax)
         rows.append((name, str(env[name]), "set, not seen read" if traced else "set"))
     rows.sort(key=lambda r: (not r[2].startswith("read"), -(family_of(r[0]) or (0, ""))[0], r[0]))
     blocks: list[Block] = []
