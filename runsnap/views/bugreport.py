@@ -225,9 +225,10 @@ def program_name(argv: Sequence[str]) -> str:
 def error_clause(error: str) -> str:
     """The error's type and the first clause of its message (up to the first sentence's end).
 
-    >>> error_clause("ValueError: Warning: Target model's context_length (262144) is greater "
-    ...              "than the derived context_length (131072). This may lead to errors.")
-    "ValueError: Warning: Target model's context_length (262144) is greater than the derived context_length (131072)"
+    >>> error_clause("ValueError: Warning: context_length (262144) is greater than the "
+    ...              "derived context_length (131072). This may lead to errors.")
+    'ValueError: Warning: context_length (262144) is greater than the derived context_length (131072)'
+
     >>> error_clause("RuntimeError: CUDA error: out of memory")
     'RuntimeError: CUDA error: out of memory'
     """
