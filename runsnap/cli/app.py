@@ -19,6 +19,7 @@ Exit statuses (documented in README and docs/launch.md):
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -180,6 +181,62 @@ def ls(fmt: str, snap_dir: str) -> None:
     from runsnap.snapshot.store import list_snapshots
 
     click.echo(render_listing(list_snapshots(snap_dir), fmt, width()), nl=False)
+    if fmt == "text":
+        from runsnap.base.terminal import fit
+        from runsnap.views.housekeeping import usage
+
+        click.echo(fit(usage(snap_dir).line(snap_dir), width(sys.stderr)), err=True)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--keep", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Keep the newest N snapshots, remove the older ones.")
+@click.option("--older-than", "older_than", metavar="WHEN", default=None,
+              help="Remove those captured before WHEN: a date (2026-11-30, UTC) or an age "
+                   "(12h, 7d, 2w).")
+@click.option("--bisect", "bisect_only", is_flag=True,
+              help="Only bisect trials (DIR/bisect-<id>/); alone: every bisect folder.")
+@click.option("-n", "--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@_dir_option
+@runsnap_command
+def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: bool,
+       snap_dir: str) -> None:
+    """Remove old snapshots, or bisect trials, from --dir to free space.
+
+    \b
+      runsnap gc --keep 20            the newest 20 snapshots stay
+      runsnap gc --older-than 7d      snapshots captured more than 7 days ago go
+      runsnap gc --bisect             every bisect folder goes (--keep, --older-than apply)
+      runsnap gc --keep 5 --dry-run   what would go, and the space it would free
+
+    Only snapshots (*.toml) and bisect-* folders are removed. Exit status 0, 2 on error.
+    """
+    from runsnap.base.terminal import fit, width
+    from runsnap.errors import UsageError
+    from runsnap.views.housekeeping import parse_age, plan, remove, size_text, usage
+
+    if keep is None and older_than is None and not bisect_only:
+        raise UsageError("gc: say what to remove: --keep N, --older-than WHEN or --bisect")
+    if not os.path.isdir(snap_dir):
+        raise UsageError(f"{snap_dir}: no such directory")
+    try:
+        before = parse_age(older_than) if older_than else None
+    except ValueError as exc:
+        raise UsageError(f"--older-than: {exc}") from None
+    items = plan(snap_dir, keep, before, bisect_only)
+    cols = width()
+    for item in items:
+        click.echo(fit(f"{'would remove' if dry_run else 'removing'} {item.path}  "
+                       f"({size_text(item.size)}, {item.when[:19] or '?'})", cols))
+    total = sum(i.size for i in items)
+    what = "bisect folder" if bisect_only else "snapshot"
+    count = f"{len(items)} {what}{'s' if len(items) != 1 else ''}"
+    if dry_run:
+        click.echo(f"runsnap: would remove {count} ({size_text(total)})", err=True)
+        return
+    freed = remove(items)
+    click.echo(f"runsnap: removed {count} ({size_text(freed)} freed); "
+               f"{usage(snap_dir).line(snap_dir)}", err=True)
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -283,7 +340,6 @@ def diff(
 
     Exit status: 0 no differences that count, 1 differences, 2 error.
     """
-    import os
 
     from runsnap.diffing import expand
     from runsnap.diffing.rules import load_user_rules

@@ -1,0 +1,67 @@
+"""``runsnap gc`` and what ``ls`` says the folder holds (issue 27, item 8): real captures and a
+real bisection's folder, removed by a real ``runsnap`` process."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from tests.conftest import run_runsnap
+
+
+def _folder(tmp_path: Path) -> Path:
+    env = {**os.environ}
+    env.pop("RUNSNAP_DIR", None)
+    code = "import os, sys; sys.exit(int(os.environ.get('KNOB', '0')))"
+    for i in range(4):
+        r = run_runsnap("capture", "--label", f"run{i}", "--", sys.executable, "-c", code,
+                        cwd=tmp_path, env={**env, "KNOB": str(i % 2)})
+        assert r.returncode == i % 2, r.stderr
+    r = run_runsnap("bisect", "@run0", "@run1", "--recheck", "1", cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return tmp_path / ".runsnap"
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("RUNSNAP_DIR", None)
+    return env
+
+
+def test_ls_says_what_the_folder_holds_and_gc_removes_what_is_asked(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    bisects = [p for p in folder.iterdir() if p.name.startswith("bisect-")]
+    assert len(bisects) == 1
+    r = run_runsnap("ls", cwd=tmp_path, env=_env())
+    assert r.returncode == 0
+    assert ".runsnap: 4 snapshots (" in r.stderr and ", 1 bisect folder (" in r.stderr, r.stderr
+
+    dry = run_runsnap("gc", "--keep", "2", "--dry-run", cwd=tmp_path, env=_env())
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.count("would remove") == 2 and "run1" in dry.stdout and "run0" in dry.stdout
+    assert len(list(folder.glob("*.toml"))) == 4  # nothing removed
+
+    r = run_runsnap("gc", "--keep", "2", cwd=tmp_path, env=_env())
+    assert r.returncode == 0 and "removed 2 snapshots" in r.stderr, r.stderr
+    left = run_runsnap("ls", cwd=tmp_path, env=_env()).stdout
+    assert "run3" in left and "run2" in left and "run1" not in left
+    assert bisects[0].is_dir()  # snapshots only, unless --bisect
+
+    r = run_runsnap("gc", "--bisect", cwd=tmp_path, env=_env())
+    assert r.returncode == 0 and "removed 1 bisect folder" in r.stderr, r.stderr
+    assert not bisects[0].exists() and len(list(folder.glob("*.toml"))) == 2
+
+    r = run_runsnap("gc", "--older-than", "2000-01-01", cwd=tmp_path, env=_env())
+    assert r.returncode == 0 and "removed 0 snapshots" in r.stderr
+    r = run_runsnap("gc", "--older-than", "0s", cwd=tmp_path, env=_env())
+    assert r.returncode == 0 and "removed 2 snapshots" in r.stderr, r.stderr
+
+
+def test_gc_needs_to_be_told_what_to_remove(tmp_path: Path) -> None:
+    (tmp_path / ".runsnap").mkdir()
+    for args, said in ((("gc",), "say what to remove"),
+                       (("gc", "--older-than", "last tuesday"), "neither a date"),
+                       (("gc", "--keep", "1", "--dir", str(tmp_path / "none")), "no such")):
+        r = run_runsnap(*args, cwd=tmp_path, env=_env())
+        assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
