@@ -143,6 +143,8 @@ def plan(
     bare_program = "/" not in str((gcmd.get("argv") or [""])[0])
     model_options = _moved_model_options(good, diffs)
     program_slots = max(_program_slots(good), _program_slots(bad))
+    configs = _applied_configs(good, diffs)
+    pythonpath_moves = any(d.section == "env" and d.key == "PYTHONPATH" for d in diffs)
     for d in diffs:
         path = tuple(d.path)
 
@@ -188,11 +190,58 @@ def plan(
                 skip(_BLOCKING_WHY["models"], True)
         elif d.section == "packages" and env_moves_path and bare_program:
             skip("follows env PATH: another interpreter (applied with it)")
+        elif d.section == "packages" and pythonpath_moves and (
+                path[1:2] == ("sys_path",) or path[-1:] == ("shadowed",)):
+            skip("follows env PYTHONPATH (applied with it)")
+        elif d.section == "git" and (src := _config_edit(good, bad, path, configs)):
+            skip(f"the model's config.json: its fields are applied ({src})")
         elif d.section in _BLOCKING_WHY:
             skip(_BLOCKING_WHY[d.section], True)
         else:
             skip(f"section [{d.section}] cannot be applied")
-    return Plan(tuple(changes), tuple(skipped), program)
+    unique = {(s.section, s.key, s.why): s for s in skipped}
+    return Plan(tuple(changes), tuple(unique.values()), program)
+
+
+def _applied_configs(good: Snapshot, diffs: Sequence[Difference]) -> dict[str, str]:
+    """``config.json`` files whose field differences are applied (real path -> model source):
+    an edit of them in a git tree is the same change, seen by the git section."""
+    out: dict[str, str] = {}
+    for d in diffs:
+        path = tuple(d.path)
+        if d.section == "models" and len(path) > 3 and path[2] == "config":
+            folder = _model_dir(good, str(path[1]))
+            if folder is not None:
+                out[os.path.realpath(os.path.join(folder, "config.json"))] = str(path[1])
+    return out
+
+
+def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
+                 configs: Mapping[str, str]) -> str:
+    """The model source when git difference ``path`` is only the edit of a config.json whose
+    fields are applied (the file's own diff, or a dirty flag set by nothing else); else ""."""
+    if not configs or len(path) < 3:
+        return ""
+    repos = [((s.get("git") or {}).get("repos") or {}).get(str(path[1])) or {}
+             for s in (good, bad)]
+    root = next((str(r.get("path")) for r in repos if r.get("path")), "")
+    if not root:
+        return ""
+
+    def source(rel: Any) -> str:
+        return configs.get(os.path.realpath(os.path.join(root, str(rel))), "")
+
+    if len(path) > 3 and path[2] in ("diff", "untracked"):
+        return source(path[3])
+    if path[2] == "dirty":
+        from runsnap.diffing.sections.git import split_patch
+
+        files = [f for r in repos for f in split_patch(str(r.get("diff") or ""))]
+        files += [u.get("path") for r in repos for u in r.get("untracked") or []
+                  if isinstance(u, Mapping)]
+        found = {source(f) for f in files}
+        return found.pop() if files and len(found) == 1 and "" not in found else ""
+    return ""
 
 
 def _program_slots(snap: Snapshot) -> int:

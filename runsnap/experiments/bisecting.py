@@ -159,9 +159,10 @@ class _Search:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
         out = run_trial(spec, name=name, folder=self.folder, criteria=self.options.criteria,
                         judge=self.judge, stop=self.stop, label=f"bisect {name}")
+        # the timing before the reason: a progress line cut to the terminal keeps it
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied: "
-                 f"{out.verdict} ({out.why}) in {out.elapsed:.1f}s, "
-                 f"{time.monotonic() - self.t0:.1f}s elapsed")
+                 f"{out.verdict} in {out.elapsed:.1f}s ({time.monotonic() - self.t0:.1f}s "
+                 f"elapsed): {out.why}")
         return Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
 
     def verdicts(self, subsets: Sequence[frozenset[int]], fresh: bool = False) -> list[str]:
@@ -287,17 +288,57 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
     return the_plan, restored.spec, (judge, secret)
 
 
+def baseline_first(the_plan: Plan) -> bool:
+    """Whether GOOD's launch, with nothing applied, is tried first: when differences are
+    skipped (other than noise), GOOD's launch here may not be GOOD's any more (another
+    commit, an uncommitted edit, other packages), and that answers in one trial."""
+    return the_plan.program is not None or any(
+        not s.why.startswith(("noise", "follows ", "the model's config.json"))
+        for s in the_plan.skipped)
+
+
+def code_skipped(the_plan: Plan) -> list[Any]:
+    """The skipped differences of the code itself (commits, uncommitted edits), first."""
+    return [s for s in the_plan.skipped if s.section == "git" and s.blocking]
+
+
 def _first_trials(the_plan: Plan) -> tuple[str, ...]:
     ch = the_plan.changes
-    lines = [f"trial 1: all {len(ch)} changes applied (must go bad, as BAD did)"]
+    lines: list[str] = []
+    if baseline_first(the_plan):
+        lines.append(f"trial {len(lines) + 1}: nothing applied (GOOD's launch here must go "
+                     "good, as differences are skipped)")
+    lines.append(f"trial {len(lines) + 1}: all {len(ch)} changes applied (must go bad, as BAD "
+                 "did)")
     if len(ch) > 1 and ch[0].score > ch[1].score:
-        lines.append(f"trial 2: {ch[0].where} alone (ranked first)")
+        lines.append(f"trial {len(lines) + 1}: {ch[0].where} alone (ranked first)")
     if len(ch) > 1:
         half = ch[: len(ch) // 2]
-        lines.append(f"then: the first {len(half)} in ranked order ("
+        lines.append(f"trial {len(lines) + 1} on: the first {len(half)} in ranked order ("
                      + ", ".join(c.where for c in half[:6]) + (", ..." if len(half) > 6 else "")
                      + "), or else the others; halving down to the cause")
     return tuple(lines)
+
+
+def _not_good_here(the_plan: Plan, trial: int) -> str:
+    """Why GOOD's own launch goes bad here, pointing at what bisect could not apply."""
+    code = code_skipped(the_plan)
+    rest = [s for s in the_plan.skipped if s.blocking and s not in code]
+    if code:
+        named = ", ".join(f"{s.where} ({_words(s.a)} -> {_words(s.b)})" for s in code[:3])
+        hint = (f"the code differs and is not applied: {named}"
+                f"{' and more' if len(code) > 3 else ''}; put GOOD's code back (runsnap diff "
+                "--patch GOOD BAD shows the edits) and bisect again")
+    elif rest:
+        hint = ("the cause is among what cannot be applied: "
+                + ", ".join(s.where for s in rest[:4]))
+    else:
+        hint = "GOOD's launch does not behave here as it did when it was captured"
+    return (f"GOOD's own launch, with nothing applied, goes bad here (trial {trial}): {hint}")
+
+
+def _words(value: Any) -> str:
+    return "none" if value is None else str(value)
 
 
 def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> BisectResult:
@@ -317,11 +358,18 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
     status, message, cause = "found", "", frozenset[int]()
     try:
         every = frozenset(range(len(the_plan.changes)))
+        if baseline_first(the_plan):
+            [base_v] = search.verdicts([frozenset()])
+            if base_v == BAD:
+                raise _Halt("none", _not_good_here(the_plan, len(search.runs)))
         [v] = search.verdicts([every])
         if v != BAD:
+            code = code_skipped(the_plan)
+            where = (f"most likely the code, not applied: {', '.join(s.where for s in code[:3])}"
+                     if code else "the cause is among what was skipped, or BAD's failure does "
+                     "not reproduce here")
             raise _Halt("none", f"applying all {len(every)} changes did not reproduce BAD "
-                        f"(trial 1 went {v}): the cause is among what was skipped, or BAD's "
-                        "failure does not reproduce here")
+                        f"(trial {len(search.runs)} went {v}): {where}")
         ch = the_plan.changes
         candidate = None
         if len(ch) > 1 and ch[0].score > ch[1].score:

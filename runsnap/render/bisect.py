@@ -93,9 +93,14 @@ def render_text(result: BisectResult, width: int = 0) -> str:
     if width:
         from runsnap.base.terminal import wrap
 
-        lines = [part for line in lines for part in
-                 wrap(line, width, " " * (len(line) - len(line.lstrip(" ")) + 2))]
+        lines = [part for line in lines for part in _wrapped(line, width, wrap)]
     return "\n".join(lines) + "\n"
+
+
+def _wrapped(line: str, width: int, wrap: Any) -> list[str]:
+    """``line`` wrapped to ``width``, its own indent kept and the rest indented two more."""
+    lead = line[: len(line) - len(line.lstrip(" "))]
+    return [lead + part for part in wrap(line.lstrip(" "), max(width - len(lead), 20), "  ")]
 
 
 def render_markdown(result: BisectResult) -> str:
