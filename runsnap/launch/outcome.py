@@ -149,12 +149,26 @@ def is_warning_line(line: str) -> bool:
     return bool(_WARNING.search(data)) and not is_error_line(line)
 
 
+#: Output waiting to be scanned for errors and warnings, at most (per stream). A child that
+#: writes faster than the scan keeps up with is relayed at full speed; what arrives while this
+#: much is still waiting is relayed and counted but not scanned (the outcome says how much).
+MAX_BACKLOG_BYTES = 4 << 20
+
+# Words without which neither pattern can match: ``in`` checks (C speed) decide whether a chunk
+# needs the regular expressions at all, and which of its lines do.
+_ERROR_WORDS = (b"Error", b"Exception", b"ERROR", b"FATAL", b"Fatal", b"fatal", b"CRITICAL",
+                b"PANIC", b"error:", b"Segmentation fault", b"core dumped", _TRACEBACK)
+_WARNING_WORDS = (b"WARN", b"Warning", b"warning")
+
+
 class StreamWatch:
     """Watches one output stream as it passes: last lines, first error, warnings, counts.
 
-    :meth:`feed` is called from the relaying thread with each chunk read; it does a fast
-    search over the whole chunk and looks at single lines only when something matched, so a
-    child logging thousands of lines a second costs little.
+    Two steps, so that relaying never waits on scanning: :meth:`take` (the relaying thread,
+    for every chunk) keeps the counts and the tail exactly and queues the chunk;
+    :meth:`scan` looks for errors, warnings and tracebacks in what is queued (the relay calls
+    it while the child is quiet, and at the end). A queue over :data:`MAX_BACKLOG_BYTES` is not
+    grown: such output is counted in :attr:`unscanned_bytes`. :meth:`feed` does both at once.
     """
 
     def __init__(self, name: str, tail_lines: int = DEFAULT_TAIL_LINES) -> None:
@@ -162,6 +176,7 @@ class StreamWatch:
         self.tail: collections.deque[bytes] = collections.deque(maxlen=max(tail_lines, 0))
         self.lines = 0
         self.bytes = 0
+        self.unscanned_bytes = 0
         self.first_error: str | None = None
         self.first_error_at: float | None = None
         self._arrived = 0.0
@@ -169,58 +184,122 @@ class StreamWatch:
         self.warnings_count = 0
         self._warning_keys: set[str] = set()
         self._partial = b""
+        self._tail_partial = b""
         self._rest_dropped = False
         """True while the rest of a line cut at :data:`MAX_LINE_BYTES` is being dropped."""
+        self._backlog: collections.deque[tuple[bytes, float]] = collections.deque()
+        self._backlog_bytes = 0
+        self._gap = False
         self._traceback_seen = False
         self.traceback = TracebackWatch()
         self._lock = threading.Lock()
 
     def feed(self, data: bytes, arrived: float | None = None) -> None:
-        """Take one chunk of output (any size, lines may be split across chunks); ``arrived``
-        is when it was read (:func:`time.monotonic`), so that the first error of two streams
-        is the one that arrived first, not the one processed first."""
+        """Take one chunk of output and scan it now (any size, lines may be split across
+        chunks); ``arrived`` is when it was read (:func:`time.monotonic`), so that the first
+        error of two streams is the one that arrived first, not the one processed first."""
+        self.take(data, arrived)
+        self.scan()
+
+    def take(self, data: bytes, arrived: float | None = None) -> None:
+        """Count ``data``, keep the tail, and queue it for :meth:`scan` (cheap: no line is
+        looked at, only the chunk's last :attr:`tail` lines are split off)."""
         with self._lock:
-            self._arrived = time.monotonic() if arrived is None else arrived
+            when = time.monotonic() if arrived is None else arrived
             self.bytes += len(data)
-            if self._rest_dropped:
-                end = data.find(b"\n")
-                if end < 0:
+            self.lines += data.count(b"\n")
+            self._keep_tail(data)
+            if self._backlog_bytes + len(data) > MAX_BACKLOG_BYTES:
+                self.unscanned_bytes += len(data)
+                self._gap = True
+                return
+            self._backlog.append((data, when))
+            self._backlog_bytes += len(data)
+
+    def _keep_tail(self, data: bytes) -> None:
+        keep = self.tail.maxlen or 0
+        cut = data.rfind(b"\n")
+        if cut < 0:  # an endless line: enough of its start to cut it (see _cut_line)
+            if len(self._tail_partial) <= MAX_LINE_BYTES:
+                self._tail_partial += data[:MAX_LINE_BYTES + 1 - len(self._tail_partial)]
+            return
+        first = data.find(b"\n")
+        head = self._tail_partial + data[:min(first, MAX_LINE_BYTES + 1)]
+        start, found = cut, 0
+        while found < keep and start > first:  # the last ``keep`` line ends, from the right
+            start = data.rfind(b"\n", first, start)
+            found += 1
+        if found < keep:
+            self.tail.append(_bounded(head))
+        if start < cut:
+            self.tail.extend(_bounded(line) for line in data[start + 1:cut].split(b"\n"))
+        self._tail_partial = data[cut + 1:cut + 2 + MAX_LINE_BYTES]
+
+    @property
+    def pending(self) -> int:
+        """Bytes taken and not scanned yet."""
+        return self._backlog_bytes
+
+    def scan(self, limit: int | None = None) -> None:
+        """Scan queued output, oldest first (about ``limit`` bytes, or all of it)."""
+        done = 0
+        while limit is None or done < limit:
+            with self._lock:
+                if not self._backlog:
                     return
-                data = data[end + 1:]
-                self._rest_dropped = False
-            buf = self._partial + data if self._partial else data
-            lines = buf.split(b"\n")
-            self._partial = lines.pop()
-            if len(self._partial) > MAX_LINE_BYTES:
-                lines.append(_cut_line(self._partial))
-                self._partial = b""
-                self._rest_dropped = True
-            if lines:
-                self._take(lines)
+                data, self._arrived = self._backlog.popleft()
+                self._backlog_bytes -= len(data)
+                if self._gap:  # output was skipped before this chunk: its first line is a part
+                    self._gap = self._rest_dropped = False
+                    self._partial = b""
+                    self._traceback_seen = False
+                    self.traceback.interrupt()
+                    cut = data.find(b"\n")
+                    data = data[cut + 1:] if cut >= 0 else b""
+                done += len(data)
+                self._scan_chunk(data)
+
+    def _scan_chunk(self, data: bytes) -> None:
+        if self._rest_dropped:  # the rest of a line already cut
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            data, self._rest_dropped = data[end + 1:], False
+        buf = self._partial + data if self._partial else data
+        cut = buf.rfind(b"\n")
+        block = buf[:cut] if cut >= 0 else None
+        self._partial = buf[cut + 1:]
+        if len(self._partial) > MAX_LINE_BYTES:  # an endless line: cut, the rest dropped
+            piece, self._partial = _cut_line(self._partial), b""
+            self._rest_dropped = True
+            block = piece if block is None else block + b"\n" + piece
+        if block is not None:
+            self._look(block)
 
     def close(self) -> None:
-        """The stream ended: a last line without a line end still counts."""
+        """The stream ended: scan what is queued; a last line without a line end counts."""
+        self.scan()
         with self._lock:
+            if self._tail_partial:
+                self.lines += 1
+                self.tail.append(_bounded(self._tail_partial))
+                self._tail_partial = b""
             if self._partial:
-                self._take([self._partial])
+                self._look(self._partial)
                 self._partial = b""
 
-    def _take(self, lines: list[bytes]) -> None:
-        self.lines += len(lines)
-        lines = [_cut_line(line) if len(line) > MAX_LINE_BYTES else line for line in lines]
-        self.tail.extend(lines)
-        chunk = b"\n".join(lines)
+    def _look(self, chunk: bytes) -> None:
+        """Errors, warnings and tracebacks in ``chunk`` (whole lines joined by newlines)."""
         if b"\x1b" in chunk:
             chunk = _ANSI.sub(b"", chunk)
-            lines = chunk.split(b"\n")
         if self.traceback.active or _TRACEBACK in chunk:
-            for raw in lines:
+            for raw in chunk.split(b"\n"):
                 self.traceback.line(clean_line(raw))
-        want_error = self.first_error is None
-        if want_error and _ERROR.search(chunk):
-            self._find_error(lines)
-        if _WARNING.search(chunk):
-            for raw in lines:
+        if self.first_error is None and any(word in chunk for word in _ERROR_WORDS):
+            self._find_error([raw for raw in chunk.split(b"\n")
+                              if any(word in raw for word in _ERROR_WORDS)])
+        if any(word in chunk for word in _WARNING_WORDS):
+            for raw in chunk.split(b"\n"):
                 if _WARNING.search(raw):
                     line = clean_line(raw)
                     if is_error_line(line):
@@ -250,6 +329,11 @@ class StreamWatch:
 
 
 _TOKEN_END = re.compile(rb"[^\s\"'`,;()<>\[\]{}]+$")
+
+
+def _bounded(line: bytes) -> bytes:
+    """``line`` as the tail keeps it: cut by :func:`_cut_line` when too long."""
+    return _cut_line(line) if len(line) > MAX_LINE_BYTES else line
 
 
 def _cut_line(line: bytes) -> bytes:
@@ -287,7 +371,7 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     ``timed_out`` when the run's timeout stopped it,
     ``started_at``/``ended_at`` (UTC), ``duration_s``, ``pid``, ``peak_rss_bytes`` and how it
     was measured, per stream ``stdout``/``stderr`` tables (``mode``, ``lines``, ``bytes``,
-    ``tail``), ``first_error`` and ``first_error_stream``, ``traceback`` (the last Python
+    ``unscanned_bytes``, ``tail``), ``first_error`` and ``first_error_stream``, ``traceback`` (the last Python
     traceback printed: ``type``, ``message``, ``frames``, see :mod:`runsnap.launch.tracebacks`) and
     ``earlier_tracebacks`` (complete ones printed before it),
     ``warnings`` and ``warnings_count``,
@@ -332,6 +416,8 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
         else:
             stream["lines"] = watch.lines
             stream["bytes"] = watch.bytes
+            if watch.unscanned_bytes:
+                stream["unscanned_bytes"] = watch.unscanned_bytes
             stream["tail"] = watch.tail_text()
             if watch.first_error is not None and watch.first_error_at is not None:
                 if first is None or watch.first_error_at < first[0]:

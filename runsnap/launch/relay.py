@@ -3,8 +3,10 @@ stream, and the ``--log`` tee.
 
 * stdout/stderr that are **not terminals** become pipes; a reader thread per stream writes each
   chunk to runsnap's own stream, to the ``--log`` file and to a
-  :class:`~runsnap.launch.outcome.StreamWatch`. If runsnap's stream goes away (EPIPE, EIO from a closed
-  terminal) relaying stops but reading goes on, so the child never blocks on a full pipe.
+  :class:`~runsnap.launch.outcome.StreamWatch`. If runsnap's stream goes away (EPIPE, EIO from a
+  closed terminal) runsnap closes its end of the child's pipe, so the child sees the closed pipe
+  (SIGPIPE, EPIPE) as it would have without runsnap. Errors and warnings are looked for while
+  the child is quiet, so relaying never waits on them.
 * stdout/stderr that **are terminals** become a pseudo-terminal each (``pty``), with the real
   terminal's settings and window size copied onto it: the child still sees a terminal (colours,
   progress bars), stays in the real terminal's foreground process group (Ctrl-C, Ctrl-Z, stdin
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["LogTee", "Relay", "Streams", "copy_size", "flush_own_streams", "write_all"]
 
 _CHUNK = 65536
+#: Bytes read at once from the child: a pipe holds this much (see :func:`_wide_pipe`), so one
+#: read and one write move as much as ``cat`` moves in several.
+_READ = 1 << 20
 
 
 class LogTee:
@@ -124,30 +129,49 @@ class Relay(threading.Thread):
 
     def run(self) -> None:
         try:
-            while True:
-                try:
-                    data = os.read(self.src, _CHUNK)
-                    arrived = time.monotonic()  # before relaying: the order of the two streams
-                except OSError as exc:
-                    if exc.errno != errno.EIO:  # EIO: the pty's other side is closed: the end
-                        self.relay_error = f"reading the child's {self.watch.name}: {exc}"
-                    break
-                if not data:
-                    break
-                if self.dst >= 0:
-                    try:
-                        write_all(self.dst, data)
-                    except OSError as exc:
-                        # Our reader went away (closed pipe, closed terminal): keep draining.
-                        self.relay_error = (f"runsnap's {self.watch.name} closed "
-                                            f"({exc.strerror or exc}); output still recorded")
-                        self.dst = -1
-                if self.log is not None:
-                    self.log.write(data)
-                self.watch.feed(data, arrived)
+            self._relay()
         finally:
             self.watch.close()
-            os.close(self.src)
+            if self.src >= 0:
+                os.close(self.src)
+
+    def _relay(self) -> None:
+        src, watch = self.src, self.watch
+        idle = select.poll()
+        idle.register(src, select.POLLIN)
+        while True:
+            if watch.pending and not idle.poll(0):  # the child is quiet: scan meanwhile
+                watch.scan(_CHUNK)
+                continue
+            try:
+                data = os.read(src, _READ)
+                arrived = time.monotonic()  # before relaying: the order of the two streams
+            except OSError as exc:
+                if exc.errno != errno.EIO:  # EIO: the pty's other side is closed: the end
+                    self.relay_error = f"reading the child's {watch.name}: {exc}"
+                return
+            if not data:
+                return
+            if self.log is not None:
+                self.log.write(data)
+            watch.take(data, arrived)
+            if self.dst >= 0:
+                try:
+                    write_all(self.dst, data)
+                except OSError as exc:
+                    self._reader_gone(exc)
+                    return
+
+    def _reader_gone(self, exc: OSError) -> None:
+        """runsnap's own stream failed (its reader exited, its terminal closed). Without
+        runsnap the child would have written into that closed pipe itself and got SIGPIPE (or
+        EPIPE, EIO): so it does now, as its pipe is closed here. ``--log`` changes nothing,
+        as with ``tee``."""
+        self.dst = -1
+        self.relay_error = (f"runsnap's {self.watch.name} was closed "
+                            f"({exc.strerror or exc}): so was the child's")
+        os.close(self.src)
+        self.src = -1
 
     def resize(self) -> None:
         """Give a pty the real terminal's new window size (after SIGWINCH)."""
@@ -179,6 +203,7 @@ class Streams:
                     self.modes[name] = "pty"
                 else:
                     r, w = os.pipe()
+                    _wide_pipe(w)
                     self._wiring[name] = ("pipe", w, r)
                     self.modes[name] = "pipe"
         except BaseException:
@@ -224,6 +249,17 @@ def flush_own_streams() -> None:
             stream.flush()
         except (OSError, ValueError):  # noqa: PERF203 - a closed stream is not an error here
             pass
+
+
+def _wide_pipe(fd: int) -> None:
+    """Let the pipe hold :data:`_READ` bytes (Linux ``F_SETPIPE_SZ``; where that is refused,
+    as over an unprivileged user's pipe quota, the default 64 KiB stays)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _READ)
+    except (OSError, ImportError):
+        pass
 
 
 def _fd_ok(fd: int) -> bool:

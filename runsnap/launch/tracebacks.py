@@ -67,6 +67,11 @@ class TracebackWatch:
         """Whether a traceback is being read (every line then matters)."""
         return self._frames is not None
 
+    def interrupt(self) -> None:
+        """Lines were lost (not scanned): a traceback being read is given up, not joined
+        with later lines."""
+        self._frames = None
+
     def line(self, text: str) -> None:
         """Take one output line (no line end, colours removed)."""
         if HEADER in text:

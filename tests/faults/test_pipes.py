@@ -1,0 +1,100 @@
+"""Class 3 and 4: a closed reader reaches the child as without runsnap; relaying keeps up and
+the outcome stays exact (tail, counts) whatever the chunking."""
+
+from __future__ import annotations
+
+import random
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runsnap.launch.outcome import StreamWatch, _bounded
+
+from .conftest import bare_env, runsnap_argv
+
+
+def _pipeline(command: str, tmp_path: Path) -> tuple[str, str]:
+    """Run ``command`` in bash (``$R`` is runsnap); return its stdout and PIPESTATUS."""
+    r = shlex.join(runsnap_argv("capture", "-o", str(tmp_path / "x.toml")))
+    script = f"R={shlex.quote(r)}; {command}; echo \"status ${{PIPESTATUS[*]}}\""
+    proc = subprocess.run(["bash", "-c", script.replace("$R ", r + " ")], cwd=tmp_path,
+                          env=bare_env(), capture_output=True, text=True, timeout=60)
+    out, _, status = proc.stdout.rpartition("status ")
+    return out, status.strip()
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_yes_into_head_ends_like_without_runsnap(tmp_path: Path, log: bool) -> None:
+    opts = f"--log {tmp_path}/out.log -- " if log else "-- "
+    bare = _pipeline("yes | head -c 1M | wc -c", tmp_path)
+    wrapped = _pipeline(f"$R {opts}yes | head -c 1M | wc -c", tmp_path)
+    assert wrapped == bare == ("1048576\n", "141 0 0")
+    snap = (tmp_path / "x.toml").read_text()
+    assert "was closed (Broken pipe): so was the child's" in snap
+
+
+def test_seq_into_head_is_signalled_at_once(tmp_path: Path) -> None:
+    assert _pipeline("$R -- seq 1 200000000 | head -1", tmp_path) == ("1\n", "141 0")
+
+
+def test_a_child_ignoring_sigpipe_gets_epipe(tmp_path: Path) -> None:
+    child = ("import os, signal, sys\n"
+             "signal.signal(signal.SIGPIPE, signal.SIG_IGN)\n"
+             "try:\n"
+             "    while True: sys.stdout.write('y' * 4096 + '\\n')\n"
+             "except BrokenPipeError:\n"
+             "    os._exit(7)\n")
+    (tmp_path / "child.py").write_text(child)
+    py = shlex.quote(sys.executable)
+    bare = _pipeline(f"{py} child.py | head -c 10", tmp_path)
+    wrapped = _pipeline(f"$R --no-trace -- {py} child.py | head -c 10", tmp_path)
+    assert wrapped == bare == ("y" * 10, "7 0")
+
+
+def _naive(chunks: list[bytes], keep: int) -> tuple[list[bytes], int]:
+    data = b"".join(chunks)
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return [_bounded(line) for line in lines][-keep:] if keep else [], len(lines)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_tail_and_counts_match_a_plain_split_for_any_chunking(seed: int) -> None:
+    rng = random.Random(seed)
+    keep = rng.choice([0, 1, 2, 5, 200])
+    lines = [rng.choice([b"x ", b"ghp_a"]) * rng.choice([0, 1, 35, 2500])
+             for _ in range(rng.randrange(0, 400))]
+    data = b"\n".join(lines) + rng.choice([b"", b"\n"])
+    chunks, at = [], 0
+    while at < len(data):
+        step = rng.choice([1, 7, 71, 4096, 70_000])
+        chunks.append(data[at:at + step])
+        at += step
+    watch = StreamWatch("stdout", keep)
+    for chunk in chunks:
+        watch.take(chunk)
+    watch.close()
+    assert (list(watch.tail), watch.lines) == _naive(chunks, keep)
+    assert watch.bytes == len(data)
+
+
+def test_output_beyond_the_backlog_is_counted_not_scanned() -> None:
+    from runsnap.launch import outcome
+
+    watch = StreamWatch("stderr", 3)
+    filler = b"a" * 70 + b"\n"
+    for _ in range(outcome.MAX_BACKLOG_BYTES // len(filler) + 10):
+        watch.take(filler)
+    watch.take(b"ValueError: lost in the flood" + b" " * 80 + b"\n")
+    watch.close()
+    assert watch.unscanned_bytes > 0 and watch.first_error is None
+    assert watch.tail[-1].rstrip() == b"ValueError: lost in the flood"
+    quiet = StreamWatch("stderr", 3)
+    quiet.take(filler)
+    quiet.take(b"ValueError: seen\n")
+    quiet.close()
+    assert (quiet.unscanned_bytes, quiet.first_error) == (0, "ValueError: seen")
