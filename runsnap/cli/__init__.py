@@ -20,6 +20,7 @@ import os
 import sys
 
 from runsnap.base.paths import current_dir
+from runsnap.base.startenv import restore_exec_environment
 from runsnap.cli.boundary import guarded
 from runsnap.cli.capture import run_capture
 from runsnap.cli.options import parse_capture
@@ -35,11 +36,15 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``runsnap`` console script.
 
-    Run as the script (``argv`` None), a capture ends the process with :func:`os._exit` once
+    Run as the script (``argv`` None), ``os.environ`` first becomes the environment runsnap
+    was started with (:mod:`runsnap.base.startenv`: CPython's locale coercion undone), and a
+    capture ends the process with :func:`os._exit` once
     its streams are flushed: everything it wrote is closed by then (the snapshot synced), and
     runsnap has no exit handler and only daemon threads, so Python's teardown of the
     interpreter would only cost time (a measurable share of a capture: benchmarks/RESULTS.md).
     """
+    if argv is None:  # a real start: undo what runsnap's own interpreter did to its environment
+        restore_exec_environment()
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["who-reads"]:  # answered from a cache: start-up is most of its cost
         from runsnap.cli.whoreads import parse_who_reads, run_who_reads
