@@ -38,6 +38,7 @@ import json
 import os
 
 from runsnap.base.digest import sha256
+from runsnap.base.files import open_regular, read_head
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,8 +83,7 @@ def probe_cacheable(interpreter: str) -> bool:
     no stamp covers, so its answers are never kept.
     """
     try:
-        with open(interpreter, "rb") as fh:
-            return fh.read(2) != b"#!"
+        return read_head(interpreter, 2) != b"#!"
     except OSError:
         return False
 
@@ -196,8 +196,7 @@ def program_stamp(program: str, *files: str) -> list[Any]:
     real = os.path.realpath(program)
     stamp: list[Any] = [real, _stat(real)]
     try:
-        with open(real, "rb") as fh:
-            head = fh.read(4096)
+        head = read_head(real, 4096)
     except OSError:
         head = b""
     if head.startswith(b"#!"):
@@ -361,7 +360,7 @@ def _sha256_file(path: str) -> str:
     import hashlib  # OpenSSL's: several times faster on files of megabytes
 
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

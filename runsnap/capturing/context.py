@@ -15,6 +15,7 @@ import time
 
 from runsnap.base import programs
 from runsnap.base.argv import is_python_name
+from runsnap.base.files import read_head
 from runsnap.base.paths import current_dir
 from runsnap.base.pythons import add_direct_url, first_error
 from runsnap.base.records import FrozenRecord, Record
@@ -333,9 +334,8 @@ def _probe_source() -> str:
 def _shebang_python(exe: str, env: Mapping[str, str]) -> str | None:
     """The Python interpreter a script's ``#!`` line names, if it names one."""
     try:
-        with open(exe, "rb") as fh:
-            head = fh.read(512)
-    except OSError:
+        head = read_head(exe, 512)
+    except OSError:  # a FIFO or a device named as the program is never opened
         return None
     if not head.startswith(b"#!"):
         return None

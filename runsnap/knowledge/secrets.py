@@ -25,6 +25,7 @@ import math
 import os
 import re
 
+from runsnap.base.files import open_regular
 from runsnap.base.paths import current_dir
 from runsnap.base.records import FrozenRecord
 from runsnap.knowledge import rule_lines
@@ -373,7 +374,7 @@ def load_policy(start: str | None = None, redact: Iterable[str] = (),
         for fname in (".runsnap.toml", "pyproject.toml"):
             path = os.path.join(here, fname)
             try:
-                with open(path, "rb") as fh:
+                with open_regular(path) as fh:
                     data = fh.read(1 << 20)
             except OSError:
                 continue

@@ -30,6 +30,7 @@ import re
 import sys
 import zlib
 
+from runsnap.base.files import open_regular, open_regular_text
 from runsnap.base.records import FrozenRecord
 
 TYPE_CHECKING = False
@@ -163,7 +164,7 @@ def _record_files(location: str, metadata_dir: str) -> list[str]:
     out: list[str] = []
     record = os.path.join(location, metadata_dir, "RECORD")
     try:
-        with open(record, encoding="utf-8", errors="surrogateescape") as fh:
+        with open_regular_text(record, errors="surrogateescape") as fh:
             for line in fh:
                 path = line.rsplit(",", 2)[0] if line.count(",") >= 2 else line.strip()
                 if path.startswith('"') and path.endswith('"'):
@@ -277,7 +278,7 @@ class _Index:
             full = os.path.join(self.location, rel)
             if rel.endswith(".py"):
                 try:
-                    with open(full, "rb") as fh:
+                    with open_regular(full) as fh:
                         data = fh.read()
                 except OSError:
                     continue
@@ -333,7 +334,7 @@ def _in_library(path: str, names: Sequence[bytes]) -> list[bool]:
     upper-case word)."""
     found = [False] * len(names)
     try:
-        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        with open_regular(path) as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
             for k, name in enumerate(names):
                 at = m.find(name)
                 while at >= 0:

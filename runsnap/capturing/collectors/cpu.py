@@ -16,6 +16,7 @@ run; here the vendor comes from DMI or ``/sys/hypervisor`` when the machine show
 
 from __future__ import annotations
 
+from runsnap.base.files import open_regular_text
 from runsnap.capturing.collectors.sysread import cpu_list_count, listdir, read, read_int, under
 
 TYPE_CHECKING = False
@@ -38,7 +39,7 @@ def _cpuinfo(root: str) -> dict[str, str]:
     """The first processor's block of ``/proc/cpuinfo`` (read only that far)."""
     out: dict[str, str] = {}
     try:
-        with open(under(root, "/proc/cpuinfo"), encoding="utf-8", errors="replace") as fh:
+        with open_regular_text(under(root, "/proc/cpuinfo")) as fh:
             for line in fh:
                 if not line.strip():
                     if out:

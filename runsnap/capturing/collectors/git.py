@@ -16,10 +16,12 @@ once.
 from __future__ import annotations
 
 import os
+import stat
 
 from runsnap.base import programs
 from runsnap.base.cache import OwnFiles
 from runsnap.base.digest import sha256, text_sha256
+from runsnap.base.files import file_kind, read_head, read_regular
 from runsnap.base.paths import resolve_path
 from runsnap.base.records import Record, field
 
@@ -422,8 +424,7 @@ def is_snapshot_file(path: str) -> bool:
     if not path.endswith((".toml", ".tmp")):
         return False
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
+        head = read_head(path, 64)
     except OSError:
         return False
     return head.startswith(SNAPSHOT_HEAD) and SNAPSHOT_META in head
@@ -440,10 +441,11 @@ def _untracked(top: str, rel: str) -> dict[str, Any]:
     rec["size"] = st.st_size
     if os.path.islink(full):
         rec["link"] = os.readlink(full)
+    elif not stat.S_ISREG(st.st_mode):  # a FIFO or a device: never opened
+        rec["kind"] = file_kind(st.st_mode)
     elif st.st_size <= UNTRACKED_HASH_MAX:
         try:
-            with open(full, "rb") as fh:
-                rec["sha256"] = sha256(fh.read()).hexdigest()
+            rec["sha256"] = sha256(read_regular(full, UNTRACKED_HASH_MAX)).hexdigest()
         except OSError as exc:
             rec["error"] = exc.strerror or str(exc)
     return rec

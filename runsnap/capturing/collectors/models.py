@@ -16,6 +16,7 @@ import os
 import re
 
 from runsnap.base.cache import HashCache
+from runsnap.base.files import TooLarge, read_regular
 from runsnap.base.paths import expand_user, path_str, resolve_path
 
 TYPE_CHECKING = False
@@ -63,9 +64,10 @@ def _resolve_hf(repo_id: str, env: Mapping[str, str], revision: str | None) -> d
     rev = revision or "main"
     commit = rev
     ref = path_str(os.path.join(repo_dir, "refs", rev))
-    if os.path.isfile(ref):
-        with open(ref) as fh:
-            commit = fh.read().strip()
+    try:
+        commit = read_regular(ref, 4096).decode("utf-8", "replace").strip() or rev
+    except OSError:  # no such ref (a commit given), or not a file: the name itself
+        pass
     snap = path_str(os.path.join(repo_dir, "snapshots", commit))
     if not os.path.isdir(snap):
         return None
@@ -119,7 +121,7 @@ def _candidates(ctx: CaptureContext) -> tuple[list[tuple[str, dict[str, Any]]], 
             continue
         try:
             path = resolve_path(value, ctx.cwd)
-            if os.path.isfile(os.path.join(path, "config.json")):
+            if os.path.isfile(os.path.join(path, "config.json")) or _odd_config(path):
                 found.append((source, {"given": value, "path": path}))
                 continue
             if _REPO_ID.match(value) and not os.path.exists(path):
@@ -144,6 +146,17 @@ def _named_model(ctx: CaptureContext, value: str, source: str, revision: str | N
     else:
         errors.append(f"{value} ({source}): no such directory, nor a repo id in the "
                       f"Hugging Face cache at {hf_hub_cache(ctx.env)}")
+
+
+def _odd_config(path: str) -> bool:
+    """Whether directory ``path`` has a ``config.json`` that is not a readable regular file (a
+    FIFO, a device, a directory, a link loop): a model in play whose config cannot be read,
+    recorded with that error rather than passed over."""
+    cfg = os.path.join(path, "config.json")
+    try:
+        return os.path.lexists(cfg) and os.path.isdir(path) and not os.path.isfile(cfg)
+    except (OSError, ValueError):
+        return False
 
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:
@@ -175,18 +188,14 @@ def read_config(path: str) -> tuple[dict[str, Any] | None, str | None]:
     The launch must never wait on, or crash over, a config: its size is checked before
     reading, the read is capped, and the nesting is checked before anything walks it."""
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > CONFIG_MAX_BYTES:
-                return None, (f"config.json: {size // 1024} KiB, larger than the "
-                              f"{CONFIG_MAX_BYTES // (1024 * 1024)} MiB runsnap reads; not recorded")
-            raw = fh.read(CONFIG_MAX_BYTES + 1)
+        raw = read_regular(path, CONFIG_MAX_BYTES)
     except FileNotFoundError:
         return None, "no config.json"
+    except TooLarge:
+        return None, (f"config.json: larger than the {CONFIG_MAX_BYTES // (1024 * 1024)} MiB "
+                      "runsnap reads; not recorded")
     except OSError as exc:
         return None, f"config.json: {exc.strerror or exc}"
-    if len(raw) > CONFIG_MAX_BYTES:
-        return None, "config.json: grew past the size runsnap reads; not recorded"
     if _too_deep(raw):
         return None, f"config.json: nested deeper than {CONFIG_MAX_DEPTH} levels; not recorded"
     try:

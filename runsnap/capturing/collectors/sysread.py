@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from runsnap.base.files import open_regular
+
 __all__ = ["cpu_list_count", "listdir", "read", "read_int", "read_keyed", "under"]
 
 
@@ -24,8 +26,8 @@ def under(root: str, path: str) -> str:
 def read(root: str, path: str, limit: int = 1 << 20) -> str | None:
     """The text of a file (stripped), or None when it cannot be read."""
     try:
-        with open(under(root, path), encoding="utf-8", errors="replace") as fh:
-            return fh.read(limit).strip()
+        with open_regular(under(root, path)) as fh:
+            return fh.read(limit).decode("utf-8", "replace").strip()
     except OSError:
         return None
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
+from runsnap.base.files import open_regular_text
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -45,7 +47,7 @@ def hostname() -> str:
 
 def _os_release() -> str:
     try:
-        with open("/etc/os-release", encoding="utf-8") as fh:
+        with open_regular_text("/etc/os-release") as fh:
             for line in fh:
                 if line.startswith("PRETTY_NAME="):
                     return line.split("=", 1)[1].strip().strip('"')
@@ -58,7 +60,7 @@ def _os_release() -> str:
 
 def _cpu_model() -> str:
     try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+        with open_regular_text("/proc/cpuinfo") as fh:
             for line in fh:
                 if line.startswith(("model name", "Model", "Hardware")):
                     return line.split(":", 1)[1].strip()
@@ -73,7 +75,7 @@ def _linux_memory() -> dict[str, int]:
     """Total and available memory from ``/proc/meminfo`` (what psutil reads; {} elsewhere)."""
     found: dict[str, int] = {}
     try:
-        with open("/proc/meminfo", encoding="ascii", errors="replace") as fh:
+        with open_regular_text("/proc/meminfo", "ascii") as fh:
             for line in fh:
                 key, _, rest = line.partition(":")
                 if key in ("MemTotal", "MemAvailable"):
@@ -99,8 +101,8 @@ def _linux_physical_cores() -> int:
     for cpu in cpus:
         for name in ("core_cpus_list", "thread_siblings_list"):
             try:
-                with open(f"{base}/{cpu}/topology/{name}", encoding="ascii") as fh:
-                    cores.add(fh.read().strip())
+                with open_regular_text(f"{base}/{cpu}/topology/{name}", "ascii") as fh:
+                    cores.add(fh.read(4096).strip())
                 break
             except OSError:
                 continue
