@@ -54,7 +54,10 @@ _ERROR = re.compile(
     rb"(?:^|[\s\]\[:(])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::|$)"
     rb"|\b(?:ERROR|FATAL|CRITICAL|PANIC|Error|Fatal|fatal)\b"
     rb"|\berror:"
-    rb"|Segmentation fault|core dumped|Traceback \(most recent call last\)",
+    rb"|Segmentation fault|core dumped|Traceback \(most recent call last\)"
+    # a dotted exception class that opens the line, whatever its name ends with
+    # ("packaging.version.InvalidVersion: ...", "yaml.scanner.ScannerError: ...")
+    rb"|^(?:[A-Za-z_]\w*\.)+[A-Z]\w*[a-z]\w*:(?=\s|$)",
     re.MULTILINE,
 )
 # "Traceback (most recent call last)" is matched above only to let a chunk through the fast

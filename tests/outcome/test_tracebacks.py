@@ -98,3 +98,17 @@ def test_a_workers_traceback_before_the_launchers_own_is_kept(tmp_path: Path) ->
     (worker,) = out["earlier_tracebacks"]
     assert (worker["type"], worker["message"]) == ("AssertionError", "page table is not aligned")
     assert [f["function"] for f in worker["frames"]] == ["<module>", "init_memory_pool"]
+
+
+def test_a_dotted_exception_class_is_the_first_error(tmp_path: Path) -> None:
+    """``packaging.version.InvalidVersion`` names no ``Error``: its dotted form makes it one."""
+    out = _run(tmp_path, (
+        "class InvalidVersion(ValueError):\n"
+        "    __module__ = 'packaging.version'\n"
+        "InvalidVersion.__module__ = 'packaging.version'\n"
+        "print('loading 3 plugins')\n"
+        "raise InvalidVersion(\"Invalid version: '2.x'\")\n"))
+    assert out["traceback"]["type"] == "packaging.version.InvalidVersion"
+    assert out["first_error"] == "packaging.version.InvalidVersion: Invalid version: '2.x'"
+    assert outcome.is_error_line("yaml.scanner.ScannerError: mapping values are not allowed")
+    assert not outcome.is_error_line("loading torch.nn.Module: 3 layers")
