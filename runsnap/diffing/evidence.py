@@ -38,9 +38,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
 from runsnap.diffing.result import Difference
-from runsnap.diffing.runfacts import RunFacts, normalize_dist, tokens
+from runsnap.diffing.runfacts import RunFacts, differential, normalize_dist, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.readers import read_natively
 
@@ -106,6 +107,9 @@ def _names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
     """The words that would name ``d``'s key in an error message; generic single words
     (``--model``, ``dtype``) only in their literal option form."""
     if d.section == "env":
+        # a single character or a shell's own name (``_``) is no word a message names
+        if len(d.key.strip("_")) < 2 or noise_reason(d.key):
+            return ()
         return (d.key,) if "_" in d.key or len(d.key) >= 8 else ()
     if d.section == "command" and d.key.startswith("--"):
         bare = d.key[2:].replace("-", "_").lower()
@@ -161,7 +165,23 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return named
     if listed is not None:
         return listed
-    readers = [(f, got) for f in runs for got in (f.reads(name),) if got is not None]
+    readers: list[tuple[RunFacts, Mapping[str, Any]]] = [
+        (f, got) for f in runs for got in (f.reads(name),) if got is not None]
+    startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]
+    if readers and len(startup) == len(readers):
+        return Evidence("name", f"read only by the interpreter at its start-up ({startup[0]}): "
+                                "evidence of how Python ran, not of a decision of the program")
+    generic: list[str] = []
+    decided: list[tuple[RunFacts, Mapping[str, Any]]] = []
+    for f, got in readers:
+        kept, why = decisive_sites(got, f)
+        generic += [w for w in why if w not in generic]
+        if kept or not got.get("sites") or got.get("native"):
+            decided.append((f, {**got, "sites": kept}))
+    if readers and not decided:
+        return Evidence("name", "read only on behalf of " + "; ".join(generic[:2])
+                        + ", not a decision of the program")
+    readers = decided
     if readers:
         bits = []
         lines: list[str] = []
@@ -205,8 +225,8 @@ def _texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
     errors and the warnings one run printed alone (rank 0); the source lines of the failing
     tracebacks (rank 1)."""
     out: list[tuple[str, str, int, RunFacts]] = [
-        (f"the error of failing run {f.label}", e, 0, f) for f in runs if f.failed
-        for e in f.errors]
+        (f"the error of failing run {f.label}", e, 0, f) for f in runs
+        if f.failed and not f.shared_failure for e in f.errors]
     if len(runs) == 2:
         a, b = runs
         out += [(f"a warning printed by {a.label} only", w, 0, a) for w in a.warnings
@@ -283,7 +303,7 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
                                 rank=rank)
     if d.section in ("command", "models", "env") and d.change != "reordered":
         for where, text, rank, f in texts:
-            if rank != 0 or not f.failed:
+            if rank != 0 or not f.failed or (d.section == "env" and noise_reason(d.key)):
                 continue
             value = d.b if f.label == "B" else d.a
             if _value_named(value, tokens(text), text):
@@ -376,7 +396,7 @@ def gather(
 ) -> dict[tuple[str, str], Evidence]:
     """The strongest evidence for each difference between snapshots ``a`` and ``b``, keyed
     by ``(section, key)``; differences without any are left out."""
-    runs = (RunFacts.of(a, "A"), RunFacts.of(b, "B"))
+    runs = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
     pa, pb = (a.get("packages") or {}), (b.get("packages") or {})
     out: dict[tuple[str, str], Evidence] = {}
     for d in diffs:

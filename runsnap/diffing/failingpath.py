@@ -1,33 +1,61 @@
 """The failing path of a run: the frames of the traceback that ended it, and whether a read of
 a variable, or a package's or file's code, lies on them. :mod:`runsnap.diffing.evidence` turns
-what is found here into its strongest kind of evidence (``failing-path``)."""
+what is found here into its strongest kind of evidence (``failing-path``).
+
+Only a failure the other run did not share counts (:func:`runsnap.diffing.runfacts.
+differential`), and a read counts by the frames where it happened
+(:mod:`runsnap.diffing.attribution`):
+
+* the read's stack meets the traceback in the function that raised (rank 0) or, for the
+  program's own code, in its caller (rank 1): a program that fails always passes through
+  ``main``, and a read in ``main`` is not on the failing path of an error raised three calls
+  below it;
+* it meets the traceback in a package's function, however far below the raise: a library
+  function that read its setting and then made the call that raised decided with it (rank
+  by depth, at most 2);
+* the read was made at import, at module level, by a package whose code is on the failing
+  traceback (rank 2);
+* a read made on behalf of a generic feature (terminal size, locale, help formatting:
+  ``knowledge/env-generic-readers.tsv``) never counts.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+import dataclasses
+from collections.abc import Mapping, Sequence
 
-from runsnap.diffing.runfacts import SITE, STDLIB, RunFacts
+from runsnap.diffing.attribution import Frame, frames_of, generic_reason
+from runsnap.diffing.runfacts import STDLIB, RunFacts
 
 __all__ = ["code_on_failing_path", "on_failing_path"]
 
 
-def _frames(facts: RunFacts) -> list[tuple[str, int, str, int]]:
-    """The failing traceback's frames as (file, line, function, depth): depth counts the
-    program's frames (not Python's own library) below this one, 0 for the one that raised
-    the error in the program's code."""
+@dataclasses.dataclass(frozen=True)
+class _TbFrame:
+    file: str
+    line: int
+    function: str
+    depth: int
+    """Frames of the program or a package below this one, 0 for the one that raised; -1 for
+    a frame of Python's own library (not a level)."""
+    package: bool
+    """The frame's code is an installed package's (``site-packages``)."""
+
+
+def _frames(facts: RunFacts) -> list[_TbFrame]:
+    """The failing traceback's frames, innermost first (empty when the failure is shared)."""
     tb = facts.traceback
-    if not tb or not facts.failed:
+    if not tb or not facts.failed or facts.shared_failure:
         return []
     frames = [f for f in tb.get("frames") or () if isinstance(f, Mapping)]
-    out: list[tuple[str, int, str, int]] = []
+    out: list[_TbFrame] = []
     depth = 0
     for f in reversed(frames):
         file = str(f.get("file", ""))
         own = not STDLIB.search(file)
-        out.append((file, int(f.get("line") or 0), str(f.get("function", "")),
-                    depth if own else -1))
+        out.append(_TbFrame(file, int(f.get("line") or 0), str(f.get("function", "")),
+                            depth if own else -1,
+                            "/site-packages/" in file or "/dist-packages/" in file))
         if own:
             depth += 1
     return out
@@ -44,45 +72,86 @@ def _raised(facts: RunFacts) -> str:
     return str(tb.get("type") or "an error")
 
 
-def _meets(stack: Iterable[Any], frames: Sequence[tuple[str, int, str, int]]
-           ) -> tuple[re.Match[str], int] | None:
-    """The first frame of a read's call stack that is a function of the failing traceback,
-    at most one of the program's frames above the one that raised, with that depth."""
-    for entry in stack:
-        m = SITE.match(str(entry))
-        if m is None:
+def _meets(stack: Sequence[Frame], frames: Sequence[_TbFrame]
+           ) -> tuple[Frame, _TbFrame] | None:
+    """The deepest frame of the failing traceback that is also a frame of the read's stack
+    and counts by the rules above, with the stack's frame."""
+    for tb in frames:  # innermost first: the deepest shared frame wins
+        if tb.depth < 0:
             continue
-        for file, _line, func, depth in frames:
-            if 0 <= depth <= 1 and func == m["func"] and _same_file(file, m["path"]):
-                return m, depth
+        for entry in stack:
+            if entry.function == tb.function and _same_file(tb.file, entry.path):
+                if tb.depth <= 1 or tb.package:
+                    return entry, tb
+                return None
+    return None
+
+
+def _package_dir(facts: RunFacts, top: str) -> str | None:
+    mod = facts.modules.get(top)
+    file = str(mod.get("file") or "") if isinstance(mod, Mapping) else ""
+    if not file or mod is None or mod.get("origin") not in ("site-packages", "editable"):
+        return None
+    return file.rsplit("/", 1)[0] if file.endswith("/__init__.py") else file
+
+
+def _import_read(stack: Sequence[Frame], reader: RunFacts, frames: Sequence[_TbFrame]
+                 ) -> tuple[Frame, _TbFrame] | None:
+    """A read at module level while a package was imported, and a frame of that package's
+    code on the failing traceback."""
+    own = [f for f in stack if f.origin != "stdlib"]
+    if not own or own[0].function != "<module>" or own[0].origin != "package":
+        return None
+    where = _package_dir(reader, own[0].top)
+    if where is None:
+        return None
+    for tb in frames:
+        if tb.depth >= 0 and (tb.file == where or tb.file.startswith(where + "/")):
+            return own[0], tb
     return None
 
 
 def on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
-    """(sentence, rank) for the read of ``name`` nearest the failing run's raise: a read site
-    whose call stack meets the traceback in the function that raised (rank 0) or its caller
-    (rank 1); None when no read is on the failing path."""
+    """(sentence, rank) for the read of ``name`` nearest the failing run's raise (see the
+    module's rules), or None when no read is on the failing path."""
     best: tuple[str, int] | None = None
     for failing in (v for r in runs for v in r.views()):
-        frames = [f for f in _frames(failing) if f[3] >= 0]
-        if not frames:
+        frames = _frames(failing)
+        if not any(f.depth >= 0 for f in frames):
             continue
-        innermost = frames[0]
+        innermost = next(f for f in frames if f.depth >= 0)
         for reader in runs:
             got = reader.reads(name) or {}
             for site in got.get("sites") or ():
-                stack = site.get("stack") if isinstance(site, Mapping) else None
-                met = _meets(stack or (), frames)
-                if met is None:
+                raw = site.get("stack") if isinstance(site, Mapping) else None
+                if not raw or generic_reason(raw, reader) is not None:
                     continue
-                m, depth = met
-                if depth == 0:
-                    where = f"the function that raised {_raised(failing)} at :{innermost[1]}"
+                stack = frames_of(raw, reader)
+                met = _meets(stack, frames)
+                if met is not None:
+                    entry, tb = met
+                    rank = min(tb.depth, 2)
+                    if tb.depth == 0:
+                        where = f"the function that raised {_raised(failing)} at :{innermost.line}"
+                    elif tb.package and tb.depth > 1:
+                        where = (f"a function of a package on the failing traceback, which then "
+                                 f"called on to where {_raised(failing)} was raised "
+                                 f"({innermost.file.rsplit('/', 1)[-1]}:{innermost.line} in "
+                                 f"{innermost.function})")
+                    else:
+                        where = (f"which called {innermost.function}, where {_raised(failing)} "
+                                 f"was raised at :{innermost.line}")
+                    found = (f"read at {entry.path}:{entry.line} in {entry.function}, {where} "
+                             f"(failing run {failing.label})", rank)
                 else:
-                    where = (f"which called {innermost[2]}, where {_raised(failing)} was "
-                             f"raised at :{innermost[1]}")
-                found = (f"read at {m['path']}:{m['line']} in {m['func']}, {where} "
-                         f"(failing run {failing.label})", depth)
+                    imp = _import_read(stack, reader, frames)
+                    if imp is None:
+                        continue
+                    entry, tb = imp
+                    found = (f"read at import of {entry.top} ({entry.path}:{entry.line}), "
+                             f"whose code is on the failing traceback: "
+                             f"{tb.file.rsplit('/', 1)[-1]}:{tb.line} in {tb.function} "
+                             f"({_raised(failing)}, failing run {failing.label})", 2)
                 if best is None or found[1] < best[1]:
                     best = found
     return best
@@ -93,14 +162,14 @@ def code_on_failing_path(runs: Sequence[RunFacts], dirs: Sequence[str], what: st
     """(sentence, rank) for a failing traceback frame whose file is under one of ``dirs`` (a
     package's code, a changed file), or None."""
     for failing in (v for r in runs for v in r.views()):
-        for file, line, func, depth in _frames(failing):
-            if depth < 0:
+        for f in _frames(failing):
+            if f.depth < 0:
                 continue
             for base in dirs:
-                if base and (file.startswith(base.rstrip("/") + "/") or _same_file(file, base)):
+                if base and (f.file.startswith(base.rstrip("/") + "/") or _same_file(f.file, base)):
                     root = base.rstrip("/").rpartition("/")[0]
-                    short = file[len(root) + 1:] if root and file.startswith(root) else file
-                    return (f"the failing traceback runs through {what}: {short}:{line} in "
-                            f"{func} ({_raised(failing)}, failing run {failing.label})",
-                            min(depth, 2))
+                    short = f.file[len(root) + 1:] if root and f.file.startswith(root) else f.file
+                    return (f"the failing traceback runs through {what}: {short}:{f.line} in "
+                            f"{f.function} ({_raised(failing)}, failing run {failing.label})",
+                            min(f.depth, 2))
     return None

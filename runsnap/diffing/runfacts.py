@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SITE", "STDLIB", "RunFacts", "normalize_dist", "tokens"]
+__all__ = ["SITE", "STDLIB", "RunFacts", "differential", "failure_key", "normalize_dist", "tokens"]
 
 
 #: A read site's frame: ``path/file.py:LINE in FUNC``.
@@ -52,6 +52,22 @@ class RunFacts:
     earlier: tuple[Mapping[str, Any], ...] = ()
     """``[outcome] earlier_tracebacks``: a worker's, before its launcher's own."""
 
+    status: Any = None
+    """``[outcome] exit_status`` (128+N for a signal)."""
+
+    first_error: str = ""
+    """``[outcome] first_error``."""
+
+    stdlib: frozenset[str] = frozenset()
+    """``[runtime] stdlib_modules``: the top-level modules of Python's own library it used."""
+
+    bulk_sites: tuple[Mapping[str, Any], ...] = ()
+    """``[runtime] bulk_sites``: places that read the whole environment."""
+
+    shared_failure: bool = False
+    """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
+    evidence about what differs between them."""
+
     @classmethod
     def of(cls, snap: Any, label: str) -> RunFacts:
         """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none)."""
@@ -93,11 +109,17 @@ class RunFacts:
             earlier=earlier,
             errors=tuple(errors),
             warnings=tuple(str(w) for w in out.get("warnings") or ()),
+            status=status,
+            first_error=first,
+            stdlib=frozenset(str(m) for m in runtime.get("stdlib_modules") or ()),
+            bulk_sites=tuple(x for x in runtime.get("bulk_sites") or ()
+                             if isinstance(x, Mapping)),
         )
 
     def views(self) -> list[RunFacts]:
-        """This run once per traceback it printed (the last first), when it failed."""
-        if not self.failed:
+        """This run once per traceback it printed (the last first), when it failed in a way
+        the other run did not (a failure both share tells nothing about what differs)."""
+        if not self.failed or self.shared_failure:
             return []
         tbs = ([self.traceback] if self.traceback else []) + list(self.earlier)
         return [dataclasses.replace(self, traceback=t, earlier=()) for t in tbs]
@@ -125,6 +147,41 @@ class RunFacts:
                 dist = str(table.get("dist") or mod)
                 out.setdefault(normalize_dist(dist), (str(mod), table))
         return out
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+|\bpid[ =:]?\d+", re.I)
+
+
+def failure_key(f: RunFacts) -> tuple[Any, ...] | None:
+    """What tells two failures apart: the exit status, the exception's type and message (time
+    stamps and memory addresses left out) and the frame that raised; None for a run that did
+    not fail.
+
+    >>> ok = RunFacts("A", False, False, {}, {}, False, None, (), ())
+    >>> failure_key(ok) is None
+    True
+    """
+    if not f.failed:
+        return None
+    from runsnap.launch.outcome import without_timestamp
+
+    tb = f.traceback
+    if tb:
+        frames = [x for x in tb.get("frames") or () if isinstance(x, Mapping)]
+        last = frames[-1] if frames else {}
+        site = (str(last.get("file", "")).rsplit("/", 1)[-1], str(last.get("function", "")))
+        message = _ADDRESS.sub("…", without_timestamp(str(tb.get("message") or "")))
+        return (f.status, str(tb.get("type") or ""), message, site)
+    return (f.status, _ADDRESS.sub("…", without_timestamp(f.first_error)))
+
+
+def differential(a: RunFacts, b: RunFacts) -> tuple[RunFacts, RunFacts]:
+    """The pair, each marked :attr:`~RunFacts.shared_failure` when both failed the same way
+    (:func:`failure_key`): then neither failure is evidence for a difference between them."""
+    if a.failed and b.failed and failure_key(a) == failure_key(b):
+        return (dataclasses.replace(a, shared_failure=True),
+                dataclasses.replace(b, shared_failure=True))
+    return a, b
 
 
 def normalize_dist(name: str) -> str:

@@ -16,7 +16,8 @@ from typing import NamedTuple
 
 from runsnap.knowledge import rule_lines
 
-__all__ = ["Accepts", "accepted", "read_natively", "rejects"]
+__all__ = ["Accepts", "accepted", "generic_feature", "interpreter_setting", "read_natively",
+           "rejects"]
 
 _TRUE = ("true", "1", "yes", "y")
 _FALSE = ("false", "0", "no", "n")
@@ -104,3 +105,44 @@ def read_natively(name: str) -> bool:
     (True, False)
     """
     return any(p.match(name) for p in _native_globs())
+
+
+@functools.lru_cache(maxsize=1)
+def _generic() -> tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...]:
+    return tuple((re.compile(fnmatch.translate(r[0])), re.compile(fnmatch.translate(r[1])), r[2])
+                 for r in rule_lines("env-generic-readers.tsv") if len(r) >= 3)
+
+
+def generic_feature(file: str, function: str) -> str | None:
+    """The generic feature a frame reads the environment for (``env-generic-readers.tsv``),
+    or None when the frame is not known as such a reader. ``file`` is the frame's file as the
+    tracing hook records it (relative to its ``sys.path`` entry).
+
+    >>> generic_feature("shutil.py", "get_terminal_size"), generic_feature("app.py", "main")
+    ('the terminal size', None)
+    >>> generic_feature("rich/console.py", "size")
+    "rich's terminal, colour and width detection"
+    """
+    file = file.replace("\\", "/")
+    for path, func, feature in _generic():
+        if path.match(file) and func.match(function):
+            return feature
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _interpreter() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(fnmatch.translate(r[0])), r[1])
+                 for r in rule_lines("env-interpreter.tsv") if len(r) >= 2)
+
+
+def interpreter_setting(name: str) -> str | None:
+    """What the interpreter does with ``name`` when it reads it at its own start-up
+    (``env-interpreter.tsv``), or None. Search paths are judged elsewhere.
+
+    >>> interpreter_setting("PYTHONUNBUFFERED"), interpreter_setting("PYTHONPATH")
+    ("the Python interpreter's start-up settings", None)
+    """
+    if name in ("PYTHONPATH", "PYTHONHOME"):
+        return None
+    return next((why for glob, why in _interpreter() if glob.match(name)), None)

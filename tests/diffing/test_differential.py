@@ -1,0 +1,188 @@
+"""Differential evidence, judged where the read happened: real programs (argparse scripts,
+huggingface_hub, a package installed in a venv) captured for real with the tracing hook.
+
+A failure both runs share is no evidence; a read made for a generic feature (argparse sizing
+its help by ``COLUMNS``) is not the program's decision; a library function that read its
+setting and then made the call that raised did decide with it; a package's module-level read
+at import counts when its code is on the failing traceback.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import venv
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from runsnap.capturing import run
+from runsnap.diffing import compare
+from runsnap.snapshot import Snapshot
+
+Capture = Callable[..., Snapshot]
+
+
+@pytest.fixture
+def cap(tmp_path: Path, base_env: dict[str, str]) -> Capture:
+    """``cap(env=..., argv=...)``: a real launch under runsnap, traced, saved in tmp_path."""
+    count = [0]
+
+    def go(env: Mapping[str, str], argv: Sequence[str]) -> Snapshot:
+        count[0] += 1
+        out = tmp_path / f"run-{count[0]}.toml"
+        return run(list(argv), env={**base_env, **env}, cwd=tmp_path, output=out).snapshot
+
+    return go
+
+#: What two interactive shells differ in, as real shells set it.
+SHELL_A = {"COLUMNS": "120", "LINES": "40", "_": "/usr/bin/ls", "TERM": "xterm-256color",
+           "SSH_TTY": "/dev/pts/3", "OLDPWD": "/home/alice", "SHLVL": "1", "TMUX_PANE": "%1",
+           "SLURM_JOB_ID": "81723"}
+SHELL_B = {"COLUMNS": "80", "LINES": "24", "_": "/usr/bin/cat", "TERM": "tmux-256color",
+           "SSH_TTY": "/dev/pts/9", "OLDPWD": "/data", "SHLVL": "2", "TMUX_PANE": "%4",
+           "SLURM_JOB_ID": "81790"}
+
+SERVE = """
+    import argparse
+    def main():
+        p = argparse.ArgumentParser(description="serve a model")
+        p.add_argument("--workers", type=int, default=1)
+        a = p.parse_args()
+        p.format_help()
+        for _ in range(a.workers - 1):
+            raise RuntimeError("cannot start workers: address in use")
+        print("serving")
+    main()
+    """
+
+
+def _script(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def test_the_same_failure_and_shell_noise_is_no_difference(cap: Capture, tmp_path: Path) -> None:
+    app = _script(tmp_path, "serve.py", SERVE)
+    argv = [sys.executable, str(app), "--workers", "3"]
+    a, b = cap(env=SHELL_A, argv=argv), cap(env=SHELL_B, argv=argv)
+    assert a["outcome"]["exit_status"] == b["outcome"]["exit_status"] == 1
+    # argparse read COLUMNS and LINES in main, the function that raised
+    assert "COLUMNS" in a["runtime"]["env"]
+    report = compare(a, b)
+    assert not report, [(d.where, d.reason) for d in report.counted]
+    assert report.verdict().startswith("no differences that count")
+
+
+def test_the_terminal_size_argparse_reads_is_no_cause(cap: Capture, tmp_path: Path) -> None:
+    app = _script(tmp_path, "serve.py", SERVE)
+    a = cap(env=SHELL_A, argv=[sys.executable, str(app), "--workers", "1"])
+    b = cap(env=SHELL_B, argv=[sys.executable, str(app), "--workers", "2"])
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    assert [d.where for d in report.counted if d.section != "outcome"] == ["command --workers"]
+    hidden = {d.key: d for d in report.hidden}
+    assert {"COLUMNS", "LINES", "_"} <= set(hidden)
+    assert "the terminal size" in hidden["COLUMNS"].reason
+    assert "the terminal size" in hidden["LINES"].reason
+
+
+def test_a_read_at_import_of_a_package_on_the_failing_traceback(cap: Capture,
+                                                                   tmp_path: Path) -> None:
+    """huggingface_hub reads HF_HOME at import (constants.py); hf_hub_download fails in
+    file_download.py when the cache it names lacks the file."""
+    snap = tmp_path / "cache" / "hub" / "models--acme--tiny" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text('{"hidden_size": 8}')
+    (snap.parent.parent / "refs").mkdir()
+    (snap.parent.parent / "refs" / "main").write_text("abc123")
+    app = _script(tmp_path, "fetch.py", """
+        from huggingface_hub import hf_hub_download
+        def main():
+            print(open(hf_hub_download("acme/tiny", "config.json")).read())
+        main()
+        """)
+    argv = [sys.executable, str(app)]
+    a = cap(env={**SHELL_A, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "cache")},
+            argv=argv)
+    b = cap(env={**SHELL_B, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty")},
+            argv=argv)
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    top = compare(a, b).counted[0]
+    assert (top.where, top.evidence_kind) == ("env HF_HOME", "failing-path"), top.reason
+    assert "read at import of huggingface_hub" in top.reason
+
+
+def _venv_with(path: Path, name: str, files: dict[str, str]) -> Path:
+    """A real venv with one package installed in its site-packages (no pip needed)."""
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
+    py = path / "bin" / "python"
+    site = Path(subprocess.check_output(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        text=True).strip())
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(name + "\n")
+    for rel, text in files.items():
+        _script(site / name, rel, text)
+    return py
+
+
+def test_a_library_function_that_read_its_setting_then_called_what_raised(
+        cap: Capture, tmp_path: Path) -> None:
+    """The read is three calls above the raise, in the library's function on the traceback:
+    the library decided with it. A program read as far above the raise does not count."""
+    py = _venv_with(tmp_path / "venv", "kvstore", {"__init__.py": """
+        import os
+        def _check(layout, pages):
+            if layout == "paged" and pages % 16:
+                raise ValueError("pages must be a multiple of 16")
+        def _plan(layout, pages):
+            _check(layout, pages)
+        def _reserve(layout, pages):
+            _plan(layout, pages)
+        def open_store(pages):
+            layout = os.environ.get("KVSTORE_LAYOUT", "flat")
+            _reserve(layout, pages)
+            return layout
+        """})
+    app = _script(tmp_path, "app.py", """
+        import os, kvstore
+        def main():
+            verbose = os.environ.get("APP_VERBOSE", "0")
+            print(kvstore.open_store(40), verbose)
+        main()
+        """)
+    a = cap(env={**SHELL_A, "APP_VERBOSE": "1"}, argv=[str(py), str(app)])
+    b = cap(env={**SHELL_B, "KVSTORE_LAYOUT": "paged", "APP_VERBOSE": "2"},
+            argv=[str(py), str(app)])
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    ranked = {d.key: d for d in compare(a, b).counted}
+    assert ranked["KVSTORE_LAYOUT"].evidence_kind == "failing-path"
+    assert "kvstore/__init__.py" in ranked["KVSTORE_LAYOUT"].reason
+    assert ranked["APP_VERBOSE"].evidence_kind == "read"  # main, far above the raise
+    assert ranked["KVSTORE_LAYOUT"].score > ranked["APP_VERBOSE"].score
+
+
+def test_the_interpreters_start_up_reads_are_not_the_programs(cap: Capture,
+                                                                tmp_path: Path) -> None:
+    app = _script(tmp_path, "app.py", """
+        import os
+        def main():
+            if os.environ.get("APP_STRICT") == "1":
+                raise SystemExit("strict mode: refusing to start")
+        main()
+        """)
+    a = cap(env={"PYTHONUNBUFFERED": "1"}, argv=[sys.executable, str(app)])
+    b = cap(env={"APP_STRICT": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+            argv=[sys.executable, str(app)])
+    ranked = {d.key: d for d in compare(a, b).counted}
+    assert next(iter(ranked)) == "APP_STRICT"
+    for name in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"):
+        assert ranked[name].evidence_kind == "name", ranked[name].reason
+        assert "interpreter" in ranked[name].reason
