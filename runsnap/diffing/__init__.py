@@ -19,7 +19,8 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-from runsnap.diffing import evidence, grouping, sections
+from runsnap.diffing import consequences, evidence, grouping, sections
+from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.many import Progress, compare_rows
 from runsnap.diffing.rank import rank, ranking_key
@@ -119,9 +120,18 @@ def compare(
 
         who = who_reads_for(a, b)
     rules = _with_evidence(rules, a, b, found, who)
-    ranked = grouping.group(rank(found, rules), a, b, key=ranking_key)
+    ranked, folded = consequences.fold(grouping.group(rank(found, rules), a, b, key=ranking_key))
+    outcome, words = consequences.outcome_of(a, b)
+    other = [d.key for d in ranked if d.section == "outcome" and not d.hidden
+             and d.key not in ("exit_status", "signal")
+             and not (d.key == "first_error" and words.startswith("both failed"))]
+    if outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
+        outcome, words = "different", f"{words}; {', '.join(other)} differ"
+    j = judge([d for d in ranked if not d.hidden], outcome)
     return Report(SnapInfo.of(a), SnapInfo.of(b), ranked, show_all=show_all,
-                  notes=(*notes, *extra))
+                  notes=(*notes, *extra), outcome=outcome, outcome_words=words,
+                  consequences=folded, confidence=j.confidence, candidates=j.candidates,
+                  launches=j.launches)
 
 
 def compare_many(

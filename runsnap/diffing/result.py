@@ -217,11 +217,36 @@ class Report(_Ranked["Difference"]):
     notes: tuple[str, ...] = ()
     """Remarks about the comparison itself (fingerprints not comparable, B captured now)."""
 
+    outcome: str = ""
+    """How the runs ended, compared: ``same``, ``different``, or ``""`` (a snapshot has no
+    outcome: a context captured without a launch). See
+    :func:`runsnap.diffing.consequences.outcome_of`."""
+
+    outcome_words: str = ""
+    """The same in words (``A exited 0, B failed with ValueError``)."""
+
+    consequences: tuple[Difference, ...] = ()
+    """Run-time differences of the paths the runs took (read or imported in one run only),
+    folded under the outcome, never ranked or counted
+    (:mod:`runsnap.diffing.consequences`)."""
+
     def _items(self) -> tuple[Difference, ...]:
         return self.differences
 
+    confidence: str = ""
+    """``confident`` (the evidence from the runs singles out one cause) or ``undecided``
+    (:func:`runsnap.diffing.confidence.judge`); ``""`` for a report built by hand."""
+
+    candidates: tuple[Difference, ...] = ()
+    """The cause (confident) or the differences the evidence does not tell apart."""
+
+    launches: int = 0
+    """About how many launches ``runsnap bisect`` takes to decide among the candidates."""
+
     def verdict(self) -> str:
-        """One line that answers "do they differ, and why?".
+        """One line that answers "do they differ, and why?": the outcome first when it is the
+        same, a cause only when the evidence singles it out (else the candidates and the
+        experiment that decides).
 
         >>> Report(SnapInfo(None, "a", "", ""), SnapInfo(None, "b", "", ""), ()).verdict()
         'no differences'
@@ -230,12 +255,25 @@ class Report(_Ranked["Difference"]):
         noise = len(self.differences) - len(counted)
         hidden = f" ({noise} noise hidden)" if noise and not self.show_all else (
             f" ({noise} noise)" if noise else "")
+        same = f"the same outcome ({self.outcome_words}): " if self.outcome == "same" else ""
         if not counted:
-            return ("no differences that count" if noise else "no differences") + hidden
-        top = counted[0]
+            return same + ("no differences that count" if noise else "no differences") + hidden
         n = len(counted)
-        return (f"{n} difference{'s' if n != 1 else ''}{hidden}; most likely cause: "
-                f"{top.where} {describe_change(top)}")
+        head = f"{same}{n} difference{'s' if n != 1 else ''}{hidden}"
+        if self.outcome == "same":
+            return head + ", none changed the outcome"
+        if not self.candidates:
+            return head
+        top = self.candidates[0]
+        if self.confidence == "confident":
+            return f"{head}; most likely cause: {top.where} {describe_change(top)}"
+        k = len(self.candidates)
+        if k == 1:
+            return (f"{head}; the only candidate, without evidence from the runs: {top.where} "
+                    f"{describe_change(top)}")
+        names = ", ".join(d.where for d in self.candidates[:4]) + (", …" if k > 4 else "")
+        return (f"{head}; undecided between {k} candidates ({names}): `runsnap bisect` "
+                f"decides in about {self.launches} launches")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (documented in docs/diff.md)."""
@@ -248,7 +286,16 @@ class Report(_Ranked["Difference"]):
             "count": len(self.counted),
             "hidden": len(self.hidden),
             "notes": list(self.notes),
+            "outcome": self.outcome or None,
+            "confidence": self.confidence or None,
+            "candidates": [d.where for d in self.candidates],
+            "bisect_launches": self.launches or None,
             "differences": [d.to_dict(self.show_all) for d in self.shown],
+            "consequences": {
+                "count": len(self.consequences),
+                "differences": [d.to_dict() for d in self.consequences] if self.show_all
+                else [],
+            },
         }
 
 

@@ -194,6 +194,10 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     lines += [st.yellow(f"  note: {n}") for n in report.notes]
     shown = [d for d in report.shown if d.section != "outcome" or d.hidden]
     lines += _outcome_block(report.shown, st, width, report.show_all)
+    if report.consequences:
+        lines += ["", st.dim(consequence_line(report))]
+        if report.show_all:
+            lines += _grouped(report.consequences, st)
     likely = [d for d in shown if not d.hidden and d.score >= LIKELY][:DETAILED]
     if likely:
         lines += ["", st.bold("Most likely causes")]
@@ -216,13 +220,37 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
 
 
+def consequence_line(report: Report) -> str:
+    """The consequences folded under the outcome, counted on one line.
+
+    >>> from runsnap.diffing.result import SnapInfo
+    >>> i = SnapInfo(None, "a", "", "")
+    >>> c = (Difference("runtime", "env X", "added", None, "1", path=("runtime", "env", "X")),
+    ...      Difference("runtime", "module m", "removed", {}, None,
+    ...                 path=("runtime", "modules", "m")))
+    >>> consequence_line(Report(i, i, (), consequences=c))
+    'Consequences, not causes: 1 variable read and 1 module imported in one run only (--all lists them)'
+    """
+    reads = sum(1 for d in report.consequences if d.path[1:2] == ("env",) and len(d.path) <= 3)
+    mods = sum(1 for d in report.consequences if d.path[1:2] == ("modules",))
+    other = len(report.consequences) - reads - mods
+    parts = ([f"{reads} variable{'s' if reads != 1 else ''} read"] if reads else []) + (
+        [f"{mods} module{'s' if mods != 1 else ''} imported"] if mods else [])
+    text = " and ".join(parts) + " in one run only" if parts else ""
+    if other:
+        text += f"{'; ' if text else ''}{other} other run-time difference{'s' if other != 1 else ''}"
+    more = "" if report.show_all else " (--all lists them)"
+    return f"Consequences, not causes: {text}{more}"
+
+
 def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
     """Every line cut to ``width``, except the verdict and the reasons (``why: ...``),
     sentences a reader checks: they are wrapped."""
     out: list[str] = []
     for i, line in enumerate(lines):
         plain = _ANSI.sub("", line) if "\x1b" in line else line
-        if width and len(plain) > width and (i == 0 or plain.lstrip().startswith("why: ")):
+        if width and len(plain) > width and (i == 0 or plain.lstrip().startswith(
+                ("why: ", "Consequences, not causes: "))):
             lead = " " * (len(plain) - len(plain.lstrip()))
             more = "  " if i == 0 else " " * len("why: ")
             parts = wrap(plain.lstrip(), width - len(lead), more)
@@ -311,9 +339,23 @@ def _md_table(diffs: Sequence[Difference], start: int = 1) -> list[str]:
     return lines
 
 
-def render_markdown(report: AnyReport, color: bool = False) -> str:
+#: GitHub's limit on an issue or comment body: every Markdown diff fits it.
+MD_LIMIT = 65536
+
+
+def _details(summary: str, items: Sequence[list[str]]) -> list[str]:
+    if not items:
+        return []
+    return ["", f"<details><summary>{summary}</summary>", "",
+            *[line for item in items for line in item], "</details>"]
+
+
+def render_markdown(report: AnyReport, color: bool = False, limit: int = MD_LIMIT) -> str:
     """Markdown to paste into a GitHub issue: the verdict, a table of the snapshots, what
-    happened, a ranked table of differences, long parts folded in ``<details>``."""
+    happened, a ranked table of differences, long parts folded in ``<details>``; within
+    ``limit`` characters (GitHub's 65,536), folding as ``runsnap report`` does: the least
+    important part is shortened first (the noise list, the evidence, the consequences, the
+    differences past the first table), and what was left out is said."""
     if isinstance(report, NReport):
         return _render_markdown_n(report)
     lines = [f"### runsnap diff: {md_text(report.verdict())}", ""]
@@ -325,43 +367,72 @@ def render_markdown(report: AnyReport, color: bool = False) -> str:
         lines += ["", "**Outcome**", "", "| | A | B |", "|---|---|---|"]
         for d in outcome:
             lines.append(f"| {d.key} | {cell(d.a, 100)} | {cell(d.b, 100)} |")
-        for d in outcome:
-            if d.key in WORDS and any(isinstance(v, str) and len(v) > 100 for v in (d.a, d.b)):
-                lines += ["", f"<details><summary>{d.key.replace('_', ' ')} in full"
-                          "</summary>", ""]
-                for tag, value in (("A", d.a), ("B", d.b)):
-                    if value is not None:
-                        lines += [f"{tag}:", "", *fence(str(value).splitlines()), ""]
-                lines.append("</details>")
+    if report.consequences:
+        lines += ["", md_text(consequence_line(report))]
     diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
     if diffs:
         lines += ["", "**Differences, most likely cause first**", ""]
         lines += _md_table(diffs[:MD_ROWS])
-        if len(diffs) > MD_ROWS:
-            lines += ["", f"<details><summary>{len(diffs) - MD_ROWS} more differences</summary>",
-                      "", *_md_table(diffs[MD_ROWS:], MD_ROWS + 1), "", "</details>"]
-    with_related = [d for d in diffs if d.related]
-    if with_related:
-        lines += ["", "<details><summary>Consequences grouped under their cause</summary>", ""]
-        for d in with_related:
-            lines += [f"**{md_text(d.where)}**", ""]
-            lines += [f"- {md_text(r.where)}: {cell(r.a, 60)} → {cell(r.b, 60)} "
-                      f"({md_text(r.reason)})" for r in d.related]
-            lines.append("")
-        lines.append("</details>")
-    with_evidence = [d for d in diffs if d.evidence]
-    if with_evidence:
-        lines += ["", "<details><summary>Evidence (list entries, commits, diffs of diffs)"
-                  "</summary>", ""]
-        for d in with_evidence:
-            lines += [f"**{md_text(d.where)}**", "", *fence(d.evidence), ""]
-        lines.append("</details>")
+    # the folded parts, most important first: (summary, items); each item is some lines
+    words: list[tuple[str, list[list[str]], list[str]]] = []
+    for d in outcome:
+        if d.key in WORDS and any(isinstance(v, str) and len(v) > 100 for v in (d.a, d.b)):
+            item: list[str] = []
+            for tag, value in (("A", d.a), ("B", d.b)):
+                if value is not None:
+                    item += [f"{tag}:", "", *fence(str(value).splitlines()), ""]
+            words.append((f"{d.key.replace('_', ' ')} in full", [item], []))
+    more = [_md_table(diffs[i:i + 1], i + 1)[2:] for i in range(MD_ROWS, len(diffs))]
+    related = [[f"**{md_text(d.where)}**", "",
+                *[f"- {md_text(r.where)}: {cell(r.a, 60)} → {cell(r.b, 60)} "
+                  f"({md_text(r.reason)})" for r in d.related], ""]
+               for d in diffs if d.related]
+    evidence = [[f"**{md_text(d.where)}**", "", *fence(d.evidence), ""]
+                for d in diffs if d.evidence]
+    folded = [[f"- {md_text(d.where)}: {cell(d.a, 60)} → {cell(d.b, 60)}"]
+              for d in report.consequences] if report.show_all else []
     hidden = report.hidden
-    if hidden and not report.show_all:
-        keys = ", ".join(f"`{k}`" for k in _dedupe_keys(hidden))
-        lines += ["", f"<details><summary>{len(hidden)} noise differences hidden</summary>", "",
-                  keys, "", "</details>"]
-    return "\n".join(lines) + "\n"
+    noise = [[", ".join(f"`{k}`" for k in _dedupe_keys(hidden)), ""]] \
+        if hidden and not report.show_all else []
+    parts: list[tuple[str, list[list[str]], list[str]]] = [
+        *words,
+        ("{n} more differences", more, ["| # | section | key | change | A | B | score | why |",
+                                        "|---:|---|---|---|---|---|---:|---|"]),
+        ("Consequences grouped under their cause", related, []),
+        ("Evidence (list entries, commits, diffs of diffs)", evidence, []),
+        ("{n} consequences (read or imported in one run only)", folded, []),
+        (f"{len(hidden)} noise differences hidden", noise, []),
+    ]
+    cut: list[str] = []
+
+    def layout() -> str:
+        out = list(lines)
+        for summary, items, head in parts:
+            if items:
+                title = summary.replace("{n}", str(len(items)))
+                out += _details(title, [head, *items] if head else items)
+        if cut:
+            out += ["", md_text(f"Left out to fit {limit:,} characters: {'; '.join(cut)} "
+                                "(`--format json` has everything).")]
+        return "\n".join(out) + "\n"
+
+    text = layout()
+    for i in range(len(parts) - 1, -1, -1):  # the least important part first
+        summary, items, head = parts[i]
+        total = len(items)
+        while len(text) > limit and items:
+            items = items[: len(items) // 2]
+            parts[i] = (summary, items, head)
+            text = layout()
+        if len(items) < total:
+            name = summary.replace("{n} ", "").split(" (")[0]
+            cut.append(f"{total - len(items)} of {total} {name.lower()}")
+            text = layout()
+        if len(text) <= limit:
+            break
+    if len(text) > limit:  # even the essentials overflow: cut the table's tail
+        text = text[: limit - 80].rsplit("\n", 1)[0] + "\n\n(cut here to fit)\n"
+    return text
 
 
 def _render_markdown_n(report: NReport) -> str:

@@ -42,7 +42,8 @@ def test_text_report(cli_invoke, pair):
     good, bad, _ = pair
     out = cli_invoke(["diff", good, bad], expect=1).stdout
     lines = out.splitlines()
-    assert lines[0] == (f"runsnap diff: 1 difference (3 noise hidden); most likely cause: "
+    assert lines[0] == (f"runsnap diff: 1 difference (3 noise hidden); the only candidate, "
+                        f"without evidence from the runs: "
                         f"env {FLAG} (set to 1 in A only)")
     assert lines[1].startswith("  A: good  ") and good in lines[1]
     assert lines[2].startswith("  B: bad  ")

@@ -9,6 +9,7 @@ at import counts when its code is on the failing traceback.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -75,7 +76,8 @@ def test_the_same_failure_and_shell_noise_is_no_difference(cap: Capture, tmp_pat
     assert "COLUMNS" in a["runtime"]["env"]
     report = compare(a, b)
     assert not report, [(d.where, d.reason) for d in report.counted]
-    assert report.verdict().startswith("no differences that count")
+    assert report.verdict() == ("the same outcome (both failed with RuntimeError, the same "
+                                "way): no differences that count (12 noise hidden)")
 
 
 def test_the_terminal_size_argparse_reads_is_no_cause(cap: Capture, tmp_path: Path) -> None:
@@ -186,3 +188,100 @@ def test_the_interpreters_start_up_reads_are_not_the_programs(cap: Capture,
     for name in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"):
         assert ranked[name].evidence_kind == "name", ranked[name].reason
         assert "interpreter" in ranked[name].reason
+
+
+RANK_APP = """
+    import os, sys
+    def main():
+        rank = int(os.environ["RANK"])
+        if rank == 0:
+            import huggingface_hub  # the first rank fetches, the others wait
+            retries = os.environ.get("GLOO_DISABLE_CONNECTION_RETRIES", "0")
+            timeout = os.environ.get("APP_STORE_TIMEOUT", "300")
+            print("rank 0 store", retries, timeout)
+        print("all-reduce ok")
+    main()
+    """
+
+
+def test_two_healthy_ranks_of_one_job_differ_in_nothing_that_counts(cap: Capture,
+                                                                       tmp_path: Path) -> None:
+    """Ranks take other paths by design: a read or an import in one rank only is no cause."""
+    app = _script(tmp_path, "job.py", RANK_APP)
+    job = {"TORCHELASTIC_RUN_ID": "job-1", "WORLD_SIZE": "2", "MASTER_PORT": "29500"}
+    a = cap(env={**job, "RANK": "0", "LOCAL_RANK": "0"}, argv=[sys.executable, str(app)])
+    b = cap(env={**job, "RANK": "1", "LOCAL_RANK": "1"}, argv=[sys.executable, str(app)])
+    report = compare(a, b)
+    assert not report, report.verdict()
+    assert report.verdict().startswith("the same outcome (both exited 0): no differences")
+    folded = {d.key for d in report.consequences}
+    assert {"env GLOO_DISABLE_CONNECTION_RETRIES", "module huggingface_hub"} <= folded
+
+
+def test_what_one_run_did_after_the_other_stopped_is_folded(cap: Capture,
+                                                             tmp_path: Path) -> None:
+    """B stops at start-up; A goes on to read twenty settings and import a package: those
+    are counted on one line under the outcome, never ranked as causes."""
+    app = _script(tmp_path, "train.py", """
+        import os
+        def check_world():
+            if os.environ.get("APP_WORLD") != "1":
+                raise RuntimeError("this job needs one process")
+        def train():
+            import huggingface_hub
+            return [os.environ.get(f"APP_SETTING_{i}") for i in range(20)]
+        check_world()
+        print(len(train()))
+        """)
+    a = cap(env={"APP_WORLD": "1"}, argv=[sys.executable, str(app)])
+    b = cap(env={"APP_WORLD": "2"}, argv=[sys.executable, str(app)])
+    report = compare(a, b)
+    assert [d.where for d in report.counted if d.section != "outcome"] == ["env APP_WORLD"]
+    assert len(report.consequences) >= 21
+    assert report.to_dict()["confidence"] == "confident"
+    from runsnap.render.diff import render
+
+    text = render(report, "text", width=80)
+    assert re.search(r"Consequences, not causes: 2\d variables read and 1 module imported in"
+                     r"\s+one run\s+only", text), text
+    assert "APP_SETTING_3" not in text
+
+
+def test_two_reads_at_import_of_one_module_are_a_tie_left_to_bisect(cap: Capture,
+                                                                     tmp_path: Path) -> None:
+    """huggingface_hub reads HF_HOME and HF_HUB_DISABLE_TELEMETRY at import, in one module;
+    only the first matters here, and nothing in the runs tells them apart: undecided, never
+    a cause picked by order or by name."""
+    app = _script(tmp_path, "fetch.py", """
+        from huggingface_hub import hf_hub_download
+        print(open(hf_hub_download("acme/tiny", "config.json")).read())
+        """)
+    snap = tmp_path / "cache" / "hub" / "models--acme--tiny" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+    (snap.parent.parent / "refs").mkdir()
+    (snap.parent.parent / "refs" / "main").write_text("abc123")
+    argv = [sys.executable, str(app)]
+    a = cap(env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "cache"),
+                 "HF_HUB_DISABLE_TELEMETRY": "1"}, argv=argv)
+    b = cap(env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "other")}, argv=argv)
+    report = compare(a, b)
+    data = report.to_dict()
+    assert data["confidence"] == "undecided"
+    assert sorted(data["candidates"]) == ["env HF_HOME", "env HF_HUB_DISABLE_TELEMETRY"]
+    assert "undecided between 2 candidates" in report.verdict()
+    assert "`runsnap bisect` decides in about 7 launches" in report.verdict()
+
+
+def test_a_markdown_diff_fits_what_github_accepts(cap: Capture, tmp_path: Path) -> None:
+    many = {f"APP_SETTING_{i:04d}": "x" * 60 + str(i) for i in range(1500)}
+    a = cap(env={}, argv=[sys.executable, "-c", "pass"])
+    b = cap(env=many, argv=[sys.executable, "-c", "pass"])
+    from runsnap.render.diff import render
+
+    report = compare(a, b)
+    md = render(report, "markdown")
+    assert len(md) <= 65536
+    assert "APP_SETTING_0000" in md  # the first table is kept whole
+    assert "Left out to fit 65,536 characters" in md
+    assert len(render(compare(a, b, show_all=True), "json")) > 65536  # JSON has it all

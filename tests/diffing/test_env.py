@@ -31,8 +31,10 @@ def test_demo_incident_flag_first_among_noise(cap):
                                                     "TERM", "_"]
     assert all(not d.key.startswith("NCCL_") for d in report.differences)
     assert bool(report) is True
-    assert report.verdict() == (f"1 difference (6 noise hidden); most likely cause: env {FLAG} "
-                                "(set to 1 in A only)")
+    # no run, so no evidence from one: the only candidate, not a cause named with confidence
+    assert report.verdict() == (f"1 difference (6 noise hidden); the only candidate, without "
+                                f"evidence from the runs: env {FLAG} (set to 1 in A only)")
+    assert report.to_dict()["confidence"] == "undecided"
     assert report.to_dict()["hidden"] == 6
     assert [d["key"] for d in report.to_dict()["differences"]] == [FLAG]
 

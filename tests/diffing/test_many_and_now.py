@@ -103,6 +103,6 @@ def test_diff_with_now_through_a_real_process(tmp_path):
     assert "note: B is the current context" in same.stdout
     changed = runsnap("diff", "last-good.toml", SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN="1")
     assert changed.returncode == 1
-    assert ("most likely cause: env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (set to 1 in B "
-            "only)") in changed.stdout
+    assert ("the only candidate, without evidence from the runs: env "
+            "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (set to 1 in B only)") in changed.stdout
     assert (tmp_path / ".runsnap").exists() is False  # nothing written for "now"

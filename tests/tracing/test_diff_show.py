@@ -29,7 +29,9 @@ def _flat(diffs):
 
 def _runtime_diffs(a, b) -> dict[str, tuple[str, object, object]]:
     report = compare(a.snapshot, b.snapshot)
-    return {d.key: (d.change, d.a, d.b) for d in _flat(report.differences)
+    # what one run read alone is folded under the outcome (a consequence): listed there
+    return {d.key: (d.change, d.a, d.b)
+            for d in _flat((*report.differences, *report.consequences))
             if d.section == "runtime"}
 
 
@@ -47,7 +49,9 @@ def test_value_seen_and_read_in_one_run_only_are_differences(traced) -> None:
     assert diffs["env FAST_ONLY"] == ("added", None, "(unset: default taken)")
     assert diffs["env APP_MODE"][0] == "changed"
     report = compare(a.snapshot, b.snapshot)
-    (fast,) = [d for d in _flat(report.differences) if d.key == "env FAST_ONLY"]
+    # read in one run only: folded under the outcome as a consequence, with its evidence
+    (fast,) = [d for d in _flat((*report.differences, *report.consequences))
+               if d.key == "env FAST_ONLY"]
     assert fast.evidence[0] == "A: not read"
     assert fast.evidence[1].startswith("B: read at app.py") and fast.evidence[1].endswith(
         "in <module>")

@@ -1,0 +1,106 @@
+"""How sure the verdict may be: a cause is named only when the runs single it out.
+
+The rules (docs/ranking.md has the same text):
+
+* the outcomes must differ (:func:`runsnap.diffing.consequences.outcome_of`): with the same
+  outcome there is nothing a difference caused, and the verdict names no cause;
+* the top candidate must have evidence from the runs (``failing-path``, ``named`` or ``read``,
+  :data:`runsnap.diffing.evidence.KINDS`);
+* and a clear margin over the next candidate: stronger evidence (a kind higher in
+  :data:`~runsnap.diffing.evidence.KINDS`, or, within a kind, a rank at least
+  :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
+  family adds within a band never make a margin: a tie stays a tie.
+
+Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
+apart from the top one, or every likely cause when none has evidence from the runs), and
+names the experiment that decides, ``runsnap bisect``, with about how many launches it takes
+(:func:`bisect_launches`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+from runsnap.diffing.evidence import BANDS, KINDS
+from runsnap.diffing.result import Difference
+
+__all__ = ["FROM_RUNS", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
+
+#: Evidence kinds that come from the runs themselves.
+FROM_RUNS = ("failing-path", "named", "read")
+#: Within one evidence kind, how many ranks apart two candidates must be to be told apart.
+MARGIN = 2
+#: Without evidence from the runs, the differences scored at least this are the candidates.
+LIKELY = 60
+#: Launches bisect makes besides the search itself: all changes applied once, then the answer
+#: and GOOD's own launch re-checked twice each (runsnap/experiments/bisecting.py).
+BISECT_FIXED = 1 + 2 * 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Judgement:
+    """What the verdict may say."""
+
+    confidence: str
+    """``confident`` (a cause is named) or ``undecided``."""
+
+    candidates: tuple[Difference, ...]
+    """The cause (confident), or the differences the evidence does not tell apart."""
+
+    launches: int = 0
+    """About how many launches ``runsnap bisect`` takes to decide among the candidates."""
+
+    why: str = ""
+    """Why it is undecided, in words."""
+
+
+def strength(d: Difference) -> tuple[int, int]:
+    """(kind, rank) of a difference's evidence, lower is stronger; the rank inside a kind's
+    band, not the points a name family adds to it.
+
+    >>> strength(Difference("env", "X", "added", None, "1", score=98, evidence_kind="failing-path"))
+    (0, 1)
+    >>> strength(Difference("env", "X", "added", None, "1", score=93, evidence_kind="read"))
+    (2, 0)
+    """
+    kind = KINDS.index(d.evidence_kind) if d.evidence_kind in KINDS else len(KINDS)
+    if d.evidence_kind in ("failing-path", "named"):
+        return kind, max(0, BANDS[d.evidence_kind][1] - d.score)
+    return kind, 0
+
+
+def _apart(top: Difference, other: Difference) -> bool:
+    (k1, r1), (k2, r2) = strength(top), strength(other)
+    return k1 < k2 or (k1 == k2 and r2 - r1 >= MARGIN)
+
+
+def bisect_launches(k: int) -> int:
+    """About how many launches ``runsnap bisect`` needs to find one cause among ``k``
+    candidates ranked first: the fixed ones, and about 2 log2(k) for the halving.
+
+    >>> bisect_launches(1), bisect_launches(2), bisect_launches(8)
+    (5, 7, 11)
+    """
+    return BISECT_FIXED + 2 * math.ceil(math.log2(max(k, 1)))
+
+
+def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
+    """The judgement over ``counted`` (ranked, the differences that count) for runs whose
+    outcome is ``outcome`` (``same``, ``different`` or ``""`` unknown)."""
+    causes = [d for d in counted if d.section != "outcome"]
+    if outcome == "same" or not causes:
+        why = "the outcomes are the same" if outcome == "same" else "nothing to explain"
+        return Judgement("undecided", (), 0, why)
+    top = causes[0]
+    if top.evidence_kind in FROM_RUNS:
+        if len(causes) == 1 or _apart(top, causes[1]):
+            return Judgement("confident", (top,))
+        tied = [d for d in causes if not _apart(top, d)]
+        return Judgement("undecided", tuple(tied), bisect_launches(len(tied)),
+                         "the evidence from the runs does not tell them apart")
+    likely = [d for d in causes if d.score >= LIKELY] or causes
+    why = ("no difference has evidence from the runs" if outcome else
+           "no run to take evidence from")
+    return Judgement("undecided", tuple(likely), bisect_launches(len(likely)), why)

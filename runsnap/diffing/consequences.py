@@ -1,0 +1,75 @@
+"""What the runs did differently because they went apart, folded under the outcome.
+
+A run that stopped at start-up never reached the variables and modules the other run read and
+imported later; ranks of one job take different paths by design. Those run-time differences
+(``[runtime]``: a variable read in one run only, a module imported in one run only, reads from
+other places, another number of Python processes) are effects of where each run went, not
+causes: the cause is what made the paths part (a variable set differently, another package,
+another commit), and it is ranked on its own. The run-time differences that belong to such a
+cause are grouped under it first (:func:`runsnap.diffing.grouping.by_runtime`); what is left is
+folded here: kept out of the ranking, counted on one line under the outcome.
+
+:func:`outcome_of` says whether the two runs ended the same way (what the verdict says first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from runsnap.diffing.result import Difference
+from runsnap.diffing.runfacts import RunFacts, failure_key
+
+__all__ = ["fold", "is_consequence", "outcome_of"]
+
+
+def is_consequence(d: Difference) -> bool:
+    """Whether ``d`` is a run-time difference of the paths taken (see the module's text)."""
+    if d.section != "runtime" or len(d.path) < 2:
+        return False
+    part = d.path[1]
+    if part == "processes":
+        return True
+    if part in ("env", "modules") and (d.change in ("added", "removed") or len(d.path) > 3):
+        return True
+    return False
+
+
+def fold(diffs: Sequence[Difference]) -> tuple[tuple[Difference, ...], tuple[Difference, ...]]:
+    """``(kept, folded)``: the differences without the consequences, and the consequences
+    (marked hidden, with the reason), in their order."""
+    kept: list[Difference] = []
+    folded: list[Difference] = []
+    for d in diffs:
+        if is_consequence(d):
+            import dataclasses
+
+            folded.append(dataclasses.replace(d, hidden=True, reason=(
+                "in one run only: an effect of the path each run took, not a cause")))
+        else:
+            kept.append(d)
+    return tuple(kept), tuple(folded)
+
+
+def _ended(f: RunFacts) -> str:
+    if not f.failed:
+        return f"exited {f.status}"
+    tb = f.traceback
+    if tb:
+        return f"failed with {tb.get('type') or 'an error'}"
+    return f"failed (exit status {f.status})"
+
+
+def outcome_of(a: Any, b: Any) -> tuple[str, str]:
+    """``(kind, words)``: ``same`` (both exited 0, or both failed the same way:
+    :func:`runsnap.diffing.runfacts.failure_key`), ``different``, or ``""`` when a snapshot
+    has no outcome (a context captured without a launch)."""
+    oa, ob = a.get("outcome") or {}, b.get("outcome") or {}
+    if not oa or not ob or "exit_status" not in oa or "exit_status" not in ob:
+        return "", ""
+    fa, fb = RunFacts.of(a, "A"), RunFacts.of(b, "B")
+    if fa.failed != fb.failed or failure_key(fa) != failure_key(fb) or fa.status != fb.status:
+        return "different", f"A {_ended(fa)}, B {_ended(fb)}"
+    if not fa.failed:
+        return "same", f"both exited {fa.status}"
+    return "same", f"both {_ended(fa)}, the same way"
