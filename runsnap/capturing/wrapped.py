@@ -93,7 +93,7 @@ def run(
     """
     from runsnap import launch, tracing
     from runsnap.errors import CaptureError
-    from runsnap.launch import outcome
+    from runsnap.launch import frame_names, outcome
 
     if not argv:
         raise CaptureError("nothing to run: give the command after --")
@@ -140,6 +140,8 @@ def run(
     def write_outcome(result: LaunchResult) -> None:
         nonlocal final
         section = outcome.build(result, tail_lines=tail)
+        frame_names.annotate([section.get("traceback"), *section.get("earlier_tracebacks", ())],
+                             frame_names.config_keys(snap.get("models")))
         runtime = (tracer.finish(snap.get("packages"), ctx.env) if tracer is not None
                    else tracing.not_traced(why))
         try:

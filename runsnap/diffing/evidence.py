@@ -188,7 +188,9 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         for f, got in readers:
             n = int(got.get("reads") or 1)
             how = []
-            if got.get("python"):
+            if got.get("scan"):
+                how.append(f"in a scan of the {got['scan']}* variables")
+            elif got.get("python"):
                 how.append("from Python")
             if got.get("native"):
                 how.append("by a native library")
@@ -203,7 +205,12 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                         lines=tuple(lines))
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
-        return None
+        where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
+        if not where:
+            return None
+        return Evidence("name", f"seen only in a bulk copy of the environment at {where}: "
+                                "neither read nor unread (a child it was handed to reports "
+                                "its own reads)")
     if traced and len(traced) == len(runs):
         if all(f.native for f in runs):
             return Evidence("unread", "no process read it, from Python or from native "
@@ -310,6 +317,33 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
                 return Evidence("named", f"{where} names {f.label}'s value {value}: "
                                          f"\"{_excerpt(text, str(value))}\"", rank=2)
     return None
+
+
+def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
+    """A config field the failing code reads: the function of a failing traceback frame, or
+    the class whose method it is, accesses it (``config.field``, ``getattr(config,
+    "field")``, ``cfg["field"]``; the frame's ``names``, taken at capture by
+    :mod:`runsnap.launch.frame_names`). The frame that raised ranks above its callers."""
+    names = _names_for(d, runs)
+    if not names:
+        return None
+    best: Evidence | None = None
+    for failing in (v for r in runs for v in r.views()):
+        frames = [f for f in (failing.traceback or {}).get("frames") or ()
+                  if isinstance(f, Mapping)]
+        for depth, frame in enumerate(reversed(frames)):
+            got = [n for n in names if n in (frame.get("names") or ())]
+            if not got:
+                continue
+            where = (f"{str(frame.get('file', '?')).rsplit('/', 1)[-1]}:{frame.get('line', '?')} "
+                     f"in {frame.get('function', '?')}")
+            ev = Evidence("named", f"the failing code reads {got[0]}: {where}, "
+                                   f"{'the frame that raised' if depth == 0 else 'on the failing traceback'}"
+                                   f" (failing run {failing.label})", rank=1 if depth == 0 else 2)
+            if best is None or ev.rank < best.rank:
+                best = ev
+            break
+    return best
 
 
 def _excerpt(text: str, word: str, width: int = 70) -> str:
@@ -423,7 +457,10 @@ def gather(
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
             ev = ev or _named(d, runs)
-        elif d.section in ("command", "models"):
+        elif d.section == "models":
+            found = [e for e in (_named(d, runs), _read_by_failing_code(d, runs)) if e]
+            ev = min(found, key=lambda e: e.rank) if found else None
+        elif d.section == "command":
             ev = _named(d, runs)
         if ev is not None:
             out[(d.section, d.key)] = ev

@@ -125,11 +125,50 @@ class RunFacts:
         return [dataclasses.replace(self, traceback=t, earlier=()) for t in tbs]
 
     def reads(self, name: str) -> Mapping[str, Any] | None:
-        """What the program did with variable ``name``, when it read it at all."""
+        """What the program did with variable ``name``, when it read it at all: by name, or
+        in a scan of the variables that share a prefix (:meth:`scanned`)."""
         got = self.env.get(name)
-        if not got or not (got.get("python") or got.get("native") or got.get("reads")):
+        if not got:
             return None
+        if not (got.get("python") or got.get("native") or got.get("reads")):
+            return self.scanned(name)
         return got
+
+    def scanned(self, name: str) -> Mapping[str, Any] | None:
+        """``name`` as read by a scan of the whole environment that kept the variables of one
+        prefix: the prefix a literal in the scanning code names (``[runtime] bulk_sites``
+        ``prefixes``), or the scanning package's own name (``WANDB_`` for ``wandb``). The
+        result has the shape of a read (``sites``: the scan's stack), with ``scan``: the
+        prefix."""
+        got = self.env.get(name) or {}
+        if not (got.get("bulk") or got.get("bulk_reads")):
+            return None
+        for row in self.bulk_sites:
+            stack = [str(x) for x in row.get("stack") or ()]
+            prefixes = [str(p) for p in row.get("prefixes") or ()]
+            top = next((_top(s) for s in stack if not _top(s).startswith("<")
+                        and _top(s) not in self.stdlib), "")
+            if top and top in self.modules:
+                prefixes.append(top.upper() + "_")
+            for prefix in prefixes:
+                if len(prefix) >= 3 and name.startswith(prefix) and name != prefix:
+                    return {"set": True, "python": True, "reads": int(row.get("reads") or 1),
+                            "sites": [{"stack": stack, "pid": row.get("pid")}],
+                            "scan": prefix}
+        return None
+
+    def bulk_site(self, name: str) -> str:
+        """Where ``name`` was seen in a bulk copy (``file:line`` of the first bulk read
+        outside Python's own library), or ``""``."""
+        got = self.env.get(name) or {}
+        if not (got.get("bulk") or got.get("bulk_reads")):
+            return ""
+        for row in self.bulk_sites:
+            for entry in row.get("stack") or ():
+                text = str(entry)
+                if not _top(text).startswith("<") and _top(text) not in self.stdlib:
+                    return text.split(" in ", 1)[0]
+        return ""
 
     def bulk_only(self, name: str) -> bool:
         """Whether ``name`` was only seen in copies of the whole environment (passed on to a
@@ -182,6 +221,12 @@ def differential(a: RunFacts, b: RunFacts) -> tuple[RunFacts, RunFacts]:
         return (dataclasses.replace(a, shared_failure=True),
                 dataclasses.replace(b, shared_failure=True))
     return a, b
+
+
+def _top(site: str) -> str:
+    """The top-level module of a recorded frame (``wandb/sdk/x.py:3 in f`` -> ``wandb``)."""
+    head = site.replace("\\", "/").lstrip("/").split("/", 1)[0].split(":", 1)[0]
+    return head[:-3] if head.endswith(".py") else head
 
 
 def normalize_dist(name: str) -> str:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Any
 
-__all__ = ["MAX_SITES", "build_section", "read_logs"]
+__all__ = ["MAX_SITES", "build_section", "read_logs", "scan_prefixes"]
 
 #: Read sites kept per variable in the snapshot (over all processes).
 MAX_SITES = 12
@@ -208,6 +209,47 @@ def build_section(
     return section
 
 
+# A name prefix written as a literal in code that scans the environment: "WANDB_", 'MYLIB_'.
+_PREFIX = re.compile(r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)["']""")
+#: Lines above a bulk read searched for the prefix it filters by.
+SCAN_LINES = 25
+
+
+def scan_prefixes(stack: list[Any], proc: Mapping[str, Any]) -> list[str]:
+    """The variable-name prefixes (``"WANDB_"``) the code around a bulk read of the
+    environment filters by: string literals of that shape on the line of its innermost frame
+    outside Python's own library, or the lines just above it (a loop ``for k, v in
+    os.environ.items(): if k.startswith(PREFIX)`` with ``PREFIX = "MYLIB_"`` set before).
+    Read from the source while it is still here, after the run."""
+    for entry in stack[:3]:
+        text = str(entry)
+        path, sep, rest = text.rpartition(":")
+        line = rest.split(" in ", 1)[0]
+        if not sep or not line.isdigit():
+            continue
+        file = _source_file(path, proc)
+        if file is None:
+            continue
+        if _under(file, str(proc.get("stdlib") or "")) and "-packages/" not in file:
+            continue  # os.py, subprocess.py: the stdlib's own iteration, not a scan
+        lines = list(_lines(file))
+        n = int(line)
+        found = _PREFIX.findall("".join(lines[max(0, n - SCAN_LINES): n + 2]))
+        return sorted(set(found))[:8]
+    return []
+
+
+def _source_file(path: str, proc: Mapping[str, Any]) -> str | None:
+    if os.path.isabs(path):
+        return path if os.path.isfile(path) else None
+    for entry in proc.get("sys_path") or ():
+        if entry:
+            full = os.path.join(entry, path)
+            if os.path.isfile(full):
+                return full
+    return None
+
+
 def _process(rec: tuple[Any, ...]) -> dict[str, Any]:
     fields = list(rec) + [None] * 11
     _p, pid, ppid, argv, executable, cwd, forked, stdlib, sys_path, pp = fields[:10]
@@ -262,6 +304,9 @@ def _merge_process(
         elif kind == "B" and len(rec) >= 4:
             _k, site, stack, names = rec[:4]
             row = {"stack": list(stack), "pid": pid, "reads": 1, "names": len(names)}
+            prefixes = scan_prefixes(list(stack), proc)
+            if prefixes:
+                row["prefixes"] = prefixes
             bulk_sites.append(row)
             bulks[site] = (list(names), row)
         elif kind == "W" and len(rec) >= 2:

@@ -285,3 +285,98 @@ def test_a_markdown_diff_fits_what_github_accepts(cap: Capture, tmp_path: Path) 
     assert "APP_SETTING_0000" in md  # the first table is kept whole
     assert "Left out to fit 65,536 characters" in md
     assert len(render(compare(a, b, show_all=True), "json")) > 65536  # JSON has it all
+
+
+MODEL_APP = """
+    import argparse, json, os, types
+
+    class RotaryEmbedding:
+        def __init__(self, config):
+            self.base = config.rope_theta
+            self.dim = config.hidden_size // config.num_attention_heads
+
+        def forward(self, positions):
+            return [self._freq(i) for i in range(0, self.dim, 2)]
+
+        def _freq(self, i):
+            return 1.0 / (self.base ** (i / self.dim))
+
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--model-path")
+        a = p.parse_args()
+        with open(os.path.join(a.model_path, "config.json")) as fh:
+            config = types.SimpleNamespace(**json.load(fh))
+        print(sum(RotaryEmbedding(config).forward(list(range(8)))))
+
+    main()
+    """
+
+
+def test_an_edited_config_field_the_failing_code_reads_is_told_apart(cap: Capture,
+                                                                    tmp_path: Path) -> None:
+    """Five fields edited at once; the failing class reads one of them by attribute access
+    (``config.rope_theta``) and the error quotes no value: that field is the cause, the four
+    others are not tied with it."""
+    import json
+
+    app = _script(tmp_path, "serve.py", MODEL_APP)
+    model = tmp_path / "model"
+    model.mkdir()
+    config = {"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+              "num_attention_heads": 4, "rope_theta": 10000.0, "initializer_range": 0.02,
+              "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": False}
+    (model / "config.json").write_text(json.dumps(config))
+    argv = [sys.executable, str(app), "--model-path", str(model)]
+    a = cap(env={}, argv=argv)
+    config.update(rope_theta=0.0, initializer_range=0.01, bos_token_id=0, eos_token_id=3,
+                  tie_word_embeddings=True)
+    (model / "config.json").write_text(json.dumps(config))
+    b = cap(env={}, argv=argv)
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    top = report.counted[1] if report.counted[0].section == "outcome" else report.counted[0]
+    causes = [d for d in report.counted if d.section == "models"]
+    assert len(causes) == 5
+    assert causes[0].key == "--model-path: rope_theta", [(d.key, d.score) for d in causes]
+    assert causes[0].evidence_kind == "named"
+    assert "the failing code reads rope_theta" in causes[0].reason
+    assert top is causes[0] and report.confidence == "confident", report.verdict()
+
+
+def test_a_package_scanning_its_prefix_reads_those_variables(cap: Capture,
+                                                             tmp_path: Path) -> None:
+    """A library that takes its settings by iterating os.environ for its prefix: its
+    variable is read (on the failing path, since the scan is in the library's function on
+    the traceback); a variable only in the program's copy handed to a child is neither."""
+    py = _venv_with(tmp_path / "venv", "tunables", {"__init__.py": """
+        import os
+        PREFIX = "TUNE_"
+
+        def settings():
+            out = {}
+            for key, value in os.environ.items():
+                if key.startswith(PREFIX):
+                    out[key[len(PREFIX):].lower()] = value
+            return out
+
+        def build():
+            s = settings()
+            if int(s.get("block", "64")) % 64:
+                raise ValueError("block size must be a multiple of 64")
+            return s
+        """})
+    app = _script(tmp_path, "app.py", """
+        import os, subprocess, sys, tunables
+        subprocess.run([sys.executable, "-c", "pass"], env=dict(os.environ), check=True)
+        print(tunables.build())
+        """)
+    a = cap(env={"TUNE_BLOCK": "128", "OTHER_KNOB": "1"}, argv=[str(py), str(app)])
+    b = cap(env={"TUNE_BLOCK": "100", "OTHER_KNOB": "2"}, argv=[str(py), str(app)])
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["TUNE_BLOCK"].evidence_kind == "failing-path", ranked["TUNE_BLOCK"].reason
+    assert report.candidates[0].key == "TUNE_BLOCK" and report.confidence == "confident"
+    assert ranked["OTHER_KNOB"].evidence_kind == "name"
+    assert "seen only in a bulk copy of the environment at app.py:2" in ranked["OTHER_KNOB"].reason

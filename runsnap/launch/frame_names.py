@@ -1,0 +1,167 @@
+"""The names a failing traceback's code reads: for each frame, the attributes, ``getattr``
+names and string keys that its function, and the class whose method it is, access.
+
+Diagnosis asks whether the code that failed reads a config field (``config.rope_theta``,
+``getattr(config, "rope_theta")``, ``cfg["rope_theta"]``, ``cfg.get("rope_theta")``): an edited
+field the failing code reads is evidence; one it never reads is not
+(:mod:`runsnap.diffing.evidence`). Diff never touches the machine, so the names are taken
+here, once, when the run has ended and its source files are still where the traceback says:
+``frames[i].names`` in ``[outcome] traceback`` (docs/schema.md), kept only for the fields of
+the run's own model configs (``[models]``), so a snapshot grows by a few names.
+
+Parsed with :mod:`ast`; a file that is missing, too big or not Python is skipped, and nothing
+here fails the capture. Only identifiers are kept, never values.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Mapping
+    from typing import Any
+
+__all__ = ["MAX_FILE_BYTES", "MAX_NAMES", "annotate", "config_keys", "names_at"]
+
+#: A source file larger than this is not parsed.
+MAX_FILE_BYTES = 2_000_000
+#: Names kept per frame.
+MAX_NAMES = 400
+#: Frames annotated per traceback, innermost first.
+MAX_ANNOTATED = 12
+
+_IDENT = str.isidentifier
+
+
+def _accessed(node: ast.AST) -> set[str]:
+    """Attribute names, ``getattr``/``hasattr`` names and string keys read under ``node``."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.Subscript):
+            key = n.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                out.add(key.value)
+        elif isinstance(n, ast.Call) and n.args:
+            first = n.args[1] if len(n.args) > 1 else None
+            fn = n.func
+            name = fn.id if isinstance(fn, ast.Name) else fn.attr \
+                if isinstance(fn, ast.Attribute) else ""
+            if name in ("getattr", "hasattr") and isinstance(first, ast.Constant) \
+                    and isinstance(first.value, str):
+                out.add(first.value)
+            elif name in ("get", "pop", "setdefault") and isinstance(n.args[0], ast.Constant) \
+                    and isinstance(n.args[0].value, str):
+                out.add(n.args[0].value)
+    return {x for x in out if _IDENT(x)}
+
+
+def _enclosing(tree: ast.AST, line: int) -> list[ast.AST]:
+    """The function and class definitions that contain ``line``, outermost first."""
+    chain: list[ast.AST] = []
+    node: ast.AST = tree
+    while True:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    child.lineno <= line <= (child.end_lineno or child.lineno):
+                chain.append(child)
+                node = child
+                break
+        else:
+            return chain
+
+
+def names_at(tree: ast.AST, line: int) -> list[str]:
+    """What the innermost function at ``line`` and its class (every method) read, sorted.
+
+    >>> src = '''
+    ... class Attn:
+    ...     def __init__(self, config):
+    ...         self.theta = config.rope_theta
+    ...     def forward(self, x):
+    ...         raise ValueError(getattr(self, "scaling_kind"))
+    ... '''
+    >>> names_at(ast.parse(src), 6)
+    ['rope_theta', 'scaling_kind', 'theta']
+    """
+    chain = _enclosing(tree, line)
+    funcs = [n for n in chain if not isinstance(n, ast.ClassDef)]
+    classes = [n for n in chain if isinstance(n, ast.ClassDef)]
+    out: set[str] = set()
+    if funcs:
+        out |= _accessed(funcs[-1])
+    if classes:
+        out |= _accessed(classes[-1])
+    if not chain:  # module level: the statement at the line only
+        for node in ast.iter_child_nodes(tree):
+            start = getattr(node, "lineno", 0)
+            if start <= line <= (getattr(node, "end_lineno", None) or start):
+                out |= _accessed(node)
+    return sorted(out)[:MAX_NAMES]
+
+
+def _tree(path: str, cache: dict[str, ast.AST | None]) -> ast.AST | None:
+    if path in cache:
+        return cache[path]
+    tree: ast.AST | None = None
+    try:
+        if path.endswith(".py") and os.path.getsize(path) <= MAX_FILE_BYTES:
+            with open(path, "rb") as fh:
+                tree = ast.parse(fh.read(), path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    cache[path] = tree
+    return tree
+
+
+def annotate(tracebacks: Iterable[dict[str, Any] | None], wanted: Collection[str]) -> None:
+    """Add ``names`` to the innermost frames of each traceback (in place): those of
+    ``wanted`` (the fields of the run's model configs) that the frame's code reads. Never
+    raises; nothing to do without ``wanted``."""
+    if not wanted:
+        return
+    cache: dict[str, ast.AST | None] = {}
+    try:
+        for tb in tracebacks:
+            frames = tb.get("frames") if isinstance(tb, dict) else None
+            if isinstance(frames, list):
+                for frame in list(reversed(frames))[:MAX_ANNOTATED]:
+                    _annotate_frame(frame, wanted, cache)
+    except Exception:  # a traceback we cannot read costs nothing else
+        return
+
+
+def _annotate_frame(frame: dict[str, Any], wanted: Collection[str],
+                    cache: dict[str, ast.AST | None]) -> None:
+    tree = _tree(str(frame.get("file") or ""), cache)
+    if tree is not None:
+        names = [n for n in names_at(tree, int(frame.get("line") or 0)) if n in wanted]
+        if names:
+            frame["names"] = names
+
+
+def config_keys(models: Mapping[str, Any] | None) -> set[str]:
+    """Every key of every model config in a ``[models]`` section, at any depth.
+
+    >>> sorted(config_keys({"models": {"--model-path": {"config": {
+    ...     "rope_theta": 1, "text_config": {"max_position_embeddings": 8}}}}}))
+    ['max_position_embeddings', 'rope_theta', 'text_config']
+    """
+    out: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                out.add(str(k))
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for model in ((models or {}).get("models") or {}).values():
+        if isinstance(model, dict):
+            walk(model.get("config"))
+    return out
