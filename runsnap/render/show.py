@@ -345,7 +345,14 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 
 
-def _markdown(snap: Snapshot) -> str:
+#: GitHub's limit on an issue or comment body: ``show --format markdown`` fits it.
+MD_LIMIT = 65536
+
+
+def _markdown(snap: Snapshot, limit: int = MD_LIMIT) -> str:
+    """The summary, the collect_env facts, then each section folded in ``<details>``; within
+    ``limit`` characters: the largest section is shortened first (halved, again and again),
+    saying how many lines were left out and where they are in full."""
     summary = render_summary(snap, with_environment=False).splitlines()
     title = summary[0] if summary else "runsnap snapshot"
     body = summary[1:]
@@ -353,10 +360,29 @@ def _markdown(snap: Snapshot) -> str:
     # the facts maintainers ask for, as tables in collect_env's order
     lines.append(render_markdown(facts(snap).environment, "Environment (as "
                                  "torch.utils.collect_env reports it)", level=4).rstrip("\n"))
+    sections: list[tuple[str, list[str], int]] = []
     for name in ordered_sections(snap.sections):
         text = render_section(snap, name).rstrip("\n").splitlines()
-        if not text:
-            continue
-        lines += ["", f"<details><summary>{name} ({len(text)} lines)</summary>", "",
-                  *fence(text), "", "</details>"]
-    return "\n".join(lines) + "\n"
+        if text:
+            sections.append((name, text, len(text)))
+
+    def layout() -> str:
+        out = list(lines)
+        for name, text, total in sections:
+            left = total - len(text)
+            more = [f"... {left} more lines: `runsnap show --section {name}` or `--format "
+                    "json` has them"] if left else []
+            out += ["", f"<details><summary>{name} ({total} lines)</summary>", "",
+                    *fence([*text, *more]), "", "</details>"]
+        return "\n".join(out) + "\n"
+
+    result = layout()
+    while len(result) > limit:
+        i = max(range(len(sections)), key=lambda j: sum(len(x) for x in sections[j][1]),
+                default=None)
+        if i is None or not sections[i][1]:
+            return result[: limit - 40].rsplit("\n", 1)[0] + "\n\n(cut here to fit)\n"
+        name, text, total = sections[i]
+        sections[i] = (name, text[: len(text) // 2], total)
+        result = layout()
+    return result
