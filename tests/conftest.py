@@ -7,27 +7,56 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+#: Where programs are, the same for every caller: never an activated venv's or conda's ``bin``.
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+#: The caller's variables a test may see: who runs it and where temporary files go. Everything
+#: else (``VIRTUAL_ENV``, ``PYTHONPATH``, ``COLUMNS``, ``NO_COLOR``, ``CUDA_*``, ``RUNSNAP_*``, ...)
+#: stays out; a test that wants one sets it.
+KEPT = ("USER", "LOGNAME", "TMPDIR")
+
+#: The environment every test starts from (built once by :func:`pytest_configure`).
+BASE_ENV: dict[str, str] = {}
+
+
+def hermetic_base(home: str) -> dict[str, str]:
+    """The fixed environment of the suite: the system's PATH, an empty home, a UTF-8 locale,
+    and the few caller variables in :data:`KEPT`."""
+    env = {k: os.environ[k] for k in KEPT if k in os.environ}
+    env.update(PATH=SYSTEM_PATH, HOME=home, LANG="C.UTF-8")
+    return env
+
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Run the same whoever started the suite, and how: a shell that starts
-    it in the background (``pytest &`` in a script) makes it ignore SIGINT and SIGQUIT, every
-    runsnap the tests start inherits that, and runsnap (like ``nohup``) then leaves an ignored
-    signal alone, so the tests of forwarding Ctrl-C would see nothing arrive."""
-    # The width a test's runsnap fits its output to is the test's choice (tests of the width set
-    # COLUMNS themselves): a COLUMNS exported by the user's shell would cut every line they read.
-    os.environ.pop("COLUMNS", None)
+    """Run the same whoever started the suite, and how.
+
+    The process's own environment becomes :func:`hermetic_base` before any test module is
+    imported, so a module-level ``{**os.environ}`` is hermetic too, and :func:`hermetic_env`
+    puts it back before each test. A shell that starts the suite in the background
+    (``pytest &`` in a script) makes it ignore SIGINT and SIGQUIT, every runsnap the tests start
+    inherits that, and runsnap (like ``nohup``) then leaves an ignored signal alone, so the tests
+    of forwarding Ctrl-C would see nothing arrive: both get their default handlers back."""
+    home = tempfile.mkdtemp(prefix="runsnap-tests-home-")
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    keep = {k: v for k, v in os.environ.items() if k.startswith("PYTEST_")}
+    BASE_ENV.clear()
+    BASE_ENV.update(hermetic_base(home))
+    os.environ.clear()  # unsetenv too: children started without env= see the same
+    os.environ.update({**BASE_ENV, **keep})
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -41,13 +70,26 @@ def asset(*parts: str) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_key(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own fingerprint key file and cache folder, never the user's."""
+def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+                 ) -> dict[str, str]:
+    """Each test's own environment, in ``os.environ`` and returned as a dict to pass to the
+    programs it starts: :data:`BASE_ENV` (whatever an earlier test or import left is removed)
+    plus its own fingerprint key file and cache folder, never the user's."""
+    for name in list(os.environ):
+        if name not in BASE_ENV and not name.startswith("PYTEST_"):
+            monkeypatch.delenv(name)
+    for name, value in BASE_ENV.items():
+        monkeypatch.setenv(name, value)
     key = tmp_path_factory.mktemp("key") / "fingerprint.key"
     monkeypatch.setenv("RUNSNAP_KEY_FILE", str(key))
     monkeypatch.setenv("RUNSNAP_CACHE_DIR", str(key.parent / "cache"))
-    monkeypatch.delenv("RUNSNAP_NO_CACHE", raising=False)
-    return key
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+
+
+@pytest.fixture
+def key_file(hermetic_env: dict[str, str]) -> Path:
+    """This test's fingerprint key file (not created yet)."""
+    return Path(hermetic_env["RUNSNAP_KEY_FILE"])
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -105,13 +147,25 @@ def cli_invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     return invoke
 
 
-def run_runsnap(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-                input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m runsnap ARGS`` as a real process (with this process's ``os.environ`` by
-    default: readline, once imported, exports a ``COLUMNS`` that ``os.environ`` never shows)."""
-    env = dict(os.environ) if env is None else env
-    return subprocess.run([sys.executable, "-m", "runsnap", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, input=input, timeout=120)
+#: How the tests start runsnap as a real process: this interpreter, ``-m runsnap``.
+RUNSNAP = (sys.executable, "-m", "runsnap")
+
+
+def run_runsnap(*args: str, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
+                input: str | None = None, timeout: float = 300, **kwargs: Any
+                ) -> subprocess.CompletedProcess[Any]:
+    """``python -m runsnap ARGS`` as a real process: the suite's one runner.
+
+    ``env`` is the whole environment (the test's own ``os.environ`` by default, which
+    :func:`hermetic_env` built; readline, once imported, exports a ``COLUMNS`` that
+    ``os.environ`` never shows, so it is always passed explicitly). Standard input is empty
+    unless ``input`` is given; other keyword arguments go to :func:`subprocess.run`."""
+    env = dict(os.environ if env is None else env)
+    if input is None:
+        kwargs.setdefault("stdin", subprocess.DEVNULL)
+    kwargs.setdefault("text", True)
+    return subprocess.run([*RUNSNAP, *args], cwd=cwd, env=env,
+                          capture_output=True, input=input, timeout=timeout, **kwargs)
 
 
 def pip_install(python: Path, *args: str, tmp: Path) -> None:

@@ -25,7 +25,6 @@ runsnap report in a ``console`` block is not marked as a sample. To rewrite ever
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
@@ -33,6 +32,8 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from tests.conftest import SYSTEM_PATH, run_runsnap
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,16 +74,21 @@ def samples(text: str) -> Iterator[re.Match[str]]:
 
 
 def _env(where: Path, **extra: str) -> dict[str, str]:
-    """A fixed environment: nothing of the machine's but where programs are."""
-    return {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(where / "home"),
+    """A fixed environment: nothing of the machine's but the system's programs, and ``python3``
+    is this interpreter (the system's own would bring its dist-packages into the scene)."""
+    bindir = where / "bin"
+    if not bindir.exists():
+        bindir.mkdir()
+        for name in ("python", "python3"):
+            (bindir / name).symlink_to(sys.executable)
+    return {"PATH": f"{bindir}:{SYSTEM_PATH}", "HOME": str(where / "home"),
             "LANG": "C.UTF-8", "RUNSNAP_KEY_FILE": str(where / "key"),
             "RUNSNAP_CACHE_DIR": str(where / "cache"), "COLUMNS": str(COLUMNS),
             "PYTHONPATH": str(ROOT), **extra}
 
 
 def _runsnap(where: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "runsnap", *args], cwd=where,
-                          env=_env(where, **env), capture_output=True, text=True, timeout=120)
+    return run_runsnap(*args, cwd=where, env=_env(where, **env), timeout=120)
 
 
 def _fix_meta(path: Path, captured_at: str) -> None:

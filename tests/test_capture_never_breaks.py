@@ -5,7 +5,6 @@ runsnap killed at every point of its rewrite."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from runsnap.snapshot import load
+from tests.conftest import run_runsnap
 
 ENV = {**os.environ, "NO_COLOR": "1"}
 
 
 def runsnap(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "runsnap", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd, env=env or ENV)
+    return run_runsnap(*args, cwd=cwd, env=env or ENV, timeout=timeout)
 
 
 # --------------------------------------------------------------------------- config.json
@@ -212,44 +211,74 @@ def test_first_error_is_the_one_that_arrived_first(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- kill points
 
+#: What each fault point leaves when runsnap is killed there (the #2 points are the rewrite
+#: with the outcome): no file, the snapshot saved before the launch, or the final one.
+KILLED_AT = {
+    "capture.context": "none",
+    "snapshot.partial": "none",
+    "snapshot.written": "none",
+    "snapshot.renamed": "saved",
+    "capture.saved": "saved",
+    "capture.ended": "saved",
+    "snapshot.partial#2": "saved",
+    "snapshot.written#2": "saved",
+    "snapshot.renamed#2": "final",
+}
+
+
+def test_every_fault_point_is_tried() -> None:
+    from runsnap.base.faults import POINTS
+
+    assert {point.partition("#")[0] for point in KILLED_AT} == set(POINTS)
+
+
 def test_runsnap_killed_at_any_point_leaves_a_whole_snapshot_or_none(tmp_path: Path) -> None:
-    """SIGKILL runsnap at points spread over a whole capture (context, save, child, rewrite):
-    the snapshot is always absent or whole, no temporary file shows to ls or diff, and the
-    next capture in that folder removes the hidden ones left behind."""
+    """SIGKILL runsnap at each named point of a capture (context, save, child, rewrite): the
+    snapshot is absent, the one saved before the launch, or the final one, always whole; no
+    temporary file shows to ls or diff, and the next capture in that folder removes the hidden
+    ones left behind."""
     folder = tmp_path / "snaps"
     folder.mkdir()
-    # a big environment makes each write take a while: more chances to hit the rewrite
-    env = {**ENV, **{f"PAD_{i}": "x" * 2000 for i in range(400)}}
-    points = [i * 0.05 for i in range(40)]
-    outcomes: dict[str, int] = {}
-    for i, delay in enumerate(points):
+    found: dict[str, str] = {}
+    hidden: dict[str, int] = {}
+    for i, point in enumerate(KILLED_AT):
         target = folder / f"k{i}.toml"
-        p = subprocess.Popen([sys.executable, "-m", "runsnap", "capture", "-o", str(target), "--",
-                              sys.executable, "-c", "print('x' * 100000)"], env=env, cwd=tmp_path,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        r = runsnap("capture", "-o", str(target), "--", sys.executable, "-c", "print('x' * 1000)",
+                    cwd=tmp_path, env={**ENV, "RUNSNAP_TEST_FAULT": point})
+        assert r.returncode == -signal.SIGKILL, (point, r.stderr)
         if not target.exists():
-            state = "no snapshot yet"
+            found[point] = "none"
         else:
             snap = load(target)  # whole, or this raises
-            state = "complete with outcome" if "outcome" in snap.sections else "complete, no outcome"
-        outcomes[state] = outcomes.get(state, 0) + 1
+            found[point] = "final" if "outcome" in snap.sections else "saved"
+        # each capture sweeps what the one before left: at most this one's temporary file
+        hidden[point] = sum(p.name.endswith(".tmp") for p in folder.iterdir())
+    assert found == KILLED_AT
+    assert {p for p, n in hidden.items() if n} == {p for p in KILLED_AT
+                                                   if ".partial" in p or ".written" in p}
     visible = [p.name for p in folder.iterdir() if not p.name.startswith(".")]
-    assert all(name.endswith(".toml") for name in visible)
-    for name in visible:
-        load(folder / name)
-    left = [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+    assert sorted(visible) == sorted(f"k{i}.toml" for i, point in enumerate(KILLED_AT)
+                                     if KILLED_AT[point] != "none")
+    r = runsnap("capture", "-o", str(folder / "last.toml"), cwd=tmp_path,
+                env={**ENV, "RUNSNAP_TEST_FAULT": "snapshot.partial"})
+    assert r.returncode == -signal.SIGKILL and any(p.name.endswith(".tmp") for p in folder.iterdir())
     r = runsnap("capture", "-o", str(folder / "after.toml"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
-    print(f"\nkill points: {len(points)}, {json.dumps(outcomes)}, hidden temporary files "
-          f"left then swept: {len(left)}")
+
+
+def test_a_fault_point_can_fail_with_an_errno(tmp_path: Path) -> None:
+    """``NAME=ENOSPC``: the write fails as on a full disk; the capture says so in one line and
+    the old snapshot stays whole."""
+    r = runsnap("capture", "--no-run", "-o", str(tmp_path / "s.toml"), cwd=tmp_path,
+                env={**ENV, "RUNSNAP_TEST_FAULT": "snapshot.written=ENOSPC"})
+    assert r.returncode == 2 and "No space left on device" in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "s.toml").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
 def test_temporary_files_of_dead_writers_are_swept(tmp_path: Path) -> None:
-    from runsnap.snapshot.atomic import atomic_write
+    from runsnap.base.atomic import atomic_write
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -119,8 +119,7 @@ def test_version_and_help_import_nothing_heavy() -> None:
 def test_undecodable_environment_bytes_survive_a_real_capture(tmp_path: Path) -> None:
     env = {k.encode(): v.encode() for k, v in os.environ.items()}
     env[b"WEIRD_BYTES"] = b"caf\xe9\xff"
-    proc = subprocess.run([sys.executable, "-m", "runsnap", "capture", "-o", "s.toml"],
-                          cwd=tmp_path, env=env, capture_output=True)
+    proc = run_runsnap("capture", "-o", "s.toml", cwd=tmp_path, env=env, text=False)
     assert proc.returncode == 0, proc.stderr
     value = runsnap.load(tmp_path / "s.toml")["env"]["vars"]["WEIRD_BYTES"]
     assert value.encode("utf-8", "surrogateescape") == b"caf\xe9\xff"

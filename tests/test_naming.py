@@ -12,6 +12,7 @@ import pytest
 
 import runsnap
 from runsnap.capturing.naming import claim, detect, fill, values_for
+from tests.conftest import RUNSNAP, run_runsnap
 
 # What torchrun (torch 2.9, --nnodes 2 --nproc-per-node 4) sets in the environment of worker
 # 5, as printed by the worker; torchrun is covered through these without installing torch.
@@ -83,9 +84,8 @@ def test_claim_gives_each_writer_its_own_file(tmp_path):
 
 def test_capture_records_the_launcher_and_fills_the_name(tmp_path):
     env = {**os.environ, **SLURM, **TORCHRUN}
-    out = subprocess.run(
-        [sys.executable, "-m", "runsnap", "capture", "-o", str(tmp_path / "{job}" / "{host}-{rank}.toml"),
-         "--", sys.executable, "-c", "pass"], env=env, capture_output=True, text=True, timeout=120)
+    out = run_runsnap("capture", "-o", str(tmp_path / "{job}" / "{host}-{rank}.toml"),
+                      "--", sys.executable, "-c", "pass", env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     host = os.uname().nodename.split(".")[0]
     path = tmp_path / "77" / f"{host}-5.toml"
@@ -97,9 +97,8 @@ def test_capture_records_the_launcher_and_fills_the_name(tmp_path):
 
 
 def test_unknown_placeholder_is_a_usage_error(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "runsnap", "capture", "-o",
-                          str(tmp_path / "{node}.toml"), "--", sys.executable, "-c", "pass"],
-                         capture_output=True, text=True, timeout=120)
+    out = run_runsnap("capture", "-o", str(tmp_path / "{node}.toml"), "--", sys.executable, "-c",
+                      "pass", timeout=120)
     assert out.returncode == 2 and len(out.stderr.splitlines()) == 1
     assert "unknown placeholder {node}" in out.stderr and "Traceback" not in out.stderr
 
@@ -110,7 +109,7 @@ def test_ranks_of_one_node_starting_at_once_never_clobber(tmp_path):
     for r in range(8):
         env = {**os.environ, **TORCHRUN, "RANK": str(r), "LOCAL_RANK": str(r)}
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "runsnap", "capture", "--no-run", "-o",
+            [*RUNSNAP, "capture", "--no-run", "-o",
              str(tmp_path / "{job}" / "{host}.toml")], env=env, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=120) for p in procs]

@@ -87,11 +87,11 @@ def test_fingerprints_compare_across_snapshots_of_one_user(tmp_path: Path) -> No
 
 
 def test_the_key_file_is_private_and_stays_out_of_the_snapshot(tmp_path: Path,
-                                                              _isolated_key: Path) -> None:
+                                                              key_file: Path) -> None:
     snap = runsnap.capture([], env={"PATH": os.environ["PATH"]}, cwd=tmp_path)
-    key = _isolated_key.read_bytes()
+    key = key_file.read_bytes()
     assert len(key) == 32
-    assert stat.S_IMODE(_isolated_key.stat().st_mode) == 0o600
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert key.hex() not in dumps(snap)
     assert snap.meta["fingerprint_key"] == load_key().id
 

@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 
 import runsnap
 import runsnap.checks.rules
-from tests.conftest import asset, make_repo
+from tests.conftest import asset, make_repo, run_runsnap
 
 TOKEN = "hf_" + "Q7fLr2mXc9PzK4sVbN8tY3wJ6hD1gA5eU0"
 DEMO = [sys.executable, str(asset("demo", "launch_server.py")), "--model-path",
@@ -24,8 +24,7 @@ DEMO = [sys.executable, str(asset("demo", "launch_server.py")), "--model-path",
 
 def runsnap_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
                 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "runsnap", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **(env or {})})
+    return run_runsnap(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runsnap.whoreads.search import Hit, who_reads
-from tests.conftest import pip_install
+from tests.conftest import pip_install, run_runsnap
 
 FLAG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
@@ -136,22 +136,18 @@ def test_shared_library_strings_are_found(venv: Path) -> None:
 
 def test_cli_text_json_and_exit_status(venv: Path, tmp_path: Path) -> None:
     env = {**os.environ, "RUNSNAP_CACHE_DIR": str(tmp_path / "cache")}
-    run = [sys.executable, "-m", "runsnap", "who-reads"]
     python = ["--python", str(venv / "bin" / "python")]
-    text = subprocess.run([*run, FLAG, *python], capture_output=True, text=True, env=env)
+    text = run_runsnap("who-reads", FLAG, *python, env=env)
     assert text.returncode == 0, text.stderr
     first = text.stdout.splitlines()[0].split()
     assert first == ["fakesgl", "0.5.23", "fakesgl/srt/environ.py:23", "declaration"]
-    out = subprocess.run([*run, FLAG, *python, "--format", "json"], capture_output=True,
-                         text=True, env=env)
+    out = run_runsnap("who-reads", FLAG, *python, "--format", "json", env=env)
     data = json.loads(out.stdout)
     assert data["format"] == "runsnap-who-reads/1"
     assert data["hits"][0]["kind"] == "declaration" and data["hits"][0]["line"] == 23
-    none = subprocess.run([*run, "NOBODY_READS_THIS_XYZ", *python], capture_output=True,
-                          text=True, env=env)
+    none = run_runsnap("who-reads", "NOBODY_READS_THIS_XYZ", *python, env=env)
     assert none.returncode == 1 and none.stdout == ""
-    bad = subprocess.run([*run, FLAG, "--python", str(tmp_path / "nope")],
-                         capture_output=True, text=True, env=env)
+    bad = run_runsnap("who-reads", FLAG, "--python", str(tmp_path / "nope"), env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("runsnap: --python")
     assert "Traceback" not in bad.stderr
 

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import run_runsnap
+
 RNG = random.SystemRandom()
 ALNUM = string.ascii_letters + string.digits
 
@@ -123,10 +125,9 @@ def _git(repo: Path, *args: str) -> None:
                         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"})
 
 
-def _runsnap(args: list[str], env: dict[str, str], cwd: Path, **kw: object
+def _runsnap(args: list[str], env: dict[str, str], cwd: Path, **kw: Any
              ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "runsnap", *args], env=env, cwd=cwd,
-                          capture_output=True, timeout=120, **kw)  # type: ignore[call-overload]
+    return run_runsnap(*args, env=env, cwd=cwd, timeout=120, text=False, **kw)
 
 
 @pytest.fixture

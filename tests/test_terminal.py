@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import pytest
-
-
-@pytest.mark.parametrize("module", ["runsnap.base.terminal", "runsnap.snapshot.store", "runsnap.render.show"])
-def test_docstring_examples(module: str) -> None:
-    failures, tried = doctest.testmod(importlib.import_module(module))
-    assert tried > 0 and failures == 0
 
 
 def test_fit_keeps_colour_codes_whole_and_closed() -> None:

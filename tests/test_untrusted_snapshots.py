@@ -20,14 +20,13 @@ from hypothesis import strategies as st
 
 from runsnap.errors import SnapshotError
 from runsnap.snapshot import Snapshot, dumps, load
+from tests.conftest import run_runsnap
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def runsnap(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "runsnap", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=cwd)
+    return run_runsnap(*args, cwd=cwd, env={**os.environ, "NO_COLOR": "1"}, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from runsnap.base.cache import OwnFiles
+from runsnap.base.faults import reached
 from runsnap.base.records import FrozenRecord
 from runsnap.capturing.collect import (
     build_context,
@@ -107,6 +108,7 @@ def run(
         argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
         max_diff_bytes=max_diff_bytes, started=started,
     )
+    reached("capture.context")
     key = load_key()  # runsnap's own user and environment, as in every capture
     redactor = capture_redactor(key, ctx.cwd, redact, keep)
     tee = None
@@ -129,6 +131,7 @@ def run(
         return s if to_stdout else s.save(target)
 
     snap = save(snap)
+    reached("capture.saved")
     if on_saved is not None:
         on_saved(snap)
 
@@ -139,6 +142,7 @@ def run(
 
     def write_outcome(result: LaunchResult) -> None:
         nonlocal final
+        reached("capture.ended")
         section = outcome.build(result, tail_lines=tail)
         frame_names.annotate([section.get("traceback"), *section.get("earlier_tracebacks", ())],
                              frame_names.config_keys(snap.get("models")))

@@ -22,10 +22,10 @@ import os
 from collections.abc import Mapping
 
 from runsnap._version import __version__
+from runsnap.base.atomic import atomic_write
 from runsnap.base.paths import path_str
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import CaptureError, SnapshotError
-from runsnap.snapshot.atomic import atomic_write
 from runsnap.snapshot.codec import encode
 from runsnap.snapshot.writer import table_chunks
 
@@ -171,7 +171,7 @@ class Snapshot(FrozenRecord):
         """
         target = path_str(path)
         try:
-            atomic_write(target, dumps(self).encode("utf-8"))
+            atomic_write(target, dumps(self).encode("utf-8"), points="snapshot")
         except OSError as exc:
             raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None
         return self.replace(path=target)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from runsnap.cli.app import DIFF_FORMATS
 from runsnap.diffing import compare, compare_many
 from runsnap.render.diff import FORMATS, RENDERERS, render
+from tests.conftest import run_runsnap
 
 FLAG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 NOISE_A = {"PWD": "/a", "SHLVL": "1", "TERM": "xterm"}
@@ -171,9 +171,7 @@ def test_bad_input_is_one_line_and_status_2(cli_invoke, tmp_path, pair, monkeypa
 
 
 def run(*args: str, cwd: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RUNSNAP_FORMAT", "NO_COLOR")}
-    return subprocess.run([sys.executable, "-m", "runsnap", "diff", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_runsnap("diff", *args, cwd=cwd, timeout=120)
 
 
 def test_real_process_exit_statuses(pair, tmp_path):

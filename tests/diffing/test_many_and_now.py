@@ -89,12 +89,12 @@ def test_newest_two_in_a_folder(cap, tmp_path):
 def test_diff_with_now_through_a_real_process(tmp_path):
     """``runsnap diff A``: "will my next launch match?", answered by a fresh in-memory capture."""
     import os
-    import subprocess
     import sys
 
+    from tests.conftest import run_runsnap
+
     def runsnap(*args, **env):
-        return subprocess.run([sys.executable, "-m", "runsnap", *args], cwd=tmp_path,
-                              env={**os.environ, **env}, capture_output=True, text=True)
+        return run_runsnap(*args, cwd=tmp_path, env={**os.environ, **env})
 
     argv = ["--", sys.executable, "serve.py", "--tp", "8"]
     assert runsnap("capture", "--no-run", "-o", "last-good.toml", *argv).returncode == 0

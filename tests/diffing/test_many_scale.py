@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from runsnap.diffing.result import SnapInfo, who
 from runsnap.errors import SnapshotError
 from runsnap.render import render
 from runsnap.snapshot import Snapshot, load
+from tests.conftest import RUNSNAP
 
 LAUNCH = {"MASTER_ADDR": "10.0.0.1", "NCCL_IB_HCA": "mlx5_0", "NCCL_DEBUG": "WARN"}
 
@@ -110,7 +110,7 @@ def test_sections_shared_and_loaded_as_the_plain_loader_does(base, tmp_path):
 def test_progress_goes_to_a_terminal(base, tmp_path):
     job(base, tmp_path / "snaps", hosts=2, per_host=2)
     master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "runsnap", "diff", str(tmp_path / "snaps")],
+    proc = subprocess.Popen([*RUNSNAP, "diff", str(tmp_path / "snaps")],
                             stdout=subprocess.PIPE, stderr=slave, text=True)
     os.close(slave)
     out, _ = proc.communicate(timeout=60)
@@ -126,7 +126,7 @@ def test_progress_goes_to_a_terminal(base, tmp_path):
     os.close(master)
     assert b"runsnap: loading snapshots 4/4" in seen
     assert out.startswith("runsnap diff: 4 snapshots")
-    piped = subprocess.run([sys.executable, "-m", "runsnap", "diff", str(tmp_path / "snaps")],
+    piped = subprocess.run([*RUNSNAP, "diff", str(tmp_path / "snaps")],
                            capture_output=True, text=True)
     assert piped.stderr == ""
 

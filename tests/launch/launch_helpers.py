@@ -7,10 +7,12 @@ import sys
 import time
 from pathlib import Path
 
+from tests.conftest import RUNSNAP
+
 
 def runsnap_argv(*args: str) -> list[str]:
     """``python -m runsnap capture ARGS`` with this interpreter."""
-    return [sys.executable, "-m", "runsnap", "capture", *args]
+    return [*RUNSNAP, "capture", *args]
 
 
 #: Every runsnap :func:`start` started; the launch tests' conftest kills what is left running

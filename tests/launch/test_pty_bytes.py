@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import RUNSNAP
+
 pytestmark = pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1)")
 
 PROGRAMS = [
@@ -32,7 +34,7 @@ def _under_terminal(command: list[str], cwd: Path) -> bytes:
 def test_child_output_reaches_the_terminal_byte_for_byte(program: str, scratch: Path) -> None:
     child = [sys.executable, "-c", program]
     alone = _under_terminal(child, scratch)
-    wrapped = _under_terminal([sys.executable, "-m", "runsnap", "capture", "-o", "s.toml",
+    wrapped = _under_terminal([*RUNSNAP, "capture", "-o", "s.toml",
                                "--", *child], scratch)
     announce = b"runsnap: snapshot s.toml\r\n"
     assert wrapped.startswith(announce)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import RUNSNAP
 
 CI = Path(__file__).resolve().parents[2] / ".ci"
 
@@ -61,4 +62,4 @@ def slurm() -> Iterator[dict[str, str]]:
 
 def runsnap_argv() -> list[str]:
     """runsnap as the ranks start it."""
-    return [sys.executable, "-m", "runsnap"]
+    return list(RUNSNAP)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.conftest import run_runsnap
 
 
 @pytest.fixture(autouse=True)
@@ -32,9 +33,7 @@ def child(path: Path, body: str) -> Path:
 def runsnap(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """``python -m runsnap ARGS`` as a real process."""
-    return subprocess.run([sys.executable, "-m", "runsnap", *args], capture_output=True,
-                          text=True, env=dict(os.environ if env is None else env), cwd=cwd,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return run_runsnap(*args, env=env, cwd=cwd, timeout=timeout)
 
 
 def capture(out: Path, argv: Sequence[str], env: Mapping[str, str | None] | None = None,

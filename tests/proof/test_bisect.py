@@ -8,11 +8,11 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from runsnap.experiments.bisecting import Options
+from tests.conftest import RUNSNAP
 from tests.proof.conftest import bisect, capture, child, keys, runsnap
 
 
@@ -241,7 +241,7 @@ def test_ctrl_c_stops_the_running_trial_and_prints_the_best_so_far(tmp_path: Pat
     good = capture(tmp_path / "good.toml", ["python3", str(prog)], {"PIDS": str(pids)}, run=False)
     bad = capture(tmp_path / "bad.toml", ["python3", str(prog)],
                   {"PIDS": str(pids), "SERVER_CHUNKED_PREFILL": "0", "A": "1"}, run=False)
-    proc = subprocess.Popen([sys.executable, "-m", "runsnap", "bisect", str(good), str(bad),
+    proc = subprocess.Popen([*RUNSNAP, "bisect", str(good), str(bad),
                              "--timeout", "60", "--ready-line", "never printed"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

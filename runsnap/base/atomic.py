@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import re
 
+from runsnap.base.faults import reached
 from runsnap.base.paths import path_str
 
 __all__ = ["atomic_write"]
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, points: str = "") -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
 
     A temporary file in the same directory is written, flushed and fsynced, then renamed over
-    ``path``; the directory is fsynced so the rename survives a crash.
+    ``path``; the directory is fsynced so the rename survives a crash. ``points`` names the
+    fault points this write passes (``"snapshot"``: ``snapshot.partial``, ``.written``,
+    ``.renamed``; see :mod:`runsnap.base.faults`); by default none.
     """
     path = path_str(path)
     if write_through(path, data):
@@ -26,11 +29,21 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     fd, tmp = _create_temporary(path)
     try:
         with os.fdopen(fd, "wb") as fh:
+            if points:
+                half = len(data) // 2
+                fh.write(data[:half])
+                fh.flush()
+                reached(f"{points}.partial")
+                data = data[half:]
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644 & ~_umask())
+        if points:
+            reached(f"{points}.written")
         os.replace(tmp, path)
+        if points:
+            reached(f"{points}.renamed")
     except BaseException:
         try:
             os.unlink(tmp)

@@ -1,0 +1,68 @@
+"""Named fault points: where a test makes runsnap fail on purpose, instead of guessing a delay.
+
+runsnap calls :func:`reached` at the points where an interruption matters (a half-written
+temporary file, a file renamed but its folder not yet synced, a snapshot saved before the
+child starts, ...). Normally that is one dictionary look-up. With
+``RUNSNAP_TEST_FAULT=SPEC`` in runsnap's own environment, the point the spec names fails:
+
+``NAME``
+    runsnap kills itself with SIGKILL the first time it reaches ``NAME`` (what a power cut,
+    the OOM killer or ``kill -9`` does there);
+``NAME#N``
+    the same, the N-th time (``snapshot.renamed#2``: the rewrite with the outcome, not the first
+    save);
+``NAME=ENOSPC`` (any errno name), also with ``#N``
+    :class:`OSError` with that errno is raised there instead (a full disk, an I/O error).
+
+Several specs are separated by commas. The points are listed in :data:`POINTS`, so a test
+can ask for every one of them; a spec naming no point is an error, never silently inert.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["ENV", "POINTS", "reached"]
+
+#: The variable that arms the fault points.
+ENV = "RUNSNAP_TEST_FAULT"
+
+#: Every fault point, in the order a wrapped capture reaches them, with what holds there.
+POINTS = {
+    "capture.context": "the capture context is built; nothing is written yet",
+    "snapshot.partial": "a temporary file holds half the snapshot; the target is untouched",
+    "snapshot.written": "the temporary file is complete and synced; the target is untouched",
+    "snapshot.renamed": "the new snapshot is in place; its folder is not synced yet",
+    "capture.saved": "the snapshot is saved; the child has not started",
+    "capture.ended": "the child has ended; its outcome is not written yet",
+}
+
+_counts: dict[str, int] = {}
+
+
+def reached(name: str) -> None:
+    """Fail here if ``RUNSNAP_TEST_FAULT`` names this point (see the module docstring)."""
+    spec = os.environ.get(ENV)
+    if spec:
+        _trip(name, spec)
+
+
+def _trip(name: str, spec: str) -> None:
+    count = _counts[name] = _counts.get(name, 0) + 1
+    for one in spec.split(","):
+        where, _, action = one.strip().partition("=")
+        point, _, nth = where.partition("#")
+        if point not in POINTS:
+            raise ValueError(f"{ENV}: no fault point {point!r} (there are: {', '.join(POINTS)})")
+        if point != name or count != (int(nth) if nth else 1):
+            continue
+        if not action or action == "kill":
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
+        import errno
+
+        code = getattr(errno, action, None)
+        if not isinstance(code, int):
+            raise ValueError(f"{ENV}: {action!r} is neither 'kill' nor an errno name")
+        raise OSError(code, f"{os.strerror(code)} (fault injected at {name})")
