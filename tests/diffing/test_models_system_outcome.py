@@ -120,6 +120,33 @@ def test_host_and_kernel(cap):
     assert counted(report) == [("system", "kernel", "changed"), ("system", "host", "changed")]
 
 
+
+def test_host_facts_that_move_count_only_past_their_tolerance(cap):
+    """Two runs on one machine while memory is brought online: MemTotal and a NUMA node's total
+    move by a little, free memory by a lot; none of it is a difference. A real change of the
+    memory (16 -> 32 GiB) still is, with the NUMA node's."""
+    a = cap()
+    gib = 1 << 30
+    sys_a = {**a["system"], "memory": {**a["system"]["memory"], "total_bytes": 16 * gib,
+                                       "available_bytes": 12 * gib},
+             "numa": {"nodes": {"node0": {"cpus": "0-1", "memory_bytes": 16 * gib}}}}
+    a = a.replace(sections={**a.sections, "system": sys_a})
+
+    def with_memory(total: int, available: int, node: int):
+        sys_b = {**sys_a, "memory": {**sys_a["memory"], "total_bytes": total,
+                                     "available_bytes": available},
+                 "numa": {"nodes": {"node0": {"cpus": "0-1", "memory_bytes": node}}}}
+        return a.replace(sections={**a.sections, "system": sys_b})
+
+    onlined = with_memory(16 * gib + (200 << 20), 3 * gib, 16 * gib + (190 << 20))
+    assert counted(compare(a, onlined)) == []
+    assert [d.key for d in compare(a, onlined).differences] == []
+    doubled = with_memory(32 * gib, 12 * gib, 32 * gib)
+    assert sorted(counted(compare(a, doubled))) == [
+        ("system", "memory.total_bytes", "changed"),
+        ("system", "numa.nodes.node0.memory_bytes", "changed")]
+
+
 OUT_GOOD = {"exit_status": 0, "signal": "", "duration_s": 41.2, "first_error": "",
             "warnings": ["WARNING: draft model context length (131072) is shorter than the "
                          "target's (262144); overwriting"],

@@ -10,6 +10,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import compare_lists
+from runsnap.knowledge.drift import moved_within
 
 __all__ = ["SYSTEM_FIELDS", "compare", "score"]
 
@@ -46,7 +47,8 @@ def _gpu_models(section: Mapping[str, Any], memory: bool = True) -> list[str]:
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Host, OS, kernel, CPU, memory; GPU: availability, driver, CUDA version, model and count,
-    and which physical devices (UUIDs)."""
+    and which physical devices (UUIDs). Facts that move on their own (memory totals, free
+    memory: :mod:`runsnap.knowledge.drift`) count only past their tolerance."""
     out: list[Difference] = []
     # GPU facts read from the driver's files (no nvidia-smi) lack what only nvidia-smi says (the
     # driver's CUDA version, memory): on one side only, not knowing is not a difference.
@@ -70,7 +72,10 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
         change, ev = compare_lists([str(u) for u in ua], [str(u) for u in ub])
         out.append(Difference("system", "gpu.uuids", change, ua, ub, evidence=ev,
                               path=("system", "gpu", "uuids")))
-    return out + facts.system(a, b)  # collect_env's facts: GPU details, limits, network...
+    out += facts.system(a, b)  # collect_env's facts: GPU details, limits, network...
+    # memory totals moving by a little, free memory: recorded, a difference only past the
+    # tolerance of knowledge/host-drift.tsv
+    return [d for d in out if not moved_within(d.key, d.a, d.b)]
 
 
 #: System facts: score and reason.
