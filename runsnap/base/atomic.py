@@ -8,26 +8,28 @@ import re
 from runsnap.base.faults import reached
 from runsnap.base.paths import path_str
 
-__all__ = ["atomic_write"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["atomic_build", "atomic_write", "refuse_non_regular", "sweep_temporaries"]
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, points: str = "") -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = True,
+                 points: str = "") -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
 
-    A temporary file in the same directory is written, flushed and fsynced, then renamed over
-    ``path``; the directory is fsynced so the rename survives a crash. ``points`` names the
-    fault points this write passes (``"snapshot"``: ``snapshot.partial``, ``.written``,
-    ``.renamed``; see :mod:`runsnap.base.faults`); by default none.
+    A temporary file in the same directory is written, then renamed over ``path``. With
+    ``durable`` (the default; a cache passes False) the file is fsynced before the rename and
+    the directory after it, so the rename survives a crash. ``points`` names the fault points
+    this write passes (``"snapshot"``: ``snapshot.partial``, ``.written``, ``.renamed``; see
+    :mod:`runsnap.base.faults`); by default none. A character device or one of the process's
+    own open files (``/dev/null``, ``/dev/stdout``) is written through instead
+    (:func:`write_through`). Raises :class:`OSError`; the old file, if any, is left whole.
     """
-    path = path_str(path)
-    if write_through(path, data):
-        return
-    refuse_non_regular(path)
-    parent = os.path.dirname(path) or "."
-    os.makedirs(parent, exist_ok=True)
-    sweep_temporaries(parent)
-    fd, tmp = _create_temporary(path)
-    try:
+
+    def write(tmp: str, fd: int) -> None:
+        nonlocal data
         with os.fdopen(fd, "wb") as fh:
             if points:
                 half = len(data) // 2
@@ -37,8 +39,38 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, points: str = "")
                 data = data[half:]
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644 & ~_umask())
+            if durable:
+                os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644 & ~_umask())  # as open() would make it; the temporary is 0600
+
+    path = path_str(path)
+    if write_through(path, data):
+        return
+    _replace(path, write, durable, points)
+
+
+def atomic_build(path: str | os.PathLike[str], build: Callable[[str], None]) -> None:
+    """Make the file ``path`` with ``build(tmp)``, a program that writes a new file at the path
+    ``tmp`` beside it (a compiler's ``-o``): ``path`` appears only when ``build`` returns, whole.
+    What ``build`` raises is raised, and its temporary file removed."""
+
+    def write(tmp: str, fd: int) -> None:
+        os.close(fd)
+        build(tmp)
+
+    _replace(path_str(path), write, False, "")
+
+
+def _replace(path: str, write: Callable[[str, int], None], durable: bool, points: str) -> None:
+    """The one way runsnap replaces a file: a new temporary file beside ``path`` (swept by the
+    next writer when its process died), written by ``write(tmp, fd)``, renamed over ``path``."""
+    refuse_non_regular(path)
+    parent = os.path.dirname(path) or "."
+    os.makedirs(parent, exist_ok=True)
+    sweep_temporaries(parent)
+    fd, tmp = _create_temporary(path)
+    try:
+        write(tmp, fd)
         if points:
             reached(f"{points}.written")
         os.replace(tmp, path)
@@ -50,6 +82,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, points: str = "")
         except OSError:
             pass
         raise
+    if not durable:
+        return
     try:
         dir_fd = os.open(parent, os.O_RDONLY)
     except OSError:

@@ -1,7 +1,8 @@
-"""runsnap's on-disk caches: the package probe's answer and the sha256 of model side files.
+"""runsnap's five on-disk caches: the package probe's answer, program outputs, runsnap's own
+files, scrubbed texts and file hashes (the sha256 of model side files).
 
-Both exist for speed (runsnap sits in front of every launch) and both are checked, never
-trusted blindly, before use:
+All exist for speed (runsnap sits in front of every launch) and all are checked, never trusted
+blindly, before use:
 
 * **Probe results** are keyed by the interpreter (its path and file identity), the working
   directory and the environment variables that shape ``sys.path``. A cached answer is used
@@ -27,7 +28,9 @@ trusted blindly, before use:
   time and inode are all unchanged (the check git's index makes). The change time cannot be set
   back by tools such as ``touch``, so a rewritten file is always hashed again.
 
-``RUNSNAP_NO_CACHE=1`` turns both off; ``RUNSNAP_CACHE_DIR`` moves them (default
+Every file is replaced atomically (:func:`~runsnap.base.atomic.atomic_write`, unsynced: a cache
+lost in a crash is rebuilt). ``RUNSNAP_NO_CACHE=1`` turns them all off; ``RUNSNAP_CACHE_DIR``
+moves them (default
 ``$XDG_CACHE_HOME/runsnap``, else ``~/.cache/runsnap``). A cache that cannot be read or written
 is simply not used.
 """
@@ -37,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 
+from runsnap.base.atomic import atomic_write
 from runsnap.base.digest import sha256
 from runsnap.base.files import open_regular, read_head
 
@@ -173,20 +177,14 @@ def _write_json(path: str, data: Any) -> None:
 
 
 def _write_text(path: str, text: str) -> bool:
-    """Write ``text`` atomically (a temporary file renamed into place); whether it was written
-    (an error, or a lone surrogate no file can hold, leaves nothing)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
+    """Write ``text`` atomically (:func:`~runsnap.base.atomic.atomic_write`, not synced: a cache
+    lost in a crash is rebuilt); whether it was written (an error, or a lone surrogate no file
+    can hold, leaves nothing)."""
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        atomic_write(path, text.encode("utf-8", "surrogateescape"), durable=False)
         return True
     except (OSError, UnicodeError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return False
 
 

@@ -2,8 +2,11 @@
 
 It is compiled once, at first use, with the C compiler found on ``PATH`` (``cc``, ``gcc`` or
 ``clang``; ``CC`` overrides), under a name that carries the hash of its source and the machine,
-so an upgrade of runsnap rebuilds it: beside runsnap's files when that folder is writable (one
-build serves every user of the install), else in runsnap's cache folder. Without a compiler (a
+so an upgrade of runsnap rebuilds it, into runsnap's cache folder (``native/``; a temporary
+folder of the user's when the cache is off), never into the install: pip does not know such a
+file and its folder would outlive an uninstall. A library a packager ships in
+``probe/native/build/`` is used instead of building one. The build is written beside its final
+name and renamed into place (:func:`~runsnap.base.atomic.atomic_build`). Without a compiler (a
 pure-Python install) runsnap works as before and the snapshot says native reads were not
 observed, and why. ``RUNSNAP_NO_NATIVE=1`` turns it off.
 """
@@ -14,6 +17,7 @@ import os
 import subprocess
 import sys
 
+from runsnap.base.atomic import atomic_build
 from runsnap.base.cache import cache_dir
 from runsnap.base.digest import sha256
 from runsnap.base.programs import which
@@ -66,18 +70,22 @@ def interposer(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     cc = _compiler(env)
     if cc is None:
         return None, "no C compiler (cc, gcc or clang) to build the getenv interposer"
-    try:
-        os.makedirs(folder, exist_ok=True)
-        tmp = f"{lib}.{os.getpid()}.tmp"
+    failed: list[str] = []
+
+    def build(tmp: str) -> None:
         done = subprocess.run(
             [cc, "-shared", "-fPIC", "-O2", "-o", tmp, SOURCE, "-ldl", "-lpthread"],
             capture_output=True, text=True, timeout=60, check=False,
         )
         if done.returncode != 0:
-            first = (done.stderr.strip().splitlines() or ["no message"])[0]
-            return None, f"building the getenv interposer with {cc} failed: {first}"
-        os.replace(tmp, lib)
+            failed.append((done.stderr.strip().splitlines() or ["no message"])[0])
+            raise OSError(f"{cc} failed")
+
+    try:
+        atomic_build(lib, build)
     except (OSError, subprocess.SubprocessError) as exc:
+        if failed:
+            return None, f"building the getenv interposer with {cc} failed: {failed[0]}"
         return None, f"building the getenv interposer failed: {exc}"
     return lib, ""
 

@@ -30,6 +30,7 @@ import re
 import sys
 import zlib
 
+from runsnap.base.atomic import atomic_write
 from runsnap.base.files import open_regular, open_regular_text
 from runsnap.base.records import FrozenRecord
 
@@ -296,12 +297,9 @@ class _Index:
     def save(self) -> None:
         if not self.changed or self.path is None:
             return
-        tmp = f"{self.path}.{os.getpid()}.tmp"
+        data = json.dumps({"files": self.files, "names": self.names}, separators=(",", ":"))
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump({"files": self.files, "names": self.names}, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            atomic_write(self.path, data.encode("utf-8"), durable=False)
         except OSError:
             pass
 
