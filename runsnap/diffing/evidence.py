@@ -41,8 +41,9 @@ from typing import Any
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
 from runsnap.diffing.result import Difference
-from runsnap.diffing.runfacts import RunFacts, differential, normalize_dist, tokens
+from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
+from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import read_natively
 
 __all__ = [
@@ -124,7 +125,7 @@ def _names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
             "interpreter", "python_version", "implementation"):
         names = {d.key.replace("-", "_").lower()}
         for f in facts:
-            got = f.dists_imported().get(normalize_dist(d.key))
+            got = f.dists_imported().get(normalize_name(d.key))
             if got:
                 names.add(got[0])
         return tuple(n for n in names if len(n) >= 5 or "_" in n)
@@ -365,7 +366,7 @@ def _excerpt(text: str, word: str, width: int = 70) -> str:
 def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
                       ) -> Evidence | None:
     name = d.key.partition(".")[0]
-    norm = normalize_dist(name)
+    norm = normalize_name(name)
     dirs: list[str] = []
     imported: list[tuple[RunFacts, str, Mapping[str, Any]]] = []
     for f in runs:

@@ -8,7 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SITE", "STDLIB", "RunFacts", "differential", "failure_key", "normalize_dist", "tokens"]
+from runsnap.knowledge.packages import normalize_name
+
+__all__ = ["SITE", "STDLIB", "RunFacts", "differential", "failure_key", "tokens"]
 
 
 #: A read site's frame: ``path/file.py:LINE in FUNC``.
@@ -184,7 +186,7 @@ class RunFacts:
         for mod, table in self.modules.items():
             if isinstance(table, Mapping):
                 dist = str(table.get("dist") or mod)
-                out.setdefault(normalize_dist(dist), (str(mod), table))
+                out.setdefault(normalize_name(dist), (str(mod), table))
         return out
 
 
@@ -227,15 +229,6 @@ def _top(site: str) -> str:
     """The top-level module of a recorded frame (``wandb/sdk/x.py:3 in f`` -> ``wandb``)."""
     head = site.replace("\\", "/").lstrip("/").split("/", 1)[0].split(":", 1)[0]
     return head[:-3] if head.endswith(".py") else head
-
-
-def normalize_dist(name: str) -> str:
-    """A distribution name as PEP 503 normalises it (to match a package to an import).
-
-    >>> normalize_dist("Flash_Attn")
-    'flash-attn'
-    """
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 _TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*")

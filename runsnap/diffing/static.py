@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from runsnap.knowledge.packages import normalize_name
 
 __all__ = ["readers_of", "who_reads_for"]
 
@@ -24,7 +25,7 @@ READS = ("declaration", "read", "library")
 
 def _metadata_dir(location: str, name: str, version: str) -> str | None:
     """The ``.dist-info`` folder of ``name`` ``version`` under ``location``, if present."""
-    want = re.sub(r"[-_.]+", "_", name).lower()
+    want = normalize_name(name)
     try:
         entries = os.listdir(location)
     except OSError:
@@ -33,7 +34,7 @@ def _metadata_dir(location: str, name: str, version: str) -> str | None:
         if entry.endswith(".dist-info"):
             stem = entry[: -len(".dist-info")]
             dist, _, ver = stem.rpartition("-")
-            if re.sub(r"[-_.]+", "_", dist).lower() == want and ver == version:
+            if normalize_name(dist) == want and ver == version:
                 return entry
     return None
 

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
-from typing import Any
 
-__all__ = ["CORE_PACKAGES", "MODULE_DISTRIBUTIONS", "distribution_version", "is_core_package",
-           "normalize_name", "version_change"]
+from runsnap.knowledge import rule_lines
 
-#: Distributions at the core of serving and training stacks: their versions change kernels,
-#: defaults and supported models.
-CORE_PACKAGES = frozenset({
-    "torch", "sglang", "sgl-kernel", "vllm", "transformers", "flashinfer-python", "flashinfer",
-    "triton", "xformers", "flash-attn", "deep-gemm", "nvidia-nccl-cu12", "nvidia-nccl-cu13",
-    "nvidia-cudnn-cu12", "nvidia-cublas-cu12", "cuda-python", "accelerate", "safetensors",
-    "tokenizers", "huggingface-hub", "numpy", "jax", "jaxlib", "tensorrt", "tensorrt-llm",
-    "deepspeed", "megatron-core", "torchvision", "torchaudio",
-})
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs a capture 2-4 ms (tests/test_capture_imports.py)
+    from typing import Any
+
+__all__ = ["MODULE_DISTRIBUTIONS", "distribution_version", "is_core_package",
+           "normalize_name", "stack_packages", "version_change"]
+
+def stack_packages(tag: str) -> tuple[str, ...]:
+    """The distributions of ``stack-packages.tsv`` beside this module that carry ``tag``
+    (``core``, ``report``, ``expected``, ``summary``: the file says what each means), in the
+    file's order.
+
+    >>> stack_packages("expected")
+    ('torch', 'sglang', 'vllm', 'transformers', 'flashinfer-python', 'triton')
+    """
+    return tuple(name for name, tags in _stack_table() if tag in tags)
+
+
+@functools.lru_cache(maxsize=1)
+def _stack_table() -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple((row[0], frozenset(row[1].split(","))) for row in rule_lines("stack-packages.tsv"))
 
 
 def normalize_name(name: str) -> str:
@@ -69,7 +80,7 @@ def is_core_package(name: str) -> bool:
     (True, True)
     """
     norm = normalize_name(name)
-    return norm in CORE_PACKAGES or norm.startswith(CORE_PREFIXES)
+    return norm in stack_packages("core") or norm.startswith(CORE_PREFIXES)
 
 
 #: Name starts of the CUDA libraries' wheels (``nvidia-cusparse-cu12``, ``cuda-bindings``...).

@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 from runsnap.knowledge import rule_lines
 
-__all__ = ["Accepts", "accepted", "generic_feature", "interpreter_setting", "read_natively",
-           "rejects"]
+__all__ = ["Accepts", "accepted", "generic_feature", "interpreter_setting", "native_reader",
+           "read_natively", "rejects"]
 
 _TRUE = ("true", "1", "yes", "y")
 _FALSE = ("false", "0", "no", "n")
@@ -94,8 +94,19 @@ def rejects(name: str, value: str) -> Accepts | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _native_globs() -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(fnmatch.translate(row[0])) for row in rule_lines("env-native.tsv"))
+def _native_families() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """``env-native.tsv``, read once: (the family's glob, compiled; who reads it)."""
+    return tuple((re.compile(fnmatch.translate(row[0])), row[1])
+                 for row in rule_lines("env-native.tsv") if len(row) >= 2)
+
+
+def native_reader(name: str) -> str | None:
+    """Who reads ``name`` from native code, if a family of ``env-native.tsv`` says so.
+
+    >>> native_reader("NCCL_ALGO"), native_reader("SGLANG_ENABLE_JIT")
+    ('NCCL (libnccl.so)', None)
+    """
+    return next((who for pattern, who in _native_families() if pattern.match(name)), None)
 
 
 def read_natively(name: str) -> bool:
@@ -104,7 +115,7 @@ def read_natively(name: str) -> bool:
     >>> read_natively("NCCL_P2P_DISABLE"), read_natively("SGLANG_ENABLE_JIT")
     (True, False)
     """
-    return any(p.match(name) for p in _native_globs())
+    return native_reader(name) is not None
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,8 +13,6 @@ seam ``show``, ``diff`` and the diagnosis use).
 
 from __future__ import annotations
 
-import fnmatch
-import functools
 import os
 import re
 
@@ -179,21 +177,13 @@ def _native(env: Mapping[str, str]) -> tuple[str | None, str]:
     return interposer(env)
 
 
-@functools.lru_cache(maxsize=1)
-def _native_families() -> tuple[tuple[str, str], ...]:
-    path = os.path.join(os.path.dirname(HOOK_DIR), os.pardir, "knowledge", "env-native.tsv")
-    with open(path, encoding="utf-8") as fh:  # not importlib.resources: it imports pathlib
-        text = fh.read()
-    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
-    return tuple((r[0], r[1]) for r in rows if len(r) >= 2)
-
-
 def native_reader(name: str) -> str | None:
-    """Who reads ``name`` from native code (``NCCL_ALGO`` -> ``NCCL (libnccl.so)``), if known."""
-    for glob, who in _native_families():
-        if fnmatch.fnmatchcase(name, glob):
-            return who
-    return None
+    """Who reads ``name`` from native code (``NCCL_ALGO`` -> ``NCCL (libnccl.so)``), if known
+    (:func:`runsnap.knowledge.readers.native_reader`; imported when asked, off the capture
+    path)."""
+    from runsnap.knowledge.readers import native_reader as reader
+
+    return reader(name)
 
 
 def read_status(runtime: Mapping[str, Any] | None, name: str) -> tuple[str, str]:

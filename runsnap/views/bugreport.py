@@ -19,15 +19,11 @@ from typing import Any
 from runsnap.checks import rules as checks
 from runsnap.knowledge.env import family_of, family_owners, noise_reason
 from runsnap.knowledge.models import config_field_reason
-from runsnap.knowledge.packages import is_core_package, normalize_name
+from runsnap.knowledge.packages import is_core_package, normalize_name, stack_packages
 from runsnap.snapshot import Snapshot
 
-__all__ = ["STACK", "Block", "Part", "ReportDoc", "attach", "build"]
+__all__ = ["Block", "Part", "ReportDoc", "attach", "build"]
 
-#: Packages maintainers ask about first, in the order the facts table lists them.
-STACK = ("torch", "sglang", "sgl-kernel", "vllm", "transformers", "flashinfer-python",
-         "flashinfer", "triton", "xformers", "flash-attn", "deep-gemm", "accelerate",
-         "huggingface-hub", "tokenizers", "safetensors", "numpy", "deepspeed", "megatron-core")
 
 #: Traceback frames shown, innermost last.
 FRAMES = 8
@@ -365,15 +361,14 @@ def _facts(s: Snapshot) -> Part:
                         ("xpu_available", "torch.xpu.is_available()")):
         if isinstance(torch.get(fact), bool) and (fact == "cuda_available" or torch[fact]):
             rows.append((label, f"{torch[fact]} ({torch.get(fact + '_reason') or '?'})"))
-    stack = [n for n in STACK if n in dists]
+    stack = [n for n in stack_packages("report") if n in dists]
     stack += sorted(n for n in dists if is_core_package(n) and n not in stack
                     and not n.startswith(("nvidia-nccl", "nvidia-cuda-runtime")))
     for n in stack:
         v = dists[n]
         where = " (editable)" if v.get("editable") else ""
         rows.append((n, f"{v.get('version', '?')}{where}"))
-    missing = [n for n in ("torch", "sglang", "vllm", "transformers", "flashinfer-python",
-                           "triton") if n not in dists]
+    missing = [n for n in stack_packages("expected") if n not in dists]
     blocks = [table(("", ""), [(k, v) for k, v in rows if v], code=(1,))]
     if missing:
         blocks.append(para("Not installed: " + ", ".join(missing) + "."))

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.knowledge.packages import stack_packages
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import Snapshot, ordered_sections
 from runsnap.views.hostsummary import Groups, environment
@@ -16,7 +17,6 @@ from runsnap.views.hostsummary import Groups, environment
 __all__ = [
     "NOTABLE_LIBS",
     "NOTABLE_PREFIXES",
-    "STACK_PACKAGES",
     "Facts",
     "GitRepo",
     "Model",
@@ -33,9 +33,6 @@ NOTABLE_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "NCCL_", "CUDA_", "TORCH_", "PYT
 NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "libcuda",
                 "libnvrtc")
 
-#: Distributions whose versions a summary names first.
-STACK_PACKAGES = ("torch", "sglang", "vllm", "transformers", "flashinfer-python", "triton",
-                  "nvidia-nccl-cu12", "nvidia-nccl-cu13")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,7 +111,8 @@ class Facts:
     interpreter_reason: str
     editable: tuple[str, ...]
     stack_versions: tuple[tuple[str, str], ...]
-    """``(name, version)`` of the :data:`STACK_PACKAGES` installed."""
+    """``(name, version)`` of the stack's packages installed (``summary`` in
+    ``knowledge/stack-packages.tsv``)."""
     shadowed: int
 
     models: tuple[Model, ...]
@@ -223,7 +221,7 @@ def facts(snap: Snapshot) -> Facts:
         python_version=str(pk.get("python_version", "?")),
         interpreter_reason=str(pk.get("reason", "?")),
         editable=tuple(n for n, d in dists.items() if d.get("editable")),
-        stack_versions=tuple((n, str(dists[n].get("version", ""))) for n in STACK_PACKAGES
+        stack_versions=tuple((n, str(dists[n].get("version", ""))) for n in stack_packages("summary")
                              if n in dists),
         shadowed=len(pk.get("shadowed") or ()),
         models=tuple(_model(s, m) for s, m in models.items()),

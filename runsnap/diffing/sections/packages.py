@@ -3,7 +3,6 @@ downgraded (PEP 440), and installs that moved; scored with :mod:`runsnap.knowled
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -11,16 +10,9 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
-from runsnap.knowledge.packages import is_core_package, version_change
+from runsnap.knowledge.packages import is_core_package, normalize_name, version_change
 
 __all__ = ["compare", "score"]
-
-_NORMALIZE = re.compile(r"[-_.]+")
-
-
-def _norm(name: str) -> str:
-    return _NORMALIZE.sub("-", name).lower()
-
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """The interpreter, then distributions added / removed / upgraded / downgraded (PEP 440), and
@@ -47,8 +39,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
         change, ev = compare_lists(sa, sb)
         out.append(Difference("packages", "sys.path", change, sa, sb, evidence=ev,
                               path=("packages", "sys_path")))
-    da = {_norm(k): (k, v) for k, v in (a.get("distributions") or {}).items()}
-    db = {_norm(k): (k, v) for k, v in (b.get("distributions") or {}).items()}
+    da = {normalize_name(k): (k, v) for k, v in (a.get("distributions") or {}).items()}
+    db = {normalize_name(k): (k, v) for k, v in (b.get("distributions") or {}).items()}
     for norm, (name, x) in da.items():
         if norm not in db:
             out.append(Difference("packages", name, "removed", x.get("version"), None,
@@ -71,9 +63,9 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
             out.append(Difference("packages", name, "added", None, y.get("version"),
                                   evidence=(f"at {y.get('location', '?')}",),
                                   path=("packages", name)))
-    shadow_a = {(_norm(s.get("name", "")), s.get("location", "")): s
+    shadow_a = {(normalize_name(s.get("name", "")), s.get("location", "")): s
                 for s in a.get("shadowed") or []}
-    shadow_b = {(_norm(s.get("name", "")), s.get("location", "")): s
+    shadow_b = {(normalize_name(s.get("name", "")), s.get("location", "")): s
                 for s in b.get("shadowed") or []}
     for k, s in shadow_a.items():
         if k not in shadow_b:
