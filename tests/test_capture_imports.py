@@ -136,6 +136,7 @@ _url_pieces = st.sampled_from([*"ab/ %?#:@2fF0;=[]\\", "é", "日", "\udcff", "%
                                "%e2%82", "%zz", "%4", "localhost", "[::1]"])
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(st.lists(_url_pieces, max_size=12).map("".join))
 def test_file_urls_give_the_path_urllib_gives(tail: str) -> None:
@@ -150,6 +151,7 @@ def test_file_urls_give_the_path_urllib_gives(tail: str) -> None:
     assert pythons.file_url_path(url) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=2000)
 @given(st.binary(max_size=200), st.binary(max_size=5000))
 def test_digests_are_what_hashlib_and_hmac_give(key: bytes, msg: bytes) -> None:

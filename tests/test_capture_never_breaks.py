@@ -131,6 +131,7 @@ def test_o_dash_writes_the_snapshot_to_stdout(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- concurrency
 
+@pytest.mark.slow
 def test_concurrent_captures_with_one_label_lose_nothing(tmp_path: Path) -> None:
     """Real processes, started together, the same label in the same millisecond."""
     n = 24
@@ -186,6 +187,7 @@ def test_pid_keeps_carriage_returns(tmp_path: Path) -> None:
     assert snap["command"]["argv"][-1] == "arg\rwith cr"
 
 
+@pytest.mark.slow
 def test_first_error_is_the_one_that_arrived_first(tmp_path: Path) -> None:
     """Both streams print an error close together (50 ms apart), in either order: the first
     error is the one written first, every time. (Arrival is timed by the thread that relays
@@ -232,6 +234,7 @@ def test_every_fault_point_is_tried() -> None:
     assert {point.partition("#")[0] for point in KILLED_AT} == set(POINTS)
 
 
+@pytest.mark.slow
 def test_runsnap_killed_at_any_point_leaves_a_whole_snapshot_or_none(tmp_path: Path) -> None:
     """SIGKILL runsnap at each named point of a capture (context, save, child, rewrite): the
     snapshot is absent, the one saved before the launch, or the final one, always whole; no

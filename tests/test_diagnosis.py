@@ -11,6 +11,7 @@ from benchmarks.diagnosis import diff, rank_of, run_incident
 from benchmarks.incidents import INCIDENTS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("build", INCIDENTS, ids=lambda b: b.__name__)
 def test_the_planted_cause_ranks_first(build, tmp_path: Path) -> None:
     incident = build(tmp_path)

@@ -44,6 +44,7 @@ def _tokens(places: tuple[str, str]) -> st.SearchStrategy[str]:
     return st.sampled_from(flags + values + attached)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_command_line_the_fast_parser_takes_gets_what_click_gives(

@@ -28,6 +28,7 @@ def test_every_public_name_resolves_from_a_public_module() -> None:
         assert name in runsnap.__all__, name
 
 
+@pytest.mark.slow
 def test_the_library_gives_what_the_cli_prints(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

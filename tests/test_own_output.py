@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import git, make_repo, run_runsnap
 
 
@@ -62,6 +64,7 @@ def test_a_clean_repository_stays_clean_when_only_snapshots_are_new(tmp_path: Pa
     assert repo["untracked"] == []
 
 
+@pytest.mark.slow
 def test_the_runs_own_log_files_do_not_make_them_differ(tmp_path: Path) -> None:
     """``--log`` inside the work tree: run A's log is an untracked file when B is captured
     (and each run's own log, empty, when it is). Neither is a difference of the two runs, nor

@@ -100,6 +100,7 @@ def _mine(hits: list[Hit]) -> list[tuple[str, int | None, str]]:
     return [(h.path, h.line, h.kind) for h in hits if h.dist == "fakesgl"]
 
 
+@pytest.mark.slow
 def test_declaration_and_attribute_read_are_found(venv: Path) -> None:
     hits = who_reads(FLAG, str(venv / "bin" / "python"))
     assert _mine(hits) == [
@@ -167,6 +168,7 @@ def editable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return env, proj
 
 
+@pytest.mark.slow
 def test_an_editable_install_is_searched_in_its_checkout(editable, tmp_path, monkeypatch) -> None:
     """The checkout's files are searched (shown by their path in it), and an edit there is seen
     by the next search although the version did not change."""

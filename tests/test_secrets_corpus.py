@@ -309,6 +309,7 @@ def planted(tmp_path: Path) -> tuple[Corpus, dict[str, bytes], dict[str, str]]:
     return c, blobs, base
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_anything_runsnap_writes_or_prints(planted) -> None:  # type: ignore[no-untyped-def]
     corpus, blobs, _ = planted
     planted_by_place = {p: len(items) for p, items in corpus.by_place.items()}
@@ -464,6 +465,7 @@ def _anchored_rules() -> list[Any]:
     return [rule for rule in value_rules()[0] if rule.anchor]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", _anchored_rules(), ids=lambda r: r.id)
 def test_an_anchor_is_found_wherever_its_shape_is(rule: Any) -> None:
     """A shape without keywords runs only around its anchor's matches, so the anchor must match

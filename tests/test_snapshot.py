@@ -35,6 +35,7 @@ def roundtrip(value: Any) -> Any:
     return loads(dumps(snap)).sections["x"]["v"]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_any_json_config_round_trips(value: Any) -> None:

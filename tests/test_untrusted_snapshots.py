@@ -295,6 +295,7 @@ plans = st.tuples(
 
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@pytest.mark.slow
 @given(plan=plans)
 def test_fuzz_the_loader_with_mutated_snapshots(tmp_path: Path, plan: tuple[Any, ...]) -> None:
     kind, where, value, marker, junk, levels = plan

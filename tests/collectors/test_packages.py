@@ -152,6 +152,7 @@ def test_interpreter_falls_back_to_python_on_path(tmp_path) -> None:
     assert ctx.interpreter.reason in ("'python' on the child's PATH", "'python3' on the child's PATH")
 
 
+@pytest.mark.slow
 def test_a_real_pip_editable_install_in_a_second_venv(tmp_path) -> None:
     """End to end with pip itself: pip writes the metadata, the probe reads it."""
     env_dir = tmp_path / "pipvenv"

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_runsnap
 
 
@@ -17,6 +19,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**env, "RUNSNAP_KEY_FILE": str(tmp_path / "key"), **extra}
 
 
+@pytest.mark.slow
 def test_a_failed_run_against_an_unchanged_context_is_the_same(tmp_path: Path) -> None:
     env = _env(tmp_path)
     done = run_runsnap("capture", "-o", "run2.toml", "--", sys.executable, "-c",

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from runsnap.capturing.collectors.gpu import parse_topology
 from runsnap.diffing import compare
 from runsnap.snapshot import Snapshot, loads
@@ -219,6 +221,7 @@ def test_a_switch_spelt_another_way_is_no_difference(cap, tmp_path):
     assert [(d.a, d.b, d.score) for d in nccl] == [("1", "OFF", 72)]
 
 
+@pytest.mark.slow
 def test_what_torch_printed_names_the_build_fact_and_imports_count(tmp_path):
     """Two traced runs with torch builds that differ only in USE_NCCL (the real 2.9.0+cu128
     files; B's macros.h with NCCL off): B fails with torch's own message for that, which names

@@ -66,6 +66,7 @@ def test_odd_ones_named_by_host_and_rank(base, tmp_path):
     assert [r.odd_members for r in report.counted] == [(5,), (8, 9, 10, 11)]
 
 
+@pytest.mark.slow
 def test_output_fits_a_screen_whatever_n(base, tmp_path):
     tweak = {r: {f"APP_{r}": "x"} for r in range(0, 300, 7)}  # 43 keys, one odd rank each
     job(base, tmp_path / "snaps", hosts=30, per_host=10, tweak=tweak)
@@ -145,6 +146,7 @@ sections = st.dictionaries(st.sampled_from(["env", "git", "outcome", "zeta", "co
                                            max_size=3), max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(docs=st.lists(sections, min_size=1, max_size=4))
 def test_bulk_loader_equals_plain_loader_on_generated_snapshots(docs, tmp_path_factory):

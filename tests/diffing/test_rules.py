@@ -82,6 +82,7 @@ def _osa_reference(a: str, b: str) -> int:
     return d[-1][-1]
 
 
+@pytest.mark.slow
 def test_the_trimmed_distance_is_the_textbook_distance() -> None:
     """osa_distance trims the common prefix and suffix before its table; on names that share
     most of their letters (the case that matters) it gives the full table's answer."""

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_runsnap
 
 
@@ -32,6 +34,7 @@ def test_stat_counts_per_section(tmp_path: Path) -> None:
     assert "NCCL_ALGO" in out.stdout and "--tp" in out.stdout
 
 
+@pytest.mark.slow
 def test_quiet_prints_nothing_and_exits_with_the_answer(tmp_path: Path) -> None:
     env = _pair(tmp_path)
     differ = run_runsnap("diff", "a.toml", "b.toml", "--quiet", cwd=tmp_path, env=env)

@@ -76,6 +76,7 @@ def test_forwarded_signals_reach_the_childs_handlers(stop: str, scratch: Path) -
     assert load(scratch / "s.toml")["outcome"]["exit_status"] == 40 + number
 
 
+@pytest.mark.slow
 def test_a_child_that_ignores_sigterm_is_not_abandoned(scratch: Path) -> None:
     proc = start("-o", "s.toml", "--", *signal_child(scratch, "none"))
     wait_for(scratch / "ready")

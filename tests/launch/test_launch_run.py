@@ -24,6 +24,7 @@ def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None =
     return launch.run(LaunchSpec.of(argv, env=env, cwd=cwd), **kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_every_exit_status_is_preserved() -> None:
     for code in range(256):
         result = run(["/bin/sh", "-c", f"exit {code}"])

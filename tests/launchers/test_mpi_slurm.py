@@ -55,12 +55,14 @@ def _check_job(out: Path, name: str) -> None:
     assert f"        {HOST} rank 2 has mlx5_1\n        the other 3 have mlx5_0\n" in diff.stdout
 
 
+@pytest.mark.slow
 def test_mpirun_ranks(mpirun, tmp_path):
     done = _ranks([*mpirun, "-np", "4"], tmp_path / "snaps", MPI_ROOT)
     assert done.returncode == 0, done.stderr
     _check_job(tmp_path / "snaps", "openmpi")
 
 
+@pytest.mark.slow
 def test_srun_ranks(slurm, tmp_path):
     done = _ranks(["srun", "-n", "4", "--overcommit", "-t", "5"], tmp_path / "snaps", slurm)
     assert done.returncode == 0, done.stderr

@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from runsnap.experiments.bisecting import Options
 from tests.conftest import RUNSNAP
 from tests.proof.conftest import bisect, capture, child, keys, runsnap
@@ -20,6 +22,7 @@ def _knobs(value: str, n: int = 30) -> dict[str, str | None]:
     return {f"KNOB_{i:02d}": value for i in range(1, n + 1)}
 
 
+@pytest.mark.slow
 def test_one_variable_among_30_found_in_about_2_log2_n_trials(tmp_path: Path) -> None:
     # Every knob is read, so the diff's ranking cannot single one out: the search does it.
     prog = child(tmp_path / "launch.py",
@@ -47,6 +50,7 @@ def test_one_variable_among_30_found_in_about_2_log2_n_trials(tmp_path: Path) ->
     assert "trial 1: 30 of 30 applied: bad" in proc.stderr  # progress on stderr
 
 
+@pytest.mark.slow
 def test_two_variables_needed_together_are_found_as_a_pair(tmp_path: Path) -> None:
     prog = child(tmp_path / "launch.py",
                  "e = os.environ\n"
@@ -60,6 +64,7 @@ def test_two_variables_needed_together_are_found_as_a_pair(tmp_path: Path) -> No
     assert answer["message"].startswith("cause found: 2 changes acting together")
 
 
+@pytest.mark.slow
 def test_a_command_line_option_among_options_and_variables(tmp_path: Path) -> None:
     prog = child(tmp_path / "server.py",
                  "import argparse\np = argparse.ArgumentParser()\n"
@@ -81,6 +86,7 @@ def test_a_command_line_option_among_options_and_variables(tmp_path: Path) -> No
     assert lines[4].startswith("Re-checked: bad again with it applied (trials ")
 
 
+@pytest.mark.slow
 def test_a_config_json_field_edited_in_place(tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
@@ -137,6 +143,7 @@ def _all_gone(pids: Path) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_a_server_that_keeps_running_when_good(tmp_path: Path) -> None:
     prog = _server(tmp_path)
     pids = tmp_path / "pids"
@@ -166,6 +173,7 @@ def test_a_server_that_keeps_running_when_good(tmp_path: Path) -> None:
     assert _all_gone(pids)
 
 
+@pytest.mark.slow
 def test_a_flaky_launch_yields_no_false_cause(tmp_path: Path) -> None:
     # Fails every other run, whatever its environment: any cause would be a false one.
     prog = child(tmp_path / "flaky.py",
@@ -185,6 +193,7 @@ def test_a_flaky_launch_yields_no_false_cause(tmp_path: Path) -> None:
     assert answer["runs"][0]["verdict"] == "bad" and len(answer["runs"]) > 2
 
 
+@pytest.mark.slow
 def test_path_list_entries_are_tried_one_by_one(tmp_path: Path) -> None:
     prog = child(tmp_path / "launch.py",
                  "if '/opt/src/sglang' in os.environ['PLUGIN_PATH'].split(':'):\n"
@@ -200,6 +209,7 @@ def test_path_list_entries_are_tried_one_by_one(tmp_path: Path) -> None:
                                 "a": None, "b": "/opt/src/sglang"}]
 
 
+@pytest.mark.slow
 def test_refuses_unapplicable_differences_unless_forced(tmp_path: Path) -> None:
     prog = child(tmp_path / "a.py", "sys.exit(1 if os.environ.get('X') == '2' else 0)\n")
     other = child(tmp_path / "b.py", "sys.exit(1)\n")
@@ -214,6 +224,7 @@ def test_refuses_unapplicable_differences_unless_forced(tmp_path: Path) -> None:
     assert keys(answer["cause"]) == ["env X"]
 
 
+@pytest.mark.slow
 def test_dry_run_and_max_trials(tmp_path: Path) -> None:
     prog = child(tmp_path / "launch.py", "sys.exit(3 if os.environ.get('KNOB_05') == 'b' else 0)\n")
     good = capture(tmp_path / "good.toml", ["python3", str(prog)], _knobs("a", 8))
@@ -255,6 +266,7 @@ def test_ctrl_c_stops_the_running_trial_and_prints_the_best_so_far(tmp_path: Pat
     assert _all_gone(pids)
 
 
+@pytest.mark.slow
 def test_a_test_command_decides_when_both_runs_exit_0(tmp_path: Path) -> None:
     prog = child(tmp_path / "batch.py",
                  "scale = 2 if os.environ.get('KERNEL') == 'fused' else 1\n"
@@ -273,6 +285,7 @@ def test_a_test_command_decides_when_both_runs_exit_0(tmp_path: Path) -> None:
     assert {r["why"] for r in answer["runs"]} == {"--test exited 0", "--test exited 1"}
 
 
+@pytest.mark.slow
 def test_ready_url_says_when_a_server_is_up(tmp_path: Path) -> None:
     import socket
 
@@ -304,6 +317,7 @@ def test_ready_url_says_when_a_server_is_up(tmp_path: Path) -> None:
     assert "--test exited 0" in {r["why"] for r in answer["runs"]}
 
 
+@pytest.mark.slow
 def test_another_commit_blocks_unless_forced_and_is_listed_as_skipped(tmp_path: Path) -> None:
     from tests.conftest import git, make_repo
 
@@ -326,6 +340,7 @@ def test_another_commit_blocks_unless_forced_and_is_listed_as_skipped(tmp_path: 
     assert blocking and blocking[0]["section"] == "git" and "commit" in blocking[0]["why"]
 
 
+@pytest.mark.slow
 def test_secrets_are_restored_or_skipped_and_never_written(tmp_path: Path) -> None:
     good_token, bad_token = "hf_" + "G" * 34, "hf_" + "B" * 34
     prog = child(tmp_path / "launch.py",
@@ -350,6 +365,7 @@ def test_secrets_are_restored_or_skipped_and_never_written(tmp_path: Path) -> No
     assert missing.returncode == 2 and "HF_TOKEN" in missing.stderr
 
 
+@pytest.mark.slow
 def test_the_text_answer_fits_the_terminal(tmp_path: Path) -> None:
     """The answer a person reads wraps to the terminal's width (each line under its own
     indent); piped without COLUMNS it keeps whole lines."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, asset
 from tests.proof.conftest import capture, runsnap
 
@@ -34,6 +36,7 @@ def _timeless(line: str) -> str:
     return re.sub(r"\(\d+\.\ds\)$", "(S)", line)
 
 
+@pytest.mark.slow
 def test_the_demo_incident_is_bisected_to_the_flag_alone(tmp_path: Path) -> None:
     good = capture(tmp_path / "good.toml", _demo("2"), GOOD_ENV)
     bad = capture(tmp_path / "bad.toml", _demo("3"), BAD_ENV)

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from runsnap.experiments.replaying import restore
 from runsnap.snapshot import load
 from tests.conftest import git, make_repo
@@ -60,6 +62,7 @@ def test_extra_arguments_are_appended(tmp_path: Path) -> None:
     assert json.loads(proc.stdout.splitlines()[0]) == {"A": "x", "B": "y"}
 
 
+@pytest.mark.slow
 def test_a_secret_is_taken_from_here_only_when_its_fingerprint_matches(tmp_path: Path) -> None:
     prog = _printer(tmp_path)
     original = capture(tmp_path / "orig.toml", ["python3", str(prog), "HF_TOKEN"],

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from runsnap.redact import is_fingerprint
 from tests.tracing.conftest import child_env
 
@@ -133,6 +135,7 @@ def test_existing_sitecustomize_still_runs_and_is_traced(traced, tmp_path: Path)
     assert rt["modules"]["sitecustomize"]["origin"] == "pythonpath"
 
 
+@pytest.mark.slow
 def test_multiprocessing_fork_and_spawn_workers(traced) -> None:
     for method in ("fork", "spawn", "forkserver"):
         record, rt, out = traced(f"""
