@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["is_python_name", "looks_like_option", "parse_options", "positionals"]
+__all__ = ["is_python_name", "looks_like_option", "parse_options", "positional_indexes", "positionals"]
 
 _PYTHON_NAME = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:\.exe)?$")
 
@@ -100,17 +100,27 @@ def positionals(argv: Sequence[str]) -> list[str]:
     >>> positionals(["python", "-m", "srv", "--tp", "8", "--flag", "--x=1", "--", "--y"])
     ['python', '-m', 'srv', '--', '--y']
     """
-    out: list[str] = []
+    return [argv[i] for i in positional_indexes(argv)]
+
+
+def positional_indexes(argv: Sequence[str]) -> list[int]:
+    """Where the words of :func:`positionals` stand in ``argv`` (replay and bisect change the
+    N-th positional word the diff counted in place).
+
+    >>> positional_indexes(["python", "-m", "srv", "--tp", "8", "--", "--y"])
+    [0, 1, 2, 5, 6]
+    """
+    out: list[int] = []
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == "--" and i > 0:
-            out += argv[i:]
+            out += range(i, len(argv))
             break
         if i > 0 and arg.startswith("--") and looks_like_option(arg):
             if "=" not in arg and i + 1 < len(argv) and not looks_like_option(argv[i + 1]):
                 i += 1
         else:
-            out.append(arg)
+            out.append(i)
         i += 1
     return out

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["LAUNCHERS", "PLACEHOLDERS", "claim", "detect", "fill", "identity", "values_for"]
+__all__ = ["LAUNCHERS", "PLACEHOLDERS", "claim", "detect", "file_stamp", "fill", "identity", "short_host",
+           "values_for"]
 
 #: Launchers, innermost first: name, the variable whose presence says it started this
 #: process, then the variables giving rank, local rank, world size, local world size, node
@@ -143,18 +144,35 @@ def values_for(launcher: Mapping[str, Any] | None, *, host: str, time: str, labe
                ) -> dict[str, str]:
     """What each placeholder stands for in this process (outside a launcher: rank 0 of 1)."""
     lz = launcher or {}
-    stamp = time.replace("-", "").replace(":", "").replace("+0000", "Z")
     return {
-        "host": host.split(".", 1)[0],
+        "host": short_host(host),
         "rank": str(lz.get("rank", 0)),
         "local_rank": str(lz.get("local_rank", 0)),
         "world_size": str(lz.get("world_size", 1)),
         "node_rank": str(lz.get("node_rank", 0)),
         "job": str(lz.get("job", "local")),
-        "time": stamp,
+        "time": file_stamp(time),
         "label": label,
         "pid": str(os.getpid()),
     }
+
+
+def file_stamp(time: str) -> str:
+    """A capture time as file names carry it: no ``-`` or ``:``, UTC as ``Z``.
+
+    >>> file_stamp("2026-11-29T16:14:35.123+0000")
+    '20261129T161435.123Z'
+    """
+    return time.replace("-", "").replace(":", "").replace("+0000", "Z")
+
+
+def short_host(host: str) -> str:
+    """A host name without its domain, as file names carry it.
+
+    >>> short_host("node7.cluster.example")
+    'node7'
+    """
+    return host.split(".", 1)[0]
 
 
 def _safe(value: str) -> str:

@@ -7,6 +7,7 @@ import os
 import re
 
 from runsnap.base.paths import current_dir, path_str
+from runsnap.capturing.naming import file_stamp, short_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,12 +26,11 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     ...     "label": "good run"}, sections={}), "/w")
     '/w/.runsnap/20261129T161435.123Z-good-run.toml'
     """
-    stamp = str(snapshot.meta.get("captured_at", ""))
-    stamp = stamp.replace("-", "").replace(":", "").replace("+0000", "Z")
+    stamp = file_stamp(str(snapshot.meta.get("captured_at", "")))
     name = run_name(snapshot)
     launcher = snapshot.meta.get("launcher")
     if isinstance(launcher, dict) and "rank" in launcher:  # ranks start in the same instant
-        name += f"-{str(snapshot.meta.get('host', '')).split('.', 1)[0]}-rank{launcher['rank']}"
+        name += f"-{short_host(str(snapshot.meta.get('host', '')))}-rank{launcher['rank']}"
     base = os.fspath(cwd) if cwd is not None else current_dir()
     return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
 

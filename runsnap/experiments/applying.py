@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from runsnap.base.argv import is_python_name, looks_like_option, positionals
+from runsnap.base.argv import is_python_name, looks_like_option, positional_indexes, positionals
 from runsnap.knowledge.env import list_separator, split_list
 
 if TYPE_CHECKING:
@@ -432,19 +432,7 @@ def set_option(argv: Sequence[str], name: str, value: Any) -> list[str]:
 def set_positional(argv: Sequence[str], index: int, value: Any) -> list[str]:
     """``argv`` with its ``index``-th positional argument (long options and their values left
     out, as the diff counts them) replaced by ``value``."""
-    slots: list[int] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--" and i > 0:
-            slots += range(i, len(argv))
-            break
-        if i > 0 and arg.startswith("--") and len(arg) > 2:
-            if "=" not in arg and i + 1 < len(argv) and not looks_like_option(argv[i + 1]):
-                i += 1
-        else:
-            slots.append(i)
-        i += 1
+    slots = positional_indexes(argv)
     if index >= len(slots):
         return list(argv)
     return _set_index(argv, slots[index], value)

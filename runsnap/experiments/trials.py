@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from runsnap.errors import UsageError
+from runsnap.launch.signals import escalate
 
 if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
@@ -148,19 +149,8 @@ def _url_ready(url: str) -> bool:
 def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
     """Stop a trial's runsnap (which passes the signals on to the program): SIGTERM, again
     after ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
-                      (signal.SIGKILL, 5.0)):
-        if proc.poll() is not None:
-            return
-        try:
-            proc.send_signal(sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    escalate(proc, ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
+                    (signal.SIGKILL, 5.0)))
 
 
 def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any,

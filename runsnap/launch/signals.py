@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from runsnap.launch.relay import Relay
 
 __all__ = ["DEFAULT_KILL_GRACE", "FORWARDED_SIGNALS", "STOP_SIGNALS", "SignalGuard",
-           "reap_forcefully"]
+           "escalate", "reap_forcefully"]
 
 #: Signals that reach the child when sent to runsnap.
 FORWARDED_SIGNALS = (
@@ -170,16 +170,28 @@ class _Waiter:
                 _say(f"asked to stop a third time: sent SIGKILL to {self.pid}")
 
 
+def escalate(proc: subprocess.Popen[bytes], steps: Sequence[tuple[int, float | None]]) -> None:
+    """Stop ``proc`` in steps: each ``(signal, seconds)`` is sent, then waited for that long
+    (None: until it ends), until the process has ended and is reaped. A process already gone
+    is left alone; the last step should be SIGKILL."""
+    for sig, wait in steps:
+        if proc.poll() is not None:
+            return
+        try:
+            proc.send_signal(sig)
+        except OSError:  # gone (ProcessLookupError), or no longer ours
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def reap_forcefully(proc: subprocess.Popen[bytes]) -> None:
-    """Stop and reap a child that runsnap itself failed to wait for (no orphan is left)."""
-    try:
-        proc.terminate()
-        proc.wait(DEFAULT_KILL_GRACE)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    except OSError:
-        pass
+    """Stop and reap a child that runsnap itself failed to wait for (no orphan is left):
+    SIGTERM, SIGKILL after :data:`DEFAULT_KILL_GRACE` seconds."""
+    escalate(proc, ((signal.SIGTERM, DEFAULT_KILL_GRACE), (signal.SIGKILL, None)))
 
 
 def _kill(pid: int, sig: int) -> None:
