@@ -19,67 +19,9 @@ from typing import Any
 from runsnap.diffing.result import Difference
 from runsnap.diffing.walk import dotted, locator, walk
 from runsnap.knowledge import torchbuild
+from runsnap.knowledge.factscores import fact_names, fact_rule
 
 __all__ = ["packages", "score", "system"]
-
-#: Per-device GPU fields and what another value means.
-_GPU_FIELDS = {
-    "compute_capability": (72, "another GPU architecture (compute capability): kernels are "
-                               "built and chosen per architecture"),
-    "mig_mode": (66, "MIG mode differs: a partitioned GPU has a fraction of its memory and SMs"),
-    "ecc_mode": (40, "ECC mode differs: it changes usable memory and bandwidth"),
-    "power_limit_w": (45, "another power limit: clocks, and speed, follow it"),
-    "max_sm_clock_mhz": (35, "another maximum SM clock"),
-    "max_memory_clock_mhz": (35, "another maximum memory clock"),
-    "persistence_mode": (30, "persistence mode differs: start-up time and first-call latency"),
-    "pcie_gen_max": (35, "another PCIe generation: host-device copies run at another speed"),
-    "pcie_width_max": (35, "another PCIe link width: host-device copies run at another speed"),
-}
-#: Library family -> score and why another version of it matters.
-_LIBRARIES = {
-    "cuda-runtime": (70, "another CUDA runtime: it matters to every GPU library"),
-    "nccl": (70, "another NCCL: collectives (all-reduce, all-gather) change"),
-    "cudnn": (66, "another cuDNN: convolution and attention kernels change"),
-    "cublas": (62, "another cuBLAS: matrix multiplications change"),
-    "nvshmem": (62, "another NVSHMEM: expert-parallel communication changes"),
-    "rccl": (70, "another RCCL: collectives change"),
-    "hip": (70, "another HIP runtime: it matters to every GPU library"),
-    "miopen": (62, "another MIOpen"),
-}
-#: Build fields of the engines and what another value means.
-_BUILD_FIELDS = {
-    "cuda": (74, "built for another CUDA version"),
-    "hip": (74, "built for another ROCm (HIP) version"),
-    "built_for": (74, "built for another accelerator"),
-    "version": (66, "another build (the version the package's own files give)"),
-    "debug": (60, "a debug build in one run only"),
-    "git_version": (58, "built from another commit"),
-    "architectures": (60, "built for other GPU architectures"),
-    "native": (50, "other native extensions"),
-    "built_with": (56, "built against another CUDA or torch"),
-    "bundled_libraries": (60, "other libraries bundled in torch/lib"),
-    "backends": (40, "other compiler backends"),
-}
-_LIMITS = {
-    "memlock": (62, "NCCL over InfiniBand/RoCE and RDMA register (lock) memory: a small limit "
-                    "makes them fail or fall back to slower paths"),
-    "nofile": (45, "servers and NCCL open many files and sockets"),
-    "nproc": (35, "worker processes and threads count against it"),
-    "stack": (25, "deep recursion and some compilers need stack"),
-    "core": (5, "only decides whether a crash leaves a core file"),
-    "as": (45, "a cap on address space breaks GPU runtimes that reserve large ranges"),
-}
-_TOOLS = {
-    "nvcc": (55, "another nvcc: kernels built at run time (FlashInfer, DeepGEMM, torch "
-                 "extensions) compile differently"),
-    "cc": (42, "another C compiler: Triton and JIT extensions build with it"),
-    "cxx": (42, "another C++ compiler: torch extensions build with it"),
-    "gcc": (40, "another gcc: JIT-built extensions compile differently"),
-    "clang": (30, "another clang"),
-    "ninja": (20, "another ninja"),
-    "cmake": (20, "another cmake"),
-}
-
 
 def _part(a: Mapping[str, Any], b: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
     """Both sides of a part, or None when one snapshot did not record it."""
@@ -107,7 +49,7 @@ def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
     da, db = ga.get("devices") or [], gb.get("devices") or []
     # the driver's files (``source``) know none of nvidia-smi's device details or topology
     same_source = ga.get("source") == gb.get("source")
-    for field in _GPU_FIELDS if same_source else ():
+    for field in fact_names("gpu") if same_source else ():
         va = [d.get(field) for d in da if isinstance(d, Mapping)]
         vb = [d.get(field) for d in db if isinstance(d, Mapping)]
         if not any(v is not None for v in va + vb) or va == vb:
@@ -216,7 +158,7 @@ def _network(na: Mapping[str, Any], nb: Mapping[str, Any]) -> list[Difference]:
 
 def _toolchain(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> list[Difference]:
     out: list[Difference] = []
-    for tool in _TOOLS:
+    for tool in fact_names("tool"):
         x, y = ta.get(tool) or {}, tb.get(tool) or {}
         vx = x.get("version") if x.get("found") else "not found"
         vy = y.get("version") if y.get("found") else "not found"
@@ -347,91 +289,93 @@ def _lower(d: Difference) -> bool:
 
 
 def score(d: Difference) -> tuple[int, str] | None:
-    """(score, reason) for a difference of the facts above; None for any other difference."""
-    key = d.key
-    head, _, rest = key.partition(".")
+    """(score, reason) for a difference of the facts above; None for any other difference.
+    The scores and reasons are data (``knowledge/fact-scores.tsv``); this says which rule a
+    difference falls under."""
+    head, _, rest = d.key.partition(".")
     if d.section == "packages":
-        if head == "builds":
-            name, _, field = rest.partition(".")
-            if not field:
-                return 60, f"{name} is importable in one run only"
-            if name == "torch" and (known := torchbuild.score(field, d.a, d.b)):
-                return known
-            base = field.split(".")[0].split("[")[0]
-            s, why = _BUILD_FIELDS.get(base, (45, "another build detail"))
-            return s, f"{name} {why}"
-        if head == "libraries":
-            family, _, sub = rest.partition(".")
-            s, why = _LIBRARIES.get(family, (50, f"another {family} library"))
-            if sub == "source":
-                return s - 8, f"{family} is loaded from elsewhere; {why.split(': ', 1)[-1]}"
-            return s, why
-        if head == "conda":
-            return (50 if not rest.endswith(".build") else 35,
-                    "another conda package: pip does not see it, the program may load it")
-        return None
+        return _package_score(d, head, rest)
     if d.section != "system":
         return None
     if head == "gpu":
-        if rest == "topology":
-            return 60, ("another GPU/NIC topology: NCCL builds its rings and trees and picks "
-                        "its NICs from it")
-        if rest.startswith("amd"):
-            return 66, "another AMD GPU or driver"
-        return _GPU_FIELDS.get(rest)
+        if rest == "topology" or rest.startswith("amd"):
+            return fact_rule("fact", "gpu.topology" if rest == "topology" else "gpu.amd")
+        return fact_rule("gpu", rest)
     if head == "limits":
-        name = rest.split(".")[0]
-        s, why = _LIMITS.get(name, (30, "another resource limit"))
-        if rest.endswith(".hard"):
-            return max(5, s - 20), f"another hard limit of {name}: {why}"
-        if _lower(d):
-            return s, f"a lower {name} limit in B: {why}"
-        return max(5, s - 25), f"a higher {name} limit in B: {why}"
-    if head == "cgroup":
-        if rest in ("cpu_limit", "cpuset"):
-            return 45, "another CPU budget of the container: thread pools size themselves by it"
-        if rest.startswith("memory"):
-            return 48, "another memory limit of the container: over it the process is killed"
-        return 25, "another control group setting"
-    if head == "network":
-        if rest.startswith("interfaces"):
-            if rest.endswith(".state") or d.change in ("added", "removed"):
-                return 55, ("a network interface is up in one run only: NCCL_SOCKET_IFNAME and "
-                            "NCCL's bootstrap choose among the interfaces that are up")
-            if rest.endswith(".mtu"):
-                return 40, "another MTU: large transfers split and perform differently"
-            return 25, "another network interface detail"
-        if rest == "infiniband" or rest.endswith(".state") or rest.endswith(".phys_state"):
-            return 62, ("another set of usable RDMA devices or ports: NCCL_IB_HCA selects from "
-                        "them and NCCL falls back to sockets without one")
-        if rest.startswith("infiniband"):
-            return 45, "another RDMA port rate, link layer or firmware"
-        if rest == "peer_memory":
-            return 58, ("GPUDirect RDMA (nvidia_peermem) in one run only: NCCL over InfiniBand "
-                        "copies through host memory without it")
-        return 25, "other kernel modules loaded"
-    if head == "cpu":
-        if rest == "flags":
-            return 45, "another CPU instruction set (AVX-512, AMX): CPU kernels pick paths by it"
-        if rest.startswith("vulnerabilities") or rest == "microcode":
-            return 8, "noise-level: CPU mitigations or microcode"
-        if rest.startswith(("sockets", "threads_per_core", "smt")):
-            return 35, "another CPU layout (sockets or SMT)"
-        return 25, "another CPU detail"
-    if head == "numa":
-        return 40, "another NUMA layout: GPU and NIC affinity and memory placement follow it"
-    if head == "memory":
-        return 30, "another huge page or swap setting"
+        return _limit_score(d, rest)
     if head == "toolchain":
         tool = rest.split(".")[0]
-        if tool in _TOOLS:
-            return _TOOLS[tool]
-        if tool == "cuda_home":
-            return 50, "another CUDA_HOME: extensions built at run time use its nvcc and headers"
-        if tool == "libc":
-            return 45, "another C library"
         if tool in ("ldconfig", "ld_library_path"):
-            first = "comes first" if tool == "ld_library_path" else "is found by the loader"
-            return (60 if tool == "ld_library_path" else 52,
-                    f"another copy of {rest.partition('.')[2]} {first}: the program may load it")
+            s, why = _fact(f"toolchain.{tool}")
+            return s, why.replace("{soname}", rest.partition(".")[2])
+        return fact_rule("tool", tool) or fact_rule("fact", f"toolchain.{tool}")
+    if head in ("cgroup", "network", "cpu", "numa", "memory"):
+        return _fact(_system_rule(head, rest, d.change))
+    return None
+
+
+def _fact(name: str) -> tuple[int, str]:
+    rule = fact_rule("fact", name)
+    assert rule is not None, f"fact-scores.tsv has no rule fact {name}"
+    return rule
+
+
+def _system_rule(head: str, rest: str, change: str) -> str:
+    """The ``fact`` rule of a ``[system]`` difference under cgroup, network, cpu, numa or
+    memory: the name its line in ``fact-scores.tsv`` has."""
+    if head == "cgroup":
+        return ("cgroup.cpu" if rest in ("cpu_limit", "cpuset") else
+                "cgroup.memory" if rest.startswith("memory") else "cgroup")
+    if head == "network":
+        if rest.startswith("interfaces"):
+            if rest.endswith(".state") or change in ("added", "removed"):
+                return "network.interface.up"
+            return "network.interface.mtu" if rest.endswith(".mtu") else "network.interface"
+        if rest == "infiniband" or rest.endswith((".state", ".phys_state")):
+            return "network.rdma"
+        if rest.startswith("infiniband"):
+            return "network.rdma.port"
+        return "network.peer_memory" if rest == "peer_memory" else "network.modules"
+    if head == "cpu":
+        if rest == "flags":
+            return "cpu.flags"
+        if rest.startswith("vulnerabilities") or rest == "microcode":
+            return "cpu.mitigations"
+        return "cpu.layout" if rest.startswith(("sockets", "threads_per_core", "smt")) else "cpu"
+    return "numa" if head == "numa" else "memory"
+
+
+def _limit_score(d: Difference, rest: str) -> tuple[int, str]:
+    """A lower limit in B scores the limit's rule; a higher one 25 less, a hard limit 20 less
+    (never under 5)."""
+    name = rest.split(".")[0]
+    s, why = fact_rule("limit", name, default=True) or (30, "")
+    if rest.endswith(".hard"):
+        return max(5, s - 20), f"another hard limit of {name}: {why}"
+    if _lower(d):
+        return s, f"a lower {name} limit in B: {why}"
+    return max(5, s - 25), f"a higher {name} limit in B: {why}"
+
+
+def _package_score(d: Difference, head: str, rest: str) -> tuple[int, str] | None:
+    """Engine builds, CUDA/ROCm libraries and conda packages."""
+    if head == "builds":
+        name, _, field = rest.partition(".")
+        if not field:
+            s, why = fact_rule("build", "importable") or (60, "")
+            return s, f"{name} {why}"
+        if name == "torch" and (known := torchbuild.score(field, d.a, d.b)):
+            return known
+        base = field.split(".")[0].split("[")[0]
+        s, why = fact_rule("build", base, default=True) or (45, "")
+        return s, f"{name} {why}"
+    if head == "libraries":
+        family, _, sub = rest.partition(".")
+        s, why = fact_rule("library", family, default=True) or (50, "")
+        why = why.replace("{family}", family)
+        if sub == "source":
+            return s - 8, f"{family} is loaded from elsewhere; {why.split(': ', 1)[-1]}"
+        return s, why
+    if head == "conda":
+        return fact_rule("conda", "build" if rest.endswith(".build") else "version")
     return None
