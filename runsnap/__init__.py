@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from runsnap.experiments.bisecting import bisect
     from runsnap.render import FORMATS, render_json, render_markdown, render_text
     from runsnap.snapshot import SCHEMA_VERSION, Snapshot
-    from runsnap.snapshot.store import Entry, list_snapshots, load
+    from runsnap.snapshot.store import Entry, list_snapshots
     from runsnap.views.compare import diff
+    from runsnap.views.names import load
 
 __all__ = [
     "FORMATS",
@@ -68,7 +69,7 @@ _LAZY = {
     "Report": "runsnap.diffing",
     "capture_pid": "runsnap.capturing",
     "run": "runsnap.capturing",
-    "load": "runsnap.snapshot.store",
+    "load": "runsnap.views.names",
     "list_snapshots": "runsnap.snapshot.store",
     "Entry": "runsnap.snapshot.store",
     "FORMATS": "runsnap.render",

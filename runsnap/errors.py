@@ -11,6 +11,7 @@ __all__ = [
     "ProcessError",
     "RunsnapError",
     "SnapshotError",
+    "TrackerError",
     "UsageError",
 ]
 
@@ -36,3 +37,8 @@ class CaptureError(RunsnapError):
 
 class ProcessError(RunsnapError):
     """A running process named with ``--pid`` does not exist or cannot be read."""
+
+
+class TrackerError(RunsnapError):
+    """An experiment tracker (MLflow, W&B) did not answer, refused, or holds no snapshot for the
+    run named."""

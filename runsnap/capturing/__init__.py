@@ -17,6 +17,7 @@ from runsnap.capturing.collect import (
     capture,
     capture_pid,
     snapshot_from_context,
+    with_meta,
     with_section,
 )
 from runsnap.capturing.output import GITIGNORE, default_output, ensure_snapshot_dir, resolve_output
@@ -34,5 +35,6 @@ __all__ = [
     "resolve_output",
     "run",
     "snapshot_from_context",
+    "with_meta",
     "with_section",
 ]

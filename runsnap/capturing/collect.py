@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["build_context", "capture", "capture_pid", "capture_redactor", "snapshot_from_context",
-           "with_section"]
+           "with_meta", "with_section"]
 
 def build_context(
     argv: Sequence[str] = (),
@@ -244,6 +244,17 @@ def with_section(
     if redactor.redacted:
         meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
     return snapshot.replace(meta=meta, sections={**snapshot.sections, **others, name: clean})
+
+
+def with_meta(snapshot: Snapshot, extra: Mapping[str, Any], redactor: Redactor) -> Snapshot:
+    """``snapshot`` with the entries ``extra`` added to (or replacing) its ``[meta]``, after the
+    same redaction as every section; what was redacted joins ``meta.redacted``."""
+    redactor.redacted = []
+    clean = redactor.sections({"meta": dict(extra)})["meta"]
+    meta = {**snapshot.meta, **clean}
+    if redactor.redacted:
+        meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
+    return snapshot.replace(meta=meta)
 
 
 def _launcher(env: Mapping[str, str]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from runsnap.capturing.collect import (
     build_context,
     capture_redactor,
     snapshot_from_context,
+    with_meta,
     with_section,
 )
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
@@ -23,9 +24,18 @@ from runsnap.snapshot import Snapshot
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
+    from typing import Any, Protocol
 
     from runsnap.launch import LaunchResult, LaunchSpec
+
+    class Companion(Protocol):
+        """Something that goes with a run (an experiment tracker's run: runsnap.track)."""
+
+        def launch_env(self) -> Mapping[str, str]:
+            """Variables the launch gets (never [env]); called right before the launch."""
+
+        def meta(self) -> Mapping[str, Any]:
+            """Entries joining [meta] when the outcome is written (redacted like the rest)."""
 
 __all__ = ["RunRecord", "launch_spec", "run"]
 
@@ -80,6 +90,7 @@ def run(
     keep: Sequence[str] = (),
     trace: bool = True,
     started: Mapping[str, Any] | None = None,
+    companion: Companion | None = None,
 ) -> RunRecord:
     """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
 
@@ -89,7 +100,9 @@ def run(
     seconds after which the child is stopped (its outcome then says ``timed_out``). With
     ``trace`` (the default) a Python child runs with runsnap's tracing hook and ``[runtime]``
     records what it read and imported (:mod:`runsnap.tracing`); the launch specification gets
-    the hook's variables, ``[env]`` stays the environment given. Raises
+    the hook's variables, ``[env]`` stays the environment given. A ``companion`` (a tracked
+    run, :mod:`runsnap.track`) adds its variables to the launch specification too, and its
+    entries to ``[meta]`` with the outcome. Raises
     :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
     """
     from runsnap import launch, tracing
@@ -150,11 +163,15 @@ def run(
                    else tracing.not_traced(why))
         try:
             done = with_section(snap, "outcome", section, key, redactor, after=outcome.cut)
+            if companion is not None:
+                done = with_meta(done, companion.meta(), redactor)
             final = save(with_section(done, "runtime", runtime, key, redactor))
         except CaptureError as exc:
             errors.append(f"the outcome was not written: {exc}")
 
     spec = launch_spec(ctx)
+    if companion is not None:  # the tracked run's id: the launch gets it, [env] does not
+        spec = spec.with_env(companion.launch_env())
     if exec_:
         result = launch.exec_child(spec)
         write_outcome(result)  # only reached when exec failed

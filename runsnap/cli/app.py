@@ -57,6 +57,7 @@ def _click_option(opt: Opt) -> Callable[[F], F]:
         return click.option(*opt.flags, opt.dest, is_flag=True, help=opt.help)
     return click.option(*opt.flags, opt.dest, type=kinds[opt.kind], default=opt.default,
                         multiple=opt.multiple, envvar=opt.envvar, show_envvar=bool(opt.envvar),
+                        metavar=opt.metavar,
                         show_default=opt.kind in ("count", "seconds"), help=opt.help)
 
 
@@ -118,7 +119,7 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
     from runsnap.cli.boundary import untrusted
     from runsnap.render import show as showing
     from runsnap.render.safe import neutralise_json
-    from runsnap.snapshot.store import load
+    from runsnap.views.names import load
 
     snap = load(snapshot or "@1", snap_dir)
     with untrusted(snap.path_text or str(snapshot)):
@@ -158,7 +159,7 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     from runsnap.checks import check as check_snapshot
     from runsnap.diffing.static import readers_of
     from runsnap.render.check import render
-    from runsnap.snapshot.store import load
+    from runsnap.views.names import load
 
     snap = load(snapshot or "@1", snap_dir)
     report = check_snapshot(snap, who_reads=readers_of(snap))
@@ -169,19 +170,35 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
 @cli.command(name="ls", context_settings=CONTEXT_SETTINGS)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="text for terminals, json for programs.")
+@click.option("--track", "track", type=click.Choice(("mlflow", "wandb")), default=None,
+              help="List the runs of this experiment tracker that hold a snapshot instead.")
+@click.option("--experiment", "experiment", metavar="NAME", default="",
+              help="With --track: the MLflow experiment (default: MLFLOW_EXPERIMENT_NAME, else "
+                   "Default), or the W&B ENTITY/PROJECT (default: the offline runs in ./wandb).")
 @_dir_option
 @runsnap_command
-def ls(fmt: str, snap_dir: str) -> None:
+def ls(fmt: str, track: str | None, experiment: str, snap_dir: str) -> None:
     """List the snapshots of --dir, newest first: @N, time, label, exit status, host, command.
 
-    Name them @1 (the newest), @2, ... or @LABEL wherever a snapshot is taken.
+    Name them @1 (the newest), @2, ... or @LABEL wherever a snapshot is taken. With --track,
+    the tracked runs holding a snapshot, named mlflow:RUN_ID or wandb:... the same way.
     """
     from runsnap.base.terminal import width
     from runsnap.render.listing import render_listing
     from runsnap.snapshot.store import list_snapshots
 
-    click.echo(render_listing(list_snapshots(snap_dir), fmt, width()), nl=False)
-    if fmt == "text":
+    if track:
+        from runsnap.views.names import tracked_entries
+
+        entries = tracked_entries(track, experiment)
+    else:
+        if experiment:
+            from runsnap.errors import UsageError
+
+            raise UsageError("--experiment goes with --track")
+        entries = list_snapshots(snap_dir)
+    click.echo(render_listing(entries, fmt, width()), nl=False)
+    if fmt == "text" and not track:
         from runsnap.base.terminal import fit
         from runsnap.views.housekeeping import usage
 
@@ -351,8 +368,9 @@ def diff(
     except ValueError as exc:
         raise UsageError(f"--section: {exc}") from None
     from runsnap.render import render
-    from runsnap.snapshot.store import newest, resolve
+    from runsnap.snapshot.store import newest
     from runsnap.views.compare import diff as do_diff
+    from runsnap.views.names import resolve
 
     paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
         else newest(snap_dir, 2)
@@ -426,8 +444,8 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
     """
     from runsnap.errors import UsageError
     from runsnap.render.bugreport import render as render_report
-    from runsnap.snapshot.store import load as load_ref
     from runsnap.views.bugreport import attach, build
+    from runsnap.views.names import load as load_ref
 
     if len(snapshots) > 2:
         raise UsageError("report takes one snapshot, or two (A the reference, B the run "

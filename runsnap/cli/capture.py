@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from runsnap.snapshot import Snapshot
+    from runsnap.track import Session
 
 __all__ = ["TIMED_OUT", "run_capture"]
 
@@ -23,7 +24,8 @@ def run_capture(
     tail_lines: int, exec_: bool, no_run: bool, pid: int | None, inherit_tty: bool,
     kill_after: float, command: tuple[str, ...], redact: tuple[str, ...] = (),
     keep: tuple[str, ...] = (), no_trace: bool = False, started: Mapping[str, Any] | None = None,
-    timeout: float | None = None,
+    timeout: float | None = None, track: str | None = None, track_experiment: str | None = None,
+    track_timeout: float | None = None,
 ) -> int:
     """What ``runsnap capture`` does once its options are known; returns the exit status.
 
@@ -31,6 +33,7 @@ def run_capture(
     fast path's git head start), handed over to the capture."""
     from runsnap.errors import UsageError
 
+    session = _tracking(track, track_experiment, track_timeout, pid, exec_)
     if pid is not None:
         if command:
             raise UsageError("--pid takes no COMMAND: give one or the other")
@@ -49,6 +52,8 @@ def run_capture(
 
         snap = capture(command, label=label, repos=repos, models=models, python=python,
                        max_diff_bytes=max_diff_bytes, redact=redact, keep=keep, started=started)
+        if session is not None:
+            return _tracked_context(session, snap, output, out_dir)
         _emit(snap, output, out_dir)
         return 0
     if exec_ and timeout:
@@ -67,24 +72,114 @@ def run_capture(
         max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
         log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
         on_saved=announce, redact=redact, keep=keep, trace=not no_trace, started=started,
-        timeout=timeout or None,
+        timeout=timeout or None, companion=None if session is None else _Told(session),
     )
     if record.result.error:
         sys.stderr.write(f"runsnap: {record.result.error}\n")
     for problem in record.errors:
         sys.stderr.write(f"runsnap: {problem}\n")
+    if session is not None:
+        _log_to_tracker(session, record.snapshot, record.snapshot.path_text)
     if record.result.timed_out:
         return TIMED_OUT
     return int(record.exit_status)
 
 
-def _emit(snap: Snapshot, output: str | None, out_dir: str | None) -> None:
-    """Save ``snap`` and print its path, or with ``-o -`` print the snapshot itself."""
+class _Told:
+    """A tracked run as :func:`runsnap.capturing.run` takes it, its problems told on stderr
+    (one line each) before the command starts."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def launch_env(self) -> dict[str, str]:
+        env = self.session.launch_env()
+        _tell(self.session.new_errors())
+        return env
+
+    def meta(self) -> dict[str, Any]:
+        return {"track": self.session.meta()}
+
+
+def _tell(problems: list[str]) -> None:
+    for problem in problems:
+        sys.stderr.write(f"runsnap: {problem}\n")
+    sys.stderr.flush()
+
+
+def _tracking(track: str | None, experiment: str | None, timeout: float | None,
+              pid: int | None, exec_: bool) -> Session | None:
+    """The tracked run of this capture (``--track`` or ``[tool.runsnap.capture] track``),
+    started now so that the tracker answers while the collectors work; None when untracked."""
+    import os
+
+    from runsnap.base.paths import current_dir
+
+    where = current_dir()
+    settings: dict[str, Any] = {}
+    if track is None or experiment is None or timeout is None:
+        from runsnap.track import project_settings
+
+        settings = project_settings(where)
+    name = (track if track is not None else settings.get("track", "")).strip().lower()
+    if name in ("", "none", "no", "off"):
+        return None
+    from runsnap.errors import UsageError
+    from runsnap.track import DEFAULT_TIMEOUT, TRACKERS, Session
+
+    if name not in TRACKERS:
+        raise UsageError(f"--track {name}: not a tracker runsnap knows ({', '.join(TRACKERS)}, "
+                         f"none)")
+    if pid is not None or exec_:
+        raise UsageError("--track logs the snapshot when the command ends: it needs a COMMAND "
+                         "run by runsnap (not --pid or --exec; from inside a program: "
+                         "runsnap.track.log_snapshot())")
+    return Session.start(
+        name, os.environ, where,
+        timeout=timeout if timeout is not None else settings.get("track_timeout", DEFAULT_TIMEOUT),
+        experiment=experiment if experiment is not None else settings.get("track_experiment", ""))
+
+
+def _log_to_tracker(session: Session, snap: Snapshot, path: str | None) -> None:
+    """Log the final snapshot to the tracked run; a problem is told and, when the snapshot is
+    a file, added to its ``[meta.track] errors``."""
+    problems = session.finish(snap, path)
+    _tell(problems)
+    if problems and path is not None:
+        from runsnap.capturing import with_meta
+        from runsnap.errors import CaptureError
+        from runsnap.redact import Redactor, load_key
+
+        try:
+            with_meta(snap, {"track": session.meta()}, Redactor(load_key())).save(path)
+        except CaptureError as exc:
+            _tell([f"the tracker's problem was not written into {path}: {exc}"])
+
+
+def _tracked_context(session: Session, snap: Snapshot, output: str | None,
+                     out_dir: str | None) -> int:
+    """``--no-run`` (or no command) with ``--track``: the context goes to a run of its own."""
+    from runsnap.capturing import with_meta
+    from runsnap.redact import Redactor, load_key
+
+    session.launch_env()  # the run is created (or given up on) before anything is written
+    _tell(session.new_errors())
+    snap = with_meta(snap, {"track": session.meta()}, Redactor(load_key()))
+    snap = _emit(snap, output, out_dir)
+    _log_to_tracker(session, snap, snap.path_text)
+    return 0
+
+
+def _emit(snap: Snapshot, output: str | None, out_dir: str | None) -> Snapshot:
+    """Save ``snap`` and print its path, or with ``-o -`` print the snapshot itself; the
+    snapshot as saved (with its path)."""
     from runsnap.capturing import resolve_output
     from runsnap.snapshot import dumps
 
     if output == "-":
         sys.stdout.write(dumps(snap))
         sys.stdout.flush()
-        return
-    print(snap.save(resolve_output(snap, output, out_dir)).path_text, flush=True)
+        return snap
+    saved = snap.save(resolve_output(snap, output, out_dir))
+    print(saved.path_text, flush=True)
+    return saved

@@ -56,7 +56,7 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
     from runsnap.diffing.result import describe_change
     from runsnap.experiments.replaying import prepare
     from runsnap.experiments.replaying import replay as do_replay
-    from runsnap.snapshot.store import load
+    from runsnap.views.names import load
 
     snap = load(snapshot, out_dir)
     plan = prepare(snap, extra, allow_missing_secrets=allow_missing_secrets, strict=strict)
@@ -140,7 +140,7 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     from runsnap.experiments.bisecting import bisect as do_bisect
     from runsnap.experiments.trials import Criteria
     from runsnap.render import render
-    from runsnap.snapshot.store import load
+    from runsnap.views.names import load
 
     def stop(_sig: int, _frame: Any) -> None:
         raise KeyboardInterrupt

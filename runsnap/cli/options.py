@@ -30,12 +30,13 @@ class Opt:
     ``flag``.
     """
 
-    __slots__ = ("flags", "dest", "kind", "default", "multiple", "envvar", "help")
+    __slots__ = ("flags", "dest", "kind", "default", "multiple", "envvar", "metavar", "help")
 
     def __init__(self, *flags: str, dest: str, kind: str = "str", default: Any = None,
-                 multiple: bool = False, envvar: str | None = None, help: str) -> None:
+                 multiple: bool = False, envvar: str | None = None, metavar: str | None = None,
+                 help: str) -> None:
         self.flags, self.dest, self.kind, self.default = flags, dest, kind, default
-        self.multiple, self.envvar, self.help = multiple, envvar, help
+        self.multiple, self.envvar, self.metavar, self.help = multiple, envvar, metavar, help
 
 
 #: ``runsnap capture``'s options, in the order ``--help`` lists them.
@@ -78,6 +79,16 @@ CAPTURE_OPTIONS = (
              "(repeatable; adds to [tool.runsnap.capture] redact in pyproject.toml)."),
     Opt("--keep", dest="keep", multiple=True,
         help="Keep the value of this exact name although it looks secret (repeatable)."),
+    Opt("--track", dest="track", metavar="TRACKER",
+        help="Also log the snapshot to a run of this experiment tracker, mlflow or wandb, whose "
+             "id the command gets (MLFLOW_RUN_ID, WANDB_RUN_ID); none: do not (default: "
+             "[tool.runsnap.capture] track in pyproject.toml). docs/trackers.md."),
+    Opt("--track-experiment", dest="track_experiment", metavar="NAME",
+        help="The MLflow experiment or W&B project of that run when the environment names none "
+             "(MLFLOW_EXPERIMENT_NAME, WANDB_PROJECT)."),
+    Opt("--track-timeout", dest="track_timeout", kind="seconds",
+        help="Seconds the launch waits for the tracker at most, then goes on without it "
+             "(default: 5)."),
     Opt("--no-trace", dest="no_trace", kind="flag", default=False,
         help="Do not trace a Python command (which variables it reads, which modules it "
              "imports); [runtime] then says it was not traced."),

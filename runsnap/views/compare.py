@@ -18,7 +18,7 @@ SnapshotLike = Union[Snapshot, str, "os.PathLike[str]"]
 
 
 def _as_snapshot(x: SnapshotLike) -> Snapshot:
-    from runsnap.snapshot.store import load as load_named
+    from runsnap.views.names import load as load_named
 
     return x if isinstance(x, Snapshot) else load_named(x)
 
@@ -46,7 +46,7 @@ def diff(
     else:
         from runsnap.diffing.bulkload import load_many
         from runsnap.snapshot import load
-        from runsnap.snapshot.store import resolve
+        from runsnap.views.names import resolve
 
         paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
                         for s in snapshots])  # @1, @label resolved first

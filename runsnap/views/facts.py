@@ -194,6 +194,9 @@ def facts(snap: Snapshot) -> Facts:
               for e in snap.sections[name].get("errors", [])]
     errors += [(f"git.{n}", str(e)) for n, r in repos.items() for e in r.get("errors", [])]
     errors += [(f"models.{n}", str(e)) for n, m in models.items() for e in m.get("errors", [])]
+    track = snap.meta.get("track")
+    if isinstance(track, dict):  # capture --track: why the tracked run is missing or partial
+        errors += [("meta.track", str(e)) for e in track.get("errors") or ()]
     return Facts(
         id=snap.id,
         label=snap.label,

@@ -1,0 +1,253 @@
+"""What every tracker shares: the interface one tracker module implements, the tags a person
+filters by, the settings of a tracked capture and the cache of fetched snapshots.
+
+A tracker module (:mod:`runsnap.track.mlflow`, :mod:`runsnap.track.wandb`) gives one
+:class:`Tracker`. Nothing here imports a tracker's client library: the clients are imported by
+the modules that need them, only when a tracked run or a tracked reference is used.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from runsnap.errors import TrackerError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from runsnap.snapshot import Snapshot
+
+__all__ = [
+    "ARTIFACT",
+    "DEFAULT_TIMEOUT",
+    "ENGINES",
+    "TAG_PREFIX",
+    "Started",
+    "TrackedRun",
+    "Tracker",
+    "TrackerError",
+    "cached_copy",
+    "clean_url",
+    "summary_tags",
+]
+
+#: Where the snapshot is kept in a tracked run (an MLflow artifact, a W&B run file).
+ARTIFACT = "runsnap/snapshot.toml"
+#: Seconds runsnap waits for a tracker at most before going on without it (``--track-timeout``).
+DEFAULT_TIMEOUT = 5.0
+#: The prefix of every tag (MLflow) or config key (W&B, under ``runsnap``) runsnap sets.
+TAG_PREFIX = "runsnap."
+#: The distributions named as the run's engine, first found wins: serving engines, then
+#: training frameworks, then the array libraries under them.
+ENGINES = ("sglang", "vllm", "tensorrt-llm", "text-generation-server", "deepspeed",
+           "megatron-core", "lightning", "pytorch-lightning", "accelerate", "transformers",
+           "torch", "jax", "tensorflow")
+#: A run id as the trackers write them (MLflow: 32 hex digits; W&B: 8 base-36 characters by
+#: default, or the user's own): what may be used in a cache file name.
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+class TrackedRun:
+    """One run of a tracker that holds a snapshot, as ``runsnap ls --track`` lists it (read
+    from the run's tags, without fetching the snapshot)."""
+
+    __slots__ = ("ref", "where", "captured_at", "label", "command", "exit_status", "host", "id")
+
+    def __init__(self, ref: str, where: str, captured_at: str, label: str, command: str,
+                 exit_status: int | None, host: str, id: str) -> None:
+        self.ref, self.where, self.captured_at, self.label = ref, where, captured_at, label
+        self.command, self.exit_status, self.host, self.id = command, exit_status, host, id
+
+    def __repr__(self) -> str:
+        return f"TrackedRun({self.ref!r}, {self.where!r})"
+
+
+class Started:
+    """A run named (or being created) before the launch: what the child gets, and what went
+    wrong. :meth:`launch_env` waits for the tracker, never past ``deadline``."""
+
+    def __init__(self, tracker: str, deadline: float) -> None:
+        self.tracker = tracker
+        self.deadline = deadline
+        #: ``mlflow:RUN_ID`` / ``wandb:...`` once the run is known.
+        self.ref = ""
+        #: The run's page or folder (no credentials in it).
+        self.where = ""
+        #: The variables the launch specification gets (never [env]).
+        self.env: dict[str, str] = {}
+        #: Problems, one line each.
+        self.errors: list[str] = []
+        #: Per tracker: what :meth:`Tracker.finish` needs.
+        self.state: dict[str, Any] = {}
+
+    def launch_env(self) -> dict[str, str]:
+        """The variables the child gets, once the tracker answered or the deadline passed."""
+        return dict(self.env)
+
+    def meta(self) -> dict[str, Any]:
+        """``[meta.track]`` of the snapshot: which run holds it, and what went wrong."""
+        out: dict[str, Any] = {"tracker": self.tracker}
+        if self.ref:
+            out["run"] = self.ref
+        if self.where:
+            out["where"] = self.where
+        out["errors"] = list(self.errors)
+        return out
+
+
+class Tracker:
+    """One experiment tracker: name or create the run before the launch, log the snapshot
+    after it, fetch a snapshot back, list the runs that hold one, log from inside a program."""
+
+    #: The name used in ``--track NAME`` and in references (``NAME:...``).
+    name = ""
+
+    def start(self, env: Mapping[str, str], cwd: str, timeout: float,
+              experiment: str = "") -> Started:
+        """Name or begin creating the run the child will use; returns at once."""
+        raise NotImplementedError
+
+    def finish(self, started: Started, snapshot: Snapshot, path: str | None,
+               env: Mapping[str, str], cwd: str, timeout: float) -> list[str]:
+        """Log ``snapshot`` (written at ``path``, or only in memory) and its tags to the run;
+        the problems, one line each (nothing raised)."""
+        raise NotImplementedError
+
+    def fetch(self, key: str, env: Mapping[str, str], timeout: float) -> str:
+        """A local file holding the snapshot of the run ``key`` names (cached); raises
+        :class:`~runsnap.errors.TrackerError`."""
+        raise NotImplementedError
+
+    def runs(self, experiment: str, env: Mapping[str, str], timeout: float) -> list[TrackedRun]:
+        """The runs of ``experiment`` that hold a snapshot, newest first."""
+        raise NotImplementedError
+
+    def log_active(self, snapshot: Snapshot, text: str) -> str | None:
+        """Log ``snapshot`` to this tracker's active run in this process; its reference, or
+        None when this process has no active run of this tracker."""
+        raise NotImplementedError
+
+
+def _git(snap: Snapshot) -> dict[str, Any]:
+    """The repository a person means by "the commit": the one of the working directory, else
+    the first recorded."""
+    repos = (snap.get("git") or {}).get("repos") or {}
+    chosen: dict[str, Any] = {}
+    for repo in repos.values():
+        if not isinstance(repo, dict):
+            continue
+        if "cwd" in (repo.get("roles") or ()):
+            return repo
+        chosen = chosen or repo
+    return chosen
+
+
+def _gpu(snap: Snapshot) -> str:
+    """``2x NVIDIA H100 80GB HBM3``, ``NVIDIA A10G, NVIDIA T4`` or ``none``.
+
+    >>> from runsnap.snapshot import Snapshot
+    >>> gpu = {"devices": [{"name": "NVIDIA H100"}, {"name": "NVIDIA H100"}]}
+    >>> _gpu(Snapshot(meta={}, sections={"system": {"gpu": gpu}}))
+    '2x NVIDIA H100'
+    """
+    gpu = (snap.get("system") or {}).get("gpu") or {}
+    names = [str(d.get("name") or "?") for d in gpu.get("devices") or () if isinstance(d, dict)]
+    if not names:
+        return "none"
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items())
+
+
+def _engine(snap: Snapshot) -> str:
+    """The first of :data:`ENGINES` installed, with its version (``vllm 0.6.3``), or empty."""
+    dists = (snap.get("packages") or {}).get("distributions") or {}
+    by_name = {str(k).lower().replace("_", "-"): v for k, v in dists.items()}
+    for name in ENGINES:
+        dist = by_name.get(name)
+        if isinstance(dist, dict):
+            return f"{name} {dist.get('version', '?')}"
+    return ""
+
+
+def _outcome(snap: Snapshot) -> tuple[str, str]:
+    """``(outcome, exit_status)`` as tags: ``exited``/``signalled``/... and the status, or
+    ``not run`` / ``running`` when there is no outcome."""
+    outcome = snap.get("outcome")
+    if not isinstance(outcome, dict):
+        return ("running" if snap.meta.get("launch") == "pid" else "not run"), ""
+    status = outcome.get("exit_status")
+    word = "timed out" if outcome.get("timed_out") else str(outcome.get("status") or "?")
+    return word, "" if status is None else str(status)
+
+
+def summary_tags(snap: Snapshot) -> dict[str, str]:
+    """The tags a person filters tracked runs by, from the (redacted) snapshot: keys without
+    :data:`TAG_PREFIX`; empty values are left out."""
+    repo = _git(snap)
+    outcome, status = _outcome(snap)
+    argv = [str(a) for a in (snap.get("command") or {}).get("argv") or ()]
+    tags = {
+        "snapshot": ARTIFACT,
+        "id": snap.id,
+        "captured_at": str(snap.meta.get("captured_at", "")),
+        "label": snap.label,
+        "host": str(snap.meta.get("host", "")),
+        "commit": str(repo.get("commit") or ""),
+        "dirty": "" if not repo else ("true" if repo.get("dirty") else "false"),
+        "branch": str(repo.get("branch") or ""),
+        "gpu": _gpu(snap),
+        "engine": _engine(snap),
+        "outcome": outcome,
+        "exit_status": status,
+        "command": shlex.join(argv)[:500],
+        "version": str(snap.meta.get("runsnap_version", "")),
+    }
+    return {k: v for k, v in tags.items() if v}
+
+
+def clean_url(url: str) -> str:
+    """``url`` without credentials, query or fragment: what may be recorded and printed.
+
+    >>> clean_url("https://user:pw@mlflow.example:5000/base/?token=x#a")
+    'https://mlflow.example:5000/base/'
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url.split("?")[0].split("#")[0]
+    host, slash, path = rest.partition("/")
+    host = host.rpartition("@")[2]
+    return f"{scheme}://{host}{slash}{path.split('?')[0].split('#')[0]}"
+
+
+def safe_id(run_id: str, what: str) -> str:
+    """``run_id`` when it may name a file, else :class:`TrackerError`.
+
+    >>> safe_id("9a89b248665d465290e6f12e5d9a0a74", "mlflow")
+    '9a89b248665d465290e6f12e5d9a0a74'
+    """
+    if not run_id or run_id.startswith(".") or not set(run_id) <= _ID_CHARS:
+        raise TrackerError(f"{what}:{run_id}: not a run id")
+    return run_id
+
+
+def cached_copy(tracker: str, server: str, run_id: str, env: Mapping[str, str]) -> str:
+    """Where a fetched snapshot of ``run_id`` on ``server`` is kept: in runsnap's cache
+    (``RUNSNAP_CACHE_DIR``), else, with the cache turned off, in a folder of this process."""
+    from runsnap.base.cache import cache_dir
+    from runsnap.base.digest import sha256
+
+    base = cache_dir(env)
+    if base is None:
+        import tempfile
+
+        base = _TEMP.setdefault("dir", tempfile.mkdtemp(prefix="runsnap-tracked-"))
+    key = sha256(server.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(base, "tracked", tracker, key, f"{safe_id(run_id, tracker)}.toml")
+
+
+_TEMP: dict[str, str] = {}

@@ -1,0 +1,378 @@
+"""MLflow: the run created before the launch (``MLFLOW_RUN_ID``), the snapshot logged as the
+artifact ``runsnap/snapshot.toml`` with ``runsnap.*`` tags, fetched back for ``mlflow:RUN_ID``.
+
+runsnap speaks to the tracking server named by ``MLFLOW_TRACKING_URI`` (an ``http(s)://``
+server, as a team's self-hosted MLflow is) through its REST API (:mod:`runsnap.track.web`), with
+``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``PASSWORD`` as the client sends them.
+The snapshot goes where the ``mlflow`` client would put it: through the server
+(``mlflow-artifacts:``, ``mlflow server --serve-artifacts``), into the artifact folder itself when
+the run's artifact location is a local path, and through the ``mlflow`` client, when installed,
+for any other store (S3, GCS, ...). Snapshots are read back through the server
+(``/get-artifact``), whatever store holds them.
+
+The child attaches to the run because ``mlflow.start_run()`` takes ``MLFLOW_RUN_ID`` from its
+environment; MLflow then refuses a script that also chooses another experiment with
+``mlflow.set_experiment(...)``, so runsnap creates the run in the experiment the child will use
+(``MLFLOW_EXPERIMENT_NAME``/``MLFLOW_EXPERIMENT_ID``, or ``--track-experiment``, then passed on).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from runsnap.errors import TrackerError
+from runsnap.track.base import (
+    ARTIFACT,
+    TAG_PREFIX,
+    Started,
+    TrackedRun,
+    Tracker,
+    cached_copy,
+    clean_url,
+    safe_id,
+    summary_tags,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["MLflow", "run_status", "server"]
+
+_API = "/api/2.0/mlflow"
+
+
+def server(env: Mapping[str, str]) -> str:
+    """The tracking server of ``MLFLOW_TRACKING_URI``, without a trailing ``/``."""
+    uri = (env.get("MLFLOW_TRACKING_URI") or "").strip()
+    if not uri:
+        raise TrackerError("MLFLOW_TRACKING_URI is not set (runsnap logs to a tracking server: "
+                           "http://HOST:PORT)")
+    if not uri.startswith(("http://", "https://")):
+        raise TrackerError(f"MLFLOW_TRACKING_URI={clean_url(uri)}: runsnap logs to a tracking "
+                           f"server (http:// or https://), not to a local store")
+    return uri.rstrip("/")
+
+
+def _headers(env: Mapping[str, str]) -> dict[str, str]:
+    """The credentials the ``mlflow`` client would send, from the same variables."""
+    token = env.get("MLFLOW_TRACKING_TOKEN")
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user, password = env.get("MLFLOW_TRACKING_USERNAME"), env.get("MLFLOW_TRACKING_PASSWORD")
+    if user and password:
+        import base64
+
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        return {"Authorization": f"Basic {pair}"}
+    return {}
+
+
+def _call(env: Mapping[str, str], method: str, endpoint: str, payload: Any = None, *,
+          timeout: float) -> dict[str, Any]:
+    from runsnap.track.web import request_json
+
+    url = f"{server(env)}{_API}/{endpoint}"
+    return request_json(method, url, payload, timeout=timeout, headers=_headers(env))
+
+
+def _experiment_id(env: Mapping[str, str], name: str, timeout: float, create: bool) -> str:
+    """The id of experiment ``name`` (created when ``create`` and missing); with no name,
+    ``MLFLOW_EXPERIMENT_ID``, ``MLFLOW_EXPERIMENT_NAME``, else the default experiment ``0``."""
+    from urllib.parse import quote
+
+    if not name:
+        if env.get("MLFLOW_EXPERIMENT_ID"):
+            return str(env["MLFLOW_EXPERIMENT_ID"])
+        name = env.get("MLFLOW_EXPERIMENT_NAME", "")
+        if not name:
+            return "0"
+    try:
+        found = _call(env, "GET", f"experiments/get-by-name?experiment_name={quote(name)}",
+                      timeout=timeout)
+        return str(found["experiment"]["experiment_id"])
+    except TrackerError as exc:
+        if not create or "HTTP 404" not in str(exc):
+            raise
+    except (KeyError, TypeError):
+        raise TrackerError(f"{clean_url(server(env))}: an experiment of an unexpected "
+                           f"shape") from None
+    made = _call(env, "POST", "experiments/create", {"name": name}, timeout=timeout)
+    return str(made.get("experiment_id", ""))
+
+
+def run_status(snap: Snapshot) -> str:
+    """The MLflow status of a run that ended as ``snap`` says: ``FINISHED``, ``KILLED`` (a
+    signal, a timeout) or ``FAILED``; no outcome (nothing run) is ``FINISHED``."""
+    outcome = snap.get("outcome")
+    if not isinstance(outcome, dict):
+        return "FINISHED"
+    if outcome.get("timed_out") or outcome.get("status") == "signalled":
+        return "KILLED"
+    return "FINISHED" if outcome.get("exit_status") == 0 else "FAILED"
+
+
+class _Creating(Started):
+    """The run being created in a thread while the collectors work; the launch waits for it
+    until the deadline, then goes on without it."""
+
+    def __init__(self, deadline: float, timeout: float) -> None:
+        super().__init__("mlflow", deadline)
+        import threading
+
+        self.timeout = timeout
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.abandoned = False
+
+    def launch_env(self) -> dict[str, str]:
+        self.done.wait(max(0.0, self.deadline - time.monotonic()))
+        with self.lock:
+            if not self.done.is_set():
+                self.abandoned = True
+                self.errors.append(f"mlflow: {self.state['server']}: no answer within "
+                                   f"{self.timeout:g} s; the run is not tracked")
+            return dict(self.env)
+
+
+class MLflow(Tracker):
+    """MLflow through its tracking server's REST API."""
+
+    name = "mlflow"
+
+    def start(self, env: Mapping[str, str], cwd: str, timeout: float,
+              experiment: str = "") -> Started:
+        deadline = time.monotonic() + timeout
+        run_id = env.get("MLFLOW_RUN_ID", "")
+        try:
+            base = server(env)
+        except TrackerError as exc:
+            started = Started("mlflow", deadline)
+            started.errors.append(f"mlflow: {exc}; the run is not tracked")
+            return started
+        if run_id:  # the user chose the run: the child attaches to it, runsnap logs there too
+            started = Started("mlflow", deadline)
+            started.state.update(server=clean_url(base), run_id=run_id, created=False)
+            started.ref = f"mlflow:{run_id}"
+            return started
+        creating = _Creating(deadline, timeout)
+        creating.state.update(server=clean_url(base), created=True)
+        import threading
+
+        threading.Thread(target=self._create, args=(creating, dict(env), experiment),
+                         name="runsnap-mlflow", daemon=True).start()
+        return creating
+
+    def _create(self, started: _Creating, env: dict[str, str], experiment: str) -> None:
+        error = ""
+        try:
+            exp = _experiment_id(env, experiment, started.timeout, create=True)
+            tags = [{"key": "mlflow.source.type", "value": "LOCAL"}]
+            user = env.get("USER") or env.get("LOGNAME")
+            if user:
+                tags.append({"key": "mlflow.user", "value": user})
+            made = _call(env, "POST", "runs/create",
+                         {"experiment_id": exp, "start_time": int(time.time() * 1000),
+                          "tags": tags}, timeout=started.timeout)
+            run_id = str(made["run"]["info"]["run_id"])
+        except TrackerError as exc:
+            error = f"mlflow: {exc}; the run is not tracked"
+        except (KeyError, TypeError):
+            error = f"mlflow: {started.state['server']}: a run of an unexpected shape; the run " \
+                    f"is not tracked"
+        with started.lock:
+            if started.abandoned:
+                return
+            if error:
+                started.errors.append(error)
+            else:
+                started.ref = f"mlflow:{run_id}"
+                started.where = f"{started.state['server']}/#/experiments/{exp}/runs/{run_id}"
+                started.state["run_id"] = run_id
+                started.env["MLFLOW_RUN_ID"] = run_id
+                if experiment and not env.get("MLFLOW_EXPERIMENT_ID"):
+                    started.env["MLFLOW_EXPERIMENT_ID"] = exp
+            started.done.set()
+
+    def finish(self, started: Started, snapshot: Snapshot, path: str | None,
+               env: Mapping[str, str], cwd: str, timeout: float) -> list[str]:
+        run_id = started.state.get("run_id")
+        if not run_id:
+            return []
+        try:
+            return self._finish(started, str(run_id), snapshot, path, env, timeout)
+        except TrackerError as exc:
+            return [f"mlflow: {exc}; the snapshot is not in {started.ref}"]
+
+    def _finish(self, started: Started, run_id: str, snapshot: Snapshot, path: str | None,
+                env: Mapping[str, str], timeout: float) -> list[str]:
+        got = _call(env, "GET", f"runs/get?run_id={run_id}", timeout=timeout)
+        try:
+            info = got["run"]["info"]
+            have = {t["key"] for t in (got["run"].get("data") or {}).get("tags") or ()}
+        except (KeyError, TypeError):
+            raise TrackerError(f"{started.state['server']}: a run of an unexpected "
+                               f"shape") from None
+        if not started.where:
+            started.where = (f"{started.state['server']}/#/experiments/"
+                             f"{info.get('experiment_id')}/runs/{run_id}")
+        summary = summary_tags(snapshot)
+        tags = {f"{TAG_PREFIX}{k}": v for k, v in summary.items()}
+        # What the mlflow client records when it creates a run itself; runsnap created this
+        # one, so it records the same from the snapshot (never over the child's own).
+        if started.state.get("created"):
+            own = {"mlflow.source.git.commit": summary.get("commit", ""),
+                   "mlflow.source.name": _source(snapshot)}
+            tags.update({k: v for k, v in own.items() if v and k not in have})
+        _call(env, "POST", "runs/log-batch",
+              {"run_id": run_id, "tags": [{"key": k, "value": v[:5000]}
+                                          for k, v in tags.items()]}, timeout=timeout)
+        if path is not None:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        else:
+            from runsnap.snapshot import dumps
+
+            data = dumps(snapshot).encode("utf-8")
+        _upload(env, run_id, str(info.get("artifact_uri", "")), data, timeout)
+        if started.state.get("created") and info.get("status") == "RUNNING":
+            _call(env, "POST", "runs/update",
+                  {"run_id": run_id, "status": run_status(snapshot),
+                   "end_time": int(time.time() * 1000)}, timeout=timeout)
+        return []
+
+    def fetch(self, key: str, env: Mapping[str, str], timeout: float) -> str:
+        from urllib.parse import quote
+
+        from runsnap.snapshot import atomic_write
+        from runsnap.track.web import request
+
+        run_id = safe_id(key, "mlflow")
+        base = server(env)
+        target = cached_copy("mlflow", clean_url(base), run_id, env)
+        if os.path.isfile(target):
+            return target
+        url = f"{base}/get-artifact?path={quote(ARTIFACT)}&run_uuid={quote(run_id)}"
+        try:
+            data = request("GET", url, timeout=timeout, headers=_headers(env))
+        except TrackerError as exc:
+            if "HTTP 404" in str(exc):
+                raise TrackerError(f"mlflow:{run_id}: no such run, or it holds no runsnap "
+                                   f"snapshot ({ARTIFACT}) on {clean_url(base)}") from None
+            raise TrackerError(f"mlflow:{run_id}: {exc}") from None
+        atomic_write(target, data)
+        return target
+
+    def runs(self, experiment: str, env: Mapping[str, str], timeout: float) -> list[TrackedRun]:
+        exp = _experiment_id(env, experiment, timeout, create=False)
+        base = clean_url(server(env))
+        found: list[TrackedRun] = []
+        token = ""
+        for _ in range(50):  # 50 pages of 1000 runs: enough for any list a person reads
+            query: dict[str, Any] = {
+                "experiment_ids": [exp], "max_results": 1000,
+                "filter": f"tags.`{TAG_PREFIX}snapshot` = '{ARTIFACT}'",
+                "order_by": ["attributes.start_time DESC"]}
+            if token:
+                query["page_token"] = token
+            page = _call(env, "POST", "runs/search", query, timeout=timeout)
+            found.extend(_entry(run, base) for run in page.get("runs") or ())
+            token = str(page.get("next_page_token") or "")
+            if not token:
+                break
+        return found
+
+    def log_active(self, snapshot: Snapshot, text: str) -> str | None:
+        import sys
+
+        if "mlflow" not in sys.modules:  # a program with a run has imported the client
+            return None
+        import mlflow
+
+        run = mlflow.active_run()
+        if run is None:
+            return None
+        mlflow.log_text(text, ARTIFACT)
+        mlflow.set_tags({f"{TAG_PREFIX}{k}": v[:5000] for k, v in summary_tags(snapshot).items()})
+        return f"mlflow:{run.info.run_id}"
+
+
+def _source(snap: Snapshot) -> str:
+    """What ``mlflow.source.name`` would say: the script a Python child runs, else argv[0]."""
+    argv = [str(a) for a in (snap.get("command") or {}).get("argv") or ()]
+    if not argv:
+        return ""
+    if os.path.basename(argv[0]).startswith("python") and len(argv) > 1:
+        return argv[1] if not argv[1].startswith("-") else " ".join(argv[1:3])
+    return argv[0]
+
+
+def _entry(run: Mapping[str, Any], base: str) -> TrackedRun:
+    info = run.get("info") or {}
+    tags = {t.get("key"): str(t.get("value", "")) for t in (run.get("data") or {}).get("tags") or ()
+            if isinstance(t, dict)}
+
+    def tag(name: str) -> str:
+        return tags.get(f"{TAG_PREFIX}{name}", "")
+
+    status = tag("exit_status")
+    run_id = str(info.get("run_id", ""))
+    return TrackedRun(
+        ref=f"mlflow:{run_id}",
+        where=f"{base}/#/experiments/{info.get('experiment_id')}/runs/{run_id}",
+        captured_at=tag("captured_at"), label=tag("label") or str(info.get("run_name", "")),
+        command=tag("command"), exit_status=int(status) if status.lstrip("-").isdigit() else None,
+        host=tag("host"), id=tag("id"),
+    )
+
+
+def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
+            timeout: float) -> None:
+    """``data`` as the run's artifact :data:`ARTIFACT`, where the mlflow client would put it."""
+    from urllib.parse import quote
+
+    if artifact_uri.startswith("mlflow-artifacts:"):
+        rest = artifact_uri[len("mlflow-artifacts:"):]
+        base = server(env)
+        if rest.startswith("//"):  # mlflow-artifacts://host:port/path names its own server
+            host, _, rest = rest[2:].partition("/")
+            base = f"{base.split('://')[0]}://{host}"
+        from runsnap.track.web import request
+
+        url = f"{base}/api/2.0/mlflow-artifacts/artifacts/{quote(rest.strip('/'))}/{ARTIFACT}"
+        request("PUT", url, data=data, timeout=timeout, headers=_headers(env),
+                content_type="application/octet-stream")
+        return
+    if artifact_uri.startswith("/") or artifact_uri.startswith("file:"):
+        folder = artifact_uri[len("file://"):] if artifact_uri.startswith("file://") \
+            else artifact_uri[len("file:"):] if artifact_uri.startswith("file:") else artifact_uri
+        from runsnap.snapshot import atomic_write
+
+        try:
+            atomic_write(os.path.join(folder, ARTIFACT), data)
+        except OSError as exc:
+            raise TrackerError(f"cannot write the artifact into {folder}: "
+                               f"{exc.strerror or exc}") from None
+        return
+    try:
+        from mlflow.tracking import MlflowClient
+    except ImportError:
+        raise TrackerError(f"the run's artifacts go to {clean_url(artifact_uri)}: that needs the "
+                           f"mlflow client (pip install 'runsnap[mlflow]')") from None
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="runsnap-") as tmp:
+        os.makedirs(os.path.join(tmp, "runsnap"))
+        with open(os.path.join(tmp, ARTIFACT), "wb") as fh:
+            fh.write(data)
+        try:
+            MlflowClient(tracking_uri=server(env)).log_artifacts(
+                run_id, os.path.join(tmp, "runsnap"), "runsnap")
+        except Exception as exc:  # the client's own errors, whatever the store
+            raise TrackerError(f"the mlflow client could not log the artifact: "
+                               f"{type(exc).__name__}: {str(exc)[:200]}") from None
+
