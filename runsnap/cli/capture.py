@@ -142,10 +142,12 @@ def _tracking(track: str | None, experiment: str | None, timeout: float | None,
 
 def _log_to_tracker(session: Session, snap: Snapshot, path: str | None) -> None:
     """Log the final snapshot to the tracked run; a problem is told and, when the snapshot is
-    a file, added to its ``[meta.track] errors``."""
+    a file, added to its ``[meta.track] errors`` (as is the run's name when it became known only
+    now: an online W&B run's ENTITY/PROJECT)."""
+    before = session.meta()
     problems = session.finish(snap, path)
     _tell(problems)
-    if problems and path is not None:
+    if session.meta() != before and path is not None:  # a problem, or the run's final name
         from runsnap.capturing import with_meta
         from runsnap.errors import CaptureError
         from runsnap.redact import Redactor, load_key

@@ -136,7 +136,8 @@ class WandB(Tracker):
         if info.get("error"):
             return [f"wandb: {info['error']}; the snapshot is not in {started.ref}"]
         started.ref = f"wandb:{info['path']}" if info.get("online") else f"wandb:{run_id}"
-        started.where = str(info.get("url") or info.get("folder") or "")
+        if info.get("online"):  # offline, wandb:RUN_ID names the folder in ./wandb already
+            started.where = str(info.get("url") or "")
         return []
 
     def fetch(self, key: str, env: Mapping[str, str], timeout: float) -> str:

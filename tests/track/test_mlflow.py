@@ -14,7 +14,8 @@ import pytest
 import runsnap
 from runsnap.snapshot import loads
 from tests.conftest import git
-from tests.track.conftest import MLflowServer, base_env, runsnap as run_runsnap
+from tests.track.conftest import MLflowServer, base_env
+from tests.track.conftest import runsnap as run_runsnap
 
 #: Reads a run back with MLflow's own client, in a process of its own: what a person sees.
 _READ = """
