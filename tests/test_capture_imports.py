@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import socket
 import subprocess
 import sys
 import uuid
@@ -33,7 +34,7 @@ DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 #: What a capture must never import: click (~30 ms, see runsnap/cli/__init__.py), dataclasses (~13 ms,
 #: with inspect), uuid (~3 ms, with platform), pathlib (~5 ms), typing (~1-4 ms).
 NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing",
-         "urllib.parse")
+         "urllib.parse", "mlflow", "wandb")
 #: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes),
 #: datetime (~2 ms, with math) and hashlib/hmac (~3 ms: OpenSSL's libcrypto; runsnap.base.digest gives
 #: the same digests). With a child, psutil, which samples the child's memory, imports base64 and
@@ -82,6 +83,26 @@ def test_a_capture_imports_none_of_the_costly_modules(
     tmp_path: Path, repo: Path, args: list[str], never: tuple[str, ...]
 ) -> None:
     assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
+
+
+@pytest.mark.parametrize("tracker", ["mlflow", "wandb"])
+def test_a_tracked_capture_imports_no_tracker_client(
+    tmp_path: Path, repo: Path, tracker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MLflow is spoken to over HTTP, W&B's client runs in a process of its own after the child:
+    runsnap's own process imports neither client (both are installed beside it here)."""
+    pytest.importorskip(tracker)
+    with socket.socket() as s:  # a port where nothing listens: the tracker is down
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    args = ["--track", tracker, "--track-timeout", "2", "--", sys.executable, "-c", "pass"]
+    assert imported_by_capture(repo, tmp_path / "s.toml", *args,
+                               watched=("mlflow", "wandb", "click")) == []
+    track = runsnap.load(tmp_path / "s.toml").meta["track"]
+    assert track["tracker"] == tracker and (track["errors"] != []) == (tracker == "mlflow")
 
 
 # ----------------------------------------------------------------- what replaced them

@@ -177,7 +177,8 @@ class MLflow(Tracker):
                 tags.append({"key": "mlflow.user", "value": user})
             made = _call(env, "POST", "runs/create",
                          {"experiment_id": exp, "start_time": int(time.time() * 1000),
-                          "tags": tags}, timeout=started.timeout)
+                          "tags": tags, **({"user_id": user} if user else {})},
+                         timeout=started.timeout)
             run_id = str(made["run"]["info"]["run_id"])
         except TrackerError as exc:
             error = f"mlflow: {exc}; the run is not tracked"
@@ -226,6 +227,7 @@ class MLflow(Tracker):
         # one, so it records the same from the snapshot (never over the child's own).
         if started.state.get("created"):
             own = {"mlflow.source.git.commit": summary.get("commit", ""),
+                   "mlflow.source.git.branch": summary.get("branch", ""),
                    "mlflow.source.name": _source(snapshot)}
             tags.update({k: v for k, v in own.items() if v and k not in have})
         _call(env, "POST", "runs/log-batch",
