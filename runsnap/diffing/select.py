@@ -19,7 +19,7 @@ __all__ = ["SECTIONS", "parse_sections", "select"]
 #: The sections ``--section`` takes, with ``check`` (the findings of ``runsnap check``).
 SECTIONS = (*SECTION_ORDER, "check")
 
-R = TypeVar("R", Report, NReport)
+R = TypeVar("R", bound="Report | NReport")
 
 
 def parse_sections(values: Iterable[str]) -> frozenset[str]:

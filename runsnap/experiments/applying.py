@@ -237,7 +237,7 @@ def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
         from runsnap.diffing.sections.git import split_patch
 
         files = [f for r in repos for f in split_patch(str(r.get("diff") or ""))]
-        files += [u.get("path") for r in repos for u in r.get("untracked") or []
+        files += [str(u.get("path") or "") for r in repos for u in r.get("untracked") or []
                   if isinstance(u, Mapping)]
         found = {source(f) for f in files}
         return found.pop() if files and len(found) == 1 and "" not in found else ""
