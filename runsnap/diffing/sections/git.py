@@ -152,7 +152,7 @@ def hunks(patch: str, limit: int = 40) -> tuple[str, ...]:
     """A file's patch from its first hunk on (``@@`` lines and their ``+``/``-``/`` `` lines,
     as ``git diff`` shows them), without the headers the difference already names.
 
-    >>> hunks("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b")
+    >>> hunks("diff --git a/x b/x\\n--- a/x\\n+++ b/x\\n@@ -1 +1 @@\\n-a\\n+b")
     ('@@ -1 +1 @@', '-a', '+b')
     """
     lines = patch.split("\n")
