@@ -69,6 +69,12 @@ def test_no_value_of_the_non_secret_set_is_hidden_by_name_or_shape() -> None:
     out = r.sections({"env": {"vars": env}})["env"]["vars"]
     hidden = {k: v for k, v in env.items() if out[k] != v}
     assert not hidden
+    # nor in text: an assignment in a diff, a word of an output line, a JSON document
+    import json
+
+    for _, name, value in values:
+        for text in (f"{name}={value}", f"loaded {value} in 3 s", json.dumps({name: value})):
+            assert r.scrub(text, "t") == text, text
 
 
 def _recall(half: str) -> tuple[int, list[str]]:

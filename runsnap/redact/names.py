@@ -121,8 +121,14 @@ _PUBLIC = re.compile(
     r"|(?:0x)?[0-9A-Fa-f]{8}|(?:0x)?[0-9A-Fa-f]{16}"
     r"|[0-9A-F]{4}(?:[ ]{1,2}[0-9A-F]{4}){9}"
     r"|age1[02-9ac-hj-np-z]{58}"
+    # the body of an SSH public key (base64 of its length-prefixed type name)
+    r"|AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|GnNrLXNzaC1|InNrLWVjZHNh)[A-Za-z0-9+/]+=*"
     r"|arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{0,12}:\S+"
     r"|(?:pk_(?:live|test)_|pk\.eyJ|phc_|sb_publishable_|pk-lf-|NEXT_PUBLIC_)\S*"
+    # documented ids of requests and objects (OpenAI, Anthropic, Stripe...), ULIDs
+    r"|(?:chatcmpl-|cmpl-|req_|msg_|resp_|run_|thread_|asst_|file-|batch_|toolu_|call_|"
+    r"evt_|ch_|cus_|pi_|in_|sub_|price_|prod_)[A-Za-z0-9_-]{6,64}"
+    r"|[0-7][0-9A-HJKMNP-TV-Z]{25}"
     r")$", re.S)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX40 = re.compile(r"^(?:0x)?[0-9A-Fa-f]{40}$")
@@ -179,7 +185,7 @@ def _has_secret_query(url: str) -> bool:
 
 # ---------------------------------------------------------------- opaque values under any name
 
-_OPAQUE = re.compile(r"^[A-Za-z0-9+/=_.~-]{20,600}$")
+_OPAQUE = re.compile(r"^[A-Za-z0-9+/_.~-]{20,600}={0,3}$")
 _HEXISH = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 _DIGEST_PREFIX = re.compile(r"^(?:sha(?:1|224|256|384|512)|md5|blake2b?|xxh\d*)[-:=]", re.I)
 _PARTS = re.compile(r"[-_.~]")
@@ -227,4 +233,6 @@ def looks_opaque(value: str) -> bool:
     need = min(3.6, 0.75 * math.log2(len(longest)))
     if upper and lower and digits:
         return ent >= need
+    if upper and lower:  # letters only: long random ones (a base64 key without a digit)
+        return len(longest) >= 32 and ent >= need
     return ent >= need and digits >= 2 and letters >= 3

@@ -210,7 +210,20 @@ class TextRedactor:
                 parts += [out[done:a], self.fingerprint(out[a:b])]
                 done = b
             out = "".join(parts) + out[done:]
+        if len(out) >= 20:
+            out = _WORD.sub(self._opaque_word, out)
         return out
+
+    def _opaque_word(self, m: re.Match[str]) -> str:
+        """A word of a text (between spaces, quotes, ``=``, ``:``...) that is an opaque random
+        string: a credential of a format no rule knows (``key = "Zq8v..."`` in a diff)."""
+        word = m.group()
+        if looks_opaque(word) and not harmless_value(word):
+            before = m.string[max(0, m.start() - 8):m.start()].upper()
+            if before.endswith(_DIGEST_NAMES):
+                return word  # a key's fingerprint (SHA256:...), not a key
+            return self.fingerprint(word)
+        return word
 
     def _pem(self, m: re.Match[str]) -> str:
         body = m.group(2)
@@ -348,7 +361,34 @@ class TextRedactor:
         if len(bare) >= 20 and looks_opaque(bare) and not harmless_value(bare):
             self.redacted.append(where)
             return value.replace(bare, self.fingerprint(bare))
+        if bare[:1] in "{[" and bare[-1:] in "]}" and len(bare) <= _JSON_MAX:
+            self._learn_json(bare)
         return self.scrub(value, where)
+
+    def _learn_json(self, text: str) -> None:
+        """The secrets of a JSON document held in one value (``APP_CONFIG='{"db": {"password":
+        ...}}'``, a registry's ``auths``), found by their keys as in a config file, and
+        remembered: :meth:`scrub` then replaces them wherever they stand in the text."""
+        import json
+
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            return
+        stack: list[tuple[str | None, object]] = [(None, doc)]
+        while stack:
+            key, node = stack.pop()
+            if isinstance(node, dict):
+                stack.extend((str(k), v) for k, v in node.items())
+            elif isinstance(node, list):
+                stack.extend((key, v) for v in node)
+            elif isinstance(node, str) and node and not node.startswith(PREFIX):
+                if _URL_VALUE.match(node):
+                    self._scrub(node)  # a URL keeps its host: its credentials are learnt
+                elif key is not None and self.is_secret(key, node):
+                    self.fingerprint(node)
+                elif len(node) >= 20 and looks_opaque(node) and not harmless_value(node):
+                    self.fingerprint(node)
 
 
 @functools.lru_cache(maxsize=1)
@@ -367,7 +407,14 @@ def _code_stamp() -> str:
     return "\n".join(parts)
 
 
+# A word that may be an opaque credential: 20 to 600 characters of the alphabets tokens use,
+# standing on its own (a quoted string, a value after ``=`` or ``:``, a word of a line).
+_WORD = re.compile(r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9+/_.~-]{20,600}={0,3}"
+                   r"(?![A-Za-z0-9+/=_.~-])")
+_DIGEST_NAMES = ("SHA256:", "SHA1:", "SHA384:", "SHA512:", "MD5:", "SHA256=", "SHA256-",
+                 "SHA512-", "SHA384-")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_JSON_MAX = 1 << 20
 _URL_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+$")
 
 

@@ -250,6 +250,48 @@ def _b64url(rng: random.Random, n: int) -> str:
 
 def generate(spec: str, rng: random.Random) -> str:
     """One fresh value of ``spec``."""
+    return generate_masked(spec, rng)[0]
+
+
+def generate_masked(spec: str, rng: random.Random) -> tuple[str, list[bool]]:
+    """One fresh value of ``spec`` and, for each of its characters, whether it is random (the
+    literal parts of a format, ``ghp_``, a JWT's fixed header, are public text)."""
+    if spec in ("{jwt}", "{pem}"):
+        value = _special(spec, rng)
+        if spec == "{jwt}":
+            head = value.split(".", 1)[0]  # the fixed header, and the payload's '{"sub": "'
+            return value, [i > len(head) + 12 for i in range(len(value))]
+        lines = value.split("\n")
+        mask = []
+        for line in lines:
+            mask += [not line.startswith("-----")] * len(line) + [False]
+        return value, mask[:len(value)]
+    out = ""
+    mask: list[bool] = []
+    i = 0
+    while i < len(spec):
+        if spec[i] == "{":
+            j = spec.index("}", i)
+            field = spec[i + 1:j]
+            if field == "crc32":
+                random_part = out.split("_", 1)[1]
+                piece = _crc32_b62(random_part)
+            else:
+                cls, _, size = field.partition(":")
+                lo, _, hi = size.partition("-")
+                n = rng.randint(int(lo), int(hi or lo))
+                piece = "".join(rng.choice(ALPHABETS[cls]) for _ in range(n))
+            out += piece
+            mask += [True] * len(piece)
+            i = j + 1
+        else:
+            out += spec[i]
+            mask.append(False)
+            i += 1
+    return out, mask
+
+
+def _special(spec: str, rng: random.Random) -> str:
     if spec == "{jwt}":
         head = _b64url(rng, 0) + base64.urlsafe_b64encode(
             json.dumps({"alg": "HS256", "typ": "JWT"}).encode()).decode().rstrip("=")
@@ -260,22 +302,4 @@ def generate(spec: str, rng: random.Random) -> str:
     if spec == "{pem}":
         body = "\n".join(base64.b64encode(rng.randbytes(48)).decode() for _ in range(8))
         return f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
-    out = ""
-    i = 0
-    while i < len(spec):
-        if spec[i] == "{":
-            j = spec.index("}", i)
-            field = spec[i + 1:j]
-            if field == "crc32":
-                random_part = out.split("_", 1)[1]
-                out += _crc32_b62(random_part)
-            else:
-                cls, _, size = field.partition(":")
-                lo, _, hi = size.partition("-")
-                n = rng.randint(int(lo), int(hi or lo))
-                out += "".join(rng.choice(ALPHABETS[cls]) for _ in range(n))
-            i = j + 1
-        else:
-            out += spec[i]
-            i += 1
-    return out
+    raise ValueError(spec)
