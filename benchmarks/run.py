@@ -372,6 +372,57 @@ def notes_memory(m: dict[str, Measured]) -> list[str]:
             if label.startswith("runsnap") and x.peak_mib is not None]
 
 
+#: Numbers of secret values of case 7, planted under neutral names (the subject: the largest).
+SECRET_COUNTS = (10_000, 0, 1_250, 2_500, 5_000)
+
+
+def _secret_values(n: int, seed: int) -> dict[str, str]:
+    """``n`` variables with neutral names holding credentials: half in providers' formats
+    (found by their rules), half opaque random strings (found by their shape)."""
+    import random
+    import string
+
+    rng = random.Random(seed)
+    alnum = string.ascii_letters + string.digits
+    out = {}
+    for i in range(n):
+        body = "".join(rng.choice(alnum) for _ in range(36))
+        value = (f"hf_{body[:34]}" if i % 4 == 0 else f"ghp_{body}" if i % 4 == 1
+                 else body[:32] if i % 4 == 2 else f"{body}{body[:8]}==")
+        out[f"SETTING_{i:05d}"] = value
+    return out
+
+
+def build_secrets(bench: Bench) -> list[Command]:
+    """Case 7: capture with 0 to 10,000 secret values under neutral names, in a folder that is
+    no git work tree and names no model, so that redaction is what grows."""
+    import tempfile
+
+    cwd = tempfile.mkdtemp(prefix="runsnap-bench-secrets-")
+    cmds = []
+    for n in SECRET_COUNTS:
+        env = {**bench.env, **_secret_values(n, seed=n), "GIT_CEILING_DIRECTORIES": cwd}
+        name = f"s{n}"
+        cmds.append(Command(f"runsnap capture ({n:,} secrets under neutral names)",
+                            _capture_cmd(bench, name), env=env, cwd=cwd,
+                            before=_fresh(bench, name)))
+    return cmds
+
+
+def checks_secrets(m: dict[str, Measured]) -> list[Check]:
+    def t(n: int) -> float:
+        return m[f"runsnap capture ({n:,} secrets under neutral names)"].median_ms
+
+    added = {n: t(n) - t(0) for n in SECRET_COUNTS if n}
+    out = [Check("time added by 10,000 secrets", added[10_000] / 1000, " s", 1.0)]
+    out += [Check(f"time added per 1,000 secrets at {n:,}", added[n] / n * 1000, " ms", None)
+            for n in sorted(added)]
+    # Linear growth: the time added per secret at 10,000 against 2,500 (quadratic: 4x).
+    out.append(Check("time per secret, 10,000 vs 2,500",
+                     (added[10_000] / 10_000) / max(added[2_500] / 2_500, 1e-9), "x", 1.5))
+    return out
+
+
 #: The cases, in order. Later features add their own entry (subject against its own peer).
 CASES: list[Case] = [
     Case("1", "capture with no command vs pip freeze, collect_env and the floor", build_capture,
@@ -384,6 +435,8 @@ CASES: list[Case] = [
          checks_startup),
     Case("5", "N-way diff of 256, 1,024 and 4,096 rank snapshots vs parsing them with tomllib",
          build_nway, checks_nway, repeat=lambda n: max(3, n // 4), notes=notes_memory),
+    Case("7", "secrets under neutral names: capture with 0 to 10,000, the growth of its time",
+         build_secrets, checks_secrets, repeat=lambda n: max(3, n // 2)),
 ]
 # Case 6 (peak memory) is the "peak RSS" column of every table and the notes under 1, 3, 5.
 

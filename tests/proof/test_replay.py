@@ -118,3 +118,19 @@ def test_bad_input_is_one_line_and_status_2(tmp_path: Path) -> None:
     context = capture(tmp_path / "ctx.toml", [], run=False)
     proc = runsnap("replay", str(context))
     assert proc.returncode == 2 and "no command" in proc.stderr
+
+
+def test_a_new_login_shell_is_no_missing_secret(tmp_path: Path) -> None:
+    # the login session and the terminal pane are ids of this login, not secrets: a replay from
+    # another login shell starts (it did refuse: "cannot restore the snapshot's secrets")
+    prog = _printer(tmp_path)
+    original = capture(tmp_path / "orig.toml", ["python3", str(prog), "XDG_SESSION_ID"],
+                       {"XDG_SESSION_ID": "c7", "TMUX_PANE": "%3",
+                        "XDG_SESSION_COOKIE": "0f" * 16 + "-1700000000.1-123456"})
+    recorded = load(original)["env"]["vars"]
+    assert (recorded["XDG_SESSION_ID"], recorded["TMUX_PANE"]) == ("c7", "%3")
+    assert not recorded["XDG_SESSION_COOKIE"].startswith("<redacted:")
+    again = runsnap("replay", str(original), "-o", str(tmp_path / "r.toml"),
+                    env=_env(XDG_SESSION_ID="c12", TMUX_PANE="%0", XDG_SESSION_COOKIE="other"))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[0]) == {"XDG_SESSION_ID": "c7"}
