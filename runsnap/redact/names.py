@@ -30,7 +30,7 @@ def norm(name: str) -> str:
     return name.strip().strip("-").upper().replace("-", "_").replace(".", "_")
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1 << 16)
 def is_secret_name(name: str) -> bool:
     """Whether a variable or option named ``name`` always holds a secret.
 
@@ -44,7 +44,7 @@ def is_secret_name(name: str) -> bool:
     return always.match(upper) and not never.match(upper)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1 << 16)
 def secret_if_credential(name: str) -> bool:
     """Whether a name holds a secret when its value looks like a credential (``*AUTH*``)."""
     _, by_value, never = rules.name_rules()
@@ -219,14 +219,14 @@ def looks_opaque(value: str) -> bool:
     longest = max(_PARTS.split(value.rstrip("=")), key=len).replace("/", "").replace("+", "")
     if len(longest) < 16 or _HEXISH.match(longest):
         return False
-    upper = sum(c.isupper() for c in longest)
-    lower = sum(c.islower() for c in longest)
-    digits = sum(c.isdigit() for c in longest)
+    upper = sum(map(str.isupper, longest))
+    lower = sum(map(str.islower, longest))
+    digits = sum(map(str.isdigit, longest))
     letters = upper + lower
     if (upper > 0) + (lower > 0) + (digits > 0) < 2:
         return False  # one kind of character: a word, a number
     wordy = sum(len(w) for w in _WORDISH.findall(longest)
-                if sum(c in _VOWELS for c in w) * 4 >= len(w))
+                if sum(map(_VOWELS.__contains__, w)) * 4 >= len(w))
     if wordy * 2 >= len(longest) and digits * 6 < len(longest):
         return False  # words run together: an identifier
     ent = rules.entropy(longest)
