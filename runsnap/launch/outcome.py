@@ -340,17 +340,25 @@ def _bounded(line: bytes) -> bytes:
 
 
 def _cut_line(line: bytes) -> bytes:
-    """A line longer than :data:`MAX_LINE_BYTES` cut to it, less the word the cut went through:
-    a part of a token is no token any rule knows, and must not be kept in clear.
+    """A line longer than :data:`MAX_LINE_BYTES` cut to it, less the word the cut went through
+    when that word could be a token (up to :data:`_LONGEST_TOKEN` bytes): a part of a token is
+    no token any rule knows, and must not be kept in clear.
 
-    >>> _cut_line(b"x " * 2046 + b"ghp_" + b"a" * 36) == b"x " * 2046 + b"..."
+    >>> _cut_line(b"x " * 2046 + b"ghp_" + b"a" * 36) == b"x " * 2046
     True
+    >>> len(_cut_line(b"x" * 10_000))  # one endless word: no token shape, kept as it is
+    4096
     """
-    keep = MAX_LINE_BYTES - 3
-    head = line[:keep]
-    if not line[keep:keep + 1].isspace():
-        head = _TOKEN_END.sub(b"", head)
-    return head + b"..."
+    head = line[:MAX_LINE_BYTES]
+    if not line[MAX_LINE_BYTES:MAX_LINE_BYTES + 1].isspace():
+        word = _TOKEN_END.search(head)
+        if word is not None and len(word.group()) <= _LONGEST_TOKEN:
+            head = head[:word.start()]
+    return head
+
+
+#: The longest token shape the rules know (1Password service account tokens, ~1,100 bytes).
+_LONGEST_TOKEN = 1200
 
 
 def cut(section: dict[str, Any]) -> dict[str, Any]:

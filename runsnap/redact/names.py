@@ -226,7 +226,8 @@ def looks_opaque(value: str) -> bool:
     if (upper > 0) + (lower > 0) + (digits > 0) < 2:
         return False  # one kind of character: a word, a number
     wordy = sum(len(w) for w in _WORDISH.findall(longest)
-                if sum(map(_VOWELS.__contains__, w)) * 4 >= len(w))
+                if (sum(map(_VOWELS.__contains__, w)) * 10 >= len(w) * 3 if w.isupper()
+                    else any(map(_VOWELS.__contains__, w))))
     if wordy * 2 >= len(longest) and digits * 6 < len(longest):
         return False  # words run together: an identifier
     ent = rules.entropy(longest)

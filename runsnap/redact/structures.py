@@ -52,9 +52,13 @@ class Redactor(ArgvRedactor):
 
     def finish(self, value: Any, where: str = "") -> Any:
         """The second pass: ``value`` (sections, or any plain data) with every secret found so
-        far replaced wherever it stands, in keys as in values."""
+        far replaced wherever it stands, in keys as in values.
+
+        :attr:`redacted` (where something was redacted, for ``meta.redacted``) then holds no
+        secret either: the places named by a key are named by the key as it is written."""
         if not self.known:
             return value
+        self.redacted = [self.known.sub(w) for w in self.redacted]
         return self._finish(value, where)
 
     def _finish(self, value: Any, where: str) -> Any:
@@ -64,9 +68,11 @@ class Redactor(ArgvRedactor):
                 self.redacted.append(where)
             return out
         if isinstance(value, Mapping):
-            return {(self.known.sub(k) if isinstance(k, str) else k):
-                    self._finish(v, f"{where}.{k}" if where else str(k))
-                    for k, v in value.items()}
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                clean = self.known.sub(k) if isinstance(k, str) else k
+                out[clean] = self._finish(v, f"{where}.{clean}" if where else str(clean))
+            return out
         if isinstance(value, list):
             return [self._finish(v, f"{where}[{i}]") for i, v in enumerate(value)]
         if isinstance(value, tuple):

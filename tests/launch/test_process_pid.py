@@ -65,7 +65,7 @@ def test_pid_snapshots_a_running_process(scratch: Path) -> None:
 
 def test_pid_lists_children(scratch: Path) -> None:
     code = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
-            "'import time; time.sleep(120)', '--api-key', 'topsecret']); "
+            "'import time; time.sleep(120)', '--api-key', 'tops3cret-K9x']); "
             "time.sleep(0.5); open('ready', 'w').close(); time.sleep(120)")
     parent = subprocess.Popen([sys.executable, "-c", code], cwd=scratch,
                               start_new_session=True)
@@ -80,4 +80,4 @@ def test_pid_lists_children(scratch: Path) -> None:
         parent.wait()
     (kid,) = clean["children"]
     assert kid["ppid"] == parent.pid and kid["argv"][-2] == "--api-key"
-    assert kid["argv"][-1].startswith("<redacted:")
+    assert kid["argv"][-1].startswith("<redacted:")  # (a plain word would be no secret)

@@ -179,6 +179,23 @@ def tuning(rng: random.Random) -> list[tuple[str, str, str]]:
     return out
 
 
+_WORDS = ("live", "stream", "batch", "kernel", "attention", "matrix", "prefill", "decode",
+          "cache", "block", "token", "expert", "router", "layer", "norm", "scale", "config",
+          "secret", "key", "pipeline", "worker", "shard", "weight", "loader", "b", "fused")
+
+
+def identifiers(rng: random.Random) -> list[tuple[str, str, str]]:
+    """(kind, name, value): names from code, as a diff or a traceback shows them."""
+    out = []
+    for i in range(20):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(4, 9))]
+        out.append(("snake_case identifier", f"IDENT_{i}", "_".join(words)))
+        out.append(("CamelCase identifier", f"CLASS_{i}",
+                    "".join(w.capitalize() for w in words) + rng.choice(["", "2", "V3"])))
+        out.append(("dotted name", f"DOTTED_{i}", ".".join(words[:5])))
+    return out
+
+
 def nonsecrets(rng: random.Random) -> list[tuple[str, str, str]]:
     """The whole non-secret set: (kind, name, value)."""
-    return [*_ids(rng), *_harmless_under_secret_names(rng), *tuning(rng)]
+    return [*_ids(rng), *_harmless_under_secret_names(rng), *identifiers(rng), *tuning(rng)]
