@@ -63,16 +63,16 @@ class Redactor(ArgvRedactor):
 
     def _finish(self, value: Any, where: str) -> Any:
         if isinstance(value, str):
-            out = self.known.sub(value)
-            if out is not value and out != value:
+            text = self.known.sub(value)
+            if text is not value and text != value:
                 self.redacted.append(where)
-            return out
+            return text
         if isinstance(value, Mapping):
-            out: dict[Any, Any] = {}
+            table: dict[Any, Any] = {}
             for k, v in value.items():
                 clean = self.known.sub(k) if isinstance(k, str) else k
-                out[clean] = self._finish(v, f"{where}.{clean}" if where else str(clean))
-            return out
+                table[clean] = self._finish(v, f"{where}.{clean}" if where else str(clean))
+            return table
         if isinstance(value, list):
             return [self._finish(v, f"{where}[{i}]") for i, v in enumerate(value)]
         if isinstance(value, tuple):
