@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["child_cwd", "current_dir", "expand_user", "path_str", "resolve_path"]
+__all__ = ["child_cwd", "current_dir", "expand_user", "path_str", "resolve_path", "shown"]
 
 
 def current_dir() -> str:
@@ -76,3 +76,20 @@ def resolve_path(value: str, cwd: str) -> str:
     as ``pathlib`` writes it (see :func:`runsnap.base.paths.path_str`)."""
     path = expand_user(value)
     return path if os.path.isabs(path) else path_str(os.path.join(cwd, path))
+
+
+def shown(path: str | None, cwd: str | None = None) -> str:
+    """A path as runsnap prints it: relative to the working directory when it lies under it
+    (``.runsnap/good.toml``, as ``git`` prints paths), else as it is.
+
+    >>> shown("/work/proj/.runsnap/a.toml", "/work/proj"), shown("/etc/x", "/work/proj")
+    ('.runsnap/a.toml', '/etc/x')
+    """
+    if not path or not os.path.isabs(path):
+        return path or ""
+    try:
+        base = cwd if cwd is not None else os.getcwd()
+    except OSError:
+        return path
+    rel = os.path.relpath(path, base)
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel

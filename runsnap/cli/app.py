@@ -285,17 +285,21 @@ def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...], snap_dir: str) ->
               help="The interpreter whose packages to search (default: python on PATH).")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="text for terminals, json for programs.")
+@click.option("--include-tests", is_flag=True,
+              help="Also list places in tests, examples and benchmarks (after the rest).")
 @runsnap_command
-def who_reads(names: tuple[str, ...], python: str | None, fmt: str) -> None:
+def who_reads(names: tuple[str, ...], python: str | None, fmt: str, include_tests: bool) -> None:
     """Where the installed packages declare, read or mention variable NAME.
 
     One line a place: distribution and version, file:line (a shared library: its path), and
     the kind: declaration (NAME = EnvBool(...)), read (os.getenv("NAME"), envs.NAME.get()),
-    mention, library (a string in a shared library). Exit status 0: found, 1: nowhere.
+    mention, library (a string in a shared library). The package's own code comes first;
+    places in tests, examples and benchmarks are counted, and listed with --include-tests.
+    Exit status 0: found, 1: nowhere.
     """
     from runsnap.cli.whoreads import run_who_reads
 
-    sys.exit(run_who_reads(names, python, fmt))
+    sys.exit(run_who_reads(names, python, fmt, include_tests))
 
 
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
@@ -457,7 +461,9 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
             files = attach(doc, attach_dir)
         except OSError as exc:
             raise UsageError(f"cannot write into {attach_dir}: {exc.strerror or exc}") from None
-    text = render_report(doc, fmt, max_chars, files)
+    from runsnap.base.terminal import width
+
+    text = render_report(doc, fmt, max_chars, files, width=0 if output else width())
     if output:
         from runsnap.snapshot import atomic_write
 

@@ -63,7 +63,10 @@ def run_capture(
     from runsnap.capturing import run
 
     def announce(snap: Snapshot) -> None:
-        where = snap.path_text if output != "-" else "to standard output when the command ends"
+        from runsnap.base.paths import shown
+
+        where = shown(snap.path_text) if output != "-" else \
+            "to standard output when the command ends"
         sys.stderr.write(f"runsnap: snapshot {where}\n")
         sys.stderr.flush()
 
@@ -182,6 +185,8 @@ def _emit(snap: Snapshot, output: str | None, out_dir: str | None) -> Snapshot:
         sys.stdout.write(dumps(snap))
         sys.stdout.flush()
         return snap
+    from runsnap.base.paths import shown
+
     saved = snap.save(resolve_output(snap, output, out_dir))
-    print(saved.path_text, flush=True)
+    print(shown(saved.path_text), flush=True)
     return saved

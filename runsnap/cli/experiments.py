@@ -16,7 +16,9 @@ __all__ = ["bisect", "replay"]
 
 
 def _say(line: str) -> None:
-    click.echo(f"runsnap: {line}", err=True)
+    from runsnap.base.terminal import fit, width
+
+    click.echo(fit(f"runsnap: {line}", width(sys.stderr)), err=True)
 
 
 def _progress(line: str) -> None:
@@ -73,7 +75,9 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
             _say(f"  ... and {len(plan.cannot) - 12} more (runsnap diff {snapshot})")
 
     def announce(s: Any) -> None:
-        _say(f"snapshot {s.path_text}")
+        from runsnap.base.paths import shown
+
+        _say(f"snapshot {shown(s.path_text)}")
 
     record = do_replay(plan, label=label, output=output, out_dir=out_dir, on_saved=announce)
     if record.result.error:

@@ -26,18 +26,22 @@ def parse_who_reads(args: Sequence[str]) -> dict[str, Any] | None:
     when click should parse them.
 
     >>> parse_who_reads(["A_B", "--python", "/v/bin/python", "--format=json", "C"])
-    {'names': ('A_B', 'C'), 'python': '/v/bin/python', 'fmt': 'json'}
+    {'names': ('A_B', 'C'), 'python': '/v/bin/python', 'fmt': 'json', 'include_tests': False}
+    >>> parse_who_reads(["A_B", "--include-tests"])["include_tests"]
+    True
     >>> parse_who_reads(["--help"]) is None, parse_who_reads([]) is None
     (True, True)
     """
     names: list[str] = []
-    params: dict[str, Any] = {"python": None, "fmt": "text"}
+    params: dict[str, Any] = {"python": None, "fmt": "text", "include_tests": False}
     i = 0
     while i < len(args):
         arg = args[i]
         i += 1
         flag, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if flag in ("--python", "--format"):
+        if arg == "--include-tests":
+            params["include_tests"] = True
+        elif flag in ("--python", "--format"):
             if not eq:
                 if i >= len(args):
                     return None
@@ -55,14 +59,22 @@ def parse_who_reads(args: Sequence[str]) -> dict[str, Any] | None:
     return {"names": tuple(names), **params}
 
 
-def run_who_reads(names: Sequence[str], python: str | None, fmt: str) -> int:
-    """Search, print, and return the exit status: 0 found, 1 nowhere."""
+def run_who_reads(names: Sequence[str], python: str | None, fmt: str,
+                  include_tests: bool = False) -> int:
+    """Search, print, and return the exit status: 0 found, 1 nowhere. Places in tests,
+    examples and benchmarks are counted, and listed (after the rest) with ``include_tests``."""
+    from runsnap.base.terminal import width
     from runsnap.render.whoreads import render
-    from runsnap.whoreads.search import who_reads
+    from runsnap.whoreads.search import in_tests, who_reads
 
-    hits = who_reads(names, python)
-    sys.stdout.write(render(hits, fmt))
+    every = who_reads(names, python)
+    hits = every if include_tests else [h for h in every if not in_tests(h.path)]
+    sys.stdout.write(render(hits, fmt, width() if fmt == "text" else 0))
     sys.stdout.flush()
-    if fmt == "text" and not hits:
+    hidden = len(every) - len(hits)
+    if fmt == "text" and hidden:
+        sys.stderr.write(f"runsnap: {hidden} more in tests, examples and benchmarks "
+                         f"(--include-tests lists them)\n")
+    if fmt == "text" and not every:
         sys.stderr.write(f"runsnap: {', '.join(names)}: no installed package names it\n")
-    return 0 if hits else 1
+    return 0 if every else 1

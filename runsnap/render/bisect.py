@@ -88,7 +88,9 @@ def render_text(result: BisectResult, width: int = 0) -> str:
         if summary:
             lines.append(f"  {summary}")
     if result.folder:
-        lines += ["", f"Trials: {result.folder}/ (trial-NN.toml and .log for each of "
+        from runsnap.base.paths import shown
+
+        lines += ["", f"Trials: {shown(result.folder)}/ (trial-NN.toml and .log for each of "
                   f"{len(result.runs)}; bisect.json)"]
     if width:
         from runsnap.base.terminal import wrap

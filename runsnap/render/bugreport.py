@@ -193,9 +193,39 @@ def _squeeze(text: str, limit: int) -> str:
     return (cut + tail + note)[:limit]
 
 
+def fit_width(text: str, width: int) -> str:
+    """The text report fitted to a terminal ``width`` (0: as it is): prose is wrapped under
+    its own indent; tables, code and rules, whose columns a wrap would scramble, are cut.
+
+    >>> print(fit_width("A heading long enough to wrap" + chr(10) + "=" * 20, 16))
+    A heading long
+      enough to wrap
+    ================
+    """
+    if width <= 0:
+        return text
+    from runsnap.base.terminal import fit as cut
+    from runsnap.base.terminal import wrap
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        lead = line[: len(line) - len(body)]
+        if len(line) <= width:
+            out.append(line)
+        elif set(body) <= set("=-"):
+            out.append(line[:width])
+        elif "  " in body or len(lead) >= 4:  # a table's columns or a code line
+            out.append(cut(line, width))
+        else:
+            out += [lead + part for part in wrap(body, max(width - len(lead), 20), "  ")]
+    return "\n".join(out)
+
+
 def render(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
-           attach: Sequence[str] = ()) -> str:
-    """The report as text in ``fmt`` (one of :data:`FORMATS`). JSON is never trimmed."""
+           attach: Sequence[str] = (), width: int = 0) -> str:
+    """The report as text in ``fmt`` (one of :data:`FORMATS`). JSON is never trimmed.
+    ``width``: a terminal's, for ``text`` (:func:`fit_width`)."""
     if fmt == "json":
         return json.dumps({
             "format": "runsnap-report/1", "title": doc.title, "snapshots": list(doc.paths),
@@ -203,4 +233,5 @@ def render(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
             "parts": [{"key": p.key, "title": p.title, "priority": p.priority,
                        "blocks": [b.to_dict() for b in p.blocks]} for p in doc.parts],
         }, indent=2, ensure_ascii=False) + "\n"
-    return fit(doc, fmt, limit, attach)[0]
+    text = fit(doc, fmt, limit, attach)[0]
+    return fit_width(text, width) if fmt == "text" else text

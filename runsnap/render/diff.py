@@ -462,12 +462,13 @@ def render_stat(report: AnyReport, width: int = 0) -> str:
     for d in report.hidden:
         hidden[d.section] = hidden.get(d.section, 0) + 1
     wide = max((len(name) for name in sections), default=0)
-    lines = [f"runsnap diff: {report.verdict()}"]
+    # the verdict names the cause: wrapped, never cut
+    lines = wrap(clean(f"runsnap diff: {report.verdict()}"), width, "  ")
     for name, diffs in sections.items():
         keys = ", ".join(d.key for d in diffs[:4]) + (", ..." if len(diffs) > 4 else "")
         noise = f" (+{hidden.pop(name)} hidden)" if name in hidden else ""
-        lines.append(f"  {name:<{wide}}  {len(diffs):>3}{noise}  {keys}")
-    return "".join(fit(clean(line), width) + "\n" for line in lines)
+        lines.append(fit(clean(f"  {name:<{wide}}  {len(diffs):>3}{noise}  {keys}"), width))
+    return "".join(line + "\n" for line in lines)
 
 
 #: ``--format`` name -> renderer. Every renderer takes ``(report, color)`` and returns text.

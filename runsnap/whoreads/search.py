@@ -13,12 +13,18 @@ probe) is searched: its ``.py`` files line by line, and the shared libraries it 
 * ``mention``: anywhere else (messages, comments, documentation);
 * ``library``: a string in a shared library (native code may read it with ``getenv``).
 
-Speed: a search reads each installed file once for all the names asked (a byte search, as
-``grep -F`` does; shared libraries through ``mmap``) and caches, per distribution and version,
-the places found for each name (and that none were found), so a later search of a name already
-searched reads no file at all. The cache lives in runsnap's cache folder
-(``RUNSNAP_CACHE_DIR``), keyed by the distribution's name, version and location;
-``RUNSNAP_NO_CACHE=1`` turns it off. Measured in ``benchmarks/tracing.py``.
+Speed: the first search indexes each distribution in one pass: every name shaped like an
+environment variable (upper case with an underscore, ``OMP_NUM_THREADS``) in its ``.py``
+files, and in the read-only data (``.rodata``) of its shared libraries, with the files that
+hold it. The index is cached per distribution and version, so any later name, asked for the
+first time or not, is a look-up that reads only the few files holding it (to find the lines).
+A name of another shape (``HOME``, ``http_proxy``) is searched for by itself, as ``grep -F``
+does, and its places cached. The cache lives in runsnap's cache folder (``RUNSNAP_CACHE_DIR``),
+keyed by the distribution's name, version and location; ``RUNSNAP_NO_CACHE=1`` turns it off.
+Measured against ``grep -rn`` over the same files in ``benchmarks/whoreads.py``.
+
+Places in tests, examples and benchmarks (:func:`in_tests`) rank after the package's own code
+(``runsnap who-reads --include-tests`` lists them; by default they are counted, not listed).
 """
 
 from __future__ import annotations
@@ -39,13 +45,89 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["KINDS", "Hit", "classify", "distributions", "who_reads"]
+__all__ = ["KINDS", "Hit", "classify", "distributions", "in_tests", "who_reads"]
 
-#: Every :attr:`Hit.kind`, strongest first.
-KINDS = ("declaration", "read", "mention", "library")
+#: Every :attr:`Hit.kind`, strongest first: a string in a shared library is most often a
+#: ``getenv`` of native code, stronger evidence than a mention in a message or a comment.
+KINDS = ("declaration", "read", "library", "mention")
 
 #: Bumped whenever the index format or what it holds changes.
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
+
+#: A name the index holds: upper case, digits and underscores, with an underscore.
+_TOKEN = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]*$")
+#: Where such a name may continue backwards from its first underscore.
+_UPPER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_LOWER = frozenset(b"abcdefghijklmnopqrstuvwxyz")
+#: An underscore followed by an upper-case letter or digit: a literal start, which the regex
+#: engine finds fast, where a name's own first letter (a character class) would be slow.
+_SUFFIX = re.compile(rb"_[A-Z0-9][A-Z0-9_]*")
+
+#: Folders whose files are tests, examples or benchmarks, not the package's own code.
+_TEST_DIRS = frozenset({"test", "tests", "testing", "_testing", "example", "examples",
+                        "benchmark", "benchmarks", "docs", "doc"})
+
+
+def in_tests(path: str) -> bool:
+    """Whether an installed file belongs to tests, examples or benchmarks.
+
+    >>> in_tests("torch/testing/_internal/common_utils.py"), in_tests("pkg/tests/test_x.py")
+    (True, True)
+    >>> in_tests("sglang/srt/environ.py"), in_tests("pkg/conftest.py"), in_tests("a/x_test.py")
+    (False, True, True)
+    """
+    parts = path.replace(os.sep, "/").split("/")
+    name = parts[-1]
+    return (any(p in _TEST_DIRS for p in parts[:-1]) or name == "conftest.py"
+            or name.startswith("test_") or name.endswith("_test.py"))
+
+
+def tokens_in(data: bytes | Any, start: int = 0, end: int | None = None) -> set[str]:
+    """Every name shaped like an environment variable in ``data`` (bytes or an ``mmap``,
+    between ``start`` and ``end``), as whole words.
+
+    >>> sorted(tokens_in(b'x = os.getenv("OMP_NUM_THREADS") or my_VAR or A_B2c or _X_Y'))
+    ['OMP_NUM_THREADS']
+    """
+    end = len(data) if end is None else end
+    out: set[str] = set()
+    for m in _SUFFIX.finditer(data, start, end):
+        a = m.start()
+        while a > start and data[a - 1] in _UPPER:
+            a -= 1
+        b = m.end()
+        if (data[a] in _UPPER and data[a] != 95 and (a == start or data[a - 1] not in _LOWER)
+                and (b >= end or data[b] not in _LOWER)):
+            out.add(bytes(data[a:b]).decode("ascii"))
+    return out
+
+
+def _rodata(m: Any) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of an ELF file's read-only data sections (``.rodata*``), where
+    string constants such as a variable's name live; the whole file when it is not a 64-bit
+    little-endian ELF file or its headers cannot be read."""
+    import struct
+
+    whole = [(0, len(m))]
+    try:
+        if m[:4] != b"\x7fELF" or m[4] != 2 or m[5] != 1:
+            return whole
+        shoff, = struct.unpack_from("<Q", m, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", m, 0x3A)
+        if not shoff or shentsize < 64 or shstrndx >= shnum:
+            return whole
+        str_off, = struct.unpack_from("<Q", m, shoff + shstrndx * shentsize + 0x18)
+        out = []
+        for i in range(shnum):
+            base = shoff + i * shentsize
+            name_at, = struct.unpack_from("<I", m, base)
+            off, size = struct.unpack_from("<QQ", m, base + 0x18)
+            end = m.find(b"\0", str_off + name_at)
+            if bytes(m[str_off + name_at:end]).startswith(b".rodata") and size:
+                out.append((off, min(off + size, len(m))))
+        return out or whole
+    except (struct.error, ValueError, IndexError):
+        return whole
 
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _LIBRARY = re.compile(r"\.so(\.[0-9]+)*$|\.dylib$")
@@ -250,6 +332,8 @@ class _Index:
             if cache else None
         self.files: list[str] | None = None
         self.names: dict[str, list[list[Any]]] = {}
+        self.tokens: dict[str, list[int]] | None = None
+        """Name -> indexes in :attr:`files` of the files that hold it (one pass, all names)."""
         self.changed = False
         self._load()
 
@@ -259,20 +343,63 @@ class _Index:
         try:
             with open(self.path, encoding="utf-8") as fh:
                 data = json.load(fh)
-            files, names = data["files"], data["names"]
+            files, names, tokens = data["files"], data["names"], data.get("tokens")
         except (OSError, ValueError, KeyError, TypeError):
             return
         if isinstance(files, list) and isinstance(names, dict):
             self.files, self.names = files, names
+            self.tokens = tokens if isinstance(tokens, dict) else None
 
-    def search(self, names: Sequence[str]) -> None:
-        """Read every file once for the names not searched yet."""
-        missing = [n for n in names if n not in self.names]
-        if not missing:
-            return
+    def _file_list(self) -> list[str]:
         if self.files is None:
             self.files = _record_files(self.location, str(self.dist.get("metadata_dir", "")))
             self.files += self.sources  # absolute: os.path.join keeps them as they are
+        return self.files
+
+    def build(self) -> None:
+        """Read every file once and index every variable-shaped name it holds."""
+        tokens: dict[str, list[int]] = {}
+        for i, rel in enumerate(self._file_list()):
+            for token in _file_tokens(os.path.join(self.location, rel), rel.endswith(".py")):
+                tokens.setdefault(token, []).append(i)
+        self.tokens = tokens
+        self.changed = True
+
+    def look_up(self, name: str) -> None:
+        """The places of an indexed name: the lines of the few files that hold it."""
+        files = self._file_list()
+        found: list[list[Any]] = []
+        for i in (self.tokens or {}).get(name, ()):
+            rel = files[i]
+            if rel.endswith(".py"):
+                try:
+                    with open(os.path.join(self.location, rel), "rb") as fh:
+                        found += _lines_with(name, fh.read(), rel)
+                except OSError:
+                    continue
+            else:
+                found.append([rel, None, "library", ""])
+        self.names[name] = found
+        # a name no file holds is answered by the index again for free: nothing to write
+        self.changed = self.changed or bool(found)
+
+    def search(self, names: Sequence[str]) -> None:
+        """The places of ``names``: from the index (built on first use, in one pass for every
+        name), or, for a name the index cannot hold, one pass for those names."""
+        missing = [n for n in names if n not in self.names]
+        if not missing:
+            return
+        indexed = [n for n in missing if _TOKEN.match(n)]
+        if indexed:
+            if self.tokens is None:
+                self.build()
+            for name in indexed:
+                self.look_up(name)
+        missing = [n for n in missing if not _TOKEN.match(n)]
+        if not missing:
+            return
+        self._file_list()
+        assert self.files is not None
         found: dict[str, list[list[Any]]] = {n: [] for n in missing}
         encoded = [(n, n.encode("utf-8", "surrogateescape")) for n in missing]
         for rel in self.files:
@@ -297,7 +424,9 @@ class _Index:
     def save(self) -> None:
         if not self.changed or self.path is None:
             return
-        data = json.dumps({"files": self.files, "names": self.names}, separators=(",", ":"))
+        # dumps, not dump: json.dump encodes in Python, dumps in C (several times faster)
+        data = json.dumps({"files": self.files, "names": self.names, "tokens": self.tokens},
+                          separators=(",", ":"))
         try:
             atomic_write(self.path, data.encode("utf-8"), durable=False)
         except OSError:
@@ -313,6 +442,22 @@ class _Index:
         if self.source and os.path.isabs(path):
             return os.path.relpath(path, self.source)
         return path
+
+
+def _file_tokens(path: str, python: bool) -> set[str]:
+    """The variable-shaped names a file holds: a ``.py`` file read whole, a shared library
+    through ``mmap``, only its read-only data."""
+    try:
+        if python:
+            with open(path, "rb") as fh:
+                return tokens_in(fh.read())
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            out: set[str] = set()
+            for start, end in _rodata(m):
+                out |= tokens_in(m, start, end)
+            return out
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses size 0)
+        return set()
 
 
 def _lines_with(name: str, data: bytes, rel: str) -> list[list[Any]]:
@@ -353,9 +498,12 @@ def who_reads(
     *,
     dists: Sequence[Mapping[str, Any]] | None = None,
     cache: bool = True,
+    include_tests: bool = True,
 ) -> list[Hit]:
-    """Every place the distributions of ``python`` declare, read or mention each of ``names``,
-    ordered by kind (declarations first), then distribution, file and line.
+    """Every place the distributions of ``python`` declare, read or mention each of ``names``
+    (a batch is answered in one pass), the package's own code first, by kind (declarations
+    first), then tests, examples and benchmarks (:func:`in_tests`; left out unless
+    ``include_tests``), then distribution, file and line.
 
     ``dists``: the distributions to search (default: :func:`distributions` of ``python``).
     """
@@ -371,5 +519,8 @@ def who_reads(
             out += index.hits(name)
         index.save()
     rank = {k: i for i, k in enumerate(KINDS)}
-    out.sort(key=lambda h: (h.name, rank.get(h.kind, 9), h.dist, h.path, h.line or 0))
+    if not include_tests:
+        out = [h for h in out if not in_tests(h.path)]
+    out.sort(key=lambda h: (h.name, in_tests(h.path), rank.get(h.kind, 9), h.dist, h.path,
+                            h.line or 0))
     return out

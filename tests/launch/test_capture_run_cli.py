@@ -249,7 +249,7 @@ def test_secrets_in_the_output_are_redacted(scratch: Path) -> None:
 def test_label_names_the_default_file(scratch: Path) -> None:
     rc, _, err = finish(start("--label", "good run", "--", "/bin/true"))
     assert rc == 0
-    path = Path(err.split("runsnap: snapshot ", 1)[1].strip())
+    path = scratch / err.split("runsnap: snapshot ", 1)[1].strip()  # printed relative
     assert path.parent == scratch / ".runsnap" and path.name.endswith("-good-run.toml")
     assert load(path).label == "good run"
 

@@ -1,0 +1,74 @@
+"""``who-reads`` indexes every name in one pass (a new name then reads no file but those that
+hold it), and ranks the package's own code above its tests and examples (issue 27, item 9)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from runsnap.whoreads.search import who_reads
+from tests.conftest import pip_install, run_runsnap
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> Path:
+    """A real venv with ``knobpkg`` installed by pip: its own code reads two variables, its
+    tests and examples read one of them too."""
+    proj = tmp_path / "src"
+    pkg = proj / "knobpkg"
+    (pkg / "tests").mkdir(parents=True)
+    (pkg / "examples").mkdir()
+    for d in (pkg, pkg / "tests", pkg / "examples"):
+        (d / "__init__.py").write_text("")
+    (pkg / "threads.py").write_text(
+        "import os\n\nTHREADS = int(os.environ.get('KNOB_NUM_THREADS', '1'))\n"
+        "MODE = os.getenv('KNOB_MODE')\n")
+    (pkg / "tests" / "test_threads.py").write_text(
+        "import os\n\ndef test_it():\n    os.environ['KNOB_NUM_THREADS'] = '2'\n")
+    (pkg / "examples" / "run.py").write_text("import os\nos.getenv('KNOB_NUM_THREADS')\n")
+    (proj / "setup.py").write_text(textwrap.dedent("""
+        from setuptools import setup, find_packages
+        setup(name="knobpkg", version="1.0", packages=find_packages())
+    """))
+    env = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=tmp_path)
+    return env
+
+
+def _installed(venv: Path) -> Path:
+    return next(venv.glob("lib/python*/site-packages/knobpkg"))
+
+
+def test_a_new_name_is_answered_from_the_one_pass_index(venv: Path) -> None:
+    python = str(venv / "bin" / "python")
+    assert [(h.path, h.line) for h in who_reads("KNOB_MODE", python)] == [
+        ("knobpkg/threads.py", 4)]
+    # written after the index was built, with the installed version unchanged: a search that
+    # made a new pass for a new name would find it; the one-pass index answers without reading
+    own = _installed(venv) / "threads.py"
+    own.write_text(own.read_text() + "LATE = os.getenv('KNOB_LATE_NAME')\n")
+    assert who_reads("KNOB_LATE_NAME", python) == []
+    found = who_reads("KNOB_NUM_THREADS", python)  # asked for the first time: from the index
+    assert ("knobpkg/threads.py", 3, "read") in [(h.path, h.line, h.kind) for h in found]
+    fresh = who_reads("KNOB_LATE_NAME", python, cache=False)  # no cache: a pass of its own
+    assert [(h.path, h.line) for h in fresh] == [("knobpkg/threads.py", 5)]
+
+
+def test_own_code_first_tests_and_examples_only_when_asked(venv: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    python = str(venv / "bin" / "python")
+    r = run_runsnap("who-reads", "KNOB_NUM_THREADS", "--python", python, env=env)
+    assert r.returncode == 0, r.stderr
+    assert [ln.split()[2] for ln in r.stdout.splitlines()] == ["knobpkg/threads.py:3"]
+    assert "2 more in tests, examples and benchmarks (--include-tests" in r.stderr, r.stderr
+    r = run_runsnap("who-reads", "KNOB_NUM_THREADS", "--python", python, "--include-tests",
+                    env=env)
+    places = [ln.split()[2] for ln in r.stdout.splitlines()]
+    assert places[0] == "knobpkg/threads.py:3" and sorted(places[1:]) == [
+        "knobpkg/examples/run.py:2", "knobpkg/tests/test_threads.py:4"], r.stdout
