@@ -146,7 +146,6 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
 def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     """Find what is wrong inside SNAPSHOT, most important first.
 
-    \b
     A misspelt variable of a known family (with the closest known name), a draft and a target
     model that disagree where speculative decoding needs agreement, a package imported from
     somewhere other than where it is installed, a variable set to a value its reader cannot
@@ -223,7 +222,7 @@ def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: boo
     \b
       runsnap gc --keep 20            the newest 20 snapshots stay
       runsnap gc --older-than 7d      snapshots captured more than 7 days ago go
-      runsnap gc --bisect             every bisect folder goes (--keep, --older-than apply)
+      runsnap gc --bisect             every bisect folder goes
       runsnap gc --keep 5 --dry-run   what would go, and the space it would free
 
     Only snapshots (*.toml) and bisect-* folders are removed. Exit status 0, 2 on error.
@@ -353,9 +352,9 @@ def diff(
 
     \b
       runsnap diff A B        compare two snapshots
-      runsnap diff A          compare A with the current context (captured now for A's command)
-      runsnap diff A B C ...  N snapshots (ranks, nodes): who holds which value, the odd ones out
-      runsnap diff snaps/123/ every snapshot in a folder (and below), e.g. one per rank of a job
+      runsnap diff A          A against the current context (captured now)
+      runsnap diff A B C ...  N snapshots (ranks, nodes): the odd ones out
+      runsnap diff snaps/123/ every snapshot in a folder (one per rank...)
       runsnap diff            the two newest snapshots in --dir (@2 @1)
       runsnap diff @good @1   snapshots by label or position (runsnap ls)
 
