@@ -55,11 +55,6 @@ REPORT_LINE = re.compile(r"^(runsnap diff: |runsnap snapshot [0-9a-f]{12}|#\s+ca
 LOG_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}")
 FIXED_LOG_TIME = "2026-11-29 17:02:12,004"
 
-DEMO = ["python3", "fixtures/demo/launch_server.py", "--model-path",
-        "fixtures/models/kimi-k2.5-target", "--speculative-algorithm", "EAGLE3",
-        "--speculative-draft-model-path", "fixtures/models/kimi-k2.5-eagle3-draft"]
-
-
 def documents() -> list[Path]:
     """The Markdown files that may hold samples."""
     out: list[Path] = []
@@ -110,14 +105,45 @@ def _fix_meta(path: Path, captured_at: str) -> None:
                        "id": ident}, sections=sections).save(path)
 
 
+#: The README's quick start, between these marks: the commands a reader runs.
+DEMO_COMMAND = re.compile(r"<!-- demo-command -->\n```\n(?P<command>.+?)\n```\n"
+                          r"<!-- /demo-command -->", re.S)
+#: Its set-up step (a venv with runsnap installed), which the scene replaces by this checkout.
+INSTALL = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install -q \. && ")
+
+
+def quick_start_captures(readme: str) -> str:
+    """The README's quick start as a shell script, without its set-up step and its last
+    command (the ``diff`` whose output is the sample), ``runsnap`` being this checkout's.
+
+    >>> quick_start_captures("<!-- demo-command -->\\n```\\npython3 -m venv .venv && "
+    ...     ".venv/bin/pip install -q . && A=1 .venv/bin/runsnap capture -o g.toml -- x; "
+    ...     ".venv/bin/runsnap diff g.toml\\n```\\n<!-- /demo-command -->")
+    'A=1 runsnap capture -o g.toml -- x'
+    """
+    m = DEMO_COMMAND.search(readme)
+    if m is None:
+        raise ValueError("README.md has no <!-- demo-command --> block")
+    command = INSTALL.sub("", m["command"].strip())
+    if command == m["command"].strip():
+        raise ValueError("the quick start no longer starts by installing runsnap in .venv")
+    steps, _, last = command.rpartition("; ")
+    if not last.startswith(".venv/bin/runsnap diff "):
+        raise ValueError(f"the quick start no longer ends with its diff: {last!r}")
+    return steps.replace(".venv/bin/runsnap", "runsnap")
+
+
 def demo(where: Path) -> None:
-    """The incident of the README: a good and a bad launch of the bundled demo."""
+    """The incident of the README, made by exactly the README's quick start (its own
+    ``demo-command`` block): a good and a bad launch of the bundled demo."""
     (where / "home").mkdir()
     (where / "fixtures").symlink_to(ROOT / "fixtures")
-    good = _runsnap(where, "capture", "--label", "good", "-o", ".runsnap/good.toml", "--", *DEMO,
-                    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN="1")
-    bad = _runsnap(where, "capture", "--label", "bad", "-o", ".runsnap/bad.toml", "--", *DEMO)
-    assert (good.returncode, bad.returncode) == (0, 1), good.stderr + bad.stderr
+    script = quick_start_captures((ROOT / "README.md").read_text())
+    prelude = f'runsnap() {{ {shlex.quote(sys.executable)} -m runsnap "$@"; }}\n'
+    done = subprocess.run(["sh", "-c", prelude + script], cwd=where, env=_env(where),
+                          capture_output=True, text=True, timeout=300)
+    good, bad = where / ".runsnap" / "good.toml", where / ".runsnap" / "bad.toml"
+    assert good.exists() and bad.exists(), done.stderr
     _fix_meta(where / ".runsnap" / "good.toml", "2026-11-29T16:14:35.123+00:00")
     _fix_meta(where / ".runsnap" / "bad.toml", "2026-11-29T17:02:11.870+00:00")
 
