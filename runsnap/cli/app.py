@@ -320,6 +320,9 @@ DIFF_FORMATS = ("text", "markdown", "json")
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
+@click.option("--name-only", "name_only", is_flag=True,
+              help="Only where the runs differ: one locator a line (env.NCCL_ALGO), most "
+                   "likely cause first, as git diff --name-only lists files.")
 @click.option("--stat", is_flag=True,
               help="Only the verdict and, per section, how many differences and which.")
 @click.option("--section", "sections", multiple=True, metavar="NAME[,NAME]",
@@ -341,6 +344,7 @@ def diff(
     ignore: tuple[str, ...],
     color: bool | None,
     output: str | None,
+    name_only: bool,
     stat: bool,
     sections: tuple[str, ...],
     no_runtime: bool,
@@ -395,7 +399,13 @@ def diff(
                  and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
     from runsnap.base.terminal import width
 
-    if stat:
+    if name_only:
+        from runsnap.base.terminal import clean
+
+        items = report.shown
+        text = "".join(clean(".".join(str(p) for p in getattr(d, "path", ()) or
+                                      (d.section, d.key))) + "\n" for d in items)
+    elif stat:
         from runsnap.render.diff import render_stat
 
         text = render_stat(report, 0 if output else width())

@@ -47,3 +47,13 @@ def test_diff_patch_shows_the_edit_as_git_diff_shows_it(tmp_path: Path) -> None:
     assert shown[start:start + len(expected)] == expected, body
     same = run_runsnap("diff", "--patch", str(good), str(good), cwd=repo)
     assert "no uncommitted edit differs" in same.stdout, same.stdout
+
+
+def test_diff_name_only_lists_the_locators_as_git_diff_name_only_lists_files(
+        tmp_path: Path) -> None:
+    repo, good, bad, _real = _two_runs(tmp_path)
+    r = run_runsnap("diff", "--name-only", str(good), str(bad), cwd=repo)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.splitlines() == ["git.work.diff.train.py", "git.work.dirty"], r.stdout
+    same = run_runsnap("diff", "--name-only", str(good), str(good), cwd=repo)
+    assert same.returncode == 0 and same.stdout == ""
