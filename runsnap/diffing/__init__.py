@@ -121,6 +121,8 @@ def compare(
         who = who_reads_for(a, b)
     rules = _with_evidence(rules, a, b, found, who)
     ranked, folded = consequences.fold(grouping.group(rank(found, rules), a, b, key=ranking_key))
+    info_a, info_b = SnapInfo.of(a), SnapInfo.of(b)
+    ranked = tuple(sorted(consequences.per_rank(ranked, info_a, info_b), key=ranking_key))
     outcome, words = consequences.outcome_of(a, b)
     other = [d.key for d in ranked if d.section == "outcome" and not d.hidden
              and d.key not in ("exit_status", "signal")
@@ -128,7 +130,7 @@ def compare(
     if outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
     j = judge([d for d in ranked if not d.hidden], outcome)
-    return Report(SnapInfo.of(a), SnapInfo.of(b), ranked, show_all=show_all,
+    return Report(info_a, info_b, ranked, show_all=show_all,
                   notes=(*notes, *extra), outcome=outcome, outcome_words=words,
                   consequences=folded, confidence=j.confidence, candidates=j.candidates,
                   launches=j.launches)

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runsnap.diffing.result import Difference
+from runsnap.diffing.result import Difference, SnapInfo
 from runsnap.diffing.runfacts import RunFacts, failure_key
 
-__all__ = ["fold", "is_consequence", "outcome_of"]
+__all__ = ["fold", "is_consequence", "outcome_of", "per_rank"]
 
 
 def is_consequence(d: Difference) -> bool:
@@ -73,3 +73,53 @@ def outcome_of(a: Any, b: Any) -> tuple[str, str]:
     if not fa.failed:
         return "same", f"both exited {fa.status}"
     return "same", f"both {_ended(fa)}, the same way"
+
+
+def _renumbered(x: str, y: str, pairs: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``y`` is ``x`` with some of its whole numbers equal to the first of a pair
+    written as the second (and nothing else changed).
+
+    >>> _renumbered("/tmp/e_0k/attempt_0/0/error.json", "/tmp/e_0k/attempt_0/1/error.json",
+    ...             [(0, 1)])
+    True
+    >>> _renumbered("/data/shard-0", "/data/shard-7", [(0, 1)])
+    False
+    """
+    import re
+
+    px, py = re.split(r"([0-9]+)", x), re.split(r"([0-9]+)", y)
+    if len(px) != len(py):
+        return False
+    changed = False
+    for i, (u, v) in enumerate(zip(px, py, strict=True)):
+        if u == v:
+            continue
+        if i % 2 == 0 or (int(u), int(v)) not in pairs:
+            return False
+        changed = True
+    return changed
+
+
+def per_rank(diffs: Sequence[Difference], a: SnapInfo, b: SnapInfo) -> tuple[Difference, ...]:
+    """``diffs`` with the values that are one per rank marked hidden: two ranks of one job
+    (the same launcher job id, other ranks), and B's value is A's with A's rank and local
+    rank numbers written as B's (``.../attempt_0/0/error.json`` on local rank 0,
+    ``.../1/error.json`` on local rank 1). The launcher numbers them; they differ by design."""
+    if not a.job or a.job != b.job:
+        return tuple(diffs)
+    pairs = [(x, y) for x, y in ((a.rank, b.rank), (a.local_rank, b.local_rank))
+             if x is not None and y is not None and x != y]
+    if not pairs:
+        return tuple(diffs)
+    import dataclasses
+
+    out: list[Difference] = []
+    for d in diffs:
+        if (not d.hidden and d.change == "changed" and isinstance(d.a, str)
+                and isinstance(d.b, str) and d.section in ("env", "command")):
+            if _renumbered(d.a, d.b, pairs):
+                d = dataclasses.replace(d, hidden=True, reason=(
+                    f"one value per rank in one job: A's value with its rank numbers made "
+                    f"B's ({d.reason})"))
+        out.append(d)
+    return tuple(out)

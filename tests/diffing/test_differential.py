@@ -208,14 +208,21 @@ def test_two_healthy_ranks_of_one_job_differ_in_nothing_that_counts(cap: Capture
                                                                        tmp_path: Path) -> None:
     """Ranks take other paths by design: a read or an import in one rank only is no cause."""
     app = _script(tmp_path, "job.py", RANK_APP)
-    job = {"TORCHELASTIC_RUN_ID": "job-1", "WORLD_SIZE": "2", "MASTER_PORT": "29500"}
-    a = cap(env={**job, "RANK": "0", "LOCAL_RANK": "0"}, argv=[sys.executable, str(app)])
-    b = cap(env={**job, "RANK": "1", "LOCAL_RANK": "1"}, argv=[sys.executable, str(app)])
+    job = {"TORCHELASTIC_RUN_ID": "job-1", "WORLD_SIZE": "2", "MASTER_PORT": "29500",
+           "MASTER_ADDR": "127.0.0.1", "GROUP_RANK": "0", "LOCAL_WORLD_SIZE": "2"}
+    # torchrun gives each rank its own error file, numbered by its local rank
+    errors = "/tmp/torchelastic_0kmkd890/job-1_f4h/attempt_0/{}/error.json"
+    a = cap(env={**job, "RANK": "0", "LOCAL_RANK": "0", "TORCHELASTIC_ERROR_FILE":
+                 errors.format(0)}, argv=[sys.executable, str(app)])
+    b = cap(env={**job, "RANK": "1", "LOCAL_RANK": "1", "TORCHELASTIC_ERROR_FILE":
+                 errors.format(1)}, argv=[sys.executable, str(app)])
     report = compare(a, b)
     assert not report, report.verdict()
     assert report.verdict().startswith("the same outcome (both exited 0): no differences")
     folded = {d.key for d in report.consequences}
     assert {"env GLOO_DISABLE_CONNECTION_RETRIES", "module huggingface_hub"} <= folded
+    per_rank = {d.key: d.reason for d in report.hidden}["TORCHELASTIC_ERROR_FILE"]
+    assert per_rank.startswith("one value per rank in one job")
 
 
 def test_what_one_run_did_after_the_other_stopped_is_folded(cap: Capture,
