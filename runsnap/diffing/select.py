@@ -63,4 +63,5 @@ def select(report: R, keep: frozenset[str] = frozenset(),
         return d if related == d.related else dataclasses.replace(d, related=related)
 
     return dataclasses.replace(report, differences=tuple(
-        trim(d) for d in report.differences if wanted(d.section)))
+        trim(d) for d in report.differences if wanted(d.section)),
+        consequences=tuple(d for d in report.consequences if wanted(d.section)))

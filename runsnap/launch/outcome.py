@@ -295,12 +295,20 @@ class StreamWatch:
         """Errors, warnings and tracebacks in ``chunk`` (whole lines joined by newlines)."""
         if b"\x1b" in chunk:
             chunk = _ANSI.sub(b"", chunk)
+        before = self.traceback.last
         if self.traceback.active or _TRACEBACK in chunk:
             for raw in chunk.split(b"\n"):
                 self.traceback.line(clean_line(raw))
         if self.first_error is None and any(word in chunk for word in _ERROR_WORDS):
             self._find_error([raw for raw in chunk.split(b"\n")
                               if any(word in raw for word in _ERROR_WORDS)])
+        tb = self.traceback.last
+        if self.first_error is None and tb is not None and tb is not before:
+            # an exception line no error word finds ("packaging.version.InvalidVersion: ..."):
+            # the traceback it ends says it is one
+            self.first_error = (f"{tb['type']}: {tb['message']}" if tb.get("message")
+                                else str(tb["type"]))[:MAX_LINE_BYTES]
+            self.first_error_at = self._arrived
         if any(word in chunk for word in _WARNING_WORDS):
             for raw in chunk.split(b"\n"):
                 if _WARNING.search(raw):
