@@ -9,7 +9,11 @@ The rules (docs/ranking.md has the same text):
 * and a clear margin over the next candidate: stronger evidence (a kind higher in
   :data:`~runsnap.diffing.evidence.KINDS`, or, within a kind, a rank at least
   :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
-  family adds within a band never make a margin: a tie stays a tie.
+  family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
+  program used the value, nothing ties it to the failure) stands apart only from differences
+  the runs show unread; over a difference the runs say nothing about (an option, a data file,
+  a package: kinds ``name`` and ``static``), only the strongest evidence stands apart: read in
+  the function that raised (99), or named by the error itself (96).
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
 apart from the top one, or every likely cause when none has evidence from the runs), and
@@ -72,7 +76,16 @@ def strength(d: Difference) -> tuple[int, int]:
 
 
 def _apart(top: Difference, other: Difference) -> bool:
+    """Whether the evidence tells ``top`` from ``other``. A read alone says the program used
+    the value, not that it mattered: it stands apart only from what the runs show unread."""
     (k1, r1), (k2, r2) = strength(top), strength(other)
+    if top.evidence_kind == "read":
+        return other.evidence_kind == "unread"
+    if other.evidence_kind in ("static", "name") and r1 > 0:
+        # the runs cannot see how an option, a data file or a package was used: only the
+        # strongest evidence (read in the function that raised, named by the error) stands
+        # apart from a difference they say nothing about
+        return False
     return k1 < k2 or (k1 == k2 and r2 - r1 >= MARGIN)
 
 

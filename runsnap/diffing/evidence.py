@@ -324,7 +324,8 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
     """A config field the failing code reads: the function of a failing traceback frame, or
     the class whose method it is, accesses it (``config.field``, ``getattr(config,
     "field")``, ``cfg["field"]``; the frame's ``names``, taken at capture by
-    :mod:`runsnap.launch.frame_names`). The frame that raised ranks above its callers."""
+    :mod:`runsnap.launch.frame_names`): on the failing path, as a read there would be; the
+    frame that raised ranks above its callers."""
     names = _names_for(d, runs)
     if not names:
         return None
@@ -338,9 +339,9 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
                 continue
             where = (f"{str(frame.get('file', '?')).rsplit('/', 1)[-1]}:{frame.get('line', '?')} "
                      f"in {frame.get('function', '?')}")
-            ev = Evidence("named", f"the failing code reads {got[0]}: {where}, "
-                                   f"{'the frame that raised' if depth == 0 else 'on the failing traceback'}"
-                                   f" (failing run {failing.label})", rank=1 if depth == 0 else 2)
+            what = "the frame that raised" if depth == 0 else "on the failing traceback"
+            ev = Evidence("failing-path", f"the failing code reads {got[0]}: {where}, {what} "
+                                          f"(failing run {failing.label})", rank=min(depth, 2))
             if best is None or ev.rank < best.rank:
                 best = ev
             break
@@ -459,8 +460,7 @@ def gather(
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
             ev = ev or _named(d, runs)
         elif d.section == "models":
-            found = [e for e in (_named(d, runs), _read_by_failing_code(d, runs)) if e]
-            ev = min(found, key=lambda e: e.rank) if found else None
+            ev = _read_by_failing_code(d, runs) or _named(d, runs)
         elif d.section == "command":
             ev = _named(d, runs)
         if ev is not None:

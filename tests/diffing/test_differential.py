@@ -346,7 +346,7 @@ def test_an_edited_config_field_the_failing_code_reads_is_told_apart(cap: Captur
     causes = [d for d in report.counted if d.section == "models"]
     assert len(causes) == 5
     assert causes[0].key == "--model-path: rope_theta", [(d.key, d.score) for d in causes]
-    assert causes[0].evidence_kind == "named"
+    assert causes[0].evidence_kind == "failing-path"
     assert "the failing code reads rope_theta" in causes[0].reason
     assert top is causes[0] and report.confidence == "confident", report.verdict()
 
@@ -387,3 +387,32 @@ def test_a_package_scanning_its_prefix_reads_those_variables(cap: Capture,
     assert report.candidates[0].key == "TUNE_BLOCK" and report.confidence == "confident"
     assert ranked["OTHER_KNOB"].evidence_kind == "name"
     assert "seen only in a bulk copy of the environment at app.py:2" in ranked["OTHER_KNOB"].reason
+
+
+def test_a_read_alone_is_no_confident_cause_over_what_the_runs_cannot_see(
+        cap: Capture, tmp_path: Path) -> None:
+    """B reads another input file (the cause: its content is bad) and another log level (read,
+    harmless). That the program read the level ties it to nothing: undecided, not a
+    confident wrong answer."""
+    (tmp_path / "good.txt").write_text("1\n2\n3\n")
+    (tmp_path / "bad.txt").write_text("1\nx\n3\n")
+    app = _script(tmp_path, "sum.py", """
+        import argparse, os
+        def main():
+            p = argparse.ArgumentParser()
+            p.add_argument("--input")
+            a = p.parse_args()
+            level = os.environ.get("APP_LOG_LEVEL", "info")
+            with open(a.input) as fh:
+                total = sum(int(line) for line in fh)
+            print(level, total)
+        main()
+        """)
+    a = cap(env={"APP_LOG_LEVEL": "info"},
+            argv=[sys.executable, str(app), "--input", str(tmp_path / "good.txt")])
+    b = cap(env={"APP_LOG_LEVEL": "debug"},
+            argv=[sys.executable, str(app), "--input", str(tmp_path / "bad.txt")])
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    assert report.confidence == "undecided", report.verdict()
+    assert {d.where for d in report.candidates} >= {"env APP_LOG_LEVEL", "command --input"}
