@@ -29,7 +29,7 @@ def test_two_identical_captures_in_a_repository_diff_as_the_same(tmp_path: Path)
     assert git(proj, "status", "--porcelain") == ""
     same = run_runsnap("diff", cwd=proj, env=env)
     assert same.returncode == 0, same.stdout + same.stderr
-    assert same.stdout.startswith("runsnap diff: no differences")
+    assert same.stdout.startswith("runsnap diff: the same outcome (both exited 0): no differences")
 
 
 def test_snapshots_written_with_o_inside_the_repository_are_not_untracked(tmp_path: Path) -> None:
@@ -78,7 +78,8 @@ def test_the_runs_own_log_files_do_not_make_them_differ(tmp_path: Path) -> None:
     assert {"?? run-a.log", "?? run-b.log"} <= set(git(proj, "status", "--porcelain").split("\n"))
     same = run_runsnap("diff", "a.toml", "b.toml", cwd=proj, env=env)
     assert same.returncode == 0, same.stdout
-    assert same.stdout.startswith("runsnap diff: no differences that count"), same.stdout
+    assert same.stdout.startswith(
+        "runsnap diff: the same outcome (both exited 0): no differences that count"), same.stdout
     (proj / "out.csv").write_text("1,2\n")  # written by the program, not by runsnap
     done = run_runsnap("capture", "-o", "c.toml", "--log", "run-c.log", "--",
                        sys.executable, "app.py", cwd=proj, env=env)
