@@ -4,6 +4,16 @@ Every text report runsnap prints goes through here, so the rules are one: a valu
 snapshot never reaches a terminal with its control characters (they are shown escaped), and
 a line is cut (``…``) or wrapped at the terminal's width, colour codes not counted.
 
+The one sanitiser: a snapshot from a stranger can hold ``ESC ] 52 ; ...`` (writes the
+clipboard), ``ESC ] 0 ;`` (retitles the window), CSI sequences (``ESC [ 2 J`` clears the
+screen), a CR that overwrites the line before it, a LF that fakes a line of the report, C1
+controls that some terminals obey, or bidirectional controls (U+202E, U+2066..U+2069,
+U+200E/F, U+061C) that reorder what is read. :func:`neutralise` shows each as a visible escape
+(``\\x1b``, ``\\r``, ``\\u202e``); :func:`clean` does the same but keeps newlines and turns tabs
+into spaces (for multi-line text a renderer lays out); :func:`neutralise_data` and
+:func:`neutralise_json` apply it to structures and JSON text. The renderers' own layout (their
+newlines, their colours) is added afterwards.
+
     >>> fit("abcdefghij", 6), fit("abc", 6), fit("abcdefghij", 0)
     ('abcde…', 'abc', 'abcdefghij')
     >>> wrap("one two three four five six", 14, "  ")
@@ -14,14 +24,32 @@ a line is cut (``…``) or wrapped at the terminal's width, colour codes not cou
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 import re
 import sys
 
-__all__ = ["clean", "fit", "visible_len", "width", "wrap"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    _T = TypeVar("_T")
+
+__all__ = ["clean", "fit", "neutralise", "neutralise_data", "neutralise_json", "visible_len",
+           "width", "wrap"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SHORT = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_TABLE: dict[int, str] = {
+    **{c: _SHORT.get(c, f"\\x{c:02x}") for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))},
+    **{c: f"\\u{c:04x}" for c in _BIDI},
+}
+_TABLE_LINES = {**_TABLE, 0x09: "    "}
+del _TABLE_LINES[0x0A]
+# For JSON text: the same characters as JSON escapes (the data is unchanged, only spelled safely).
+_JSON_TABLE: dict[int, str] = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI)}
 
 
 def width(stream: object = None) -> int:
@@ -41,13 +69,56 @@ def width(stream: object = None) -> int:
     return 0
 
 
+def neutralise(text: str) -> str:
+    r"""``text`` with every control character shown as an escape (newlines too).
+
+    >>> neutralise("run\x1b]52;c;aGk=\x07 ok\r\nnext\u202e")
+    'run\\x1b]52;c;aGk=\\x07 ok\\r\\nnext\\u202e'
+    >>> neutralise("plain text, unchanged")
+    'plain text, unchanged'
+    """
+    if text.isprintable():
+        return text
+    return text.translate(_TABLE)
+
+
 def clean(text: str) -> str:
-    """``text`` with its control characters (escape sequences, carriage returns, bells)
-    shown as escapes instead of acting on the terminal; tabs become spaces and newlines
-    stay."""
-    text = text.replace("\t", "    ")
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if _CONTROL.search(text) \
-        else text
+    """``text`` with its control characters (escape sequences, carriage returns, bells, C1
+    and bidirectional controls) shown as escapes instead of acting on the terminal; tabs
+    become spaces and newlines stay."""
+    if text.isprintable():
+        return text
+    return text.translate(_TABLE_LINES)
+
+
+def neutralise_json(text: str) -> str:
+    """JSON text (control characters below 0x20 already escaped by :mod:`json`) with DEL, C1
+    and bidirectional controls written as ``\\uXXXX``: the same data, safe on a terminal."""
+    return text if text.isascii() else text.translate(_JSON_TABLE)
+
+
+def neutralise_data(value: _T) -> _T:
+    """A copy of ``value`` (plain data, dataclass instances, tuples) with every string, keys
+    included, passed through :func:`neutralise`; other values are kept as they are."""
+    return _walk(value)
+
+
+def _walk(value: Any) -> Any:
+    if isinstance(value, str):
+        return neutralise(value)
+    if isinstance(value, dict):
+        return {_walk(k): _walk(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v) for v in value]
+    if isinstance(value, tuple):
+        items = [_walk(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = copy.copy(value)
+        for f in dataclasses.fields(value):
+            object.__setattr__(out, f.name, _walk(getattr(value, f.name)))
+        return out
+    return value
 
 
 def visible_len(text: str) -> int:

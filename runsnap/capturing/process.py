@@ -147,6 +147,8 @@ def context_for_pid(
     """
     import psutil
 
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        raise ProcessError(f"--pid {pid}: not a process id (a positive whole number)")
     try:
         proc = psutil.Process(pid)
         with proc.oneshot():
@@ -159,7 +161,7 @@ def context_for_pid(
         raw_env = _proc_list(pid, "environ")
         if raw_env is not None:
             env = dict(item.partition("=")[::2] for item in raw_env if "=" in item)
-    except psutil.NoSuchProcess:
+    except (psutil.NoSuchProcess, OverflowError):
         raise ProcessError(f"no process with PID {pid}") from None
     except psutil.ZombieProcess:
         raise ProcessError(f"process {pid} has exited (a zombie): nothing left to read") from None

@@ -115,10 +115,9 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
 
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
     """
-    from runsnap.base.terminal import width
+    from runsnap.base.terminal import neutralise_json, width
     from runsnap.cli.boundary import untrusted
     from runsnap.render import show as showing
-    from runsnap.render.safe import neutralise_json
     from runsnap.views.names import load
 
     snap = load(snapshot or "@1", snap_dir)

@@ -27,7 +27,9 @@ def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return func(*args, **kwargs)
     except RunsnapError as exc:
-        sys.stderr.write(f"runsnap: {exc}\n")
+        from runsnap.base.terminal import clean  # a message may quote a stranger's snapshot
+
+        sys.stderr.write(f"runsnap: {clean(str(exc))}\n")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("runsnap: interrupted\n")

@@ -16,17 +16,17 @@ __all__ = ["bisect", "replay"]
 
 
 def _say(line: str) -> None:
-    from runsnap.base.terminal import fit, width
+    from runsnap.base.terminal import clean, fit, width  # lines quote the snapshots' values
 
-    click.echo(fit(f"runsnap: {line}", width(sys.stderr)), err=True)
+    click.echo(fit(f"runsnap: {clean(line)}", width(sys.stderr)), err=True)
 
 
 def _progress(line: str) -> None:
     """A trial's progress line, cut to the terminal's width (the whole is in the trials'
     folder)."""
-    from runsnap.base.terminal import fit, width
+    from runsnap.base.terminal import fit, neutralise, width
 
-    click.echo(fit(f"runsnap: {line}", width(sys.stderr)), err=True)
+    click.echo(fit(f"runsnap: {neutralise(line)}", width(sys.stderr)), err=True)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

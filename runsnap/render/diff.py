@@ -492,7 +492,7 @@ def render(report: AnyReport, format: str = "text", *, color: bool = False,
         from runsnap.errors import UsageError
 
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})") from None
-    from runsnap.render.safe import neutralise_data, neutralise_json
+    from runsnap.base.terminal import neutralise_data, neutralise_json
 
     if format == "json":
         return neutralise_json(renderer(report, color))

@@ -37,8 +37,7 @@ def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True
     """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
     and a value's control characters are shown escaped. The facts come from
     :func:`runsnap.views.facts.facts`."""
-    from runsnap.base.terminal import clean, fit, wrap
-    from runsnap.render.safe import neutralise_data
+    from runsnap.base.terminal import clean, fit, neutralise_data, wrap
 
     # every value escaped before it is laid out, so a newline inside one cannot fake a line
     snap = snap.replace(meta=neutralise_data(dict(snap.meta)),
@@ -329,7 +328,7 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     """``runsnap show`` in ``fmt``: ``text`` (:func:`render_summary`), ``json`` (the whole
     snapshot as one JSON object) or ``markdown`` (the summary, and each section folded in
     ``<details>``, to paste into an issue)."""
-    from runsnap.render.safe import neutralise_json
+    from runsnap.base.terminal import neutralise_json
 
     if fmt == "json":
         import json
