@@ -21,6 +21,44 @@ def _say(line: str) -> None:
     click.echo(fit(f"runsnap: {clean(line)}", width(sys.stderr)), err=True)
 
 
+def _review(snapshots: list[Any], launches: list[tuple[Any, str, Any]], yes: bool) -> None:
+    """Refuse what cannot or must not run; show what will run and ask when a snapshot is not
+    this machine's and user's, or stdin is a terminal (``--yes``: go on without asking)."""
+    from runsnap.errors import UsageError
+    from runsnap.experiments import review
+
+    for snap in snapshots:
+        review.check_launchable(snap)
+    for _argv, cwd, _env in launches:
+        review.refuse_cwd(cwd)
+    interactive = sys.stdin.isatty()
+    reasons = review.must_ask(snapshots, yes, interactive)
+    if not reasons:
+        return
+    for reason in reasons:
+        _say(reason)
+    _say("this will run:")
+    for argv, cwd, env in launches:
+        for line in review.what_runs(argv, cwd, env):
+            click.echo(line, err=True)
+    if not interactive:
+        raise UsageError("not run: review the launch above (runsnap show SNAPSHOT), then give "
+                         "--yes to run it")
+    if not click.confirm("Run it?", default=False, err=True):
+        raise UsageError("not run")
+
+
+def _recorded(snap: Any) -> tuple[list[str], str, dict[str, str]]:
+    """The argv, working directory and environment a snapshot recorded (what its trials run,
+    secrets still redacted)."""
+    import os
+
+    cmd = snap.get("command") or {}
+    env = (snap.get("env") or {}).get("vars") or {}
+    return ([str(a) for a in cmd.get("argv") or []], str(cmd.get("cwd") or os.getcwd()),
+            {str(k): str(v) for k, v in env.items()})
+
+
 def _progress(line: str) -> None:
     """A trial's progress line, cut to the terminal's width (the whole is in the trials'
     folder)."""
@@ -42,9 +80,12 @@ def _progress(line: str) -> None:
 @click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
               default=None, show_envvar=True,
               help="Folder for the replay's snapshot, and of the snapshots named @N, @LABEL.")
+@click.option("-y", "--yes", is_flag=True,
+              help="Run without showing what will run and asking (needed without a terminal "
+                   "for a snapshot from another host or user).")
 @runsnap_command
 def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_secrets: bool,
-           label: str | None, output: str | None, out_dir: str | None) -> None:
+           label: str | None, output: str | None, out_dir: str | None, yes: bool) -> None:
     """Launch again what SNAPSHOT recorded, captured like `runsnap capture`.
 
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL.
@@ -53,7 +94,9 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
     variables absent from the snapshot are removed, and a secret is taken from this
     environment when its fingerprint matches. Before launching, says what it cannot restore
     (another commit or dirty state, other packages, another model, another host or GPU).
-    Exits with the command's status.
+    A snapshot from another host or user, or any snapshot when stdin is a terminal, is shown
+    (argv, working directory, variables that run code at start-up) and asked about first;
+    without a terminal it needs --yes. Exits with the command's status.
     """
     from runsnap.diffing.result import describe_change
     from runsnap.experiments.replaying import prepare
@@ -61,7 +104,11 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
     from runsnap.views.names import load
 
     snap = load(snapshot, out_dir)
+    from runsnap.experiments.review import check_launchable
+
+    check_launchable(snap)
     plan = prepare(snap, extra, allow_missing_secrets=allow_missing_secrets, strict=strict)
+    _review([snap], [(plan.spec.argv, plan.spec.cwd, plan.spec.env)], yes)
     for where in plan.restored.taken:
         _say(f"{where}: secret taken from this environment (its fingerprint matches)")
     for where in plan.restored.missing:
@@ -120,11 +167,14 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
 @click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
               default=".runsnap", show_envvar=True,
               help="Trials are kept in DIR/bisect-<id>/; @N, @LABEL name DIR's snapshots.")
+@click.option("-y", "--yes", is_flag=True,
+              help="Run the trials without showing what will run and asking (needed without a "
+                   "terminal for snapshots from another host or user).")
 @runsnap_command
 def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
            ready_url: str | None, test: str | None, max_trials: int | None, jobs: int,
            recheck: int, dry_run: bool, force: bool, include_hidden: bool, allow_missing_secrets: bool,
-           kill_after: float, fmt: str, out_dir: str) -> None:
+           kill_after: float, fmt: str, out_dir: str, yes: bool) -> None:
     """Find which differences between GOOD and BAD make the launch fail, by launching it.
 
     GOOD and BAD are files, @N (@1 the newest in --dir) or @LABEL.
@@ -157,6 +207,9 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
                       force=force, include_hidden=include_hidden,
                       allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
                       progress=_progress)
-    result = do_bisect(load(good, out_dir), load(bad, out_dir), options)
+    snaps = [load(good, out_dir), load(bad, out_dir)]
+    if not dry_run:
+        _review(snaps, [_recorded(s) for s in snaps], yes)
+    result = do_bisect(snaps[0], snaps[1], options)
     click.echo(render(result, fmt, width=width()), nl=False)
     sys.exit(result.exit_status)
