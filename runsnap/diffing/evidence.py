@@ -435,6 +435,10 @@ def gather(
     runs = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
     pa, pb = (a.get("packages") or {}), (b.get("packages") or {})
     out: dict[tuple[str, str], Evidence] = {}
+    diffs = list(diffs)
+    prefetch = getattr(who_reads, "prefetch", None)
+    if prefetch is not None:  # every variable's static readers in one pass over the files
+        prefetch(d.key for d in diffs if d.section == "env" and noise_reason(d.key) is None)
     for d in diffs:
         ev: Evidence | None = None
         if d.section == "env":

@@ -10,9 +10,8 @@ this machine besides ``git log``; ``compare(..., static=False)`` turns it off.
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.knowledge.packages import normalize_name
@@ -61,22 +60,44 @@ def who_reads_for(a: Any, b: Any) -> Callable[[str], Sequence[str]] | None:
     return readers_of(b) or readers_of(a)
 
 
-def readers_of(snap: Any) -> Callable[[str], Sequence[str]] | None:
+class Readers:
+    """``name -> places`` (static readers of an environment variable) over some installed
+    distributions, each name searched once; :meth:`prefetch` searches many names in one pass
+    over the files (a diff of 20,000 variables reads each file once, not once a variable)."""
+
+    def __init__(self, dists: list[dict[str, Any]]) -> None:
+        self.dists = dists
+        self.known: dict[str, tuple[str, ...]] = {}
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Search every name of ``names`` not searched yet, together."""
+        todo = [n for n in dict.fromkeys(names) if n not in self.known]
+        if not todo:
+            return
+        from runsnap.whoreads.search import who_reads
+
+        try:
+            hits = who_reads(todo, dists=self.dists)
+        except (OSError, ValueError):
+            hits = []
+        found: dict[str, list[str]] = {n: [] for n in todo}
+        for h in hits:
+            if h.kind in READS and h.name in found:
+                found[h.name].append(f"{h.dist} {h.version}  {h.path}"
+                                     f"{':' + str(h.line) if h.line else ''}  {h.kind}")
+        for name, places in found.items():
+            self.known[name] = tuple(places)
+
+    def __call__(self, name: str) -> tuple[str, ...]:
+        if name not in self.known:
+            self.prefetch([name])
+        return self.known.get(name, ())
+
+
+def readers_of(snap: Any) -> Readers | None:
     """``name -> places`` over the distributions ``snap`` lists that are installed here (for
     ``check``'s known names too), or None when none is."""
     dists = _installed(snap)
     if not dists:
         return None
-
-    @functools.lru_cache(maxsize=256)
-    def find(name: str) -> tuple[str, ...]:
-        from runsnap.whoreads.search import who_reads
-
-        try:
-            hits = who_reads(name, dists=dists)
-        except (OSError, ValueError):
-            return ()
-        return tuple(f"{h.dist} {h.version}  {h.path}{':' + str(h.line) if h.line else ''}  "
-                     f"{h.kind}" for h in hits if h.kind in READS)
-
-    return find
+    return Readers(dists)

@@ -110,6 +110,7 @@ def family_owners(name: str) -> frozenset[str]:
     return frozenset()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def noise_reason(name: str) -> str | None:
     """Why ``name`` is noise, or None when it is not.
 

@@ -129,6 +129,11 @@ def _rodata(m: Any) -> list[tuple[int, int]]:
     except (struct.error, ValueError, IndexError):
         return whole
 
+#: Above this many names at once, :class:`_Index` reads each file's words once instead of
+#: searching each file once per name.
+_MANY_NAMES = 16
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_WORDS = re.compile(rb"[A-Za-z0-9_]+")
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _LIBRARY = re.compile(r"\.so(\.[0-9]+)*$|\.dylib$")
 _ENV_WORDS = re.compile(r"environ|getenv|[Ee]nv[A-Za-z_]*\s*\(|get_env|env_|_env\b|ENV\[")
@@ -401,8 +406,12 @@ class _Index:
         self._file_list()
         assert self.files is not None
         found: dict[str, list[list[Any]]] = {n: [] for n in missing}
+        words = [n for n in missing if _WORD.fullmatch(n)]
+        if len(words) > _MANY_NAMES:  # one pass over each file's words, not one per name
+            self._search_words(words, found)
+            missing = [n for n in missing if not _WORD.fullmatch(n)]
         encoded = [(n, n.encode("utf-8", "surrogateescape")) for n in missing]
-        for rel in self.files:
+        for rel in self.files if encoded else ():
             full = os.path.join(self.location, rel)
             if rel.endswith(".py"):
                 try:
@@ -420,6 +429,26 @@ class _Index:
                         found[name].append([rel, None, "library", ""])
         self.names.update(found)
         self.changed = True
+
+    def _search_words(self, names: Sequence[str], found: dict[str, list[list[Any]]]) -> None:
+        """:meth:`search` for many names made of word characters only: each file's words are
+        read once and looked up (the same whole-word rule as :func:`_lines_with` and
+        :func:`_in_library`), so the cost is one read per file whatever the number of names."""
+        wanted = {n.encode("ascii"): n for n in names}
+        for rel in self.files or ():
+            full = os.path.join(self.location, rel)
+            try:
+                with open_regular(full) as fh:
+                    if rel.endswith(".py"):
+                        data = fh.read()
+                        for word in set(_WORDS.findall(data)) & wanted.keys():
+                            found[wanted[word]] += _lines_with(wanted[word], data, rel)
+                        continue
+                    with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                        for word in set(_WORDS.findall(m)) & wanted.keys():
+                            found[wanted[word]].append([rel, None, "library", ""])
+            except (OSError, ValueError):  # unreadable, or empty (mmap refuses size 0)
+                continue
 
     def save(self) -> None:
         if not self.changed or self.path is None:
@@ -516,7 +545,8 @@ def who_reads(
         index = _Index(dist, folder)
         index.search(wanted)
         for name in wanted:
-            out += index.hits(name)
+            if index.names.get(name):  # most names are read by no file of most distributions
+                out += index.hits(name)
         index.save()
     rank = {k: i for i, k in enumerate(KINDS)}
     if not include_tests:
