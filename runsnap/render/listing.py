@@ -20,6 +20,12 @@ def _when(stamp: str) -> str:
     return f"{stamp[:19]}Z" if stamp else "?"
 
 
+#: The widest a label or host column gets (longer ones are cut, ending in "…").
+CELL_CHARS = 40
+#: The longest command shown when output is not a terminal (on one, its width).
+COMMAND_CHARS = 500
+
+
 def render_listing(entries: Sequence[Entry], fmt: str = "text", width: int = 0) -> str:
     """``ls`` output: ``text`` (a table, each line cut to ``width`` when given) or ``json``."""
     if fmt == "json":
@@ -31,13 +37,23 @@ def render_listing(entries: Sequence[Entry], fmt: str = "text", width: int = 0) 
     if not entries:
         return "no snapshots\n"
     rows = [("#", "captured", "label", "exit", "host", "command")]
+    # a label or host never widens every row past its cap, and a command never makes a line
+    # longer than the terminal (or COMMAND_CHARS without one): time and memory stay bounded
+    command_cap = min(width, COMMAND_CHARS) if width > 0 else COMMAND_CHARS
+
+    def cell(text: str, cap: int) -> str:
+        return fit(clean(text[:cap + 1]), cap)
+
     for e in entries:
         if e.error:
-            rows.append((e.ref, "?", "-", "-", "-", f"{os.path.basename(e.path)}: {e.error}"))
+            rows.append((e.ref, "?", "-", "-", "-",
+                         cell(f"{os.path.basename(e.path)}: {e.error}", command_cap)))
             continue
-        rows.append((e.ref, _when(e.captured_at), clean(e.label) or "-",
-                     "-" if e.exit_status is None else str(e.exit_status), clean(e.host) or "-",
-                     clean(shlex.join(e.command)) if e.command else "(context only)"))
+        command = shlex.join(a[:command_cap + 1] for a in e.command[:command_cap]) \
+            if e.command else "(context only)"
+        rows.append((e.ref, _when(e.captured_at), cell(e.label, CELL_CHARS) or "-",
+                     "-" if e.exit_status is None else str(e.exit_status),
+                     cell(e.host, CELL_CHARS) or "-", cell(command, command_cap)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)), r[5]]).rstrip()
              for r in rows]

@@ -1,0 +1,77 @@
+"""Class 9: output and cost stay bounded by what is shown, not by what a snapshot holds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runsnap.render.listing import CELL_CHARS, COMMAND_CHARS, render_listing
+from runsnap.snapshot.store import list_snapshots
+
+from .conftest import bare_env, runsnap
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("ls")
+    env = bare_env(RUNSNAP_KEY_FILE=str(tmp / "key"), RUNSNAP_CACHE_DIR=str(tmp / "cache"))
+    proc = runsnap("capture", "-o", "small.toml", "--no-run", "--", "true", cwd=tmp, env=env)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp / "small.toml").read_text()
+    label = 'label = ""'
+    assert label in text
+    (tmp / "big.toml").write_text(text.replace(label, f'label = "{"L" * 5_000_000}"', 1)
+                                  .replace('argv = [\n    "true",',
+                                           f'argv = [\n    "true",\n    "{"a" * 2_000_000}",', 1))
+    return tmp
+
+
+@pytest.mark.parametrize("width", [0, 80])
+def test_ls_rows_are_not_padded_to_the_longest_label(folder: Path, width: int) -> None:
+    text = render_listing(list_snapshots(str(folder)), "text", width)
+    lines = text.splitlines()
+    assert len(lines) == 3
+    limit = width or (COMMAND_CHARS + 5 * (CELL_CHARS + 2) + 40)
+    assert max(len(line) for line in lines) <= limit, [len(line) for line in lines]
+
+
+def test_ls_process_output_is_bounded(folder: Path) -> None:
+    proc = runsnap("ls", "--dir", str(folder), cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout) < 4 * (COMMAND_CHARS + 5 * (CELL_CHARS + 2) + 40)
+    assert "…" in proc.stdout
+
+
+def test_diff_with_many_variables_searches_each_file_once(tmp_path: Path) -> None:
+    """Many variables are searched in one pass over the installed files: a distribution's
+    index is loaded once per diff, whatever the number of variables."""
+    env = {**bare_env(), **{f"MANYVAR_{i:05d}": str(i) for i in range(3000)}}
+    for name, extra in (("normal.toml", {}), ("many.toml", env)):
+        proc = subprocess.run([sys.executable, "-m", "runsnap", "capture", "-o", name,
+                               "--no-run", "--", sys.executable, "-c", "pass"],
+                              cwd=tmp_path, env={**bare_env(), **extra}, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    code = ("import sys, runsnap.whoreads.search as s\n"
+            "n = [0]\n"
+            "old = s._Index._load\n"
+            "def load(self):\n"
+            "    n[0] += 1\n"
+            "    old(self)\n"
+            "s._Index._load = load\n"
+            "from runsnap.cli.app import cli\n"
+            "try:\n"
+            "    cli(['diff', 'normal.toml', 'many.toml'], standalone_mode=False)\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(n[0])\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=bare_env(),
+                          capture_output=True, text=True, timeout=600)
+    loads = int(proc.stdout.split()[-1])
+    from runsnap.snapshot.store import load
+
+    dists = len(load(str(tmp_path / "many.toml"))["packages"]["distributions"])
+    assert 0 < loads <= dists, (loads, dists)  # once each at most, not once a variable
