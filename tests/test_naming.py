@@ -77,9 +77,11 @@ def test_fill():
 
 def test_claim_gives_each_writer_its_own_file(tmp_path):
     target = str(tmp_path / "snaps" / "n1.toml")
-    got = [claim(target) for _ in range(3)]
+    got = [claim(target, f"s{i}".encode()) for i in range(3)]
     assert got == [target, str(tmp_path / "snaps" / "n1.1.toml"),
                    str(tmp_path / "snaps" / "n1.2.toml")]
+    assert [Path(p).read_bytes() for p in got] == [b"s0", b"s1", b"s2"]
+    assert sorted(os.listdir(tmp_path / "snaps")) == ["n1.1.toml", "n1.2.toml", "n1.toml"]
 
 
 def test_capture_records_the_launcher_and_fills_the_name(tmp_path):

@@ -10,9 +10,10 @@ from runsnap.base.paths import path_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
-__all__ = ["atomic_build", "atomic_write", "refuse_non_regular", "sweep_temporaries"]
+__all__ = ["atomic_build", "atomic_write", "exclusive_write", "refuse_non_regular",
+           "sweep_temporaries"]
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = True,
@@ -94,6 +95,45 @@ def _replace(path: str, write: Callable[[str, int], None], durable: bool, points
         pass
     finally:
         os.close(dir_fd)
+
+
+def exclusive_write(candidates: Iterable[str], data: bytes, *, points: str = "") -> str:
+    """Write ``data`` under the first of ``candidates`` that does not exist yet; return it.
+
+    The data is written to a hidden temporary file and synced first, then hard-linked to the
+    name (``link`` fails when the name exists, so two writers never share one): the name
+    appears with its whole content or not at all. A full disk or a kill at any point leaves no
+    empty file under a visible name, only a hidden temporary the next writer sweeps.
+    ``points``: as for :func:`atomic_write`, with ``.claimed`` after the link.
+    """
+    names = iter(candidates)
+    first = next(names)
+    parent = os.path.dirname(first) or "."
+    os.makedirs(parent, exist_ok=True)
+    sweep_temporaries(parent)
+    fd, tmp = _create_temporary(first)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644 & ~_umask())
+        if points:
+            reached(f"{points}.written")
+        for name in (first, *names):
+            try:
+                os.link(tmp, name)
+            except FileExistsError:
+                continue
+            if points:
+                reached(f"{points}.claimed")
+            return name
+        raise FileExistsError(f"{first}: every name of that kind already exists")
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 #: The names of a process's own open files: ``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``.

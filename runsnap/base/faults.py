@@ -33,6 +33,7 @@ POINTS = {
     "snapshot.partial": "a temporary file holds half the snapshot; the target is untouched",
     "snapshot.written": "the temporary file is complete and synced; the target is untouched",
     "snapshot.renamed": "the new snapshot is in place; its folder is not synced yet",
+    "snapshot.claimed": "a new snapshot's name is claimed, its whole content in it (first save)",
     "capture.saved": "the snapshot is saved; the child has not started",
     "capture.ended": "the child has ended; its outcome is not written yet",
 }

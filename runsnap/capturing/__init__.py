@@ -20,7 +20,13 @@ from runsnap.capturing.collect import (
     with_meta,
     with_section,
 )
-from runsnap.capturing.output import GITIGNORE, default_output, ensure_snapshot_dir, resolve_output
+from runsnap.capturing.output import (
+    GITIGNORE,
+    default_output,
+    ensure_snapshot_dir,
+    resolve_output,
+    save_first,
+)
 from runsnap.capturing.wrapped import RunRecord, launch_spec, run
 
 __all__ = [
@@ -33,6 +39,7 @@ __all__ = [
     "ensure_snapshot_dir",
     "launch_spec",
     "resolve_output",
+    "save_first",
     "run",
     "snapshot_from_context",
     "with_meta",

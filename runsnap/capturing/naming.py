@@ -226,24 +226,19 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-def claim(path: str) -> str:
-    """Create ``path`` empty, exclusively, and return it; when another process (another rank
-    on this node) already has it, claim ``NAME.1.toml``, ``NAME.2.toml``, ... instead.
+def claim(path: str, data: bytes) -> str:
+    """Write ``data`` to ``path`` exclusively and return it; when another process (another
+    rank on this node) already has it, ``NAME.1.toml``, ``NAME.2.toml``, ... instead.
 
-    The claimed file is then replaced atomically by the snapshot, so no two ranks ever write
-    the same file, and no reader sees half of one.
+    The name appears with the whole snapshot in it or not at all
+    (:func:`runsnap.base.atomic.exclusive_write`): a full disk or a kill never leaves an
+    empty file; later writes replace it atomically.
     """
-    parent = os.path.dirname(path) or "."
-    os.makedirs(parent, exist_ok=True)
+    from runsnap.base.atomic import exclusive_write
+
     stem, dot, suffix = path.rpartition(".")
     if not dot or "/" in suffix:
         stem, suffix = path, ""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    for n in range(10000):
-        candidate = path if n == 0 else f"{stem}.{n}{'.' + suffix if suffix else ''}"
-        try:
-            os.close(os.open(candidate, flags, 0o644))
-        except FileExistsError:
-            continue
-        return candidate
-    raise FileExistsError(f"{path}: 10000 files of that name already exist")
+    names = (path if n == 0 else f"{stem}.{n}{'.' + suffix if suffix else ''}"
+             for n in range(10000))
+    return exclusive_write(names, data, points="snapshot")

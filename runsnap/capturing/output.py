@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import NamedTuple
 
 from runsnap.base.paths import current_dir, path_str
 from runsnap.capturing.naming import file_stamp, short_host
@@ -13,7 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["GITIGNORE", "default_output", "ensure_snapshot_dir", "resolve_output", "run_name"]
+__all__ = ["GITIGNORE", "Target", "default_output", "ensure_snapshot_dir", "resolve_output", "run_name",
+           "save_first"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -49,8 +51,8 @@ def resolve_output(
     snapshot: Snapshot,
     output: str | os.PathLike[str] | None = None,
     out_dir: str | os.PathLike[str] | None = None,
-) -> str:
-    """Where to write ``snapshot``: ``output`` if given, its placeholders (``{host}``,
+) -> Target:
+    """Where to write ``snapshot`` (:class:`Target`): ``output`` if given, its placeholders (``{host}``,
     ``{rank}``, ``{job}``... :data:`runsnap.capturing.naming.PLACEHOLDERS`) filled from the
     launcher's variables, else :func:`default_output`'s name in ``out_dir`` (or
     ``./.runsnap``), that folder made ready by :func:`ensure_snapshot_dir`.
@@ -84,15 +86,36 @@ def resolve_output(
         if out_dir:
             target = path_str(os.path.join(out_dir, os.path.basename(target)))
         ensure_snapshot_dir(os.path.dirname(target), ours=not out_dir)
-    # A name runsnap made (the default name, a template) is claimed exclusively: two captures
-    # with the same label in the same millisecond get NAME.toml and NAME.1.toml, never one file.
-    if templated or not output or (
-            launcher is not None and int(launcher.get("world_size", 1) or 1) > 1):
-        try:
-            target = naming.claim(target)
-        except OSError:
-            pass  # the save says why it cannot write there
-    return target
+    # A name runsnap made (the default name, a template) is claimed exclusively when first
+    # saved (save_first): two captures with the same label in the same millisecond get
+    # NAME.toml and NAME.1.toml, never one file.
+    exclusive = bool(templated or not output or (
+        launcher is not None and int(launcher.get("world_size", 1) or 1) > 1))
+    return Target(target, exclusive)
+
+
+class Target(NamedTuple):
+    """Where a snapshot goes: the path, and whether its name must be claimed exclusively."""
+
+    path: str
+    exclusive: bool
+
+
+def save_first(snapshot: Snapshot, target: Target) -> Snapshot:
+    """The first save of a capture: to a claimed name when the name is runsnap's own (see
+    :func:`runsnap.capturing.naming.claim`), else atomically replacing the path; later saves
+    replace the file the first one made. Raises :class:`~runsnap.errors.CaptureError`."""
+    if not target.exclusive:
+        return snapshot.save(target.path)
+    from runsnap.capturing import naming
+    from runsnap.errors import CaptureError
+    from runsnap.snapshot import dumps
+
+    try:
+        path = naming.claim(target.path, dumps(snapshot).encode("utf-8"))
+    except OSError as exc:
+        raise CaptureError(f"cannot write {target.path}: {exc.strerror or exc}") from None
+    return snapshot.replace(path=path)
 
 
 #: What runsnap writes into a snapshot folder it creates: git, and tools that read

@@ -17,7 +17,7 @@ from runsnap.capturing.collect import (
     with_section,
 )
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
-from runsnap.capturing.output import resolve_output
+from runsnap.capturing.output import resolve_output, save_first
 from runsnap.redact import load_key
 from runsnap.snapshot import Snapshot
 
@@ -137,13 +137,13 @@ def run(
         meta["log"] = tee.path
     snap = snap.replace(meta=meta)
     to_stdout = output is not None and os.fspath(output) == "-"
-    target = "-" if to_stdout else resolve_output(snap, output, out_dir)
+    target = None if to_stdout else resolve_output(snap, output, out_dir)
 
     def save(s: Snapshot) -> Snapshot:
         # -o -: the snapshot goes to standard output once, complete, when the command ends
-        return s if to_stdout else s.save(target)
+        return s if target is None else s.save(snap.path or target.path)
 
-    snap = save(snap)
+    snap = snap if target is None else save_first(snap, target)
     reached("capture.saved")
     if on_saved is not None:
         on_saved(snap)

@@ -178,7 +178,7 @@ def _tracked_context(session: Session, snap: Snapshot, output: str | None,
 def _emit(snap: Snapshot, output: str | None, out_dir: str | None) -> Snapshot:
     """Save ``snap`` and print its path, or with ``-o -`` print the snapshot itself; the
     snapshot as saved (with its path)."""
-    from runsnap.capturing import resolve_output
+    from runsnap.capturing import resolve_output, save_first
     from runsnap.snapshot import dumps
 
     if output == "-":
@@ -187,6 +187,6 @@ def _emit(snap: Snapshot, output: str | None, out_dir: str | None) -> Snapshot:
         return snap
     from runsnap.base.paths import shown
 
-    saved = snap.save(resolve_output(snap, output, out_dir))
+    saved = save_first(snap, resolve_output(snap, output, out_dir))
     print(shown(saved.path_text), flush=True)
     return saved
