@@ -62,6 +62,17 @@ class Result(FrozenRecord):
         """Standard output as text (undecodable bytes kept with ``surrogateescape``)."""
         return self.stdout.decode("utf-8", "surrogateescape")
 
+    def error_text(self, limit: int = 2000) -> str:
+        """The whole of a failure's message on one line (its lines joined by `` / ``, cut at
+        ``limit`` characters): git's safe.directory refusal needs its first line to say what
+        happened and its last to say what to do."""
+        msg = [ln.strip() for ln in self.stderr.decode("utf-8", "replace").splitlines()
+               if ln.strip()]
+        detail = " / ".join(msg) if msg else f"exit status {self.returncode}"
+        if len(detail) > limit:
+            detail = detail[:limit - 1] + "…"
+        return f"{' '.join(self.argv[:3])}: {detail}"
+
     def error_line(self) -> str:
         """A one-line account of a failure, for a section's ``errors``."""
         msg = self.stderr.decode("utf-8", "replace").strip().splitlines()

@@ -94,7 +94,7 @@ class Candidate(Record):
         res = self.discovery.wait()
         if b"not a git repository" in res.stderr:
             return None
-        return f"{self.path} ({self.role}): {res.error_line()}"
+        return f"{self.path} ({self.role}): {res.error_text()}"
 
     def cancel(self) -> None:
         """Stop what was started for this candidate."""
@@ -224,14 +224,14 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
             else:
                 plan.errors.append(problem)
             continue
-        top, _git_dir, bare, shallow = found
+        top, git_dir, bare, shallow = found
         repo = repos.get(top)
         if repo is None:
             if cand.state and not bare:
                 started, cand.state = cand.state, None
             else:
                 started = _start_state(plan.git, top, bare, plan.env)
-            repo = repos[top] = Repo(top, bare, shallow, started)
+            repo = repos[top] = Repo(top, bare, shallow, started, git_dir=git_dir)
             _start_submodules(plan, repo)
         if cand.state:
             _cancel(cand.state)  # a second name for a repository already being read
@@ -261,6 +261,27 @@ class Repo(Record):
     shallow: bool
     started: dict[str, programs.Pending]
     roles: list[str] = field(default_factory=list)
+    git_dir: str = ""
+    """Its git directory (where an operation in progress leaves its files)."""
+
+
+#: Files an operation in progress leaves in the git directory, and its name (the order of
+#: git's own wt-status.c: a rebase's folders first, then the sequencer's heads, then bisect).
+IN_PROGRESS = (("rebase-merge", "rebase"), ("rebase-apply/applying", "am"),
+               ("rebase-apply", "rebase"), ("MERGE_HEAD", "merge"),
+               ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"),
+               ("BISECT_LOG", "bisect"))
+
+
+def in_progress(git_dir: str) -> str | None:
+    """The operation under way in a repository (``rebase``, ``am``, ``merge``,
+    ``cherry-pick``, ``revert``, ``bisect``), or None."""
+    if not git_dir:
+        return None
+    for name, what in IN_PROGRESS:
+        if os.path.lexists(os.path.join(git_dir, name)):
+            return what
+    return None
 
 
 def _start_submodules(plan: GitPlan, repo: Repo) -> None:
@@ -326,11 +347,14 @@ def _finish_state(git: str, repo: Repo, env: dict[str, str], max_diff_bytes: int
         st = res["status"]
         if st.ok:
             status = _parse_status(st.stdout, repo.path)
-        else:
-            errors.append(st.error_line())
+        else:  # a corrupt index, HEAD naming a missing object: an error, not "no commit yet"
+            errors.append(st.error_text())
         state["commit"] = status.pop("commit", "")
-    if not state["commit"]:
+    if not state["commit"] and (repo.bare or res["status"].ok):
         state["unborn"] = True  # a repository with no commit yet
+    doing = in_progress(repo.git_dir)
+    if doing:
+        state["in_progress"] = doing
     describe = _describe(git, repo, res["describe"], env) if state["commit"] else ""
     if describe and status.get("changed"):
         describe += "-dirty"  # what `git describe --dirty` says: tracked files changed
@@ -348,8 +372,8 @@ def _finish_state(git: str, repo: Repo, env: dict[str, str], max_diff_bytes: int
             state.update(_diff_fields(git, repo.path, diff.stdout, env, max_diff_bytes))
         elif state.get("unborn"):
             state["diff"] = ""
-        else:
-            errors.append(diff.error_line())
+        elif res["status"].ok:  # else the status's error says it
+            errors.append(diff.error_text())
         if "submodules" in res:
             state["submodules"] = _parse_submodules(res["submodules"], errors)
     state["remotes"] = _parse_remotes(res["remotes"].text()) if res["remotes"].ok else {}

@@ -57,7 +57,7 @@ def _repo(
                               evidence=tuple(evidence), path=("git", name, "commit")))
     out += [Difference("git", f"{name}.{field}", "changed", x.get(field), y.get(field),
                        path=("git", name, field))
-            for field in ("branch", "detached", "upstream")
+            for field in ("branch", "detached", "upstream", "in_progress", "unborn")
             if x.get(field) != y.get(field)]
     if bool(x.get("dirty")) != bool(y.get("dirty")):
         # in words: "clean -> uncommitted changes", not a truth value
@@ -250,6 +250,9 @@ def score(d: Difference, rules: Rules) -> Verdict:
         "dirty": (50, "uncommitted changes in one working tree only"),
         "branch": (35, "another branch (the commit decides the code)"),
         "detached": (30, "HEAD detached in one run only"),
+        "in_progress": (60, "a rebase, merge, cherry-pick or bisect was under way in one run: "
+                            "the work tree held its half-done state"),
+        "unborn": (40, "a repository with no commit yet in one run only"),
         "upstream": (15, "another upstream branch"),
         "errors": (20, "the capture could not see something in one run"),
     }
