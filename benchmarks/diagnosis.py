@@ -1,17 +1,29 @@
-"""How well diff finds the planted cause of each incident of the corpus (benchmarks/incidents.py).
+"""How well diff finds the planted cause of each incident of the corpus (benchmarks/corpus.py).
 
-    .venv/bin/python benchmarks/diagnosis.py                 # this checkout's ranker
-    .venv/bin/python benchmarks/diagnosis.py --before REV    # also the ranker of commit REV,
-                                                             # on the very same snapshots
-    .venv/bin/python benchmarks/diagnosis.py --no-trace      # captures without run-time
-                                                             # evidence ([outcome] only)
+    .venv/bin/python benchmarks/diagnosis.py                  # this checkout, every incident
+    .venv/bin/python benchmarks/diagnosis.py --out benchmarks/RESULTS.md
+                                                              # also rewrite the corpus section
+    .venv/bin/python benchmarks/diagnosis.py --runsnap OTHER/.venv/bin/python
+                                                              # another checkout's runsnap,
+                                                              # capture and diff alike
+    .venv/bin/python benchmarks/diagnosis.py --before REV     # also the ranker of commit REV,
+                                                              # on the very same snapshots
+    .venv/bin/python benchmarks/diagnosis.py --corpus-venv DIR
+                                                              # make (once) and use a venv with
+                                                              # torch and transformers
 
-Each incident is launched twice for real under ``runsnap capture`` (the good launch, then the
-bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differences. The planted cause
-is found at rank N when it is the N-th difference that counts, or the first consequence
-grouped under it (a venv switch with the package that matters first under it). For an
-incident with nothing planted, success is a diff with nothing that counts. Prints a Markdown
-table with top-1 and top-3 accuracy (paste it into benchmarks/RESULTS.md).
+Each incident is launched twice for real under ``runsnap capture`` (traced; the good launch,
+then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differences. The
+planted cause is found at rank N when it is the N-th difference that counts, or the first
+consequence grouped under it. For an incident with nothing planted, success is a diff with
+nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name):
+
+- top-1 / top-3: the planted cause first / among the first three;
+- decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
+- confident-and-wrong: the verdict is confident (JSON ``confidence``; a diff without that field
+  counts as confident) and the planted cause is not first (for nothing planted: a diff that
+  names any cause);
+- lines shown: lines of ``runsnap diff`` (text) at ``COLUMNS=80``.
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,39 +42,60 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.incidents import INCIDENTS, Incident, Launch  # noqa: E402
+from benchmarks.corpus import CORPUS, HELD_OUT, TUNE, Entry  # noqa: E402
+from benchmarks.incidents import Incident, Launch  # noqa: E402
+from benchmarks.thirdparty import Unavailable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+#: What the corpus venv holds (``--corpus-venv``): the libraries the third-party incidents use.
+CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx",
+                   "huggingface_hub", "tqdm", "rich", "loguru")
 
 
-def capture(launch: Launch, out: Path, options: Sequence[str] = ()) -> None:
+def capture(launch: Launch, out: Path, options: Sequence[str] = (),
+            runsnap: str = sys.executable) -> None:
     """``runsnap capture -o OUT -- ARGV`` with the launch's environment, as a user runs it."""
-    subprocess.run([sys.executable, "-m", "runsnap", "capture", *options, "-o", str(out), "--",
+    subprocess.run([runsnap, "-m", "runsnap", "capture", *options, "-o", str(out), "--",
                     *launch.argv], env=launch.env, cwd=launch.cwd, capture_output=True,
-                   check=False, timeout=120)
+                   check=False, timeout=300)
 
 
-def diff(a: Path, b: Path, src: Path | None = None) -> dict[str, Any]:
-    """``runsnap diff --format json A B``, with another checkout's ranker when ``src``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNSNAP_FORMAT")}
+def _diff_env(src: Path | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RUNSNAP_FORMAT") and k not in ("COLUMNS", "NO_COLOR")}
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    res = subprocess.run([sys.executable, "-m", "runsnap", "diff", "--format", "json", str(a),
-                          str(b)], env=env, cwd=a.parent, capture_output=True, text=True,
-                         check=False, timeout=120)
+    env.update(extra)
+    return env
+
+
+def diff(a: Path, b: Path, src: Path | None = None, runsnap: str = sys.executable
+         ) -> dict[str, Any]:
+    """``runsnap diff --format json A B``, with another checkout's ranker when ``src``."""
+    res = subprocess.run([runsnap, "-m", "runsnap", "diff", "--format", "json", str(a),
+                          str(b)], env=_diff_env(src), cwd=a.parent, capture_output=True,
+                         text=True, check=False, timeout=120)
     if res.returncode not in (0, 1):
         raise RuntimeError(f"diff failed: {res.stderr.strip()}")
     return json.loads(res.stdout)
 
 
-def run_incident(incident: Incident, folder: Path, options: Sequence[str] = ()
-                 ) -> tuple[Path, Path]:
+def lines_shown(a: Path, b: Path, runsnap: str = sys.executable) -> int:
+    """How many lines ``runsnap diff A B`` prints in a terminal 80 columns wide."""
+    res = subprocess.run([runsnap, "-m", "runsnap", "diff", "--no-color", str(a), str(b)],
+                         env=_diff_env(None, COLUMNS="80"), cwd=a.parent, capture_output=True,
+                         text=True, check=False, timeout=120)
+    return len(res.stdout.splitlines())
+
+
+def run_incident(incident: Incident, folder: Path, options: Sequence[str] = (),
+                 runsnap: str = sys.executable) -> tuple[Path, Path]:
     """Capture the good launch, apply the change between, capture the bad launch."""
     good, bad = folder / "good.toml", folder / "bad.toml"
-    capture(incident.good, good, options)
+    capture(incident.good, good, options, runsnap)
     if incident.between is not None:
         incident.between()
-    capture(incident.bad, bad, options)
+    capture(incident.bad, bad, options, runsnap)
     return good, bad
 
 
@@ -82,21 +116,58 @@ def rank_of(report: Mapping[str, Any], cause: Sequence[tuple[str, str]]) -> int 
     return None
 
 
-def evaluate(folder: Path, before: Path | None = None, options: Sequence[str] = ()
-             ) -> list[dict[str, Any]]:
+def confidence(report: Mapping[str, Any]) -> str:
+    """The verdict's confidence; a diff that does not say is taken as confident."""
+    return str(report.get("confidence") or "confident")
+
+
+def among_candidates(report: Mapping[str, Any], cause: Sequence[tuple[str, str]]) -> bool:
+    """Whether an undecided verdict lists the planted cause among its candidates."""
+    for c in report.get("candidates") or ():
+        if isinstance(c, Mapping) and (_matches(c, cause) or any(
+                isinstance(r, Mapping) and _matches(r, cause) for r in c.get("related") or ())):
+            return True
+    return False
+
+
+def score(report: Mapping[str, Any], incident: Incident) -> dict[str, Any]:
+    """The figures of one incident's diff (see the module's docstring)."""
+    rank = rank_of(report, incident.cause)
+    conf = confidence(report)
+    first = rank == 1 or (not incident.cause and rank == 0)
+    undecided_ok = conf == "undecided" and bool(incident.cause) and \
+        among_candidates(report, incident.cause)
+    return {"rank": rank, "confidence": conf, "top1": first, "top3": rank is not None
+            and (rank <= 3), "decided_or_undecided": first or undecided_ok,
+            "confident_wrong": conf == "confident" and not first}
+
+
+def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
+             options: Sequence[str] = (), runsnap: str = sys.executable,
+             log: Any = None) -> list[dict[str, Any]]:
     """Every incident, launched in its own folder under ``folder``, ranked now (and before)."""
     rows = []
-    for build in INCIDENTS:
-        d = folder / build.__name__
+    for entry in entries:
+        d = folder / entry.build.__name__
         d.mkdir(parents=True, exist_ok=True)
-        incident = build(d)
-        good, bad = run_incident(incident, d, options)
-        now = diff(good, bad)
-        row = {"name": incident.name, "what": incident.what.split("\n")[0],
-               "rank": rank_of(now, incident.cause), "top": _top(now)}
+        row: dict[str, Any] = {"name": entry.name, "half": entry.half, "source": entry.source}
+        try:
+            incident = entry.build(d)
+        except Unavailable as e:
+            rows.append({**row, "unavailable": str(e)})
+            continue
+        started = time.monotonic()
+        good, bad = run_incident(incident, d, options, runsnap)
+        now = diff(good, bad, runsnap=runsnap)
+        row.update(score(now, incident), top=_top(now), lines=lines_shown(good, bad, runsnap),
+                   seconds=round(time.monotonic() - started, 1))
         if before is not None:
             row["before"] = rank_of(diff(good, bad, before), incident.cause)
         rows.append(row)
+        if log is not None:
+            log.write(f"{entry.half:8} {entry.name:32} rank={row['rank']} "
+                      f"{row['confidence']} lines={row['lines']} {row['top']}\n")
+            log.flush()
     return rows
 
 
@@ -108,32 +179,70 @@ def _top(report: Mapping[str, Any]) -> str:
     return f"{d['section']} {d['key']} [{d.get('evidence_kind', 'name')}]"
 
 
-def _hit(rank: int | None, n: int) -> bool:
-    return rank is not None and rank <= n
+def summary(rows: Sequence[Mapping[str, Any]], half: str) -> str:
+    """One half's figures on one line."""
+    run = [r for r in rows if r.get("half") == half and "unavailable" not in r]
+    n = len(run)
+    if not n:
+        return f"{half}: nothing run"
+
+    def count(key: str) -> int:
+        return sum(bool(r[key]) for r in run)
+
+    lines = sorted(r["lines"] for r in run)
+    skipped = sum(1 for r in rows if r.get("half") == half and "unavailable" in r)
+    return (f"{half}: {n} incidents{f' ({skipped} not run)' if skipped else ''}; "
+            f"top-1 {count('top1')}/{n}, top-3 {count('top3')}/{n}, first-or-undecided "
+            f"{count('decided_or_undecided')}/{n}, confident-and-wrong "
+            f"{count('confident_wrong')}/{n}; lines shown at 80 columns: median "
+            f"{lines[n // 2]}, max {lines[-1]}")
 
 
 def render(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The Markdown table and the accuracy lines."""
+    """The Markdown table and each half's figures."""
     has_before = any("before" in r for r in rows)
-    head = "| incident | planted cause found at | " + ("before | " if has_before else "") \
-        + "first difference now |"
-    lines = [head, "|---|---:|" + ("---:|" if has_before else "") + "---|"]
-    for r in rows:
-        cell = "-" if r["rank"] is None else str(r["rank"] or "nothing counts")
-        prev = ("-" if r.get("before") is None else str(r["before"] or "nothing counts")) \
-            if has_before else None
-        lines.append(f"| {r['name']} | {cell} | " + (f"{prev} | " if has_before else "")
-                     + f"{r['top']} |")
-    n = len(rows)
-    for label, key in (("now", "rank"), ("before", "before")):
-        if key == "before" and not has_before:
-            continue
-        top1 = sum(_hit(r.get(key), 1) for r in rows)
-        top3 = sum(_hit(r.get(key), 3) for r in rows)
-        lines.append("")
-        lines.append(f"{label}: top-1 {top1}/{n} ({100 * top1 // n}%), "
-                     f"top-3 {top3}/{n} ({100 * top3 // n}%)")
+    lines = ["| half | incident | found at | confidence | lines | "
+             + ("before | " if has_before else "") + "first difference |",
+             "|---|---|---:|---|---:|" + ("---:|" if has_before else "") + "---|"]
+    for half in (TUNE, HELD_OUT):
+        for r in rows:
+            if r["half"] != half:
+                continue
+            if "unavailable" in r:
+                lines.append(f"| {half} | {r['name']} | not run | | | "
+                             + ("| " if has_before else "") + f"{r['unavailable']} |")
+                continue
+            cell = "-" if r["rank"] is None else str(r["rank"] or "nothing counts")
+            prev = ("-" if r.get("before") is None else str(r["before"] or "nothing counts"))
+            lines.append(f"| {half} | {r['name']} | {cell} | {r['confidence']} | {r['lines']} | "
+                         + (f"{prev} | " if has_before else "") + f"{r['top']} |")
+    lines.append("")
+    lines.extend(f"- {summary(rows, half)}" for half in (TUNE, HELD_OUT))
     return "\n".join(lines) + "\n"
+
+
+def write_section(path: Path, text: str, key: str = "corpus") -> None:
+    """Replace the generated section ``key`` of ``path`` (or append it)."""
+    BEGIN, END = f"<!-- {key}: begin (generated) -->", f"<!-- {key}: end -->"
+    old = path.read_text() if path.exists() else ""
+    block = f"{BEGIN}\n{text}{END}\n"
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        new = head + block + rest.split(END, 1)[1].lstrip("\n")
+    else:
+        new = old.rstrip("\n") + "\n\n" + block
+    path.write_text(new)
+
+
+def corpus_venv(folder: Path) -> str:
+    """A venv with :data:`CORPUS_PACKAGES` (made with pip once; torch's CPU wheel as pip finds
+    it), for the incidents that need torch and transformers."""
+    python = folder / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *CORPUS_PACKAGES],
+                       check=True)
+    return str(python)
 
 
 def _export(rev: str, into: Path) -> Path:
@@ -150,12 +259,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="launch the incidents in DIR (kept)")
     parser.add_argument("--no-trace", action="store_true",
                         help="capture with --no-trace (evidence from the outcome only)")
+    parser.add_argument("--runsnap", metavar="PYTHON", default=sys.executable,
+                        help="the interpreter whose runsnap captures and diffs")
+    parser.add_argument("--corpus-venv", metavar="DIR",
+                        help="make (once) and use a venv with torch and transformers")
+    parser.add_argument("--only", metavar="NAME", action="append",
+                        help="run only this incident (repeatable)")
+    parser.add_argument("--half", choices=(TUNE, HELD_OUT), help="run only this half")
+    parser.add_argument("--out", metavar="FILE", help="rewrite the corpus section of FILE")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = parser.parse_args(argv)
+    if args.corpus_venv:
+        os.environ["RUNSNAP_CORPUS_PYTHON"] = corpus_venv(Path(args.corpus_venv))
+    entries = [e for e in CORPUS if (not args.only or e.name in args.only)
+               and (not args.half or e.half == args.half)]
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="runsnap-diagnosis-") as tmp:
         folder = Path(args.keep) if args.keep else Path(tmp) / "incidents"
         before = _export(args.before, Path(tmp)) if args.before else None
-        rows = evaluate(folder, before, ("--no-trace",) if args.no_trace else ())
-    sys.stdout.write(render(rows))
+        rows = evaluate(entries, folder, before, ("--no-trace",) if args.no_trace else (),
+                        args.runsnap, sys.stderr)
+    table = render(rows)
+    sys.stdout.write(table)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.out:
+        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=False).stdout.strip()
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        head = (f"## Diagnosis corpus, both halves (issue 22)\n\n"
+                f"`python benchmarks/diagnosis.py --out {args.out}` on {when}, "
+                f"tree {rev}, runsnap from `{args.runsnap}`, "
+                f"{round(time.monotonic() - started)} s. Halves by the first byte of "
+                f"sha256(name) (benchmarks/corpus.py); never tune on `held-out`.\n\n")
+        write_section(Path(args.out), head + table)
     return 0
 
 
