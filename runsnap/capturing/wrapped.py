@@ -18,11 +18,13 @@ from runsnap.capturing.collect import (
 )
 from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
 from runsnap.capturing.output import resolve_output, save_first
+from runsnap.capturing.settings import load_settings
 from runsnap.redact import load_key
 from runsnap.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, Protocol
 
@@ -91,6 +93,8 @@ def run(
     trace: bool = True,
     started: Mapping[str, Any] | None = None,
     companion: Companion | None = None,
+    metrics: Sequence[str] = (),
+    strict: bool = False,
 ) -> RunRecord:
     """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
 
@@ -102,7 +106,8 @@ def run(
     records what it read and imported (:mod:`runsnap.tracing`); the launch specification gets
     the hook's variables, ``[env]`` stays the environment given. A ``companion`` (a tracked
     run, :mod:`runsnap.track`) adds its variables to the launch specification too, and its
-    entries to ``[meta]`` with the outcome. Raises
+    entries to ``[meta]`` with the outcome. ``metrics``: the user's own (``NAME=REGEX``,
+    beside the project's ``[tool.runsnap] metrics``), recorded in ``[outcome] metrics``. Raises
     :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
     """
     from runsnap import launch, tracing
@@ -122,6 +127,8 @@ def run(
         max_diff_bytes=max_diff_bytes, started=started,
     )
     reached("capture.context")
+    settings = load_settings(ctx.cwd)
+    patterns = user_metrics((*settings.metrics, *metrics))
     key = load_key()  # runsnap's own user and environment, as in every capture
     redactor = capture_redactor(key, ctx.cwd, redact, keep)
     tee = None
@@ -132,6 +139,7 @@ def run(
             raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
         OwnFiles().record(tee.path)  # runsnap's own file: no capture lists it in [git]
     snap = snapshot_from_context(ctx, redactor=redactor)
+    prelaunch_guard(snap, strict or settings.strict)
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
     if tee is not None:
         meta["log"] = tee.path
@@ -179,7 +187,8 @@ def run(
         if tracer is not None:  # the launch gets the hook; the snapshot keeps the user's env
             spec = spec.replace(env=tracer.launch_env(spec.env))
         result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
-                            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome)
+                            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome,
+                            metrics=patterns)
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)
     if to_stdout:
@@ -190,3 +199,33 @@ def run(
         sys.stdout.write(dumps(final))
         sys.stdout.flush()
     return RunRecord(final, result.exit_status, result, tuple(errors))
+
+
+def user_metrics(specs: Sequence[str]) -> list[tuple[str, re.Pattern[bytes]]]:
+    """``NAME=REGEX`` metrics compiled; a malformed one is the user's mistake (exit 2)."""
+    from runsnap.errors import UsageError
+    from runsnap.launch.metrics import parse_metric
+
+    try:
+        return [parse_metric(spec) for spec in specs]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def prelaunch_guard(snap: Snapshot, strict: bool) -> None:
+    """check's rules on what was collected, before the launch: each finding on one line to
+    stderr; with ``strict``, no launch when one weighs ``STRICT_WEIGHT`` or more (exit 2)."""
+    import sys
+
+    from runsnap.checks.guard import STRICT_WEIGHT, guard, one_line
+    from runsnap.errors import CaptureError
+
+    findings = guard(snap)
+    for f in findings:
+        sys.stderr.write(one_line(f) + "\n")
+    heavy = [f for f in findings if f.score >= STRICT_WEIGHT]
+    if strict and heavy:
+        sys.stderr.flush()
+        raise CaptureError(f"not launched (--strict): {len(heavy)} finding"
+                           f"{'s' if len(heavy) != 1 else ''} of weight {STRICT_WEIGHT} or more "
+                           "above")

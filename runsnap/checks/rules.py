@@ -25,68 +25,31 @@ that says what was seen and where, and a locator (``path``) into the snapshot:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
-from runsnap.knowledge.env import family_of, is_known_name, likely_misspelling
+from runsnap.checks.config import alloc_conf_keys, context_length
+from runsnap.checks.finding import (
+    CONTEXT_FIELDS,
+    CheckReport,
+    Finding,
+    config_field,
+    env_vars,
+    is_draft,
+)
+from runsnap.knowledge.env import family_of, is_known_name, likely_misspelling, osa_distance
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import rejects
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any
+
+    #: ``who_reads(name) -> places``: static readers in the installed packages (who-reads).
+    WhoReads = Callable[[str], Sequence[str]]
+
 __all__ = ["CHECKS", "CheckReport", "Finding", "check", "unshared"]
 
-#: ``who_reads(name) -> places``: static readers in the installed packages (who-reads).
-WhoReads = Callable[[str], Sequence[str]]
-
-
-@dataclasses.dataclass(frozen=True)
-class Finding:
-    """One thing wrong inside a snapshot."""
-
-    kind: str
-    """``misspelled-variable``, ``draft-target``, ``shadowed-import``, ``rejected-value``."""
-
-    score: int
-    """How likely it breaks the run, 0-100 (the order of the report)."""
-
-    message: str
-    """What was seen, where, in a sentence."""
-
-    path: tuple[str, ...]
-    """Where in the snapshot: ``("env", NAME)``, ``("models", SOURCE, "config", ...)``."""
-
-    details: tuple[str, ...] = ()
-    """More lines: both values, which option pointed at each model, the reader."""
-
-    @property
-    def key(self) -> str:
-        """A stable identity, to tell which findings two snapshots share."""
-        return f"{self.kind}:{'/'.join(self.path)}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return {"kind": self.kind, "score": self.score, "message": self.message,
-                "path": list(self.path), "details": list(self.details)}
-
-
-@dataclasses.dataclass(frozen=True)
-class CheckReport:
-    """Every finding of one snapshot, most important first; true when there is any."""
-
-    snapshot: str
-    findings: tuple[Finding, ...]
-
-    def __bool__(self) -> bool:
-        return bool(self.findings)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report (``format = runsnap-check/1``)."""
-        return {"format": "runsnap-check/1", "snapshot": self.snapshot, "clean": not self,
-                "count": len(self.findings), "findings": [f.to_dict() for f in self.findings]}
-
-
-def _env(snap: Any) -> Mapping[str, Any]:
-    return (snap.get("env") or {}).get("vars") or {}
 
 
 def _runtime(snap: Any) -> Mapping[str, Any]:
@@ -96,65 +59,74 @@ def _runtime(snap: Any) -> Mapping[str, Any]:
 # --------------------------------------------------------------------------- checks
 
 
-def misspelled_variables(snap: Any, who_reads: WhoReads | None = None) -> list[Finding]:
-    """Set variables of a known family that nothing knows, with the closest known name."""
-    read = set(_runtime(snap).get("env") or {})
-    out = []
-    for name, value in _env(snap).items():
-        if family_of(name) is None or is_known_name(name) or name in read:
-            continue
-        if who_reads is not None and list(who_reads(name)):
-            continue
-        meant = likely_misspelling(name)
-        if meant is None:
-            continue
-        set_too = meant in _env(snap)
-        out.append(Finding("misspelled-variable", 90, (
-            f"{name} is set, but no installed package or list knows it: a misspelling of "
-            f"{meant}?" + (f" ({meant} is set too)" if set_too else
-                           f" {meant} is not set, so the setting meant is not in effect")),
-            ("env", name), (f"{name}={value}",)))
+def read_by_name(snap: Any) -> set[str]:
+    """Variables some process of the run read by name (from Python or natively): a bulk copy
+    of the environment (``dict(os.environ)``, handed to every torch or subprocess launch) knows
+    every name and so tells nothing about any."""
+    out = set()
+    for name, entry in (_runtime(snap).get("env") or {}).items():
+        if isinstance(entry, Mapping):
+            if entry.get("reads") or entry.get("native") or entry.get("python"):
+                out.add(name)
+        elif entry:
+            out.add(name)
     return out
 
 
-_CONTEXT = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length")
+def _closest_read(name: str, read: Iterable[str]) -> str | None:
+    """The name read by name that ``name`` is one edit from (two for long names)."""
+    allowed = 2 if len(name) >= 12 else 1
+    best: tuple[int, str] | None = None
+    for cand in read:
+        if cand == name or abs(len(cand) - len(name)) > allowed:
+            continue
+        d = osa_distance(name, cand, allowed + 1)
+        if d <= allowed and (best is None or (d, cand) < best):
+            best = (d, cand)
+    return best[1] if best else None
 
 
-def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The language model's config: ``text_config`` (or ``llm_config``) of a multimodal
-    wrapper, else the config itself."""
-    for key in ("text_config", "llm_config", "language_config"):
-        sub = config.get(key)
-        if isinstance(sub, Mapping) and sub:
-            return sub
-    return config
-
-
-def _field(config: Mapping[str, Any], names: Iterable[str]) -> tuple[str, Any] | None:
-    text = _text_config(config)
-    prefix = "text_config." if text is not config else ""
-    for name in names:
-        if name in text and text[name] is not None:
-            return prefix + name, text[name]
-    return None
-
-
-def _is_draft(source: str) -> bool:
-    return "draft" in source.lower() or source.lower() in ("--speculative-model",)
+def misspelled_variables(snap: Any, who_reads: WhoReads | None = None) -> list[Finding]:
+    """Set variables that nothing knows, with the closest known name: known are the names some
+    process of the run read by name, the names installed packages read (who-reads, when
+    given), and runsnap's lists; never a name only seen in a bulk copy of the environment."""
+    read = read_by_name(snap)
+    env = env_vars(snap)
+    unset_read = [n for n in read if n not in env and len(n) >= 6]
+    out = []
+    for name, value in env.items():
+        if name in read or is_known_name(name) or len(name) < 6:
+            continue
+        meant = likely_misspelling(name) if family_of(name) is not None else None
+        how = "no installed package or list knows it"
+        if meant is None:
+            meant = _closest_read(name, unset_read)
+            how = "the run never read it, and read a name one letter away instead"
+        if meant is None:
+            continue
+        if who_reads is not None and list(who_reads(name)):
+            continue
+        set_too = meant in env
+        out.append(Finding("misspelled-variable", 90, (
+            f"{name} is set, but {how}: a misspelling of {meant}?"
+            + (f" ({meant} is set too)" if set_too else
+               f" {meant} is not set, so the setting meant is not in effect")),
+            ("env", name), (f"{name}={value}",)))
+    return out
 
 
 def draft_target_disagreement(snap: Any) -> list[Finding]:
     """A draft and a target model whose configs disagree where speculative decoding needs
     them to agree."""
     models: Mapping[str, Any] = (snap.get("models") or {}).get("models") or {}
-    drafts = [(s, m) for s, m in models.items() if _is_draft(s) and m.get("config")]
-    targets = [(s, m) for s, m in models.items() if not _is_draft(s) and m.get("config")]
+    drafts = [(s, m) for s, m in models.items() if is_draft(s) and m.get("config")]
+    targets = [(s, m) for s, m in models.items() if not is_draft(s) and m.get("config")]
     if not drafts or not targets:
         return []
     targets.sort(key=lambda sm: (sm[0] not in ("--model-path", "--model"), sm[0]))
     tsrc, target = targets[0]
     out: list[Finding] = []
-    env = _env(snap)
+    env = env_vars(snap)
     options = (snap.get("command") or {}).get("options") or {}
 
     def given(src: str, model: Mapping[str, Any]) -> str:
@@ -165,19 +137,19 @@ def draft_target_disagreement(snap: Any) -> list[Finding]:
     for dsrc, draft in drafts:
         tc, dc = target["config"], draft["config"]
         where = (f"target {tsrc} {given(tsrc, target)}", f"draft {dsrc} {given(dsrc, draft)}")
-        tl, dl = _field(tc, _CONTEXT), _field(dc, _CONTEXT)
+        tl, dl = config_field(tc, CONTEXT_FIELDS), config_field(dc, CONTEXT_FIELDS)
         if tl and dl and isinstance(tl[1], int) and isinstance(dl[1], int) and tl[1] > dl[1]:
             allow = str(env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "")).lower()
             note = ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set here, so SGLang warns and "
                     "overrides the draft's context length" if allow in ("1", "true", "yes", "y")
                     else "SGLang raises ValueError for it unless "
                          "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set")
-            out.append(Finding("draft-target", 88, (
+            out.append(Finding("draft-target", 60 if allow in ("1", "true", "yes", "y") else 92, (
                 f"the draft model's context length ({dl[0]} = {dl[1]}) is shorter than the "
                 f"target's ({tl[0]} = {tl[1]}): {note}; vLLM caps the draft's max_model_len "
                 f"at {dl[1]}"), ("models", dsrc, "config", *dl[0].split("."))
                 , (*where, f"target {tl[0]} = {tl[1]}", f"draft {dl[0]} = {dl[1]}")))
-        tv, dv = _field(tc, ("vocab_size",)), _field(dc, ("vocab_size",))
+        tv, dv = config_field(tc, ("vocab_size",)), config_field(dc, ("vocab_size",))
         if tv and dv and tv[1] != dv[1]:
             out.append(Finding("draft-target", 86, (
                 f"the draft's vocab_size ({dv[1]}) differs from the target's ({tv[0]} = "
@@ -189,9 +161,9 @@ def draft_target_disagreement(snap: Any) -> list[Finding]:
             out.append(Finding("draft-target", 84, (
                 f"the draft's draft_vocab_size ({dd}) is larger than the target's vocabulary "
                 f"({tv[0]} = {tv[1]})"), ("models", dsrc, "config", "draft_vocab_size"), where))
-        th = _field(tc, ("hidden_size",))
+        th = config_field(tc, ("hidden_size",))
         dh = ("target_hidden_size", dc["target_hidden_size"]) if dc.get("target_hidden_size") \
-            else _field(dc, ("hidden_size",))
+            else config_field(dc, ("hidden_size",))
         eagle = any("eagle" in str(a).lower() for a in dc.get("architectures") or ()) \
             or "eagle_config" in dc
         if eagle and th and dh and th[1] != dh[1]:
@@ -241,7 +213,7 @@ def shadowed_imports(snap: Any) -> list[Finding]:
 def rejected_values(snap: Any) -> list[Finding]:
     """Variables set to a value their reader cannot accept."""
     out = []
-    for name, value in _env(snap).items():
+    for name, value in env_vars(snap).items():
         if not isinstance(value, str) or value.startswith("<redacted"):
             continue
         rule = rejects(name, value)
@@ -258,11 +230,18 @@ CHECKS: list[Callable[[Any], list[Finding]]] = [
 ]
 
 
-def check(snap: Any, who_reads: WhoReads | None = None) -> CheckReport:
-    """Every finding of snapshot ``snap``, most important first."""
+def check(snap: Any, who_reads: WhoReads | None = None, installed: bool = False
+          ) -> CheckReport:
+    """Every finding of snapshot ``snap``, most important first. ``installed``: also read the
+    installed distributions' metadata on this machine for unmet requirements (``pip check``,
+    :mod:`runsnap.checks.requirements`)."""
     found = misspelled_variables(snap, who_reads)
-    for one in CHECKS:
+    for one in (*CHECKS, alloc_conf_keys, context_length):
         found += one(snap)
+    if installed:
+        from runsnap.checks.requirements import unmet_requirements
+
+        found += unmet_requirements(snap)
     found.sort(key=lambda f: -f.score)
     where = getattr(snap, "path_text", None) or getattr(snap, "id", "")
     return CheckReport(str(where), tuple(found))

@@ -145,10 +145,13 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
 def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     """Find what is wrong inside SNAPSHOT, most important first.
 
-    A misspelt variable of a known family (with the closest known name), a draft and a target
-    model that disagree where speculative decoding needs agreement, a package imported from
-    somewhere other than where it is installed, a variable set to a value its reader cannot
-    accept.
+    \b
+    A misspelt variable (against the names the run read by name, the installed packages and
+    runsnap's lists), a draft and a target model that disagree where speculative decoding
+    needs agreement, a context length longer than the target's own, an unknown key in
+    PYTORCH_CUDA_ALLOC_CONF, a package imported from somewhere other than where it is
+    installed, unmet requirements as pip check finds them, a variable set to a value its
+    reader cannot accept.
 
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
     Exit status: 0 no findings, 1 findings, 2 error.
@@ -160,7 +163,7 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     from runsnap.views.names import load
 
     snap = load(snapshot or "@1", snap_dir)
-    report = check_snapshot(snap, who_reads=readers_of(snap))
+    report = check_snapshot(snap, who_reads=readers_of(snap), installed=True)
     click.echo(render(report, fmt, width=width()), nl=False)
     sys.exit(1 if report else 0)
 

@@ -25,7 +25,8 @@ def run_capture(
     kill_after: float, command: tuple[str, ...], redact: tuple[str, ...] = (),
     keep: tuple[str, ...] = (), no_trace: bool = False, started: Mapping[str, Any] | None = None,
     timeout: float | None = None, track: str | None = None, track_experiment: str | None = None,
-    track_timeout: float | None = None,
+    track_timeout: float | None = None, metrics: tuple[str, ...] = (),
+    strict: bool = False,
 ) -> int:
     """What ``runsnap capture`` does once its options are known; returns the exit status.
 
@@ -76,6 +77,7 @@ def run_capture(
         log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
         on_saved=announce, redact=redact, keep=keep, trace=not no_trace, started=started,
         timeout=timeout or None, companion=None if session is None else _Told(session),
+        metrics=metrics, strict=strict,
     )
     if record.result.error:
         sys.stderr.write(f"runsnap: {record.result.error}\n")

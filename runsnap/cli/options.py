@@ -89,6 +89,13 @@ CAPTURE_OPTIONS = (
     Opt("--track-timeout", dest="track_timeout", kind="seconds",
         help="Seconds the launch waits for the tracker at most, then goes on without it "
              "(default: 5)."),
+    Opt("--metric", dest="metrics", multiple=True,
+        help="Also record this number of the output as a metric: NAME=REGEX, the first group "
+             "(or the whole match) of the last match (repeatable; adds to [tool.runsnap] "
+             "metrics in pyproject.toml)."),
+    Opt("--strict", dest="strict", kind="flag", default=False,
+        help="Do not launch when a pre-launch check finds a problem of weight 90 or more "
+             "(exit 2); also [tool.runsnap.capture] strict = true."),
     Opt("--no-trace", dest="no_trace", kind="flag", default=False,
         help="Do not trace a Python command (which variables it reads, which modules it "
              "imports); [runtime] then says it was not traced."),

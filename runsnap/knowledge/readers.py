@@ -12,8 +12,8 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from typing import NamedTuple
 
+from runsnap.base.records import FrozenRecord
 from runsnap.knowledge import rule_lines
 
 __all__ = ["Accepts", "accepted", "generic_feature", "interpreter_setting", "native_reader",
@@ -23,8 +23,9 @@ _TRUE = ("true", "1", "yes", "y")
 _FALSE = ("false", "0", "no", "n")
 
 
-class Accepts(NamedTuple):
-    """What the reader of one variable accepts."""
+class Accepts(FrozenRecord):
+    """What the reader of one variable accepts (a record, not a NamedTuple: the pre-launch
+    guard reads it on the capture path, where ``typing`` is never imported)."""
 
     kind: str
     """``bool``, ``int``, ``float`` or ``enum``."""

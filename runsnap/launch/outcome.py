@@ -14,6 +14,7 @@ import re
 import threading
 import time
 
+from runsnap.launch.metrics import MetricWatch, merge
 from runsnap.launch.tracebacks import MAX_EARLIER, TracebackWatch
 from runsnap.launch.tracebacks import cut as _cut_tb
 
@@ -174,8 +175,10 @@ class StreamWatch:
     grown: such output is counted in :attr:`unscanned_bytes`. :meth:`feed` does both at once.
     """
 
-    def __init__(self, name: str, tail_lines: int = DEFAULT_TAIL_LINES) -> None:
+    def __init__(self, name: str, tail_lines: int = DEFAULT_TAIL_LINES,
+                 metrics: MetricWatch | None = None) -> None:
         self.name = name
+        self.metrics = MetricWatch() if metrics is None else metrics
         self.tail: collections.deque[bytes] = collections.deque(maxlen=max(tail_lines, 0))
         self.lines = 0
         self.bytes = 0
@@ -296,6 +299,7 @@ class StreamWatch:
         if b"\x1b" in chunk:
             chunk = _ANSI.sub(b"", chunk)
         before = self.traceback.last
+        self.metrics.feed(chunk)
         if self.traceback.active or _TRACEBACK in chunk:
             for raw in chunk.split(b"\n"):
                 self.traceback.line(clean_line(raw))
@@ -393,7 +397,8 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     ``unscanned_bytes``, ``tail``), ``first_error`` and ``first_error_stream``, ``traceback`` (the last Python
     traceback printed: ``type``, ``message``, ``frames``, see :mod:`runsnap.launch.tracebacks`) and
     ``earlier_tracebacks`` (complete ones printed before it),
-    ``warnings`` and ``warnings_count``,
+    ``warnings`` and ``warnings_count``, ``metrics`` (the last value of each ``key=value`` /
+    ``key: value`` number and of each ``--metric``, :mod:`runsnap.launch.metrics`),
     ``log`` (path, sha256, bytes) when teed, and ``errors``.
     """
     out: dict[str, Any] = {
@@ -461,6 +466,9 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
         out["earlier_tracebacks"] = earlier[-MAX_EARLIER:]
     out["warnings"] = warnings[:MAX_WARNINGS]
     out["warnings_count"] = warnings_count
+    watches = [result.watches[n].metrics for n in ("stderr", "stdout") if n in result.watches]
+    if watches:
+        out["metrics"] = merge(watches)
     if result.log_path is not None:
         out["log"] = {"path": result.log_path, "sha256": result.log_sha256,
                       "bytes": result.log_bytes}

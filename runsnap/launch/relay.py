@@ -24,11 +24,13 @@ import sys
 import threading
 import time
 
+from runsnap.launch.metrics import MetricWatch
 from runsnap.launch.outcome import StreamWatch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import re
+    from collections.abc import Callable, Sequence
 
     from runsnap.launch.result import LaunchResult
 
@@ -220,13 +222,14 @@ class Streams:
         wired = self._wiring.get(name)
         return wired[1] if wired else None
 
-    def start_relays(self, result: LaunchResult, tail_lines: int, log: LogTee | None
-                     ) -> list[Relay]:
-        """Close the child's ends here and start one reader thread per wired stream."""
+    def start_relays(self, result: LaunchResult, tail_lines: int, log: LogTee | None,
+                     metrics: Sequence[tuple[str, re.Pattern[bytes]]] = ()) -> list[Relay]:
+        """Close the child's ends here and start one reader thread per wired stream
+        (``metrics``: the user's own, ``--metric NAME=REGEX``)."""
         relays = []
         for name, (mode, child_end, ours) in self._wiring.items():
             os.close(child_end)
-            watch = StreamWatch(name, tail_lines)
+            watch = StreamWatch(name, tail_lines, MetricWatch(metrics))
             result.watches[name] = watch
             relay = Relay(name, ours, 1 if name == "stdout" else 2, watch, log, mode == "pty")
             relays.append(relay)

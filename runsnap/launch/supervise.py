@@ -16,8 +16,9 @@ from runsnap.launch.watch import RssSampler
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     import subprocess
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from runsnap.launch.relay import LogTee, Relay
     from runsnap.launch.spec import LaunchSpec
@@ -39,13 +40,15 @@ def run(
     kill_grace: float = DEFAULT_KILL_GRACE,
     on_start: Callable[[LaunchResult], None] | None = None,
     on_exit: Callable[[LaunchResult], None] | None = None,
+    metrics: Sequence[tuple[str, re.Pattern[bytes]]] = (),
 ) -> LaunchResult:
     """Run ``spec``'s child, relay its output, wait, and report.
 
     ``timeout``: seconds after which the child is stopped (SIGTERM, then SIGKILL after
     ``kill_grace``); the result then says ``timed_out``. ``on_exit`` is called with the
     finished result while forwarded signals are still held, so writing the outcome cannot be
-    interrupted by a late Ctrl-C.
+    interrupted by a late Ctrl-C. ``metrics``: the user's own (``--metric NAME=REGEX``,
+    :func:`runsnap.launch.metrics.parse_metric`), recorded beside the ``key=value`` ones.
     """
     result = LaunchResult(argv=spec.argv, log_path=log.path if log is not None else None)
     with SignalGuard() as guard:
@@ -63,7 +66,7 @@ def run(
             else:
                 _supervise(proc, result, streams, guard, t0=t0, timeout=timeout,
                            tail_lines=tail_lines, log=log, kill_grace=kill_grace,
-                           on_start=on_start)
+                           on_start=on_start, metrics=metrics)
         finally:
             streams.close()
         if on_exit is not None:
@@ -75,12 +78,13 @@ def _supervise(
     proc: subprocess.Popen[bytes], result: LaunchResult, streams: Streams, guard: SignalGuard,
     *, t0: float, timeout: float | None, tail_lines: int, log: LogTee | None,
     kill_grace: float, on_start: Callable[[LaunchResult], None] | None,
+    metrics: Sequence[tuple[str, re.Pattern[bytes]]] = (),
 ) -> None:
     """From a started child to its recorded end (never leaving it running)."""
     try:
         result.pid = proc.pid
         guard.hold(*([signal.SIGWINCH] if streams.uses_pty else []))
-        relays = streams.start_relays(result, tail_lines, log)  # threads inherit the mask
+        relays = streams.start_relays(result, tail_lines, log, metrics)  # threads inherit the mask
         sampler = RssSampler(proc.pid, RSS_INTERVAL)
         sampler.start()
         if on_start is not None:

@@ -1,15 +1,118 @@
-"""``[outcome]``: what happened (an effect, ranked below the causes); timings are noise."""
+"""``[outcome]``: what happened (an effect, ranked below the causes); timings are noise.
+
+Beyond the exit status: when both runs ended alike (the same exit status), what they printed
+and cost is compared too, and a difference beyond noise is an outcome difference the diff
+explains like a failure (key ``metric NAME``, ``last line``, ``wall time``, ``peak memory``;
+:func:`behaviour_differs` lists them for the evidence rules). Thresholds (docs/ranking.md):
+
+- a metric (``[outcome] metrics``, :mod:`runsnap.launch.metrics`) printed by both runs differs
+  beyond noise when the values differ by more than :data:`METRIC_NOISE` of the larger one (1%),
+  or :data:`TIMING_NOISE` (50%) for a metric of speed or time (throughput, ``*_per_second``,
+  ``*time*``, latency, ...), which varies between any two runs on a shared machine;
+- the last line each run printed on stdout (stderr when stdout printed nothing), its numbers
+  masked (the metrics compare those), differs in words;
+- wall time differs by a factor of :data:`WALL_FACTOR` (2) and at least 5 seconds;
+- peak memory differs by more than 25% and at least 256 MiB.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
+from runsnap.launch.metrics import relative_change
 from runsnap.launch.outcome import without_timestamp
 
-__all__ = ["compare", "score"]
+__all__ = ["METRIC_NOISE", "TIMING_NOISE", "WALL_FACTOR", "behaviour", "behaviour_differs",
+           "compare", "score"]
+
+#: A metric differs beyond noise above this relative change (of the larger magnitude).
+METRIC_NOISE = 0.01
+#: The same for metrics of speed and time.
+TIMING_NOISE = 0.5
+#: Wall time differs beyond noise at this factor (and at least :data:`WALL_MIN_S`).
+WALL_FACTOR, WALL_MIN_S = 2.0, 5.0
+#: Peak memory differs beyond noise above this relative change and this many bytes.
+MEMORY_NOISE, MEMORY_MIN_BYTES = 0.25, 256 * 2**20
+
+_TIMING = re.compile(r"time|duration|elapsed|latency|throughput|per_?sec|per_?s$|/s$|_s$|_ms$|"
+                     r"speed|rate$|tps|qps|fps|it_?s|tok(?:en)?s_?per|samples_per|wall",
+                     re.IGNORECASE)
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,:]\d+)*(?:[eE][-+]?\d+)?")
+
+#: Keys of the behaviour differences (beside ``metric NAME``).
+BEHAVIOUR_KEYS = ("last line", "wall time", "peak memory")
+
+
+def _last_line(o: Mapping[str, Any]) -> str | None:
+    for name in ("stdout", "stderr"):
+        stream = o.get(name)
+        tail = stream.get("tail") if isinstance(stream, Mapping) else None
+        if isinstance(tail, list):
+            for line in reversed(tail):
+                if isinstance(line, str) and line.strip():
+                    return line.strip()
+    return None
+
+
+def _num(x: object) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def behaviour(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+    """What two runs that ended alike did differently beyond noise (module docstring).
+
+    >>> out = behaviour({"exit_status": 0, "metrics": {"loss": 4.96, "tok_per_s": 100.0}},
+    ...                 {"exit_status": 0, "metrics": {"loss": 6.25, "tok_per_s": 120.0}})
+    >>> [(d.key, d.a, d.b) for d in out]
+    [('metric loss', 4.96, 6.25)]
+    """
+    if a.get("exit_status") != b.get("exit_status") or a.get("signal") != b.get("signal"):
+        return []  # the outcomes differ already: what one run printed after is a consequence
+    out: list[Difference] = []
+    ma, mb = a.get("metrics"), b.get("metrics")
+    if isinstance(ma, Mapping) and isinstance(mb, Mapping):
+        for name, x in ma.items():
+            va, vb = _num(x), _num(mb.get(name))
+            if va is None or vb is None:
+                continue
+            noise = TIMING_NOISE if _TIMING.search(name) else METRIC_NOISE
+            change = relative_change(va, vb)
+            if change > noise:
+                out.append(Difference(
+                    "outcome", f"metric {name}", "changed", va, vb,
+                    evidence=(f"{name} printed by both runs: {va:g} vs {vb:g}, a change of "
+                              f"{change:.0%} (noise threshold {noise:.0%})",),
+                    path=("outcome", "metrics", name)))
+    la, lb = _last_line(a), _last_line(b)
+    if la is not None and lb is not None and la != lb \
+            and _NUMBER.sub("#", without_timestamp(la)) != _NUMBER.sub("#", without_timestamp(lb)):
+        out.append(Difference("outcome", "last line", "changed", la, lb,
+                              evidence=("the last line each run printed differs in words",),
+                              path=("outcome", "last_line")))
+    da, db = _num(a.get("duration_s")), _num(b.get("duration_s"))
+    if da is not None and db is not None and abs(da - db) >= WALL_MIN_S \
+            and max(da, db) >= WALL_FACTOR * max(min(da, db), 1e-9):
+        out.append(Difference("outcome", "wall time", "changed", da, db,
+                              evidence=(f"{da:g} s vs {db:g} s",), path=("outcome", "duration_s")))
+    pa, pb = _num(a.get("peak_rss_bytes")), _num(b.get("peak_rss_bytes"))
+    if pa is not None and pb is not None and abs(pa - pb) >= MEMORY_MIN_BYTES \
+            and relative_change(pa, pb) > MEMORY_NOISE:
+        out.append(Difference("outcome", "peak memory", "changed", int(pa), int(pb),
+                              evidence=(f"{pa / 2**20:.0f} MiB vs {pb / 2**20:.0f} MiB",),
+                              path=("outcome", "peak_rss_bytes")))
+    return out
+
+
+def behaviour_differs(diffs: Sequence[Difference]) -> list[Difference]:
+    """The outcome differences among ``diffs`` that are behaviour beyond the exit status
+    (metrics, last line, wall time, peak memory): for the evidence rules, "the outcomes differ
+    in metric X" when the exit statuses are the same."""
+    return [d for d in diffs if d.section == "outcome"
+            and (d.key.startswith("metric ") or d.key in BEHAVIOUR_KEYS)]
 
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
@@ -33,6 +136,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                    + [f"B only: {w}" for w in kb if w not in ka])
         out.append(Difference("outcome", "warnings", "changed", wa, wb, evidence=ev,
                               path=("outcome", "warnings")))
+    out.extend(behaviour(a, b))
     for key in ("duration_s", "started_at", "ended_at"):
         x, y = a.get(key), b.get(key)
         if x != y:

@@ -1,0 +1,85 @@
+"""Checks of settings a launch hands to libraries that refuse them at start-up: the keys of
+torch's allocator settings, and a context length longer than the target model's own.
+
+Both need only what a capture collects before the launch (``[env]``, ``[command]``,
+``[models]``), so the pre-launch guard runs them too (:mod:`runsnap.checks.guard`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from runsnap.checks.finding import CONTEXT_FIELDS, Finding, config_field, env_vars, is_draft
+from runsnap.knowledge.alloc import ALLOC_CONF_VARS, unknown_alloc_keys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["alloc_conf_keys", "context_length"]
+
+
+def alloc_conf_keys(snap: Any) -> list[Finding]:
+    """Keys of ``PYTORCH_CUDA_ALLOC_CONF`` (or its other spellings) that torch does not know:
+    torch raises ``Unrecognized key`` at the first allocation, after the model started to
+    load."""
+    out = []
+    env = env_vars(snap)
+    for var in ALLOC_CONF_VARS:
+        value = env.get(var)
+        if not isinstance(value, str) or value.startswith("<redacted"):
+            continue
+        for key, meant in unknown_alloc_keys(value):
+            out.append(Finding("alloc-conf-key", 92 if meant else 90, (
+                f"{var} has the key {key!r}, which torch's caching allocator does not know"
+                + (f": a misspelling of {meant!r}?" if meant else "")
+                + " torch raises \"Unrecognized key\" at the first allocation"),
+                ("env", var), (f"{var}={value}",)))
+    return out
+
+
+#: Options that set the context length, with the engine, the variable that lets a longer one
+#: through, and what the engine does without it.
+_CONTEXT_OPTIONS = {
+    "context-length": ("SGLang", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
+                       "ModelConfig._derive_context_length raises ValueError"),
+    "max-model-len": ("vLLM", "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+                      "ModelConfig raises ValueError (max_model_len is greater than the derived "
+                      "max_model_len)"),
+}
+_TRUE = ("1", "true", "yes", "y", "on")
+
+
+def context_length(snap: Any) -> list[Finding]:
+    """A ``--context-length`` / ``--max-model-len`` longer than the target model's own
+    ``max_position_embeddings`` (under ``text_config`` for a multimodal wrapper)."""
+    options: Mapping[str, Any] = (snap.get("command") or {}).get("options") or {}
+    models: Mapping[str, Any] = (snap.get("models") or {}).get("models") or {}
+    targets = [(s, m) for s, m in models.items() if not is_draft(s) and isinstance(m, Mapping)
+               and isinstance(m.get("config"), Mapping)]
+    if not targets:
+        return []
+    targets.sort(key=lambda sm: (sm[0] not in ("--model-path", "--model"), sm[0]))
+    source, target = targets[0]
+    own = config_field(target["config"], CONTEXT_FIELDS)
+    if own is None or not isinstance(own[1], int):
+        return []
+    env = env_vars(snap)
+    out = []
+    for option, (engine, allow, raises) in _CONTEXT_OPTIONS.items():
+        raw = options.get(option)
+        try:
+            asked = int(str(raw))
+        except ValueError:
+            continue
+        if asked <= own[1]:
+            continue
+        allowed = str(env.get(allow, "")).strip().lower() in _TRUE
+        out.append(Finding("context-length", 60 if allowed else 93, (
+            f"--{option} {asked} is longer than the target model's own {own[0]} ({own[1]}): "
+            + (f"{allow} is set, so {engine} warns and goes on (outputs past {own[1]} tokens "
+               "may be wrong)" if allowed else
+               f"{engine}'s {raises} unless {allow}=1")),
+            ("command", "options", option),
+            (f"target {source} {target.get('path', '?')}: {own[0]} = {own[1]}",)))
+    return out

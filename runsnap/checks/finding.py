@@ -1,0 +1,94 @@
+"""A finding of ``runsnap check`` and the report of one snapshot, and the small readers of
+snapshot data the rules share. Light on purpose: the pre-launch guard imports it on the capture
+path (no dataclasses, no typing at run time)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from runsnap.base.records import FrozenRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+__all__ = ["CONTEXT_FIELDS", "CheckReport", "Finding", "config_field", "env_vars", "is_draft"]
+
+
+class Finding(FrozenRecord):
+    """One thing wrong inside a snapshot."""
+
+    kind: str
+    """``misspelled-variable``, ``draft-target``, ``shadowed-import``, ``rejected-value``."""
+
+    score: int
+    """How likely it breaks the run, 0-100 (the order of the report)."""
+
+    message: str
+    """What was seen, where, in a sentence."""
+
+    path: tuple[str, ...]
+    """Where in the snapshot: ``("env", NAME)``, ``("models", SOURCE, "config", ...)``."""
+
+    details: tuple[str, ...] = ()
+    """More lines: both values, which option pointed at each model, the reader."""
+
+    @property
+    def key(self) -> str:
+        """A stable identity, to tell which findings two snapshots share."""
+        return f"{self.kind}:{'/'.join(self.path)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {"kind": self.kind, "score": self.score, "message": self.message,
+                "path": list(self.path), "details": list(self.details)}
+
+
+class CheckReport(FrozenRecord):
+    """Every finding of one snapshot, most important first; true when there is any."""
+
+    snapshot: str
+    findings: tuple[Finding, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (``format = runsnap-check/1``)."""
+        return {"format": "runsnap-check/1", "snapshot": self.snapshot, "clean": not self,
+                "count": len(self.findings), "findings": [f.to_dict() for f in self.findings]}
+
+
+def env_vars(snap: Any) -> Mapping[str, Any]:
+    """The snapshot's ``[env] vars``."""
+    return (snap.get("env") or {}).get("vars") or {}
+
+
+#: Config fields that hold a model's own context length, in the order engines read them.
+CONTEXT_FIELDS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length")
+
+
+def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The language model's config: ``text_config`` (or ``llm_config``) of a multimodal
+    wrapper, else the config itself."""
+    for key in ("text_config", "llm_config", "language_config"):
+        sub = config.get(key)
+        if isinstance(sub, Mapping) and sub:
+            return sub
+    return config
+
+
+def config_field(config: Mapping[str, Any], names: Iterable[str]) -> tuple[str, Any] | None:
+    """The first of ``names`` set in the language model's config, as (dotted path, value)."""
+    text = _text_config(config)
+    prefix = "text_config." if text is not config else ""
+    for name in names:
+        if name in text and text[name] is not None:
+            return prefix + name, text[name]
+    return None
+
+
+def is_draft(source: str) -> bool:
+    """Whether the model found under ``source`` (an option) is a speculative draft."""
+    return "draft" in source.lower() or source.lower() in ("--speculative-model",)

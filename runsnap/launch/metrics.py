@@ -1,0 +1,148 @@
+"""Numbers a run printed about itself: ``loss=4.96``, ``accuracy: 0.91``, ``throughput=812.5``.
+
+A :class:`MetricWatch` sees each chunk of one output stream as :class:`~runsnap.launch.outcome.
+StreamWatch` passes it on, and keeps the *last* value of each ``key=value`` or ``key: value``
+number (the end of a run is what a comparison of two runs wants), plus the user's own metrics
+(``--metric NAME=REGEX``: the regular expression's first group, or its whole match, is the
+number). Memory is bounded whatever the run prints: at most :data:`MAX_METRICS` keys, each one
+float and one count; one search per chunk over the chunk's bytes, no per-line Python loop.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = ["MAX_METRICS", "MetricWatch", "merge", "parse_metric", "scan"]
+
+#: Distinct keys kept per stream; later new keys are counted in ``dropped`` only.
+MAX_METRICS = 64
+
+#: ``key=value`` / ``key: value`` with a number: a key of letters, digits, ``_ . / -`` that
+#: starts with a letter (and is not the end of a longer word or path), an optional closing
+#: quote (``"loss": 0.5``), ``=`` or ``:``, and a number that is not part of a time (12:30:05),
+#: a version (1.2.3) or a word. The key is matched inside a lookahead and taken whole (an
+#: atomic group, as Python 3.10 has none): no backtracking through every word of the log.
+_KEY_VALUE = re.compile(
+    rb"(?<![\w./-])(?=([A-Za-z][\w./-]{0,47}))\1[\"']?[ \t]?[=:][ \t]?"
+    rb"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w:]|\.\d)")
+
+#: Keys that name the run rather than measure it: they differ between any two runs (process
+#: ids, ports, ranks, clocks) and are never kept.
+_IDENTITY = re.compile(
+    r"(?:^|[_./-])(?:pid|ppid|tid|port|rank|local_rank|world_size|node_rank|job|jobid|job_id|"
+    r"id|uuid|host|addr|address|time_?stamp|date|year|month|day|hour|minute|line|lineno|"
+    r"version|seed|device|gpu|cuda|errno|code|status|http|https|tcp|udp)$", re.IGNORECASE)
+
+
+def parse_metric(spec: str) -> tuple[str, re.Pattern[bytes]]:
+    """``NAME=REGEX`` of ``--metric`` as (name, compiled pattern); ValueError when malformed.
+
+    >>> name, pattern = parse_metric(r"tps=([\\d.]+) tok/s")
+    >>> name, pattern.pattern
+    ('tps', b'([\\\\d.]+) tok/s')
+    >>> parse_metric("nothing")
+    Traceback (most recent call last):
+    ...
+    ValueError: --metric nothing: expected NAME=REGEX (e.g. tps=([0-9.]+) tok/s)
+    """
+    name, eq, regex = spec.partition("=")
+    name = name.strip()
+    if not eq or not name or not regex or not re.fullmatch(r"[A-Za-z][\w./-]*", name):
+        raise ValueError(f"--metric {spec}: expected NAME=REGEX (e.g. tps=([0-9.]+) tok/s)")
+    try:
+        pattern = re.compile(regex.encode())
+    except re.error as exc:
+        raise ValueError(f"--metric {spec}: not a regular expression: {exc}") from None
+    return name, pattern
+
+
+def _number(raw: bytes) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
+class MetricWatch:
+    """The last value of each metric one stream printed (see the module's docstring)."""
+
+    __slots__ = ("values", "dropped", "_user")
+
+    def __init__(self, user: Sequence[tuple[str, re.Pattern[bytes]]] = ()) -> None:
+        self.values: dict[str, float] = {}
+        self.dropped = 0
+        self._user = tuple(user)
+
+    def feed(self, chunk: bytes) -> None:
+        """Take complete lines (joined by ``\\n``, colours already removed)."""
+        if b"=" in chunk or b":" in chunk:
+            # one C-level pass: the dict keeps the last value of each key in the chunk
+            for key, raw in dict(_KEY_VALUE.findall(chunk)).items():
+                self._keep(key.decode("ascii", "replace"), raw)
+        for name, pattern in self._user:
+            last = None
+            for last in pattern.finditer(chunk):  # noqa: B007 - the last match is wanted
+                pass
+            if last is not None:
+                value = _number(last.group(1) if pattern.groups else last.group(0))
+                if value is not None:
+                    self.values[name] = value
+
+    def _keep(self, key: str, raw: bytes) -> None:
+        if key not in self.values:
+            if _IDENTITY.search(key):
+                return
+            if len(self.values) >= MAX_METRICS:
+                self.dropped += 1
+                return
+        value = _number(raw)
+        if value is not None:
+            self.values[key] = value
+
+
+def scan(lines: Iterable[bytes], user: Sequence[tuple[str, re.Pattern[bytes]]] = ()
+         ) -> dict[str, float]:
+    """The metrics of some output, fed in chunks of lines as a stream would be.
+
+    >>> scan([b"step=1 loss=4.96 lr=0.001", b"step=2 loss: 4.12 pid=31337",
+    ...       b'{"accuracy": 0.91, "time": "12:30:05"}'])
+    {'step': 2.0, 'loss': 4.12, 'lr': 0.001, 'accuracy': 0.91}
+    """
+    watch = MetricWatch(user)
+    for line in lines:
+        watch.feed(line)
+    return dict(watch.values)
+
+
+def merge(watches: Iterable[MetricWatch]) -> dict[str, float]:
+    """One table from several streams (later streams win a key both printed).
+
+    >>> a, b = MetricWatch(), MetricWatch()
+    >>> a.feed(b"loss=1.5 acc=0.2"); b.feed(b"loss=1.25")
+    >>> merge([a, b])
+    {'acc': 0.2, 'loss': 1.25}
+    """
+    out: dict[str, float] = {}
+    for w in watches:
+        out.update(w.values)
+    return dict(sorted(out.items()))
+
+
+def relative_change(a: float, b: float) -> float:
+    """How far apart two values are, relative to the larger magnitude (0 when equal).
+
+    >>> relative_change(4.96, 6.25) > 0.2, relative_change(0.0, 0.0)
+    (True, 0.0)
+    """
+    top = max(abs(a), abs(b))
+    return 0.0 if top == 0 else abs(a - b) / top
+
+
+def same_keys(a: Mapping[str, float], b: Mapping[str, float]) -> list[str]:
+    """The keys both tables hold, in order."""
+    return [k for k in a if k in b]
