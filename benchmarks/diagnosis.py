@@ -122,10 +122,13 @@ def confidence(report: Mapping[str, Any]) -> str:
 
 
 def among_candidates(report: Mapping[str, Any], cause: Sequence[tuple[str, str]]) -> bool:
-    """Whether an undecided verdict lists the planted cause among its candidates."""
+    """Whether an undecided verdict lists the planted cause among its candidates (JSON
+    ``candidates``: ``"SECTION KEY"`` strings)."""
+    named = {f"{section} {key}" for section, key in cause}
     for c in report.get("candidates") or ():
-        if isinstance(c, Mapping) and (_matches(c, cause) or any(
-                isinstance(r, Mapping) and _matches(r, cause) for r in c.get("related") or ())):
+        if isinstance(c, str) and c in named:
+            return True
+        if isinstance(c, Mapping) and _matches(c, cause):
             return True
     return False
 
@@ -144,8 +147,9 @@ def score(report: Mapping[str, Any], incident: Incident) -> dict[str, Any]:
 
 def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
              options: Sequence[str] = (), runsnap: str = sys.executable,
-             log: Any = None) -> list[dict[str, Any]]:
-    """Every incident, launched in its own folder under ``folder``, ranked now (and before)."""
+             log: Any = None, rescore: bool = False) -> list[dict[str, Any]]:
+    """Every incident, launched in its own folder under ``folder``, ranked now (and before).
+    ``rescore``: launch nothing, diff the snapshots an earlier run kept in ``folder``."""
     rows = []
     for entry in entries:
         d = folder / entry.build.__name__
@@ -157,7 +161,13 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
             rows.append({**row, "unavailable": str(e)})
             continue
         started = time.monotonic()
-        good, bad = run_incident(incident, d, options, runsnap)
+        if rescore:
+            good, bad = d / "good.toml", d / "bad.toml"
+            if not (good.exists() and bad.exists()):
+                rows.append({**row, "unavailable": "no snapshots kept"})
+                continue
+        else:
+            good, bad = run_incident(incident, d, options, runsnap)
         now = diff(good, bad, runsnap=runsnap)
         row.update(score(now, incident), top=_top(now), lines=lines_shown(good, bad, runsnap),
                    seconds=round(time.monotonic() - started, 1))
@@ -268,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--half", choices=(TUNE, HELD_OUT), help="run only this half")
     parser.add_argument("--out", metavar="FILE", help="rewrite the corpus section of FILE")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--rescore", metavar="DIR",
+                        help="launch nothing: diff again the snapshots a --keep DIR run kept")
     args = parser.parse_args(argv)
     if args.corpus_venv:
         os.environ["RUNSNAP_CORPUS_PYTHON"] = corpus_venv(Path(args.corpus_venv))
@@ -275,10 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                and (not args.half or e.half == args.half)]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="runsnap-diagnosis-") as tmp:
-        folder = Path(args.keep) if args.keep else Path(tmp) / "incidents"
+        folder = Path(args.rescore or args.keep or Path(tmp) / "incidents")
         before = _export(args.before, Path(tmp)) if args.before else None
         rows = evaluate(entries, folder, before, ("--no-trace",) if args.no_trace else (),
-                        args.runsnap, sys.stderr)
+                        args.runsnap, sys.stderr, rescore=bool(args.rescore))
     table = render(rows)
     sys.stdout.write(table)
     if args.json:
