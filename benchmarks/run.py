@@ -176,6 +176,12 @@ def build_capture(bench: Bench) -> list[Command]:
                 before=_fresh(bench, "c1"), after=_collect_ms(bench, "c1")),
         Command("runsnap capture (diff not seen before)", _capture_cmd(bench, "c1u", *models),
                 env=env, cwd=cwd, before=_unseen(bench, "c1u")),
+        # the pre-launch guard's rules on what was collected (models included), as before a
+        # launch: --no-run keeps the child's own cost out
+        Command("runsnap capture --no-run -- python -c pass (guard)",
+                _capture_cmd(bench, "c1g", *models, "--no-run", "--",
+                             str(bench.venv.python), "-c", "pass"),
+                env=env, cwd=cwd, before=_fresh(bench, "c1g")),
         Command("pip freeze", [str(bench.venv.pip), "freeze"], env=env, cwd=cwd),
         Command("floor: python -c pass + git status + git diff", steps=[
             [str(bench.venv.python), "-c", "pass"],
@@ -199,6 +205,10 @@ def checks_capture(m: dict[str, Measured]) -> list[Check]:
     out = [Check("capture / pip freeze", cap / m["pip freeze"].median_ms, "x", 0.2),
            Check("capture / floor", cap / m["floor: python -c pass + git status + git diff"]
                  .median_ms, "x", 2.5)]
+    guarded = m.get("runsnap capture --no-run -- python -c pass (guard)")
+    if guarded is not None:
+        out.append(Check("capture with the pre-launch guard / pip freeze",
+                         guarded.median_ms / m["pip freeze"].median_ms, "x", 0.2))
     if "runsnap capture (diff not seen before)" in m:
         out.append(Check("capture of a diff not seen before / pip freeze",
                          m["runsnap capture (diff not seen before)"].median_ms

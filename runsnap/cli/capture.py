@@ -53,6 +53,11 @@ def run_capture(
 
         snap = capture(command, label=label, repos=repos, models=models, python=python,
                        max_diff_bytes=max_diff_bytes, redact=redact, keep=keep, started=started)
+        if command:  # --no-run -- COMMAND: the launch it would be, checked as before a launch
+            from runsnap.capturing.settings import load_settings
+            from runsnap.capturing.wrapped import prelaunch_guard
+
+            prelaunch_guard(snap, strict or load_settings(snap["command"].get("cwd")).strict)
         if session is not None:
             return _tracked_context(session, snap, output, out_dir)
         _emit(snap, output, out_dir)
