@@ -40,9 +40,10 @@ def _noise() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(fnmatch.translate(g)), r) for g, r in rule_lines("env-noise.tsv"))
 
 
-_Index = dict[tuple[str, int], list[tuple[str, int]]]
+_Index = dict[tuple[str, int], list[str]]
 
 
+@functools.lru_cache(maxsize=8192)
 def _letters(name: str) -> int:
     """A bit for each letter ``name`` holds: one edit changes at most two of them, so names
     whose bits differ in more than 2k places are more than k edits apart."""
@@ -53,18 +54,24 @@ def _letters(name: str) -> int:
 
 
 @functools.lru_cache(maxsize=1)
+def _known() -> frozenset[str]:
+    """The known names alone: the pre-launch guard asks whether a name is known for every set
+    variable on the capture path, and needs the index below only for a suspicious one."""
+    return frozenset(row[0] for row in rule_lines("env-known-names.txt"))
+
+
+@functools.lru_cache(maxsize=1)
 def _known_index() -> tuple[frozenset[str], _Index, _Index]:
     """Known names, and indexes by first word and by the rest, each with the name's length (a
     name k edits away from another is within k letters of its length) and letters: near misses
     found fast."""
-    names = frozenset(row[0] for row in rule_lines("env-known-names.txt"))
+    names = _known()
     by_head: _Index = {}
     by_tail: _Index = {}
-    for n in names:
+    for n in names:  # letters are computed for the few candidates a look-up meets, not here
         head, _, tail = n.partition("_")
-        entry = (n, _letters(n))
-        by_head.setdefault((head, len(n)), []).append(entry)
-        by_tail.setdefault((tail, len(n)), []).append(entry)
+        by_head.setdefault((head, len(n)), []).append(n)
+        by_tail.setdefault((tail, len(n)), []).append(n)
     return names, by_head, by_tail
 
 
@@ -74,12 +81,12 @@ def is_known_name(name: str) -> bool:
     >>> is_known_name("NCCL_P2P_DISABLE"), is_known_name("MY_OWN_SETTING")
     (True, False)
     """
-    return name in _known_index()[0]
+    return name in _known()
 
 
 def known_names() -> frozenset[str]:
     """Every variable name a serving or training stack is known to read."""
-    return _known_index()[0]
+    return _known()
 
 
 def family_of(name: str) -> tuple[int, str] | None:
@@ -180,9 +187,9 @@ def likely_misspelling(name: str) -> str | None:
     best: tuple[int, str] | None = None
     sizes = range(len(name) - allowed, len(name) + allowed + 1)
     letters = _letters(name)
-    for cand, bits in (*(c for n in sizes for c in by_head.get((head, n), ())),
-                       *(c for n in sizes for c in by_tail.get((tail, n), ()))):
-        if (letters ^ bits).bit_count() > 2 * allowed:
+    for cand in (*(c for n in sizes for c in by_head.get((head, n), ())),
+                 *(c for n in sizes for c in by_tail.get((tail, n), ()))):
+        if (letters ^ _letters(cand)).bit_count() > 2 * allowed:
             continue
         d = osa_distance(name, cand, allowed + 1)
         if d <= allowed and (best is None or (d, cand) < best):
