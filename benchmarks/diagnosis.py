@@ -155,8 +155,8 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
         d = folder / entry.build.__name__
         d.mkdir(parents=True, exist_ok=True)
         row: dict[str, Any] = {"name": entry.name, "half": entry.half, "source": entry.source}
-        try:
-            incident = entry.build(d)
+        try:  # rescoring: built aside, only for the planted cause (the kept runs stay as they are)
+            incident = entry.build(Path(tempfile.mkdtemp(prefix="rescore-")) if rescore else d)
         except Unavailable as e:
             rows.append({**row, "unavailable": str(e)})
             continue
