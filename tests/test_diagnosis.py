@@ -33,7 +33,7 @@ def test_the_planted_cause_ranks_first(build, tmp_path: Path) -> None:
 #: real libraries installed by the ``test`` extra. The whole corpus (46 incidents, both halves,
 #: torch and transformers included) runs in benchmarks only: ``python benchmarks/diagnosis.py``.
 SUBSET = [thirdparty.click_auto_envvar, thirdparty.requests_ca_bundle, thirdparty.hf_home_moved,
-          thirdparty.loguru_level_name]
+          thirdparty.rich_markup_from_env]
 
 
 @pytest.mark.parametrize("build", SUBSET, ids=lambda b: b.__name__)
