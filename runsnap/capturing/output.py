@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import NamedTuple
-
 from runsnap.base.paths import current_dir, path_str
+from runsnap.base.records import FrozenRecord
 from runsnap.capturing.naming import file_stamp, short_host
 
 TYPE_CHECKING = False
@@ -94,11 +93,15 @@ def resolve_output(
     return Target(target, exclusive)
 
 
-class Target(NamedTuple):
-    """Where a snapshot goes: the path, and whether its name must be claimed exclusively."""
+class Target(FrozenRecord):
+    """Where a snapshot goes: the path, and whether its name must be claimed exclusively
+    (a record of runsnap's own: ``typing.NamedTuple`` would import typing on every capture)."""
 
     path: str
+    """The snapshot's path."""
+
     exclusive: bool
+    """Whether the name is runsnap's own and must be claimed, never replaced."""
 
 
 def save_first(snapshot: Snapshot, target: Target) -> Snapshot:

@@ -1,16 +1,19 @@
-"""The capture's settings from the project's files: ``metrics`` and ``strict``.
+"""The capture's settings from the project's files: ``metrics``, ``strict`` and the tracker.
 
 The nearest ``pyproject.toml`` (``[tool.runsnap] metrics = [...]``, ``[tool.runsnap.capture]
-strict = true``) or ``.runsnap.toml`` (``metrics = [...]``, ``[capture] strict = true``) in the
-launch's folder or a parent. A file is parsed only when it mentions one of the words, so a
-capture in a project without them reads a few bytes and parses nothing; a file that cannot be
-read or parsed adds nothing (the capture goes on).
+strict = true``, ``track = "mlflow"``, ``track_timeout``, ``track_experiment``) or
+``.runsnap.toml`` (the same keys at its top level) in the launch's folder or a parent. A file is
+parsed only when it mentions one of the words, so a capture in a project without them reads a
+few bytes and parses nothing; a file that cannot be read or parsed adds nothing (the capture
+goes on), and only a regular file is read: a FIFO or a device under that name never blocks the
+launch.
 """
 
 from __future__ import annotations
 
 import os
 
+from runsnap.base.files import read_regular
 from runsnap.base.records import FrozenRecord
 
 __all__ = ["CaptureSettings", "load_settings"]
@@ -24,6 +27,15 @@ class CaptureSettings(FrozenRecord):
 
     strict: bool = False
     """Refuse to launch on a pre-launch finding of weight 90 or more (as ``--strict``)."""
+
+    track: str = ""
+    """The tracker every capture logs to (as ``--track``); empty: none asked."""
+
+    track_timeout: float | None = None
+    """Seconds the tracker may cost the launch (as ``--track-timeout``); None: the default."""
+
+    track_experiment: str = ""
+    """The tracker's experiment or project (as ``--track-experiment``)."""
 
 
 def _parse(data: bytes, fname: str) -> CaptureSettings | None:
@@ -44,10 +56,16 @@ def _parse(data: bytes, fname: str) -> CaptureSettings | None:
     if isinstance(metrics, dict):  # metrics = { tps = "([0-9.]+) tok/s" }
         metrics = [f"{k}={v}" for k, v in metrics.items() if isinstance(v, str)]
     capture = table.get("capture")
-    strict = capture.get("strict") if isinstance(capture, dict) else None
+    capture = capture if isinstance(capture, dict) else {}
+    timeout = capture.get("track_timeout")
     return CaptureSettings(
         metrics=tuple(m for m in metrics if isinstance(m, str)) if isinstance(metrics, list)
-        else (), strict=strict is True)
+        else (), strict=capture.get("strict") is True,
+        track=capture["track"] if isinstance(capture.get("track"), str) else "",
+        track_timeout=float(timeout) if isinstance(timeout, (int, float))
+        and not isinstance(timeout, bool) and timeout >= 0 else None,
+        track_experiment=capture["track_experiment"]
+        if isinstance(capture.get("track_experiment"), str) else "")
 
 
 def load_settings(start: str | None = None) -> CaptureSettings:
@@ -57,21 +75,21 @@ def load_settings(start: str | None = None) -> CaptureSettings:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "pyproject.toml").write_text('[tool.runsnap]\\nmetrics = ["tps=([0-9.]+) tok/s"]\\n'
     ...                                       '[tool.runsnap.capture]\\nstrict = true\\n')
-    >>> load_settings(str(d / "sub" / "dir"))
-    CaptureSettings(metrics=('tps=([0-9.]+) tok/s',), strict=True)
+    >>> found = load_settings(str(d / "sub" / "dir"))
+    >>> found.metrics, found.strict, found.track
+    (('tps=([0-9.]+) tok/s',), True, '')
     """
     here = os.path.abspath(start or os.getcwd())
     while True:
         for fname in (".runsnap.toml", "pyproject.toml"):
             try:
-                with open(os.path.join(here, fname), "rb") as fh:
-                    data = fh.read(1 << 20)
-            except OSError:
+                data = read_regular(os.path.join(here, fname), 1 << 20)
+            except OSError:  # missing, not a regular file (a FIFO never blocks), too large
                 continue
             if b"runsnap" not in data and fname == "pyproject.toml":
                 continue
-            if b"metrics" not in data and b"strict" not in data:
-                return CaptureSettings()  # the project's runsnap file: nothing asked here
+            if not any(word in data for word in (b"metrics", b"strict", b"track")):
+                continue  # nothing asked here: a file further up may ask
             found = _parse(data, fname)
             if found is not None:
                 return found

@@ -149,7 +149,7 @@ def run(
 
     def save(s: Snapshot) -> Snapshot:
         # -o -: the snapshot goes to standard output once, complete, when the command ends
-        return s if target is None else s.save(snap.path or target.path)
+        return s if target is None else s.save(snap.path_text or target.path)
 
     snap = snap if target is None else save_first(snap, target)
     reached("capture.saved")

@@ -136,49 +136,19 @@ class Session:
 
 
 def project_settings(start: str) -> dict[str, Any]:
-    """``track``, ``track_timeout`` and ``track_experiment`` from the nearest
-    ``pyproject.toml`` ``[tool.runsnap.capture]`` or ``.runsnap.toml`` ``[capture]`` in
-    ``start`` or a parent folder; values of the wrong type are left out. A file that cannot be
-    read or parsed gives nothing (the capture goes on)."""
-    here = os.path.abspath(start)
-    while True:
-        for fname in (".runsnap.toml", "pyproject.toml"):
-            try:
-                with open(os.path.join(here, fname), "rb") as fh:
-                    data = fh.read(1 << 20)
-            except OSError:
-                continue
-            if b"track" not in data:
-                continue
-            found = _settings(data, fname)
-            if found:
-                return found
-        parent = os.path.dirname(here)
-        if parent == here:
-            return {}
-        here = parent
+    """``track``, ``track_timeout`` and ``track_experiment`` as the nearest project file gives
+    them (:func:`runsnap.capturing.settings.load_settings`, which reads every capture
+    setting); values of the wrong type are left out."""
+    from runsnap.capturing.settings import load_settings
 
-
-def _settings(data: bytes, fname: str) -> dict[str, Any]:
-    from runsnap.snapshot.load import toml_parser
-
-    tomllib = toml_parser()
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-    table = doc.get("tool", {}).get("runsnap", {}) if fname == "pyproject.toml" else doc
-    capture = table.get("capture") if isinstance(table, dict) else None
-    if not isinstance(capture, dict):
-        return {}
+    found = load_settings(start)
     out: dict[str, Any] = {}
-    if isinstance(capture.get("track"), str):
-        out["track"] = capture["track"]
-    timeout = capture.get("track_timeout")
-    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= 0:
-        out["track_timeout"] = float(timeout)
-    if isinstance(capture.get("track_experiment"), str):
-        out["track_experiment"] = capture["track_experiment"]
+    if found.track:
+        out["track"] = found.track
+    if found.track_timeout is not None:
+        out["track_timeout"] = found.track_timeout
+    if found.track_experiment:
+        out["track_experiment"] = found.track_experiment
     return out
 
 
