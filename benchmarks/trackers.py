@@ -12,6 +12,8 @@ round (:mod:`benchmarks.harness`), in a small git repository:
    run is created while the collectors work).
 2. The same with the MLflow server replaced by a socket that accepts and never answers, and
    ``--track-timeout 1``: the launch delay is then the untracked one plus at most the timeout.
+3. Why runsnap speaks REST to MLflow: ``import mlflow`` against ``import urllib.request`` (what
+   ``--track mlflow`` imports) and ``python -c pass``.
 """
 
 from __future__ import annotations
@@ -143,8 +145,24 @@ def main(argv: list[str] | None = None) -> int:
 
     case = Case("1", "capture --track: the launch's delay and the whole capture",
                 lambda _bench: commands, checks, notes=notes)
+    py = sys.executable
+    imports = [Command("python -c 'import mlflow'", [py, "-W", "ignore", "-c", "import mlflow"]),
+               Command("python -c 'import urllib.request'", [py, "-c", "import urllib.request"]),
+               Command("python -c pass", [py, "-c", "pass"])]
+
+    def import_checks(m: dict[str, Measured]) -> list[Check]:
+        client, rest, floor = (m[c.label] for c in imports)
+        return [Check("import mlflow - python -c pass", client.median_ms - floor.median_ms,
+                      " ms", None),
+                Check("import urllib.request - python -c pass", rest.median_ms - floor.median_ms,
+                      " ms", None)]
+
+    clients = Case("2", "what a tracker client would cost a capture to import",
+                   lambda _bench: imports, import_checks, repeat=lambda n: max(3, n // 2))
     try:
         result = run_case(case, None, args.rounds, progress=lambda s: print(s, file=sys.stderr))
+        second = run_case(clients, None, args.rounds,
+                          progress=lambda s: print(s, file=sys.stderr))
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
@@ -153,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n- command: `python "
             f"benchmarks/trackers.py --rounds {args.rounds}` (interleaved, one warm-up round)\n"
             f"- load average after: {load:.2f} (other work shares this machine)\n\n"
-            + render([result]))
+            + render([result, second]))
     if args.out:
         Path(args.out).write_text(text)
     print(text)
