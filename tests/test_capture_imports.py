@@ -85,6 +85,7 @@ def test_a_capture_imports_none_of_the_costly_modules(
     assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tracker", ["mlflow", "wandb"])
 def test_a_tracked_capture_imports_no_tracker_client(
     tmp_path: Path, repo: Path, tracker: str, monkeypatch: pytest.MonkeyPatch

@@ -17,6 +17,9 @@ from tests.conftest import git
 from tests.track.conftest import MLflowServer, base_env
 from tests.track.conftest import runsnap as run_runsnap
 
+#: Real servers, real clients, real launches: seconds each.
+pytestmark = pytest.mark.slow
+
 #: Reads a run back with MLflow's own client, in a process of its own: what a person sees.
 _READ = """
 import json, sys, tempfile, os

@@ -70,6 +70,7 @@ def test_project_settings_from_the_nearest_pyproject(tmp_path: Path) -> None:
     assert project_settings(str(below))["track"] == "wandb"
 
 
+@pytest.mark.slow
 def test_the_project_turns_tracking_on_and_the_command_line_off(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.runsnap.capture]\ntrack = "mlflow"\ntrack_timeout = 2\n')
@@ -83,6 +84,7 @@ def test_the_project_turns_tracking_on_and_the_command_line_off(tmp_path: Path) 
     assert "track = " not in (tmp_path / "off.toml").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
     (["--track", "neptune", "--", "true"],
      "runsnap: --track neptune: not a tracker runsnap knows (mlflow, wandb, none)\n"),
@@ -95,6 +97,7 @@ def test_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
     assert (res.returncode, res.stderr, res.stdout) == (2, message, "")
 
 
+@pytest.mark.slow
 def test_a_tracked_reference_with_no_server_is_one_line(tmp_path: Path) -> None:
     res = run_runsnap(["show", "mlflow:0123abcd"], tmp_path, base_env(tmp_path))
     assert (res.returncode, res.stdout) == (2, "")

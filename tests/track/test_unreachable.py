@@ -14,6 +14,9 @@ import runsnap
 from tests.track.conftest import base_env
 from tests.track.conftest import runsnap as run_runsnap
 
+#: Real servers, real clients, real launches: seconds each.
+pytestmark = pytest.mark.slow
+
 #: The child notes when it started and which run it was given.
 CHILD = ("import os, sys, time; open(sys.argv[1], 'w').write('%r %s' % (time.time(), "
          "os.environ.get('MLFLOW_RUN_ID', '-')))")

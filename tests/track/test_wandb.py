@@ -15,6 +15,9 @@ import runsnap
 from tests.track.conftest import base_env
 from tests.track.conftest import runsnap as run_runsnap
 
+#: Real servers, real clients, real launches: seconds each.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("wandb", reason="wandb is not installed (pip install -e '.[test]' brings it)")
 
 
