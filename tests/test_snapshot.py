@@ -124,7 +124,7 @@ def test_a_snapshot_is_a_frozen_value_whose_path_is_not_its_identity(tmp_path: P
     assert snap.replace(sections={}) == Snapshot(meta=META, sections={})
     assert snap.replace(sections={}).path is None and saved.replace(sections={}).path == saved.path
     assert snap.replace(schema=0) != snap and snap != (META, {"a": {"n": 1}}, 1)
-    assert repr(snap) == f"Snapshot(meta={META!r}, sections={{'a': {{'n': 1}}}}, schema=1, path=None)"
+    assert repr(snap) == f"Snapshot(meta={META!r}, sections={{'a': {{'n': 1}}}}, schema=2, path=None)"
     with pytest.raises(AttributeError):
         snap.meta = {}  # type: ignore[misc]
     with pytest.raises(TypeError):

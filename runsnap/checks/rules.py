@@ -39,6 +39,7 @@ from runsnap.checks.finding import (
 from runsnap.knowledge.env import family_of, is_known_name, likely_misspelling, osa_distance
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import rejects
+from runsnap.snapshot.runtime import variables as runtime_variables
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def read_by_name(snap: Any) -> set[str]:
     of the environment (``dict(os.environ)``, handed to every torch or subprocess launch) knows
     every name and so tells nothing about any."""
     out = set()
-    for name, entry in (_runtime(snap).get("env") or {}).items():
+    for name, entry in runtime_variables(_runtime(snap)).items():
         if isinstance(entry, Mapping):
             if entry.get("reads") or entry.get("native") or entry.get("python"):
                 out.add(name)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.knowledge.packages import normalize_name
+from runsnap.snapshot.runtime import variables as runtime_variables
 
 __all__ = ["SITE", "STDLIB", "RunFacts", "differential", "failure_key", "tokens"]
 
@@ -76,9 +77,7 @@ class RunFacts:
         runtime = snap.get("runtime") or {}
         out = snap.get("outcome") or {}
         env: dict[str, Mapping[str, Any]] = {}
-        tables = runtime.get("env")
-        if isinstance(tables, Mapping):
-            env.update((str(k), v) for k, v in tables.items() if isinstance(v, Mapping))
+        env.update(runtime_variables(runtime))
         legacy = runtime.get("env_read")  # before the run-time section had its tables
         if isinstance(legacy, list):
             for item in legacy:

@@ -159,11 +159,23 @@ class Redactor(ArgvRedactor):
                              else self.walk(v, f"runtime.env.{var}.{k}") for k, v in entry.items()}
                 clean[var] = entry
             out["env"] = clean
+        for field in ("values", "other_values"):  # the stored form (schema 2): by name too
+            table = sec.get(field)
+            if isinstance(table, Mapping):
+                out[field] = {var: self._runtime_value(var, val, f"runtime.{field}.{var}")
+                              for var, val in table.items()}
         if isinstance(sec.get("processes"), list):
             out["processes"] = self._with_argvs(sec["processes"], "runtime.processes")
-        rest = self.walk({k: v for k, v in out.items() if k not in ("env", "processes")},
-                         "runtime")
+        kept = ("env", "processes", "values", "other_values")
+        rest = self.walk({k: v for k, v in out.items() if k not in kept}, "runtime")
         return {**out, **rest}
+
+    def _runtime_value(self, var: str, val: Any, where: str) -> Any:
+        if isinstance(val, str):
+            return self.value_for(var, val, where)
+        if isinstance(val, list):
+            return [self.value_for(var, v, where) if isinstance(v, str) else v for v in val]
+        return val
 
     def _option_value(self, name: str, value: Any) -> Any:
         where = f"command.options.{name}"

@@ -11,6 +11,7 @@ from typing import Any
 from runsnap.render.hostsummary import render_markdown, render_text
 from runsnap.render.style import fence
 from runsnap.snapshot import Snapshot, ordered_sections
+from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.views.facts import Facts, facts
 
 __all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary", "size",
@@ -222,7 +223,7 @@ def runtime_lines(runtime: Mapping[str, Any]) -> list[str]:
     native = str(runtime.get("native", ""))
     out = ["runtime", f"  traced: {len(procs)} Python process(es); native reads "
                       f"{'observed' if native.startswith('observed') else native}"]
-    env: Mapping[str, Any] = runtime.get("env") or {}
+    env: Mapping[str, Any] = runtime_variables(runtime)
     read = [n for n, e in env.items() if isinstance(e, Mapping) and e.get("reads")]
     native_only = [n for n, e in env.items() if isinstance(e, Mapping) and not e.get("reads")
                    and e.get("native")]

@@ -2,7 +2,7 @@
 
 A snapshot is one TOML document::
 
-    schema = 1
+    schema = 2
     [meta]      runsnap version, capture time, label, host, id
     [command]   argv, cwd, resolved executable, parsed options
     [env]       the child's complete environment
@@ -12,6 +12,8 @@ A snapshot is one TOML document::
     [system]    OS, CPU, memory, GPUs
     [process]   a running process read with ``capture --pid``: pid, exe, libraries mapped
     [outcome]   what happened (only when the command was launched)
+    [runtime]   what the program read and imported (schema 2 stores it compactly:
+                runsnap.snapshot.runtime)
 
 Every section is plain data; :mod:`runsnap.snapshot.codec` writes the values TOML lacks.
 """
@@ -27,6 +29,7 @@ from runsnap.base.paths import path_str
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import CaptureError, SnapshotError
 from runsnap.snapshot.codec import encode
+from runsnap.snapshot.runtime import ONE_LINE
 from runsnap.snapshot.writer import table_chunks
 
 TYPE_CHECKING = False
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["END_MARKER", "SCHEMA_VERSION", "SECTION_ORDER", "Snapshot", "dumps", "ordered_sections"]
 
 #: The schema version this runsnap writes. Readers accept this and every older one.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: The last line of every snapshot. A file without it was cut short (a full disk, a copy that
 #: stopped): TOML alone cannot tell, because a file cut at a line end is often still valid TOML.
@@ -190,5 +193,5 @@ def ordered_sections(names: Any) -> list[str]:
 
 def dumps(snapshot: Snapshot) -> str:
     """The snapshot as TOML text."""
-    body = "".join(table_chunks(encode(snapshot.to_document()), ""))
+    body = "".join(table_chunks(encode(snapshot.to_document()), "", one_line=ONE_LINE))
     return f"{body}\n{END_MARKER}\n"

@@ -95,11 +95,36 @@ def _fits_inline(t: Mapping[str, Any]) -> bool:
     return len(text) + 5 <= _INLINE_MAX and "\n" not in text
 
 
-def table_chunks(table: Mapping[str, Any], name: str, in_array: bool = False) -> list[str]:
+def _one_line(v: Any) -> str:
+    """``v`` on one line: strings escaped, tables and arrays inline."""
+    if isinstance(v, str):
+        return f'"{_ESCAPE.sub(_escape, v)}"'
+    if isinstance(v, Mapping):
+        if not v:
+            return "{}"
+        return "{ " + ", ".join(f"{_key(k)} = {_one_line(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_one_line(x) for x in v) + "]"
+    return _value(v)
+
+
+def table_chunks(table: Mapping[str, Any], name: str, in_array: bool = False,
+                 one_line: frozenset[str] = frozenset()) -> list[str]:
+    """The TOML text of ``table`` (named ``name``) in pieces. Tables named in ``one_line`` are
+    written one entry a line (each value inline), arrays named there one item a line: a
+    snapshot's bulk loader parses a line it has seen before only once."""
+    if name in one_line and not in_array:
+        return [f"[{name}]\n", *(f"{_key(k)} = {_one_line(v)}\n" for k, v in table.items())]
     plain: list[str] = []
     tables: list[tuple[str, Any, bool]] = []
     for k, v in table.items():
-        if isinstance(v, Mapping):
+        full = f"{name}.{_key(k)}" if name else _key(k)
+        if full in one_line and isinstance(v, Mapping):
+            tables.append((k, v, False))
+        elif full in one_line and isinstance(v, (list, tuple)):
+            items = "".join(f"    {_one_line(x)},\n" for x in v)
+            plain.append(f"{_key(k)} = [\n{items}]\n" if v else f"{_key(k)} = []\n")
+        elif isinstance(v, Mapping):
             tables.append((k, v, False))
         elif (isinstance(v, (list, tuple)) and v and all(isinstance(x, Mapping) for x in v)
               and not all(_fits_inline(x) for x in v)):
@@ -113,5 +138,5 @@ def table_chunks(table: Mapping[str, Any], name: str, in_array: bool = False) ->
     for k, v, arr in tables:
         if out:
             out.append("\n")
-        out.extend(table_chunks(v, f"{name}.{_key(k)}" if name else _key(k), arr))
+        out.extend(table_chunks(v, f"{name}.{_key(k)}" if name else _key(k), arr, one_line))
     return out

@@ -17,6 +17,7 @@ import os
 import re
 
 from runsnap.base.programs import which
+from runsnap.snapshot.runtime import variable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def python_program(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> tup
 def not_traced(reason: str) -> dict[str, Any]:
     """The ``[runtime]`` section of a run that was not traced."""
     return {"traced": False, "reason": reason, "native": "not observed: not traced",
-            "processes": [], "env": {}, "modules": {}}
+            "processes": [], "modules": {}, "frames": [], "stacks": [], "vars": {}}
 
 
 class Trace:
@@ -195,7 +196,7 @@ def read_status(runtime: Mapping[str, Any] | None, name: str) -> tuple[str, str]
     """
     if not runtime or not runtime.get("traced"):
         return "untraced", "the run was not traced"
-    entry = (runtime.get("env") or {}).get(name)
+    entry = variable(runtime, name)
     if entry and (entry.get("reads") or entry.get("native")):
         where = []
         if entry.get("reads"):

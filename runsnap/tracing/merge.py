@@ -13,6 +13,8 @@ import ast
 import os
 import re
 
+from runsnap.snapshot.runtime import compact
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -156,7 +158,9 @@ def build_section(
     folder: str, packages: Mapping[str, Any], native_note: str,
     env_given: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape).
+    """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape), in its
+    stored form (:func:`runsnap.snapshot.runtime.compact`; read it back with
+    :func:`runsnap.snapshot.runtime.variables`).
 
     ``env_given``: the environment the user gave; whether ``PYTHONPATH`` and ``LD_PRELOAD``
     were set is taken from it, since native code sees runsnap's values of those two.
@@ -206,7 +210,7 @@ def build_section(
     if not processes:
         section["reason"] = "no Python process of the command reported (it ran no Python, or " \
                             "every Python ran with -I, -E or -S, which skip the hook)"
-    return section
+    return compact(section)
 
 
 # A name prefix written as a literal in code that scans the environment: "WANDB_", 'MYLIB_'.

@@ -21,6 +21,7 @@ from runsnap.knowledge.env import family_of, family_owners, noise_reason
 from runsnap.knowledge.models import config_field_reason
 from runsnap.knowledge.packages import is_core_package, normalize_name, stack_packages
 from runsnap.snapshot import Snapshot
+from runsnap.snapshot.runtime import variables as runtime_variables
 
 __all__ = ["Block", "Part", "ReportDoc", "attach", "build"]
 
@@ -378,8 +379,7 @@ def _facts(s: Snapshot) -> Part:
 def _variables(s: Snapshot) -> Part:
     env = (s.get("env") or {}).get("vars") or {}
     runtime = s.get("runtime") or {}
-    raw = runtime.get("env")
-    reads: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    reads: Mapping[str, Any] = runtime_variables(runtime)
     traced = bool(runtime.get("traced"))
     rows: list[tuple[str, str, str]] = []
     seen: set[str] = set()

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from runsnap.capturing import RunRecord, run
+from runsnap.snapshot.runtime import bulk_sites, variables
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -39,6 +40,11 @@ def traced(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> Callable[..., t
         record = run(argv or [sys.executable, str(script)], env=dict(env or child_env()),
                      cwd=cwd or tmp_path, output=tmp_path / f"snap{counter[0]}.toml", trace=trace)
         out = capfd.readouterr().out
-        return record, dict(record.snapshot.get("runtime") or {}), out
+        runtime = dict(record.snapshot.get("runtime") or {})
+        # the records as the reader gives them, whatever the stored form (schema 2: compact)
+        runtime["env"] = dict(variables(runtime))
+        if "bulk_sites" in runtime:
+            runtime["bulk_sites"] = bulk_sites(runtime)
+        return record, runtime, out
 
     return go

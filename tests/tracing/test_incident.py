@@ -8,6 +8,7 @@ from pathlib import Path
 
 from runsnap.capturing import run
 from runsnap.diffing import compare
+from runsnap.snapshot.runtime import variables
 from tests.conftest import asset
 
 FLAG = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
@@ -25,8 +26,8 @@ def _launch(tmp_path: Path, name: str, steps: str, env: dict[str, str]):
 def test_traced_incident_ranks_the_flag_first_from_its_read_site(tmp_path: Path) -> None:
     good = _launch(tmp_path, "good", "2", {FLAG: "1", "NCCL_ALGO": "Ring"})
     bad = _launch(tmp_path, "bad", "3", {})
-    read_good = good.get("runtime")["env"][FLAG]
-    read_bad = bad.get("runtime")["env"][FLAG]
+    read_good = variables(good.get("runtime"))[FLAG]
+    read_bad = variables(bad.get("runtime"))[FLAG]
     assert (read_good["set"], read_good["value"]) == (True, "1")
     assert read_bad["set"] is False and "value" not in read_bad
     stack = read_bad["sites"][0]["stack"]

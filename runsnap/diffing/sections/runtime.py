@@ -14,7 +14,10 @@ Keys (``Difference.key``) and locators (``Difference.path``):
 * ``traced``, ``native``, ``processes`` (``("runtime", KEY)``): the runs were traced
   differently, or ran another number of Python processes.
 
-Run-specific facts (pids, counts, exact stacks) never make a difference by themselves. When
+Run-specific facts (pids, counts, exact stacks) never make a difference by themselves.
+Records are read through :func:`runsnap.snapshot.runtime.variable` (both stored forms); two
+sections of schema 2 that number their stacks alike skip every variable whose stored line and
+values are equal (the ranks of one job: almost all of them). When
 only one run was traced, ``traced`` is the only difference: an untraced run read nothing
 that could be compared.
 """
@@ -26,6 +29,7 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
+from runsnap.snapshot.runtime import names, same_places, stored, variable
 
 __all__ = ["compare", "score"]
 
@@ -60,10 +64,14 @@ def _where(side: str, entry: Mapping[str, Any]) -> str:
     return f"{side}: read {how}"
 
 
-def _env(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+def _env(sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[Difference]:
     out: list[Difference] = []
-    for name in sorted(set(a) | set(b)):
-        x, y = a.get(name), b.get(name)
+    # Ranks of one job store almost every record alike: those are never expanded.
+    shortcut = same_places(sa, sb)
+    for name in sorted(set(names(sa)) | set(names(sb))):
+        if shortcut and stored(sa, name) == stored(sb, name):
+            continue
+        x, y = variable(sa, name), variable(sb, name)
         rx, ry = _read(x), _read(y)
         if not rx and not ry:
             continue
@@ -98,6 +106,8 @@ def _modules(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     out: list[Difference] = []
     for name in sorted(set(a) | set(b)):
         x, y = a.get(name), b.get(name)
+        if x is y:
+            continue
         key = f"module {name}"
         path = ("runtime", "modules", name)
         if not isinstance(y, Mapping):
@@ -132,8 +142,10 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     na, nb = str(a.get("native", "")), str(b.get("native", ""))
     if na.startswith("observed") != nb.startswith("observed"):
         out.append(Difference("runtime", "native", "changed", na, nb))
-    out += _env(a.get("env") or {}, b.get("env") or {})
-    out += _modules(a.get("modules") or {}, b.get("modules") or {})
+    out += _env(a, b)
+    ma, mb = a.get("modules") or {}, b.get("modules") or {}
+    if ma is not mb:
+        out += _modules(ma, mb)
     pa, pb = len(a.get("processes") or ()), len(b.get("processes") or ())
     if pa != pb:
         out.append(Difference("runtime", "processes", "changed", pa, pb,

@@ -1,0 +1,435 @@
+"""The stored form of ``[runtime]``, and the one reader everything else goes through.
+
+Schema 1 wrote one table per variable (``[runtime.env.NAME]``, ``[[runtime.env.NAME.sites]]``)
+with every field, every read site's whole stack, and pids everywhere: a traced torch rank reads
+~470 variables, ~460 of them unset, and its snapshot was ~300 KB, almost all of it
+``[runtime]``. Schema 2 stores the same facts compactly (docs/runtime.md, "Stored form"):
+
+* ``frames``: every distinct stack frame once; ``stacks``: each distinct stack once, as frame
+  numbers (innermost first), one stack a line;
+* ``[runtime.vars]``: one line a variable, fields left out where they hold their usual value
+  (unset, no reads, the only process, the only access path) and a read site that says nothing
+  beyond its stack written as the stack's number;
+* ``[runtime.values]`` / ``[runtime.other_values]``: the values seen, apart from the records,
+  so that ranks of one job (which differ in ``RANK`` and in their pids) write the very same
+  ``[runtime.vars]`` lines, which the bulk loader parses once for all of them.
+
+:func:`variables` gives the records of schema 1, from either form: code that reads
+``[runtime]`` calls it (or :func:`variable`, :func:`bulk_sites`) and never looks at the stored
+keys. A snapshot from someone else is untrusted: a wrong number or type in the compact form
+gives a record with less in it, never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "ONE_LINE",
+    "bulk_sites",
+    "compact",
+    "is_compact",
+    "names",
+    "raw_vars",
+    "same_places",
+    "stored",
+    "variable",
+    "variables",
+]
+
+#: Tables and arrays of ``[runtime]`` written one entry a line (see runsnap.snapshot.writer).
+ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
+                      "runtime.stacks", "runtime.values", "runtime.other_values"})
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+def is_compact(runtime: Mapping[str, Any] | None) -> bool:
+    """Whether ``runtime`` is in the stored form of schema 2 (``vars``), not schema 1's."""
+    return bool(runtime) and "vars" in runtime  # type: ignore[operator]
+
+
+def raw_vars(runtime: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The stored per-variable entries as they are (either form): for identity checks only."""
+    if not runtime:
+        return _EMPTY
+    got = runtime.get("vars" if "vars" in runtime else "env")
+    return got if isinstance(got, Mapping) else _EMPTY
+
+
+# -- writing -------------------------------------------------------------------------------
+
+#: ``FILE:LINE in FUNC``, as the hook writes a frame.
+_FRAME = re.compile(r"(.*?):([0-9]{1,9}) in (.*)", re.S)
+
+
+class _Interner:
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.frames: list[Any] = []
+        self.stacks: list[list[int]] = []
+        self._file_at: dict[str, int] = {}
+        self._frame_at: dict[str, int] = {}
+        self._stack_at: dict[tuple[int, ...], int] = {}
+
+    def _frame(self, text: str) -> Any:
+        """``[file number, line, function]``, or the text itself when it is not that shape."""
+        m = _FRAME.fullmatch(text)
+        if m is None or f"{m[1]}:{int(m[2])} in {m[3]}" != text:
+            return text
+        i = self._file_at.get(m[1])
+        if i is None:
+            i = self._file_at[m[1]] = len(self.files)
+            self.files.append(m[1])
+        return [i, int(m[2]), m[3]]
+
+    def stack(self, frames: Any) -> int:
+        ids = []
+        for f in frames if isinstance(frames, (list, tuple)) else ():
+            f = str(f)
+            i = self._frame_at.get(f)
+            if i is None:
+                i = self._frame_at[f] = len(self.frames)
+                self.frames.append(self._frame(f))
+            ids.append(i)
+        key = tuple(ids)
+        k = self._stack_at.get(key)
+        if k is None:
+            k = self._stack_at[key] = len(self.stacks)
+            self.stacks.append(ids)
+        return k
+
+
+_VAR_KEYS = ("set", "reads", "bulk_reads", "bulk", "python", "native", "pids", "via", "sites",
+             "value", "other_values", "native_reads", "written")
+
+_SITE_KEYS = ("stack", "proc", "pid", "via", "set", "reads")
+
+
+def compact(section: Mapping[str, Any]) -> dict[str, Any]:
+    """Schema 1's ``[runtime]`` (as :func:`runsnap.tracing.merge.build_section` builds it) in
+    the stored form of schema 2. ``variables(compact(s)) == s["env"]``; a section already
+    compact, or without variables, comes back as it is."""
+    if is_compact(section) or not isinstance(section.get("env"), Mapping):
+        return dict(section)
+    processes = section.get("processes") or []
+    proc_pids = [p.get("pid") if isinstance(p, Mapping) else None for p in processes]
+    index = {pid: i for i, pid in enumerate(proc_pids) if isinstance(pid, int)}
+    every = sorted(index)
+    interner = _Interner()
+    out_vars: dict[str, Any] = {}
+    values: dict[str, Any] = {}
+    others: dict[str, Any] = {}
+    natives: dict[str, Any] = {}
+    for name, entry in section["env"].items():
+        if not isinstance(entry, Mapping):
+            continue
+        got = _compact_var(name, entry, every, index, interner, values, others, natives)
+        if got is not None:
+            out_vars[name] = got
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        if key == "env":
+            continue
+        if key == "bulk_sites" and isinstance(value, list):
+            value = [_compact_bulk(row, interner) for row in value]
+        out[key] = value
+    out["files"] = interner.files
+    out["frames"] = interner.frames
+    out["stacks"] = interner.stacks
+    out["vars"] = out_vars
+    if natives:
+        out["native_reads"] = natives
+    if values:
+        out["values"] = values
+    if others:
+        out["other_values"] = others
+    return out
+
+
+def _compact_bulk(row: Any, interner: _Interner) -> Any:
+    if not isinstance(row, Mapping) or "stack" not in row:
+        return row
+    return {**row, "stack": interner.stack(row["stack"])}
+
+
+def _compact_var(name: str, e: Mapping[str, Any], every: list[int], index: Mapping[int, int],
+                 interner: _Interner, values: dict[str, Any], others: dict[str, Any],
+                 natives: dict[str, Any]) -> Any:
+    out: dict[str, Any] = {}
+    was_set = bool(e.get("set"))
+    reads = e.get("reads", 0)
+    bulk_reads = e.get("bulk_reads", 0)
+    native = bool(e.get("native"))
+    if was_set:
+        out["set"] = True
+    sites = e.get("sites")
+    n_sites = len(sites) if isinstance(sites, list) else 0
+    if reads != n_sites:
+        out["reads"] = reads
+    if bulk_reads:
+        out["bulk_reads"] = bulk_reads
+    if bool(e.get("python")) != (bool(reads) or "sites" in e):
+        out["python"] = bool(e.get("python"))
+    if native or "native_reads" in e:
+        natives[name] = e.get("native_reads", 0)
+        if not native:
+            out["native"] = False
+    if bool(e.get("bulk")) != (not reads and bool(bulk_reads) and not native):
+        out["bulk"] = bool(e.get("bulk"))
+    pids = list(e.get("pids") or [])
+    if pids != every:
+        procs = [index[p] for p in pids if p in index]
+        rest = [p for p in pids if p not in index]
+        if procs or not rest:
+            out["procs"] = procs
+        if rest:
+            out["pids"] = rest
+    via = list(e.get("via") or [])
+    if via != (["get"] if n_sites else []):
+        out["via"] = via[0] if len(via) == 1 and isinstance(via[0], str) else via
+    if isinstance(sites, list):
+        one_pid = pids[0] if len(pids) == 1 else None
+        one_via = via[0] if len(via) == 1 else None
+        stored = []
+        for site in sites:
+            if not isinstance(site, Mapping):
+                continue
+            row: dict[str, Any] = {"stack": interner.stack(site.get("stack"))}
+            pid = site.get("pid")
+            if pid != one_pid or "pid" not in site:
+                if isinstance(pid, int) and pid in index:
+                    row["proc"] = index[pid]
+                else:
+                    row["pid"] = pid
+            if site.get("via") != one_via or "via" not in site:
+                row["via"] = site.get("via")
+            if site.get("set") != was_set:
+                row["set"] = site.get("set")
+            if len(sites) != 1 or site.get("reads") != reads:
+                row["reads"] = site.get("reads")
+            row.update((k, v) for k, v in site.items() if k not in _SITE_KEYS)
+            stored.append(row["stack"] if len(row) == 1 else row)
+        out["sites"] = stored
+    if "value" in e:
+        values[name] = e["value"]
+    if "other_values" in e:
+        others[name] = e["other_values"]
+    if e.get("written"):
+        out["written"] = True
+    out.update((k, v) for k, v in e.items() if k not in _VAR_KEYS)  # fields added later
+    if not out and name in natives:
+        return None  # read natively only: its line in native_reads says it all
+    if list(out) == ["sites"]:
+        return out["sites"]  # the usual read: unset, through get, once a site
+    return out
+
+
+# -- reading -------------------------------------------------------------------------------
+
+_CACHE: dict[int, tuple[Mapping[str, Any], dict[str, dict[str, Any]]]] = {}
+_CACHE_MAX = 16
+
+
+def variables(runtime: Mapping[str, Any] | None) -> Mapping[str, Mapping[str, Any]]:
+    """Variable name -> its record as schema 1 wrote it (``set``, ``reads``, ``bulk_reads``,
+    ``bulk``, ``python``, ``native``, ``pids``, ``via``, ``value``, ``other_values``,
+    ``native_reads``, ``written``, ``sites`` with whole stacks and pids), from either form.
+    Entries that are not tables are left out. Do not change what it returns."""
+    if not runtime:
+        return _EMPTY
+    if not is_compact(runtime):
+        env = runtime.get("env")
+        if not isinstance(env, Mapping):
+            return _EMPTY
+        return {str(k): v for k, v in env.items() if isinstance(v, Mapping)}
+    hit = _CACHE.get(id(runtime))
+    if hit is not None and hit[0] is runtime:
+        return hit[1]
+    ctx = _Context(runtime)
+    out = {}
+    for name in ctx.names():
+        rec = ctx.record(name)
+        if rec is not None:
+            out[name] = rec
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[id(runtime)] = (runtime, out)
+    return out
+
+
+def variable(runtime: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None:
+    """The record of one variable (as in :func:`variables`), or ``None``."""
+    if not runtime:
+        return None
+    if not is_compact(runtime):
+        got = (runtime.get("env") or {}).get(name) if isinstance(runtime.get("env"), Mapping) \
+            else None
+        return got if isinstance(got, Mapping) else None
+    hit = _CACHE.get(id(runtime))
+    if hit is not None and hit[0] is runtime:
+        return hit[1].get(name)
+    return _Context(runtime).record(name)
+
+
+def bulk_sites(runtime: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """``bulk_sites`` rows with whole stacks, from either form."""
+    rows = (runtime or {}).get("bulk_sites")
+    if not isinstance(rows, list):
+        return []
+    if not is_compact(runtime):
+        return [r for r in rows if isinstance(r, Mapping)]
+    ctx = _Context(runtime)  # type: ignore[arg-type]
+    return [{**r, "stack": ctx.stack(r.get("stack"))} for r in rows if isinstance(r, Mapping)]
+
+
+def names(runtime: Mapping[str, Any] | None) -> list[str]:
+    """Every variable :func:`variables` has a record for, without building the records."""
+    if not is_compact(runtime):
+        return list(variables(runtime))
+    return _Context(runtime).names()  # type: ignore[arg-type]
+
+
+_TABLES = ("vars", "native_reads", "values", "other_values")
+
+
+def stored(runtime: Mapping[str, Any], name: str) -> tuple[Any, ...]:
+    """What the stored form of schema 2 holds about ``name``, as it is: two sections for which
+    :func:`same_places` holds have equal records of ``name`` (but for pids) when these are
+    equal."""
+    return tuple((t.get(name) if isinstance(t := runtime.get(k), Mapping) else None)
+                 for k in _TABLES)
+
+
+def same_places(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two compact sections number their stacks alike, so that equal ``vars`` entries
+    (and equal values) mean equal records but for pids."""
+    return (is_compact(a) and is_compact(b) and a.get("frames") == b.get("frames")
+            and a.get("stacks") == b.get("stacks"))
+
+
+def _int(x: Any) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+
+class _Context:
+    """Expands the compact records of one section."""
+
+    def __init__(self, runtime: Mapping[str, Any]) -> None:
+        self.runtime = runtime
+        files = runtime.get("files")
+        frames = runtime.get("frames")
+        stacks = runtime.get("stacks")
+        self.files = files if isinstance(files, list) else []
+        self.frames = frames if isinstance(frames, list) else []
+        self.stacks = stacks if isinstance(stacks, list) else []
+        procs = runtime.get("processes")
+        self.pids = [p.get("pid") if isinstance(p, Mapping) else None
+                     for p in (procs if isinstance(procs, list) else [])]
+        self.every = sorted(p for p in self.pids if isinstance(p, int))
+        values = runtime.get("values")
+        others = runtime.get("other_values")
+        natives = runtime.get("native_reads")
+        self.natives = natives if isinstance(natives, Mapping) else _EMPTY
+        self.values = values if isinstance(values, Mapping) else _EMPTY
+        self.others = others if isinstance(others, Mapping) else _EMPTY
+        self._stack_cache: dict[int, list[str]] = {}
+
+    def stack(self, k: Any) -> list[str]:
+        i = _int(k)
+        if i is None or not 0 <= i < len(self.stacks):
+            return []
+        hit = self._stack_cache.get(i)
+        if hit is None:
+            ids = self.stacks[i] if isinstance(self.stacks[i], list) else []
+            hit = [self._frame(self.frames[f]) for f in ids
+                   if _int(f) is not None and 0 <= f < len(self.frames)]
+            self._stack_cache[i] = hit
+        return list(hit)
+
+    def _frame(self, f: Any) -> str:
+        if isinstance(f, list) and len(f) == 3:
+            i = _int(f[0])
+            file = self.files[i] if i is not None and 0 <= i < len(self.files) else "?"
+            return f"{file}:{f[1]} in {f[2]}"
+        return str(f)
+
+    def _pid(self, i: Any) -> Any:
+        i = _int(i)
+        return self.pids[i] if i is not None and 0 <= i < len(self.pids) else None
+
+    def names(self) -> list[str]:
+        """Every variable, in the order schema 1 wrote them: read from Python first."""
+        stored = raw_vars(self.runtime)
+        names = [str(n) for n in stored] + [str(n) for n in self.natives if n not in stored]
+        return sorted(names, key=lambda n: (not self._read(n, stored.get(n)), n))
+
+    def _read(self, name: str, c: Any) -> bool:
+        if isinstance(c, list):
+            return bool(c)
+        if not isinstance(c, Mapping):
+            return name in self.natives
+        sites = c.get("sites")
+        return bool(c.get("reads", len(sites) if isinstance(sites, list) else 0)
+                    or c.get("native", name in self.natives))
+
+    def record(self, name: str) -> dict[str, Any] | None:
+        c = raw_vars(self.runtime).get(name)
+        if c is None and name in self.natives:
+            c = _EMPTY
+        elif isinstance(c, list):
+            c = {"sites": c}
+        if not isinstance(c, Mapping):
+            return None
+        sites = c.get("sites")
+        reads = c.get("reads", len(sites) if isinstance(sites, list) else 0)
+        bulk_reads = c.get("bulk_reads", 0)
+        native = c.get("native", name in self.natives)
+        if "procs" in c or "pids" in c:
+            procs = c.get("procs")
+            raw = c.get("pids")
+            found = [self._pid(i) for i in (procs if isinstance(procs, list) else [])]
+            found += raw if isinstance(raw, list) else []
+            pids = sorted(p for p in found if isinstance(p, int) and not isinstance(p, bool))
+        else:
+            pids = list(self.every)
+        via_c = c.get("via", "get" if isinstance(sites, list) and sites else None)
+        via = [via_c] if isinstance(via_c, str) else list(via_c) if isinstance(via_c, list) else []
+        was_set = bool(c.get("set", False))
+        rec: dict[str, Any] = {
+            "set": was_set, "reads": reads, "bulk_reads": bulk_reads,
+            "bulk": c.get("bulk", not reads and bool(bulk_reads) and not native),
+            "python": c.get("python", bool(reads) or "sites" in c),
+            "native": native, "pids": pids,
+        }
+        if via:
+            rec["via"] = via
+        if name in self.values:
+            rec["value"] = self.values[name]
+        if name in self.others:
+            rec["other_values"] = self.others[name]
+        if name in self.natives:
+            rec["native_reads"] = self.natives[name]
+        if c.get("written"):
+            rec["written"] = True
+        rec.update((k, v) for k, v in c.items() if k not in _VAR_KEYS and k != "procs")
+        if isinstance(sites, list):
+            one_pid = pids[0] if len(pids) == 1 else None
+            one_via = via[0] if len(via) == 1 else None
+            rows = []
+            for s in sites:
+                s = {"stack": s} if not isinstance(s, Mapping) else s
+                row: dict[str, Any] = {"stack": self.stack(s.get("stack"))}
+                row["pid"] = self._pid(s["proc"]) if "proc" in s else s.get("pid", one_pid)
+                row["via"] = s.get("via", one_via)
+                row["set"] = s.get("set", was_set)
+                row["reads"] = s.get("reads", reads)
+                row.update((k, v) for k, v in s.items() if k not in _SITE_KEYS)
+                rows.append(row)
+            rec["sites"] = rows
+        return rec
