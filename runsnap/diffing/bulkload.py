@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from runsnap.errors import SnapshotError
@@ -33,12 +33,35 @@ __all__ = ["Progress", "SectionCache", "load_many"]
 Progress = Callable[[int, int], None]
 
 # A table header at the start of a line: ``[env]``, ``[env.vars]``, ``[[outcome.x]]``; the first
-# key is the section. A quoted first key is left to the plain loader (runsnap never writes one).
-_HEADER = re.compile(r"^\[\[?[ \t]*([A-Za-z0-9_-]+|[\"'])", re.M)
+# key is the section, the second (when there is one) the part of it. A quoted first key is left
+# to the plain loader (runsnap never writes one).
+_HEADER = re.compile(r"\[\[?[ \t]*([A-Za-z0-9_-]+|[\"'])"
+                     r"(?:[ \t]*\.[ \t]*([A-Za-z0-9_-]+|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'))?")
+
+# One-line values parsed without tomllib, in the forms whose meaning is plain (no escapes, no
+# leading zeros, no exponents): what runsnap writes for most values. Anything else goes to
+# tomllib, once per distinct line.
+_SCALAR = re.compile(r'"([^"\\\x00-\x1f\x7f]*)"|(-?(?:0|[1-9][0-9]{0,17}))|'
+                     r"(-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17})|(true)|(false)|(\[\])")
+_PLAIN_KEY = re.compile(r'([A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*") = ')
 
 
 # A one-line ``key = value`` whose key is one bare or quoted key (no dotted keys).
 _KEY_VALUE = re.compile(r'(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*")[ \t]*=')
+
+
+def _headers(text: str) -> Iterator[re.Match[str]]:
+    """``_HEADER``'s matches, found from each ``\\n[`` (a ``^`` search tries every byte)."""
+    m = _HEADER.match(text)
+    if m is not None:
+        yield m
+    find, match = text.find, _HEADER.match
+    at = find("\n[")
+    while at >= 0:
+        m = match(text, at + 1)
+        if m is not None:
+            yield m
+        at = find("\n[", at + 2)
 
 
 class _Fallback(Exception):
@@ -60,6 +83,7 @@ class SectionCache:
         self._parsed: dict[str, Any] = {}
         self._lines: dict[str, tuple[str, Any]] = {}
         self._headers: dict[str, tuple[str, ...]] = {}
+        self._joined: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
         self._toml = _tomllib()
         self.parsed = 0
         """How many section texts were parsed (the rest were found in the cache)."""
@@ -77,9 +101,11 @@ class SectionCache:
                 doc = self._toml.loads(text)
             if list(doc) != [name]:
                 raise _Fallback
-            value = decode(doc)[name]
+            # no ``~`` (nor an escape that could write one): no marker to decode (codec.py)
+            plain = "~" not in text and "\\u" not in text and "\\U" not in text
+            value = doc[name] if plain else decode(doc)[name]
             # checked once per distinct section text, as it is parsed once
-            schema_check.validate_section(name, value)
+            schema_check.validate_section(name, value, partial=True)
         except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):
             raise _Fallback from None
         self.parsed += 1
@@ -99,7 +125,8 @@ class SectionCache:
         defined: set[tuple[str, ...]] = set()
         table: dict[str, Any] | None = None
         lines = self._lines
-        for line in text.split("\n"):
+        it = iter(text.split("\n"))
+        for line in it:
             if not line or line.startswith("#"):
                 continue
             if line.startswith("["):
@@ -125,19 +152,64 @@ class SectionCache:
                 continue
             item = lines.get(line)
             if item is None:
-                if table is None or not _KEY_VALUE.match(line):
+                if table is None:
                     return None
-                try:
-                    parsed = self._toml.loads(line)
-                except self._toml.TOMLDecodeError:
-                    return None
-                if len(parsed) != 1:
-                    return None
-                item = lines[line] = next(iter(parsed.items()))
+                if line.endswith(" = ["):  # an array written one item a line, as runsnap does
+                    item = self._array(line, it)
+                    if item is None:
+                        return None
+                else:
+                    item = self._line(line)
+                    if item is None:
+                        return None
             if table is None or item[0] in table:
                 return None
             table[item[0]] = item[1]
         return root
+
+    def _line(self, line: str) -> tuple[str, Any] | None:
+        """``(key, value)`` of a one-line ``key = value``, or ``None``."""
+        m = _PLAIN_KEY.match(line)
+        if m is not None:
+            v = _SCALAR.fullmatch(line, m.end())
+            if v is not None:
+                key = m[1][1:-1] if m[1].startswith('"') else m[1]
+                s, i, f, t, fa, empty = v.groups()
+                value: Any = (s if s is not None else int(i) if i is not None
+                              else float(f) if f is not None else True if t is not None
+                              else False if fa is not None else [])
+                return key, value
+        item = self._lines.get(line)
+        if item is not None:
+            return item
+        if not _KEY_VALUE.match(line):
+            return None
+        try:
+            parsed = self._toml.loads(line)
+        except self._toml.TOMLDecodeError:
+            return None
+        if len(parsed) != 1:
+            return None
+        item = self._lines[line] = next(iter(parsed.items()))  # the costly ones are kept
+        return item
+
+    def _array(self, first: str, it: Any) -> tuple[str, Any] | None:
+        """``key = [`` followed by ``    ITEM,`` lines and ``]``: each item parsed as the value
+        of a one-line ``x = ITEM`` (once per distinct item)."""
+        head = self._line(first + "]")
+        if head is None:
+            return None
+        items: list[Any] = []
+        for line in it:
+            if line == "]":
+                return head[0], items
+            if not line.startswith("    ") or not line.endswith(","):
+                return None
+            got = self._line("x = " + line[4:-1])
+            if got is None:
+                return None
+            items.append(got[1])
+        return None
 
     def _header_path(self, line: str) -> tuple[str, ...] | None:
         """The keys of a ``[a.b."c"]`` header line, or ``None`` (an array of tables, or not a
@@ -166,23 +238,55 @@ class SectionCache:
     def _split_load(self, text: str, path: str) -> Snapshot:
         if text.rstrip().rpartition("\n")[2].strip() != END_MARKER:
             raise _Fallback
-        cuts: list[tuple[int, str]] = []
-        for m in _HEADER.finditer(text):
-            name = m.group(1)
-            if not cuts or cuts[-1][1] != name:
-                cuts.append((m.start(), name))
-        names = [n for _, n in cuts]
-        if len(set(names)) != len(names) or '"' in names or "'" in names:
+        # Pieces: the runs of headers with the same section and part (``[runtime]``,
+        # ``[[runtime.processes]]``, ``[runtime.vars]``, ``[runtime.modules.*]``...). The ranks
+        # of a job differ in a few pieces of a section (its pids, a value): the others are
+        # parsed once and shared.
+        cuts: list[tuple[int, str, str | None]] = []
+        for m in _headers(text):
+            name, part = m.group(1), m.group(2)
+            if not cuts or cuts[-1][1] != name or cuts[-1][2] != part:
+                cuts.append((m.start(), name, part))
+        if not cuts:
             raise _Fallback
-        head = text[: cuts[0][0]] if cuts else text
+        head = text[: cuts[0][0]]
         doc: dict[str, Any] = dict(self._head(head))
-        for i, (start, name) in enumerate(cuts):
-            end = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
-            if name in doc:
+        pieces: dict[str, list[Any]] = {}
+        order: list[str] = []
+        for i, (start, name, _part) in enumerate(cuts):
+            if name in ('"', "'"):
                 raise _Fallback
-            # [meta] is unique to each file (id, time): parsed, never kept.
-            doc[name] = self.section(name, text[start:end], share=name != "meta")
+            end = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
+            if name not in pieces:
+                if name in doc:
+                    raise _Fallback
+                pieces[name] = []
+                order.append(name)
+            elif cuts[i - 1][1] != name:
+                raise _Fallback  # a section in two places
+            pieces[name].append(self.section(name, text[start:end]))
+        for name in order:
+            doc[name] = self._join(name, pieces[name])
         return Snapshot.from_document(doc, path=path)
+
+    def _join(self, name: str, parts: list[Any]) -> Any:
+        """One section from its pieces' tables; the same pieces give the same object."""
+        if len(parts) == 1 and all(k in parts[0] for k in schema_check.section_required(name)):
+            return parts[0]
+        key = (name, *map(id, parts))
+        hit = self._joined.get(key)
+        if hit is not None:
+            return hit[0]
+        out: dict[str, Any] = {}
+        for part in parts:
+            for k, v in part.items():
+                if k in out:
+                    raise _Fallback
+                out[k] = v
+        if any(k not in out for k in schema_check.section_required(name)):
+            raise _Fallback
+        self._joined[key] = (out, parts)  # the parts kept alive: their ids stay theirs
+        return out
 
     def _head(self, text: str) -> dict[str, Any]:
         hit = self._parsed.get(text)

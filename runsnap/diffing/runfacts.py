@@ -76,17 +76,15 @@ class RunFacts:
         """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none)."""
         runtime = snap.get("runtime") or {}
         out = snap.get("outcome") or {}
-        env: dict[str, Mapping[str, Any]] = {}
-        env.update(runtime_variables(runtime))
+        env: Mapping[str, Mapping[str, Any]] = runtime_variables(runtime)
         legacy = runtime.get("env_read")  # before the run-time section had its tables
-        if isinstance(legacy, list):
+        if isinstance(legacy, (list, Mapping)):
+            more = dict(env)
             for item in legacy:
                 name = item.get("name") if isinstance(item, Mapping) else item
                 if isinstance(name, str):
-                    env.setdefault(name, {"python": True, "reads": 1})
-        elif isinstance(legacy, Mapping):
-            for name in legacy:
-                env.setdefault(str(name), {"python": True, "reads": 1})
+                    more.setdefault(name, {"python": True, "reads": 1})
+            env = more
         modules = runtime.get("modules")
         tb = out.get("traceback")
         tb = tb if isinstance(tb, Mapping) and tb.get("frames") else None

@@ -23,7 +23,7 @@ gives a record with less in it, never an exception.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ __all__ = [
     "ONE_LINE",
     "bulk_sites",
     "compact",
+    "differing",
     "is_compact",
     "names",
     "raw_vars",
@@ -232,7 +233,7 @@ def _compact_var(name: str, e: Mapping[str, Any], every: list[int], index: Mappi
 
 # -- reading -------------------------------------------------------------------------------
 
-_CACHE: dict[int, tuple[Mapping[str, Any], dict[str, dict[str, Any]]]] = {}
+_CACHE: dict[int, tuple[Mapping[str, Any], Mapping[str, Mapping[str, Any]]]] = {}
 _CACHE_MAX = 16
 
 
@@ -251,16 +252,47 @@ def variables(runtime: Mapping[str, Any] | None) -> Mapping[str, Mapping[str, An
     hit = _CACHE.get(id(runtime))
     if hit is not None and hit[0] is runtime:
         return hit[1]
-    ctx = _Context(runtime)
-    out = {}
-    for name in ctx.names():
-        rec = ctx.record(name)
-        if rec is not None:
-            out[name] = rec
+    out = _Records(_Context(runtime))
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[id(runtime)] = (runtime, out)
     return out
+
+
+class _Records(Mapping[str, "Mapping[str, Any]"]):
+    """The records of a compact section, each built when first asked for: the N-way diff
+    asks a rank's section for the few variables that differ, not for all ~500."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self._ctx = ctx
+        self._names: list[str] | None = None
+        self._made: dict[str, Mapping[str, Any] | None] = {}
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        if name not in self._made:
+            self._made[name] = self._ctx.record(name) if isinstance(name, str) else None
+        rec = self._made[name]
+        if rec is None:
+            raise KeyError(name)
+        return rec
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self[name]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        if self._names is None:
+            self._names = [n for n in self._ctx.names() if n in self]
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def variable(runtime: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None:
@@ -271,10 +303,7 @@ def variable(runtime: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] 
         got = (runtime.get("env") or {}).get(name) if isinstance(runtime.get("env"), Mapping) \
             else None
         return got if isinstance(got, Mapping) else None
-    hit = _CACHE.get(id(runtime))
-    if hit is not None and hit[0] is runtime:
-        return hit[1].get(name)
-    return _Context(runtime).record(name)
+    return variables(runtime).get(name)
 
 
 def bulk_sites(runtime: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
@@ -309,8 +338,30 @@ def stored(runtime: Mapping[str, Any], name: str) -> tuple[Any, ...]:
 def same_places(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two compact sections number their stacks alike, so that equal ``vars`` entries
     (and equal values) mean equal records but for pids."""
-    return (is_compact(a) and is_compact(b) and a.get("frames") == b.get("frames")
-            and a.get("stacks") == b.get("stacks"))
+    return (is_compact(a) and is_compact(b)
+            and all(_same(a.get(k), b.get(k)) for k in ("files", "frames", "stacks")))
+
+
+def _same(x: Any, y: Any) -> bool:
+    return x is y or x == y
+
+
+def differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str] | None:
+    """For two sections for which :func:`same_places` holds and whose ``vars`` and
+    ``native_reads`` are equal (the ranks of one job): the only variables whose records can
+    differ but for pids (another value seen), sorted. ``None`` when that cannot be said."""
+    if not (same_places(a, b) and _same(a.get("vars"), b.get("vars"))
+            and _same(a.get("native_reads"), b.get("native_reads"))):
+        return None
+    out: set[str] = set()
+    for key in ("values", "other_values"):
+        x, y = a.get(key), b.get(key)
+        if _same(x, y):
+            continue
+        x = x if isinstance(x, Mapping) else _EMPTY
+        y = y if isinstance(y, Mapping) else _EMPTY
+        out.update(str(n) for n in set(x) | set(y) if x.get(n) != y.get(n))
+    return sorted(out)
 
 
 def _int(x: Any) -> int | None:

@@ -23,8 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "check_head", "schema", "tree_depth",
-           "validate", "validate_section"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "check_head", "schema",
+           "section_required", "tree_depth", "validate", "validate_section"]
 
 #: Largest snapshot file read (a capture keeps each repository's diff under 1 MiB by default).
 MAX_BYTES = 64 * 1024 * 1024
@@ -132,13 +132,23 @@ def validate(doc: Any, where: str = "") -> None:
     _check(doc, root, [], where)
 
 
-def validate_section(name: str, value: Any, where: str = "") -> None:
-    """Check one top-level section (``meta`` included) of a decoded document."""
+def validate_section(name: str, value: Any, where: str = "", partial: bool = False) -> None:
+    """Check one top-level section (``meta`` included) of a decoded document. ``partial``:
+    ``value`` holds some of the section's keys only (check :func:`section_required` on the
+    whole)."""
     root = schema()
     tree_depth(value, where)
     node = root["properties"].get(name, root.get("additionalProperties", True))
     if isinstance(node, dict):
+        if partial and "required" in node:
+            node = {k: v for k, v in node.items() if k != "required"}
         _check(value, node, [name], where)
+
+
+def section_required(name: str) -> tuple[str, ...]:
+    """The keys section ``name`` must have."""
+    node = schema()["properties"].get(name)
+    return tuple(node.get("required", ())) if isinstance(node, dict) else ()
 
 
 def _check(doc: Any, start: dict[str, Any], at: list[str], where: str) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import Rules, Verdict
-from runsnap.snapshot.runtime import names, same_places, stored, variable
+from runsnap.snapshot.runtime import differing, names, same_places, stored, variable
 
 __all__ = ["compare", "score"]
 
@@ -68,7 +68,8 @@ def _env(sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[Difference]:
     out: list[Difference] = []
     # Ranks of one job store almost every record alike: those are never expanded.
     shortcut = same_places(sa, sb)
-    for name in sorted(set(names(sa)) | set(names(sb))):
+    few = differing(sa, sb) if shortcut else None
+    for name in few if few is not None else sorted(set(names(sa)) | set(names(sb))):
         if shortcut and stored(sa, name) == stored(sb, name):
             continue
         x, y = variable(sa, name), variable(sb, name)
