@@ -50,7 +50,7 @@ def _ph(name: str) -> str:
 
 def template(source: Path, variant: frozenset[str]) -> str:
     """The source snapshot as TOML with placeholders for what differs between ranks."""
-    from runsnap.snapshot import load, dumps
+    from runsnap.snapshot import dumps, load
     from runsnap.snapshot.runtime import compact
 
     snap = load(source)

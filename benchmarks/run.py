@@ -65,6 +65,8 @@ class Bench:
     quick: bool
     baseline: list[str] | None = None
     """runsnap from another source tree (``--baseline``), measured beside this one in case 1."""
+    real_sizes: tuple[int, ...] = (4096,)
+    """The real-shaped N-way case's job sizes (``--real-ranks``)."""
 
     def run_help(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*self.runsnap, *args], env=self.env, cwd=self.repo,
@@ -377,6 +379,77 @@ def checks_nway(m: dict[str, Measured]) -> list[Check]:
     return out
 
 
+#: Job size of the real-shaped N-way case (issue 26; 32,768 is measured by
+#: ``--real-ranks 32768``, its parse-only peer takes tens of minutes).
+REAL_SIZES = (4096,)
+
+
+def _real_job(bench: Bench, n: int) -> list[Path]:
+    from benchmarks import realranks
+
+    root = bench.work / "snapshots" / f"real-{n}"
+    stamp = root / ".stamp"
+    want = f"v1 {n} {realranks.SOURCE.stat().st_size}"
+    if stamp.exists() and stamp.read_text() == want:
+        return sorted(root.glob("*.toml"))
+    shutil.rmtree(root, ignore_errors=True)
+    paths = realranks.write_job(root, n, log=None)
+    stamp.write_text(want)
+    return paths
+
+
+def build_real_nway(bench: Bench) -> list[Command]:
+    if not _has_diff(bench):
+        raise Skip("feature not present (`runsnap diff` is not on this branch)")
+    cmds = []
+    for n in bench.real_sizes:
+        files = _real_job(bench, n)
+        cmds += [
+            Command(f"runsnap diff ({n} real-shaped ranks)",
+                    [*bench.runsnap, "diff", str(files[0].parent)], env=bench.env, ok=(0, 1)),
+            Command(f"python: parse all {n} real-shaped files only (tomllib)",
+                    [bench.python, "-c", _PARSE_ONLY, *map(str, files)], env=bench.env),
+        ]
+    return cmds
+
+
+def checks_real_nway(m: dict[str, Measured]) -> list[Check]:
+    out = []
+    for label, x in m.items():
+        if not label.startswith("runsnap diff ("):
+            continue
+        n = int(label.split("(")[1].split()[0])
+        parse = m[f"python: parse all {n} real-shaped files only (tomllib)"].median_ms
+        target = 0.15 if n <= 4096 else 0.2
+        out.append(Check(f"{n}-way diff of real-shaped ranks / tomllib parse of the same files",
+                         x.median_ms / parse, "x", target))
+        out.append(Check(f"{n}-way diff of real-shaped ranks", x.median_ms / 1000, " s",
+                         30.0 if n > 4096 else None))
+        if x.peak_mib is not None:
+            out.append(Check(f"{n}-way diff of real-shaped ranks, peak memory", x.peak_mib,
+                             " MiB", 2048.0 if n > 4096 else None))
+    return out
+
+
+def build_real_pair(bench: Bench) -> list[Command]:
+    if not _has_diff(bench):
+        raise Skip("feature not present (`runsnap diff` is not on this branch)")
+    files = _real_job(bench, bench.real_sizes[0])
+    a, b = str(files[0]), str(files[1])
+    return [
+        Command("runsnap diff a b (two traced torch ranks)", [*bench.runsnap, "diff", a, b],
+                env=bench.env, ok=(0, 1)),
+        Command("python: parse both rank files only", [bench.python, "-c", _PARSE_ONLY, a, b],
+                env=bench.env),
+    ]
+
+
+def checks_real_pair(m: dict[str, Measured]) -> list[Check]:
+    return [Check("diff of two traced torch ranks / parse-only",
+                  m["runsnap diff a b (two traced torch ranks)"].median_ms
+                  / m["python: parse both rank files only"].median_ms, "x", 2.0)]
+
+
 def notes_memory(m: dict[str, Measured]) -> list[str]:
     return [f"peak RSS of {label}: {x.peak_mib:.1f} MiB" for label, x in m.items()
             if label.startswith("runsnap") and x.peak_mib is not None]
@@ -452,6 +525,11 @@ CASES: list[Case] = [
          build_nway, checks_nway, repeat=lambda n: max(3, n // 4), notes=notes_memory),
     Case("7", "secrets under neutral names: capture with 0 to 10,000, the growth of its time",
          build_secrets, checks_secrets, repeat=lambda n: max(3, n // 2)),
+    Case("8", "N-way diff of real-shaped rank snapshots (a real traced torch rank, varied as "
+         "ranks vary; benchmarks/realranks.py) vs parsing them with tomllib", build_real_nway,
+         checks_real_nway, repeat=lambda n: 1 if n > 3 else n, notes=notes_memory),
+    Case("9", "diff of two traced torch rank snapshots (schema 2) vs a process that only "
+         "parses both", build_real_pair, checks_real_pair, notes=notes_memory),
 ]
 # Case 6 (peak memory) is the "peak RSS" column of every table and the notes under 1, 3, 5.
 
@@ -490,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=None, help="rounds per case (default 11)")
     ap.add_argument("--no-torch", action="store_true",
                     help="do not install torch (~50 s, ~900 MB, once) for the collect_env peer")
+    ap.add_argument("--real-ranks", type=int, action="append", default=[], metavar="N",
+                    help="job sizes of case 8 (default: 4096)")
     ap.add_argument("--only", action="append", default=[], metavar="CASE",
                     help="run only this case number (repeatable)")
     ap.add_argument("--work", type=Path, default=HERE / ".work", help="input cache directory")
@@ -519,7 +599,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.baseline else None)
     bench = Bench(work=work, out=out, venv=venv, repo=repo, models=models, snapshots=pair,
                   ranks=ranks, rank_sets=rank_sets, runsnap=runsnap, python=python, env=child_env(work, venv),
-                  quick=args.quick, baseline=baseline)
+                  quick=args.quick, baseline=baseline,
+                  real_sizes=tuple(args.real_ranks) or REAL_SIZES)
 
     load_before = os.getloadavg()
     t0 = time.perf_counter()

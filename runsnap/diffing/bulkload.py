@@ -312,15 +312,27 @@ def load_many(
     Raises :class:`~runsnap.errors.SnapshotError` for the first file that is not a snapshot,
     with the same message :func:`runsnap.snapshot.load` gives.
     """
+    import gc
+
     items: Sequence[str | os.PathLike[str]] = list(paths)
     cache = cache or SectionCache()
     total = len(items)
     step = max(1, total // 100)
     out: list[Snapshot] = []
-    for i, p in enumerate(items):
-        out.append(cache.load(os.fspath(p)))
-        if progress is not None and (i + 1 == total or (i + 1) % step == 0):
-            progress(i + 1, total)
+    # Loading makes millions of small tables and no reference cycles: the cycle collector's
+    # full passes over a heap that only grows cost more than the parsing at 32,768 ranks.
+    # What is loaded is then frozen out of its later passes (benchmarks/RESULTS.md).
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for i, p in enumerate(items):
+            out.append(cache.load(os.fspath(p)))
+            if progress is not None and (i + 1 == total or (i + 1) % step == 0):
+                progress(i + 1, total)
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
     return out
 
 
