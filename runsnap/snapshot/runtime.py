@@ -285,7 +285,7 @@ class _Records(Mapping[str, "Mapping[str, Any]"]):
 
     def __iter__(self) -> Iterator[str]:
         if self._names is None:
-            self._names = [n for n in self._ctx.names() if n in self]
+            self._names = [n for n in self._ctx.names() if self._ctx.has(n)]
         return iter(self._names)
 
     def __len__(self) -> int:
@@ -428,6 +428,11 @@ class _Context:
         sites = c.get("sites")
         return bool(c.get("reads", len(sites) if isinstance(sites, list) else 0)
                     or c.get("native", name in self.natives))
+
+    def has(self, name: str) -> bool:
+        """Whether :meth:`record` gives a record for ``name`` (without building it)."""
+        c = raw_vars(self.runtime).get(name)
+        return isinstance(c, (Mapping, list)) or (c is None and name in self.natives)
 
     def record(self, name: str) -> dict[str, Any] | None:
         c = raw_vars(self.runtime).get(name)

@@ -50,7 +50,7 @@ def diff(
 
         paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
                         for s in snapshots])  # @1, @label resolved first
-        snaps = load_many(paths, progress=progress) if len(paths) > 2 else [load(p) for p in paths]
+        snaps = load_many(paths, progress=progress) if len(paths) > 1 else [load(p) for p in paths]
     if len(snaps) == 1:
         from runsnap.capturing.like import capture_like
 
