@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.knowledge.packages import normalize_name
+from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 
 __all__ = ["SITE", "STDLIB", "RunFacts", "differential", "failure_key", "tokens"]
@@ -128,8 +129,7 @@ class RunFacts:
             status=status,
             first_error=first,
             stdlib=frozenset(str(m) for m in runtime.get("stdlib_modules") or ()),
-            bulk_sites=tuple(x for x in runtime.get("bulk_sites") or ()
-                             if isinstance(x, Mapping)),
+            bulk_sites=tuple(runtime_bulk_sites(runtime)),
         )
 
     def views(self) -> list[RunFacts]:

@@ -22,6 +22,7 @@ import pytest
 from runsnap.capturing import run
 from runsnap.diffing import compare
 from runsnap.snapshot import Snapshot
+from runsnap.snapshot.runtime import variables
 
 Capture = Callable[..., Snapshot]
 
@@ -73,7 +74,7 @@ def test_the_same_failure_and_shell_noise_is_no_difference(cap: Capture, tmp_pat
     a, b = cap(env=SHELL_A, argv=argv), cap(env=SHELL_B, argv=argv)
     assert a["outcome"]["exit_status"] == b["outcome"]["exit_status"] == 1
     # argparse read COLUMNS and LINES in main, the function that raised
-    assert "COLUMNS" in a["runtime"]["env"]
+    assert "COLUMNS" in variables(a["runtime"])
     report = compare(a, b)
     assert not report, [(d.where, d.reason) for d in report.counted]
     assert report.verdict() == ("the same outcome (both failed with RuntimeError, the same "
