@@ -66,10 +66,7 @@ def read_by_name(snap: Any) -> set[str]:
     every name and so tells nothing about any."""
     out = set()
     for name, entry in runtime_variables(_runtime(snap)).items():
-        if isinstance(entry, Mapping):
-            if entry.get("reads") or entry.get("native") or entry.get("python"):
-                out.add(name)
-        elif entry:
+        if entry.get("reads") or entry.get("native") or entry.get("python"):
             out.add(name)
     return out
 
