@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+
 from runsnap.base.paths import current_dir, path_str
 from runsnap.base.records import FrozenRecord
 from runsnap.capturing.naming import file_stamp, short_host
