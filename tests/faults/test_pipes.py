@@ -3,8 +3,10 @@ the outcome stays exact (tail, counts) whatever the chunking."""
 
 from __future__ import annotations
 
+import os
 import random
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +22,16 @@ def _pipeline(command: str, tmp_path: Path) -> tuple[str, str]:
     """Run ``command`` in bash (``$R`` is runsnap); return its stdout and PIPESTATUS."""
     r = shlex.join(runsnap_argv("capture", "-o", str(tmp_path / "x.toml")))
     script = f"R={shlex.quote(r)}; {command}; echo \"status ${{PIPESTATUS[*]}}\""
-    proc = subprocess.run(["bash", "-c", script.replace("$R ", r + " ")], cwd=tmp_path,
-                          env=bare_env(), capture_output=True, text=True, timeout=60)
-    out, _, status = proc.stdout.rpartition("status ")
+    proc = subprocess.Popen(["bash", "-c", script.replace("$R ", r + " ")], cwd=tmp_path,
+                            env=bare_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        stdout, _ = proc.communicate(timeout=60)
+    finally:  # a pipeline that never ends (the bug) leaves nothing running
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    out, _, status = stdout.rpartition("status ")
     return out, status.strip()
 
 
