@@ -149,16 +149,20 @@ def main(argv: list[str] | None = None) -> int:
         out = ["## Growth (issue 24): relay, variables in diff, label length", "",
                f"- load average before: {load:.2f} (2 CPUs shared with other work)",
                f"- command: `python benchmarks/growth.py --repeat {args.repeat}"
-               f"{' --quick' if args.quick else ''}`", "",
-               "### Relay: 71-byte lines, runsnap in a pipeline against `cat` in its place", "",
-               *relay(work, sizes, args.repeat), "",
-               "### diff: a normal snapshot against one with N variables (who-reads cache warm)",
-               "", *diff_vars(work, counts, args.repeat), "",
-               "### ls: one snapshot with an N-character label", "",
-               *ls_label(work, lengths, args.repeat), "",
-               f"- load average after: {os.getloadavg()[0]:.2f}", ""]
+               f"{' --quick' if args.quick else ''}`", ""]
+        parts = (("### Relay: 71-byte lines, runsnap in a pipeline against `cat` in its place",
+                  lambda: relay(work, sizes, args.repeat)),
+                 ("### diff: a normal snapshot against one with N variables (who-reads cache "
+                  "warm)", lambda: diff_vars(work, counts, args.repeat)),
+                 ("### ls: one snapshot with an N-character label",
+                  lambda: ls_label(work, lengths, args.repeat)))
+        print("\n".join(out), flush=True)
+        for title, part in parts:  # each table as soon as it is measured
+            table = [title, "", *part(), ""]
+            print("\n".join(table), flush=True)
+            out += table
+        out += [f"- load average after: {os.getloadavg()[0]:.2f}", ""]
         text = "\n".join(out)
-        print(text)
         if args.out:
             with open(args.out, "a", encoding="utf-8") as fh:
                 fh.write("\n" + text)
