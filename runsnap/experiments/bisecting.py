@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, apply, plan
-from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, run_trial
+from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, Verdict, run_trial
 
 if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
@@ -64,7 +64,7 @@ class Run:
 
     trial: int
     applied: tuple[Change, ...]
-    verdict: str
+    verdict: Verdict
     why: str
     snapshot: str | None
     elapsed: float
@@ -136,7 +136,7 @@ class _Search:
         self.models = sorted({str(c.path[1]) for c in self.changes
                               if c.path[0] == "models" and c.path[2:3] == ("config",)})
         self.runs: list[Run] = []
-        self.memo: dict[frozenset[int], str] = {}
+        self.memo: dict[frozenset[int], Verdict] = {}
         self.best: frozenset[int] = frozenset(range(len(self.changes)))
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -165,7 +165,7 @@ class _Search:
                  f"elapsed): {out.why}")
         return Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
 
-    def verdicts(self, subsets: Sequence[frozenset[int]], fresh: bool = False) -> list[str]:
+    def verdicts(self, subsets: Sequence[frozenset[int]], fresh: bool = False) -> list[Verdict]:
         """The verdict of each subset, running those not known yet (all of them when
         ``fresh``), ``jobs`` at a time."""
         todo = [s for s in dict.fromkeys(subsets) if fresh or s not in self.memo]
@@ -182,7 +182,7 @@ class _Search:
             except KeyboardInterrupt:  # noqa: PERF203 - Ctrl-C stops the running trials
                 interrupted = True
                 self.stop.set()
-        got: dict[frozenset[int], str] = {}
+        got: dict[frozenset[int], Verdict] = {}
         for f, s in sorted(futures.items(), key=lambda fs: fs[0].result().trial):
             run = f.result()
             self.runs.append(run)

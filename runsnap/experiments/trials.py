@@ -20,6 +20,7 @@ What decides (:class:`Criteria`):
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import re
 import signal
@@ -34,11 +35,46 @@ from runsnap.errors import UsageError
 from runsnap.launch.signals import escalate
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from runsnap.launch import LaunchSpec
 
-__all__ = ["Criteria", "OutcomeJudge", "TrialOutcome", "run_trial"]
+__all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialOutcome",
+           "Verdict", "run_trial"]
 
-GOOD, BAD, UNCLEAR, STOPPED = "good", "bad", "unclear", "stopped"
+
+class Verdict(str, enum.Enum):
+    """What a trial says about its launch. A string (``"bad"``) wherever it is written: JSON,
+    text, comparisons."""
+
+    GOOD = "good"
+    BAD = "bad"
+    UNCLEAR = "unclear"
+    """Like neither GOOD nor BAD, or ``--test`` exited 125."""
+    STOPPED = "stopped"
+    """Interrupted (Ctrl-C): no verdict."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+GOOD, BAD, UNCLEAR, STOPPED = Verdict.GOOD, Verdict.BAD, Verdict.UNCLEAR, Verdict.STOPPED
+
+
+class _Watched(enum.Enum):
+    """How watching a trial's launch ended."""
+
+    EXITED = "exited"
+    """The launch ended by itself."""
+    READY = "ready"
+    """``--ready-line`` or ``--ready-url`` said it is ready, before ``--timeout``."""
+    RUNNING = "running"
+    """Still running at ``--timeout``."""
+    STOPPED = "stopped"
+    """Interrupted."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +137,7 @@ class OutcomeJudge:
     def _sig(outcome: Mapping[str, Any]) -> tuple[Any, Any]:
         return outcome.get("exit_status"), outcome.get("signal")
 
-    def __call__(self, outcome: Mapping[str, Any]) -> tuple[str, str]:
+    def __call__(self, outcome: Mapping[str, Any]) -> tuple[Verdict, str]:
         what = describe(outcome)
         if not outcome:
             return UNCLEAR, what
@@ -125,8 +161,7 @@ class OutcomeJudge:
 class TrialOutcome:
     """What one trial gave."""
 
-    verdict: str
-    """``good``, ``bad``, ``unclear`` or ``stopped`` (interrupted)."""
+    verdict: Verdict
     why: str
     snapshot: str | None
     log: str
@@ -154,7 +189,7 @@ def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
 
 
 def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any,
-              out: Any) -> tuple[str, str]:
+              out: BinaryIO) -> tuple[Verdict, str]:
     env = {**os.environ, "RUNSNAP_TRIAL_SNAPSHOT": snapshot, "RUNSNAP_TRIAL_LOG": log,
            "RUNSNAP_TRIAL_EXIT_STATUS": "" if status is None else str(status)}
     out.write(f"\n# runsnap: --test {criteria.test}\n".encode())
@@ -178,87 +213,121 @@ def run_trial(
     stop: threading.Event,
     label: str = "",
 ) -> TrialOutcome:
-    """Launch ``spec`` captured to ``folder/NAME.toml`` and judge it."""
+    """Launch ``spec`` captured to ``folder/NAME.toml`` and judge it: start it, watch it until
+    it ends, is ready, times out or is interrupted, judge it live (``--test``, readiness) and
+    stop it, then judge what it recorded."""
+    snap_path = os.path.join(folder, f"{name}.toml")
+    log_path = os.path.join(folder, f"{name}.log")
+    t0 = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = _start(spec, _capture_argv(spec, snap_path, label or name, criteria))
+        ready, reader = _relay(proc, log, criteria, name)
+        watched = _watch(proc, criteria, ready, stop, t0)
+        verdict, why = _judge_live(watched, criteria, snap_path, log_path, log,
+                                   time.monotonic() - t0)
+        _stop(proc, criteria.kill_grace)
+        reader.join(5.0)
+    if watched is _Watched.STOPPED:
+        verdict, why = STOPPED, "interrupted"
+    elif watched is _Watched.EXITED:
+        verdict, why = _judge_ended(criteria, judge, snap_path, log_path)
+    return TrialOutcome(verdict, why, snap_path if os.path.exists(snap_path) else None,
+                        log_path, time.monotonic() - t0)
+
+
+def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criteria) -> list[str]:
+    """``runsnap capture`` of the trial's launch, in an isolated interpreter."""
+    cmd = [sys.executable, "-I", "-m", "runsnap", "capture", "-o", snap_path,
+           "--label", label, "--kill-after", f"{criteria.kill_grace:g}"]
+    if spec.python:
+        cmd += ["--python", spec.python]
+    return [*cmd, "--", *spec.argv]
+
+
+def _start(spec: LaunchSpec, cmd: list[str]) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(cmd, env=dict(spec.env), cwd=spec.cwd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError as exc:
+        raise UsageError(f"cannot start a trial in {spec.cwd}: {exc.strerror or exc}") from None
+
+
+def _relay(proc: subprocess.Popen[bytes], log: BinaryIO, criteria: Criteria, name: str
+           ) -> tuple[threading.Event, threading.Thread]:
+    """Copy the trial's output into its log in a thread; the event is set when a line matches
+    ``--ready-line``."""
+    ready = threading.Event()
+    rx = re.compile(criteria.ready_line) if criteria.ready_line else None
+    stdout = proc.stdout
+    assert stdout is not None
+
+    def read() -> None:
+        for line in iter(stdout.readline, b""):
+            log.write(line)
+            log.flush()
+            if rx is not None and rx.search(line.decode("utf-8", "replace")):
+                ready.set()
+
+    reader = threading.Thread(target=read, name=f"runsnap-{name}", daemon=True)
+    reader.start()
+    return ready, reader
+
+
+def _watch(proc: subprocess.Popen[bytes], criteria: Criteria, ready: threading.Event,
+           stop: threading.Event, t0: float) -> _Watched:
+    """Poll the trial until it exits, is interrupted, is ready or reaches ``--timeout``
+    (``--ready-url`` asked every 0.25 s)."""
+    next_url = 0.0
+    while proc.poll() is None:
+        if stop.is_set():
+            return _Watched.STOPPED
+        elapsed = time.monotonic() - t0
+        if criteria.ready_url and elapsed >= next_url:
+            next_url = elapsed + 0.25
+            if _url_ready(criteria.ready_url):
+                ready.set()
+        if criteria.timeout is not None:
+            if ready.is_set() and proc.poll() is None:
+                return _Watched.READY
+            if elapsed >= criteria.timeout:
+                return _Watched.RUNNING
+        time.sleep(0.05)
+    return _Watched.EXITED
+
+
+def _judge_live(watched: _Watched, criteria: Criteria, snap_path: str, log_path: str,
+                log: BinaryIO, waited: float) -> tuple[Verdict, str]:
+    """The verdict on a launch still running (ready, or at ``--timeout``): ``--test``, else
+    ready is good, not ready in time is bad, still running is good."""
+    if watched not in (_Watched.READY, _Watched.RUNNING):
+        return UNCLEAR, ""
+    if criteria.test:
+        return _run_test(criteria, snap_path, log_path, None, log)
+    if watched is _Watched.READY:
+        return GOOD, f"ready after {waited:.1f}s"
+    if criteria.ready_line or criteria.ready_url:
+        return BAD, f"still not ready after {criteria.timeout:g}s"
+    return GOOD, f"still running after {criteria.timeout:g}s"
+
+
+def _judge_ended(criteria: Criteria, judge: OutcomeJudge | None, snap_path: str,
+                 log_path: str) -> tuple[Verdict, str]:
+    """The verdict on a launch that ended by itself, from its recorded outcome: bad when it
+    should have kept running, else ``--test``, else likeness to GOOD's and BAD's outcomes."""
     from runsnap.errors import SnapshotError
     from runsnap.snapshot import load
 
-    snap_path = os.path.join(folder, f"{name}.toml")
-    log_path = os.path.join(folder, f"{name}.log")
-    cmd = [sys.executable, "-I", "-m", "runsnap", "capture", "-o", snap_path,
-           "--label", label or name, "--kill-after", f"{criteria.kill_grace:g}"]
-    if spec.python:
-        cmd += ["--python", spec.python]
-    cmd += ["--", *spec.argv]
-    ready = threading.Event()
-    rx = re.compile(criteria.ready_line) if criteria.ready_line else None
-    t0 = time.monotonic()
-    with open(log_path, "wb") as log:
-        try:
-            proc = subprocess.Popen(cmd, env=dict(spec.env), cwd=spec.cwd,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT)
-        except OSError as exc:
-            raise UsageError(f"cannot start a trial in {spec.cwd}: {exc.strerror or exc}") \
-                from None
-        stdout = proc.stdout
-        assert stdout is not None
-
-        def read() -> None:
-            for line in iter(stdout.readline, b""):
-                log.write(line)
-                log.flush()
-                if rx is not None and rx.search(line.decode("utf-8", "replace")):
-                    ready.set()
-
-        reader = threading.Thread(target=read, name=f"runsnap-{name}", daemon=True)
-        reader.start()
-        state, next_url = "exited", 0.0
-        while proc.poll() is None:
-            if stop.is_set():
-                state = STOPPED
-                break
-            elapsed = time.monotonic() - t0
-            if criteria.ready_url and elapsed >= next_url:
-                next_url = elapsed + 0.25
-                if _url_ready(criteria.ready_url):
-                    ready.set()
-            if criteria.timeout is not None:
-                if ready.is_set() and proc.poll() is None:
-                    state = "ready"
-                    break
-                if elapsed >= criteria.timeout:
-                    state = "running"
-                    break
-            time.sleep(0.05)
-        verdict, why = UNCLEAR, ""
-        waited = time.monotonic() - t0
-        if state in ("ready", "running"):
-            if criteria.test:
-                verdict, why = _run_test(criteria, snap_path, log_path, None, log)
-            elif state == "ready":
-                verdict, why = GOOD, f"ready after {waited:.1f}s"
-            elif criteria.ready_line or criteria.ready_url:
-                verdict, why = BAD, f"still not ready after {criteria.timeout:g}s"
-            else:
-                verdict, why = GOOD, f"still running after {criteria.timeout:g}s"
-        _stop(proc, criteria.kill_grace)
-        reader.join(5.0)
     try:
         outcome: Mapping[str, Any] = load(snap_path).get("outcome") or {}
     except SnapshotError:
         outcome = {}
-    if state == STOPPED:
-        verdict, why = STOPPED, "interrupted"
-    elif state == "exited":
-        if criteria.timeout is not None:
-            limit = "before it was ready" if criteria.ready_line or criteria.ready_url else \
-                f"within {criteria.timeout:g}s"
-            verdict, why = BAD, f"{describe(outcome)}, {limit}"
-        elif criteria.test:
-            with open(log_path, "ab") as log:
-                verdict, why = _run_test(criteria, snap_path, log_path,
-                                         outcome.get("exit_status"), log)
-        elif judge is not None:
-            verdict, why = judge(outcome)
-    return TrialOutcome(verdict, why, snap_path if os.path.exists(snap_path) else None,
-                        log_path, time.monotonic() - t0)
+    if criteria.timeout is not None:
+        limit = "before it was ready" if criteria.ready_line or criteria.ready_url else \
+            f"within {criteria.timeout:g}s"
+        return BAD, f"{describe(outcome)}, {limit}"
+    if criteria.test:
+        with open(log_path, "ab") as log:
+            return _run_test(criteria, snap_path, log_path, outcome.get("exit_status"), log)
+    if judge is not None:
+        return judge(outcome)
+    return UNCLEAR, ""
