@@ -5,7 +5,7 @@ Markdown."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from runsnap.render.hostsummary import render_markdown, render_text
@@ -55,158 +55,179 @@ def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True
 
 
 def summary_lines(f: Facts, with_environment: bool = True) -> list[str]:
-    """The summary of a snapshot's facts, line by line (not yet fitted to a terminal); the
-    environment in collect_env's order follows the system block unless ``with_environment``
-    is false."""
-    lines: list[str] = []
-    add = lines.append
-    title = f"runsnap snapshot {f.id[:12]}"
-    if f.label:
-        title += f"  [{f.label}]"
-    add(title)
-    add(f"  captured  {f.captured_at} on {f.host} (runsnap {f.runsnap_version}, "
-        f"schema {f.schema})")
-    if f.path:
-        add(f"  file      {f.path}")
+    """The summary of a snapshot's facts, line by line (not yet fitted to a terminal): one block
+    a section, in :data:`BLOCKS`' order, a blank line between them; the environment in
+    collect_env's order follows the system block unless ``with_environment`` is false."""
+    lines = _head(f)
+    for block in BLOCKS:
+        if block is _environment_block and not with_environment:
+            continue
+        got = block(f)
+        if got:
+            lines += ["", *got]
+    return lines
 
-    add("")
-    add("command")
-    add(f"  $ {shlex.join(f.argv)}" if f.argv else "  (no command: the current context)")
-    add(f"  cwd        {f.cwd}")
+
+def _head(f: Facts) -> list[str]:
+    title = f"runsnap snapshot {f.id[:12]}" + (f"  [{f.label}]" if f.label else "")
+    lines = [title, f"  captured  {f.captured_at} on {f.host} (runsnap {f.runsnap_version}, "
+                    f"schema {f.schema})"]
+    if f.path:
+        lines.append(f"  file      {f.path}")
+    return lines
+
+
+def _command_block(f: Facts) -> list[str]:
+    lines = ["command", f"  $ {shlex.join(f.argv)}" if f.argv else
+             "  (no command: the current context)", f"  cwd        {f.cwd}"]
     if f.argv:
         exe = f.executable or "(not found)"
         real = f.executable_real
-        add(f"  executable {exe}" + (f" -> {real}" if real and real != exe else ""))
+        lines.append(f"  executable {exe}" + (f" -> {real}" if real and real != exe else ""))
     if f.option_count:
-        add(f"  options    {f.option_count} long options parsed")
+        lines.append(f"  options    {f.option_count} long options parsed")
+    return lines
 
+
+def _outcome_block(f: Facts) -> list[str]:
     outcome = f.outcome
-    if outcome:
-        add("")
-        add("outcome")
-        add(f"  {status_line(outcome)}")
-        if outcome.get("peak_rss_bytes"):
-            add(f"  peak memory of the process tree: {size(outcome['peak_rss_bytes'])}")
-        if outcome.get("first_error"):
-            add(f"  first error ({outcome.get('first_error_stream', '?')}): "
-                f"{outcome['first_error']}")
-        warnings = outcome.get("warnings") or []
-        if warnings:
-            add(f"  warnings ({outcome.get('warnings_count', len(warnings))}):")
-            lines.extend(f"    {w}" for w in warnings[:5])
-            if len(warnings) > 5:
-                add(f"    ... and {len(warnings) - 5} more")
-        log = outcome.get("log")
-        if log:
-            add(f"  log {log.get('path')} ({size(log.get('bytes', 0))}, "
-                f"sha256 {str(log.get('sha256', ''))[:12]})")
-    elif f.outcome_missing:
-        add("")
-        add("outcome")
-        add("  none recorded: the launch never reported back (runsnap was killed, or still runs)")
+    if not outcome:
+        return ["outcome", "  none recorded: the launch never reported back (runsnap was "
+                           "killed, or still runs)"] if f.outcome_missing else []
+    lines = ["outcome", f"  {status_line(outcome)}"]
+    if outcome.get("peak_rss_bytes"):
+        lines.append(f"  peak memory of the process tree: {size(outcome['peak_rss_bytes'])}")
+    if outcome.get("first_error"):
+        lines.append(f"  first error ({outcome.get('first_error_stream', '?')}): "
+                     f"{outcome['first_error']}")
+    warnings = outcome.get("warnings") or []
+    if warnings:
+        lines.append(f"  warnings ({outcome.get('warnings_count', len(warnings))}):")
+        lines.extend(f"    {w}" for w in warnings[:5])
+        if len(warnings) > 5:
+            lines.append(f"    ... and {len(warnings) - 5} more")
+    log = outcome.get("log")
+    if log:
+        lines.append(f"  log {log.get('path')} ({size(log.get('bytes', 0))}, "
+                     f"sha256 {str(log.get('sha256', ''))[:12]})")
+    return lines
 
-    if f.runtime:
-        add("")
-        lines.extend(runtime_lines(f.runtime))
 
+def _runtime_block(f: Facts) -> list[str]:
+    return runtime_lines(f.runtime) if f.runtime else []
+
+
+def _process_block(f: Facts) -> list[str]:
     process = f.process
-    if process:
-        add("")
-        add("process (snapshotted while running)")
-        add(f"  pid {process.get('pid')} ({process.get('name', '?')}), user "
-            f"{process.get('user', '?')}, started {process.get('started_at', '?')}, "
-            f"{process.get('status', '?')}")
-        add(f"  exe {process.get('exe', '?')}")
-        children = process.get("children") or []
-        if children:
-            add(f"  {len(children)} child processes")
-        count = len(process.get("libraries") or {})
-        notable = ", ".join(f.notable_libraries)
-        add(f"  {count} shared libraries mapped" + (f": {notable}" if notable else ""))
+    if not process:
+        return []
+    lines = ["process (snapshotted while running)",
+             f"  pid {process.get('pid')} ({process.get('name', '?')}), user "
+             f"{process.get('user', '?')}, started {process.get('started_at', '?')}, "
+             f"{process.get('status', '?')}",
+             f"  exe {process.get('exe', '?')}"]
+    children = process.get("children") or []
+    if children:
+        lines.append(f"  {len(children)} child processes")
+    count = len(process.get("libraries") or {})
+    notable = ", ".join(f.notable_libraries)
+    lines.append(f"  {count} shared libraries mapped" + (f": {notable}" if notable else ""))
+    return lines
 
-    add("")
-    add("git")
-    if not f.repos:
-        add("  no repository")
+
+def _git_block(f: Facts) -> list[str]:
+    lines = ["git"] + ([] if f.repos else ["  no repository"])
     for repo in f.repos:
         commit = repo.commit[:12] or "(no commit)"
         state = "dirty" if repo.dirty else "clean"
-        add(f"  {repo.name}: {commit} {repo.branch} {state} ({', '.join(repo.roles)})".rstrip())
+        lines.append(f"  {repo.name}: {commit} {repo.branch} {state} "
+                     f"({', '.join(repo.roles)})".rstrip())
         if repo.changed or repo.untracked:
             diff_note = f", diff {size(repo.diff_bytes)}"
             if repo.diff_truncated:
                 diff_note += " (truncated)"
-            add(f"    {repo.changed} changed, {repo.untracked} untracked{diff_note}")
-        for flag in repo.flags:
-            add(f"    {flag} repository")
-    for path in f.not_repositories:
-        add(f"  {path}: not a git repository")
+            lines.append(f"    {repo.changed} changed, {repo.untracked} untracked{diff_note}")
+        lines.extend(f"    {flag} repository" for flag in repo.flags)
+    lines.extend(f"  {path}: not a git repository" for path in f.not_repositories)
+    return lines
 
-    add("")
-    add("packages")
-    add(f"  {f.package_count} distributions for {f.interpreter} (Python {f.python_version})")
-    add(f"  chosen because: {f.interpreter_reason}")
+
+def _packages_block(f: Facts) -> list[str]:
+    lines = ["packages",
+             f"  {f.package_count} distributions for {f.interpreter} (Python {f.python_version})",
+             f"  chosen because: {f.interpreter_reason}"]
     if f.editable:
-        add(f"  editable: {', '.join(f.editable)}")
+        lines.append(f"  editable: {', '.join(f.editable)}")
     if f.stack_versions:
-        add("  " + ", ".join(f"{n} {v}" for n, v in f.stack_versions))
+        lines.append("  " + ", ".join(f"{n} {v}" for n, v in f.stack_versions))
     if f.shadowed:
-        add(f"  {f.shadowed} shadowed by an earlier copy on sys.path")
+        lines.append(f"  {f.shadowed} shadowed by an earlier copy on sys.path")
+    return lines
 
-    add("")
-    add("models")
-    if not f.models:
-        add("  none in play")
+
+def _models_block(f: Facts) -> list[str]:
+    lines = ["models"] + ([] if f.models else ["  none in play"])
     for m in f.models:
-        add(f"  {m.source}: {m.path}")
-        add(f"    {m.architecture}"
-            + (f", max_position_embeddings {m.max_positions}" if m.max_positions else "")
-            + f", {m.weights_count} weight files ({size(m.weights_bytes)})")
+        lines.append(f"  {m.source}: {m.path}")
+        lines.append(f"    {m.architecture}"
+                     + (f", max_position_embeddings {m.max_positions}" if m.max_positions else "")
+                     + f", {m.weights_count} weight files ({size(m.weights_bytes)})")
         if m.revision:
-            add(f"    {m.repo_id} @ {m.revision[:12]}")
+            lines.append(f"    {m.repo_id} @ {m.revision[:12]}")
+    return lines
 
+
+def _system_block(f: Facts) -> list[str]:
     system = f.system
-    add("")
-    add("system")
-    add(f"  {system.get('host', '?')}: {system.get('os', '?')}, kernel {system.get('kernel', '?')}"
-        f", {system.get('machine', '')}")
     cpu = system.get("cpu") or {}
     mem = system.get("memory") or {}
-    add(f"  {cpu.get('model', '?')}, {cpu.get('logical', '?')} CPUs, "
-        f"{size(mem.get('total_bytes', 0))} memory")
+    lines = ["system",
+             f"  {system.get('host', '?')}: {system.get('os', '?')}, kernel "
+             f"{system.get('kernel', '?')}, {system.get('machine', '')}",
+             f"  {cpu.get('model', '?')}, {cpu.get('logical', '?')} CPUs, "
+             f"{size(mem.get('total_bytes', 0))} memory"]
     gpu = system.get("gpu") or {}
     if gpu.get("available"):
         inferred = " (from the driver branch)" if gpu.get("cuda_version_from") and \
             gpu.get("cuda_version") else ""
-        add(f"  {gpu.get('count')} x {', '.join(f.gpu_names)}; driver "
-            f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version') or 'unknown'}{inferred}")
+        lines.append(f"  {gpu.get('count')} x {', '.join(f.gpu_names)}; driver "
+                     f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version') or 'unknown'}"
+                     f"{inferred}")
     else:
-        add(f"  no GPU ({gpu.get('reason', 'unknown')})")
+        lines.append(f"  no GPU ({gpu.get('reason', 'unknown')})")
     if gpu.get("source"):  # read from the driver's files: say so, and why
         why = gpu.get("nvidia_smi_error") or "nvidia-smi failed"
         note = f"; {gpu['count_note']}" if gpu.get("count_note") else ""
-        add(f"  GPUs read from {gpu['source']} ({why}){note}")
-    if with_environment and f.environment:
-        add("")
-        add("environment (in torch.utils.collect_env's order)")
-        lines.extend(render_text(f.environment))
-
-    add("")
-    add("env")
-    add(f"  {f.variable_count} variables, {f.secret_count} secrets replaced by fingerprints")
-    for k, v in f.notable_env[:40]:
-        add(f"  {k}={v}")
-    if len(f.notable_env) > 40:
-        add(f"  ... and {len(f.notable_env) - 40} more of these families")
-
-    add("")
-    if f.errors:
-        add(f"errors ({len(f.errors)})")
-        for name, e in f.errors:
-            add(f"  [{name}] {e}")
-    else:
-        add("errors: none")
+        lines.append(f"  GPUs read from {gpu['source']} ({why}){note}")
     return lines
+
+
+def _environment_block(f: Facts) -> list[str]:
+    if not f.environment:
+        return []
+    return ["environment (in torch.utils.collect_env's order)", *render_text(f.environment)]
+
+
+def _env_block(f: Facts) -> list[str]:
+    lines = ["env", f"  {f.variable_count} variables, {f.secret_count} secrets replaced by "
+                    "fingerprints"]
+    lines.extend(f"  {k}={v}" for k, v in f.notable_env[:40])
+    if len(f.notable_env) > 40:
+        lines.append(f"  ... and {len(f.notable_env) - 40} more of these families")
+    return lines
+
+
+def _errors_block(f: Facts) -> list[str]:
+    if not f.errors:
+        return ["errors: none"]
+    return [f"errors ({len(f.errors)})", *(f"  [{name}] {e}" for name, e in f.errors)]
+
+
+#: The blocks of :func:`summary_lines` after its head, in order; an empty block is left out.
+BLOCKS: tuple[Callable[[Facts], list[str]], ...] = (
+    _command_block, _outcome_block, _runtime_block, _process_block, _git_block,
+    _packages_block, _models_block, _system_block, _environment_block, _env_block,
+    _errors_block)
 
 
 #: Variables and read sites ``show`` lists from ``[runtime]`` (the rest are counted).
