@@ -32,7 +32,7 @@ from runsnap.diffing.result import (
     Report,
     SnapInfo,
 )
-from runsnap.diffing.rules import Rules
+from runsnap.diffing.rules import RankContext
 from runsnap.snapshot import Snapshot, ordered_sections
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
     "NReport",
     "NRow",
     "Report",
-    "Rules",
+    "RankContext",
     "SnapInfo",
     "compare",
     "compare_many",
@@ -63,8 +63,8 @@ def differences(
     return out
 
 
-def _rules_for(snaps: Sequence[Snapshot], rules: Rules | None) -> tuple[Rules, tuple[str, ...]]:
-    rules = rules or Rules()
+def _rules_for(snaps: Sequence[Snapshot], rules: RankContext | None) -> tuple[RankContext, tuple[str, ...]]:
+    rules = rules or RankContext()
     keys = {str(s.meta.get("fingerprint_key", "")) for s in snaps}
     comparable = len(keys) <= 1
     notes: tuple[str, ...] = ()
@@ -74,17 +74,17 @@ def _rules_for(snaps: Sequence[Snapshot], rules: Rules | None) -> tuple[Rules, t
     return dataclasses.replace(rules, fingerprints_comparable=comparable), notes
 
 
-def _with_evidence(rules: Rules, a: Snapshot, b: Snapshot, found: Sequence[Difference],
-                   who_reads: evidence.WhoReads | None = None) -> Rules:
+def _with_evidence(rules: RankContext, a: Snapshot, b: Snapshot, found: Sequence[Difference],
+                   who_reads: evidence.WhoReads | None = None) -> RankContext:
     """``rules`` with the runs' evidence for ``found`` (:mod:`runsnap.diffing.evidence`)."""
-    return dataclasses.replace(rules, proofs=evidence.gather(found, a, b, who_reads))
+    return dataclasses.replace(rules, evidence=evidence.gather(found, a, b, who_reads))
 
 
 def compare(
     a: Snapshot,
     b: Snapshot,
     *,
-    rules: Rules | None = None,
+    rules: RankContext | None = None,
     show_all: bool = False,
     git_log: bool = True,
     notes: Iterable[str] = (),
@@ -137,7 +137,7 @@ def compare(
 
 
 def compare_many(
-    snaps: Sequence[Snapshot], *, rules: Rules | None = None, show_all: bool = False,
+    snaps: Sequence[Snapshot], *, rules: RankContext | None = None, show_all: bool = False,
     progress: Progress | None = None,
 ) -> NReport:
     """For each key not the same in every snapshot: who holds which value, the odd ones out

@@ -23,7 +23,7 @@ from typing import Any
 from runsnap.diffing import sections
 from runsnap.diffing.rank import rank, ranking_key
 from runsnap.diffing.result import Difference, NReport, NRow, SnapInfo, group_values, short, who
-from runsnap.diffing.rules import Rules
+from runsnap.diffing.rules import RankContext
 from runsnap.snapshot import Snapshot, ordered_sections
 
 __all__ = ["KINDS", "SetSummary", "compare_rows", "entries", "summarise"]
@@ -37,7 +37,7 @@ _ABSENT: Mapping[str, Any] = {}
 Progress = Callable[[int, int], None]
 
 #: ``evidence_for(rules, a, b, found) -> rules`` with the runs' evidence for ``found``.
-EvidenceFor = Callable[[Rules, Snapshot, Snapshot, Sequence[Difference]], Rules]
+EvidenceFor = Callable[[RankContext, Snapshot, Snapshot, Sequence[Difference]], RankContext]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +118,7 @@ class _Row:
 
 def compare_rows(
     snaps: Sequence[Snapshot],
-    rules: Rules,
+    rules: RankContext,
     *,
     show_all: bool = False,
     notes: Sequence[str] = (),

@@ -27,14 +27,14 @@ from collections.abc import Iterable
 
 from runsnap.diffing import sections
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, matches
+from runsnap.diffing.rules import RankContext, matches
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import SECTION_ORDER
 
 __all__ = ["assess", "rank", "ranking_key"]
 
 
-def _secret_note(d: Difference, rules: Rules, score: int, reason: str) -> tuple[int, str]:
+def _secret_note(d: Difference, rules: RankContext, score: int, reason: str) -> tuple[int, str]:
     """Secrets compare by fingerprint; say so, and say when fingerprints cannot compare."""
     if not (is_fingerprint(d.a) or is_fingerprint(d.b)):
         return score, reason
@@ -46,22 +46,22 @@ def _secret_note(d: Difference, rules: Rules, score: int, reason: str) -> tuple[
     return score, reason + "; secret changed (fingerprints differ)"
 
 
-def assess(d: Difference, rules: Rules) -> Difference:
+def assess(d: Difference, rules: RankContext) -> Difference:
     """``d`` with its score, reason and hidden flag: the section's scorer, then secret notes,
     then user rules (a priority rule lifts to at least 90; an ignore rule hides)."""
     score, reason, hidden = sections.score(d, rules)
     score, reason = _secret_note(d, rules, score, reason)
     kind, evidence = "name", d.evidence
-    proof = rules.proofs.get((d.section, d.key))
-    if proof is not None:
-        kind, evidence = proof.kind, (*d.evidence, *proof.lines)
-        score = proof.score(score)
-        if proof.kind in ("failing-path", "named"):
+    seen = rules.evidence.get((d.section, d.key))
+    if seen is not None:
+        kind, evidence = seen.kind, (*d.evidence, *seen.lines)
+        score = seen.score(score)
+        if seen.kind in ("failing-path", "named"):
             hidden = False
-        if proof.kind == "unread":
-            reason = f"{proof.sentence}; {reason}"
+        if seen.kind == "unread":
+            reason = f"{seen.sentence}; {reason}"
         else:
-            evidence, reason = (*evidence, f"also: {reason}"), proof.sentence
+            evidence, reason = (*evidence, f"also: {reason}"), seen.sentence
     p = matches(rules.priority, d)
     if p:
         score, hidden, reason = max(score, 90), False, f"matches your priority rule {p!r}; {reason}"
@@ -83,6 +83,6 @@ def ranking_key(d: Difference) -> tuple[int, int, int, str]:
     return (int(d.hidden), -d.score, _SECTION_RANK.get(d.section, len(SECTION_ORDER)), d.key)
 
 
-def rank(diffs: Iterable[Difference], rules: Rules) -> tuple[Difference, ...]:
+def rank(diffs: Iterable[Difference], rules: RankContext) -> tuple[Difference, ...]:
     """Assess every difference and order them most likely cause first."""
     return tuple(sorted((assess(d, rules) for d in diffs), key=ranking_key))

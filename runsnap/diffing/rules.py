@@ -21,15 +21,16 @@ from runsnap.diffing.evidence import Evidence
 from runsnap.diffing.result import Difference
 from runsnap.errors import UsageError
 
-__all__ = ["Rules", "Verdict", "find_config", "load_user_rules", "matches"]
+__all__ = ["RankContext", "Verdict", "find_config", "load_user_rules", "matches"]
 
 Verdict = tuple[int, str, bool]
 """What a scorer returns: (score, reason, hidden)."""
 
 
 @dataclasses.dataclass(frozen=True)
-class Rules:
-    """What ranking needs besides the difference itself."""
+class RankContext:
+    """What ranking needs besides the difference itself: the user's rules (``ignore``,
+    ``priority``) and what the runs showed (``evidence``), with facts about the pair."""
 
     ignore: tuple[str, ...] = ()
     """Globs of differences to hide (``--ignore``, config ``ignore``)."""
@@ -37,7 +38,7 @@ class Rules:
     priority: tuple[str, ...] = ()
     """Globs of differences to rank at the top (config ``priority``)."""
 
-    proofs: Mapping[tuple[str, str], Evidence] = dataclasses.field(default_factory=dict)
+    evidence: Mapping[tuple[str, str], Evidence] = dataclasses.field(default_factory=dict)
     """The strongest evidence from the runs per ``(section, key)``
     (:func:`runsnap.diffing.evidence.gather`)."""
 
@@ -48,7 +49,7 @@ class Rules:
     """Options (``--model-path``) whose model differs only in its directory: config, weights
     and side files are equal, so another path there is not another model."""
 
-    def with_ignore(self, patterns: Iterable[str]) -> Rules:
+    def with_ignore(self, patterns: Iterable[str]) -> RankContext:
         """These rules with more ignore patterns."""
         return dataclasses.replace(self, ignore=(*self.ignore, *patterns))
 
@@ -108,11 +109,11 @@ def find_config(
     return None
 
 
-def load_user_rules(start: str | os.PathLike[str] | None = None) -> Rules:
+def load_user_rules(start: str | os.PathLike[str] | None = None) -> RankContext:
     """The user's ignore and priority rules from the nearest config file (none: no rules)."""
     found = find_config(start)
     if found is None:
-        return Rules()
+        return RankContext()
     path, table = found
     out: dict[str, tuple[str, ...]] = {}
     for key in ("ignore", "priority"):
@@ -124,4 +125,4 @@ def load_user_rules(start: str | os.PathLike[str] | None = None) -> Rules:
     if unknown:
         raise UsageError(f"{path}: unknown runsnap diff setting {unknown[0]!r} "
                          f"(known: ignore, priority)")
-    return Rules(ignore=out["ignore"], priority=out["priority"])
+    return RankContext(ignore=out["ignore"], priority=out["priority"])

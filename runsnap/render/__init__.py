@@ -41,22 +41,26 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         from runsnap.render import show
 
         return show.render(obj, format, width if format == "text" else 0)
-    if isinstance(obj, list) and all(type(e).__name__ == "Entry" for e in obj):
+    from runsnap.snapshot.store import Entry
+
+    if isinstance(obj, list) and all(isinstance(e, Entry) for e in obj):
         from runsnap.render.listing import render_listing
 
         if format == "markdown":
             raise UsageError("a list of snapshots has no Markdown form (text or json)")
         return render_listing(obj, format, width)
-    if type(obj).__name__ == "BisectResult":
-        from runsnap.render import bisect
-
-        return bisect.render(obj, format, width if format == "text" else 0)
     from runsnap.diffing.result import NReport, Report
 
     if isinstance(obj, (Report, NReport)):
         from runsnap.render.diff import render as render_report
 
         return render_report(obj, format, color=color, width=width)
+    from runsnap.experiments.bisecting import BisectResult  # checked last: the costliest import
+
+    if isinstance(obj, BisectResult):
+        from runsnap.render import bisect
+
+        return bisect.render(obj, format, width if format == "text" else 0)
     raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists and bisect answers, "
                      f"not {type(obj).__name__}")
 

@@ -7,8 +7,9 @@ command line says one line and exits 2; nothing here lets a ``RecursionError``, 
 or ``TypeError`` through.
 
 Only the keywords the schema uses are interpreted (``type``, ``properties``,
-``additionalProperties``, ``items``, ``required``, ``minimum``, local ``$ref``); a test checks
-that the ``jsonschema`` package agrees on generated documents.
+``additionalProperties``, ``items``, ``required``, ``minimum``, local ``$ref``). The tests feed it
+real captures and mutated snapshots (``tests/test_untrusted_snapshots.py``); no test compares it
+with the ``jsonschema`` package.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 from typing import Union
 
-from runsnap.diffing import NReport, Report, Rules, compare, compare_many, expand
+from runsnap.diffing import NReport, RankContext, Report, compare, compare_many, expand
 from runsnap.diffing.many import Progress
 from runsnap.snapshot import Snapshot
 
@@ -25,7 +25,7 @@ def _as_snapshot(x: SnapshotLike) -> Snapshot:
 
 def diff(
     *snapshots: SnapshotLike,
-    rules: Rules | None = None,
+    rules: RankContext | None = None,
     ignore: Iterable[str] = (),
     show_all: bool = False,
     git_log: bool = True,
@@ -40,7 +40,7 @@ def diff(
         from runsnap.errors import UsageError
 
         raise UsageError("diff needs at least one snapshot")
-    rules = (rules or Rules()).with_ignore(ignore)
+    rules = (rules or RankContext()).with_ignore(ignore)
     if any(isinstance(s, Snapshot) for s in snapshots):
         snaps = [_as_snapshot(s) for s in snapshots]
     else:

@@ -7,7 +7,7 @@ import json
 import sys
 
 from runsnap.diffing import compare, compare_many
-from runsnap.diffing.rules import Rules
+from runsnap.diffing.rules import RankContext
 
 from .conftest import counted, git
 from .test_models_system_outcome import SERVE, edit_config
@@ -108,7 +108,7 @@ def test_rules_match_path_globs(cap, model_dir):
     b = cap({"NCCL_ALGO": "Tree", "MY_X": "2"}, argv=[*SERVE, str(b_dir)])
     plain = compare(a, b)
     assert any(s == "models" for s, _k, _c in counted(plain))
-    report = compare(a, b, rules=Rules(ignore=("models.*.config.*", "command.options.*"),
+    report = compare(a, b, rules=RankContext(ignore=("models.*.config.*", "command.options.*"),
                                        priority=("env.MY_*",)))
     assert [d.path for d in report.counted if d.path[0] == "command"
             or d.path[2:3] == ("config",)] == []

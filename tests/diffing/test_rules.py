@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runsnap.diffing import compare
-from runsnap.diffing.rules import Rules, load_user_rules
+from runsnap.diffing.rules import RankContext, load_user_rules
 from runsnap.errors import UsageError
 from runsnap.knowledge import rule_lines
 from runsnap.knowledge.env import known_names, likely_misspelling
@@ -16,7 +16,7 @@ from .conftest import counted
 def test_ignore_and_priority_rules(cap):
     a = cap({"WANDB_MODE": "online", "MY_APP_CACHE": "/a", "NCCL_ALGO": "Ring"})
     b = cap({"WANDB_MODE": "offline", "MY_APP_CACHE": "/b", "NCCL_ALGO": "Tree"})
-    report = compare(a, b, rules=Rules(ignore=("env.WANDB_*",), priority=("MY_APP_*",)))
+    report = compare(a, b, rules=RankContext(ignore=("env.WANDB_*",), priority=("MY_APP_*",)))
     assert counted(report) == [("env", "MY_APP_CACHE", "changed"), ("env", "NCCL_ALGO", "changed")]
     assert report.counted[0].score == 90
     assert report.counted[0].reason.startswith("matches your priority rule 'MY_APP_*'")
@@ -29,9 +29,9 @@ def test_config_files(tmp_path):
         '[project]\nname = "x"\n[tool.runsnap.diff]\nignore = ["WANDB_*"]\npriority = ["X_*"]\n')
     sub = tmp_path / "sub" / "deeper"
     sub.mkdir(parents=True)
-    assert load_user_rules(sub) == Rules(ignore=("WANDB_*",), priority=("X_*",))
+    assert load_user_rules(sub) == RankContext(ignore=("WANDB_*",), priority=("X_*",))
     (tmp_path / "sub" / ".runsnap.toml").write_text('[diff]\nignore = ["system.*"]\n')
-    assert load_user_rules(sub) == Rules(ignore=("system.*",))
+    assert load_user_rules(sub) == RankContext(ignore=("system.*",))
     (tmp_path / "sub" / ".runsnap.toml").write_text('[diff]\nignore = "system.*"\n')
     with pytest.raises(UsageError, match="'ignore' must be a list of strings"):
         load_user_rules(sub)
@@ -45,7 +45,7 @@ def test_config_files(tmp_path):
 
 def test_no_config_means_no_rules(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
-    assert load_user_rules(tmp_path) == Rules()
+    assert load_user_rules(tmp_path) == RankContext()
 
 
 @pytest.mark.parametrize(("name", "meant"), [

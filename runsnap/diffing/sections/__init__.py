@@ -16,7 +16,7 @@ from typing import Any
 
 from runsnap.diffing.gitlog import CommitLog
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import (
     command,
     env,
@@ -35,7 +35,7 @@ from runsnap.diffing.walk import errors
 __all__ = ["COMPARERS", "SCORERS", "compare_section", "score"]
 
 Comparer = Callable[[Mapping[str, Any], Mapping[str, Any]], list[Difference]]
-Scorer = Callable[[Difference, Rules], Verdict]
+Scorer = Callable[[Difference, RankContext], Verdict]
 
 #: Section name -> comparer, for sections with their own rules (others: every leaf; git: below).
 COMPARERS: dict[str, Comparer] = {
@@ -79,7 +79,7 @@ def compare_section(name: str, a: Mapping[str, Any], b: Mapping[str, Any],
     return out + errors(name, a, b)
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """The section's own score, reason and hidden flag for ``d`` (collector errors alike in
     every section but git, whose repositories have errors of their own)."""
     if d.key == "errors" and d.section != "git":

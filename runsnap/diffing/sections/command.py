@@ -9,7 +9,7 @@ from typing import Any
 
 from runsnap.base.argv import positionals
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import keyed, locator
 
 __all__ = ["compare", "score"]
@@ -45,7 +45,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     return out
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """Launch options (88) and arguments (86): the program was asked for something else; the
     executable (84): the same command name runs another program; the working directory (30):
     relative paths resolve differently; an option naming another directory that holds the same

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import compare_lists
 from runsnap.knowledge.env import (
     family_of,
@@ -47,7 +47,7 @@ def _env_changed(name: str, x: Any, y: Any) -> Difference:
     return Difference("env", name, "changed", x, y, path=("env", name))
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """Variables, in this order:
 
     1. host-bound noise (hidden): ``PWD``, ``SHLVL``, ``SSH_*``... differ between any two

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 
 __all__ = ["compare", "score"]
 
@@ -31,7 +31,7 @@ def compare(a: Any, b: Any) -> list[Difference]:
     return out
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """The finding's own score; its reason says which run it was found in."""
     side = "A" if d.change == "removed" else "B"
     return d.score or 80, f"runsnap check finds this in {side} only: {d.a or d.b}", False

@@ -10,7 +10,7 @@ from typing import Any
 
 from runsnap.diffing.gitlog import CommitLog
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import dedupe, dotted, locator, walk
 
 __all__ = ["compare", "score", "split_patch"]
@@ -228,7 +228,7 @@ def _submodules(repo: Mapping[str, Any]) -> dict[str, Any]:
             for i, s in enumerate(repo.get("submodules") or [])}
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """Another commit (82) and other uncommitted changes to a file (80): the code changed;
     submodules (78); untracked files (65 for code, 55 else); dirty vs clean (50); branch
     (35: the commit decides the code); remotes (15)."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import dotted, keyed, locator, walk
 from runsnap.knowledge.models import config_field_reason
 
@@ -51,7 +51,7 @@ def _model(src: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Differe
     return out
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """Another revision or model (84, 80); config fields that set the context length, dtype,
     positions or shape (88), any other config field (85): the model is built from them; weight
     files (78); tokenizer and generation files (76); other side files (65); the same model in

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import generic
 
 __all__ = ["compare", "score"]
@@ -17,7 +17,7 @@ def compare(section: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Di
     return generic(section, a, b)
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """A section this runsnap has no rules for (30); collector errors (20)."""
     if d.key == "errors":
         return 20, "the capture could not see something in one run", False

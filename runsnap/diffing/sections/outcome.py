@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.launch.metrics import relative_change
 from runsnap.launch.outcome import without_timestamp
 
@@ -144,7 +144,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     return out
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """What happened (50): an effect, not a cause, so causes rank above it (the renderers show
     it in a block of its own); timings are noise, they differ on every run."""
     if d.key in ("duration_s", "started_at", "ended_at"):

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
 from runsnap.knowledge.packages import is_core_package, normalize_name, version_change
@@ -91,7 +91,7 @@ def _dist_fields(x: Mapping[str, Any], y: Mapping[str, Any]) -> Iterator[tuple[P
             yield ("direct_url", *parts), fx, fy
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """The interpreter first (84: every package may differ), then core packages (80-82), then
     other packages (70-72, a downgrade above an upgrade: regressions are more often the cause),
     the same version from another location (66) and ``sys.path`` order (62)."""

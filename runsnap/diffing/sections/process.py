@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import generic
 
 __all__ = ["compare", "score"]
@@ -23,7 +23,7 @@ _PROCESS_NOISE = re.compile(
     r"^(?:pid|ppid|started_at|num_threads|status|children\[\d+\]\.(?:pid|ppid))$")
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """A running process (``--pid``): the shared libraries it has mapped (72: another NCCL or
     CUDA runtime file is another library, whatever the packages say), its executable (70),
     its user and children (30); process ids, start times, thread counts and status are noise:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.snapshot.runtime import differing, names, same_places, stored, variable
 
 __all__ = ["compare", "score"]
@@ -154,7 +154,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     return out
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """Provisional weights (the diagnosis from evidence, :mod:`runsnap.diffing.evidence`, is
     what ranks a variable by its reads): a module from another file or version (65), a
     variable read in one run only (60: the program took another path), a module imported in

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
-from runsnap.diffing.rules import Rules, Verdict
+from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import compare_lists
 from runsnap.knowledge.drift import moved_within
@@ -102,7 +102,7 @@ SYSTEM_FIELDS = {
 }
 
 
-def score(d: Difference, rules: Rules) -> Verdict:
+def score(d: Difference, rules: RankContext) -> Verdict:
     """GPU model, count and availability (72), driver and CUDA version (66), then host facts
     (15-60, :data:`SYSTEM_FIELDS`); runsnap's own Python is noise (not the child's)."""
     if d.key == "runsnap_python":
