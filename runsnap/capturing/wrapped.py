@@ -221,8 +221,12 @@ def prelaunch_guard(snap: Snapshot, strict: bool) -> None:
     from runsnap.errors import CaptureError
 
     findings = guard(snap)
-    for f in findings:
-        sys.stderr.write(one_line(f) + "\n")
+    if findings:
+        from runsnap.base.terminal import width, wrap
+
+        cols = width(sys.stderr)  # a finding is a sentence: wrapped to the terminal, not cut
+        for f in findings:
+            sys.stderr.write("\n".join(wrap(one_line(f), cols, "  ")) + "\n")
     heavy = [f for f in findings if f.score >= STRICT_WEIGHT]
     if strict and heavy:
         sys.stderr.flush()
