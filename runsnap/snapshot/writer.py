@@ -118,7 +118,9 @@ def table_chunks(table: Mapping[str, Any], name: str, in_array: bool = False,
     plain: list[str] = []
     tables: list[tuple[str, Any, bool]] = []
     for k, v in table.items():
-        full = f"{name}.{_key(k)}" if name else _key(k)
+        # the full name only where some table is written one entry a line (a capture's
+        # sections have none: this loop runs for every key of every table)
+        full = (f"{name}.{_key(k)}" if name else _key(k)) if one_line else ""
         if full in one_line and isinstance(v, Mapping):
             tables.append((k, v, False))
         elif full in one_line and isinstance(v, (list, tuple)):
