@@ -386,8 +386,9 @@ def diff(
     if len(paths) == 1 and not quiet:
         click.echo(f"runsnap: comparing {paths[0]} with the current context (captured now)",
                    err=True)
-    progress = progress_line("loading snapshots") if sys.stderr.isatty() and not quiet \
-        else None
+    # a progress line only where loading takes a while: N snapshots, one per rank
+    progress = progress_line("loading snapshots") \
+        if len(paths) > 2 and sys.stderr.isatty() and not quiet else None
     from runsnap.cli.boundary import untrusted
 
     with untrusted(" and ".join(map(str, paths)) or "the snapshots"):

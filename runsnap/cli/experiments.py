@@ -38,9 +38,13 @@ def _review(snapshots: list[Any], launches: list[tuple[Any, str, Any]], yes: boo
     for reason in reasons:
         _say(reason)
     _say("this will run:")
+    from runsnap.base.terminal import width, wrap
+
+    cols = width(sys.stderr)  # wrapped, never cut: every character of what runs is shown
     for argv, cwd, env in launches:
         for line in review.what_runs(argv, cwd, env):
-            click.echo(line, err=True)
+            for part in wrap(line, cols, "      "):
+                click.echo(part, err=True)
     if not interactive:
         raise UsageError("not run: review the launch above (runsnap show SNAPSHOT), then give "
                          "--yes to run it")
