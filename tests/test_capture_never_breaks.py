@@ -229,9 +229,13 @@ KILLED_AT = {
 
 
 def test_every_fault_point_is_tried() -> None:
+    """Each named point is killed at here (a capture to ``-o FILE``) or, for the first save of
+    a name runsnap chooses itself (``snapshot.claimed``), in tests/faults/test_disk.py."""
     from runsnap.base.faults import POINTS
+    from tests.faults.test_disk import KILLED_IN_A_CHOSEN_NAME
 
-    assert {point.partition("#")[0] for point in KILLED_AT} == set(POINTS)
+    tried = {point.partition("#")[0] for point in (*KILLED_AT, *KILLED_IN_A_CHOSEN_NAME)}
+    assert tried == set(POINTS)
 
 
 @pytest.mark.slow

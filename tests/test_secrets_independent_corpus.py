@@ -266,7 +266,9 @@ def test_every_place_was_really_planted_and_recorded(corpus: dict[str, Any]) -> 
     snap = corpus["snapshot"]
     plants: list[Plant] = corpus["plants"]
     assert {p.place for p in plants} >= {*PLACES, "label", "direct_url", "traceback source line"}
-    runtime = snap["runtime"]["env"]
+    from runsnap.snapshot.runtime import variables
+
+    runtime = variables(snap["runtime"])  # the reads as recorded, whatever the stored form
     rt = [k for k in runtime if k.startswith("RT_SETTING_")]
     shown = {k: runtime[k].get("value") for k in rt
              if "<redacted:" not in str(runtime[k].get("value", ""))}

@@ -56,8 +56,11 @@ def test_a_full_disk_leaves_no_empty_file(full_disk: Path, tmp_path: Path) -> No
 
 # The first save claims the name (written, claimed); the rewrite with the outcome replaces
 # it (partial, written#2, renamed).
-@pytest.mark.parametrize("point", ["snapshot.written", "snapshot.claimed", "snapshot.partial",
-                                   "snapshot.written#2", "snapshot.renamed"])
+KILLED_IN_A_CHOSEN_NAME = ("snapshot.written", "snapshot.claimed", "snapshot.partial",
+                           "snapshot.written#2", "snapshot.renamed")
+
+
+@pytest.mark.parametrize("point", KILLED_IN_A_CHOSEN_NAME)
 def test_a_kill_at_a_named_point_leaves_no_empty_file(tmp_path: Path, point: str) -> None:
     snaps = tmp_path / "snaps"
     proc = runsnap("capture", "--dir", str(snaps), "--", "true", cwd=tmp_path,

@@ -198,8 +198,9 @@ def test_a_closed_stdout_reaches_the_child_as_without_runsnap(scratch: Path) -> 
     err = proc.stderr.read().decode()
     proc.stderr.close()
     proc.wait(60)
-    # Python ignores SIGPIPE: its next write raises, as in `python ... | head -1`
-    assert proc.returncode == 1, err
+    # Python ignores SIGPIPE: its next write raises, as in `python ... | head -1`; it exits 1,
+    # or 120 when its final flush of stdout fails too (CPython's own rule, on timing alone)
+    assert proc.returncode in (1, 120), err
     assert not (scratch / "done").exists()
     outcome = load(scratch / "s.toml")["outcome"]
     assert outcome["first_error"].startswith("BrokenPipeError")
