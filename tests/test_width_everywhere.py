@@ -82,9 +82,10 @@ def test_no_command_prints_a_line_longer_than_the_terminal(demo: Path,
         ["report", "@good", "@bad", "--format", "text"],
         ["who-reads", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "PATH", "--python", python],
         ["bisect", "@good", "@bad", "--dry-run", "--force"],
-        ["bisect", "@good", "@bad", "--force", "--recheck", "1"],
+        # a pty is a terminal: without --yes, bisect and replay show what runs and ask
+        ["bisect", "@good", "@bad", "--force", "--recheck", "1", "--yes"],
         ["gc", "--keep", "9", "--dry-run"], ["scrub", "@ctx"],
-        ["replay", "@good"],
+        ["replay", "@good", "--yes"],
     ]
     for args in commands:
         status, text = under_pty(args, demo, env)
