@@ -16,7 +16,7 @@ import time
 
 from runsnap.launch.metrics import MetricWatch, merge
 from runsnap.launch.tracebacks import MAX_EARLIER, TracebackWatch
-from runsnap.launch.tracebacks import cut as _cut_tb
+from runsnap.launch.tracebacks import cut as cut_traceback_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -378,9 +378,9 @@ def cut(section: dict[str, Any]) -> dict[str, Any]:
     lengths: called after redaction, so that a secret is hidden whole before it is cut."""
     out = dict(section)
     if isinstance(out.get("traceback"), dict):
-        out["traceback"] = _cut_tb(out["traceback"])
+        out["traceback"] = cut_traceback_text(out["traceback"])
     if isinstance(out.get("earlier_tracebacks"), list):
-        out["earlier_tracebacks"] = [_cut_tb(t) if isinstance(t, dict) else t
+        out["earlier_tracebacks"] = [cut_traceback_text(t) if isinstance(t, dict) else t
                                      for t in out["earlier_tracebacks"]]
     return out
 
