@@ -129,6 +129,8 @@ def compare(
              and not (d.key == "first_error" and words.startswith("both failed"))]
     if outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
+    if outcome == "same":
+        ranked = consequences.unchanged(ranked, words)
     j = judge([d for d in ranked if not d.hidden], outcome)
     return Report(info_a, info_b, ranked, show_all=show_all,
                   notes=(*notes, *extra), outcome=outcome, outcome_words=words,

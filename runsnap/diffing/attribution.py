@@ -28,8 +28,8 @@ from typing import Any
 from runsnap.diffing.runfacts import SITE, STDLIB, RunFacts
 from runsnap.knowledge.readers import generic_feature, interpreter_setting
 
-__all__ = ["Frame", "decisive_sites", "frames_of", "generic_reason", "interpreter_only",
-           "origin"]
+__all__ = ["Frame", "decisive_sites", "frames_of", "generic_frame", "generic_reason",
+           "interpreter_only", "origin", "top_module"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,17 +98,24 @@ def frames_of(stack: Iterable[Any], facts: RunFacts) -> list[Frame]:
     return out
 
 
-def generic_reason(stack: Iterable[Any], facts: RunFacts) -> str | None:
-    """Why a read was made for a generic feature (``the terminal size (shutil.py:1408 in
-    get_terminal_size)``), looking at the frames from the read out to the program's first;
-    None when it was a decision of a package or of the program."""
+def generic_frame(stack: Iterable[Any], facts: RunFacts) -> tuple[Frame, str] | None:
+    """The frame that read for a generic feature and the feature (``the terminal size``),
+    looking at the frames from the read out to the program's first; None when the read was a
+    decision of a package or of the program."""
     for frame in frames_of(stack, facts):
         if frame.origin == "program":
             return None
         feature = generic_feature(frame.path, frame.function)
         if feature:
-            return f"{feature} ({frame})"
+            return frame, feature
     return None
+
+
+def generic_reason(stack: Iterable[Any], facts: RunFacts) -> str | None:
+    """Why a read was made for a generic feature (``the terminal size (shutil.py:1408 in
+    get_terminal_size)``), or None (:func:`generic_frame`)."""
+    got = generic_frame(stack, facts)
+    return None if got is None else f"{got[1]} ({got[0]})"
 
 
 def decisive_sites(got: Mapping[str, Any], facts: RunFacts

@@ -16,7 +16,8 @@ The rules (docs/ranking.md has the same text):
   the function that raised (99), or named by the error itself (96).
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
-apart from the top one, or every likely cause when none has evidence from the runs), and
+apart from the top one, or every likely cause when none has evidence from the runs, never one
+the runs show unread while another is left), and
 names the experiment that decides, ``runsnap bisect``, with about how many launches it takes
 (:func:`bisect_launches`).
 """
@@ -113,7 +114,9 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
         tied = [d for d in causes if not _apart(top, d)]
         return Judgement("undecided", tuple(tied), bisect_launches(len(tied)),
                          "the evidence from the runs does not tell them apart")
-    likely = [d for d in causes if d.score >= LIKELY] or causes
+    # what the runs show unread changed nothing: never a candidate while anything else is
+    pool = [d for d in causes if d.evidence_kind != "unread"] or causes
+    likely = [d for d in pool if d.score >= LIKELY] or pool
     why = ("no difference has evidence from the runs" if outcome else
            "no run to take evidence from")
     return Judgement("undecided", tuple(likely), bisect_launches(len(likely)), why)

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runsnap.diffing.result import Difference, SnapInfo
+from runsnap.diffing.result import UNCHANGED, Difference, SnapInfo
 from runsnap.diffing.runfacts import RunFacts, failure_key
 
-__all__ = ["fold", "is_consequence", "outcome_of", "per_rank"]
+__all__ = ["AMBIENT", "fold", "is_consequence", "outcome_of", "per_rank", "unchanged"]
 
 
 def is_consequence(d: Difference) -> bool:
@@ -73,6 +73,30 @@ def outcome_of(a: Any, b: Any) -> tuple[str, str]:
     if not fa.failed:
         return "same", f"both exited {fa.status}"
     return "same", f"both {_ended(fa)}, the same way"
+
+
+#: Sections whose differences are the state of the shell a run was launched from, not the
+#: definition of the run (its command, code, packages, models): with the same outcome they
+#: changed nothing (:func:`unchanged`).
+AMBIENT = ("env",)
+
+
+def unchanged(diffs: Sequence[Difference], words: str) -> tuple[Difference, ...]:
+    """``diffs`` of two runs that ended the same way (``words``: how), with the differences of
+    the shell's state (:data:`AMBIENT`: variables, whatever the program read) marked hidden:
+    they changed nothing the runs show, so none counts (``--all`` lists them, with what they
+    were scored). What defines the run (its command, code, packages, models) still counts:
+    two setups compared with a run that does little are still two setups.
+
+    >>> d = unchanged([Difference("env", "X", "added", None, "1", reason="read")], "both exited 0")
+    >>> d[0].hidden, d[0].reason
+    (True, 'changed nothing the runs show (both exited 0); read')
+    """
+    import dataclasses
+
+    return tuple(d if d.hidden or d.section not in AMBIENT else dataclasses.replace(
+        d, hidden=True, reason=f"{UNCHANGED} ({words}); {d.reason}".rstrip("; "))
+        for d in diffs)
 
 
 def _renumbered(x: str, y: str, pairs: Sequence[tuple[int, int]]) -> bool:

@@ -137,10 +137,12 @@ def _value_named(value: Any, text_tokens: frozenset[str], raw: str) -> bool:
     if isinstance(value, bool) or value is None:
         return False
     text = str(value)
-    if len(text) < 3 or text.lower() in ("true", "false", "none", "yes", "auto"):
+    if len(text) < 2 or text.lower() in ("true", "false", "none", "yes", "auto"):
         return False
-    if text.isalpha() and len(text) < 5:
-        return False  # WARN, Ring, INFO: words a message uses for its own reasons
+    if len(text) < 3 or (text.isalpha() and len(text) < 5):
+        # WARN, Ring, INFO: words a message uses for its own reasons, unless it quotes the
+        # value it was given (``Level 'WARN' does not exist``)
+        return re.search(r"""(['"`])""" + re.escape(text) + r"\1", raw) is not None
     return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
 
 
@@ -190,7 +192,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             n = int(got.get("reads") or 1)
             how = []
             if got.get("scan"):
-                how.append(f"in a scan of the {got['scan']}* variables")
+                how.append(f"in a scan of the {got['scan']} variables")
             elif got.get("python"):
                 how.append("from Python")
             if got.get("native"):

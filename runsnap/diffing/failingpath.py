@@ -13,10 +13,13 @@ differential`), and a read counts by the frames where it happened
 * it meets the traceback in a package's function, however far below the raise: a library
   function that read its setting and then made the call that raised decided with it (rank
   by depth, at most 2);
-* the read was made at import, at module level, by a package whose code is on the failing
-  traceback (rank 2);
+* the read was made at import, by a package whose code is on the failing traceback: at module
+  level, or in a function of that package the module's body called (rank 2);
 * a read made on behalf of a generic feature (terminal size, locale, help formatting:
-  ``knowledge/env-generic-readers.tsv``) never counts.
+  ``knowledge/env-generic-readers.tsv``) does not count, unless the failure was raised in
+  that feature's own package (a progress-bar or logging library that failed on the setting
+  it read: ``ValueError: Level 'WARN' does not exist`` from the logging library that read
+  ``LOGURU_LEVEL``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from runsnap.diffing.attribution import Frame, frames_of, generic_reason
+from runsnap.diffing.attribution import Frame, frames_of, generic_frame
 from runsnap.diffing.runfacts import STDLIB, RunFacts
 
 __all__ = ["code_on_failing_path", "on_failing_path"]
@@ -72,6 +75,16 @@ def _raised(facts: RunFacts) -> str:
     return str(tb.get("type") or "an error")
 
 
+def _raised_in(top: str, frames: Sequence[_TbFrame]) -> bool:
+    """Whether the frame that raised (the innermost outside Python's own library) is code of
+    top-level module ``top``."""
+    raised = next((f for f in frames if f.depth == 0), None)
+    if raised is None or not top:
+        return False
+    file = raised.file.replace("\\", "/")
+    return f"/{top}/" in file or file.endswith(f"/{top}.py")
+
+
 def _meets(stack: Sequence[Frame], frames: Sequence[_TbFrame]
            ) -> tuple[Frame, _TbFrame] | None:
     """The deepest frame of the failing traceback that is also a frame of the read's stack
@@ -100,7 +113,12 @@ def _import_read(stack: Sequence[Frame], reader: RunFacts, frames: Sequence[_TbF
     """A read at module level while a package was imported, and a frame of that package's
     code on the failing traceback."""
     own = [f for f in stack if f.origin != "stdlib"]
-    if not own or own[0].function != "<module>" or own[0].origin != "package":
+    if not own or own[0].origin != "package":
+        return None
+    # the read is the module's own, at import: at module level, or in a function of the same
+    # package that the module's body called (``LEVEL = env("LOGURU_LEVEL", ...)``)
+    body = next((i for i, f in enumerate(own) if f.function == "<module>"), None)
+    if body is None or any(f.top != own[0].top for f in own[: body + 1]):
         return None
     where = _package_dir(reader, own[0].top)
     if where is None:
@@ -124,7 +142,10 @@ def on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | No
             got = reader.reads(name) or {}
             for site in got.get("sites") or ():
                 raw = site.get("stack") if isinstance(site, Mapping) else None
-                if not raw or generic_reason(raw, reader) is not None:
+                if not raw:
+                    continue
+                generic = generic_frame(raw, reader)
+                if generic is not None and not _raised_in(generic[0].top, frames):
                     continue
                 stack = frames_of(raw, reader)
                 met = _meets(stack, frames)
@@ -141,8 +162,10 @@ def on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | No
                     else:
                         where = (f"which called {innermost.function}, where {_raised(failing)} "
                                  f"was raised at :{innermost.line}")
-                    found = (f"read at {entry.path}:{entry.line} in {entry.function}, {where} "
-                             f"(failing run {failing.label})", rank)
+                    scan = f" (in a scan of the {got['scan']} variables)" if got.get("scan") \
+                        else ""
+                    found = (f"read at {entry.path}:{entry.line} in {entry.function}{scan}, "
+                             f"{where} (failing run {failing.label})", rank)
                 else:
                     imp = _import_read(stack, reader, frames)
                     if imp is None:

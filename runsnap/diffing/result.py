@@ -11,10 +11,16 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["CHANGES", "REPORT_FORMAT", "Difference", "NReport", "NRow", "Report", "SnapInfo", "who"]
+__all__ = ["CHANGES", "REPORT_FORMAT", "UNCHANGED", "Difference", "NReport", "NRow", "Report",
+           "SnapInfo", "who"]
 
 #: Every value :attr:`Difference.change` takes.
 CHANGES = ("added", "removed", "changed", "reordered", "upgraded", "downgraded")
+
+#: How the reason of a difference begins when the runs ended the same way, so that it changed
+#: nothing they show (:func:`runsnap.diffing.consequences.unchanged`): hidden, counted apart
+#: from noise.
+UNCHANGED = "changed nothing the runs show"
 
 #: The ``format`` field of the JSON report; bumped when a field changes meaning or goes away.
 REPORT_FORMAT = "runsnap-diff/1"
@@ -252,12 +258,15 @@ class Report(_Ranked["Difference"]):
         'no differences'
         """
         counted = self.counted
-        noise = len(self.differences) - len(counted)
-        hidden = f" ({noise} noise hidden)" if noise and not self.show_all else (
-            f" ({noise} noise)" if noise else "")
+        inert = sum(1 for d in self.differences if d.hidden and d.reason.startswith(UNCHANGED))
+        noise = len(self.differences) - len(counted) - inert
+        parts = [f"{inert} that {UNCHANGED}"] if inert else []
+        parts += [f"{noise} noise"] if noise else []
+        hidden = (f" ({', '.join(parts)}{'' if self.show_all else ' hidden'})" if parts
+                  else "")
         same = f"the same outcome ({self.outcome_words}): " if self.outcome == "same" else ""
         if not counted:
-            return same + ("no differences that count" if noise else "no differences") + hidden
+            return same + ("no differences that count" if parts else "no differences") + hidden
         n = len(counted)
         head = f"{same}{n} difference{'s' if n != 1 else ''}{hidden}"
         if self.outcome == "same":

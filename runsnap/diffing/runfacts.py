@@ -151,35 +151,53 @@ class RunFacts:
         return got
 
     def scanned(self, name: str) -> Mapping[str, Any] | None:
-        """``name`` as read by a scan of the whole environment that kept the variables of one
-        prefix: the prefix a literal in the scanning code names (``[runtime] bulk_sites``
-        ``prefixes``), or the scanning package's own name (``WANDB_`` for ``wandb``). The
-        result has the shape of a read (``sites``: the scan's stack), with ``scan``: the
-        prefix."""
+        """``name`` as read by a scan of the whole environment that kept the variables of a
+        prefix or suffix: the literals the scanning code filters by (``[runtime] bulk_sites``
+        ``prefixes``, ``suffixes``: urllib's ``*_proxy``), or, when its filter is computed, the
+        scanning package's own name (``TQDM_`` for ``tqdm``). The result has the shape of a
+        read (``sites``: the scan's stack), with ``scan``: the names it kept (``TQDM_*``,
+        ``*_proxy``)."""
         got = self.env.get(name) or {}
         if not (got.get("bulk") or got.get("bulk_reads")):
             return None
         for row in self.bulk_sites:
+            if row.get("scan") is False:
+                continue  # a copy of every variable, which keeps none in particular
             stack = [str(x) for x in row.get("stack") or ()]
             prefixes = [str(p) for p in row.get("prefixes") or ()]
-            top = next((_top(s) for s in stack if not _top(s).startswith("<")
-                        and _top(s) not in self.stdlib), "")
-            if top and top in self.modules:
-                prefixes.append(top.upper() + "_")
+            suffixes = [str(p) for p in row.get("suffixes") or ()]
+            if not (prefixes or suffixes) or row.get("scan") is None:
+                top = next((_top(s) for s in stack if not _top(s).startswith("<")
+                            and _top(s) not in self.stdlib), "")
+                if top and top in self.modules:
+                    prefixes.append(top.upper() + "_")
+            upper, lower = name.upper(), name.lower()
             for prefix in prefixes:
-                if len(prefix) >= 3 and name.startswith(prefix) and name != prefix:
-                    return {"set": True, "python": True, "reads": int(row.get("reads") or 1),
-                            "sites": [{"stack": stack, "pid": row.get("pid")}],
-                            "scan": prefix}
+                if len(prefix) >= 3 and upper.startswith(prefix.upper()) and name != prefix:
+                    return self._scan_read(row, stack, prefix + "*")
+            for suffix in suffixes:
+                if len(suffix) >= 3 and lower.endswith(suffix.lower()) and len(name) > len(suffix):
+                    return self._scan_read(row, stack, "*" + suffix)
         return None
 
+    @staticmethod
+    def _scan_read(row: Mapping[str, Any], stack: list[str], scan: str) -> Mapping[str, Any]:
+        return {"set": True, "python": True, "reads": int(row.get("reads") or 1),
+                "sites": [{"stack": stack, "pid": row.get("pid")}], "scan": scan}
+
+    def _copies(self) -> list[Mapping[str, Any]]:
+        """The bulk reads that copied every variable (or whose code was not there to say),
+        not scans that kept some."""
+        return [r for r in self.bulk_sites if r.get("scan") is not True and not (
+            r.get("scan") is None and (r.get("prefixes") or r.get("suffixes")))]
+
     def bulk_site(self, name: str) -> str:
-        """Where ``name`` was seen in a bulk copy (``file:line`` of the first bulk read
-        outside Python's own library), or ``""``."""
+        """Where ``name`` was seen in a bulk copy (``file:line`` of the first copy's first
+        frame outside Python's own library), or ``""``."""
         got = self.env.get(name) or {}
         if not (got.get("bulk") or got.get("bulk_reads")):
             return ""
-        for row in self.bulk_sites:
+        for row in self._copies():
             for entry in row.get("stack") or ():
                 text = str(entry)
                 if not _top(text).startswith("<") and _top(text) not in self.stdlib:
@@ -188,11 +206,12 @@ class RunFacts:
 
     def bulk_only(self, name: str) -> bool:
         """Whether ``name`` was only seen in copies of the whole environment (passed on to a
-        child, which may read it): neither read nor unread."""
+        child, which may read it): neither read nor unread. Scans that kept other names
+        leave it unread."""
         got = self.env.get(name)
         if got is None or self.reads(name) is not None:
             return False
-        return bool(got.get("bulk") or got.get("bulk_reads"))
+        return bool(got.get("bulk") or got.get("bulk_reads")) and bool(self._copies())
 
     def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
         """Normalised distribution name -> (top-level package, its module table)."""

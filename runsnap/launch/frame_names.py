@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Mapping
     from typing import Any
 
-__all__ = ["MAX_FILE_BYTES", "MAX_NAMES", "annotate", "config_keys", "names_at"]
+__all__ = ["MAX_CONFIG_FILES", "MAX_FILE_BYTES", "MAX_NAMES", "aliases", "annotate", "config_keys",
+           "names_at"]
 
 #: A source file larger than this is not parsed.
 MAX_FILE_BYTES = 2_000_000
@@ -119,28 +120,75 @@ def _tree(path: str, cache: dict[str, ast.AST | None]) -> ast.AST | None:
 
 def annotate(tracebacks: Iterable[dict[str, Any] | None], wanted: Collection[str]) -> None:
     """Add ``names`` to the innermost frames of each traceback (in place): those of
-    ``wanted`` (the fields of the run's model configs) that the frame's code reads. Never
-    raises; nothing to do without ``wanted``."""
+    ``wanted`` (the fields of the run's model configs) that the frame's code reads, by their
+    own name or by an alias the model's code declares (:func:`aliases`:
+    ``config.num_attention_heads`` reads GPT-2's ``n_head``). Never raises; nothing to do
+    without ``wanted``."""
     if not wanted:
         return
     cache: dict[str, ast.AST | None] = {}
     try:
-        for tb in tracebacks:
-            frames = tb.get("frames") if isinstance(tb, dict) else None
-            if isinstance(frames, list):
-                for frame in list(reversed(frames))[:MAX_ANNOTATED]:
-                    _annotate_frame(frame, wanted, cache)
+        tbs = [tb for tb in tracebacks if isinstance(tb, dict)]
+        inner = [list(reversed(f))[:MAX_ANNOTATED] for tb in tbs
+                 for f in (tb.get("frames"),) if isinstance(f, list)]
+        alias = aliases({os.path.dirname(str(fr.get("file") or "")) for frames in inner
+                         for fr in frames if isinstance(fr, dict)}, cache)
+        for frames in inner:
+            for frame in frames:
+                if isinstance(frame, dict):
+                    _annotate_frame(frame, wanted, alias, cache)
     except Exception:  # a traceback we cannot read costs nothing else
         return
 
 
-def _annotate_frame(frame: dict[str, Any], wanted: Collection[str],
+def _annotate_frame(frame: dict[str, Any], wanted: Collection[str], alias: Mapping[str, str],
                     cache: dict[str, ast.AST | None]) -> None:
     tree = _tree(str(frame.get("file") or ""), cache)
     if tree is not None:
-        names = [n for n in names_at(tree, int(frame.get("line") or 0)) if n in wanted]
+        names: list[str] = []
+        for n in names_at(tree, int(frame.get("line") or 0)):
+            field = n if n in wanted else alias.get(n, "")
+            if field in wanted and field not in names:
+                names.append(field)
         if names:
-            frame["names"] = names
+            frame["names"] = sorted(names)
+
+
+#: Configuration modules looked at per folder of a failing frame (``configuration_gpt2.py``).
+MAX_CONFIG_FILES = 8
+
+
+def aliases(folders: Iterable[str], cache: dict[str, ast.AST | None] | None = None
+            ) -> dict[str, str]:
+    """Other names of config fields, as the model code beside a failing frame declares them:
+    the ``attribute_map = {"alias": "field"}`` of the configuration classes in the frame's
+    folder (Hugging Face's convention: GPT-2's ``num_attention_heads`` is its ``n_head``).
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "configuration_toy.py").write_text(
+    ...     "class ToyConfig:\\n    attribute_map = {'num_attention_heads': 'n_head'}\\n")
+    >>> aliases([str(d)])
+    {'num_attention_heads': 'n_head'}
+    """
+    cache = {} if cache is None else cache
+    out: dict[str, str] = {}
+    for folder in sorted(f for f in folders if f):
+        try:
+            files = sorted(e.path for e in os.scandir(folder) if e.name.startswith(
+                "configuration_") and e.name.endswith(".py") and e.is_file())
+        except OSError:
+            continue
+        for path in files[:MAX_CONFIG_FILES]:
+            tree = _tree(path, cache)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                        isinstance(t, ast.Name) and t.id == "attribute_map" for t in node.targets):
+                    for k, v in zip(node.value.keys, node.value.values, strict=False):
+                        if isinstance(k, ast.Constant) and isinstance(v, ast.Constant) and \
+                                isinstance(k.value, str) and isinstance(v.value, str):
+                            out.setdefault(k.value, v.value)
+    return out
 
 
 def config_keys(models: Mapping[str, Any] | None) -> set[str]:

@@ -13,7 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.terminal import clean, fit, wrap
-from runsnap.diffing.result import Difference, NReport, Report, SnapInfo, short, shown
+from runsnap.diffing.result import (
+    UNCHANGED,
+    Difference,
+    NReport,
+    Report,
+    SnapInfo,
+    short,
+    shown,
+)
 from runsnap.launch.outcome import without_timestamp
 from runsnap.render.style import LIKELY, Style, cell, fence, md_text
 
@@ -213,10 +221,16 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         lines += ["", st.bold(f"Noise and ignored ({len(hidden)}, not counted)")]
         lines += _grouped(hidden, st)
     elif hidden:
-        names = ", ".join(_dedupe_keys(hidden)[:8])
-        more = ", ..." if len(_dedupe_keys(hidden)) > 8 else ""
-        lines += ["", st.dim(f"{len(hidden)} noise difference{'s' if len(hidden) != 1 else ''} "
-                             f"hidden (--all shows them): {names}{more}")]
+        inert = [d for d in hidden if d.reason.startswith(UNCHANGED)]
+        noise = [d for d in hidden if d not in inert]
+        lines.append("")
+        for group, fmt in ((inert, "{n} difference{s} that " + UNCHANGED + ", hidden"),
+                           (noise, "{n} noise difference{s} hidden")):
+            if group:
+                names = ", ".join(_dedupe_keys(group)[:8])
+                more = ", ..." if len(_dedupe_keys(group)) > 8 else ""
+                head = fmt.format(n=len(group), s="s" if len(group) != 1 else "")
+                lines.append(st.dim(f"{head} (--all shows them): {names}{more}"))
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
 
 
@@ -401,7 +415,9 @@ def render_markdown(report: AnyReport, color: bool = False, limit: int = MD_LIMI
         ("Consequences grouped under their cause", related, []),
         ("Evidence (list entries, commits, diffs of diffs)", evidence, []),
         ("{n} consequences (read or imported in one run only)", folded, []),
-        (f"{len(hidden)} noise differences hidden", noise, []),
+        (f"{len(hidden)} differences hidden (noise, or they {UNCHANGED})"
+         if any(d.reason.startswith(UNCHANGED) for d in hidden)
+         else f"{len(hidden)} noise differences hidden", noise, []),
     ]
     cut: list[str] = []
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Any
 
-__all__ = ["MAX_SITES", "build_section", "read_logs", "scan_prefixes"]
+__all__ = ["MAX_SITES", "PLUMBING", "build_section", "read_logs", "scan_filter"]
 
 #: Read sites kept per variable in the snapshot (over all processes).
 MAX_SITES = 12
@@ -215,32 +215,56 @@ def build_section(
 
 # A name prefix written as a literal in code that scans the environment: "WANDB_", 'MYLIB_'.
 _PREFIX = re.compile(r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)["']""")
+# Any literal that can be a prefix ('mylib_') or a suffix ('_proxy') of variable names.
+_AFFIX = re.compile(r"""["']([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_|_[A-Za-z][A-Za-z0-9_]*)["']""")
+# Code that keeps some names of what it iterates: k.startswith(P), k.endswith(S), k[-6:] == S.
+_FILTER = re.compile(r"""\.(?:startswith|endswith)\(|\[[^\]\n]*:[^\]\n]*\]\s*[=!]=""")
 #: Lines above a bulk read searched for the prefix it filters by.
 SCAN_LINES = 25
+#: Modules that only carry a bulk read out for its caller (the mapping protocol of
+#: ``os.environ``, copies): the caller's code is what filters, or not.
+PLUMBING = frozenset({"os", "_collections_abc", "collections", "copy", "typing"})
 
 
-def scan_prefixes(stack: list[Any], proc: Mapping[str, Any]) -> list[str]:
-    """The variable-name prefixes (``"WANDB_"``) the code around a bulk read of the
-    environment filters by: string literals of that shape on the line of its innermost frame
-    outside Python's own library, or the lines just above it (a loop ``for k, v in
-    os.environ.items(): if k.startswith(PREFIX)`` with ``PREFIX = "MYLIB_"`` set before).
-    Read from the source while it is still here, after the run."""
-    for entry in stack[:3]:
+def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
+    """Whether a bulk read of the environment was a *scan* that keeps some names (``scan``:
+    true, with the literal ``prefixes`` and ``suffixes`` it filters by) or a *copy* of them
+    all (``scan``: false); ``{}`` when the code is not here to read.
+
+    The code read is that of the innermost frame that is not plumbing (:data:`PLUMBING`):
+    its line and the :data:`SCAN_LINES` above it, from the source, after the run. A scan
+    filters names there (``k.startswith(PREFIX)``, ``name.endswith("_proxy")``,
+    ``name[-6:] == '_proxy'``: urllib's proxies) or names a prefix of the ``"WANDB_"``
+    shape. Python's own library counts: urllib scans for ``*_proxy``."""
+    for entry in stack[:4]:
         text = str(entry)
         path, sep, rest = text.rpartition(":")
         line = rest.split(" in ", 1)[0]
         if not sep or not line.isdigit():
             continue
+        top = path.replace("\\", "/").lstrip("/").split("/", 1)[0].removesuffix(".py")
+        if path.startswith("<") or (top in PLUMBING and not os.path.isabs(path)):
+            continue
         file = _source_file(path, proc)
         if file is None:
-            continue
-        if _under(file, str(proc.get("stdlib") or "")) and "-packages/" not in file:
-            continue  # os.py, subprocess.py: the stdlib's own iteration, not a scan
+            return {}
         lines = list(_lines(file))
         n = int(line)
-        found = _PREFIX.findall("".join(lines[max(0, n - SCAN_LINES): n + 2]))
-        return sorted(set(found))[:8]
-    return []
+        window = "".join(lines[max(0, n - SCAN_LINES): n + 2])
+        named = _PREFIX.findall(window)
+        if not named and not _FILTER.search(window):
+            return {"scan": False}
+        affixes = set(named) | {a for a in _AFFIX.findall(window)
+                                if not a.startswith("__") and len(a.strip("_")) >= 2}
+        out: dict[str, Any] = {"scan": True}
+        prefixes = sorted(a for a in affixes if a.endswith("_") and not a.startswith("_"))
+        suffixes = sorted(a for a in affixes if a.startswith("_") and not a.endswith("_"))
+        if prefixes:
+            out["prefixes"] = prefixes[:8]
+        if suffixes:
+            out["suffixes"] = suffixes[:8]
+        return out
+    return {}
 
 
 def _source_file(path: str, proc: Mapping[str, Any]) -> str | None:
@@ -308,9 +332,7 @@ def _merge_process(
         elif kind == "B" and len(rec) >= 4:
             _k, site, stack, names = rec[:4]
             row = {"stack": list(stack), "pid": pid, "reads": 1, "names": len(names)}
-            prefixes = scan_prefixes(list(stack), proc)
-            if prefixes:
-                row["prefixes"] = prefixes
+            row.update(scan_filter(list(stack), proc))
             bulk_sites.append(row)
             bulks[site] = (list(names), row)
         elif kind == "W" and len(rec) >= 2:

@@ -283,8 +283,10 @@ def test_two_reads_at_import_of_one_module_are_a_tie_left_to_bisect(cap: Capture
 
 def test_a_markdown_diff_fits_what_github_accepts(cap: Capture, tmp_path: Path) -> None:
     many = {f"APP_SETTING_{i:04d}": "x" * 60 + str(i) for i in range(1500)}
-    a = cap(env={}, argv=[sys.executable, "-c", "pass"])
-    b = cap(env=many, argv=[sys.executable, "-c", "pass"])
+    # the runs end differently (with the same outcome no difference would count)
+    a = cap(env={}, argv=[sys.executable, "-c", "import os; os._exit(0 if 'B' not in os.environ else 3)"])
+    b = cap(env={**many, "B": "1"},
+            argv=[sys.executable, "-c", "import os; os._exit(0 if 'B' not in os.environ else 3)"])
     from runsnap.render.diff import render
 
     report = compare(a, b)
