@@ -206,16 +206,25 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         lines += ["", st.dim(consequence_line(report))]
         if report.show_all:
             lines += _grouped(report.consequences, st)
-    likely = [d for d in shown if not d.hidden and d.score >= LIKELY][:DETAILED]
+    likely = _detailed(report, shown)
     if likely:
-        lines += ["", st.bold("Most likely causes")]
+        lines += ["", st.bold("Most likely cause" if report.confidence == "confident"
+                              and len(likely) == 1 else "Most likely causes")]
         for i, d in enumerate(likely, 1):
             lines += _detail(i, d, st, report.show_all)
     rest = [d for d in shown if d not in likely]
     counted_rest = [d for d in rest if not d.hidden]
+    unread = [d for d in counted_rest if d.evidence_kind == "unread"]
+    if len(unread) <= UNREAD_LISTED or report.show_all:
+        unread = []
+    counted_rest = [d for d in counted_rest if d not in unread]
     if counted_rest:
         lines += ["", st.bold("Other differences" if likely else "Differences")]
         lines += _grouped(counted_rest, st)
+    if unread:
+        names = ", ".join(_dedupe_keys(unread)[:8]) + (", ..." if len(unread) > 8 else "")
+        lines += ["", st.dim(f"{UNREAD_HEAD}{len(unread)} differences (--all lists them): "
+                             f"{names}")]
     hidden = report.hidden
     if hidden and report.show_all:
         lines += ["", st.bold(f"Noise and ignored ({len(hidden)}, not counted)")]
@@ -232,6 +241,24 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
                 head = fmt.format(n=len(group), s="s" if len(group) != 1 else "")
                 lines.append(st.dim(f"{head} (--all shows them): {names}{more}"))
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
+
+
+#: Differences the runs show unread listed one a line up to this many; more are one line.
+UNREAD_LISTED = 3
+#: How the line of those begins.
+UNREAD_HEAD = "Read by no process: "
+
+
+def _detailed(report: Report, shown: Sequence[Difference]) -> list[Difference]:
+    """The differences shown in detail: the cause when the verdict is confident, the
+    candidates when it is undecided (at most :data:`DETAILED`), else those scored
+    :data:`LIKELY` or more."""
+    counted = [d for d in shown if not d.hidden and d.section != "outcome"]
+    if report.candidates and report.outcome != "same":
+        named = [d for d in counted if d in report.candidates]
+        if named:
+            return named[:DETAILED]
+    return [d for d in counted if d.score >= LIKELY][:DETAILED]
 
 
 def consequence_line(report: Report) -> str:
@@ -264,7 +291,7 @@ def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
     for i, line in enumerate(lines):
         plain = _ANSI.sub("", line) if "\x1b" in line else line
         if width and len(plain) > width and (i == 0 or plain.lstrip().startswith(
-                ("why: ", "Consequences, not causes: "))):
+                ("why: ", "Consequences, not causes: ", UNREAD_HEAD))):
             lead = " " * (len(plain) - len(plain.lstrip()))
             more = "  " if i == 0 else " " * len("why: ")
             parts = wrap(plain.lstrip(), width - len(lead), more)
