@@ -45,7 +45,8 @@ __all__ = [
 
 #: Tables and arrays of ``[runtime]`` written one entry a line (see runsnap.snapshot.writer).
 ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
-                      "runtime.stacks", "runtime.values", "runtime.other_values"})
+                      "runtime.stacks", "runtime.values", "runtime.other_values",
+                      "runtime.modules", "runtime.stdlib_modules"})
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -79,7 +80,9 @@ class _Interner:
         self._stack_at: dict[tuple[int, ...], int] = {}
 
     def _frame(self, text: str) -> Any:
-        """``[file number, line, function]``, or the text itself when it is not that shape."""
+        """``[file number, line, function]`` (``[file number, line]`` for a module's body,
+        ``<module>``: most reads of a big library are its modules' settings read at import),
+        or the text itself when it is not that shape."""
         m = _FRAME.fullmatch(text)
         if m is None or f"{m[1]}:{int(m[2])} in {m[3]}" != text:
             return text
@@ -87,7 +90,7 @@ class _Interner:
         if i is None:
             i = self._file_at[m[1]] = len(self.files)
             self.files.append(m[1])
-        return [i, int(m[2]), m[3]]
+        return [i, int(m[2])] if m[3] == "<module>" else [i, int(m[2]), m[3]]
 
     def stack(self, frames: Any) -> int:
         ids = []
@@ -404,10 +407,10 @@ class _Context:
         return list(hit)
 
     def _frame(self, f: Any) -> str:
-        if isinstance(f, list) and len(f) == 3:
+        if isinstance(f, list) and len(f) in (2, 3):
             i = _int(f[0])
             file = self.files[i] if i is not None and 0 <= i < len(self.files) else "?"
-            return f"{file}:{f[1]} in {f[2]}"
+            return f"{file}:{f[1]} in {f[2] if len(f) == 3 else '<module>'}"
         return str(f)
 
     def _pid(self, i: Any) -> Any:

@@ -267,6 +267,18 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _without_import_machinery(stack: Any) -> list[Any]:
+    """A read's stack without the frames of the import system (``<frozen importlib.
+    _bootstrap>``), which sit between every module body and the import that ran it and which
+    Python's own tracebacks leave out too.
+
+    >>> _without_import_machinery(["a.py:3 in <module>",
+    ...     "<frozen importlib._bootstrap>:241 in _call_with_frames_removed", "b.py:1 in f"])
+    ['a.py:3 in <module>', 'b.py:1 in f']
+    """
+    return [f for f in stack or () if not str(f).startswith("<frozen importlib.")]
+
+
 def _source_file(path: str, proc: Mapping[str, Any]) -> str | None:
     if os.path.isabs(path):
         return path if os.path.isfile(path) else None
@@ -307,6 +319,7 @@ def _merge_process(
         kind = rec[0]
         if kind == "S" and len(rec) >= 7:
             _k, site, name, via, was_set, value, stack = rec[:7]
+            stack = _without_import_machinery(stack)
             entry = env.setdefault(name, _new_var(bool(was_set)))
             entry["python"] = True
             if was_set and "value" not in entry:
@@ -331,6 +344,7 @@ def _merge_process(
             sites[site] = (name, row)
         elif kind == "B" and len(rec) >= 4:
             _k, site, stack, names = rec[:4]
+            stack = _without_import_machinery(stack)
             row = {"stack": list(stack), "pid": pid, "reads": 1, "names": len(names)}
             row.update(scan_filter(list(stack), proc))
             bulk_sites.append(row)
