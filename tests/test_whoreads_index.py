@@ -72,3 +72,28 @@ def test_own_code_first_tests_and_examples_only_when_asked(venv: Path) -> None:
     places = [ln.split()[2] for ln in r.stdout.splitlines()]
     assert places[0] == "knobpkg/threads.py:3" and sorted(places[1:]) == [
         "knobpkg/examples/run.py:2", "knobpkg/tests/test_threads.py:4"], r.stdout
+
+
+def test_the_cache_stays_the_size_of_the_index_however_many_names_are_asked(
+        venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thousands of names asked, in batches as diff asks them: the cache keeps the index
+    (which answers any variable-shaped name again) and a bounded number of names of other
+    shapes, not every answer ever given."""
+    from runsnap.whoreads.search import CACHED_NAMES
+
+    monkeypatch.setenv("RUNSNAP_CACHE_DIR", str(tmp_path / "cache"))
+    python = str(venv / "bin" / "python")
+
+    def size() -> int:
+        return sum(p.stat().st_size for p in (tmp_path / "cache").rglob("*.json"))
+
+    who_reads(["KNOB_MODE"], python)
+    first = size()
+    for batch in range(4):
+        who_reads([f"KNOB_ASKED_{batch}_{i}" for i in range(2000)]
+                  + [f"knob_lower_{batch}_{i}" for i in range(300)], python)
+    per_dist = len(list((tmp_path / "cache").rglob("*.json")))
+    assert size() <= first + per_dist * CACHED_NAMES * 64, (first, size(), per_dist)
+    # answers are the same from the bounded cache
+    assert [(h.path, h.line) for h in who_reads("KNOB_MODE", python)] == [
+        ("knobpkg/threads.py", 4)]

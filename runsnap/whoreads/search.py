@@ -132,6 +132,9 @@ def _rodata(m: Any) -> list[tuple[int, int]]:
 #: Above this many names at once, :class:`_Index` reads each file's words once instead of
 #: searching each file once per name.
 _MANY_NAMES = 16
+#: Answers the cache keeps per distribution (the most recently asked names): a warm search of
+#: one of them reads no file.
+CACHED_NAMES = 256
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _WORDS = re.compile(rb"[A-Za-z0-9_]+")
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -385,8 +388,7 @@ class _Index:
             else:
                 found.append([rel, None, "library", ""])
         self.names[name] = found
-        # a name no file holds is answered by the index again for free: nothing to write
-        self.changed = self.changed or bool(found)
+        self.changed = self.changed or bool(found)  # none found: the index says so again
 
     def search(self, names: Sequence[str]) -> None:
         """The places of ``names``: from the index (built on first use, in one pass for every
@@ -451,10 +453,17 @@ class _Index:
                 continue
 
     def save(self) -> None:
+        """Write the index: the files and every indexed name's files, which answer any
+        variable-shaped name again by reading the few files that hold it, and the answers to
+        the last :data:`CACHED_NAMES` names asked (a warm search reads no file), leaving out
+        the indexed names no file holds (the index says so for free). The cache stays the
+        size of the index, however many names are asked."""
         if not self.changed or self.path is None:
             return
+        kept = [(n, v) for n, v in self.names.items() if v or not _TOKEN.match(n)]
+        names = dict(kept[-CACHED_NAMES:])
         # dumps, not dump: json.dump encodes in Python, dumps in C (several times faster)
-        data = json.dumps({"files": self.files, "names": self.names, "tokens": self.tokens},
+        data = json.dumps({"files": self.files, "names": names, "tokens": self.tokens},
                           separators=(",", ":"))
         try:
             atomic_write(self.path, data.encode("utf-8"), durable=False)
