@@ -1,10 +1,14 @@
 """The whole diagnosis corpus: the incidents written beside the rules (benchmarks/incidents.py)
 and those whose causes act through real third-party code (benchmarks/thirdparty.py), split in
-two halves by a fixed rule that looks at nothing but the incident's name.
+two halves by a fixed rule that looks at nothing but the incident's name; and a third half,
+``fresh`` (benchmarks/fresh.py), written later from the outside by someone who did not read the
+ranker, that is never tuned on.
 
 The rule: the first byte of ``sha256(name)`` even -> ``tune``, odd -> ``held-out``. It was fixed
 before any incident was scored, and :data:`CORPUS` records each incident's half beside it. Tune
 the ranker on the ``tune`` half only; the ``held-out`` half is reported separately and untouched.
+The ``fresh`` half is not split by name: every incident of benchmarks/fresh.py is in it, and it
+is never tuned on either (report it; never change the ranker, or an incident, to fit its score).
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.fresh import FRESH
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 
-TUNE, HELD_OUT = "tune", "held-out"
+TUNE, HELD_OUT, FRESH_HALF = "tune", "held-out", "fresh"
+#: Every half, in the order reports show them.
+HALVES = (TUNE, HELD_OUT, FRESH_HALF)
 
 
 def half_of(name: str) -> str:
@@ -37,7 +44,8 @@ class Entry:
     build: Callable[[Path], Incident]
     half: str
     source: str
-    """``rules`` (written beside the rules) or ``third-party`` (acts through real libraries)."""
+    """``rules`` (written beside the rules), ``third-party`` (acts through real libraries) or
+    ``fresh`` (acts through real libraries, written from the outside: benchmarks/fresh.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -48,4 +56,6 @@ def _name(build: Callable[[Path], Incident]) -> str:
 CORPUS: list[Entry] = [
     *(Entry(_name(b), b, half_of(_name(b)), "rules") for b in INCIDENTS),
     *(Entry(_name(b), b, half_of(_name(b)), "third-party") for b in THIRD_PARTY),
+    # never tuned on: the whole of benchmarks/fresh.py is the third half
+    *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
 ]

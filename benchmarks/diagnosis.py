@@ -16,7 +16,8 @@ Each incident is launched twice for real under ``runsnap capture`` (traced; the 
 then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differences. The
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
-nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name):
+nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh, the
+whole of benchmarks/fresh.py, written from the outside and never tuned on):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -42,14 +43,15 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.corpus import CORPUS, HELD_OUT, TUNE, Entry  # noqa: E402
+from benchmarks.corpus import CORPUS, FRESH_HALF, HALVES, Entry  # noqa: E402
 from benchmarks.incidents import Incident, Launch  # noqa: E402
 from benchmarks.thirdparty import Unavailable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What the corpus venv holds (``--corpus-venv``): the libraries the third-party incidents use.
 CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx",
-                   "huggingface_hub", "tqdm", "rich", "loguru")
+                   "huggingface_hub", "tqdm", "rich", "loguru", "pydantic-settings",
+                   "python-dotenv", "typer", "pyyaml", "jinja2", "fsspec")
 
 
 def capture(launch: Launch, out: Path, options: Sequence[str] = (),
@@ -214,7 +216,7 @@ def render(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| half | incident | found at | confidence | lines | "
              + ("before | " if has_before else "") + "first difference |",
              "|---|---|---:|---|---:|" + ("---:|" if has_before else "") + "---|"]
-    for half in (TUNE, HELD_OUT):
+    for half in HALVES:
         for r in rows:
             if r["half"] != half:
                 continue
@@ -227,7 +229,8 @@ def render(rows: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f"| {half} | {r['name']} | {cell} | {r['confidence']} | {r['lines']} | "
                          + (f"{prev} | " if has_before else "") + f"{r['top']} |")
     lines.append("")
-    lines.extend(f"- {summary(rows, half)}" for half in (TUNE, HELD_OUT))
+    lines.extend(f"- {summary(rows, half)}" for half in HALVES
+                 if half != FRESH_HALF or any(r.get("half") == half for r in rows))
     return "\n".join(lines) + "\n"
 
 
@@ -275,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="make (once) and use a venv with torch and transformers")
     parser.add_argument("--only", metavar="NAME", action="append",
                         help="run only this incident (repeatable)")
-    parser.add_argument("--half", choices=(TUNE, HELD_OUT), help="run only this half")
+    parser.add_argument("--half", choices=HALVES, help="run only this half")
     parser.add_argument("--out", metavar="FILE", help="rewrite the corpus section of FILE")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--rescore", metavar="DIR",
