@@ -9,6 +9,8 @@ before any incident was scored, and :data:`CORPUS` records each incident's half 
 the ranker on the ``tune`` half only; the ``held-out`` half is reported separately and untouched.
 The ``fresh`` half is not split by name: every incident of benchmarks/fresh.py is in it, and it
 is never tuned on either (report it; never change the ranker, or an incident, to fit its score).
+The fourth half, ``fresh2`` (benchmarks/fresh2.py), is a second batch written the same way, from
+the outside, with other libraries and mechanisms; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.fresh import FRESH
+from benchmarks.fresh2 import FRESH2
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 
-TUNE, HELD_OUT, FRESH_HALF = "tune", "held-out", "fresh"
+TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 #: Every half, in the order reports show them.
-HALVES = (TUNE, HELD_OUT, FRESH_HALF)
+HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF)
 
 
 def half_of(name: str) -> str:
@@ -45,7 +48,8 @@ class Entry:
     half: str
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries) or
-    ``fresh`` (acts through real libraries, written from the outside: benchmarks/fresh.py)."""
+    ``fresh`` / ``fresh2`` (acts through real libraries, written from the outside:
+    benchmarks/fresh.py, benchmarks/fresh2.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -58,4 +62,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, half_of(_name(b)), "third-party") for b in THIRD_PARTY),
     # never tuned on: the whole of benchmarks/fresh.py is the third half
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
+    # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half
+    *(Entry(_name(b), b, FRESH2_HALF, "fresh2") for b in FRESH2),
 ]

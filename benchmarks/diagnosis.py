@@ -16,8 +16,9 @@ Each incident is launched twice for real under ``runsnap capture`` (traced; the 
 then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differences. The
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
-nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh, the
-whole of benchmarks/fresh.py, written from the outside and never tuned on):
+nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh and
+fresh2, the whole of benchmarks/fresh.py and benchmarks/fresh2.py, written from the outside and
+never tuned on):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -43,7 +44,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.corpus import CORPUS, FRESH_HALF, HALVES, Entry  # noqa: E402
+from benchmarks.corpus import CORPUS, FRESH2_HALF, FRESH_HALF, HALVES, Entry  # noqa: E402
 from benchmarks.incidents import Incident, Launch  # noqa: E402
 from benchmarks.thirdparty import Unavailable  # noqa: E402
 
@@ -51,7 +52,10 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What the corpus venv holds (``--corpus-venv``): the libraries the third-party incidents use.
 CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx",
                    "huggingface_hub", "tqdm", "rich", "loguru", "pydantic-settings",
-                   "python-dotenv", "typer", "pyyaml", "jinja2", "fsspec")
+                   "python-dotenv", "typer", "pyyaml", "jinja2", "fsspec",
+                   # benchmarks/fresh2.py
+                   "omegaconf", "hydra-core", "dynaconf", "python-decouple", "marshmallow",
+                   "jsonschema", "accelerate", "platformdirs", "safetensors")
 
 
 def capture(launch: Launch, out: Path, options: Sequence[str] = (),
@@ -230,7 +234,8 @@ def render(rows: Sequence[Mapping[str, Any]]) -> str:
                          + (f"{prev} | " if has_before else "") + f"{r['top']} |")
     lines.append("")
     lines.extend(f"- {summary(rows, half)}" for half in HALVES
-                 if half != FRESH_HALF or any(r.get("half") == half for r in rows))
+                 if half not in (FRESH_HALF, FRESH2_HALF)
+                 or any(r.get("half") == half for r in rows))
     return "\n".join(lines) + "\n"
 
 
