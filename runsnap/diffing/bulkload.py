@@ -194,8 +194,9 @@ class SectionCache:
         return item
 
     def _array(self, first: str, it: Any) -> tuple[str, Any] | None:
-        """``key = [`` followed by ``    ITEM,`` lines and ``]``: each item parsed as the value
-        of a one-line ``x = ITEM`` (once per distinct item)."""
+        """``key = [`` followed by ``ITEM,`` lines (indented: by four spaces as schema 2
+        wrote them first, by one since) and ``]``: each item parsed as the value of a
+        one-line ``x = ITEM`` (once per distinct item)."""
         head = self._line(first + "]")
         if head is None:
             return None
@@ -203,9 +204,9 @@ class SectionCache:
         for line in it:
             if line == "]":
                 return head[0], items
-            if not line.startswith("    ") or not line.endswith(","):
+            if not line.startswith(" ") or not line.endswith(","):
                 return None
-            got = self._line("x = " + line[4:-1])
+            got = self._line("x = " + line[:-1].lstrip(" "))
             if got is None:
                 return None
             items.append(got[1])

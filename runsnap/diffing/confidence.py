@@ -11,7 +11,8 @@ The rules (docs/ranking.md has the same text):
   :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
   family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
   program used the value, nothing ties it to the failure) stands apart only from differences
-  the runs show unread; over a difference the runs say nothing about (an option, a data file,
+  the runs show unread or read only incidentally (by the interpreter at start-up, or for a
+  generic feature); over a difference the runs say nothing about (an option, a data file,
   a package: kinds ``name`` and ``static``), only the strongest evidence stands apart: read in
   the function that raised (99), or named by the error itself (96).
 
@@ -81,7 +82,7 @@ def _apart(top: Difference, other: Difference) -> bool:
     the value, not that it mattered: it stands apart only from what the runs show unread."""
     (k1, r1), (k2, r2) = strength(top), strength(other)
     if top.evidence_kind == "read":
-        return other.evidence_kind == "unread"
+        return other.evidence_kind in ("incidental", "unread")
     if other.evidence_kind in ("static", "name") and r1 > 0:
         # the runs cannot see how an option, a data file or a package was used: only the
         # strongest evidence (read in the function that raised, named by the error) stands

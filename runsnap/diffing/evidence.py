@@ -20,6 +20,9 @@ read               91-93  the program read the variable (or imported the package
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
+incidental         0-90   read, but only by the interpreter at its start-up or on behalf of
+                          a generic feature (terminal size, locale, help formatting): the
+                          name rules' score, below what the runs tie to the outcome
 unread             <=30   both runs traced, and no process read it from Python, for a
                           variable of a family read from Python (``NCCL_*`` and other
                           families read by native libraries are never called unread on a
@@ -56,7 +59,7 @@ __all__ = [
 ]
 
 #: Evidence kinds, strongest first.
-KINDS = ("failing-path", "named", "read", "static", "name", "unread")
+KINDS = ("failing-path", "named", "read", "static", "name", "incidental", "unread")
 
 #: Score band (low, high) of each kind of evidence from the run.
 BANDS = {"failing-path": (97, 99), "named": (94, 96), "read": (91, 93), "static": (89, 90)}
@@ -172,7 +175,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         (f, got) for f in runs for got in (f.reads(name),) if got is not None]
     startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]
     if readers and len(startup) == len(readers):
-        return Evidence("name", f"read only by the interpreter at its start-up ({startup[0]}): "
+        return Evidence("incidental", f"read only by the interpreter at its start-up ({startup[0]}): "
                                 "evidence of how Python ran, not of a decision of the program")
     generic: list[str] = []
     decided: list[tuple[RunFacts, Mapping[str, Any]]] = []
@@ -182,7 +185,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         if kept or not got.get("sites") or got.get("native"):
             decided.append((f, {**got, "sites": kept}))
     if readers and not decided:
-        return Evidence("name", "read only on behalf of " + "; ".join(generic[:2])
+        return Evidence("incidental", "read only on behalf of " + "; ".join(generic[:2])
                         + ", not a decision of the program")
     readers = decided
     if readers:

@@ -62,7 +62,8 @@ class Difference:
 
     evidence_kind: str = "name"
     """The strongest kind of evidence behind :attr:`score` (:data:`runsnap.diffing.evidence.
-    KINDS`: ``failing-path``, ``named``, ``read``, ``static``, ``name``, ``unread``)."""
+    KINDS`: ``failing-path``, ``named``, ``read``, ``static``, ``name``, ``incidental``,
+    ``unread``)."""
 
     related: tuple[Difference, ...] = ()
     """Consequences grouped under this cause (another venv: its packages; another model

@@ -44,6 +44,9 @@ MAX_EARLIER = 4
 MAX_CODE = 300
 #: Lines a traceback may span before it is given up as not one.
 MAX_LINES = 2000
+#: Lines after the exception's own that may continue its message (``str(exc)`` with line
+#: ends: pydantic's ValidationError lists each field and the input it refused there).
+MAX_MESSAGE_LINES = 20
 
 HEADER = "Traceback (most recent call last):"
 _FRAME = re.compile(r'^\s*(?:\|\s*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
@@ -61,6 +64,8 @@ class TracebackWatch:
         self._frames: list[dict[str, Any]] | None = None
         self._lines = 0
         self._code_next = False
+        self._more: list[str] | None = None
+        """The message's continuation lines, while they may still come."""
 
     @property
     def active(self) -> bool:
@@ -71,6 +76,7 @@ class TracebackWatch:
         """Lines were lost (not scanned): a traceback being read is given up, not joined
         with later lines."""
         self._frames = None
+        self._more = None
 
     def line(self, text: str) -> None:
         """Take one output line (no line end, colours removed)."""
@@ -78,6 +84,10 @@ class TracebackWatch:
             self._frames = []
             self._lines = 0
             self._code_next = False
+            self._more = None
+            return
+        if self._more is not None:
+            self._continue(text)
             return
         frames = self._frames
         if frames is None:
@@ -112,7 +122,25 @@ class TracebackWatch:
             if self.last is not None:
                 self.earlier = [*self.earlier, self.last][-MAX_EARLIER:]
             self.last = {"type": m["type"], "message": m["msg"] or "", "frames": list(frames)}
+            self._more = []
         self._frames = None
+
+    def _continue(self, text: str) -> None:
+        """A line after the exception's: part of its message until a blank line (once the
+        message has a line), another traceback's first words, or :data:`MAX_MESSAGE_LINES`."""
+        more, last = self._more, self.last
+        if more is None or last is None:
+            return
+        stripped = text.strip()
+        stop = (not stripped and (more or last["message"])) or stripped.startswith((
+            "During handling of the above exception", "The above exception was the direct"))
+        if stop or len(more) >= MAX_MESSAGE_LINES:
+            self._more = None
+            return
+        if stripped or more:
+            more.append(text.rstrip())
+            head = last["message"]
+            last["message"] = f"{head}\n{more[-1]}" if head else more[-1]
 
 
 def cut(tb: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +198,14 @@ def parse(lines: Iterable[str]) -> dict[str, Any] | None:
     ...             'ValueError: bad'])
     >>> tb["type"], tb["message"], [f["function"] for f in tb["frames"]]
     ('ValueError', 'bad', ['<module>', 'main'])
+
+    A message of several lines is kept whole, up to a blank line:
+
+    >>> parse(['Traceback (most recent call last):', '  File "/x/app.py", line 3, in main',
+    ...        'pydantic_core.ValidationError: 1 validation error for Settings', 'max_batch',
+    ...        "  Input should be a valid integer [input_value='16k']", '',
+    ...        'launcher: worker exited'])["message"].splitlines()
+    ['1 validation error for Settings', 'max_batch', "  Input should be a valid integer [input_value='16k']"]
     """
     watch = TracebackWatch()
     for text in lines:

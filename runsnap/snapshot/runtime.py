@@ -46,7 +46,7 @@ __all__ = [
 #: Tables and arrays of ``[runtime]`` written one entry a line (see runsnap.snapshot.writer).
 ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
                       "runtime.stacks", "runtime.values", "runtime.other_values",
-                      "runtime.modules", "runtime.stdlib_modules"})
+                      "runtime.stdlib_modules"})
 
 _EMPTY: Mapping[str, Any] = {}
 

@@ -124,7 +124,8 @@ def table_chunks(table: Mapping[str, Any], name: str, in_array: bool = False,
         if full in one_line and isinstance(v, Mapping):
             tables.append((k, v, False))
         elif full in one_line and isinstance(v, (list, tuple)):
-            items = "".join(f"{_one_line(x)},\n" for x in v)  # no indent: 4 bytes a line
+            # one space: a line that began with "[" would look like a table's header
+            items = "".join(f" {_one_line(x)},\n" for x in v)
             plain.append(f"{_key(k)} = [\n{items}]\n" if v else f"{_key(k)} = []\n")
         elif isinstance(v, Mapping):
             tables.append((k, v, False))

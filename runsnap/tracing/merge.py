@@ -221,6 +221,9 @@ _AFFIX = re.compile(r"""["']([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_|_[A-Za-z][A
 _FILTER = re.compile(r"""\.(?:startswith|endswith)\(|\[[^\]\n]*:[^\]\n]*\]\s*[=!]=""")
 #: Lines above a bulk read searched for the prefix it filters by.
 SCAN_LINES = 25
+#: Lines below it: a copy filtered just after it is taken (``envdict = dict(os.environ)``,
+#: then ``for key in envdict: if key.startswith("FSSPEC_")``: fsspec's config).
+SCAN_BELOW = 12
 #: Modules that only carry a bulk read out for its caller (the mapping protocol of
 #: ``os.environ``, copies): the caller's code is what filters, or not.
 PLUMBING = frozenset({"os", "_collections_abc", "collections", "copy", "typing"})
@@ -232,7 +235,8 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
     all (``scan``: false); ``{}`` when the code is not here to read.
 
     The code read is that of the innermost frame that is not plumbing (:data:`PLUMBING`):
-    its line and the :data:`SCAN_LINES` above it, from the source, after the run. A scan
+    its line, the :data:`SCAN_LINES` above it and the :data:`SCAN_BELOW` below it (a copy
+    filtered as soon as it is taken), from the source, after the run. A scan
     filters names there (``k.startswith(PREFIX)``, ``name.endswith("_proxy")``,
     ``name[-6:] == '_proxy'``: urllib's proxies) or names a prefix of the ``"WANDB_"``
     shape. Python's own library counts: urllib scans for ``*_proxy``."""
@@ -250,7 +254,7 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
             return {}
         lines = list(_lines(file))
         n = int(line)
-        window = "".join(lines[max(0, n - SCAN_LINES): n + 2])
+        window = "".join(lines[max(0, n - SCAN_LINES): n + SCAN_BELOW])
         named = _PREFIX.findall(window)
         if not named and not _FILTER.search(window):
             return {"scan": False}
