@@ -329,7 +329,12 @@ def _merge(g: Group, members: Sequence[Difference],
            key: Callable[[Difference], Any]) -> Difference:
     cause = g.cause
     ranked = sorted(members, key=key)
-    strongest = min([cause, *ranked], key=_strength)
+    # the run-time copy of the cause's own variable speaks for it only with evidence from the
+    # runs, never with a name's rule (a variable the interpreter alone read is no stronger
+    # for its [runtime] entry)
+    strongest = min([cause, *(m for m in ranked
+                              if m.section != "runtime" or m.evidence_kind != "name")],
+                    key=_strength)
     reason = cause.reason
     lines = list(cause.evidence) + list(g.lines)
     if g.title:
