@@ -243,6 +243,8 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
 
 
+#: Candidates of an undecided verdict shown in detail (the verdict names them all).
+CANDIDATES_DETAILED = 5
 #: Differences the runs show unread listed one a line up to this many; more are one line.
 UNREAD_LISTED = 3
 #: How the line of those begins.
@@ -256,8 +258,8 @@ def _detailed(report: Report, shown: Sequence[Difference]) -> list[Difference]:
     counted = [d for d in shown if not d.hidden and d.section != "outcome"]
     if report.candidates and report.outcome != "same":
         named = [d for d in counted if d in report.candidates]
-        if named:
-            return named[:DETAILED]
+        if named:  # many candidates: the first few in detail, the others a line each below
+            return named[:CANDIDATES_DETAILED]
     return [d for d in counted if d.score >= LIKELY][:DETAILED]
 
 
