@@ -4,7 +4,8 @@ outcome.
 
 The modules: :mod:`~runsnap.capturing.context` (the capture context: argv, environment, cwd,
 the child's interpreter, the package probe), :mod:`~runsnap.capturing.collect` (collectors,
-redaction, the snapshot), :mod:`~runsnap.capturing.output` (where snapshots go),
+redaction, the snapshot), :mod:`~runsnap.capturing.options` (what a capture is asked to do, one
+record), :mod:`~runsnap.capturing.output` (where snapshots go),
 :mod:`~runsnap.capturing.wrapped` (snapshot, launch, outcome), :mod:`~runsnap.capturing.process`
 (``--pid``: a process already running), :mod:`~runsnap.capturing.naming` (who a snapshot is in
 a job: host, rank, launcher).
@@ -15,11 +16,14 @@ from __future__ import annotations
 from runsnap.capturing.collect import (
     build_context,
     capture,
+    capture_context,
     capture_pid,
+    capture_process,
     snapshot_from_context,
     with_meta,
     with_section,
 )
+from runsnap.capturing.options import CaptureOptions
 from runsnap.capturing.output import (
     GITIGNORE,
     default_output,
@@ -27,20 +31,24 @@ from runsnap.capturing.output import (
     resolve_output,
     save_first,
 )
-from runsnap.capturing.wrapped import RunRecord, launch_spec, run
+from runsnap.capturing.wrapped import RunRecord, launch_spec, run, run_with
 
 __all__ = [
     "GITIGNORE",
+    "CaptureOptions",
     "RunRecord",
     "build_context",
     "capture",
+    "capture_context",
     "capture_pid",
+    "capture_process",
     "default_output",
     "ensure_snapshot_dir",
     "launch_spec",
     "resolve_output",
     "save_first",
     "run",
+    "run_with",
     "snapshot_from_context",
     "with_meta",
     "with_section",

@@ -13,7 +13,8 @@ from runsnap.base.cache import ScrubbedTexts
 from runsnap.base.paths import current_dir
 from runsnap.base.pythons import check_python
 from runsnap.base.timestamps import utc_timestamp
-from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
+from runsnap.capturing.context import CaptureContext
+from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
@@ -23,41 +24,27 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-__all__ = ["build_context", "capture", "capture_pid", "capture_redactor", "snapshot_from_context",
-           "with_meta", "with_section"]
+__all__ = ["build_context", "capture", "capture_context", "capture_pid", "capture_process",
+           "capture_redactor", "snapshot_from_context", "with_meta", "with_section"]
 
 def build_context(
     argv: Sequence[str] = (),
+    options: CaptureOptions | None = None,
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
-    label: str = "",
-    repos: Sequence[str] = (),
-    models: Sequence[str] = (),
-    python: str | None = None,
-    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
-    started: Mapping[str, Any] | None = None,
 ) -> CaptureContext:
-    """A :class:`CaptureContext` for a child launched with ``argv`` in ``cwd`` with ``env``.
+    """A :class:`CaptureContext` for a child launched with ``argv`` in ``cwd`` with ``env``, as
+    ``options`` ask.
 
-    ``started``: work begun early for this capture (see :class:`CaptureContext`). Raises
-    :class:`~runsnap.errors.UsageError` when ``python`` is missing or not Python.
+    Raises :class:`~runsnap.errors.UsageError` when ``options.python`` is missing or not Python.
     """
+    options = CaptureOptions() if options is None else options
     env = dict(os.environ if env is None else env)
     where = os.path.abspath(os.fspath(cwd) if cwd is not None else current_dir())
-    if python:
-        python = check_python(python, where, env)
-    return CaptureContext(
-        argv=tuple(argv),
-        env=env,
-        cwd=where,
-        label=label,
-        repos=tuple(repos),
-        models=tuple(models),
-        python=python,
-        max_diff_bytes=max_diff_bytes,
-        started=started,
-    )
+    if options.python:
+        options = options.replace(python=check_python(options.python, where, env))
+    return CaptureContext(argv=tuple(argv), env=env, cwd=where, options=options)
 
 
 def capture_redactor(key: FingerprintKey, cwd: str, redact: Sequence[str] = (),
@@ -169,16 +156,24 @@ def capture(
     ``env`` defaults to this process's environment and ``cwd`` to the current directory: the
     child would inherit both. Secrets are replaced with fingerprints before anything is kept.
     ``started``: work begun early for this capture (``{"git": runsnap.capturing.collectors.git.
-    prestart(...)}``), taken over when it suits.
+    prestart(...)}``), taken over when it suits. The other keywords are
+    :class:`~runsnap.capturing.options.CaptureOptions`' fields (:func:`capture_context`).
     """
-    ctx = build_context(
-        argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes, started=started,
-    )
-    redactor = capture_redactor(load_key(), ctx.cwd, redact, keep)
+    options = CaptureOptions.of(label=label, repos=repos, models=models, python=python,
+                                max_diff_bytes=max_diff_bytes, output=output, redact=redact,
+                                keep=keep, started=started)
+    return capture_context(argv, options, env=env, cwd=cwd)
+
+
+def capture_context(argv: Sequence[str], options: CaptureOptions, *,
+                    env: Mapping[str, str] | None = None,
+                    cwd: str | os.PathLike[str] | None = None) -> Snapshot:
+    """:func:`capture` with its options as one record."""
+    ctx = build_context(argv, options, env=env, cwd=cwd)
+    redactor = capture_redactor(load_key(), ctx.cwd, options.redact, options.keep)
     snap = snapshot_from_context(ctx, redactor=redactor)
-    if output is not None:
-        snap = snap.save(output)
+    if options.output is not None:
+        snap = snap.save(options.output)
     return snap
 
 
@@ -199,19 +194,23 @@ def capture_pid(
 
     Raises :class:`~runsnap.errors.ProcessError` when it does not exist or cannot be read.
     """
+    return capture_process(pid, CaptureOptions.of(
+        label=label, repos=repos, models=models, python=python, max_diff_bytes=max_diff_bytes,
+        output=output, redact=redact, keep=keep))
+
+
+def capture_process(pid: int, options: CaptureOptions) -> Snapshot:
+    """:func:`capture_pid` with its options as one record."""
     from runsnap.capturing.process import context_for_pid
 
-    if python:
-        python = check_python(python, current_dir(), os.environ)
-    ctx, section = context_for_pid(
-        pid, label=label, repos=tuple(repos), models=tuple(models), python=python,
-        max_diff_bytes=max_diff_bytes,
-    )
-    redactor = capture_redactor(load_key(), ctx.cwd, redact, keep)
+    if options.python:
+        options = options.replace(python=check_python(options.python, current_dir(), os.environ))
+    ctx, section = context_for_pid(pid, options)
+    redactor = capture_redactor(load_key(), ctx.cwd, options.redact, options.keep)
     snap = snapshot_from_context(ctx, extra={"process": section}, redactor=redactor)
     snap = snap.replace(meta={**snap.meta, "launch": "pid"})
-    if output is not None:
-        snap = snap.save(output)
+    if options.output is not None:
+        snap = snap.save(options.output)
     return snap
 
 

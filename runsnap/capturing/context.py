@@ -19,6 +19,7 @@ from runsnap.base.files import read_head
 from runsnap.base.paths import current_dir
 from runsnap.base.pythons import add_direct_url, first_error
 from runsnap.base.records import FrozenRecord, Record
+from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureContext", "Interpreter"]
 
 #: Default cap on the stored uncommitted diff of one repository.
-DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
 
 
 class Interpreter(FrozenRecord):
@@ -102,29 +102,26 @@ class CaptureContext(Record):
         argv: tuple[str, ...] = (),
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
-        label: str = "",
-        repos: tuple[str, ...] = (),
-        models: tuple[str, ...] = (),
-        python: str | None = None,
-        max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES,
-        started: Mapping[str, Any] | None = None,
+        options: CaptureOptions | None = None,
         interpreter: Interpreter | None = None,
     ) -> None:
         """``env`` defaults to a copy of this process's environment, ``cwd`` to the current
-        directory (both read when the context is made). ``started``: work begun early for this
-        capture and handed over (collector name -> its handle, e.g. ``runsnap.capturing.collectors.git.
-        prestart``'s plan); a collector checks that it suits before taking it over.
-        ``interpreter``: the interpreter when it is already known, with its reason (a running
-        process's own, read from the process by ``capture --pid``)."""
+        directory (both read when the context is made). ``options``: what the user asked for
+        (label, repositories, models, interpreter, diff cap; its ``started``, work begun early
+        for this capture and handed over, collector name -> its handle, e.g.
+        ``runsnap.capturing.collectors.git.prestart``'s plan, which a collector checks suits
+        before taking it over). ``interpreter``: the interpreter when it is already known, with
+        its reason (a running process's own, read from the process by ``capture --pid``)."""
+        o = CaptureOptions() if options is None else options
         self.argv = argv
         self.env = dict(os.environ) if env is None else env
         self.cwd = current_dir() if cwd is None else cwd
-        self.label = label
-        self.repos = repos
-        self.models = models
-        self.python = python
-        self.max_diff_bytes = max_diff_bytes
-        self.started = dict(started or {})
+        self.label = o.label
+        self.repos = o.repos
+        self.models = o.models
+        self.python = o.python
+        self.max_diff_bytes = o.max_diff_bytes
+        self.started = dict(o.started or {})
         self._probe = None
         self._probe_cached = None
         self._probe_key = ""

@@ -24,6 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from runsnap.capturing.options import CaptureOptions
+
 __all__ = ["context_for_pid", "library_version", "process_section"]
 
 # libnccl.so.2.21.5, libcudart.so.12, libcudart-d0da41ae.so.11.0 (wheel-vendored), libc.so.6
@@ -133,12 +135,7 @@ def process_section(proc: Any) -> dict[str, Any]:
 
 def context_for_pid(
     pid: int,
-    *,
-    label: str = "",
-    repos: tuple[str, ...] = (),
-    models: tuple[str, ...] = (),
-    python: str | None = None,
-    max_diff_bytes: int | None = None,
+    options: CaptureOptions,
 ) -> tuple[CaptureContext, dict[str, Any]]:
     """The capture context of the running process ``pid`` and its ``[process]`` section.
 
@@ -171,16 +168,12 @@ def context_for_pid(
         ) from None
     if not argv:
         raise ProcessError(f"process {pid} has no command line (a kernel thread?)")
-    kwargs: dict[str, Any] = {}
-    if max_diff_bytes is not None:
-        kwargs["max_diff_bytes"] = max_diff_bytes
-    if python is None and exe and is_python_name(os.path.basename(exe)):
+    interpreter = None
+    if options.python is None and exe and is_python_name(os.path.basename(exe)):
         # the interpreter it really runs, in the virtual environment it runs in
-        kwargs["interpreter"] = running_interpreter(pid, argv, env, cwd, exe)
-    ctx = CaptureContext(
-        argv=tuple(argv), env=dict(env), cwd=cwd, label=label, repos=tuple(repos),
-        models=tuple(models), python=python, **kwargs,
-    )
+        interpreter = running_interpreter(pid, argv, env, cwd, exe)
+    ctx = CaptureContext(argv=tuple(argv), env=dict(env), cwd=cwd, options=options,
+                         interpreter=interpreter)
     return ctx, process_section(proc)
 
 

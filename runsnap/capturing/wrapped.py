@@ -16,7 +16,8 @@ from runsnap.capturing.collect import (
     with_meta,
     with_section,
 )
-from runsnap.capturing.context import DEFAULT_MAX_DIFF_BYTES, CaptureContext
+from runsnap.capturing.context import CaptureContext
+from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.capturing.output import resolve_output, save_first
 from runsnap.capturing.settings import load_settings
 from runsnap.redact import load_key
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
         def meta(self) -> Mapping[str, Any]:
             """Entries joining [meta] when the outcome is written (redacted like the rest)."""
 
-__all__ = ["RunRecord", "launch_spec", "run"]
+__all__ = ["RunRecord", "launch_spec", "prelaunch_guard", "run", "run_with", "user_metrics"]
 
 
 def launch_spec(ctx: CaptureContext) -> LaunchSpec:
@@ -108,30 +109,49 @@ def run(
     run, :mod:`runsnap.track`) adds its variables to the launch specification too, and its
     entries to ``[meta]`` with the outcome. ``metrics``: the user's own (``NAME=REGEX``,
     beside the project's ``[tool.runsnap] metrics``), recorded in ``[outcome] metrics``. Raises
-    :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written.
+    :class:`~runsnap.errors.CaptureError` when the snapshot or the log cannot be written. The
+    other keywords are :class:`~runsnap.capturing.options.CaptureOptions`' fields
+    (:func:`run_with`).
     """
+    options = CaptureOptions.of(
+        label=label, repos=repos, models=models, python=python, max_diff_bytes=max_diff_bytes,
+        output=output, out_dir=out_dir, tail_lines=tail_lines, log=log,
+        inherit_tty=inherit_tty, kill_grace=kill_grace, exec_=exec_, timeout=timeout,
+        redact=redact, keep=keep, trace=trace, started=started, metrics=metrics, strict=strict)
+    return run_with(argv, options, env=env, cwd=cwd, on_saved=on_saved, companion=companion)
+
+
+def run_with(
+    argv: Sequence[str],
+    options: CaptureOptions,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    on_saved: Callable[[Snapshot], None] | None = None,
+    companion: Companion | None = None,
+) -> RunRecord:
+    """:func:`run` with its options as one record."""
     from runsnap import launch, tracing
     from runsnap.errors import CaptureError
     from runsnap.launch import frame_names, outcome
 
     if not argv:
         raise CaptureError("nothing to run: give the command after --")
-    if exec_ and not argv[0]:
+    if options.exec_ and not argv[0]:
         from runsnap.errors import UsageError
 
         raise UsageError("--exec: the command is empty (nothing to replace runsnap with)")
-    tail = outcome.DEFAULT_TAIL_LINES if tail_lines is None else tail_lines
-    grace = launch.DEFAULT_KILL_GRACE if kill_grace is None else kill_grace
-    ctx = build_context(
-        argv, env=env, cwd=cwd, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes, started=started,
-    )
+    tail = outcome.DEFAULT_TAIL_LINES if options.tail_lines is None else options.tail_lines
+    grace = launch.DEFAULT_KILL_GRACE if options.kill_grace is None else options.kill_grace
+    exec_ = options.exec_
+    ctx = build_context(argv, options, env=env, cwd=cwd)
     reached("capture.context")
     settings = load_settings(ctx.cwd)
-    patterns = user_metrics((*settings.metrics, *metrics))
+    patterns = user_metrics((*settings.metrics, *options.metrics))
     key = load_key()  # runsnap's own user and environment, as in every capture
-    redactor = capture_redactor(key, ctx.cwd, redact, keep)
+    redactor = capture_redactor(key, ctx.cwd, options.redact, options.keep)
     tee = None
+    log = options.log
     if log is not None:
         try:
             tee = launch.LogTee(log, line_filter=redactor.line_filter())
@@ -139,13 +159,13 @@ def run(
             raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
         OwnFiles().record(tee.path)  # runsnap's own file: no capture lists it in [git]
     snap = snapshot_from_context(ctx, redactor=redactor)
-    prelaunch_guard(snap, strict or settings.strict)
+    prelaunch_guard(snap, options.strict or settings.strict)
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
     if tee is not None:
         meta["log"] = tee.path
     snap = snap.replace(meta=meta)
-    to_stdout = output is not None and os.fspath(output) == "-"
-    target = None if to_stdout else resolve_output(snap, output, out_dir)
+    to_stdout = options.output == "-"
+    target = None if to_stdout else resolve_output(snap, options.output, options.out_dir)
 
     def save(s: Snapshot) -> Snapshot:
         # -o -: the snapshot goes to standard output once, complete, when the command ends
@@ -159,7 +179,7 @@ def run(
     final = snap
     errors: list[str] = []
     tracer, why = (None, "--exec: runsnap is gone when the command ends, so nothing is traced") \
-        if exec_ else tracing.prepare(ctx.argv, ctx.env, ctx.cwd, enabled=trace)
+        if exec_ else tracing.prepare(ctx.argv, ctx.env, ctx.cwd, enabled=options.trace)
 
     def write_outcome(result: LaunchResult) -> None:
         nonlocal final
@@ -186,8 +206,9 @@ def run(
     else:
         if tracer is not None:  # the launch gets the hook; the snapshot keeps the user's env
             spec = spec.replace(env=tracer.launch_env(spec.env))
-        result = launch.run(spec, timeout=timeout, tail_lines=tail, log=tee,
-                            inherit_tty=inherit_tty, kill_grace=grace, on_exit=write_outcome,
+        result = launch.run(spec, timeout=options.timeout, tail_lines=tail, log=tee,
+                            inherit_tty=options.inherit_tty, kill_grace=grace,
+                            on_exit=write_outcome,
                             metrics=patterns)
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)

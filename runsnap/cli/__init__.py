@@ -23,7 +23,7 @@ from runsnap.base.paths import current_dir
 from runsnap.base.startenv import restore_exec_environment
 from runsnap.cli.boundary import guarded
 from runsnap.cli.capture import run_capture
-from runsnap.cli.options import parse_capture
+from runsnap.cli.options import CaptureRequest, parse_capture
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if plan is not None:
             params["started"] = {"git": plan}
     try:
-        status = guarded(run_capture, **params)
+        status = guarded(run_capture, CaptureRequest.from_params(params))
     except BrokenPipeError:
         # stdout closed by the reader (``runsnap capture | head -0``): as click does, exit 1
         # without a traceback, and keep Python from complaining again at shutdown.

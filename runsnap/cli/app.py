@@ -29,7 +29,7 @@ import click
 from runsnap import __version__
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
 from runsnap.cli.capture import run_capture
-from runsnap.cli.options import CAPTURE_OPTIONS, Opt
+from runsnap.cli.options import CAPTURE_OPTIONS, CaptureRequest, Opt
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,7 +84,7 @@ def capture(**params: Any) -> None:
     With --no-run, or with no command (the current context), nothing is run and the path is
     printed on stdout. --pid PID snapshots a process that is already running.
     """
-    sys.exit(run_capture(**params))
+    sys.exit(run_capture(CaptureRequest.from_params(params)))
 
 
 #: Where ``show``, ``ls`` and ``diff`` look for snapshots named ``@N`` / ``@label``.

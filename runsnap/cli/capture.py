@@ -6,9 +6,9 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
+    from runsnap.cli.options import CaptureRequest
     from runsnap.snapshot import Snapshot
     from runsnap.track import Session
 
@@ -18,55 +18,48 @@ __all__ = ["TIMED_OUT", "run_capture"]
 TIMED_OUT = 124
 
 
-def run_capture(
-    output: str | None, out_dir: str | None, label: str, repos: tuple[str, ...],
-    models: tuple[str, ...], python: str | None, max_diff_bytes: int, log: str | None,
-    tail_lines: int, exec_: bool, no_run: bool, pid: int | None, inherit_tty: bool,
-    kill_after: float, command: tuple[str, ...], redact: tuple[str, ...] = (),
-    keep: tuple[str, ...] = (), no_trace: bool = False, started: Mapping[str, Any] | None = None,
-    timeout: float | None = None, track: str | None = None, track_experiment: str | None = None,
-    track_timeout: float | None = None, metrics: tuple[str, ...] = (),
-    strict: bool = False,
-) -> int:
+def run_capture(request: CaptureRequest) -> int:
     """What ``runsnap capture`` does once its options are known; returns the exit status.
 
-    ``started``: work begun for this capture before the rest of runsnap was imported (the
-    fast path's git head start), handed over to the capture."""
+    ``request.options.started``: work begun for this capture before the rest of runsnap was
+    imported (the fast path's git head start), handed over to the capture."""
     from runsnap.errors import UsageError
 
-    session = _tracking(track, track_experiment, track_timeout, pid, exec_)
+    options, command, pid = request.options, request.command, request.pid
+    output, out_dir = options.output, options.out_dir
+    session = _tracking(request.track, request.track_experiment, request.track_timeout, pid,
+                        options.exec_)
     if pid is not None:
         if command:
             raise UsageError("--pid takes no COMMAND: give one or the other")
-        if exec_ or log or no_run or timeout:
+        if options.exec_ or options.log or request.no_run or options.timeout:
             raise UsageError("--exec, --log, --no-run and --timeout need a COMMAND, not --pid")
-        from runsnap.capturing import capture_pid
+        from runsnap.capturing import capture_process
 
-        snap = capture_pid(pid, label=label, repos=repos, models=models, python=python,
-                           max_diff_bytes=max_diff_bytes, redact=redact, keep=keep)
+        snap = capture_process(pid, options.replace(output=None))
         _emit(snap, output, out_dir)
         return 0
-    if not command or no_run:
-        if exec_ or log or timeout:
+    if not command or request.no_run:
+        if options.exec_ or options.log or options.timeout:
             raise UsageError("--exec, --log and --timeout need a COMMAND to run (and no --no-run)")
-        from runsnap.capturing import capture
+        from runsnap.capturing import capture_context
 
-        snap = capture(command, label=label, repos=repos, models=models, python=python,
-                       max_diff_bytes=max_diff_bytes, redact=redact, keep=keep, started=started)
+        snap = capture_context(command, options.replace(output=None))
         if command:  # --no-run -- COMMAND: the launch it would be, checked as before a launch
             from runsnap.capturing.settings import load_settings
             from runsnap.capturing.wrapped import prelaunch_guard
 
-            prelaunch_guard(snap, strict or load_settings(snap["command"].get("cwd")).strict)
+            prelaunch_guard(snap, options.strict or
+                            load_settings(snap["command"].get("cwd")).strict)
         if session is not None:
             return _tracked_context(session, snap, output, out_dir)
         _emit(snap, output, out_dir)
         return 0
-    if exec_ and timeout:
+    if options.exec_ and options.timeout:
         raise UsageError("--exec leaves nobody to stop the command: --timeout needs runsnap to "
                          "stay (drop --exec)")
 
-    from runsnap.capturing import run
+    from runsnap.capturing import run_with
 
     def announce(snap: Snapshot) -> None:
         from runsnap.base.paths import shown
@@ -76,14 +69,8 @@ def run_capture(
         sys.stderr.write(f"runsnap: snapshot {where}\n")
         sys.stderr.flush()
 
-    record = run(
-        command, label=label, repos=repos, models=models, python=python,
-        max_diff_bytes=max_diff_bytes, output=output, out_dir=out_dir, tail_lines=tail_lines,
-        log=log, inherit_tty=inherit_tty, kill_grace=kill_after, exec_=exec_,
-        on_saved=announce, redact=redact, keep=keep, trace=not no_trace, started=started,
-        timeout=timeout or None, companion=None if session is None else _Told(session),
-        metrics=metrics, strict=strict,
-    )
+    record = run_with(command, options, on_saved=announce,
+                      companion=None if session is None else _Told(session))
     if record.result.error:
         sys.stderr.write(f"runsnap: {record.result.error}\n")
     for problem in record.errors:

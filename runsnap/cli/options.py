@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 
+from runsnap.base.records import FrozenRecord
+from runsnap.capturing.options import CaptureOptions
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
-__all__ = ["CAPTURE_OPTIONS", "Opt", "parse_capture"]
+__all__ = ["CAPTURE_OPTIONS", "CaptureRequest", "Opt", "parse_capture"]
 
 
 class Opt:
@@ -71,7 +74,7 @@ CAPTURE_OPTIONS = (
         help="Stop the command after this many seconds (SIGTERM, then SIGKILL after "
              "--kill-after); [outcome] says timed_out and runsnap exits with 124, as "
              "timeout(1) does. 0: no timeout."),
-    Opt("--kill-after", dest="kill_after", kind="seconds", default=10.0,
+    Opt("--kill-after", dest="kill_grace", kind="seconds", default=10.0,
         help="Seconds between the SIGTERM and the SIGKILL when runsnap is asked twice to "
              "stop or --timeout expires."),
     Opt("--redact", dest="redact", multiple=True,
@@ -178,3 +181,44 @@ def parse_capture(args: Sequence[str], environ: Any = None) -> dict[str, Any] | 
             params[opt.dest] = tuple(params[opt.dest])
     params["command"] = tuple(args[i:])
     return params
+
+
+class CaptureRequest(FrozenRecord):
+    """A ``runsnap capture`` command line as both faces read it from :data:`CAPTURE_OPTIONS`:
+    the capture's :class:`~runsnap.capturing.options.CaptureOptions` and what only the command
+    line decides (run or not, ``--pid``, the tracker)."""
+
+    options: CaptureOptions
+    """What the capture records and how it runs the command."""
+    command: tuple[str, ...] = ()
+    """The command after ``--`` (empty: the current context)."""
+    no_run: bool = False
+    """``--no-run``: record the context only."""
+    pid: int | None = None
+    """``--pid``: a process already running instead of a command."""
+    track: str | None = None
+    """``--track``: the experiment tracker (None: the project's setting)."""
+    track_experiment: str | None = None
+    """``--track-experiment``."""
+    track_timeout: float | None = None
+    """``--track-timeout``."""
+
+    #: The options of :data:`CAPTURE_OPTIONS` that are the request's own; every other one is a
+    #: field of :class:`CaptureOptions` of the same name, but ``--no-trace`` (``trace``).
+    OWN = ("command", "no_run", "pid", "track", "track_experiment", "track_timeout")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> CaptureRequest:
+        """The request from the values of :data:`CAPTURE_OPTIONS` (keyed by ``dest``) and
+        ``command``, as :func:`parse_capture` and click give them.
+
+        >>> r = CaptureRequest.from_params({"label": "a", "no_trace": True, "timeout": 0,
+        ...                                  "command": ("true",)})
+        >>> r.options.label, r.options.trace, r.options.timeout, r.command
+        ('a', False, None, ('true',))
+        """
+        given = dict(params)
+        own = {name: given.pop(name) for name in cls.OWN if name in given}
+        given["trace"] = not given.pop("no_trace", False)
+        given["timeout"] = given.get("timeout") or None  # --timeout 0: none
+        return cls(CaptureOptions.of(**given), **own)

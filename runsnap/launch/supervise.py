@@ -7,6 +7,7 @@ import os
 import signal
 import time
 
+from runsnap.base.records import FrozenRecord
 from runsnap.launch import start
 from runsnap.launch.outcome import DEFAULT_TAIL_LINES
 from runsnap.launch.relay import Streams, flush_own_streams
@@ -38,7 +39,6 @@ def run(
     log: LogTee | None = None,
     inherit_tty: bool = False,
     kill_grace: float = DEFAULT_KILL_GRACE,
-    on_start: Callable[[LaunchResult], None] | None = None,
     on_exit: Callable[[LaunchResult], None] | None = None,
     metrics: Sequence[tuple[str, re.Pattern[bytes]]] = (),
 ) -> LaunchResult:
@@ -64,9 +64,8 @@ def run(
                 result.ended_at = result.started_at
                 start.classify_failure(result, exc, spec)
             else:
-                _supervise(proc, result, streams, guard, t0=t0, timeout=timeout,
-                           tail_lines=tail_lines, log=log, kill_grace=kill_grace,
-                           on_start=on_start, metrics=metrics)
+                how = _How(timeout, tail_lines, log, kill_grace, tuple(metrics))
+                _supervise(proc, result, streams, guard, t0, how)
         finally:
             streams.close()
         if on_exit is not None:
@@ -74,21 +73,27 @@ def run(
     return result
 
 
-def _supervise(
-    proc: subprocess.Popen[bytes], result: LaunchResult, streams: Streams, guard: SignalGuard,
-    *, t0: float, timeout: float | None, tail_lines: int, log: LogTee | None,
-    kill_grace: float, on_start: Callable[[LaunchResult], None] | None,
-    metrics: Sequence[tuple[str, re.Pattern[bytes]]] = (),
-) -> None:
+class _How(FrozenRecord):
+    """How :func:`run` was asked to watch the child (its keyword arguments)."""
+
+    timeout: float | None
+    tail_lines: int
+    log: LogTee | None
+    kill_grace: float
+    metrics: tuple[tuple[str, re.Pattern[bytes]], ...] = ()
+
+
+def _supervise(proc: subprocess.Popen[bytes], result: LaunchResult, streams: Streams,
+               guard: SignalGuard, t0: float, how: _How) -> None:
     """From a started child to its recorded end (never leaving it running)."""
+    timeout, tail_lines, log, kill_grace, metrics = (
+        how.timeout, how.tail_lines, how.log, how.kill_grace, how.metrics)
     try:
         result.pid = proc.pid
         guard.hold(*([signal.SIGWINCH] if streams.uses_pty else []))
         relays = streams.start_relays(result, tail_lines, log, metrics)  # threads inherit the mask
         sampler = RssSampler(proc.pid, RSS_INTERVAL)
         sampler.start()
-        if on_start is not None:
-            on_start(result)
         status, result.timed_out = guard.wait(proc, kill_grace=kill_grace, relays=relays,
                                               timeout=timeout)
         result.duration_s = time.monotonic() - t0
