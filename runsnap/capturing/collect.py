@@ -95,10 +95,9 @@ def snapshot_from_context(
     for name, collector in REGISTRY.items():
         t0 = time.perf_counter()
         try:
-            section = collector(ctx)
+            section = {"errors": [], **collector(ctx)}
         except Exception as exc:  # a collector never fails the capture
             section = {"errors": [f"{name} collector failed: {type(exc).__name__}: {exc}"]}
-        section.setdefault("errors", [])
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
         # Secrets found section by section (the first pass), so it overlaps the programs still
         # running; replaced everywhere once every section is in (the second pass, below).

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from runsnap.capturing.options import CaptureOptions
+    from runsnap.snapshot.shapes import ProcessChild, ProcessSection
 
 __all__ = ["context_for_pid", "library_version", "process_section"]
 
@@ -91,16 +92,16 @@ def _libraries(proc: Any, errors: list[str]) -> dict[str, Any]:
     return {k: libs[k] for k in sorted(libs)}
 
 
-def process_section(proc: Any) -> dict[str, Any]:
+def process_section(proc: Any) -> ProcessSection:
     """The ``[process]`` section for a :class:`psutil.Process` (fields it cannot read -> errors)."""
     import psutil
 
     errors: list[str] = []
-    section: dict[str, Any] = {"pid": proc.pid}
+    section: ProcessSection = {"pid": proc.pid}
 
     def get(key: str, fn: Any) -> None:
         try:
-            section[key] = fn()
+            section[key] = fn()  # type: ignore[literal-required]
         except (psutil.Error, OSError) as exc:
             errors.append(f"{key}: {type(exc).__name__}: {exc}")
 
@@ -111,10 +112,10 @@ def process_section(proc: Any) -> dict[str, Any]:
     get("started_at", lambda: utc_timestamp(proc.create_time()))
     get("user", proc.username)
     get("num_threads", proc.num_threads)
-    children: list[dict[str, Any]] = []
+    children: list[ProcessChild] = []
     try:
         for child in proc.children(recursive=True):
-            entry: dict[str, Any] = {"pid": child.pid}
+            entry: ProcessChild = {"pid": child.pid}
             try:
                 with child.oneshot():
                     entry["ppid"] = child.ppid()
@@ -136,7 +137,7 @@ def process_section(proc: Any) -> dict[str, Any]:
 def context_for_pid(
     pid: int,
     options: CaptureOptions,
-) -> tuple[CaptureContext, dict[str, Any]]:
+) -> tuple[CaptureContext, ProcessSection]:
     """The capture context of the running process ``pid`` and its ``[process]`` section.
 
     Raises :class:`~runsnap.errors.ProcessError` (exit status 2) when there is no such process

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DERIVED", "REGISTRY", "STARTERS", "Collector", "Deriver", "merge", "start"]
 
-Collector = Callable[["CaptureContext"], "dict[str, Any]"]
+Collector = Callable[["CaptureContext"], "Mapping[str, Any]"]
 Deriver = Callable[["CaptureContext", "Mapping[str, Any]"], "dict[str, Any]"]
 
 #: Section name -> collector, in the order they run (snapshots order sections by

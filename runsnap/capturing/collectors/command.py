@@ -8,16 +8,15 @@ from runsnap.base.argv import parse_options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from runsnap.capturing.context import CaptureContext
+    from runsnap.snapshot.shapes import CommandSection
 
 
-def collect(ctx: CaptureContext) -> dict[str, Any]:
+def collect(ctx: CaptureContext) -> CommandSection:
     """``{"argv", "cwd", "executable", "executable_real", "options", "errors"}``."""
     errors: list[str] = []
     argv = list(ctx.argv)
-    section: dict[str, Any] = {"argv": argv, "cwd": ctx.cwd}
+    section: CommandSection = {"argv": argv, "cwd": ctx.cwd}
     if argv:
         exe = ctx.executable
         if exe is None:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from runsnap.capturing.context import CaptureContext
+    from runsnap.snapshot.shapes import EnvSection
 
 
-def collect(ctx: CaptureContext) -> dict[str, Any]:
+def collect(ctx: CaptureContext) -> EnvSection:
     """``{"count", "vars": {name: value}, "errors"}``, names sorted."""
     env = dict(ctx.env)
     return {"count": len(env), "vars": {k: env[k] for k in sorted(env)}, "errors": []}
