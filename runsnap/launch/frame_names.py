@@ -118,7 +118,7 @@ def _tree(path: str, cache: dict[str, ast.AST | None]) -> ast.AST | None:
     return tree
 
 
-def annotate(tracebacks: Iterable[dict[str, Any] | None], wanted: Collection[str]) -> None:
+def annotate(tracebacks: Iterable[Mapping[str, Any] | None], wanted: Collection[str]) -> None:
     """Add ``names`` to the innermost frames of each traceback (in place): those of
     ``wanted`` (the fields of the run's model configs) that the frame's code reads, by their
     own name or by an alias the model's code declares (:func:`aliases`:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from runsnap.launch import LaunchResult
+    from runsnap.snapshot.shapes import OutcomeSection, Stream, Traceback
 
 __all__ = [
     "DEFAULT_TAIL_LINES",
@@ -385,7 +386,7 @@ def cut(section: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict[str, Any]:
+def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> OutcomeSection:
     """The ``[outcome]`` section for a finished (or never started) launch.
 
     Keys: ``status`` (``exited``, ``signalled``, ``not_found``, ``not_executable``,
@@ -401,7 +402,7 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     ``key: value`` number and of each ``--metric``, :mod:`runsnap.launch.metrics`),
     ``log`` (path, sha256, bytes) when teed, and ``errors``.
     """
-    out: dict[str, Any] = {
+    out: OutcomeSection = {
         "status": result.status,
         "exit_status": result.exit_status,
     }
@@ -426,14 +427,14 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
     }
     out["tail_lines"] = tail_lines
     first: tuple[float, str, str] | None = None
-    traceback: dict[str, Any] | None = None
-    earlier: list[dict[str, Any]] = []
+    traceback: Traceback | None = None
+    earlier: list[Traceback] = []
     warnings: list[str] = []
     warnings_count = 0
     for name in ("stdout", "stderr"):
         mode = result.modes.get(name, "none")
         watch = result.watches.get(name)
-        stream: dict[str, Any] = {"mode": mode}
+        stream: Stream = {"mode": mode}
         if watch is None:
             stream["captured"] = False
             stream["reason"] = _NOT_CAPTURED.get(mode, "output not read")
@@ -456,7 +457,7 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> dict
                 earlier.append(watch.traceback.last)
             earlier[:0] = watch.traceback.earlier
             warnings_count += watch.warnings_count
-        out[name] = stream
+        out["stdout" if name == "stdout" else "stderr"] = stream
     if first is not None:
         out["first_error"] = first[2]
         out["first_error_stream"] = first[1]

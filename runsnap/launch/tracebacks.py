@@ -28,8 +28,10 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
     from typing import Any
+
+    from runsnap.snapshot.shapes import Frame, Traceback
 
 __all__ = ["MAX_FRAMES", "TracebackWatch", "cut", "cut_text", "parse"]
 
@@ -58,10 +60,10 @@ class TracebackWatch:
     """Follows lines of one stream and keeps the last complete traceback seen."""
 
     def __init__(self) -> None:
-        self.last: dict[str, Any] | None = None
-        self.earlier: list[dict[str, Any]] = []
+        self.last: Traceback | None = None
+        self.earlier: list[Traceback] = []
         """Complete tracebacks before :attr:`last` (at most :data:`MAX_EARLIER`, the latest)."""
-        self._frames: list[dict[str, Any]] | None = None
+        self._frames: list[Frame] | None = None
         self._lines = 0
         self._code_next = False
         self._more: list[str] | None = None
@@ -143,7 +145,7 @@ class TracebackWatch:
             last["message"] = f"{head}\n{more[-1]}" if head else more[-1]
 
 
-def cut(tb: dict[str, Any]) -> dict[str, Any]:
+def cut(tb: Mapping[str, Any]) -> dict[str, Any]:
     """``tb`` with its message and frame source lines cut to :data:`MAX_MESSAGE` and
     :data:`MAX_CODE` characters: done after redaction, on redacted text."""
     out = dict(tb)

@@ -21,8 +21,8 @@ import types
 import typing
 from typing import Annotated, Any, TypedDict, Union
 
-__all__ = ["DECLARED", "CommandSection", "EnvSection", "ProcessSection", "Ref", "schema_of",
-           "write_schema"]
+__all__ = ["DECLARED", "DEFS", "CommandSection", "EnvSection", "OutcomeSection", "ProcessSection",
+           "Ref", "Traceback", "schema_of", "write_schema"]
 
 
 class Ref:
@@ -94,9 +94,92 @@ class ProcessSection(TypedDict, total=False):
     libraries: dict[str, ProcessLibrary]
 
 
+class Stream(TypedDict, total=False):
+    """What one of the child's output streams showed (``[outcome] stdout``/``stderr``)."""
+
+    mode: str | None
+    """How runsnap read it: ``pty``, ``pipe``, ``inherit``, ``none``, ``exec``."""
+    lines: int | None
+    bytes: int | None
+    unscanned_bytes: int | None
+    tail: list[str]
+    captured: bool | None
+    reason: str | None
+    """Why it was not captured."""
+
+
+class Frame(TypedDict, total=False):
+    """One frame of a Python traceback the child printed."""
+
+    file: str | None
+    line: int | None
+    function: str | None
+    code: str | None
+    """The source line Python printed under it."""
+    names: list[str]
+    """Config keys and option names standing in that function's code (``launch.frame_names``)."""
+
+
+class Traceback(TypedDict, total=False):
+    """A complete Python traceback the child printed."""
+
+    type: str | None
+    message: str | None
+    frames: list[Frame]
+
+
+class LogFile(TypedDict, total=False):
+    """The ``--log`` file the child's whole output went to."""
+
+    path: str | None
+    sha256: str | None
+    bytes: int | None
+
+
+class PeakRss(TypedDict, total=False):
+    """How ``peak_rss_bytes`` was measured."""
+
+    how: str | None
+    samples: int | None
+    interval_s: float | None
+
+
+class OutcomeSection(TypedDict, total=False):
+    """``[outcome]``: how the launch ended, written when the child ends."""
+
+    errors: Errors
+    status: str | None
+    """``exited``, ``signalled``, ``not_found``, ``not_executable``, ``failed``."""
+    exit_status: int | None
+    signal: str | None
+    signal_number: int | None
+    error: str | None
+    started_at: str | None
+    ended_at: str | None
+    duration_s: float | None
+    pid: int | None
+    peak_rss_bytes: int | None
+    tail_lines: int | None
+    first_error: str | None
+    first_error_stream: str | None
+    warnings: list[str]
+    warnings_count: int | None
+    timed_out: bool | None
+    stdout: Annotated[Stream, Ref("stream")]
+    stderr: Annotated[Stream, Ref("stream")]
+    log: LogFile
+    peak_rss: PeakRss
+    traceback: Traceback
+    earlier_tracebacks: list[Traceback]
+    """Complete tracebacks printed before the last one (a worker's, then its launcher's)."""
+
+
 #: Section name -> its declaration.
 DECLARED: dict[str, type] = {"command": CommandSection, "env": EnvSection,
-                             "process": ProcessSection}
+                             "process": ProcessSection, "outcome": OutcomeSection}
+
+#: Shared definitions (``$defs``) declared here -> their declaration.
+DEFS: dict[str, type] = {"stream": Stream}
 
 _JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number",
                type(None): "null", list: "array", dict: "object"}
@@ -144,6 +227,8 @@ def write_schema(path: str = SCHEMA) -> dict[str, Any]:
         schema = json.load(fh)
     for name, shape in DECLARED.items():
         schema["properties"][name] = schema_of(shape)
+    for name, shape in DEFS.items():
+        schema["$defs"][name] = schema_of(shape)
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(schema, fh, indent=1, ensure_ascii=False)
         fh.write("\n")
