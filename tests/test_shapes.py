@@ -1,28 +1,38 @@
-"""schema.json and the sections' declarations (runsnap/snapshot/shapes.py) say the same."""
+"""schema.json and the sections' declarations (runsnap/snapshot/shapes.py) say the same, and
+real snapshots fit what is declared."""
 
 from __future__ import annotations
 
 import json
+import sys
+import typing
+from typing import Annotated, Any
 
 import pytest
 
 from runsnap.snapshot import shapes
+from tests.conftest import ROOT
+
+
+def _schema() -> dict[str, Any]:
+    with open(shapes.SCHEMA, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def test_every_section_of_the_schema_is_declared() -> None:
+    assert set(_schema()["properties"]) - {"schema"} == set(shapes.DECLARED)
 
 
 @pytest.mark.parametrize("name", sorted(shapes.DECLARED))
 def test_the_schema_of_a_declared_section_is_its_declaration(name: str) -> None:
-    with open(shapes.SCHEMA, encoding="utf-8") as fh:
-        schema = json.load(fh)
-    assert schema["properties"][name] == shapes.schema_of(shapes.DECLARED[name]), (
+    assert _schema()["properties"][name] == shapes.schema_of(shapes.DECLARED[name]), (
         f"schema.json's [{name}] is not what runsnap/snapshot/shapes.py declares: rewrite it "
         f"with python -m runsnap.snapshot.shapes")
 
 
 @pytest.mark.parametrize("name", sorted(shapes.DEFS))
 def test_a_declared_definition_is_its_declaration(name: str) -> None:
-    with open(shapes.SCHEMA, encoding="utf-8") as fh:
-        schema = json.load(fh)
-    assert schema["$defs"][name] == shapes.schema_of(shapes.DEFS[name])
+    assert _schema()["$defs"][name] == shapes.schema_of(shapes.DEFS[name])
 
 
 def test_writing_the_schema_again_changes_nothing(tmp_path) -> None:
@@ -34,16 +44,80 @@ def test_writing_the_schema_again_changes_nothing(tmp_path) -> None:
     assert copy.read_text(encoding="utf-8") == text
 
 
-def test_a_real_capture_has_only_declared_fields(tmp_path) -> None:
-    """What the collectors write for a declared section is what the declaration has."""
-    import sys
+def _undeclared(value: Any, shape: Any, at: str) -> list[str]:
+    """The places of ``value`` holding a field its declaration ``shape`` does not have."""
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if origin is Annotated:
+        extra = [m.shape for m in shape.__metadata__ if isinstance(m, shapes.Extra)]
+        if extra and isinstance(value, dict):
+            hints = typing.get_type_hints(args[0], include_extras=True)
+            known = {k: v for k, v in value.items() if k in hints}
+            rest = {k: v for k, v in value.items() if k not in hints}
+            return [*_undeclared(known, args[0], at),
+                    *(p for k, v in rest.items() for p in _undeclared(v, extra[0], f"{at}.{k}"))]
+        return _undeclared(value, args[0], at)
+    if typing.is_typeddict(shape):
+        if not isinstance(value, dict):
+            return []
+        hints = typing.get_type_hints(shape, include_extras=True)
+        return [p for k, v in value.items()
+                for p in ([f"{at}.{k}"] if k not in hints else _undeclared(v, hints[k], f"{at}.{k}"))]
+    if origin is not None and origin not in (list, dict):  # a union: the member that fits
+        found = [_undeclared(value, member, at) for member in args]
+        return min(found, key=len)
+    if origin is list and isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _undeclared(v, args[0], f"{at}[{i}]")]
+    if origin is dict and isinstance(value, dict):
+        return [p for k, v in value.items() for p in _undeclared(v, args[1], f"{at}.{k}")]
+    return []
 
+
+@pytest.fixture(scope="module")
+def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
+    """Snapshots written by runsnap here: a context capture with a model, a traced run of
+    Python that failed, a running process (``--pid``), and the recorded schema-1 traced torch
+    rank; decoded as ``load`` reads them."""
     import runsnap
+    from runsnap.snapshot import loads
 
-    snap = runsnap.capture(["true", "--x", "1"], cwd=tmp_path)
-    ran = runsnap.run([sys.executable, "-c", "import sys; print('x'); sys.exit('boom')"],
-                      cwd=tmp_path, output=str(tmp_path / "r.toml")).snapshot
-    snap = snap.replace(sections={**snap.sections, "outcome": ran["outcome"]})
-    for name, shape in shapes.DECLARED.items():
-        if name in snap.sections:
-            assert set(snap[name]) <= set(shape.__annotations__), name
+    where = tmp_path_factory.mktemp("captures")
+    (where / "config.json").write_text('{"model_type": "llama", "architectures": ["X"]}')
+    context = runsnap.capture(["true", "--x", "1"], cwd=where, models=[str(where)],
+                              output=str(where / "c.toml"))
+    ran = runsnap.run([sys.executable, "-c", "import os, sys; os.environ.get('NCCL_ALGO');"
+                       " print('loss=1.5'); sys.exit('boom')"],
+                      cwd=where, output=str(where / "r.toml")).snapshot
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=where)
+    try:
+        pid = runsnap.capture_pid(child.pid, output=str(where / "p.toml"))
+    finally:
+        child.kill()
+        child.wait()
+    rank = ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml"
+    out = []
+    for name, path in (("context", context.path_text), ("run", ran.path_text),
+                       ("pid", pid.path_text), ("rank", rank)):
+        with open(path, encoding="utf-8") as fh:
+            out.append((name, loads(fh.read()).to_document()))
+    return out
+
+
+def test_real_snapshots_fit_the_declared_schema(real_snapshots) -> None:
+    """Each value has the declared type (schema.json is the declarations, tested above)."""
+    from runsnap.snapshot.validate import validate
+
+    for name, doc in real_snapshots:
+        validate(doc, name)  # raises SnapshotError naming the place that does not fit
+
+
+def test_real_snapshots_have_only_declared_fields(real_snapshots) -> None:
+    """What the collectors write, at every depth, is what the declarations have."""
+    seen = set()
+    for name, doc in real_snapshots:
+        for section, shape in shapes.DECLARED.items():
+            if section in doc:
+                seen.add(section)
+                assert _undeclared(doc[section], shape, section) == [], name
+    assert seen == set(shapes.DECLARED)

@@ -1,13 +1,12 @@
 """Each snapshot section's shape, declared once, as a :class:`~typing.TypedDict`.
 
 A declaration here is what the section holds: its collector returns it (annotated, so mypy
-checks every key the collector writes), its comparer and its renderer read it, and
-``schema.json``'s part for the section is generated from it (:func:`schema_of`;
-``python -m runsnap.snapshot.shapes`` rewrites those parts, ``tests/test_shapes.py`` fails
-when they differ). Adding a field to a declared section touches its collector and this file.
-
-Sections declared so far: :data:`DECLARED`. The others are still described by ``schema.json``
-alone (docs/development.md says which).
+checks every key the collector writes) and ``schema.json``'s part for the section is generated
+from it (:func:`schema_of`; ``python -m runsnap.snapshot.shapes`` rewrites those parts,
+``tests/test_shapes.py`` fails when they differ, or when a real snapshot holds a field not
+declared here). Adding a field to a section touches its collector and this file. Every section
+is declared (:data:`DECLARED`); the comparers, redaction and ``show`` still read sections as
+plain mappings.
 
 The module is read only where types are checked and by the schema's writer and test: the
 capture path imports it under ``TYPE_CHECKING`` only (:mod:`typing` costs a capture 2-4 ms).
@@ -30,6 +29,28 @@ class Ref:
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+
+class Doc:
+    """A field's description, written into ``schema.json`` (``description``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class Minimum:
+    """The least value of a number field (``minimum``)."""
+
+    def __init__(self, least: int) -> None:
+        self.least = least
+
+
+class Extra:
+    """The shape of the entries a table holds beside its declared fields
+    (``additionalProperties``): build facts of packages runsnap does not know by name."""
+
+    def __init__(self, shape: Any) -> None:
+        self.shape = shape
 
 
 Errors = Annotated[list[str], Ref("errors")]
@@ -164,6 +185,9 @@ class OutcomeSection(TypedDict, total=False):
     first_error_stream: str | None
     warnings: list[str]
     warnings_count: int | None
+    metrics: Annotated[dict[str, float], Doc(
+        "The last value of each key=value / key: value number the run printed, and of each "
+        "--metric (runsnap/launch/metrics.py).")]
     timed_out: bool | None
     stdout: Annotated[Stream, Ref("stream")]
     stderr: Annotated[Stream, Ref("stream")]
@@ -174,12 +198,462 @@ class OutcomeSection(TypedDict, total=False):
     """Complete tracebacks printed before the last one (a worker's, then its launcher's)."""
 
 
+class RepoChange(TypedDict, total=False):
+    """A file the work tree changed (``git status``)."""
+
+    path: str | None
+    status: str | None
+
+
+class UntrackedFile(TypedDict, total=False):
+    """An untracked file, with its digest when small enough."""
+
+    path: str | None
+    sha256: str | None
+    size: int | None
+
+
+class GitRepo(TypedDict, total=False):
+    """One repository of ``[git] repos`` (``$defs/repo``)."""
+
+    path: str | None
+    commit: str | None
+    branch: str | None
+    describe: str | None
+    upstream: str | None
+    dirty: bool | None
+    detached: bool | None
+    bare: bool | None
+    shallow: bool | None
+    unborn: bool | None
+    in_progress: str | None
+    ahead: int | None
+    behind: int | None
+    diff: str | None
+    diff_bytes: int | None
+    diff_sha256: str | None
+    diff_truncated: bool | None
+    untracked_count: int | None
+    roles: list[str]
+    errors: Errors
+    remotes: dict[str, str | None]
+    changed: list[RepoChange]
+    untracked: list[UntrackedFile]
+
+
+class ModelConfig(TypedDict, total=False):
+    """The fields of a model's ``config.json`` that runsnap reads itself."""
+
+    architectures: list[str] | None
+    model_type: str | None
+    text_config: dict[str, Any] | None
+
+
+class ModelEntry(TypedDict, total=False):
+    """One model of ``[models] models`` (``$defs/model``)."""
+
+    path: str | None
+    real_path: str | None
+    given: str | None
+    repo_id: str | None
+    revision: str | None
+    config: ModelConfig | None
+    errors: Errors
+    sources: list[str]
+    files_sha256: dict[str, str | None]
+    weights: dict[str, int | None]
+    weights_bytes: int | None
+    weights_count: int | None
+
+
+class TrackedRun(TypedDict, total=False):
+    """The experiment tracker's run that holds the snapshot."""
+
+    tracker: str
+    run: str
+    where: str
+    errors: list[str]
+
+
+class Launcher(TypedDict, total=False):
+    """Who the snapshot is in a job: the launcher and the rank (``capturing/naming.py``)."""
+
+    name: str | None
+    """``torchrun``, ``mpirun``, ``srun``, ...; ``local`` outside a launcher."""
+    rank: int | None
+    local_rank: int | None
+    world_size: int | None
+    local_world_size: int | None
+    node_rank: int | None
+    job: str | None
+    also: list[str]
+    """Other launchers whose variables are set too."""
+    vars: dict[str, str | None]
+    """The launcher's variables it was told by."""
+
+
+class _MetaKeys(TypedDict):
+    """The fields every ``[meta]`` has (``required``; a base of its own, because ``Required``
+    is not seen under postponed annotations before Python 3.13)."""
+
+    id: str
+    """The snapshot's own id."""
+    captured_at: str
+    """When the capture began (UTC, ISO 8601)."""
+
+
+class MetaSection(_MetaKeys, total=False):
+    """``[meta]``: who captured what, when, and how the capture went."""
+
+    label: str | None
+    host: str | None
+    runsnap_version: str | None
+    fingerprint_key: str | None
+    launch: str | None
+    launcher: Launcher
+    log: str | None
+    redacted: list[str]
+    collect_ms: dict[str, float]
+    track: Annotated[TrackedRun, Doc(
+        "The experiment tracker's run that holds this snapshot (capture --track): tracker, run "
+        "(mlflow:RUN_ID, wandb:...), where (its page or folder), errors (why it is not tracked, "
+        "or not completely).")]
+
+
+class Distribution(TypedDict, total=False):
+    """One installed distribution."""
+
+    version: str | None
+    location: str | None
+    editable: bool | None
+    source: str | None
+    metadata_dir: str | None
+    direct_url: dict[str, Any]
+    shadowed_by: str | None
+
+
+class TorchBuild(TypedDict, total=False):
+    """How the installed torch was built (``torch.__config__``)."""
+
+    version: str
+    path: str
+    git_version: str
+    debug: bool
+    built_for: str
+    """``cuda``, ``rocm``, ``xpu`` or ``cpu``."""
+    bundled_libraries: list[str]
+    config: dict[str, str]
+    switches: dict[str, bool]
+    cxx11_abi: bool
+    cuda_available: bool
+    cuda_available_reason: str
+    xpu_available: bool
+    xpu_available_reason: str
+    xnnpack_available: bool
+    xnnpack_available_reason: str
+
+
+class Builds(TypedDict, total=False):
+    """Build facts of packages whose build matters (other packages: free-form)."""
+
+    torch: TorchBuild
+
+
+class Conda(TypedDict, total=False):
+    """The conda environment's own package list."""
+
+    packages: dict[str, dict[str, Any] | None] | None
+    prefix: str | None
+    count: int | None
+
+
+class PackagesSection(TypedDict, total=False):
+    """``[packages]``: the child's interpreter and what it can import."""
+
+    errors: Errors
+    count: int | None
+    interpreter: str | None
+    interpreter_real: str | None
+    reason: str | None
+    python_version: str | None
+    implementation: str | None
+    prefix: str | None
+    base_prefix: str | None
+    probe: str | None
+    probe_exit_status: int | None
+    """The package probe's exit status when it failed."""
+    sys_path: list[str]
+    shadowed: list[dict[str, Any]]
+    distributions: dict[str, Distribution]
+    builds: Annotated[Builds, Extra(dict[str, Any])]
+    libraries: dict[str, dict[str, Any]]
+    conda: Conda | None
+
+
+class GitSection(TypedDict, total=False):
+    """``[git]``: the repositories in play."""
+
+    errors: Errors
+    repos: dict[str, Annotated[GitRepo, Ref("repo")]]
+    not_repositories: list[str]
+
+
+class ModelsSection(TypedDict, total=False):
+    """``[models]``: the model directories and Hugging Face repos in play."""
+
+    errors: Errors
+    models: dict[str, Annotated[ModelEntry, Ref("model")]]
+
+
+class Cpu(TypedDict, total=False):
+    """The CPUs."""
+
+    model: str | None
+    logical: int | None
+    physical: int | None
+    affinity: int | None
+    vendor: str | None
+    flags: list[str] | None
+    online: str | None
+    microcode: str | None
+    family: int | None
+    model_number: int | None
+    stepping: int | None
+    sockets: int | None
+    threads_per_core: int | None
+    address_sizes: str | None
+    caches: dict[str, dict[str, int | None]]
+    """``L1d``, ``L1i``, ``L2``, ``L3`` -> ``size_kib``, ``instances``."""
+    smt: dict[str, bool | str | None]
+    """``active``, ``control`` (``/sys/devices/system/cpu/smt``)."""
+    hypervisor: dict[str, bool | str | None]
+    """``present``, ``vendor``."""
+    vulnerabilities: dict[str, str | None]
+
+
+class Memory(TypedDict, total=False):
+    """Memory totals."""
+
+    total_bytes: int | None
+    available_bytes: int | None
+    hugepages: dict[str, Any]
+    transparent_hugepage: str | None
+    swap_total_bytes: int | None
+
+
+class GpuDevice(TypedDict, total=False):
+    """One GPU."""
+
+    name: str | None
+    index: int | None
+    uuid: str | None
+    pci_bus_id: str | None
+    minor: int | None
+    device_node: str | None
+    usable: bool | None
+    excluded: bool | None
+    vbios_version: str | None
+    bus_type: str | None
+    gsp_firmware: str | None
+
+
+class GpuTopology(TypedDict, total=False):
+    """How GPUs and NICs are linked (``nvidia-smi topo``)."""
+
+    links: dict[str, str | None]
+    affinity: dict[str, dict[str, Any]]
+    nics: list[Any] | dict[str, Any] | None
+
+
+class AmdGpus(TypedDict, total=False):
+    """AMD GPUs (``amd-smi``/``rocm-smi``)."""
+
+    devices: list[dict[str, Any]] | None
+    count: int | None
+
+
+class Gpus(TypedDict, total=False):
+    """The GPUs, their driver and CUDA."""
+
+    available: bool | None
+    count: int | None
+    reason: str | None
+    driver_version: str | None
+    cuda_version: str | None
+    devices: list[GpuDevice] | None
+    unsupported_fields: list[Any] | None
+    topology: GpuTopology
+    amd: AmdGpus
+    source: str | None
+    nvidia_smi: str | None
+    nvidia_smi_error: str | None
+    cuda_version_from: str | None
+    kernel_module: str | None
+    listed: int | None
+    count_note: str | None
+    control_node: bool | None
+
+
+class HostPython(TypedDict, total=False):
+    """runsnap's own interpreter."""
+
+    executable: str | None
+    implementation: str | None
+    version: str | None
+    note: str | None
+
+
+class Numa(TypedDict, total=False):
+    """NUMA nodes."""
+
+    count: int | None
+    nodes: dict[str, dict[str, Any]]
+
+
+class InfinibandDevice(TypedDict, total=False):
+    """One InfiniBand device."""
+
+    ports: dict[str, dict[str, Any]]
+
+
+class Network(TypedDict, total=False):
+    """Network interfaces and RDMA."""
+
+    interfaces: dict[str, dict[str, Any]]
+    infiniband: dict[str, InfinibandDevice]
+    modules: list[Any] | None
+    peer_memory: list[Any] | None
+    modules_note: str | None
+
+
+class Tool(TypedDict, total=False):
+    """One compiler or build tool found on ``PATH``."""
+
+    found: bool | None
+    path: str | None
+    version: str | None
+    line: str | None
+    release: str | None
+
+
+class Toolchain(TypedDict, total=False):
+    """Compilers, CUDA home, the C library."""
+
+    cuda_home: str | None
+    cuda_home_from: str | None
+    libc: str | None
+    ldconfig: dict[str, dict[str, Any]] | None
+    ld_library_path: dict[str, dict[str, Any]]
+    cc: Tool
+    cxx: Tool
+    gcc: Tool
+    clang: Tool
+    ninja: Tool
+    cmake: Tool
+    nvcc: Tool
+
+
+class SystemSection(TypedDict, total=False):
+    """``[system]``: the host: OS, CPUs, memory, GPUs, limits, network, toolchain."""
+
+    errors: Errors
+    host: str | None
+    os: str | None
+    kernel: str | None
+    machine: str | None
+    system: str | None
+    cpu: Cpu
+    memory: Memory
+    gpu: Gpus
+    python: HostPython
+    numa: Numa
+    cgroup: dict[str, Any]
+    limits: dict[str, dict[str, Any]]
+    network: Network
+    toolchain: Toolchain
+
+
+class TracedProcess(TypedDict, total=False):
+    """A traced Python process of the run."""
+
+    pid: int | None
+    ppid: int | None
+    argv: list[str]
+    executable: str | None
+    how: str | None
+    """How it started: ``exec`` or ``fork``."""
+    ended: str | None
+    """``exited``, or ``os._exit(N)``."""
+
+
+class ReadSite(TypedDict, total=False):
+    """Where a variable was read."""
+
+    stack: list[str]
+    pid: int | None
+    via: str | None
+    """The call that read it (``get``, ...)."""
+    set: bool | None
+    reads: int | None
+
+
+class VariableRead(TypedDict, total=False):
+    """How the run read one environment variable (schema 1)."""
+
+    set: bool | None
+    value: str | None
+    reads: int | None
+    bulk: bool | None
+    python: bool | None
+    native: bool | None
+    pids: list[int]
+    bulk_reads: int | None
+    native_reads: int | None
+    via: list[str]
+    written: bool | None
+    """The run set it itself."""
+    sites: list[ReadSite]
+
+
+class ImportedModule(TypedDict, total=False):
+    """A module the run imported."""
+
+    file: str | None
+    dist: str | None
+    version: str | None
+    origin: str | None
+
+
+class RuntimeSection(TypedDict, total=False):
+    """``[runtime]``: what the run read and imported (docs/runtime.md)."""
+
+    errors: Errors
+    traced: bool | None
+    reason: str | None
+    native: str | None
+    processes: list[TracedProcess]
+    env: dict[str, VariableRead]
+    modules: dict[str, ImportedModule]
+    stdlib_modules: list[str]
+    files: list[str]
+    frames: list[str | list[Any]]
+    stacks: list[list[int]]
+    vars: dict[str, dict[str, Any] | list[Any]]
+    native_reads: dict[str, int]
+    values: dict[str, Any]
+    other_values: dict[str, list[Any]]
+
+
 #: Section name -> its declaration.
-DECLARED: dict[str, type] = {"command": CommandSection, "env": EnvSection,
-                             "process": ProcessSection, "outcome": OutcomeSection}
+DECLARED: dict[str, type] = {
+    "meta": MetaSection, "command": CommandSection, "env": EnvSection,
+    "packages": PackagesSection, "git": GitSection, "models": ModelsSection,
+    "system": SystemSection, "process": ProcessSection, "outcome": OutcomeSection,
+    "runtime": RuntimeSection,
+}
 
 #: Shared definitions (``$defs``) declared here -> their declaration.
-DEFS: dict[str, type] = {"stream": Stream}
+DEFS: dict[str, type] = {"stream": Stream, "repo": GitRepo, "model": ModelEntry}
 
 _JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number",
                type(None): "null", list: "array", dict: "object"}
@@ -190,30 +664,43 @@ def schema_of(shape: Any) -> dict[str, Any]:
 
     >>> schema_of(EnvSection)["properties"]["vars"]
     {'type': 'object', 'additionalProperties': {'type': ['string', 'null']}}
+    >>> schema_of(dict[str, Any] | None)
+    {'type': ['object', 'null']}
     """
-    if typing.get_origin(shape) is Annotated:
-        ref = next(m for m in shape.__metadata__ if isinstance(m, Ref))
-        return {"$ref": f"#/$defs/{ref.name}"}
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if origin is Annotated:
+        marks = shape.__metadata__
+        ref = next((m for m in marks if isinstance(m, Ref)), None)
+        out: dict[str, Any] = {"$ref": f"#/$defs/{ref.name}"} if ref is not None else schema_of(args[0])
+        for mark in marks:
+            if isinstance(mark, Doc):
+                out["description"] = mark.text
+            elif isinstance(mark, Minimum):
+                out["minimum"] = mark.least
+            elif isinstance(mark, Extra):
+                out["additionalProperties"] = schema_of(mark.shape)
+        return out
     if typing.is_typeddict(shape):
         hints = typing.get_type_hints(shape, include_extras=True)
-        out: dict[str, Any] = {"type": "object",
-                               "properties": {k: schema_of(v) for k, v in hints.items()}}
+        out = {"type": "object", "properties": {k: schema_of(v) for k, v in hints.items()}}
         required = sorted(getattr(shape, "__required_keys__", ()))
         if required:
             out["required"] = required
         return out
-    origin, args = typing.get_origin(shape), typing.get_args(shape)
     if origin in (Union, types.UnionType):
-        names = [_JSON_TYPES[typing.get_origin(a) or a] for a in args]
-        out = {"type": names}
-        lists = [a for a in args if typing.get_origin(a) is list]
-        if lists:
-            out["items"] = schema_of(typing.get_args(lists[0])[0])
+        out = {"type": []}
+        for member in args:  # one type a member; what else a member says is merged in
+            part = schema_of(member)
+            out["type"].append(part.pop("type"))
+            out.update(part)
         return out
+    if shape is Any:
+        return {}
     if origin is list:
-        return {"type": "array", "items": schema_of(args[0])}
+        return {"type": "array", **({} if args[0] is Any else {"items": schema_of(args[0])})}
     if origin is dict:
-        return {"type": "object", "additionalProperties": schema_of(args[1])}
+        return {"type": "object",
+                **({} if args[1] is Any else {"additionalProperties": schema_of(args[1])})}
     return {"type": _JSON_TYPES[shape]}
 
 

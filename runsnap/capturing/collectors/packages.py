@@ -14,42 +14,50 @@ if TYPE_CHECKING:
     from typing import Any
 
     from runsnap.capturing.context import CaptureContext
+    from runsnap.snapshot.shapes import Distribution, PackagesSection
 
 
-def _record(d: dict[str, Any]) -> dict[str, Any]:
-    rec: dict[str, Any] = {"version": d.get("version", ""), "location": d.get("location", "")}
-    for key in ("editable", "source", "direct_url", "shadowed_by", "metadata_dir"):
-        if key in d and (key != "metadata_dir" or "shadowed_by" in d):
-            rec[key] = d[key]
+def _record(d: dict[str, Any]) -> Distribution:
+    rec: Distribution = {"version": d.get("version", ""), "location": d.get("location", "")}
+    if "editable" in d:
+        rec["editable"] = d["editable"]
+    if "source" in d:
+        rec["source"] = d["source"]
+    if "direct_url" in d:
+        rec["direct_url"] = d["direct_url"]
+    if "shadowed_by" in d:  # its metadata folder only matters beside the one shadowing it
+        rec["shadowed_by"] = d["shadowed_by"]
+        if "metadata_dir" in d:
+            rec["metadata_dir"] = d["metadata_dir"]
     return rec
 
 
-def collect(ctx: CaptureContext) -> dict[str, Any]:
+def collect(ctx: CaptureContext) -> PackagesSection:
     """``{"interpreter", "interpreter_real", "reason", "python_version", "count",
     "distributions": {name: {"version", "location", ...}}, "shadowed", "errors"}``."""
     interp = ctx.interpreter
-    section: dict[str, Any] = {
+    section: PackagesSection = {
         "interpreter": interp.path,
         "interpreter_real": os.path.realpath(interp.path),
         "reason": interp.reason,
     }
     probe = ctx.probe
     if "error" in probe:
-        section.update(count=0, distributions={}, errors=[probe["error"]])
+        section.update({"count": 0, "distributions": {}, "errors": [probe["error"]]})
         if "exit_status" in probe:
             section["probe_exit_status"] = probe["exit_status"]
         return section
     dists = probe.get("distributions", [])
-    section.update(
-        python_version=probe.get("version", ""),
-        implementation=probe.get("implementation", ""),
-        prefix=probe.get("prefix", ""),
-        base_prefix=probe.get("base_prefix", ""),
-        probe=probe.get("probe_from", "run"),
-        sys_path=probe.get("sys_path", []),
-        count=len(dists),
-        distributions={d["name"]: _record(d) for d in dists},
-    )
+    section.update({
+        "python_version": probe.get("version", ""),
+        "implementation": probe.get("implementation", ""),
+        "prefix": probe.get("prefix", ""),
+        "base_prefix": probe.get("base_prefix", ""),
+        "probe": probe.get("probe_from", "run"),
+        "sys_path": probe.get("sys_path", []),
+        "count": len(dists),
+        "distributions": {d["name"]: _record(d) for d in dists},
+    })
     shadowed = probe.get("shadowed", [])
     if shadowed:
         section["shadowed"] = [{"name": d["name"], **_record(d)} for d in shadowed]

@@ -18,9 +18,9 @@ from runsnap.base.files import open_regular_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
 
     from runsnap.capturing.context import CaptureContext
+    from runsnap.snapshot.shapes import Cpu, Memory, SystemSection
 
 _IMPLEMENTATIONS = {"cpython": "CPython", "pypy": "PyPy", "graalpy": "GraalVM"}
 
@@ -71,7 +71,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _linux_memory() -> dict[str, int]:
+def _linux_memory() -> Memory:
     """Total and available memory from ``/proc/meminfo`` (what psutil reads; {} elsewhere)."""
     found: dict[str, int] = {}
     try:
@@ -109,11 +109,11 @@ def _linux_physical_cores() -> int:
     return len(cores)
 
 
-def collect(ctx: CaptureContext) -> dict[str, Any]:
+def collect(ctx: CaptureContext) -> SystemSection:
     """``{"host", "os", "kernel", "machine", "python", "cpu", "memory", "errors"}``."""
     errors: list[str] = []
     system, kernel, machine = _uname()
-    section: dict[str, Any] = {
+    section: SystemSection = {
         "host": hostname(),
         "os": _os_release(),
         "system": system,
@@ -127,7 +127,7 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
             "note": "runsnap's own interpreter; the child's is under [packages]",
         },
     }
-    cpu: dict[str, Any] = {"model": _cpu_model(), "logical": os.cpu_count() or 0}
+    cpu: Cpu = {"model": _cpu_model(), "logical": os.cpu_count() or 0}
     physical, memory = _linux_physical_cores(), _linux_memory()
     if not physical or not memory:  # not Linux (no /proc, /sys): ask psutil
         try:
