@@ -22,6 +22,8 @@ from runsnap.knowledge.models import config_field_reason
 from runsnap.knowledge.packages import is_core_package, normalize_name, stack_packages
 from runsnap.snapshot import Snapshot
 from runsnap.snapshot.runtime import variables as runtime_variables
+from runsnap.views.report_blocks import Block, Part, ReportDoc, code, details, items, para, table
+from runsnap.views.report_title import status_words, title_of
 
 __all__ = ["Block", "Part", "ReportDoc", "attach", "build"]
 
@@ -32,95 +34,6 @@ FRAMES = 8
 WARNINGS = 20
 #: Variables listed before the rest fold away.
 VARIABLES = 40
-
-
-@dataclasses.dataclass(frozen=True)
-class Block:
-    """One piece of a part. ``kind``: ``para`` (plain text), ``table`` (``header`` and
-    ``rows``; ``code`` marks columns shown as code), ``code`` (``lines``), ``items`` (a list),
-    ``details`` (``title`` and ``blocks``, folded in Markdown), ``diff`` (``diff``: the result of
-    comparing A and B, laid out by the diff's own renderer)."""
-
-    kind: str
-    text: str = ""
-    header: tuple[str, ...] = ()
-    rows: tuple[tuple[str, ...], ...] = ()
-    code: tuple[int, ...] = ()
-    lines: tuple[str, ...] = ()
-    title: str = ""
-    blocks: tuple[Block, ...] = ()
-    diff: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form: the fields this kind uses."""
-        out: dict[str, Any] = {"kind": self.kind}
-        for f in ("text", "header", "rows", "lines", "title"):
-            v = getattr(self, f)
-            if v:
-                out[f] = [list(r) for r in v] if f == "rows" else list(v) if isinstance(v, tuple) \
-                    else v
-        if self.blocks:
-            out["blocks"] = [b.to_dict() for b in self.blocks]
-        if self.diff is not None:
-            out["diff"] = self.diff.to_dict()
-        return out
-
-
-def para(text: str) -> Block:
-    """A paragraph of plain text."""
-    return Block("para", text=text)
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]], code: Sequence[int] = ()) -> Block:
-    """A table; cells become text (``None``: empty)."""
-    return Block("table", header=tuple(header),
-                 rows=tuple(tuple("" if c is None else str(c) for c in r) for r in rows),
-                 code=tuple(code))
-
-
-def code(lines: Sequence[str]) -> Block:
-    """A code block, shown as it is (made safe by the renderer)."""
-    return Block("code", lines=tuple(lines))
-
-
-def items(texts: Sequence[str]) -> Block:
-    """A bulleted list of plain text."""
-    return Block("items", lines=tuple(texts))
-
-
-def details(title: str, blocks: Sequence[Block]) -> Block:
-    """Blocks folded under a title."""
-    return Block("details", title=title, blocks=tuple(blocks))
-
-
-@dataclasses.dataclass(frozen=True)
-class Part:
-    """A section of the report."""
-
-    key: str
-    title: str
-    blocks: tuple[Block, ...]
-    priority: int
-    """Lower is more important; the budget trims the highest first (a part with a
-    :attr:`shorter` form is shortened, then that form has its own priority). 0: never."""
-    how: str = ""
-    """How to get this part in full when it was trimmed."""
-    shorter: Part | None = None
-    """A smaller form, tried before the part is dropped."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ReportDoc:
-    """The report before layout: a title, the parts in reading order, and the snapshots."""
-
-    title: str
-    parts: tuple[Part, ...]
-    paths: tuple[str, ...]
-    names: tuple[str, ...]
-    scrubbed: str
-    """What the report says about secrets (how they were scrubbed, where)."""
-    snapshots: tuple[Snapshot, ...] = ()
-    """The snapshots as scrubbed for this report (what ``--attach`` writes)."""
 
 
 def build(snaps: Sequence[Snapshot]) -> ReportDoc:
@@ -139,7 +52,7 @@ def build(snaps: Sequence[Snapshot]) -> ReportDoc:
     if len(clean) == 2:
         parts.append(_outcome(clean[0], key="outcome-a", title="Outcome of A (the reference)",
                               priority=6))
-    title = _title(main)
+    title = title_of(main)
     return ReportDoc(title, tuple(p for p in parts if p.blocks), tuple(
         s.path_text or "" for s in snaps), tuple(_name(s) for s in snaps), _scrub_note(clean),
         tuple(clean))
@@ -167,104 +80,6 @@ def _name(s: Snapshot) -> str:
     return s.label or (s.path_text or s.id).rsplit("/", 1)[-1]
 
 
-#: GitHub's limit on an issue title.
-TITLE_MAX = 256
-
-
-def _title(s: Snapshot) -> str:
-    """A heading a maintainer would write: the program, how it ended, the error's type and its
-    first clause, in whole words, within a GitHub title's length."""
-    o = s.get("outcome") or {}
-    argv = [str(a) for a in (s.get("command") or {}).get("argv") or []]
-    what = program_name(argv) if argv else "the current context"
-    if not o:
-        return what
-    head = f"{what} {_status(o)}"
-    err = error_clause(str(o.get("first_error") or ""))
-    return whole_words(f"{head}: {err}" if err else head, TITLE_MAX)
-
-
-def program_name(argv: Sequence[str]) -> str:
-    """What a maintainer calls the program: the module of ``python -m``, the script a Python
-    runs, else the command's own name.
-
-    >>> program_name(["python3", "-m", "sglang.launch_server", "--tp", "8"])
-    'sglang.launch_server'
-    >>> program_name(["/usr/bin/python3", "-u", "fixtures/demo/launch_server.py", "--x"])
-    'launch_server.py'
-    >>> program_name(["torchrun", "--nproc-per-node", "8", "train.py"])
-    'torchrun'
-    """
-    import os
-
-    from runsnap.base.argv import is_python_name
-
-    first = os.path.basename(argv[0])
-    if not is_python_name(first):
-        return first
-    rest = list(argv[1:])
-    while rest:
-        arg = rest.pop(0)
-        if arg == "-m" and rest:
-            return rest[0]
-        if arg.startswith("-m") and len(arg) > 2:
-            return arg[2:]
-        if arg == "-c":
-            return f"{first} -c"
-        if arg in ("-W", "-X", "--check-hash-based-pycs"):
-            rest = rest[1:]
-            continue
-        if not arg.startswith("-"):
-            return os.path.basename(arg)
-    return first
-
-
-def error_clause(error: str) -> str:
-    """The error's type and the first clause of its message (up to the first sentence's end).
-
-    >>> error_clause("ValueError: Warning: context_length (262144) is greater than the "
-    ...              "derived context_length (131072). This may lead to errors.")
-    'ValueError: Warning: context_length (262144) is greater than the derived context_length (131072)'
-
-    >>> error_clause("RuntimeError: CUDA error: out of memory")
-    'RuntimeError: CUDA error: out of memory'
-    """
-    import re
-
-    line = error.strip().split("\n", 1)[0].strip()
-    m = re.search(r"[.;!?](?=\s)", line)
-    return line[:m.start()] if m else line.rstrip(".")
-
-
-def whole_words(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters, cut at a word's end (then ``…``), never inside
-    a word.
-
-    >>> whole_words("exited with status 1: ValueError: too long here", 30)
-    'exited with status 1:…'
-    """
-    if len(text) <= limit:
-        return text
-    cut = text[:limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > 0 else cut).rstrip(" ,;") + "…"
-
-
-def _status(o: Mapping[str, Any]) -> str:
-    if o.get("timed_out"):
-        return "timed out"
-    if o.get("status") == "signalled":
-        return f"killed by {o.get('signal') or 'a signal'}"
-    if o.get("status") in ("not_found", "not_executable", "failed"):
-        return f"did not start ({o.get('error') or o.get('status')})"
-    if "exit_status" in o:
-        return f"exited with status {o.get('exit_status')}"
-    return str(o.get("status") or "")
-
-
-# --------------------------------------------------------------------------- parts
-
-
 def _command(s: Snapshot) -> Part:
     c = s.get("command") or {}
     argv = [str(a) for a in c.get("argv") or []]
@@ -288,7 +103,7 @@ def _outcome(s: Snapshot, key: str = "outcome", title: str = "Outcome", priority
     if not o:
         return Part(key, title, (para("Not run: this snapshot records the context only."),),
                     priority)
-    head = _status(o) + (f" after {o['duration_s']} s" if "duration_s" in o else "")
+    head = status_words(o) + (f" after {o['duration_s']} s" if "duration_s" in o else "")
     if o.get("peak_rss_bytes"):
         head += f", peak memory {int(o['peak_rss_bytes']) / 2**20:.0f} MiB"
     blocks: list[Block] = [para(head[:1].upper() + head[1:] + ".")]
