@@ -192,12 +192,13 @@ def main() -> None:
                       f"1.1x) - {'met' if max(ratio, cpu_ratio) <= 1.1 else 'NOT met'}", ""])
 
     # 4. who-reads against grep over the same files
-    from runsnap.whoreads.search import _record_files, distributions
+    from runsnap.whoreads.index import record_files
+    from runsnap.whoreads.search import distributions
 
     files: list[str] = []
     for dist in distributions(py):
         files += [os.path.join(dist["location"], rel)
-                  for rel in _record_files(dist["location"], dist.get("metadata_dir", ""))]
+                  for rel in record_files(dist["location"], dist.get("metadata_dir", ""))]
     files = [f for f in files if os.path.isfile(f)]
     listing = os.path.join(folder, "files.txt")
     Path(listing).write_text("\0".join(files))

@@ -40,14 +40,15 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     from benchmarks.run import install_runsnap
-    from runsnap.whoreads.search import _record_files, distributions
+    from runsnap.whoreads.index import record_files
+    from runsnap.whoreads.search import distributions
 
     py = args.python
     folder = tempfile.mkdtemp(prefix="runsnap-whoreads-bench-")
     files: list[str] = []
     for dist in distributions(py):
         files += [os.path.join(dist["location"], rel)
-                  for rel in _record_files(dist["location"], dist.get("metadata_dir", ""))]
+                  for rel in record_files(dist["location"], dist.get("metadata_dir", ""))]
     files = [f for f in files if os.path.isfile(f)]
     size = sum(os.path.getsize(f) for f in files)
     listing = os.path.join(folder, "files.txt")
