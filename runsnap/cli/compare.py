@@ -1,0 +1,258 @@
+"""``runsnap diff`` and ``runsnap report`` as click commands: both load snapshots, compare or
+summarise them through the library, render, and choose the exit status (:mod:`runsnap.cli.app`
+adds them to the group)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+import click
+
+from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.shared import dir_option
+
+#: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
+#: (kept here so that ``runsnap --help`` does not import the diff engine).
+DIFF_FORMATS = ("text", "markdown", "json")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshots", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(DIFF_FORMATS), default="text",
+              envvar="RUNSNAP_FORMAT", show_envvar=True, show_default=True,
+              help="text for terminals, markdown for a GitHub issue, json for programs.")
+
+
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list noise (PWD, SHLVL, SSH_*, timings...) and ignored differences.")
+
+
+@click.option("--ignore", "ignore", multiple=True, metavar="PATTERN",
+              help="Hide differences whose locator (env.NCCL_*, models.*.config.*), KEY or "
+                   "SECTION.KEY matches this glob (repeatable).")
+
+
+@click.option("--color/--no-color", "color", default=None,
+              help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
+
+
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of standard output.")
+
+
+@click.option("--name-only", "name_only", is_flag=True,
+              help="Only where the runs differ: one locator a line (env.NCCL_ALGO), most "
+                   "likely cause first, as git diff --name-only lists files.")
+
+
+@click.option("--stat", is_flag=True,
+              help="Only the verdict and, per section, how many differences and which.")
+
+
+@click.option("--section", "sections", multiple=True, metavar="NAME[,NAME]",
+              help="Only these sections (env, packages, git, models, command, system, "
+                   "outcome, runtime, check...; repeatable or comma-separated).")
+
+
+@click.option("--no-runtime", is_flag=True,
+              help="Leave out the [runtime] differences (what each run read and imported).")
+
+
+@click.option("--patch", "-p", "patch", is_flag=True,
+              help="Show the uncommitted code differences as git diff shows them: each "
+                   "changed file's hunks, A's diff against B's.")
+
+
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print nothing: the exit status says whether the runs differ.")
+
+
+@dir_option
+@runsnap_command
+def diff(
+    snapshots: tuple[str, ...],
+    fmt: str,
+    show_all: bool,
+    ignore: tuple[str, ...],
+    color: bool | None,
+    output: str | None,
+    name_only: bool,
+    stat: bool,
+    sections: tuple[str, ...],
+    no_runtime: bool,
+    patch: bool,
+    quiet: bool,
+    snap_dir: str,
+) -> None:
+    """Say why runs differ, most likely cause first.
+
+    \b
+      runsnap diff A B        compare two snapshots
+      runsnap diff A          A against the current context (captured now)
+      runsnap diff A B C ...  N snapshots (ranks, nodes): the odd ones out
+      runsnap diff snaps/123/ every snapshot in a folder (one per rank...)
+      runsnap diff            the two newest snapshots in --dir (@2 @1)
+      runsnap diff @good @1   snapshots by label or position (runsnap ls)
+
+    Exit status: 0 no differences that count, 1 differences, 2 error.
+    """
+
+    from runsnap.diffing import expand
+    from runsnap.diffing.rules import load_user_rules
+    from runsnap.diffing.select import parse_sections, select
+    from runsnap.errors import UsageError
+
+    try:
+        keep = parse_sections(sections)
+    except ValueError as exc:
+        raise UsageError(f"--section: {exc}") from None
+    from runsnap.render import render
+    from runsnap.snapshot.store import newest
+    from runsnap.views.compare import diff as do_diff
+    from runsnap.views.names import resolve
+
+    paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
+        else newest(snap_dir, 2)
+    if len(paths) == 1 and not quiet:
+        click.echo(f"runsnap: comparing {paths[0]} with the current context (captured now)",
+                   err=True)
+    # a progress line only where loading takes a while: N snapshots, one per rank
+    progress = progress_line("loading snapshots") \
+        if len(paths) > 2 and sys.stderr.isatty() and not quiet else None
+    from runsnap.cli.boundary import untrusted
+
+    with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
+        report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
+                         show_all=show_all, progress=progress, static=not quiet)
+    report = select(report, keep, frozenset({"runtime"}) if no_runtime else frozenset())
+    if quiet:
+        sys.exit(1 if report else 0)
+    if color is None:
+        color = (output is None and not os.environ.get("NO_COLOR")
+                 and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
+    from runsnap.base.terminal import width
+
+    if name_only:
+        from runsnap.base.terminal import clean
+
+        items = report.shown
+        text = "".join(clean(".".join(str(p) for p in getattr(d, "path", ()) or
+                                      (d.section, d.key))) + "\n" for d in items)
+    elif stat:
+        from runsnap.render.diff import render_stat
+
+        text = render_stat(report, 0 if output else width())
+    else:
+        with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
+            text = render(report, fmt, color=color, width=0 if output else width())
+    if patch and fmt == "text":
+        text += _patches(paths, color, 0 if output else width())
+    if output:
+        from pathlib import Path
+
+        from runsnap.snapshot import atomic_write
+
+        try:
+            atomic_write(Path(output), text.encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+    else:
+        click.echo(text, nl=False, color=color)  # click strips ANSI off a terminal otherwise
+    sys.exit(1 if report else 0)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshots", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(("markdown", "text", "json")),
+              default="markdown", show_default=True,
+              help="markdown to paste into a GitHub issue, text to read, json for programs.")
+
+
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of standard output.")
+
+
+@click.option("--max-chars", type=click.IntRange(min=2000), default=65536, show_default=True,
+              help="Fit the report in this many characters (GitHub's limit by default); the "
+                   "least important parts are trimmed first, and the report says which.")
+
+
+@click.option("--attach", "attach_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write the full snapshots (scrubbed) into this folder as .txt files "
+                   "GitHub accepts as attachments; the report says to attach them.")
+
+
+@dir_option
+@runsnap_command
+def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: int,
+           attach_dir: str | None, snap_dir: str) -> None:
+    """A bug report ready to paste: SNAPSHOT's command, outcome (first error, traceback,
+    warnings), the facts maintainers ask for (Python, OS, GPU, driver, CUDA, NCCL, torch,
+    sglang, vllm, transformers, flashinfer, triton...), the variables that matter, git state
+    and model configs. With SNAPSHOT_B: B is the run reported, A the reference, and the
+    ranked diff between them comes second.
+
+    \b
+      runsnap report bad.toml | gh issue create --body-file -
+      runsnap report good.toml bad.toml --attach report-files/
+    """
+    from runsnap.errors import UsageError
+    from runsnap.render.bugreport import render as render_report
+    from runsnap.views.bugreport import attach, build
+    from runsnap.views.names import load as load_ref
+
+    if len(snapshots) > 2:
+        raise UsageError("report takes one snapshot, or two (A the reference, B the run "
+                         "reported); for more, use runsnap diff")
+    doc = build([load_ref(s, snap_dir) for s in snapshots])
+    files: list[str] = []
+    if attach_dir:
+        try:
+            files = attach(doc, attach_dir)
+        except OSError as exc:
+            raise UsageError(f"cannot write into {attach_dir}: {exc.strerror or exc}") from None
+    from runsnap.base.terminal import width
+
+    text = render_report(doc, fmt, max_chars, files, width=0 if output else width())
+    if output:
+        from runsnap.snapshot import atomic_write
+
+        try:
+            atomic_write(output, text.encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+        click.echo(f"runsnap: report written to {output} ({len(text):,} characters)", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def _patches(paths: list[str], color: bool, cols: int) -> str:
+    """``diff --patch``: the uncommitted edits of the two runs, after the report."""
+    from runsnap.cli.boundary import untrusted
+    from runsnap.errors import UsageError
+    from runsnap.render.patch import render_patch
+    from runsnap.snapshot import load
+
+    if len(paths) != 2:
+        raise UsageError("--patch compares two snapshots")
+    with untrusted(" and ".join(paths)):
+        body = render_patch(load(paths[0]), load(paths[1]), color)
+    from runsnap.base.terminal import fit
+
+    head = "\nUncommitted edits (the snapshots' stored git diff)\n"
+    return head + ("".join(fit(line, cols) + "\n" for line in body.splitlines())
+                   or "  no uncommitted edit differs\n")
+
+
+def progress_line(what: str) -> Callable[[int, int], None]:
+    """``runsnap: loading snapshots 1234/4096`` rewritten in place on stderr (a terminal),
+    cleared when done."""
+
+    def show(done: int, total: int) -> None:
+        end = "\r\x1b[K" if done >= total else ""
+        sys.stderr.write(f"\rrunsnap: {what} {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return show
