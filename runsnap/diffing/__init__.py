@@ -23,12 +23,11 @@ from runsnap.diffing import consequences, evidence, grouping, sections
 from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.many import Progress, compare_rows
+from runsnap.diffing.many_result import NReport, NRow
 from runsnap.diffing.rank import rank, ranking_key
 from runsnap.diffing.result import (
     CHANGES,
     Difference,
-    NReport,
-    NRow,
     Report,
     SnapInfo,
 )

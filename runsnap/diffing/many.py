@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing import sections
+from runsnap.diffing.many_result import NReport, NRow
 from runsnap.diffing.rank import rank, ranking_key
-from runsnap.diffing.result import Difference, NReport, NRow, SnapInfo, group_values, short, who
+from runsnap.diffing.result import Difference, SnapInfo, group_values, short, who
 from runsnap.diffing.rules import RankContext
 from runsnap.snapshot import Snapshot, ordered_sections
 

@@ -1,18 +1,21 @@
-"""The records a diff produces: :class:`Difference`, :class:`Report` and, for N snapshots,
-:class:`NReport`. Plain frozen data; the renderers in :mod:`runsnap.render` print them.
+"""The records a diff produces: :class:`Difference` and :class:`Report` (for N snapshots:
+:mod:`runsnap.diffing.many_result`). Plain frozen data; the renderers in :mod:`runsnap.render`
+print them. The words they are said in: :mod:`runsnap.diffing.wording`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from runsnap.diffing.wording import group_values, short
 
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["CHANGES", "REPORT_FORMAT", "UNCHANGED", "Difference", "NReport", "NRow", "Report",
-           "SnapInfo", "who"]
+__all__ = ["CHANGES", "REPORT_FORMAT", "UNCHANGED", "Difference", "Ranked", "Report", "SnapInfo",
+           "describe_change", "group_values", "short", "shown", "who"]
 
 #: Every value :attr:`Difference.change` takes.
 CHANGES = ("added", "removed", "changed", "reordered", "upgraded", "downgraded")
@@ -168,10 +171,18 @@ class SnapInfo:
         return dataclasses.asdict(self)
 
 
-_Item = TypeVar("_Item", "Difference", "NRow")
+class _Listed(Protocol):
+    """An item of a :class:`Ranked` report: a :class:`Difference`, or an N-way row."""
+
+    @property
+    def hidden(self) -> bool:
+        """Noise, or ignored by a rule."""
 
 
-class _Ranked(Generic[_Item]):
+RankedItem = TypeVar("RankedItem", bound=_Listed)
+
+
+class Ranked(Generic[RankedItem]):
     """What a two-way and an N-way report share: ranked items, some hidden (noise, ignored).
 
     The truth value is "any item that counts", so the CLI's exit status is one expression.
@@ -179,30 +190,30 @@ class _Ranked(Generic[_Item]):
 
     show_all: bool
 
-    def _items(self) -> tuple[_Item, ...]:
+    def _items(self) -> tuple[RankedItem, ...]:
         raise NotImplementedError
 
     def __bool__(self) -> bool:
         return any(not i.hidden for i in self._items())
 
     @property
-    def counted(self) -> list[_Item]:
+    def counted(self) -> list[RankedItem]:
         """The items that count, ranked."""
         return [i for i in self._items() if not i.hidden]
 
     @property
-    def hidden(self) -> list[_Item]:
+    def hidden(self) -> list[RankedItem]:
         """Noise and items ignored by a rule."""
         return [i for i in self._items() if i.hidden]
 
     @property
-    def shown(self) -> list[_Item]:
+    def shown(self) -> list[RankedItem]:
         """What the renderers list: :attr:`counted`, and :attr:`hidden` too with ``--all``."""
         return list(self._items()) if self.show_all else self.counted
 
 
 @dataclasses.dataclass(frozen=True)
-class Report(_Ranked["Difference"]):
+class Report(Ranked["Difference"]):
     """The differences between two snapshots, most likely cause first.
 
     ``bool(report)`` is true when any difference counts (noise and ignored ones do not), so
@@ -307,204 +318,6 @@ class Report(_Ranked["Difference"]):
                 else [],
             },
         }
-
-
-@dataclasses.dataclass(frozen=True)
-class NRow:
-    """One key that is not the same in every snapshot of an N-way diff."""
-
-    section: str
-    """The snapshot section."""
-
-    key: str
-    """What differs inside the section (as in :class:`Difference`)."""
-
-    values: tuple[Any, ...]
-    """The value in each snapshot, in the order given (``None``: absent)."""
-
-    score: int
-    """The highest score this key got against the first snapshot."""
-
-    reason: str
-    """Why it ranks where it does."""
-
-    odd: int | None = None
-    """The index of the odd one out: the only snapshot with its value while all others agree."""
-
-    hidden: bool = False
-    """Noise (or ignored by a user rule), or one value per rank or host (``per-rank``)."""
-
-    kind: str = "split"
-    """``odd`` (a majority agrees, :attr:`odd_members` do not), ``split`` (no majority) or
-    ``per-rank`` (one value per rank, host or local rank, as the launcher numbers them)."""
-
-    odd_members: tuple[int, ...] = ()
-    """The indexes of the snapshots that disagree with the majority (``odd`` rows)."""
-
-    path: tuple[str, ...] = ()
-    """The locator of the key, as in :attr:`Difference.path` (default ``(section, key)``)."""
-
-    def __post_init__(self) -> None:
-        if not self.path:
-            object.__setattr__(self, "path", (self.section, self.key))
-
-    def groups(self) -> list[tuple[Any, list[int]]]:
-        """Each distinct value with the indexes of the snapshots that hold it, largest group first.
-
-        >>> NRow("env", "X", ("1", "2", "1"), 50, "").groups()
-        [('1', [0, 2]), ('2', [1])]
-        """
-        return group_values(self.values)
-
-    @property
-    def where(self) -> str:
-        """``section key``."""
-        return f"{self.section} {self.key}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form: values by snapshot index, groups of equal values, the odd one out."""
-        return {
-            "section": self.section,
-            "key": self.key,
-            "path": list(self.path),
-            "values": list(self.values),
-            "groups": [{"value": v, "snapshots": m} for v, m in self.groups()],
-            "odd": self.odd,
-            "kind": self.kind,
-            "odd_members": list(self.odd_members),
-            "score": self.score,
-            "reason": self.reason,
-            "hidden": self.hidden,
-        }
-
-
-@dataclasses.dataclass(frozen=True)
-class NReport(_Ranked["NRow"]):
-    """The keys that differ among N snapshots (ranks or nodes of one job)."""
-
-    snapshots: tuple[SnapInfo, ...]
-    """The snapshots, in the order given."""
-
-    rows: tuple[NRow, ...]
-    """Every key not the same everywhere, ranked (hidden ones included, flagged)."""
-
-    show_all: bool = False
-    """Whether renderers list hidden rows too."""
-
-    notes: tuple[str, ...] = ()
-    """Remarks about the comparison itself."""
-
-    summary: Any = None
-    """What the set is (:class:`runsnap.diffing.many.SetSummary`: count, hosts, rank range,
-    jobs, time span); ``None`` for reports built by hand."""
-
-    def _items(self) -> tuple[NRow, ...]:
-        return self.rows
-
-    def odd_ones(self) -> dict[int, int]:
-        """Snapshot index -> how many counted keys set it apart from the majority, most first."""
-        tally: dict[int, int] = {}
-        for r in self.counted:
-            for m in r.odd_members if r.kind == "odd" else ():
-                tally[m] = tally.get(m, 0) + 1
-        return dict(sorted(tally.items(), key=lambda kv: -kv[1]))
-
-    def verdict(self) -> str:
-        """One line: how many keys differ, and which snapshot is the odd one out."""
-        counted = self.counted
-        per_rank = sum(1 for r in self.rows if r.hidden and r.kind == "per-rank")
-        noise = len(self.rows) - len(counted) - per_rank
-        parts = ([f"{per_rank} per-rank key{'s' if per_rank != 1 else ''}"] if per_rank else []) \
-            + ([f"{noise} noise"] if noise else [])
-        hidden = f" ({' and '.join(parts)} hidden)" if parts and not self.show_all else ""
-        n = len(self.snapshots)
-        if not counted:
-            return f"{n} snapshots, no differences that count{hidden}"
-        line = (f"{n} snapshots, {len(counted)} key{'s' if len(counted) != 1 else ''} "
-                f"not the same everywhere{hidden}")
-        odd = self.odd_ones()
-        if odd:
-            if len(odd) == 1:
-                idx, count = next(iter(odd.items()))
-                line += (f"; odd one out: {who([idx], self.snapshots)} (alone in {count} "
-                         f"key{'s' if count != 1 else ''})")
-            else:
-                line += f"; odd ones out: {who(sorted(odd), self.snapshots)}"
-        return line
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report for N snapshots."""
-        return {
-            "format": REPORT_FORMAT,
-            "snapshots": [s.to_dict() for s in self.snapshots],
-            "summary": self.summary.to_dict() if self.summary is not None else None,
-            "verdict": self.verdict(),
-            "differ": bool(self),
-            "count": len(self.counted),
-            "hidden": len(self.hidden),
-            "notes": list(self.notes),
-            "odd_ones": {str(k): v for k, v in self.odd_ones().items()},
-            "differences": [r.to_dict() for r in self.shown],
-        }
-
-
-def _frozen(value: Any) -> Any:
-    """A hashable stand-in for a value made of plain data (equal values, equal stand-ins)."""
-    if isinstance(value, Mapping):
-        return ("{}", tuple((k, _frozen(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return ("[]", tuple(_frozen(v) for v in value))
-    if isinstance(value, float) and value != value:
-        return ("nan",)
-    return (type(value).__name__, value) if isinstance(value, (bool, int, float)) else value
-
-
-def group_values(values: Sequence[Any]) -> list[tuple[Any, list[int]]]:
-    """Each distinct value with the indexes holding it, largest group first (then first seen).
-    Linear in the number of values.
-
-    >>> group_values(["1", "2", "1", None])
-    [('1', [0, 2]), ('2', [1]), (None, [3])]
-    """
-    index: dict[Any, int] = {}
-    out: list[tuple[Any, list[int]]] = []
-    for i, v in enumerate(values):
-        k = _frozen(v)
-        at = index.get(k)
-        if at is None:
-            index[k] = len(out)
-            out.append((v, [i]))
-        else:
-            out[at][1].append(i)
-    return sorted(out, key=lambda g: -len(g[1]))
-
-
-def short(value: Any, limit: int = 80) -> str:
-    """A value in one short line for reports.
-
-    Booleans as TOML and JSON spell them (a command-line flag is worded by :func:`shown`).
-
-    >>> short(None), short(True), short("x" * 100, 10), short(["a", "b"])
-    ('(unset)', 'true', 'xxxxxxxxx…', 'a, b')
-    """
-    if value is None:
-        text = "(unset)"
-    elif isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, str):
-        text = value if value else '""'
-    elif isinstance(value, (list, tuple)):
-        text = ", ".join(short(v, limit) for v in value) or "[]"
-    elif isinstance(value, Mapping):
-        text = ", ".join(f"{k}={short(v, limit)}" for k, v in value.items()) or "{}"
-    else:
-        text = str(value)
-    text = text.replace("\n", "⏎")
-    if not text.isprintable():  # a value from a snapshot never acts on a terminal
-        from runsnap.base.terminal import clean
-
-        text = clean(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def shown(d: Difference, value: Any, limit: int = 80) -> str:

@@ -11,7 +11,8 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TypeVar
 
-from runsnap.diffing.result import Difference, NReport, Report
+from runsnap.diffing.many_result import NReport
+from runsnap.diffing.result import Difference, Report
 from runsnap.snapshot.model import SECTION_ORDER
 
 __all__ = ["SECTIONS", "parse_sections", "select"]

@@ -49,7 +49,8 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         if format == "markdown":
             raise UsageError("a list of snapshots has no Markdown form (text or json)")
         return render_listing(obj, format, width)
-    from runsnap.diffing.result import NReport, Report
+    from runsnap.diffing.many_result import NReport
+    from runsnap.diffing.result import Report
 
     if isinstance(obj, (Report, NReport)):
         from runsnap.render.diff import render as render_report

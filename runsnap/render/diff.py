@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.terminal import clean, fit, wrap
+from runsnap.diffing.many_result import NReport
 from runsnap.diffing.result import (
     UNCHANGED,
     Difference,
-    NReport,
     Report,
     SnapInfo,
     short,

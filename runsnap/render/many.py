@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runsnap.diffing.many import entries, group_sentence, sentence
-from runsnap.diffing.result import NReport, NRow, short
+from runsnap.diffing.many_result import NReport, NRow
+from runsnap.diffing.result import short
 from runsnap.render.style import Style, cell, md_text
 
 __all__ = ["DETAILED", "render_markdown", "render_text"]
