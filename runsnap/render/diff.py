@@ -23,18 +23,16 @@ from runsnap.diffing.result import (
     shown,
 )
 from runsnap.launch.outcome import without_timestamp
-from runsnap.render.style import LIKELY, Style, cell, fence, md_text
+from runsnap.render.diff_markdown import render_markdown
+from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
+from runsnap.render.style import LIKELY, Style
 
 __all__ = ["FORMATS", "RENDERERS", "render", "render_json", "render_markdown", "render_text"]
-
-AnyReport = Report | NReport
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: How many differences the text report details before listing the rest one line each.
 DETAILED = 10
-#: Rows in the Markdown table before the rest go into a ``<details>`` block.
-MD_ROWS = 15
 #: Evidence lines shown per difference in text.
 EVIDENCE_LINES = 12
 #: Related differences (consequences) shown under a cause in text.
@@ -151,10 +149,6 @@ def _one_line(d: Difference, st: Style, name: str = "") -> str:
     return f"    {st.score(d.score)}  {name or d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
 
 
-#: Outcome values that are the run's own words: never cut shorter than the terminal allows.
-WORDS = ("first_error", "error")
-
-
 def _outcome_block(diffs: Sequence[Difference], st: Style, width: int = 0,
                    show_all: bool = False) -> list[str]:
     """What happened, A above B. The first error is the line that matters most: it gets the
@@ -222,7 +216,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         lines += ["", st.bold("Other differences" if likely else "Differences")]
         lines += _grouped(counted_rest, st)
     if unread:
-        names = ", ".join(_dedupe_keys(unread)[:8]) + (", ..." if len(unread) > 8 else "")
+        names = ", ".join(dedupe_keys(unread)[:8]) + (", ..." if len(unread) > 8 else "")
         lines += ["", st.dim(f"{UNREAD_HEAD}{len(unread)} differences (--all lists them): "
                              f"{names}")]
     hidden = report.hidden
@@ -236,8 +230,8 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         for group, fmt in ((inert, "{n} difference{s} that " + UNCHANGED + ", hidden"),
                            (noise, "{n} noise difference{s} hidden")):
             if group:
-                names = ", ".join(_dedupe_keys(group)[:8])
-                more = ", ..." if len(_dedupe_keys(group)) > 8 else ""
+                names = ", ".join(dedupe_keys(group)[:8])
+                more = ", ..." if len(dedupe_keys(group)) > 8 else ""
                 head = fmt.format(n=len(group), s="s" if len(group) != 1 else "")
                 lines.append(st.dim(f"{head} (--all shows them): {names}{more}"))
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
@@ -263,29 +257,6 @@ def _detailed(report: Report, shown: Sequence[Difference]) -> list[Difference]:
     return [d for d in counted if d.score >= LIKELY][:DETAILED]
 
 
-def consequence_line(report: Report) -> str:
-    """The consequences folded under the outcome, counted on one line.
-
-    >>> from runsnap.diffing.result import SnapInfo
-    >>> i = SnapInfo(None, "a", "", "")
-    >>> c = (Difference("runtime", "env X", "added", None, "1", path=("runtime", "env", "X")),
-    ...      Difference("runtime", "module m", "removed", {}, None,
-    ...                 path=("runtime", "modules", "m")))
-    >>> consequence_line(Report(i, i, (), consequences=c))
-    'Consequences, not causes: 1 variable read and 1 module imported in one run only (--all lists them)'
-    """
-    reads = sum(1 for d in report.consequences if d.path[1:2] == ("env",) and len(d.path) <= 3)
-    mods = sum(1 for d in report.consequences if d.path[1:2] == ("modules",))
-    other = len(report.consequences) - reads - mods
-    parts = ([f"{reads} variable{'s' if reads != 1 else ''} read"] if reads else []) + (
-        [f"{mods} module{'s' if mods != 1 else ''} imported"] if mods else [])
-    text = " and ".join(parts) + " in one run only" if parts else ""
-    if other:
-        text += f"{'; ' if text else ''}{other} other run-time difference{'s' if other != 1 else ''}"
-    more = "" if report.show_all else " (--all lists them)"
-    return f"Consequences, not causes: {text}{more}"
-
-
 def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
     """Every line cut to ``width``, except the verdict and the reasons (``why: ...``),
     sentences a reader checks: they are wrapped."""
@@ -301,14 +272,6 @@ def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
             out += [paint(lead + part) for part in parts]
         else:
             out.append(fit(line, width))
-    return out
-
-
-def _dedupe_keys(diffs: Sequence[Difference]) -> list[str]:
-    out: list[str] = []
-    for d in diffs:
-        if d.key not in out:
-            out.append(d.key)
     return out
 
 
@@ -365,134 +328,9 @@ def _render_text_n(report: NReport, color: bool) -> str:
 # --------------------------------------------------------------------------- markdown
 
 
-def _md_snapshots(rows: Sequence[tuple[str, SnapInfo]]) -> list[str]:
-    lines = ["| | snapshot | label | captured | host |", "|---|---|---|---|---|"]
-    for tag, s in rows:
-        lines.append(f"| {tag} | {cell(s.path or '(not saved)', 80)} | {md_text(s.label)} | "
-                     f"{s.time} | {md_text(s.host)} |")
-    return lines
-
-
-def _md_table(diffs: Sequence[Difference], start: int = 1) -> list[str]:
-    lines = ["| # | section | key | change | A | B | score | why |",
-             "|---:|---|---|---|---|---|---:|---|"]
-    for i, d in enumerate(diffs, start):
-        lines.append(f"| {i} | {d.section} | {cell(d.key, 70)} | {d.change} | {cell(d.a)} | "
-                     f"{cell(d.b)} | {d.score} | {md_text(d.reason)} |")
-    return lines
-
-
-#: GitHub's limit on an issue or comment body: every Markdown diff fits it.
-MD_LIMIT = 65536
-
-
-def _details(summary: str, items: Sequence[list[str]]) -> list[str]:
-    if not items:
-        return []
-    return ["", f"<details><summary>{summary}</summary>", "",
-            *[line for item in items for line in item], "</details>"]
-
-
-def render_markdown(report: AnyReport, color: bool = False, limit: int = MD_LIMIT) -> str:
-    """Markdown to paste into a GitHub issue: the verdict, a table of the snapshots, what
-    happened, a ranked table of differences, long parts folded in ``<details>``; within
-    ``limit`` characters (GitHub's 65,536), folding as ``runsnap report`` does: the least
-    important part is shortened first (the noise list, the evidence, the consequences, the
-    differences past the first table), and what was left out is said."""
-    if isinstance(report, NReport):
-        return _render_markdown_n(report)
-    lines = [f"### runsnap diff: {md_text(report.verdict())}", ""]
-    lines += _md_snapshots([("A", report.a), ("B", report.b)])
-    for n in report.notes:
-        lines += ["", f"> **Note:** {md_text(n)}"]
-    outcome = [d for d in report.shown if d.section == "outcome" and not d.hidden]
-    if outcome:
-        lines += ["", "**Outcome**", "", "| | A | B |", "|---|---|---|"]
-        for d in outcome:
-            lines.append(f"| {d.key} | {cell(d.a, 100)} | {cell(d.b, 100)} |")
-    if report.consequences:
-        lines += ["", md_text(consequence_line(report))]
-    diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
-    if diffs:
-        lines += ["", "**Differences, most likely cause first**", ""]
-        lines += _md_table(diffs[:MD_ROWS])
-    # the folded parts, most important first: (summary, items); each item is some lines
-    words: list[tuple[str, list[list[str]], list[str]]] = []
-    for d in outcome:
-        if d.key in WORDS and any(isinstance(v, str) and len(v) > 100 for v in (d.a, d.b)):
-            item: list[str] = []
-            for tag, value in (("A", d.a), ("B", d.b)):
-                if value is not None:
-                    item += [f"{tag}:", "", *fence(str(value).splitlines()), ""]
-            words.append((f"{d.key.replace('_', ' ')} in full", [item], []))
-    more = [_md_table(diffs[i:i + 1], i + 1)[2:] for i in range(MD_ROWS, len(diffs))]
-    related = [[f"**{md_text(d.where)}**", "",
-                *[f"- {md_text(r.where)}: {cell(r.a, 60)} → {cell(r.b, 60)} "
-                  f"({md_text(r.reason)})" for r in d.related], ""]
-               for d in diffs if d.related]
-    evidence = [[f"**{md_text(d.where)}**", "", *fence(d.evidence), ""]
-                for d in diffs if d.evidence]
-    folded = [[f"- {md_text(d.where)}: {cell(d.a, 60)} → {cell(d.b, 60)}"]
-              for d in report.consequences] if report.show_all else []
-    hidden = report.hidden
-    noise = [[", ".join(f"`{k}`" for k in _dedupe_keys(hidden)), ""]] \
-        if hidden and not report.show_all else []
-    parts: list[tuple[str, list[list[str]], list[str]]] = [
-        *words,
-        ("{n} more differences", more, ["| # | section | key | change | A | B | score | why |",
-                                        "|---:|---|---|---|---|---|---:|---|"]),
-        ("Consequences grouped under their cause", related, []),
-        ("Evidence (list entries, commits, diffs of diffs)", evidence, []),
-        ("{n} consequences (read or imported in one run only)", folded, []),
-        (f"{len(hidden)} differences hidden (noise, or they {UNCHANGED})"
-         if any(d.reason.startswith(UNCHANGED) for d in hidden)
-         else f"{len(hidden)} noise differences hidden", noise, []),
-    ]
-    cut: list[str] = []
-
-    def layout() -> str:
-        out = list(lines)
-        for summary, items, head in parts:
-            if items:
-                title = summary.replace("{n}", str(len(items)))
-                out += _details(title, [head, *items] if head else items)
-        if cut:
-            out += ["", md_text(f"Left out to fit {limit:,} characters: {'; '.join(cut)} "
-                                "(`--format json` has everything).")]
-        return "\n".join(out) + "\n"
-
-    text = layout()
-    for i in range(len(parts) - 1, -1, -1):  # the least important part first
-        summary, items, head = parts[i]
-        total = len(items)
-        while len(text) > limit and items:
-            items = items[: len(items) // 2]
-            parts[i] = (summary, items, head)
-            text = layout()
-        if len(items) < total:
-            name = summary.replace("{n} ", "").split(" (")[0]
-            cut.append(f"{total - len(items)} of {total} {name.lower()}")
-            text = layout()
-        if len(text) <= limit:
-            break
-    if len(text) > limit:  # even the essentials overflow: cut the table's tail
-        text = text[: limit - 80].rsplit("\n", 1)[0] + "\n\n(cut here to fit)\n"
-    return text
-
-
-def _render_markdown_n(report: NReport) -> str:
-    from runsnap.render.many import render_markdown as render_many
-
-    return render_many(report)
-
-
-# --------------------------------------------------------------------------- json
-
-
 def render_json(report: AnyReport, color: bool = False) -> str:
     """The stable machine-readable report (format ``runsnap-diff/1``, see docs/diff.md)."""
     return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
-
 
 
 def render_stat(report: AnyReport, width: int = 0) -> str:
