@@ -245,30 +245,22 @@ def value_rules() -> tuple[tuple[ValueRule, ...], re.Pattern[str], dict[str, tup
     the regular expression engine finds as fast as ``str.find``.
     """
     rules: list[ValueRule] = []
-    by_keyword: dict[str, list[ValueRule]] = {}
     for line in _lines("secret-values.tsv"):
         rid, group, keywords, ent, source = line.split("\t")
-        rule = ValueRule(rid, group, tuple(keywords.split(",")), float(ent) if ent else None,
-                         source)
-        if keywords.startswith("re:"):
-            rule.keywords = (f"re:{rid}",)
-            by_keyword[rule.keywords[0]] = [rule]
-            rule.anchor = keywords[3:]
-        else:
-            for kw in rule.keywords:
-                by_keyword.setdefault(kw, []).append(rule)
-        rules.append(rule)
+        rules.append(ValueRule(rid, group, tuple(keywords.split(",")),
+                               float(ent) if ent else None, source))
     for fields in rule_lines("secret-formats.tsv"):
         fid, keywords, source = fields[0], fields[3], fields[4]
-        rule = ValueRule(f"format:{fid}", "0", tuple(keywords.split(",")), None, source)
-        if keywords.startswith("re:"):
-            rule.keywords = (f"re:format:{fid}",)
+        rules.append(ValueRule(f"format:{fid}", "0", tuple(keywords.split(",")), None, source))
+    by_keyword: dict[str, list[ValueRule]] = {}
+    for rule in rules:  # both tables' rules indexed the same way
+        if rule.keywords[0].startswith("re:"):
+            rule.anchor = ",".join(rule.keywords)[3:]
+            rule.keywords = (f"re:{rule.id}",)
             by_keyword[rule.keywords[0]] = [rule]
-            rule.anchor = keywords[3:]
         else:
             for kw in rule.keywords:
                 by_keyword.setdefault(kw, []).append(rule)
-        rules.append(rule)
     words = sorted(k for k in by_keyword if not k.startswith("re:") and k != "*")
     gate = re.compile(_trie_regex(words))
     by_keyword.setdefault("*", [])
