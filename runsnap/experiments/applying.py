@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.argv import is_python_name, looks_like_option, positional_indexes, positionals
+from runsnap.base.jsonform import json_form
 from runsnap.knowledge.env import list_separator, split_list
 
 if TYPE_CHECKING:
@@ -62,8 +63,7 @@ class Change:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: ``section``, ``key``, ``path``, ``a``, ``b``."""
-        return {"section": self.section, "key": self.key, "path": list(self.path),
-                "a": self.a, "b": self.b}
+        return json_form(self, ("section", "key", "path", "a", "b"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,8 +85,7 @@ class Skipped:
         return f"{self.section} {self.key}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"section": self.section, "key": self.key, "path": list(self.path),
-                "a": self.a, "b": self.b, "why": self.why, "blocking": self.blocking}
+        return json_form(self)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from runsnap.base.jsonform import json_form
 from runsnap.snapshot import Snapshot
 
 
@@ -30,17 +31,8 @@ class Block:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the fields this kind uses."""
-        out: dict[str, Any] = {"kind": self.kind}
-        for f in ("text", "header", "rows", "lines", "title"):
-            v = getattr(self, f)
-            if v:
-                out[f] = [list(r) for r in v] if f == "rows" else list(v) if isinstance(v, tuple) \
-                    else v
-        if self.blocks:
-            out["blocks"] = [b.to_dict() for b in self.blocks]
-        if self.diff is not None:
-            out["diff"] = self.diff.to_dict()
-        return out
+        return json_form(self, ("kind", "text", "header", "rows", "lines", "title", "blocks",
+                                "diff"), skip_empty=True)
 
 
 def para(text: str) -> Block:
