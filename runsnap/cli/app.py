@@ -93,17 +93,11 @@ def capture(**params: Any) -> None:
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")),
               default="text", show_default=True,
               help="text for terminals, json for programs, markdown for a GitHub issue.")
-
-
 @click.option("--section", metavar="NAME",
               help="Show one section in full (packages: every distribution; env: every "
                    "variable; any other as TOML, as the snapshot holds it).")
-
-
 @click.option("--all", "full", is_flag=True,
               help="Whole lines, even on a terminal (a pipe always gets them).")
-
-
 @dir_option
 @runsnap_command
 def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
@@ -137,8 +131,6 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")),
               default="text", show_default=True,
               help="text for terminals, json for programs, markdown for a GitHub issue.")
-
-
 @dir_option
 @runsnap_command
 def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
@@ -170,17 +162,11 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
 @cli.command(name="ls", context_settings=CONTEXT_SETTINGS)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="text for terminals, json for programs.")
-
-
 @click.option("--track", "track", type=click.Choice(("mlflow", "wandb")), default=None,
               help="List the runs of this experiment tracker that hold a snapshot instead.")
-
-
 @click.option("--experiment", "experiment", metavar="NAME", default="",
               help="With --track: the MLflow experiment (default: MLFLOW_EXPERIMENT_NAME, else "
                    "Default), or the W&B ENTITY/PROJECT (default: the offline runs in ./wandb).")
-
-
 @dir_option
 @runsnap_command
 def ls(fmt: str, track: str | None, experiment: str, snap_dir: str) -> None:
@@ -214,17 +200,11 @@ def ls(fmt: str, track: str | None, experiment: str, snap_dir: str) -> None:
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--keep", type=click.IntRange(min=0), default=None, metavar="N",
               help="Keep the newest N snapshots, remove the older ones.")
-
-
 @click.option("--older-than", "older_than", metavar="WHEN", default=None,
               help="Remove those captured before WHEN: a date (2026-11-30, UTC) or an age "
                    "(12h, 7d, 2w).")
-
-
 @click.option("--bisect", "bisect_only", is_flag=True,
               help="Only bisect trials (DIR/bisect-<id>/); alone: every bisect folder.")
-
-
 @click.option("-n", "--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @dir_option
 @runsnap_command
@@ -272,8 +252,6 @@ def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: boo
 @click.argument("snapshots", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--redact", "redact", multiple=True, metavar="NAME_OR_GLOB",
               help="Also treat values of this name as secrets (repeatable).")
-
-
 @dir_option
 @runsnap_command
 def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...], snap_dir: str) -> None:
@@ -297,16 +275,10 @@ def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...], snap_dir: str) ->
 @click.argument("names", nargs=-1, required=True, metavar="NAME...")
 @click.option("--python", "python", metavar="PATH",
               help="The interpreter whose packages to search (default: python on PATH).")
-
-
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="text for terminals, json for programs.")
-
-
 @click.option("--include-tests", is_flag=True,
               help="Also list places in tests, examples and benchmarks (after the rest).")
-
-
 @runsnap_command
 def who_reads(names: tuple[str, ...], python: str | None, fmt: str, include_tests: bool) -> None:
     """Where the installed packages declare, read or mention variable NAME.

@@ -23,52 +23,30 @@ DIFF_FORMATS = ("text", "markdown", "json")
 @click.option("--format", "fmt", type=click.Choice(DIFF_FORMATS), default="text",
               envvar="RUNSNAP_FORMAT", show_envvar=True, show_default=True,
               help="text for terminals, markdown for a GitHub issue, json for programs.")
-
-
 @click.option("--all", "show_all", is_flag=True,
               help="Also list noise (PWD, SHLVL, SSH_*, timings...) and ignored differences.")
-
-
 @click.option("--ignore", "ignore", multiple=True, metavar="PATTERN",
               help="Hide differences whose locator (env.NCCL_*, models.*.config.*), KEY or "
                    "SECTION.KEY matches this glob (repeatable).")
-
-
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
-
-
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
-
-
 @click.option("--name-only", "name_only", is_flag=True,
               help="Only where the runs differ: one locator a line (env.NCCL_ALGO), most "
                    "likely cause first, as git diff --name-only lists files.")
-
-
 @click.option("--stat", is_flag=True,
               help="Only the verdict and, per section, how many differences and which.")
-
-
 @click.option("--section", "sections", multiple=True, metavar="NAME[,NAME]",
               help="Only these sections (env, packages, git, models, command, system, "
                    "outcome, runtime, check...; repeatable or comma-separated).")
-
-
 @click.option("--no-runtime", is_flag=True,
               help="Leave out the [runtime] differences (what each run read and imported).")
-
-
 @click.option("--patch", "-p", "patch", is_flag=True,
               help="Show the uncommitted code differences as git diff shows them: each "
                    "changed file's hunks, A's diff against B's.")
-
-
 @click.option("-q", "--quiet", is_flag=True,
               help="Print nothing: the exit status says whether the runs differ.")
-
-
 @dir_option
 @runsnap_command
 def diff(
@@ -168,22 +146,14 @@ def diff(
 @click.option("--format", "fmt", type=click.Choice(("markdown", "text", "json")),
               default="markdown", show_default=True,
               help="markdown to paste into a GitHub issue, text to read, json for programs.")
-
-
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
-
-
 @click.option("--max-chars", type=click.IntRange(min=2000), default=65536, show_default=True,
               help="Fit the report in this many characters (GitHub's limit by default); the "
                    "least important parts are trimmed first, and the report says which.")
-
-
 @click.option("--attach", "attach_dir", type=click.Path(file_okay=False), default=None,
               help="Also write the full snapshots (scrubbed) into this folder as .txt files "
                    "GitHub accepts as attachments; the report says to attach them.")
-
-
 @dir_option
 @runsnap_command
 def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: int,
