@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Union
 
 from runsnap.diffing import consequences, evidence, grouping, sections
+from runsnap.diffing.bulkload import snapshot_files
 from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.many import Progress, compare_rows
@@ -33,6 +34,7 @@ from runsnap.diffing.result import (
 )
 from runsnap.diffing.rules import RankContext
 from runsnap.snapshot import Snapshot, ordered_sections
+from runsnap.snapshot.store import newest as newest_in
 
 __all__ = [
     "CHANGES",
@@ -170,7 +172,6 @@ def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> froze
 def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Snapshot paths with every folder replaced by the snapshot files in it (and below it),
     in natural order (``rank-2`` before ``rank-10``)."""
-    from runsnap.diffing.bulkload import snapshot_files
 
     out: list[str] = []
     for p in paths:
@@ -182,6 +183,5 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
 def newest(folder: str | os.PathLike[str], count: int = 2) -> list[str]:
     """The ``count`` newest snapshots in ``folder`` (as ``runsnap ls`` orders them), oldest of
     them first, so ``diff(*newest(".runsnap"))`` compares the last two runs."""
-    from runsnap.snapshot.store import newest as newest_in
 
     return newest_in(folder, count)

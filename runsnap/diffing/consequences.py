@@ -14,6 +14,8 @@ folded here: kept out of the ranking, counted on one line under the outcome.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,7 +94,6 @@ def unchanged(diffs: Sequence[Difference], words: str) -> tuple[Difference, ...]
     >>> d[0].hidden, d[0].reason
     (True, 'changed nothing the runs show (both exited 0); read')
     """
-    import dataclasses
 
     return tuple(d if d.hidden or d.section not in AMBIENT else dataclasses.replace(
         d, hidden=True, reason=f"{UNCHANGED} ({words}); {d.reason}".rstrip("; "))
@@ -109,7 +110,6 @@ def _renumbered(x: str, y: str, pairs: Sequence[tuple[int, int]]) -> bool:
     >>> _renumbered("/data/shard-0", "/data/shard-7", [(0, 1)])
     False
     """
-    import re
 
     px, py = re.split(r"([0-9]+)", x), re.split(r"([0-9]+)", y)
     if len(px) != len(py):
@@ -135,7 +135,6 @@ def per_rank(diffs: Sequence[Difference], a: SnapInfo, b: SnapInfo) -> tuple[Dif
              if x is not None and y is not None and x != y]
     if not pairs:
         return tuple(diffs)
-    import dataclasses
 
     out: list[Difference] = []
     for d in diffs:

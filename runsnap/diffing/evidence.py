@@ -48,6 +48,7 @@ from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import read_natively
+from runsnap.knowledge.torchbuild import messages
 
 __all__ = [
     "BANDS",
@@ -411,7 +412,6 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     """A build fact (``builds.torch.config.USE_NCCL``): torch's own message about it (named),
     else the program imported that engine (read) or, both traced, neither did (unread). A CUDA
     library or conda package is loaded natively: no import decides it."""
-    from runsnap.knowledge.torchbuild import messages
 
     parts = [str(p) for p in d.path[1:]]
     said = messages(".".join(parts[2:])) if parts[:2] == ["builds", "torch"] else ()

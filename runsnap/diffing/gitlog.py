@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from runsnap.base import programs
+from runsnap.redact import Redactor, load_key
+
 __all__ = ["CommitLog", "commits_between"]
 
 #: ``commits_between(repo_path, sha_a, sha_b)`` -> evidence lines, or None when unknown.
@@ -18,7 +21,6 @@ def commits_between(path: str, sha_a: str, sha_b: str) -> list[str] | None:
     The one place diff looks at this machine: it runs only when the repository is here and both
     commits are in it; otherwise None.
     """
-    from runsnap.base import programs
 
     if not os.path.isdir(path):
         return None
@@ -42,7 +44,6 @@ def commits_between(path: str, sha_a: str, sha_b: str) -> list[str] | None:
         if len(found) > 50:
             lines.append(f"{sign} ... (more)")
     # Commit subjects are free text read from this machine: the same secret rules as a capture.
-    from runsnap.redact import Redactor, load_key
 
     redactor = Redactor(load_key())
     return [redactor.scrub(line, "git log") for line in lines]

@@ -40,6 +40,7 @@ from runsnap.knowledge.devices import (
     device_order,
     visible_devices,
 )
+from runsnap.knowledge.env import likely_misspelling
 from runsnap.knowledge.packages import normalize_name
 
 __all__ = ["GROUPERS", "Group", "group"]
@@ -256,7 +257,6 @@ def _env(snap: Any) -> Mapping[str, Any]:
 
 def by_misspelling(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """A variable set in one run, and a misspelling of it set in the other: one cause."""
-    from runsnap.knowledge.env import likely_misspelling
 
     keys = _by_key(diffs)
     out: list[Group] = []

@@ -20,6 +20,7 @@ from typing import Any
 from runsnap.diffing.evidence import Evidence
 from runsnap.diffing.result import Difference
 from runsnap.errors import UsageError
+from runsnap.snapshot import toml_parser
 
 __all__ = ["RankContext", "Verdict", "find_config", "load_user_rules", "matches"]
 
@@ -73,7 +74,6 @@ def matches(patterns: Sequence[str], d: Difference) -> str | None:
 
 
 def _config_table(path: Path) -> Mapping[str, Any] | None:
-    from runsnap.snapshot import toml_parser
 
     tomllib = toml_parser()
     try:

@@ -23,12 +23,14 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import datetime as _dt
+import json
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.diffing import compare
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, apply, plan
 from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, Verdict, run_trial
@@ -263,7 +265,6 @@ def _refusals(the_plan: Plan) -> list[str]:
 
 def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any, Any]:
     """The plan, GOOD's launch and the judge; raises UsageError when bisect must refuse."""
-    from runsnap.diffing import compare
     from runsnap.experiments.replaying import restore, secret_from
 
     report = compare(good, bad, git_log=False)
@@ -406,7 +407,6 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
 
 
 def _save(result: BisectResult) -> None:
-    import json
 
     if result.folder is None:
         return

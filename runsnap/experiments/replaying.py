@@ -19,8 +19,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.diffing import compare
 from runsnap.errors import UsageError
 from runsnap.launch import LaunchSpec
+from runsnap.redact import Redactor, load_key
 
 if TYPE_CHECKING:
     from runsnap.capturing import RunRecord
@@ -57,7 +59,6 @@ class _Secrets:
     """Finds, in this environment, the values behind a snapshot's fingerprints."""
 
     def __init__(self, snapshot: Snapshot, environ: Mapping[str, str], key: FingerprintKey):
-        from runsnap.redact import Redactor
 
         self.redactor = Redactor(key)
         self.environ = environ
@@ -109,7 +110,6 @@ def restore(
     out of the environment (an argv entry keeps its placeholder). Raises
     :class:`~runsnap.errors.UsageError` when the snapshot recorded no command.
     """
-    from runsnap.redact import load_key
 
     cmd: Mapping[str, Any] = snapshot.get("command") or {}
     argv = [str(a) for a in cmd.get("argv") or []]
@@ -152,7 +152,6 @@ def secret_from(snapshot: Snapshot, name: str, stored: str, *,
                 key: FingerprintKey | None = None) -> str | None:
     """The value in ``environ`` behind ``stored`` (a redacted value of variable ``name``), or
     None. Plain values come back as they are."""
-    from runsnap.redact import load_key
 
     secrets = _Secrets(snapshot, os.environ if environ is None else environ, key or load_key())
     if not secrets.has(stored):
@@ -164,7 +163,6 @@ def cannot_restore(snapshot: Snapshot, live: Snapshot) -> list[Difference]:
     """What differs between ``snapshot`` and ``live`` (the context captured now for the same
     launch) that re-launching cannot undo: commits and dirty state, packages and interpreter,
     models, host and GPU. Most likely cause first; noise left out."""
-    from runsnap.diffing import compare
 
     report = compare(snapshot, live, git_log=False)
     return [d for d in report.counted

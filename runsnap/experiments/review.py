@@ -26,6 +26,8 @@ import os
 
 from runsnap.base.terminal import neutralise
 from runsnap.errors import SnapshotError, UsageError
+from runsnap.knowledge import rule_lines
+from runsnap.redact import load_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,7 +69,6 @@ def check_launchable(snapshot: Snapshot) -> None:
 
 def foreign(snapshot: Snapshot) -> list[str]:
     """Why ``snapshot`` did not come from this machine and this user ([] when it did)."""
-    from runsnap.redact import load_key
 
     meta: Mapping[str, Any] = snapshot.meta or {}
     reasons = []
@@ -101,7 +102,6 @@ def cwd_refused(cwd: str) -> str | None:
 @functools.lru_cache(maxsize=1)
 def startup_variables() -> tuple[tuple[str, str], ...]:
     """(name or ``PREFIX*``, what it does) from ``knowledge/startup-variables.tsv``."""
-    from runsnap.knowledge import rule_lines
 
     return tuple((row[0], row[1] if len(row) > 1 else "") for row in rule_lines(
         "startup-variables.tsv"))

@@ -31,8 +31,9 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from runsnap.errors import UsageError
+from runsnap.errors import SnapshotError, UsageError
 from runsnap.launch.signals import escalate
+from runsnap.snapshot import load
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -314,8 +315,6 @@ def _judge_ended(criteria: Criteria, judge: OutcomeJudge | None, snap_path: str,
                  log_path: str) -> tuple[Verdict, str]:
     """The verdict on a launch that ended by itself, from its recorded outcome: bad when it
     should have kept running, else ``--test``, else likeness to GOOD's and BAD's outcomes."""
-    from runsnap.errors import SnapshotError
-    from runsnap.snapshot import load
 
     try:
         outcome: Mapping[str, Any] = load(snap_path).get("outcome") or {}

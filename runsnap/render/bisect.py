@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from runsnap.diffing.result import short
 from runsnap.render.style import cell, fence, md_text
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ def _text(value: Any, limit: int = 60) -> str:
     >>> _text(None), _text("a\\x1b[2Jb"), _text(True)
     ('(unset)', 'a\\\\x1b[2Jb', 'true')
     """
-    from runsnap.diffing.result import short
 
     return short(value, limit)
 

@@ -14,7 +14,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from runsnap.base.terminal import clean
+from runsnap.base.terminal import clean, wrap
+from runsnap.base.terminal import fit as cut
 from runsnap.views.bugreport import Block, Part, ReportDoc, para
 
 __all__ = ["FORMATS", "GITHUB_LIMIT", "MIN_CHARS", "render", "fit"]
@@ -204,8 +205,6 @@ def fit_width(text: str, width: int) -> str:
     """
     if width <= 0:
         return text
-    from runsnap.base.terminal import fit as cut
-    from runsnap.base.terminal import wrap
 
     out: list[str] = []
     for line in text.split("\n"):

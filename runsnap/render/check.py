@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
+from runsnap.base.terminal import clean as safe
+from runsnap.base.terminal import wrap
 from runsnap.checks.rules import CheckReport
+from runsnap.render.style import md_text
 
 __all__ = ["render"]
 
@@ -15,7 +18,6 @@ def render(report: CheckReport, fmt: str = "text", width: int = 0) -> str:
     to it (0: one line per finding and detail)."""
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2) + "\n"
-    from runsnap.render.style import md_text
 
     n = len(report.findings)
     head = (f"runsnap check: {n} finding{'s' if n != 1 else ''}" if n else
@@ -26,7 +28,6 @@ def render(report: CheckReport, fmt: str = "text", width: int = 0) -> str:
             lines.append(f"{i}. **{md_text(f.kind)}** ({f.score}): {md_text(f.message)}")
             lines += [f"   - {md_text(x)}" for x in f.details]
         return "\n".join(lines) + "\n"
-    from runsnap.base.terminal import clean as safe
     lines = _wrapped("", f"{head}  ({safe(report.snapshot)})", width, 2)
     for i, f in enumerate(report.findings, 1):
         lines += _wrapped(f"  {i:>2}. ", f"[{f.score}] {f.kind}: {safe(f.message)}", width)
@@ -38,7 +39,6 @@ def render(report: CheckReport, fmt: str = "text", width: int = 0) -> str:
 def _wrapped(prefix: str, text: str, width: int, hang: int = 0) -> list[str]:
     """``prefix`` + ``text`` wrapped to ``width`` (0: one line), the lines after the first
     under the text, ``hang`` further in."""
-    from runsnap.base.terminal import wrap
 
     if not width:
         return [prefix + text]

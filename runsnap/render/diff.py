@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runsnap.base.terminal import clean, fit, wrap
+from runsnap.base.terminal import clean, fit, neutralise_data, neutralise_json, wrap
 from runsnap.diffing.many_result import NReport
 from runsnap.diffing.result import (
     UNCHANGED,
@@ -25,6 +25,7 @@ from runsnap.diffing.result import (
 from runsnap.launch.outcome import without_timestamp
 from runsnap.render.diff_markdown import render_markdown
 from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
+from runsnap.render.many import render_text as render_many
 from runsnap.render.style import LIKELY, Style
 
 __all__ = ["FORMATS", "RENDERERS", "render", "render_json", "render_markdown", "render_text"]
@@ -320,7 +321,6 @@ def patch_line(line: str, st: Style) -> str:
 
 
 def _render_text_n(report: NReport, color: bool) -> str:
-    from runsnap.render.many import render_text as render_many
 
     return render_many(report, color)
 
@@ -375,7 +375,6 @@ def render(report: AnyReport, format: str = "text", *, color: bool = False,
         from runsnap.errors import UsageError
 
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})") from None
-    from runsnap.base.terminal import neutralise_data, neutralise_json
 
     if format == "json":
         return neutralise_json(renderer(report, color))

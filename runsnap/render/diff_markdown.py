@@ -12,6 +12,7 @@ from runsnap.diffing.result import (
     SnapInfo,
 )
 from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
+from runsnap.render.many import render_markdown as render_many
 from runsnap.render.style import cell, fence, md_text
 
 #: Rows in the Markdown table before the rest go into a ``<details>`` block.
@@ -134,7 +135,6 @@ def render_markdown(report: AnyReport, color: bool = False, limit: int = MD_LIMI
 
 
 def _render_markdown_n(report: NReport) -> str:
-    from runsnap.render.many import render_markdown as render_many
 
     return render_many(report)
 

@@ -6,6 +6,7 @@ import os
 import shlex
 from collections.abc import Sequence
 
+from runsnap.base.terminal import clean, fit
 from runsnap.snapshot.store import Entry
 
 __all__ = ["render_listing"]
@@ -32,7 +33,6 @@ def render_listing(entries: Sequence[Entry], fmt: str = "text", width: int = 0) 
         import json
 
         return json.dumps([e.to_dict() for e in entries], indent=2, ensure_ascii=False) + "\n"
-    from runsnap.base.terminal import clean, fit
 
     if not entries:
         return "no snapshots\n"

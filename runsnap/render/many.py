@@ -4,6 +4,7 @@ the hosts and ranks that disagree with the majority."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from runsnap.diffing.many import entries, group_sentence, sentence
@@ -33,7 +34,6 @@ def _files(report: NReport) -> str:
     paths = [s.path for s in report.snapshots if s.path]
     if not paths:
         return ""
-    import os
 
     common = os.path.commonpath(paths) if len(paths) > 1 else os.path.dirname(paths[0])
     return f"{len(paths)} files in {common or '/'}"

@@ -8,6 +8,8 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from runsnap.base.terminal import clean, fit, neutralise_data, neutralise_json, wrap
+from runsnap.errors import UsageError
 from runsnap.render.hostsummary import render_markdown, render_text
 from runsnap.render.style import fence
 from runsnap.snapshot import Snapshot, ordered_sections
@@ -38,7 +40,6 @@ def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True
     """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
     and a value's control characters are shown escaped. The facts come from
     :func:`runsnap.views.facts.facts`."""
-    from runsnap.base.terminal import clean, fit, neutralise_data, wrap
 
     # every value escaped before it is laid out, so a newline inside one cannot fake a line
     snap = snap.replace(meta=neutralise_data(dict(snap.meta)),
@@ -304,8 +305,6 @@ def render_section(snap: Snapshot, name: str, width: int = 0) -> str:
     ``env`` every variable (``NAME=value``); any other section (and ``meta``) as TOML, as the
     snapshot writer writes it. ``width``: a terminal's, each line cut to it (0: whole lines,
     for a pipe or ``--all``)."""
-    from runsnap.base.terminal import clean, fit
-    from runsnap.errors import UsageError
 
     if name == "meta":
         data: Mapping[str, Any] = snap.meta
@@ -350,7 +349,6 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     """``runsnap show`` in ``fmt``: ``text`` (:func:`render_summary`), ``json`` (the whole
     snapshot as one JSON object) or ``markdown`` (the summary, and each section folded in
     ``<details>``, to paste into an issue)."""
-    from runsnap.base.terminal import neutralise_json
 
     if fmt == "json":
         import json
@@ -361,7 +359,6 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
         return _markdown(snap)  # escapes each value for Markdown itself (its own rules)
     if fmt == "text":
         return render_summary(snap, width)
-    from runsnap.errors import UsageError
 
     raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from runsnap.base.terminal import clean, fit
 from runsnap.whoreads.search import Hit
 
 __all__ = ["render"]
@@ -39,7 +40,6 @@ def render(hits: Sequence[Hit], fmt: str = "text", width: int = 0) -> str:
             room = max(room, 12)
             rows = [(*r[:-2], _middle(r[-2], room), r[-1]) for r in rows]
             widths[-1] = min(widths[-1], room)
-    from runsnap.base.terminal import clean, fit
 
     return "".join(fit(clean("  ".join(f"{cell:<{w}}" for cell, w in zip(r, widths,
                                                                            strict=False))

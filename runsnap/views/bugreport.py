@@ -12,15 +12,22 @@ shortened before it is dropped, and the report says what went and how to get it.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.checks import rules as checks
+from runsnap.diffing import compare
 from runsnap.knowledge.env import family_of, family_owners, noise_reason
 from runsnap.knowledge.models import config_field_reason
 from runsnap.knowledge.packages import is_core_package, normalize_name, stack_packages
-from runsnap.snapshot import Snapshot
+from runsnap.redact import Redactor, load_policy
+from runsnap.redact.fingerprint import load_key
+from runsnap.redact.scrub import scrub_snapshot
+from runsnap.snapshot import Snapshot, atomic_write, dumps
 from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.views.report_blocks import Block, Part, ReportDoc, code, details, items, para, table
 from runsnap.views.report_title import status_words, title_of
@@ -39,9 +46,6 @@ VARIABLES = 40
 def build(snaps: Sequence[Snapshot]) -> ReportDoc:
     """The report of one snapshot, or of two (A the reference, B the run reported) with the
     ranked diff between them. The snapshots are scrubbed again with today's rules first."""
-    from runsnap.redact import Redactor, load_policy
-    from runsnap.redact.fingerprint import load_key
-    from runsnap.redact.scrub import scrub_snapshot
 
     clean = [scrub_snapshot(s, Redactor(load_key(), load_policy(None))) for s in snaps]
     main = clean[-1]
@@ -61,10 +65,7 @@ def build(snaps: Sequence[Snapshot]) -> ReportDoc:
 def attach(doc: ReportDoc, folder: str) -> list[str]:
     """Write each scrubbed snapshot into ``folder`` as ``runsnap-<name>-<id>.txt`` (GitHub takes
     .txt attachments, not .toml); return the file names."""
-    import os
-    import re
 
-    from runsnap.snapshot import atomic_write, dumps
 
     os.makedirs(folder, exist_ok=True)
     names = []
@@ -298,7 +299,6 @@ def _config_rows(cfg: Any, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _compact(v: Any) -> str:
-    import json
 
     return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -339,7 +339,6 @@ def _packages(s: Snapshot) -> Part:
 
 
 def _diff(a: Snapshot, b: Snapshot) -> Part:
-    from runsnap.diffing import compare
 
     report = compare(a, b, git_log=False)
     full = Part("diff", "Why A and B differ (runsnap diff A B)", (Block("diff", diff=report),), 4,

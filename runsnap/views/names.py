@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import shlex
 
+from runsnap.snapshot import load as load_path
 from runsnap.snapshot.store import Entry
+from runsnap.snapshot.store import resolve as in_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +30,6 @@ def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
 
     Raises :class:`~runsnap.errors.UsageError` when the reference names no snapshot and
     :class:`~runsnap.errors.TrackerError` when the tracker cannot give it."""
-    from runsnap.snapshot.store import resolve as in_folder
     from runsnap.track import is_reference as is_tracked
 
     if is_tracked(ref) and not os.path.exists(ref):
@@ -41,7 +42,6 @@ def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
 def load(ref: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> Snapshot:
     """The snapshot ``ref`` names (see :func:`resolve`); :class:`~runsnap.errors.SnapshotError`
     when it is not one."""
-    from runsnap.snapshot import load as load_path
 
     return load_path(resolve(ref, folder) if isinstance(ref, str) else ref)
 

@@ -3,9 +3,12 @@ ended, and the error's type with its first clause, in whole words within a GitHu
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runsnap.base.argv import is_python_name
 from runsnap.snapshot import Snapshot
 
 #: GitHub's limit on an issue title.
@@ -36,9 +39,7 @@ def program_name(argv: Sequence[str]) -> str:
     >>> program_name(["torchrun", "--nproc-per-node", "8", "train.py"])
     'torchrun'
     """
-    import os
 
-    from runsnap.base.argv import is_python_name
 
     first = os.path.basename(argv[0])
     if not is_python_name(first):
@@ -70,7 +71,6 @@ def error_clause(error: str) -> str:
     >>> error_clause("RuntimeError: CUDA error: out of memory")
     'RuntimeError: CUDA error: out of memory'
     """
-    import re
 
     line = error.strip().split("\n", 1)[0].strip()
     m = re.search(r"[.;!?](?=\s)", line)

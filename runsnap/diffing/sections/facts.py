@@ -20,6 +20,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.walk import dotted, locator, walk
 from runsnap.knowledge import torchbuild
 from runsnap.knowledge.factscores import fact_names, fact_rule
+from runsnap.knowledge.packages import version_change
 
 __all__ = ["packages", "score", "system"]
 
@@ -229,7 +230,6 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Engine builds (``builds.torch.cuda``...), the CUDA/ROCm libraries (``libraries.nccl``),
     conda packages (``conda.NAME``)."""
-    from runsnap.knowledge.packages import version_change
 
     out: list[Difference] = []
     if both := _part(a, b, "builds"):
