@@ -55,13 +55,13 @@ def test_diff_with_many_variables_searches_each_file_once(tmp_path: Path) -> Non
                               cwd=tmp_path, env={**bare_env(), **extra}, capture_output=True,
                               text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
-    code = ("import sys, runsnap.whoreads.search as s\n"
+    code = ("import sys, runsnap.whoreads.index as s\n"
             "n = [0]\n"
-            "old = s._Index._load\n"
+            "old = s.Index._load\n"
             "def load(self):\n"
             "    n[0] += 1\n"
             "    old(self)\n"
-            "s._Index._load = load\n"
+            "s.Index._load = load\n"
             "from runsnap.cli.app import cli\n"
             "try:\n"
             "    cli(['diff', 'normal.toml', 'many.toml'], standalone_mode=False)\n"
