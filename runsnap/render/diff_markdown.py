@@ -6,11 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runsnap.diffing.many_result import NReport
-from runsnap.diffing.result import (
-    UNCHANGED,
-    Difference,
-    SnapInfo,
-)
+from runsnap.diffing.result import UNCHANGED, Difference, SnapInfo
 from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
 from runsnap.render.many import render_markdown as render_many
 from runsnap.render.style import cell, fence, md_text

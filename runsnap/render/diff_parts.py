@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runsnap.diffing.many_result import NReport
-from runsnap.diffing.result import (
-    Difference,
-    Report,
-)
+from runsnap.diffing.result import Difference, Report
 
+#: A report of two snapshots or of N.
 AnyReport = Report | NReport
+
 #: Outcome values that are the run's own words: never cut shorter than the terminal allows.
 WORDS = ("first_error", "error")
 

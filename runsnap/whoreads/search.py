@@ -34,12 +34,7 @@ import os
 import sys
 
 from runsnap.whoreads.index import CACHED_NAMES, Index
-from runsnap.whoreads.places import (
-    KINDS,
-    Hit,
-    classify,
-    in_tests,
-)
+from runsnap.whoreads.places import KINDS, Hit, classify, in_tests
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
