@@ -329,7 +329,8 @@ def test_no_secret_reaches_anything_runsnap_writes_or_prints(planted) -> None:  
     assert b"pkgs.example.com/simple/leaky-1.0.tar.gz" in snap_text
     assert b"-----BEGIN RSA PRIVATE KEY-----" in snap_text
     # diff listed the commit between the captures, with its subject scrubbed
-    assert b"rotate password=<redacted:hmac-sha256:" in blobs["diff text stdout"]
+    # (JSON has every difference's evidence; the text details only the cause)
+    assert b"rotate password=<redacted:hmac-sha256:" in blobs["diff json stdout"]
 
 
 TUNING = {

@@ -21,8 +21,9 @@ def test_cuda_device_order_is_a_numbering_not_a_device_list(tmp_path: Path) -> N
         r = run_runsnap("capture", "--label", label, "-o", str(tmp_path / f"{label}.toml"),
                         "--", sys.executable, "-c", "pass", cwd=tmp_path, env=_env(**extra))
         assert r.returncode == 0, r.stderr
+    # both ran alike, so the variable is hidden as one that changed nothing: --all lists it
     r = run_runsnap("diff", str(tmp_path / "a.toml"), str(tmp_path / "b.toml"), "--format",
-                    "json", cwd=tmp_path, env=_env())
+                    "json", "--all", cwd=tmp_path, env=_env())
     import json
 
     found = [d for d in json.loads(r.stdout)["differences"] if d["key"] == "CUDA_DEVICE_ORDER"]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from runsnap.base.argv import is_python_name, looks_like_option, positional_indexes, positionals
 from runsnap.base.jsonform import json_form
+from runsnap.diffing.result import UNCHANGED
 from runsnap.knowledge.env import list_separator, split_list
 
 if TYPE_CHECKING:
@@ -153,7 +154,8 @@ def plan(
 
         if d.section in EFFECT_SECTIONS or d.key == "errors" or d.key.endswith(".errors"):
             continue
-        if d.hidden and not include_hidden:
+        # hidden because both runs ended alike is no noise: a --test tells them apart
+        if d.hidden and not include_hidden and not d.reason.startswith(UNCHANGED):
             skip("noise (give --all to try it)")
             continue
         if d.section == "env":
