@@ -5,7 +5,12 @@ StreamWatch` passes it on, and keeps the *last* value of each ``key=value`` or `
 number (the end of a run is what a comparison of two runs wants), plus the user's own metrics
 (``--metric NAME=REGEX``: the regular expression's first group, or its whole match, is the
 number). Memory is bounded whatever the run prints: at most :data:`MAX_METRICS` keys, each one
-float and one count; one search per chunk over the chunk's bytes, no per-line Python loop.
+float and one count; no per-line Python loop.
+
+Only the first and the last occurrence of each key in a chunk matter (the first decides the
+order keys are kept in, the last their value), and a log repeats a few line shapes: so the
+expression runs only over the first and last line of each *shape* (the line with every digit
+read as ``0``; see :func:`_pairs`), which finds exactly what a search of every line finds.
 """
 
 from __future__ import annotations
@@ -36,6 +41,50 @@ _IDENTITY = re.compile(
     r"(?:^|[_./-])(?:pid|ppid|tid|port|rank|local_rank|world_size|node_rank|job|jobid|job_id|"
     r"id|uuid|host|addr|address|time_?stamp|date|year|month|day|hour|minute|line|lineno|"
     r"version|seed|device|gpu|cuda|errno|code|status|http|https|tcp|udp)$", re.IGNORECASE)
+
+
+#: Every ASCII digit read as ``0``: two lines with the same *shape* differ only in digits.
+_SHAPE = bytes.maketrans(b"0123456789", b"0000000000")
+_DIGIT = re.compile(rb"\d")
+
+
+def _pairs(text: bytes) -> list[tuple[bytes, bytes]]:
+    """The ``(key, number)`` matches of :data:`_KEY_VALUE` in ``text`` that decide its result:
+    the first and the last of each key, in order (what ``dict()`` of them keeps is what it
+    keeps of every match).
+
+    :data:`_KEY_VALUE` has no digit in it: it tells digits from other bytes, never one digit
+    from another, and no match crosses a line end. So in lines of the same shape (the same
+    bytes with digits read as ``0``) it matches at the same places, and the keys found there
+    are the same wherever they hold no digit; only the first and the last line of each shape
+    need a search. Where a key holds a digit (``top1``, ``layer3.loss``), every line of that
+    shape is searched. A chunk of lines that barely repeat is searched whole.
+
+    >>> log = b"\\n".join(b"step=%d loss=%.1f" % (i, i / 10) for i in range(10, 30))
+    >>> pairs = _pairs(log + b"\\ntop1=0.5\\ntop5=0.9")  # 20 lines of one shape: 2 searched
+    >>> pairs[:4]
+    [(b'step', b'10'), (b'loss', b'1.0'), (b'step', b'29'), (b'loss', b'2.9')]
+    >>> pairs[4:]
+    [(b'top1', b'0.5'), (b'top5', b'0.9')]
+    """
+    lines = text.split(b"\n")
+    n = len(lines)
+    if n < 16:
+        return _KEY_VALUE.findall(text)
+    shapes = text.translate(_SHAPE).split(b"\n")
+    last = dict(zip(shapes, range(n), strict=True))  # later lines win: the last line of each shape
+    if len(last) * 3 > n:  # few repeats: picking lines would cost more than it saves
+        return _KEY_VALUE.findall(text)
+    first = dict(zip(reversed(shapes), range(n - 1, -1, -1), strict=True))
+    picked = sorted({*first.values(), *last.values()})
+    found = _KEY_VALUE.findall(b"\n".join([lines[i] for i in picked]))
+    if not _DIGIT.search(b" ".join([key for key, _raw in found])):
+        return found
+    # keys with digits: which shapes hold them, and every line of those shapes searched
+    whole = {shapes[i] for i in picked
+             if any(_DIGIT.search(key) for key, _raw in _KEY_VALUE.findall(lines[i]))}
+    picked = sorted({*picked, *(i for i, shape in enumerate(shapes) if shape in whole)})
+    return _KEY_VALUE.findall(b"\n".join([lines[i] for i in picked]))
 
 
 def parse_metric(spec: str) -> tuple[str, re.Pattern[bytes]]:
@@ -81,8 +130,8 @@ class MetricWatch:
     def feed(self, chunk: bytes) -> None:
         """Take complete lines (joined by ``\\n``, colours already removed)."""
         if b"=" in chunk or b":" in chunk:
-            # one C-level pass: the dict keeps the last value of each key in the chunk
-            for key, raw in dict(_KEY_VALUE.findall(chunk)).items():
+            # the dict keeps the last value of each key, in the order keys first appeared
+            for key, raw in dict(_pairs(chunk)).items():
                 self._keep(key.decode("ascii", "replace"), raw)
         for name, pattern in self._user:
             last = None
