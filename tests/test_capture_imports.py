@@ -37,10 +37,13 @@ NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typi
          "urllib.parse", "mlflow", "wandb")
 #: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes),
 #: datetime (~2 ms, with math) and hashlib/hmac (~3 ms: OpenSSL's libcrypto; runsnap.base.digest gives
-#: the same digests). With a child, psutil, which samples the child's memory, imports base64 and
-#: datetime (after the child started), and the --log tee hashes with hashlib.
-NEVER_WITHOUT_A_CHILD = (*NEVER, "base64", "datetime", "hashlib", "hmac")
-NEVER_BEFORE_THE_CHILD = (*NEVER, "hashlib", "hmac")
+#: the same digests). With a child, the --log tee hashes with hashlib. Nor tomllib (~8 ms, with
+#: typing, datetime, string) unless the project has runsnap settings.
+NEVER_WITHOUT_A_CHILD = (*NEVER, "base64", "datetime", "hashlib", "hmac", "tomllib")
+NEVER_BEFORE_THE_CHILD = (*NEVER, "hashlib", "hmac", "tomllib")
+#: Nor, between the child's end and its outcome written: psutil (~10 ms with base64, glob; the
+#: child's memory is read from /proc) and shutil (with bz2, lzma, zlib).
+NEVER_WITH_A_CHILD = (*NEVER_BEFORE_THE_CHILD, "psutil", "shutil", "base64", "datetime")
 
 _CAPTURE = """
 import sys
@@ -77,12 +80,26 @@ def imported_by_capture(repo: Path, out: Path, *args: str, watched: tuple[str, .
 
 @pytest.mark.parametrize(("args", "never"), [
     (["--no-run"], NEVER_WITHOUT_A_CHILD),
-    (["--", sys.executable, "-c", "pass"], NEVER_BEFORE_THE_CHILD),
+    (["--", sys.executable, "-c", "pass"], NEVER_WITH_A_CHILD),
 ], ids=["no-run", "run"])
 def test_a_capture_imports_none_of_the_costly_modules(
     tmp_path: Path, repo: Path, args: list[str], never: tuple[str, ...]
 ) -> None:
     assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
+
+
+def test_a_pyproject_that_only_mentions_runsnap_is_not_parsed(tmp_path: Path, repo: Path) -> None:
+    """A dependency on runsnap, a script named runsnap, lint rules naming its packages and the
+    words a runsnap table would use: no runsnap table, so tomllib is not even imported."""
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "app"\ndependencies = ["runsnap>=1", "torchmetrics"]\n'
+        '[project.scripts]\nrunsnap = "runsnap.cli:main"\n'
+        '[tool.importlinter]\nforbidden = ["runsnap.track", "runsnap.redact"]  # strict\n')
+    assert imported_by_capture(repo, tmp_path / "s.toml", "--no-run",
+                               watched=("tomllib",)) == []
+    (repo / "pyproject.toml").write_text('[tool.runsnap.capture]\nredact = ["APP_*"]\n')
+    assert imported_by_capture(repo, tmp_path / "t.toml", "--no-run",
+                               watched=("tomllib",)) == ["tomllib"]
 
 
 @pytest.mark.slow

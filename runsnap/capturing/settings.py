@@ -3,7 +3,8 @@
 The nearest ``pyproject.toml`` (``[tool.runsnap] metrics = [...]``, ``[tool.runsnap.capture]
 strict = true``, ``track = "mlflow"``, ``track_timeout``, ``track_experiment``) or
 ``.runsnap.toml`` (the same keys at its top level) in the launch's folder or a parent. A file is
-parsed only when it mentions one of the words, so a capture in a project without them reads a
+parsed only when it mentions one of the words (and a ``pyproject.toml`` only when it has a
+runsnap table: :mod:`runsnap.base.projectfile`), so a capture in a project without them reads a
 few bytes and parses nothing; a file that cannot be read or parsed adds nothing (the capture
 goes on), and only a regular file is read: a FIFO or a device under that name never blocks the
 launch.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 
 from runsnap.base.files import read_regular
+from runsnap.base.projectfile import may_hold_runsnap_table
 from runsnap.base.records import FrozenRecord
 
 __all__ = ["CaptureSettings", "load_settings"]
@@ -86,8 +88,8 @@ def load_settings(start: str | None = None) -> CaptureSettings:
                 data = read_regular(os.path.join(here, fname), 1 << 20)
             except OSError:  # missing, not a regular file (a FIFO never blocks), too large
                 continue
-            if b"runsnap" not in data and fname == "pyproject.toml":
-                continue
+            if fname == "pyproject.toml" and not may_hold_runsnap_table(data):
+                continue  # no runsnap table: nothing to parse (tomllib is costly to start)
             if not any(word in data for word in (b"metrics", b"strict", b"track")):
                 continue  # nothing asked here: a file further up may ask
             found = _parse(data, fname)

@@ -27,6 +27,7 @@ import re
 
 from runsnap.base.files import open_regular
 from runsnap.base.paths import current_dir
+from runsnap.base.projectfile import may_hold_runsnap_table
 from runsnap.base.records import FrozenRecord
 from runsnap.knowledge import rule_lines
 
@@ -377,7 +378,8 @@ def load_policy(start: str | None = None, redact: Iterable[str] = (),
                     data = fh.read(1 << 20)
             except OSError:
                 continue
-            if b"redact" not in data:
+            if b"redact" not in data or (fname == "pyproject.toml"
+                                           and not may_hold_runsnap_table(data)):
                 continue
             found = _config_redact(data, fname)
             if found:

@@ -444,7 +444,8 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> Outc
     if result.tree_rss_peak is not None:
         out["peak_rss_bytes"] = result.tree_rss_peak
     out["peak_rss"] = {
-        "how": "psutil: summed RSS of the child and its descendants, sampled",
+        "how": "/proc (psutil where there is none): summed RSS of the child and its "
+               "descendants, sampled",
         "samples": result.rss_samples,
         "interval_s": result.rss_interval,
     }

@@ -40,6 +40,10 @@ _CHUNK = 65536
 #: Bytes read at once from the child: a pipe holds this much (see :func:`_wide_pipe`), so one
 #: read and one write move as much as ``cat`` moves in several.
 _READ = 1 << 20
+#: How long the child must stay quiet before the relay scans queued output (milliseconds): a
+#: child that writes without pause is relayed without a scan between its writes (what the scan
+#: cannot keep up with is counted as unscanned); data that arrives meanwhile ends the wait.
+_QUIET_MS = 5
 
 
 class LogTee:
@@ -142,7 +146,7 @@ class Relay(threading.Thread):
         idle = select.poll()
         idle.register(src, select.POLLIN)
         while True:
-            if watch.pending and not idle.poll(0):  # the child is quiet: scan meanwhile
+            if watch.pending and not idle.poll(_QUIET_MS):  # the child is quiet: scan meanwhile
                 watch.scan(_CHUNK)
                 continue
             try:

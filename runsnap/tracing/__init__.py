@@ -116,6 +116,11 @@ class Trace:
             out["LD_PRELOAD"] = self.native_lib + (" " + pre if pre else "")
         return out
 
+    def warm(self) -> None:
+        """Import what :meth:`finish` needs, while the child runs: its time then does not
+        come between the child's end and the outcome written."""
+        import runsnap.tracing.merge  # noqa: F401
+
     def finish(self, packages: Mapping[str, Any] | None = None,
                env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Merge what the processes wrote into ``[runtime]``; remove the folder. Never raises.
@@ -129,10 +134,33 @@ class Trace:
             section = build_section(self.folder, packages or {}, self.native_note, env)
         except Exception as exc:  # a broken trace never costs the outcome
             section = not_traced(f"the trace could not be read: {type(exc).__name__}: {exc}")
-        import shutil  # only now: the child has ended
-
-        shutil.rmtree(self.folder, ignore_errors=True)
+        _remove(self.folder)
         return section
+
+
+def _remove(folder: str) -> None:
+    """Remove ``folder`` and what is in it, ignoring errors (as ``shutil.rmtree(folder,
+    ignore_errors=True)``, without importing :mod:`shutil`, which brings bz2, lzma and zlib:
+    this runs between the child's end and the outcome written)."""
+    for top, dirs, files in os.walk(folder, topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(top, name))
+            except OSError:  # noqa: PERF203 - gone already, or not ours to remove
+                pass
+        for name in dirs:
+            path = os.path.join(top, name)
+            try:
+                if os.path.islink(path):
+                    os.unlink(path)
+                else:
+                    os.rmdir(path)
+            except OSError:
+                pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def prepare(

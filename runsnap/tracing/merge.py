@@ -121,12 +121,19 @@ class _Dists:
                         tops.add(first[:-3] if first.endswith(".py") else first.split(".")[0])
             for top in tops:
                 out.setdefault(top, (dist, version))
+        tops_of: dict[str, list[str]] = {}  # normalised distribution name -> its modules
+        for top, (dist, _v) in out.items():
+            tops_of.setdefault(_normal(dist), []).append(top)
         for d_name, d in self.dists.items():  # the probe's names and versions are canonical
             if isinstance(d, dict) and d.get("location") == folder:
-                for top, (dist, _v) in list(out.items()):
-                    if dist.lower().replace("_", "-") == d_name.lower().replace("_", "-"):
-                        out[top] = (d_name, str(d.get("version", "")))
+                for top in tops_of.get(_normal(d_name), ()):
+                    out[top] = (d_name, str(d.get("version", "")))
         return out
+
+
+def _normal(dist: str) -> str:
+    """A distribution's name as the folder's metadata and the probe both spell it."""
+    return dist.lower().replace("_", "-")
 
 
 def _origin(path: str, proc: Mapping[str, Any], dists: _Dists) -> tuple[str, str | None]:
