@@ -24,6 +24,7 @@ import functools
 import math
 import os
 import re
+from collections import Counter  # C-accelerated counting (collections is always loaded)
 
 from runsnap.base.files import open_regular
 from runsnap.base.paths import current_dir
@@ -173,8 +174,6 @@ def entropy(text: str) -> float:
     """
     if not text:
         return 0.0
-    from collections import Counter  # C-accelerated counting (collections is always loaded)
-
     n = len(text)
     # H = log2(n) - sum(c * log2(c)) / n, the sum looked up in a table (a C-level map)
     counts = Counter(text).values()

@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from runsnap.redact.argv import ArgvRedactor
-from runsnap.redact.names import PREFIX, harmless_value, is_secret_name, norm
+from runsnap.redact.names import FINGERPRINT, PREFIX, harmless_value, is_secret_name, norm
+
+#: The length of a placeholder: ``<redacted:hmac-sha256:`` 16 hex digits ``>``.
+_FINGERPRINT_LEN = len(PREFIX) + 17
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,6 +66,9 @@ class Redactor(ArgvRedactor):
 
     def _finish(self, value: Any, where: str) -> Any:
         if isinstance(value, str):
+            if len(value) == _FINGERPRINT_LEN and value.startswith(PREFIX) \
+                    and FINGERPRINT.fullmatch(value):
+                return value  # a placeholder (most values of a capture with many secrets)
             text = self.known.sub(value)
             if text is not value and text != value:
                 self.redacted.append(where)

@@ -123,6 +123,10 @@ class TextRedactor:
         return fp
 
     def _remember(self, value: str, fp: str) -> None:
+        if len(value) >= MIN_KNOWN and PREFIX not in value and value.isprintable() \
+                and not value[0].isspace() and not value[-1].isspace():
+            self.known.add(value, fp)  # one line, nothing to strip: the common case
+            return
         for piece in {value, value.strip(), *value.splitlines()}:
             piece = piece.strip()
             if len(piece) >= MIN_KNOWN and PREFIX not in piece:
@@ -344,7 +348,7 @@ class TextRedactor:
 
     def value_for(self, name: str, value: str, where: str) -> str:
         """The value to store for a variable, option or key ``name``."""
-        if not value or norm(name) in self.kept:
+        if not value or (self.kept and norm(name) in self.kept):
             return value
         if self.is_secret(name, value):
             if _URL_VALUE.match(value):
