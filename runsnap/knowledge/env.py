@@ -8,11 +8,10 @@ other reader of a snapshot (check, who-reads, reports).
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import re
 
-from runsnap.knowledge import rule_lines
+from runsnap.knowledge import Glob, rule_lines
 
 __all__ = [
     "COLON_LISTS",
@@ -29,15 +28,15 @@ __all__ = [
 ]
 
 @functools.lru_cache(maxsize=1)
-def _families() -> tuple[tuple[re.Pattern[str], int | None, str, frozenset[str]], ...]:
-    return tuple((re.compile(fnmatch.translate(row[0])), None if row[1] == "-" else int(row[1]),
+def _families() -> tuple[tuple[Glob, int | None, str, frozenset[str]], ...]:
+    return tuple((Glob(row[0]), None if row[1] == "-" else int(row[1]),
                   row[2], frozenset(o for o in (row[3] if len(row) > 3 else "").split(",") if o))
                  for row in rule_lines("env-families.tsv"))
 
 
 @functools.lru_cache(maxsize=1)
-def _noise() -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(fnmatch.translate(g)), r) for g, r in rule_lines("env-noise.tsv"))
+def _noise() -> tuple[tuple[Glob, str], ...]:
+    return tuple((Glob(g), r) for g, r in rule_lines("env-noise.tsv"))
 
 
 _Index = dict[tuple[str, int], list[str]]

@@ -14,7 +14,7 @@ import functools
 import re
 
 from runsnap.base.records import FrozenRecord
-from runsnap.knowledge import rule_lines
+from runsnap.knowledge import Glob, rule_lines
 
 __all__ = ["Accepts", "accepted", "generic_feature", "interpreter_setting", "native_reader",
            "read_natively", "rejects"]
@@ -95,9 +95,9 @@ def rejects(name: str, value: str) -> Accepts | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _native_families() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """``env-native.tsv``, read once: (the family's glob, compiled; who reads it)."""
-    return tuple((re.compile(fnmatch.translate(row[0])), row[1])
+def _native_families() -> tuple[tuple[Glob, str], ...]:
+    """``env-native.tsv``, read once: (the family's glob; who reads it)."""
+    return tuple((Glob(row[0]), row[1])
                  for row in rule_lines("env-native.tsv") if len(row) >= 2)
 
 
