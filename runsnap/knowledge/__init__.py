@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["Glob", "rule_lines"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,6 +53,7 @@ class Glob:
 
     def __init__(self, glob: str) -> None:
         self.glob = glob
+        self.match: Callable[[str], object]
         core = glob.strip("*")
         if any(c in core for c in "*?[") or not core or glob.count("*") > 1 \
                 or (glob.startswith("*") and glob.endswith("*")):
