@@ -22,13 +22,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # after PYTHONPATH: a baseline tree given there is measured
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from runsnap.launch import metrics as metrics_module  # noqa: E402
 from runsnap.launch.outcome import StreamWatch  # noqa: E402
 
-CHUNK = 65536
+CHUNK = 1 << 20  # the relay's read size (runsnap.launch.relay._READ)
 
 
 def make_log(path: Path, mb: int) -> None:
@@ -77,6 +77,25 @@ class _Nothing(metrics_module.MetricWatch):
         pass
 
 
+def extract(path: Path, chunk: int = 1 << 20) -> dict[str, float]:
+    """The metric extraction alone, fed as StreamWatch feeds it: whole lines, in the relay's
+    read size."""
+    watch = metrics_module.MetricWatch()
+    rest = b""
+    with path.open("rb") as fh:
+        while data := fh.read(chunk):
+            data = rest + data
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            watch.feed(data[:cut])
+            rest = data[cut + 1:]
+    if rest:
+        watch.feed(rest)
+    return dict(watch.values)
+
+
 def grep_count(path: Path) -> int:
     return int(subprocess.run(["grep", "-c", "loss=", str(path)], capture_output=True,
                               text=True, check=False).stdout or 0)
@@ -105,7 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mb", type=int, default=100)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", metavar="FILE")
+    p.add_argument("--log", type=Path, help="an existing log (with --one)")
+    p.add_argument("--one", choices=["metrics", "watch", "loop"],
+                   help="time nothing: run one of them over --log once (benchmarks/run.py "
+                        "case 11 times it as a process)")
     a = p.parse_args(argv)
+    if a.one:
+        fn = {"metrics": extract, "watch": lambda path: feed(path, True), "loop": line_loop}
+        print(fn[a.one](a.log))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "train.log"
         make_log(log, a.mb)

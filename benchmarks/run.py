@@ -64,7 +64,10 @@ class Bench:
     env: dict[str, str]
     quick: bool
     baseline: list[str] | None = None
-    """runsnap from another source tree (``--baseline``), measured beside this one in case 1."""
+    """runsnap from another source tree (``--baseline``), measured beside this one in case 1
+    (and in cases 2, 7, 10 and 11)."""
+    baseline_root: Path | None = None
+    """That source tree."""
     real_sizes: tuple[int, ...] = (4096,)
     """The real-shaped N-way case's job sizes (``--real-ranks``)."""
 
@@ -264,7 +267,7 @@ def build_wrapper(bench: Bench) -> list[Command]:
             out["outcome_after_child_ms"] = (snap.stat().st_mtime - t_child) * 1000
         return out
 
-    return [
+    cmds = [
         Command("runsnap capture -- python -c <child>",
                 [*bench.runsnap, "capture", "-o", str(snap), "--", py, "-c", _CHILD, str(marker)],
                 env=env, cwd=cwd, before=clear, after=started, ok=(0,)),
@@ -273,6 +276,11 @@ def build_wrapper(bench: Bench) -> list[Command]:
         Command("python -c <child>", [py, "-c", _CHILD, str(marker)], env=env, cwd=cwd,
                 before=clear, after=started),
     ]
+    if bench.baseline:  # the same wrapped run by the baseline tree, for before/after
+        cmds.append(Command("runsnap capture -- python -c <child> (baseline)",
+                            [*bench.baseline, "capture", "-o", str(snap), "--", py, "-c", _CHILD,
+                             str(marker)], env=env, cwd=cwd, before=clear, after=started))
+    return cmds
 
 
 def checks_wrapper(m: dict[str, Measured]) -> list[Check]:
@@ -287,6 +295,11 @@ def checks_wrapper(m: dict[str, Measured]) -> list[Check]:
     oc = wrapped.extra_median("outcome_after_child_ms")
     if oc is not None:
         out.append(Check("outcome written after the child's last statement", oc, " ms", 30))
+    base = m.get("runsnap capture -- python -c <child> (baseline)")
+    boc = base.extra_median("outcome_after_child_ms") if base is not None else None
+    if boc is not None:
+        out.append(Check("outcome written after the child's last statement, baseline tree",
+                         boc, " ms", None))
     return out
 
 
@@ -489,6 +502,11 @@ def build_secrets(bench: Bench) -> list[Command]:
         cmds.append(Command(f"runsnap capture ({n:,} secrets under neutral names)",
                             _capture_cmd(bench, name), env=env, cwd=cwd,
                             before=_fresh(bench, name)))
+        if bench.baseline and n in (0, 10_000):
+            base = bench.out / f"{name}-base.toml"
+            cmds.append(Command(f"baseline: runsnap capture ({n:,} secrets under neutral names)",
+                                [*bench.baseline, "capture", "-o", str(base)], env=env, cwd=cwd,
+                                before=lambda base=base: base.unlink(missing_ok=True)))
     return cmds
 
 
@@ -505,9 +523,120 @@ def checks_secrets(m: dict[str, Measured]) -> list[Check]:
                  (cpu(10_000) - cpu(0)) / 1000, " s", 1.0)]
     out += [Check(f"time added per 1,000 secrets at {n:,}", added[n] / n * 1000, " ms", None)
             for n in sorted(added)]
+    base = {n: m.get(f"baseline: runsnap capture ({n:,} secrets under neutral names)")
+            for n in (0, 10_000)}
+    if base[0] is not None and base[10_000] is not None:
+        out += [Check("baseline tree: time added by 10,000 secrets",
+                      (base[10_000].median_ms - base[0].median_ms) / 1000, " s", None),
+                Check("baseline tree: CPU time added by 10,000 secrets",
+                      (base[10_000].cpu_ms - base[0].cpu_ms) / 1000, " s", None)]
     # Linear growth: the time added per secret at 10,000 against 2,500 (quadratic: 4x).
     out.append(Check("time per secret, 10,000 vs 2,500",
                      (added[10_000] / 10_000) / max(added[2_500] / 2_500, 1e-9), "x", 1.5))
+    return out
+
+
+#: Megabytes of 71-byte lines relayed in case 10 (``--quick``: the smaller).
+RELAY_MB = (200, 50)
+
+
+def _relay_file(bench: Bench) -> Path:
+    mb = RELAY_MB[bench.quick]
+    path = bench.work / f"lines-{mb}.txt"
+    if not path.exists():
+        block = (b"x" * 70 + b"\n") * (10**6 // 71)
+        with open(path, "wb") as fh:
+            for _ in range(mb):
+                fh.write(block)
+    return path
+
+
+def build_relay(bench: Bench) -> list[Command]:
+    """Case 10 (issue 24): a wrapped command's output relayed by runsnap to a pipe, against a
+    ``cat`` in runsnap's place, and runsnap's fixed cost (``capture -- true``) to subtract."""
+    data = _relay_file(bench)
+    env, cwd = bench.env, str(bench.repo)
+
+    def piped(runsnap: list[str], name: str) -> list[str]:
+        out = bench.out / f"{name}.toml"
+        return ["sh", "-c", f"rm -f {out}; {' '.join(runsnap)} capture -o {out} -- cat {data} "
+                f"| cat >/dev/null"]
+
+    def alone(runsnap: list[str], name: str) -> list[str]:
+        out = bench.out / f"{name}.toml"
+        return ["sh", "-c", f"rm -f {out}; {' '.join(runsnap)} capture -o {out} -- true"]
+
+    mb = RELAY_MB[bench.quick]
+    cmds = [Command(f"runsnap capture -- cat {mb} MB | cat", piped(bench.runsnap, "r10"),
+                    env=env, cwd=cwd),
+            Command(f"cat {mb} MB | cat | cat (a cat in runsnap's place)",
+                    ["sh", "-c", f"cat {data} | cat | cat >/dev/null"], env=env, cwd=cwd),
+            Command("runsnap capture -- true (fixed cost)", alone(bench.runsnap, "r10t"),
+                    env=env, cwd=cwd)]
+    if bench.baseline:
+        cmds += [Command(f"baseline: runsnap capture -- cat {mb} MB | cat",
+                         piped(bench.baseline, "r10b"), env=env, cwd=cwd),
+                 Command("baseline: runsnap capture -- true (fixed cost)",
+                         alone(bench.baseline, "r10bt"), env=env, cwd=cwd)]
+    return cmds
+
+
+def checks_relay(m: dict[str, Measured]) -> list[Check]:
+    subject, cat, fixed = (m[k] for k in m if not k.startswith("baseline"))
+    net = max(subject.median_ms - fixed.median_ms, 1e-3)
+    cpu_net = max(subject.cpu_ms - fixed.cpu_ms, 1e-3)
+    out = [Check("relay speed / cat's (wall, runsnap's fixed cost removed), inverted: "
+                 "runsnap's relay time / cat's", net / cat.median_ms, "x", 2.0),
+           Check("relay CPU / the cat pipeline's CPU (fixed cost removed)",
+                 cpu_net / max(cat.cpu_ms, 1e-3), "x", None)]
+    base = [m[k] for k in m if k.startswith("baseline")]
+    if len(base) == 2:
+        out.append(Check("baseline tree: relay time / cat's (fixed cost removed)",
+                         max(base[0].median_ms - base[1].median_ms, 1e-3) / cat.median_ms,
+                         "x", None))
+    return out
+
+
+def notes_relay(m: dict[str, Measured]) -> list[str]:
+    subject, cat, fixed = (m[k] for k in m if not k.startswith("baseline"))
+    net = max(subject.median_ms - fixed.median_ms, 1e-3)
+    return [f"relay at {cat.median_ms / net:.2f}x the speed of cat (target >= 0.5x: the "
+            "check above is its inverse, target <= 2x)"]
+
+
+def build_metrics(bench: Bench) -> list[Command]:
+    """Case 11 (issue 22): the key=value metric extraction over a training log (100 MB;
+    ``--quick``: 20 MB) against a plain Python line loop and ``grep -c`` over the same file."""
+    mb = 20 if bench.quick else 100
+    log = bench.work / f"train-{mb}.log"
+    if not log.exists():
+        from benchmarks.metrics import make_log
+
+        make_log(log, mb)
+    one = [bench.python, str(HERE / "metrics.py"), "--log", str(log), "--one"]
+    cmds = [Command("metric extraction (MetricWatch)", [*one, "metrics"], env=bench.env),
+            Command("python: for line in file: b'loss=' in line", [*one, "loop"], env=bench.env),
+            Command("grep -c loss=", ["grep", "-c", "loss=", str(log)], env=bench.env),
+            Command("StreamWatch (relay's scan: errors, warnings, tail, metrics)",
+                    [*one, "watch"], env=bench.env)]
+    if bench.baseline:
+        root = bench.baseline_root
+        env = {**bench.env, "PYTHONPATH": str(root)}
+        cmds += [Command("baseline: metric extraction (MetricWatch)", [*one, "metrics"], env=env),
+                 Command("baseline: StreamWatch", [*one, "watch"], env=env)]
+    return cmds
+
+
+def checks_metrics(m: dict[str, Measured]) -> list[Check]:
+    ext, loop = m["metric extraction (MetricWatch)"], m["python: for line in file: b'loss=' in line"]
+    out = [Check("metric extraction / python line loop", ext.median_ms / loop.median_ms, "x",
+                 1.5),
+           Check("metric extraction / grep -c", ext.median_ms / m["grep -c loss="].median_ms, "x",
+                 None)]
+    base = m.get("baseline: metric extraction (MetricWatch)")
+    if base is not None:
+        out.append(Check("baseline tree: metric extraction / python line loop",
+                         base.median_ms / loop.median_ms, "x", None))
     return out
 
 
@@ -530,6 +659,10 @@ CASES: list[Case] = [
          checks_real_nway, repeat=lambda n: 1 if n > 3 else n, notes=notes_memory),
     Case("9", "diff of two traced torch rank snapshots (schema 2) vs a process that only "
          "parses both", build_real_pair, checks_real_pair, notes=notes_memory),
+    Case("10", "relay throughput: 71-byte lines through runsnap to a pipe vs a cat in its place",
+         build_relay, checks_relay, repeat=lambda n: max(3, n // 2), notes=notes_relay),
+    Case("11", "metric extraction over a training log vs a Python line loop and grep -c",
+         build_metrics, checks_metrics, repeat=lambda n: max(3, n // 3)),
 ]
 # Case 6 (peak memory) is the "peak RSS" column of every table and the notes under 1, 3, 5.
 
@@ -600,6 +733,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(work=work, out=out, venv=venv, repo=repo, models=models, snapshots=pair,
                   ranks=ranks, rank_sets=rank_sets, runsnap=runsnap, python=python, env=child_env(work, venv),
                   quick=args.quick, baseline=baseline,
+                  baseline_root=args.baseline.resolve() if args.baseline else None,
                   real_sizes=tuple(args.real_ranks) or REAL_SIZES)
 
     load_before = os.getloadavg()

@@ -209,7 +209,8 @@ def run_with(
         result = launch.run(spec, timeout=options.timeout, tail_lines=tail, log=tee,
                             inherit_tty=options.inherit_tty, kill_grace=grace,
                             on_exit=write_outcome,
-                            on_start=None if tracer is None else lambda _r: tracer.warm(),
+                            on_start=None if tracer is None
+                            else lambda _r: tracer.warm(snap.get("packages")),
                             metrics=patterns)
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)

@@ -101,6 +101,8 @@ class Trace:
         self.folder = folder
         self.native_lib = native_lib
         self.native_note = native_note
+        self._index: Any = None
+        self._indexing: Any = None
 
     def launch_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` with what the hook needs; the program gets its own values back."""
@@ -116,10 +118,22 @@ class Trace:
             out["LD_PRELOAD"] = self.native_lib + (" " + pre if pre else "")
         return out
 
-    def warm(self) -> None:
-        """Import what :meth:`finish` needs, while the child runs: its time then does not
+    def warm(self, packages: Mapping[str, Any] | None = None) -> None:
+        """Prepare what :meth:`finish` needs while the child runs (its module, and the index
+        of the distributions in ``packages``, in a thread of its own): that time then does not
         come between the child's end and the outcome written."""
-        import runsnap.tracing.merge  # noqa: F401
+        import threading
+
+        from runsnap.tracing.merge import package_index
+
+        def build() -> None:
+            try:
+                self._index = package_index(packages or {})
+            except Exception:  # noqa: BLE001 - finish() builds it then, and reports a failure
+                self._index = None
+
+        self._indexing = threading.Thread(target=build, name="runsnap-trace-index", daemon=True)
+        self._indexing.start()
 
     def finish(self, packages: Mapping[str, Any] | None = None,
                env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -130,8 +144,11 @@ class Trace:
         """
         from runsnap.tracing.merge import build_section
 
+        if self._indexing is not None:
+            self._indexing.join()
         try:
-            section = build_section(self.folder, packages or {}, self.native_note, env)
+            section = build_section(self.folder, packages or {}, self.native_note, env,
+                                    self._index)
         except Exception as exc:  # a broken trace never costs the outcome
             section = not_traced(f"the trace could not be read: {type(exc).__name__}: {exc}")
         _remove(self.folder)

@@ -161,16 +161,28 @@ def _origin(path: str, proc: Mapping[str, Any], dists: _Dists) -> tuple[str, str
 OURS = ("PYTHONPATH", "LD_PRELOAD")
 
 
+def package_index(packages: Mapping[str, Any]) -> _Dists:
+    """The index of module names to distributions for ``packages`` (a snapshot's
+    ``[packages]``), every folder the distributions were found in indexed already: built while
+    the child runs (see :meth:`runsnap.tracing.Trace.warm`), it is not built after it ends."""
+    dists = _Dists(packages)
+    for folder in sorted({str(d["location"]) for d in dists.dists.values()
+                          if isinstance(d, dict) and d.get("location")}):
+        dists.lookup(folder, "")
+    return dists
+
+
 def build_section(
     folder: str, packages: Mapping[str, Any], native_note: str,
-    env_given: Mapping[str, str] | None = None,
+    env_given: Mapping[str, str] | None = None, index: _Dists | None = None,
 ) -> dict[str, Any]:
     """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape), in its
     stored form (:func:`runsnap.snapshot.runtime.compact`; read it back with
     :func:`runsnap.snapshot.runtime.variables`).
 
     ``env_given``: the environment the user gave; whether ``PYTHONPATH`` and ``LD_PRELOAD``
-    were set is taken from it, since native code sees runsnap's values of those two.
+    were set is taken from it, since native code sees runsnap's values of those two. ``index``:
+    :func:`package_index` of ``packages``, when it was built beforehand.
     """
     python, native = read_logs(folder)
     processes: list[dict[str, Any]] = []
@@ -178,7 +190,7 @@ def build_section(
     modules: dict[str, dict[str, Any]] = {}
     stdlib_modules: set[str] = set()
     bulk_sites: list[dict[str, Any]] = []
-    dists = _Dists(packages)
+    dists = _Dists(packages) if index is None else index
     for records in python:
         proc = _process(records[0])
         processes.append(proc["public"])
