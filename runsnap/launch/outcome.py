@@ -159,7 +159,7 @@ def is_warning_line(line: str) -> bool:
 #: Output waiting to be scanned for errors and warnings, at most (per stream). A child that
 #: writes faster than the scan keeps up with is relayed at full speed; what arrives while this
 #: much is still waiting is relayed and counted but not scanned (the outcome says how much).
-MAX_BACKLOG_BYTES = 4 << 20
+MAX_BACKLOG_BYTES = 1 << 20
 
 # Words without which neither pattern can match: ``in`` checks (C speed) decide whether a chunk
 # needs the regular expressions at all, and which of its lines do.
@@ -196,9 +196,12 @@ class StreamWatch:
         self._tail_partial = b""
         self._rest_dropped = False
         """True while the rest of a line cut at :data:`MAX_LINE_BYTES` is being dropped."""
-        self._backlog: collections.deque[tuple[bytes, float]] = collections.deque()
+        self._backlog: collections.deque[tuple[bytes, float, bool]] = collections.deque()
+        """(chunk, when it arrived, whether output was dropped just before it)."""
         self._backlog_bytes = 0
         self._gap = False
+        self._unscanned_lines = 0
+        """Lines ended in output counted but not queued since the last queued chunk."""
         self._traceback_seen = False
         self.traceback = TracebackWatch()
         self._lock = threading.Lock()
@@ -216,14 +219,18 @@ class StreamWatch:
         with self._lock:
             when = time.monotonic() if arrived is None else arrived
             self.bytes += len(data)
-            self.lines += data.count(b"\n")
+            newlines = data.count(b"\n")
+            self.lines += newlines
             self._keep_tail(data)
             if self._backlog_bytes + len(data) > MAX_BACKLOG_BYTES:
                 self.unscanned_bytes += len(data)
                 self._gap = True
+                self._unscanned_lines += newlines
                 return
-            self._backlog.append((data, when))
+            self._backlog.append((data, when, self._gap))
             self._backlog_bytes += len(data)
+            self._gap = False  # from now on: whether output was dropped after the last queued
+            self._unscanned_lines = 0
 
     def _keep_tail(self, data: bytes) -> None:
         keep = self.tail.maxlen or 0
@@ -256,10 +263,10 @@ class StreamWatch:
             with self._lock:
                 if not self._backlog:
                     return
-                data, self._arrived = self._backlog.popleft()
+                data, self._arrived, after_gap = self._backlog.popleft()
                 self._backlog_bytes -= len(data)
-                if self._gap:  # output was skipped before this chunk: its first line is a part
-                    self._gap = self._rest_dropped = False
+                if after_gap:  # output was skipped before this chunk: its first line is a part
+                    self._rest_dropped = False
                     self._partial = b""
                     self._traceback_seen = False
                     self.traceback.interrupt()
@@ -286,14 +293,27 @@ class StreamWatch:
             self._look(block)
 
     def close(self) -> None:
-        """The stream ended: scan what is queued; a last line without a line end counts."""
+        """The stream ended: scan what is queued; a last line without a line end counts.
+
+        When the end of the output went unscanned (the child outran the scan to its last
+        write), the lines of the tail that were not scanned are scanned now: the last values
+        of the metrics and the traceback a run ends with are in them."""
         self.scan()
         with self._lock:
+            unscanned = self._unscanned_lines if self._gap else 0
             if self._tail_partial:
                 self.lines += 1
                 self.tail.append(_bounded(self._tail_partial))
                 self._tail_partial = b""
-            if self._partial:
+                unscanned += self._gap
+            if self._gap:
+                self._partial = b""  # the start of a line whose rest went unscanned
+                self._rest_dropped = self._traceback_seen = False
+                self.traceback.interrupt()
+                last = list(self.tail)[-unscanned:] if unscanned else []
+                if last:
+                    self._look(b"\n".join(last))
+            elif self._partial:
                 self._look(self._partial)
                 self._partial = b""
 

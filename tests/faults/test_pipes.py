@@ -99,11 +99,35 @@ def test_output_beyond_the_backlog_is_counted_not_scanned() -> None:
     for _ in range(outcome.MAX_BACKLOG_BYTES // len(filler) + 10):
         watch.take(filler)
     watch.take(b"ValueError: lost in the flood" + b" " * 80 + b"\n")
+    for _ in range(5):  # more than the tail keeps: the error line is not among its last lines
+        watch.take(filler)
     watch.close()
     assert watch.unscanned_bytes > 0 and watch.first_error is None
-    assert watch.tail[-1].rstrip() == b"ValueError: lost in the flood"
+    assert watch.tail[0].rstrip() == b"a" * 70
     quiet = StreamWatch("stderr", 3)
     quiet.take(filler)
     quiet.take(b"ValueError: seen\n")
     quiet.close()
     assert (quiet.unscanned_bytes, quiet.first_error) == (0, "ValueError: seen")
+
+
+def test_the_unscanned_end_of_a_flood_is_scanned_from_the_tail() -> None:
+    """A child that outruns the scan to its last write: the last lines it printed (its final
+    metrics, the traceback it died with) are scanned from the tail when the stream ends, once
+    each (a warning already scanned is not counted twice)."""
+    from runsnap.launch import outcome
+
+    watch = StreamWatch("stderr", 10)
+    watch.take(b"WARNING: scanned once\n")
+    filler = b"step=1 loss=9.0 " + b"a" * 54 + b"\n"
+    for _ in range(outcome.MAX_BACKLOG_BYTES // len(filler) + 10):
+        watch.take(filler)
+    watch.take(b"WARNING: at the end\nstep=7 loss=1.25\nTraceback (most recent call last):\n"
+               b'  File "train.py", line 3, in <module>\nRuntimeError: CUDA out of memory')
+    watch.close()
+    assert watch.unscanned_bytes > 0
+    assert watch.metrics.values["loss"] == 1.25 and watch.metrics.values["step"] == 7
+    assert watch.first_error == "RuntimeError: CUDA out of memory"
+    assert watch.traceback.last is not None and watch.traceback.last["type"] == "RuntimeError"
+    assert watch.warnings == ["WARNING: scanned once", "WARNING: at the end"]
+    assert watch.warnings_count == 2
