@@ -149,3 +149,27 @@ def test_one_repository_named_twice_is_recorded_once(repo: Path) -> None:
 def test_missing_repo_path_is_an_error_entry(tmp_path: Path) -> None:
     section = capture_git(tmp_path, repos=[str(tmp_path / "nope")])
     assert section["errors"] == [f"{tmp_path / 'nope'} (--repo): no such directory"]
+
+
+def test_a_very_large_environment_records_the_same_git_state(repo: Path) -> None:
+    """Past GIT_ENV_MAX variables git gets only those it reads (each getenv scans the whole
+    environment: 15 git processes with 10,000 variables cost over half a second of CPU); what
+    the snapshot records of the repository does not change, and what git does read (its
+    configuration under XDG_CONFIG_HOME here) is still passed."""
+    from runsnap.capturing.collectors.git import GIT_ENV_MAX, _git_env
+
+    git(repo, "tag", "v1.0")
+    (repo / "app.py").write_text("print('v3')\n")
+    xdg = repo.parent / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "config").write_text('[url "https://mirror.example/"]\n'
+                                        "\tinsteadOf = https://origin.example/\n")
+    git(repo, "remote", "add", "origin", "https://origin.example/proj.git")
+    small = {"PATH": os.environ["PATH"], "HOME": str(repo), "XDG_CONFIG_HOME": str(xdg)}
+    large = {**small, **{f"APP_SETTING_{i:05d}": f"value-{i}" for i in range(GIT_ENV_MAX + 500)}}
+    assert set(_git_env(large)) == set(_git_env(small))
+    assert set(_git_env(small)) >= set(small)  # a normal environment is passed whole
+    a, b = capture_git(repo, small)["repos"]["proj"], capture_git(repo, large)["repos"]["proj"]
+    assert a == b
+    assert a["remotes"] == {"origin": "https://mirror.example/proj.git"}
+    assert a["describe"] == "v1.0-dirty" and a["dirty"] is True
