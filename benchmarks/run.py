@@ -616,7 +616,9 @@ def build_metrics(bench: Bench) -> list[Command]:
     one = [bench.python, str(HERE / "metrics.py"), "--log", str(log), "--one"]
     cmds = [Command("metric extraction (MetricWatch)", [*one, "metrics"], env=bench.env),
             Command("python: for line in file: b'loss=' in line", [*one, "loop"], env=bench.env),
-            Command("grep -c loss=", ["grep", "-c", "loss=", str(log)], env=bench.env),
+            # to a file: GNU grep stops at the first match when its output is /dev/null
+            Command("grep -c loss=", ["sh", "-c", f"grep -c loss= {log} >{bench.out}/grep.out"],
+                    env=bench.env),
             Command("StreamWatch (relay's scan: errors, warnings, tail, metrics)",
                     [*one, "watch"], env=bench.env)]
     if bench.baseline:
