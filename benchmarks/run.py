@@ -567,14 +567,14 @@ def build_relay(bench: Bench) -> list[Command]:
         return ["sh", "-c", f"rm -f {out}; {' '.join(runsnap)} capture -o {out} -- true"]
 
     mb = RELAY_MB[bench.quick]
-    cmds = [Command(f"runsnap capture -- cat {mb} MB | cat", piped(bench.runsnap, "r10"),
+    cmds = [Command(f"runsnap capture -- cat {mb} MB, into a pipe", piped(bench.runsnap, "r10"),
                     env=env, cwd=cwd),
-            Command(f"cat {mb} MB | cat | cat (a cat in runsnap's place)",
+            Command(f"cat {mb} MB, through a cat into a pipe (a cat in runsnap's place)",
                     ["sh", "-c", f"cat {data} | cat | cat >/dev/null"], env=env, cwd=cwd),
             Command("runsnap capture -- true (fixed cost)", alone(bench.runsnap, "r10t"),
                     env=env, cwd=cwd)]
     if bench.baseline:
-        cmds += [Command(f"baseline: runsnap capture -- cat {mb} MB | cat",
+        cmds += [Command(f"baseline: runsnap capture -- cat {mb} MB, into a pipe",
                          piped(bench.baseline, "r10b"), env=env, cwd=cwd),
                  Command("baseline: runsnap capture -- true (fixed cost)",
                          alone(bench.baseline, "r10bt"), env=env, cwd=cwd)]
