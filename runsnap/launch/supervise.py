@@ -41,6 +41,7 @@ def run(
     kill_grace: float = DEFAULT_KILL_GRACE,
     on_exit: Callable[[LaunchResult], None] | None = None,
     metrics: Sequence[tuple[str, re.Pattern[bytes]]] = (),
+    on_start: Callable[[LaunchResult], None] | None = None,
 ) -> LaunchResult:
     """Run ``spec``'s child, relay its output, wait, and report.
 
@@ -49,6 +50,8 @@ def run(
     finished result while forwarded signals are still held, so writing the outcome cannot be
     interrupted by a late Ctrl-C. ``metrics``: the user's own (``--metric NAME=REGEX``,
     :func:`runsnap.launch.metrics.parse_metric`), recorded beside the ``key=value`` ones.
+    ``on_start`` is called once the child runs and its output is relayed: work that writing the
+    outcome needs, done while the child runs, is not done after it ends.
     """
     result = LaunchResult(argv=spec.argv, log_path=log.path if log is not None else None)
     with SignalGuard() as guard:
@@ -64,7 +67,7 @@ def run(
                 result.ended_at = result.started_at
                 start.classify_failure(result, exc, spec)
             else:
-                how = _How(timeout, tail_lines, log, kill_grace, tuple(metrics))
+                how = _How(timeout, tail_lines, log, kill_grace, tuple(metrics), on_start)
                 _supervise(proc, result, streams, guard, t0, how)
         finally:
             streams.close()
@@ -81,6 +84,7 @@ class _How(FrozenRecord):
     log: LogTee | None
     kill_grace: float
     metrics: tuple[tuple[str, re.Pattern[bytes]], ...] = ()
+    on_start: Callable[[LaunchResult], None] | None = None
 
 
 def _supervise(proc: subprocess.Popen[bytes], result: LaunchResult, streams: Streams,
@@ -94,6 +98,8 @@ def _supervise(proc: subprocess.Popen[bytes], result: LaunchResult, streams: Str
         relays = streams.start_relays(result, tail_lines, log, metrics)  # threads inherit the mask
         sampler = RssSampler(proc.pid, RSS_INTERVAL)
         sampler.start()
+        if how.on_start is not None:
+            how.on_start(result)
         status, result.timed_out = guard.wait(proc, kill_grace=kill_grace, relays=relays,
                                               timeout=timeout)
         result.duration_s = time.monotonic() - t0
