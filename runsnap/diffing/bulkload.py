@@ -84,6 +84,9 @@ class SectionCache:
         self._lines: dict[str, tuple[str, Any]] = {}
         self._headers: dict[str, tuple[str, ...]] = {}
         self._joined: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
+        # (first line, line count) -> (lines, document, where each line's value sits)
+        self._bases: dict[tuple[str, int], tuple[list[str], frozenset[str], dict[str, Any],
+                                                 list[Any]]] = {}
         self._toml = _tomllib()
         self.parsed = 0
         """How many section texts were parsed (the rest were found in the cache)."""
@@ -95,17 +98,25 @@ class SectionCache:
             if hit is not None:
                 return hit
         try:
-            schema_check.check_depth(text.encode("utf-8", "surrogatepass"), "")
-            doc = self._by_lines(text)
-            if doc is None:
-                doc = self._toml.loads(text)
-            if list(doc) != [name]:
-                raise _Fallback
-            # no ``~`` (nor an escape that could write one): no marker to decode (codec.py)
-            plain = "~" not in text and "\\u" not in text and "\\U" not in text
-            value = doc[name] if plain else decode(doc)[name]
-            # checked once per distinct section text, as it is parsed once
-            schema_check.validate_section(name, value, partial=True)
+            value = self._from_base(name, text)
+            if value is None:
+                schema_check.check_depth(text.encode("utf-8", "surrogatepass"), "")
+                where: list[Any] = []
+                doc = self._by_lines(text, where)
+                by_lines = doc is not None
+                if doc is None:
+                    doc = self._toml.loads(text)
+                if list(doc) != [name]:
+                    raise _Fallback
+                # no ``~`` (nor an escape that could write one): no marker to decode (codec.py)
+                plain = "~" not in text and "\\u" not in text and "\\U" not in text
+                value = doc[name] if plain else decode(doc)[name]
+                # checked once per distinct section text, as it is parsed once
+                schema_check.validate_section(name, value, partial=True)
+                if by_lines and plain:
+                    lines = text.split("\n")
+                    self._bases.setdefault((lines[0], len(lines)),
+                                           (lines, frozenset(lines), doc, where))
         except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):
             raise _Fallback from None
         self.parsed += 1
@@ -113,7 +124,78 @@ class SectionCache:
             self._parsed[text] = value
         return value
 
-    def _by_lines(self, text: str) -> dict[str, Any] | None:
+    def _from_base(self, name: str, text: str) -> Any:
+        """The section a piece of text gives when it is a piece parsed before (its *base*:
+        same first line, as many lines) with a few one-line values changed, or ``None``.
+
+        The ranks of a job write the same pieces but for their numbers (rank, host, pids,
+        times, output lines): only the lines that are not the base's are parsed, and the
+        tables that hold them copied from the base's with the new values; the rest is shared.
+        The new text must be the base's with exactly those lines replaced, and each replaced
+        line must be a ``key = value`` line (or an item of an array written one item a line)
+        for the same key; anything else is parsed whole. Only the new values are checked
+        against the schema (with the tables that hold them): the rest was checked with the
+        base."""
+        lines = text.split("\n")
+        base = self._bases.get((lines[0], len(lines)))
+        if base is None:
+            return None
+        old, known, doc, where = base
+        changed = [ln for ln in lines if ln not in known]
+        if not changed or len(changed) > 64:
+            return None
+        if "~" in "".join(changed) or "\\u" in "".join(changed) or "\\U" in "".join(changed):
+            return None
+        new = old.copy()
+        at: list[int] = []
+        for ln in changed:
+            i = lines.index(ln)
+            if where[i] is None or at and i <= at[-1]:  # not a value line, or a repeated line
+                return None
+            new[i] = ln
+            at.append(i)
+        if new != lines:  # lines moved, not only replaced
+            return None
+        schema_check.check_depth("\n".join(changed).encode("utf-8", "surrogatepass"), "")
+        copies: dict[tuple[str, ...], dict[str, Any]] = {}
+        root = dict(doc)
+        copies[()] = root
+        for i in at:
+            path, key, item = where[i]
+            table = root
+            for k in range(1, len(path) + 1):
+                sub = copies.get(path[:k])
+                if sub is None:
+                    sub = copies[path[:k]] = dict(table[path[k - 1]])
+                    table[path[k - 1]] = sub
+                table = sub
+            if item is None:
+                got = self._line(lines[i])
+                if got is None or got[0] != key:
+                    return None
+                table[key] = got[1]
+            else:
+                ln = lines[i]
+                if not ln.startswith(" ") or not ln.endswith(","):
+                    return None
+                got = self._line("x = " + ln[:-1].lstrip(" "))
+                if got is None:
+                    return None
+                items = table[key] = list(table[key])
+                items[item] = got[1]
+        # only the new values are checked: the tables that hold them were, with the base
+        try:
+            for i in at:
+                path, key, item = where[i]
+                if item is None:
+                    schema_check.validate_value((*path, key), copies[path][key])
+                else:
+                    schema_check.validate_value((*path, key), copies[path][key][item:item + 1])
+        except SnapshotError:
+            return None  # said again, in full, by the whole piece's parse
+        return root[name]
+
+    def _by_lines(self, text: str, where: list[Any] | None = None) -> dict[str, Any] | None:
         """What :mod:`tomllib` makes of ``text``, parsed a line at a time with each distinct
         line parsed once (the ranks' ``[env]`` differ in a few lines of hundreds), or ``None``
         when the text is not only table headers and one-line ``key = value`` lines (then the
@@ -124,18 +206,25 @@ class SectionCache:
         made = {id(root)}  # tables made by headers here: the only ones entered again
         defined: set[tuple[str, ...]] = set()
         table: dict[str, Any] | None = None
+        path: tuple[str, ...] = ()
         lines = self._lines
-        it = iter(text.split("\n"))
-        for line in it:
+        split = text.split("\n")
+        if where is not None:
+            where.extend([None] * len(split))
+        i, count = -1, len(split)
+        while i + 1 < count:
+            i += 1
+            line = split[i]
             if not line or line.startswith("#"):
                 continue
             if line.startswith("["):
-                path = self._headers.get(line)
-                if path is None:
-                    path = self._header_path(line)
-                    if path is None:
+                got = self._headers.get(line)
+                if got is None:
+                    got = self._header_path(line)
+                    if got is None:
                         return None
-                    self._headers[line] = path
+                    self._headers[line] = got
+                path = got
                 if path in defined:
                     return None
                 defined.add(path)
@@ -151,13 +240,18 @@ class SectionCache:
                 table = node
                 continue
             item = lines.get(line)
+            first = i
             if item is None:
                 if table is None:
                     return None
                 if line.endswith(" = ["):  # an array written one item a line, as runsnap does
-                    item = self._array(line, it)
+                    item, i = self._array(line, split, i)
                     if item is None:
                         return None
+                    if where is not None:
+                        for j in range(first + 1, i):
+                            where[j] = (path, item[0], j - first - 1)
+                    first = -1
                 else:
                     item = self._line(line)
                     if item is None:
@@ -165,6 +259,8 @@ class SectionCache:
             if table is None or item[0] in table:
                 return None
             table[item[0]] = item[1]
+            if where is not None and first >= 0:
+                where[first] = (path, item[0], None)
         return root
 
     def _line(self, line: str) -> tuple[str, Any] | None:
@@ -193,24 +289,26 @@ class SectionCache:
         item = self._lines[line] = next(iter(parsed.items()))  # the costly ones are kept
         return item
 
-    def _array(self, first: str, it: Any) -> tuple[str, Any] | None:
-        """``key = [`` followed by ``ITEM,`` lines (indented: by four spaces as schema 2
-        wrote them first, by one since) and ``]``: each item parsed as the value of a
-        one-line ``x = ITEM`` (once per distinct item)."""
+    def _array(self, first: str, split: list[str], i: int) -> tuple[tuple[str, Any] | None, int]:
+        """``key = [`` (line ``i`` of ``split``) followed by ``ITEM,`` lines (indented: by four
+        spaces as schema 2 wrote them first, by one since) and ``]``: each item parsed as the
+        value of a one-line ``x = ITEM`` (once per distinct item). Returns the item and the
+        index of the closing line."""
         head = self._line(first + "]")
         if head is None:
-            return None
+            return None, i
         items: list[Any] = []
-        for line in it:
+        for j in range(i + 1, len(split)):
+            line = split[j]
             if line == "]":
-                return head[0], items
+                return (head[0], items), j
             if not line.startswith(" ") or not line.endswith(","):
-                return None
+                return None, j
             got = self._line("x = " + line[:-1].lstrip(" "))
             if got is None:
-                return None
+                return None, j
             items.append(got[1])
-        return None
+        return None, len(split)
 
     def _header_path(self, line: str) -> tuple[str, ...] | None:
         """The keys of a ``[a.b."c"]`` header line, or ``None`` (an array of tables, or not a

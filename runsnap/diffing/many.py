@@ -109,12 +109,22 @@ def summarise(infos: Sequence[SnapInfo]) -> SetSummary:
 class _Row:
     """One (section, key) being built: the reference value and every other snapshot's."""
 
-    __slots__ = ("ref", "at", "best", "ranked")
+    __slots__ = ("ref", "at", "best", "kind", "odd_members", "per")
 
-    def __init__(self, ref: Any, best: Difference) -> None:
+    def __init__(self, ref: Any) -> None:
         self.ref = ref
         self.at: dict[int, Any] = {}
-        self.best = best
+        self.best: Difference | None = None
+        self.kind = "split"
+        self.odd_members: tuple[int, ...] = ()
+        self.per = ""
+
+
+#: A key with one value per rank or host is ranked on the differences of this many snapshots
+#: that hold another value than the reference's (it is not counted, and its rank decides only
+#: where ``--all`` lists it); every other key on all of them. Each difference's evidence needs
+#: both runs' facts, which at 32,768 ranks cost more than the rest of the diff.
+PER_RANK_SAMPLE = 32
 
 
 def compare_rows(
@@ -129,11 +139,18 @@ def compare_rows(
     """The N-way report of ``snaps`` (at least two) under ``rules`` (already completed with the
     run-time reads and fingerprint comparability of the whole set). ``evidence_for(rules, a,
     b, found)`` adds the runs' evidence for the differences ``found`` between snapshots ``a``
-    and ``b``: it is asked once per distinct section, with one snapshot of each side."""
+    and ``b``: it is asked once per distinct section, with one snapshot of each side.
+
+    Two passes: the values first (each distinct section compared once with the one most
+    snapshots hold), which say each key's kind (odd ones out, split, one value per rank);
+    then the differences are ranked with their evidence, all of them except those of a key
+    with one value per rank, ranked on :data:`PER_RANK_SAMPLE` snapshots."""
     n = len(snaps)
     rows: dict[tuple[str, str], _Row] = {}
     names = ordered_sections({name for s in snaps for name in s.sections})
     done = 0
+    # (ref member, member, differences) per distinct section that is not the reference
+    pending: list[tuple[int, list[int], list[Difference]]] = []
     for name in names:
         variants: dict[int, tuple[Mapping[str, Any], list[int]]] = {}
         for i, s in enumerate(snaps):
@@ -147,22 +164,42 @@ def compare_rows(
         ref, ref_members = ordered[0]
         for section, members in ordered[1:]:
             found = sections.compare_section(name, ref, section)
-            ruled = rules
-            if found and evidence_for is not None:
-                ruled = evidence_for(rules, snaps[ref_members[0]], snaps[members[0]], found)
-            for d in rank(found, ruled):
+            for d in found:
                 row = rows.get((d.section, d.key))
                 if row is None:
-                    row = rows[(d.section, d.key)] = _Row(d.a, d)
-                elif ranking_key(d) < ranking_key(row.best):
-                    row.best = d
+                    row = rows[(d.section, d.key)] = _Row(d.a)
+                at = row.at
                 for m in members:
-                    row.at[m] = d.b
-            done += len(members)
-            if progress is not None:
-                progress(min(done, n * len(names)), n * len(names))
+                    at[m] = d.b
+            if found:
+                pending.append((ref_members[0], members, found))
     infos = tuple(SnapInfo.of(s) for s in snaps)
-    out = [_finish(section, key, row, n, infos) for (section, key), row in rows.items()]
+    identities = _Identities(infos)
+    for row in rows.values():
+        _kind(row, n, identities)
+    total = sum(len(m) for _, m, _ in pending) or 1
+    seen: dict[tuple[str, str], int] = {}
+    for ref_at, members, found in pending:
+        kept = []
+        for d in found:
+            key = (d.section, d.key)
+            if rows[key].per:
+                k = seen[key] = seen.get(key, 0) + 1
+                if k > PER_RANK_SAMPLE:
+                    continue
+            kept.append(d)
+        if kept:
+            ruled = rules
+            if evidence_for is not None:
+                ruled = evidence_for(rules, snaps[ref_at], snaps[members[0]], kept)
+            for d in rank(kept, ruled):
+                row = rows[(d.section, d.key)]
+                if row.best is None or ranking_key(d) < ranking_key(row.best):
+                    row.best = d
+        done += len(members)
+        if progress is not None:
+            progress(done, total)
+    out = [_finish(section, key, row, n) for (section, key), row in rows.items()]
     out.sort(key=row_order)
     return NReport(infos, tuple(out), show_all=show_all, notes=tuple(notes),
                    summary=summarise(infos))
@@ -179,44 +216,61 @@ def _partition(values: Sequence[Any]) -> tuple[tuple[int, ...], ...]:
     return tuple(sorted(tuple(m) for _, m in group_values(values)))
 
 
-def _finish(section: str, key: str, row: _Row, n: int, infos: Sequence[SnapInfo]) -> NRow:
+def _kind(row: _Row, n: int, identities: _Identities) -> None:
+    """The row's kind from its values alone (see the module's docstring)."""
+    values = [row.at.get(i, row.ref) for i in range(n)]
+    groups = group_values(values)
+    if len(groups) >= 2 and len(groups[0][1]) * 2 > n:
+        row.kind = "odd"
+        row.odd_members = tuple(sorted(i for _, m in groups[1:] for i in m))
+    elif n >= 3:
+        row.per = identities.split_as(groups, n)
+        if row.per:
+            row.kind = "per-rank"
+
+
+def _finish(section: str, key: str, row: _Row, n: int) -> NRow:
     values = tuple(row.at.get(i, row.ref) for i in range(n))
     best = row.best
-    groups = group_values(values)
-    sizes = [len(m) for _, m in groups]
-    kind = "split"
-    odd_members: tuple[int, ...] = ()
-    if len(groups) >= 2 and sizes[0] * 2 > n:
-        kind = "odd"
-        odd_members = tuple(sorted(i for _, m in groups[1:] for i in m))
-    elif n >= 3 and _per_identity(values, groups, infos):
-        kind = "per-rank"
+    assert best is not None  # every row's key has at least one ranked difference
+    kind = row.kind
     hidden = best.hidden or kind == "per-rank"
     reason = best.reason if kind != "per-rank" else (
-        f"one value per {_per_identity(values, groups, infos)}, as the launcher numbers them "
-        f"(not counted); {best.reason}")
-    odd = odd_members[0] if len(odd_members) == 1 and n >= 3 else None
+        f"one value per {row.per}, as the launcher numbers them (not counted); {best.reason}")
+    odd = row.odd_members[0] if len(row.odd_members) == 1 and n >= 3 else None
     return NRow(section, key, values, best.score, reason, odd=odd, hidden=hidden, kind=kind,
-                odd_members=odd_members, path=best.path)
+                odd_members=row.odd_members, path=best.path)
 
 
-def _per_identity(values: Sequence[Any], groups: Sequence[tuple[Any, list[int]]],
-                  infos: Sequence[SnapInfo]) -> str:
-    """``rank``, ``host`` or ``local rank`` when the values split exactly as that identity
-    does (and it is known for every snapshot), else ``""``."""
-    n = len(values)
-    mine = tuple(sorted(tuple(m) for _, m in groups))
-    for what, ident in (("rank", [i.rank for i in infos]), ("host", [i.host or None for i in infos]),
-                        ("local rank", [i.local_rank for i in infos])):
-        if any(x is None for x in ident):
-            continue
-        if len(set(ident)) == 1:
-            continue
-        if what == "rank" and len(groups) == n:
-            return what
-        if _partition(ident) == mine:
-            return what
-    return ""
+class _Identities:
+    """The launcher's numbering of the snapshots (rank, host, local rank), each partition
+    made once for all keys."""
+
+    def __init__(self, infos: Sequence[SnapInfo]) -> None:
+        self.known: list[tuple[str, tuple[tuple[int, ...], ...] | None]] = []
+        for what, ident in (("rank", [i.rank for i in infos]),
+                            ("host", [i.host or None for i in infos]),
+                            ("local rank", [i.local_rank for i in infos])):
+            if any(x is None for x in ident) or len(set(ident)) == 1:
+                continue
+            self.known.append((what, None if what == "rank" else _partition(ident)))
+        self._ranks = next((_partition([i.rank for i in infos]) for what, _ in self.known
+                            if what == "rank"), None)
+
+    def split_as(self, groups: Sequence[tuple[Any, list[int]]], n: int) -> str:
+        """``rank``, ``host`` or ``local rank`` when the values split exactly as that
+        identity does (and it is known for every snapshot), else ``""``."""
+        mine: tuple[tuple[int, ...], ...] | None = None
+        for what, part in self.known:
+            if what == "rank":
+                if len(groups) == n:
+                    return what
+                part = self._ranks
+            if mine is None:
+                mine = tuple(sorted(tuple(m) for _, m in groups))
+            if part == mine:
+                return what
+        return ""
 
 
 def _val(value: Any, limit: int) -> str:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "check_head", "schema",
-           "section_required", "tree_depth", "validate", "validate_section"]
+           "section_required", "tree_depth", "validate", "validate_section", "validate_value"]
 
 #: Largest snapshot file read (a capture keeps each repository's diff under 1 MiB by default).
 MAX_BYTES = 64 * 1024 * 1024
@@ -144,6 +144,46 @@ def validate_section(name: str, value: Any, where: str = "", partial: bool = Fal
         if partial and "required" in node:
             node = {k: v for k, v in node.items() if k != "required"}
         _check(value, node, [name], where)
+
+
+_AT: dict[tuple[str, ...], Any] = {}
+
+
+def validate_value(keys: tuple[str, ...], value: Any, where: str = "") -> None:
+    """Check one value at ``keys`` (the section first, then the tables down to its own key)
+    as :func:`validate_section` checks it inside its section, the tables above it having been
+    checked before (the bulk loader's values that differ from a piece seen before)."""
+    node = _AT.get(keys)
+    if node is None:
+        node = _AT[keys] = _node_at(keys)
+    if isinstance(node, str):
+        raise SnapshotError(f"{where}{node}")
+    if isinstance(value, (dict, list)):
+        wrapped = value
+        for _ in keys[1:]:
+            wrapped = {"": wrapped}
+        tree_depth(wrapped, where)  # its depth counted from the section, as validate_section's
+    if isinstance(node, dict):
+        _check(value, node, list(keys), where)
+
+
+def _node_at(keys: tuple[str, ...]) -> Any:
+    """The schema node of the value at ``keys``, or the error (a string) that its place is."""
+    root = schema()
+    node: Any = root["properties"].get(keys[0], root.get("additionalProperties", True))
+    for i, key in enumerate(keys[1:], 1):
+        if not isinstance(node, dict):
+            return node
+        node = _resolve(node, root)
+        props = node.get("properties", {})
+        if key in props:
+            node = props[key]
+            continue
+        extra = node.get("additionalProperties", True)
+        if extra is False:
+            return f"{_place(list(keys[:i]))}: unknown key '{key}'"
+        node = extra
+    return node
 
 
 def section_required(name: str) -> tuple[str, ...]:

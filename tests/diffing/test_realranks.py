@@ -44,3 +44,75 @@ def test_a_line_the_fast_path_would_misread_goes_to_tomllib(tmp_path: Path) -> N
     assert got == load(odd)
     assert got["env"]["vars"]["B_ESC"] == 'tab\tand "quote"'
     assert got["outcome"]["later"] is None and got["outcome"]["big"] == 1e5
+
+
+def _variant(path: Path, out: Path, old: str, new: str) -> Path:
+    text = path.read_text()
+    assert old in text, old
+    out.write_text(text.replace(old, new, 1))
+    return out
+
+
+def test_pieces_that_differ_in_a_few_lines_are_read_as_the_plain_loader_reads_them(
+        tmp_path: Path) -> None:
+    """The second rank's pieces are the first's with other numbers: parsed from the first's
+    (``SectionCache._from_base``), they must be what tomllib makes of them, whatever was
+    changed: a value, an array item, a line moved, a line written twice, an escape."""
+    first, second = write_job(tmp_path / "job", 2, log=None)
+    text = second.read_text()
+    env_line = next(ln for ln in text.splitlines() if ln.startswith("SLURM_PROCID = "))
+    tail = next(ln for ln in text.splitlines() if ln.startswith('    "rank=1 step=0'))
+    odd = [
+        _variant(second, tmp_path / "escape.toml", env_line, 'SLURM_PROCID = "1\\u007e"'),
+        _variant(second, tmp_path / "item.toml", tail, '    "rank=1 step=0 \\"quoted\\"",'),
+        _variant(second, tmp_path / "moved.toml", f"{env_line}\n", ""),
+        _variant(second, tmp_path / "twice.toml", env_line, f"{env_line}\n{env_line}"),
+        _variant(second, tmp_path / "number.toml", env_line, "SLURM_PROCID = 1"),
+    ]
+    for path in odd[:3]:
+        cache = SectionCache()
+        got = load_many([first, path], cache=cache)
+        assert got == [load(first), load(path)], path.name
+    for path in odd[3:]:  # not snapshots: the plain loader's error, word for word
+        import pytest
+
+        from runsnap.errors import SnapshotError
+
+        with pytest.raises(SnapshotError) as plain:
+            load(path)
+        with pytest.raises(SnapshotError) as bulk:
+            load_many([first, path])
+        assert str(bulk.value) == str(plain.value), path.name
+
+
+def test_pieces_read_from_a_base_share_what_did_not_change(tmp_path: Path) -> None:
+    paths = write_job(tmp_path / "job", 8, log=None)  # rank 5 failed, rank 1 the odd one
+    cache = SectionCache()
+    _, _, a, b = load_many(paths[:4], cache=cache)
+    assert a == load(paths[2]) and b == load(paths[3])
+    assert b["env"]["vars"] is not a["env"]["vars"]  # RANK differs
+    assert b["env"]["vars"]["RANK"] == "3" and a["env"]["vars"]["RANK"] == "2"
+    # the tables whose lines are all the base's are the base's own objects
+    assert b["outcome"]["stderr"] is a["outcome"]["stderr"]
+
+
+def test_a_key_with_one_value_per_rank_is_still_found_and_hidden_beyond_the_sample(
+        tmp_path: Path) -> None:
+    """Differences of a per-rank key are ranked on a sample of the ranks
+    (``many.PER_RANK_SAMPLE``); the key's values, its kind and the odd ones out come from
+    every rank."""
+    from runsnap.diffing import many
+
+    paths = write_job(tmp_path / "job", 48, log=None)
+    report = runsnap.diff(tmp_path / "job")
+    old = many.PER_RANK_SAMPLE
+    try:
+        many.PER_RANK_SAMPLE = 10**9
+        full = runsnap.diff(tmp_path / "job")
+    finally:
+        many.PER_RANK_SAMPLE = old
+    assert report.rows == full.rows
+    rank = next(r for r in report.rows if r.section == "env" and r.key == "RANK")
+    assert rank.kind == "per-rank" and rank.hidden
+    assert rank.values == tuple(str(i) for i in range(48))
+    assert len(paths) == 48
