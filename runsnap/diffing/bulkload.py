@@ -141,32 +141,35 @@ class SectionCache:
         if base is None:
             return None
         old, known, doc, where = base
-        changed = [ln for ln in lines if ln not in known]
+        changed = set(lines).difference(known)
         if not changed or len(changed) > 64:
             return None
-        if "~" in "".join(changed) or "\\u" in "".join(changed) or "\\U" in "".join(changed):
+        joined = "\n".join(changed)
+        if "~" in joined or "\\u" in joined or "\\U" in joined:
             return None
         new = old.copy()
         at: list[int] = []
         for ln in changed:
             i = lines.index(ln)
-            if where[i] is None or at and i <= at[-1]:  # not a value line, or a repeated line
+            if where[i] is None:  # not a value line
                 return None
             new[i] = ln
             at.append(i)
-        if new != lines:  # lines moved, not only replaced
+        if new != lines:  # lines moved or repeated, not only replaced
             return None
-        schema_check.check_depth("\n".join(changed).encode("utf-8", "surrogatepass"), "")
-        copies: dict[tuple[str, ...], dict[str, Any]] = {}
+        at.sort()
+        schema_check.check_depth(joined.encode("utf-8", "surrogatepass"), "")
+        copies: dict[tuple[Any, ...], Any] = {}
         root = dict(doc)
         copies[()] = root
         for i in at:
             path, key, item = where[i]
-            table = root
+            table: Any = root
             for k in range(1, len(path) + 1):
                 sub = copies.get(path[:k])
-                if sub is None:
-                    sub = copies[path[:k]] = dict(table[path[k - 1]])
+                if sub is None:  # a table, or an array of tables (its index in the path)
+                    sub = table[path[k - 1]]
+                    sub = copies[path[:k]] = list(sub) if isinstance(sub, list) else dict(sub)
                     table[path[k - 1]] = sub
                 table = sub
             if item is None:
@@ -218,18 +221,20 @@ class SectionCache:
             if not line or line.startswith("#"):
                 continue
             if line.startswith("["):
+                many = line.startswith("[[")
                 got = self._headers.get(line)
                 if got is None:
-                    got = self._header_path(line)
+                    got = self._header_path(line[1:-1] if many and line.endswith("]]")
+                                            else line)
                     if got is None:
                         return None
                     self._headers[line] = got
                 path = got
-                if path in defined:
+                if not many and path in defined:
                     return None
                 defined.add(path)
                 node = root
-                for key in path:
+                for key in path[:-1] if many else path:
                     nxt = node.get(key)
                     if nxt is None:
                         nxt = node[key] = {}
@@ -237,6 +242,16 @@ class SectionCache:
                     elif not isinstance(nxt, dict) or id(nxt) not in made:
                         return None
                     node = nxt
+                if many:  # ``[[a.b]]``: one more table in the array a.b made here
+                    array = node.get(path[-1])
+                    if array is None:
+                        array = node[path[-1]] = []
+                        made.add(id(array))
+                    elif not isinstance(array, list) or id(array) not in made:
+                        return None
+                    node = {}
+                    path = (*path, len(array))  # type: ignore[arg-type]
+                    array.append(node)
                 table = node
                 continue
             item = lines.get(line)

@@ -146,16 +146,24 @@ def validate_section(name: str, value: Any, where: str = "", partial: bool = Fal
         _check(value, node, [name], where)
 
 
-_AT: dict[tuple[str, ...], Any] = {}
+_AT: dict[tuple[Any, ...], tuple[Any, list[str] | None]] = {}
 
 
-def validate_value(keys: tuple[str, ...], value: Any, where: str = "") -> None:
+def validate_value(keys: tuple[Any, ...], value: Any, where: str = "") -> None:
     """Check one value at ``keys`` (the section first, then the tables down to its own key)
     as :func:`validate_section` checks it inside its section, the tables above it having been
     checked before (the bulk loader's values that differ from a piece seen before)."""
-    node = _AT.get(keys)
-    if node is None:
-        node = _AT[keys] = _node_at(keys)
+    got = _AT.get(keys)
+    if got is None:
+        node = _node_at(keys)
+        simple = None  # a node that checks only the type: checked here for a plain value
+        if isinstance(node, dict):
+            node = _resolve(node, schema())
+            kinds = node.get("type")
+            if kinds is not None and set(node) <= {"type", "description"}:
+                simple = kinds if isinstance(kinds, list) else [kinds]
+        got = _AT[keys] = (node, simple)
+    node, simple = got
     if isinstance(node, str):
         raise SnapshotError(f"{where}{node}")
     if isinstance(value, (dict, list)):
@@ -163,11 +171,13 @@ def validate_value(keys: tuple[str, ...], value: Any, where: str = "") -> None:
         for _ in keys[1:]:
             wrapped = {"": wrapped}
         tree_depth(wrapped, where)  # its depth counted from the section, as validate_section's
+    elif simple is not None and _type_ok(value, simple):
+        return
     if isinstance(node, dict):
-        _check(value, node, list(keys), where)
+        _check(value, node, [k if isinstance(k, str) else f"[{k}]" for k in keys], where)
 
 
-def _node_at(keys: tuple[str, ...]) -> Any:
+def _node_at(keys: tuple[Any, ...]) -> Any:
     """The schema node of the value at ``keys``, or the error (a string) that its place is."""
     root = schema()
     node: Any = root["properties"].get(keys[0], root.get("additionalProperties", True))
@@ -175,13 +185,16 @@ def _node_at(keys: tuple[str, ...]) -> Any:
         if not isinstance(node, dict):
             return node
         node = _resolve(node, root)
+        if isinstance(key, int):  # an item of an array (of tables)
+            node = node.get("items", True)
+            continue
         props = node.get("properties", {})
         if key in props:
             node = props[key]
             continue
         extra = node.get("additionalProperties", True)
         if extra is False:
-            return f"{_place(list(keys[:i]))}: unknown key '{key}'"
+            return f"{_place([str(k) for k in keys[:i]])}: unknown key '{key}'"
         node = extra
     return node
 

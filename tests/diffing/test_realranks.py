@@ -61,6 +61,7 @@ def test_pieces_that_differ_in_a_few_lines_are_read_as_the_plain_loader_reads_th
     first, second = write_job(tmp_path / "job", 2, log=None)
     text = second.read_text()
     env_line = next(ln for ln in text.splitlines() if ln.startswith("SLURM_PROCID = "))
+    pid_line = text.split("[[runtime.processes]]\n", 1)[1].split("\n", 1)[0]
     tail = next(ln for ln in text.splitlines() if ln.startswith('    "rank=1 step=0'))
     odd = [
         _variant(second, tmp_path / "escape.toml", env_line, 'SLURM_PROCID = "1\\u007e"'),
@@ -68,6 +69,8 @@ def test_pieces_that_differ_in_a_few_lines_are_read_as_the_plain_loader_reads_th
         _variant(second, tmp_path / "moved.toml", f"{env_line}\n", ""),
         _variant(second, tmp_path / "twice.toml", env_line, f"{env_line}\n{env_line}"),
         _variant(second, tmp_path / "number.toml", env_line, "SLURM_PROCID = 1"),
+        _variant(second, tmp_path / "pid.toml", f"[[runtime.processes]]\n{pid_line}\n",
+                 '[[runtime.processes]]\npid = "x"\n'),
     ]
     for path in odd[:3]:
         cache = SectionCache()
@@ -94,6 +97,9 @@ def test_pieces_read_from_a_base_share_what_did_not_change(tmp_path: Path) -> No
     assert b["env"]["vars"]["RANK"] == "3" and a["env"]["vars"]["RANK"] == "2"
     # the tables whose lines are all the base's are the base's own objects
     assert b["outcome"]["stderr"] is a["outcome"]["stderr"]
+    # arrays of tables too: another pid, the same argv
+    pa, pb = a["runtime"]["processes"][0], b["runtime"]["processes"][0]
+    assert pa["pid"] != pb["pid"] and pb["argv"] is pa["argv"]
 
 
 def test_a_key_with_one_value_per_rank_is_still_found_and_hidden_beyond_the_sample(
