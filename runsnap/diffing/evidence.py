@@ -429,6 +429,10 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     return None
 
 
+#: The sections whose differences :func:`gather` looks for evidence of.
+_WITH_EVIDENCE = frozenset({"env", "packages", "git", "models", "command"})
+
+
 def gather(
     diffs: Iterable[Difference],
     a: Any,
@@ -437,6 +441,9 @@ def gather(
 ) -> dict[tuple[str, str], Evidence]:
     """The strongest evidence for each difference between snapshots ``a`` and ``b``, keyed
     by ``(section, key)``; differences without any are left out."""
+    diffs = list(diffs)
+    if not any(d.section in _WITH_EVIDENCE for d in diffs):
+        return {}  # the runs' facts are not read (an N-way diff's timings, per rank)
     runs = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
     pa, pb = (a.get("packages") or {}), (b.get("packages") or {})
     out: dict[tuple[str, str], Evidence] = {}

@@ -55,6 +55,10 @@ class Options:
     include_hidden: bool = False
     recheck: int = 2
     """How many times the answer, then GOOD's launch, are run again before a cause is claimed."""
+    full_trials: bool = False
+    """Capture every trial in full. By default the search trials judged by their outcome run
+    with only what the verdict needs (:mod:`runsnap.experiments.quicktrial`, no snapshot),
+    and the re-checks, on which the answer rests, are captured in full."""
     allow_missing_secrets: bool = False
     out_dir: str = ".runsnap"
     progress: Callable[[str], None] | None = None
@@ -149,7 +153,7 @@ class _Search:
         if self.options.progress is not None:
             self.options.progress(line)
 
-    def _one(self, number: int, subset: frozenset[int]) -> Run:
+    def _one(self, number: int, subset: frozenset[int], full: bool = True) -> Run:
         applied = tuple(self.changes[i] for i in sorted(subset))
         name = f"trial-{number:02d}"
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied ...")
@@ -160,7 +164,8 @@ class _Search:
         except (OSError, ValueError, KeyError) as exc:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
         out = run_trial(spec, name=name, folder=self.folder, criteria=self.options.criteria,
-                        judge=self.judge, stop=self.stop, label=f"bisect {name}")
+                        judge=self.judge, stop=self.stop, label=f"bisect {name}",
+                        quick=not (full or self.options.full_trials))
         # the timing before the reason: a progress line cut to the terminal keeps it
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied: "
                  f"{out.verdict} in {out.elapsed:.1f}s ({time.monotonic() - self.t0:.1f}s "
@@ -174,7 +179,8 @@ class _Search:
         limit = self.options.max_trials
         if limit is not None and len(self.runs) + len(todo) > limit:
             todo = todo[: max(0, limit - len(self.runs))]
-        futures = {self.pool.submit(self._one, len(self.runs) + k + 1, s): s
+        # the re-checks (fresh) are what the answer rests on: captured in full
+        futures = {self.pool.submit(self._one, len(self.runs) + k + 1, s, fresh): s
                    for k, s in enumerate(todo)}
         interrupted = False
         pending = set(futures)

@@ -1,8 +1,10 @@
 """One trial of a bisection: launch a specification, captured, and say whether it went good or bad.
 
-A trial is ``runsnap capture -o trial-NN.toml -- ARGV`` run with the spec's environment and
-working directory, so each trial leaves a snapshot with its outcome, like any wrapped launch
-(diff it, show it, replay it). runsnap itself runs isolated (``python -I``), so the trial's
+A full trial is ``runsnap capture -o trial-NN.toml -- ARGV`` run with the spec's environment and
+working directory, so it leaves a snapshot with its outcome, like any wrapped launch (diff it,
+show it, replay it); a quick one (``quick=True``, a search trial judged by its outcome) runs
+:mod:`runsnap.experiments.quicktrial` instead, which launches the same way and records nothing
+but the verdict's fields. runsnap itself runs isolated (``python -I``), so the trial's
 ``PYTHONPATH`` and the like reach only the program. Its output goes to ``trial-NN.log``.
 
 What decides (:class:`Criteria`):
@@ -213,27 +215,75 @@ def run_trial(
     judge: OutcomeJudge | None,
     stop: threading.Event,
     label: str = "",
+    quick: bool = False,
 ) -> TrialOutcome:
     """Launch ``spec`` captured to ``folder/NAME.toml`` and judge it: start it, watch it until
     it ends, is ready, times out or is interrupted, judge it live (``--test``, readiness) and
-    stop it, then judge what it recorded."""
+    stop it, then judge what it recorded.
+
+    ``quick``: when the verdict is the outcome's likeness to GOOD's and BAD's (no ``--test``,
+    no ``--timeout``), launch it with only what that needs
+    (:mod:`runsnap.experiments.quicktrial`): no context collected, no snapshot written."""
+    quick = quick and judge is not None and criteria.test is None and criteria.timeout is None
     snap_path = os.path.join(folder, f"{name}.toml")
     log_path = os.path.join(folder, f"{name}.log")
     t0 = time.monotonic()
+    fields: dict[str, Any] | None = None
     with open(log_path, "wb") as log:
-        proc = _start(spec, _capture_argv(spec, snap_path, label or name, criteria))
+        if quick:
+            back, out = os.pipe()
+            try:
+                proc = _start(spec, [sys.executable, "-I", "-m", "runsnap.experiments.quicktrial",
+                                     "--fd", str(out), "--kill-after", f"{criteria.kill_grace:g}",
+                                     "--", *spec.argv], pass_fds=(out,))
+            finally:
+                os.close(out)
+            fields_box: list[dict[str, Any]] = []
+            fields_reader = threading.Thread(target=lambda: fields_box.append(_read_fields(back)),
+                                             name=f"runsnap-{name}-verdict", daemon=True)
+            fields_reader.start()
+        else:
+            proc = _start(spec, _capture_argv(spec, snap_path, label or name, criteria))
         ready, reader = _relay(proc, log, criteria, name)
         watched = _watch(proc, criteria, ready, stop, t0)
         verdict, why = _judge_live(watched, criteria, snap_path, log_path, log,
                                    time.monotonic() - t0)
         _stop(proc, criteria.kill_grace)
         reader.join(5.0)
+        if not reader.is_alive() and proc.stdout is not None:
+            proc.stdout.close()
+        if quick:
+            fields_reader.join(5.0)
+            fields = fields_box[0] if fields_box else {}
     if watched is _Watched.STOPPED:
         verdict, why = STOPPED, "interrupted"
     elif watched is _Watched.EXITED:
-        verdict, why = _judge_ended(criteria, judge, snap_path, log_path)
+        if fields is not None and judge is not None:
+            verdict, why = judge(fields)
+        else:
+            verdict, why = _judge_ended(criteria, judge, snap_path, log_path)
     return TrialOutcome(verdict, why, snap_path if os.path.exists(snap_path) else None,
                         log_path, time.monotonic() - t0)
+
+
+def _read_fields(fd: int) -> dict[str, Any]:
+    """The verdict fields a quick trial wrote (empty when it wrote none: unclear)."""
+    import json
+
+    chunks = []
+    try:
+        while True:
+            got = os.read(fd, 65536)
+            if not got:
+                break
+            chunks.append(got)
+    finally:
+        os.close(fd)
+    try:
+        fields = json.loads(b"".join(chunks) or b"{}")
+    except ValueError:
+        return {}
+    return fields if isinstance(fields, dict) else {}
 
 
 def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criteria) -> list[str]:
@@ -245,10 +295,12 @@ def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criter
     return [*cmd, "--", *spec.argv]
 
 
-def _start(spec: LaunchSpec, cmd: list[str]) -> subprocess.Popen[bytes]:
+def _start(spec: LaunchSpec, cmd: list[str], pass_fds: tuple[int, ...] = ()
+           ) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(cmd, env=dict(spec.env), cwd=spec.cwd, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                pass_fds=pass_fds)
     except OSError as exc:
         raise UsageError(f"cannot start a trial in {spec.cwd}: {exc.strerror or exc}") from None
 

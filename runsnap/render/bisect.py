@@ -90,8 +90,12 @@ def render_text(result: BisectResult, width: int = 0) -> str:
     if result.folder:
         from runsnap.base.paths import shown
 
-        lines += ["", f"Trials: {shown(result.folder)}/ (trial-NN.toml and .log for each of "
-                  f"{len(result.runs)}; bisect.json)"]
+        captured = sum(1 for r in result.runs if r.snapshot)
+        kept = (f"trial-NN.toml and .log for each of {len(result.runs)}"
+                if captured == len(result.runs) else
+                f"trial-NN.log for each of {len(result.runs)}, trial-NN.toml for the "
+                f"{captured} captured in full")
+        lines += ["", f"Trials: {shown(result.folder)}/ ({kept}; bisect.json)"]
     if width:
         from runsnap.base.terminal import wrap
 

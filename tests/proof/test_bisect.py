@@ -40,12 +40,15 @@ def test_one_variable_among_30_found_in_about_2_log2_n_trials(tmp_path: Path) ->
     assert search <= 2 * math.log2(30) + 1, answer["runs"]
     assert [r["verdict"] for r in answer["runs"][-4:]] == ["bad", "bad", "good", "good"]
     assert answer["runs"][-1]["applied"] == []
-    # Every trial is a snapshot of its own under .runsnap/bisect-<id>/, with its outcome.
+    # The search trials run with only what their verdict needs (a log, no snapshot); the
+    # re-checks the answer rests on are snapshots of their own under .runsnap/bisect-<id>/.
     folder = Path(answer["folder"])
     assert folder.parent == tmp_path / ".runsnap" and folder.name.startswith("bisect-")
-    for run in answer["runs"]:
+    assert all(run["snapshot"] is None for run in answer["runs"][:-4])
+    for run in answer["runs"][-4:]:
         text = Path(run["snapshot"]).read_text()
         assert "[outcome]" in text
+    assert len(list(folder.glob("trial-*.log"))) == len(answer["runs"])
     assert json.loads((folder / "bisect.json").read_text())["cause"] == answer["cause"]
     assert "trial 1: 30 of 30 applied: bad" in proc.stderr  # progress on stderr
 
