@@ -285,14 +285,40 @@ def test_a_fault_point_can_fail_with_an_errno(tmp_path: Path) -> None:
 
 
 def test_temporary_files_of_dead_writers_are_swept(tmp_path: Path) -> None:
-    from runsnap.base.atomic import atomic_write
+    from runsnap.base.atomic import atomic_write, host_tag
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = tmp_path / f".s.toml.{dead.pid}-{'a' * 12}.tmp"
-    live = tmp_path / f".s.toml.{os.getppid()}-{'b' * 12}.tmp"
-    stale.write_text("half a snap")
-    live.write_text("being written")
+    stale = tmp_path / f".s.toml.{dead.pid}-{host_tag()}{'a' * 8}.tmp"
+    live = tmp_path / f".s.toml.{os.getppid()}-{host_tag()}{'b' * 8}.tmp"
+    other = "0000" if host_tag() != "0000" else "ffff"  # another host of a shared folder
+    elsewhere = tmp_path / f".s.toml.{dead.pid}-{other}{'c' * 8}.tmp"
+    for path in (stale, live, elsewhere):
+        path.write_text("being written")
+    atomic_write(tmp_path / "s.toml", b"schema = 1\n", sweep=False)  # a rank of a job
+    assert stale.exists()
     atomic_write(tmp_path / "s.toml", b"schema = 1\n")
-    assert not stale.exists() and live.exists()
+    # its pid is this host's: dead; another host's pid says nothing here
+    assert not stale.exists() and live.exists() and elsewhere.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["s.toml"]
+
+
+def test_a_rank_of_a_job_does_not_list_the_shared_folder(tmp_path: Path) -> None:
+    """``-o DIR/{host}-{rank}.toml`` (or a launcher's ranks): thousands of ranks write into
+    one folder, often on a shared file system; a listing per rank would be quadratic in the
+    job's size. A dead writer's temporary there is left for a later writer that is not a rank."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    from runsnap.base.atomic import host_tag
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = shared / f".x.toml.{dead.pid}-{host_tag()}{'a' * 8}.tmp"
+    stale.write_text("half")
+    r = runsnap("capture", "-o", str(shared / "{host}-{rank}.toml"), "--", sys.executable, "-c",
+                "pass", cwd=tmp_path, env={**ENV, "RANK": "3", "WORLD_SIZE": "4"})
+    assert r.returncode == 0, r.stderr
+    assert stale.exists() and len([p for p in shared.iterdir() if p.suffix == ".toml"]) == 1
+    r = runsnap("capture", "-o", str(shared / "one.toml"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not stale.exists()

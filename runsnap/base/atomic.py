@@ -12,12 +12,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-__all__ = ["atomic_build", "atomic_write", "exclusive_write", "refuse_non_regular",
+__all__ = ["atomic_build", "atomic_write", "exclusive_write", "host_tag", "refuse_non_regular",
            "sweep_temporaries"]
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = True,
-                 points: str = "") -> None:
+                 points: str = "", sweep: bool = True) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
 
     A temporary file in the same directory is written, then renamed over ``path``. With
@@ -26,7 +26,10 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = T
     this write passes (``"snapshot"``: ``snapshot.partial``, ``.written``, ``.renamed``; see
     :mod:`runsnap.base.faults`); by default none. A character device or one of the process's
     own open files (``/dev/null``, ``/dev/stdout``) is written through instead
-    (:func:`write_through`). Raises :class:`OSError`; the old file, if any, is left whole.
+    (:func:`write_through`). ``sweep``: remove the temporaries that writers killed on this
+    host left in the folder first (:func:`sweep_temporaries`, which lists the folder); a
+    writer among thousands in one folder (the ranks of a job) passes False. Raises
+    :class:`OSError`; the old file, if any, is left whole.
     """
 
     def write(tmp: str, fd: int) -> None:
@@ -47,7 +50,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = T
     path = path_str(path)
     if write_through(path, data):
         return
-    _replace(path, write, durable, points)
+    _replace(path, write, durable, points, sweep)
 
 
 def atomic_build(path: str | os.PathLike[str], build: Callable[[str], None]) -> None:
@@ -62,13 +65,15 @@ def atomic_build(path: str | os.PathLike[str], build: Callable[[str], None]) -> 
     _replace(path_str(path), write, False, "")
 
 
-def _replace(path: str, write: Callable[[str, int], None], durable: bool, points: str) -> None:
+def _replace(path: str, write: Callable[[str, int], None], durable: bool, points: str,
+             sweep: bool = True) -> None:
     """The one way runsnap replaces a file: a new temporary file beside ``path`` (swept by the
     next writer when its process died), written by ``write(tmp, fd)``, renamed over ``path``."""
     refuse_non_regular(path)
     parent = os.path.dirname(path) or "."
     os.makedirs(parent, exist_ok=True)
-    sweep_temporaries(parent)
+    if sweep:
+        sweep_temporaries(parent)
     fd, tmp = _create_temporary(path)
     try:
         write(tmp, fd)
@@ -97,20 +102,22 @@ def _replace(path: str, write: Callable[[str, int], None], durable: bool, points
         os.close(dir_fd)
 
 
-def exclusive_write(candidates: Iterable[str], data: bytes, *, points: str = "") -> str:
+def exclusive_write(candidates: Iterable[str], data: bytes, *, points: str = "",
+                    sweep: bool = True) -> str:
     """Write ``data`` under the first of ``candidates`` that does not exist yet; return it.
 
     The data is written to a hidden temporary file and synced first, then hard-linked to the
     name (``link`` fails when the name exists, so two writers never share one): the name
     appears with its whole content or not at all. A full disk or a kill at any point leaves no
     empty file under a visible name, only a hidden temporary the next writer sweeps.
-    ``points``: as for :func:`atomic_write`, with ``.claimed`` after the link.
+    ``points`` and ``sweep``: as for :func:`atomic_write`, with ``.claimed`` after the link.
     """
     names = iter(candidates)
     first = next(names)
     parent = os.path.dirname(first) or "."
     os.makedirs(parent, exist_ok=True)
-    sweep_temporaries(parent)
+    if sweep:
+        sweep_temporaries(parent)
     fd, tmp = _create_temporary(first)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -203,23 +210,34 @@ def refuse_non_regular(path: str) -> None:
                                 f"(give a new path, or -o - for standard output)")
 
 
-#: Temporary files are named ``.<name>.<pid>-<random>.tmp``: hidden from ``ls`` and from
-#: ``diff`` (which reads ``*.toml``), and removed by the next write in the same folder once the
-#: process that made them is gone (killed mid-write).
-_TMP = re.compile(r"^\..+\.(\d+)-[0-9a-f]{12}\.tmp$")
+#: Temporary files are named ``.<name>.<pid>-<host><random>.tmp`` (4 + 8 hex digits): hidden
+#: from ``ls`` and from ``diff`` (which reads ``*.toml``), and removed by the next write on the
+#: same host in the same folder once the process that made them is gone (killed mid-write). A
+#: pid says nothing about a process on another host of a shared file system: their
+#: temporaries are left alone.
+_TMP = re.compile(r"^\..+\.(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$")
+
+
+def host_tag() -> str:
+    """4 hex digits of this host's name, in its temporary files' names."""
+    import zlib
+
+    return f"{zlib.crc32(os.uname().nodename.encode()) & 0xFFFF:04x}"
 
 
 def sweep_temporaries(folder: str) -> int:
-    """Remove the temporary files that writers killed mid-write left in ``folder``; returns
-    how many. A temporary file whose process still runs is left alone."""
+    """Remove the temporary files that writers on this host killed mid-write left in
+    ``folder``; returns how many. A temporary file whose process still runs, or that another
+    host made, is left alone."""
     removed = 0
     try:
         names = os.listdir(folder)
     except OSError:
         return 0
+    here = host_tag()
     for name in names:
         m = _TMP.match(name)
-        if m is None or _alive(int(m.group(1))):
+        if m is None or m.group(2) != here or _alive(int(m.group(1))):
             continue
         try:
             os.unlink(os.path.join(folder, name))
@@ -246,7 +264,7 @@ def _create_temporary(path: str) -> tuple[int, str]:
     importing :mod:`tempfile` and :mod:`random` on every capture)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        name = f".{os.path.basename(path)}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
+        name = f".{os.path.basename(path)}.{os.getpid()}-{host_tag()}{os.urandom(4).hex()}.tmp"
         tmp = os.path.join(os.path.dirname(path), name)
         try:
             return os.open(tmp, flags, 0o600), tmp

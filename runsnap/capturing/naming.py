@@ -226,7 +226,7 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-def claim(path: str, data: bytes) -> str:
+def claim(path: str, data: bytes, sweep: bool = True) -> str:
     """Write ``data`` to ``path`` exclusively and return it; when another process (another
     rank on this node) already has it, ``NAME.1.toml``, ``NAME.2.toml``, ... instead.
 
@@ -241,4 +241,4 @@ def claim(path: str, data: bytes) -> str:
         stem, suffix = path, ""
     names = (path if n == 0 else f"{stem}.{n}{'.' + suffix if suffix else ''}"
              for n in range(10000))
-    return exclusive_write(names, data, points="snapshot")
+    return exclusive_write(names, data, points="snapshot", sweep=sweep)

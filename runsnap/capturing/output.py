@@ -89,9 +89,12 @@ def resolve_output(
     # A name runsnap made (the default name, a template) is claimed exclusively when first
     # saved (save_first): two captures with the same label in the same millisecond get
     # NAME.toml and NAME.1.toml, never one file.
-    exclusive = bool(templated or not output or (
-        launcher is not None and int(launcher.get("world_size", 1) or 1) > 1))
-    return Target(target, exclusive)
+    ranks = launcher is not None and int(launcher.get("world_size", 1) or 1) > 1
+    exclusive = bool(templated or not output or ranks)
+    # One rank of a job among thousands writing into one (often shared) folder: the folder is
+    # not listed to sweep dead writers' temporaries (a listing per rank is quadratic in the
+    # job's size on the file system's metadata server; benchmarks/manyranks.py).
+    return Target(target, exclusive, bool(templated or ranks))
 
 
 class Target(FrozenRecord):
@@ -104,19 +107,23 @@ class Target(FrozenRecord):
     exclusive: bool
     """Whether the name is runsnap's own and must be claimed, never replaced."""
 
+    shared: bool = False
+    """Whether many ranks write into the folder (a template, or a launcher's ranks): its
+    writes do not list it (:func:`runsnap.base.atomic.sweep_temporaries`)."""
+
 
 def save_first(snapshot: Snapshot, target: Target) -> Snapshot:
     """The first save of a capture: to a claimed name when the name is runsnap's own (see
     :func:`runsnap.capturing.naming.claim`), else atomically replacing the path; later saves
     replace the file the first one made. Raises :class:`~runsnap.errors.CaptureError`."""
     if not target.exclusive:
-        return snapshot.save(target.path)
+        return snapshot.save(target.path, sweep=not target.shared)
     from runsnap.capturing import naming
     from runsnap.errors import CaptureError
     from runsnap.snapshot import dumps
 
     try:
-        path = naming.claim(target.path, dumps(snapshot).encode("utf-8"))
+        path = naming.claim(target.path, dumps(snapshot).encode("utf-8"), sweep=not target.shared)
     except OSError as exc:
         raise CaptureError(f"cannot write {target.path}: {exc.strerror or exc}") from None
     return snapshot.replace(path=path)

@@ -169,7 +169,8 @@ def run_with(
 
     def save(s: Snapshot) -> Snapshot:
         # -o -: the snapshot goes to standard output once, complete, when the command ends
-        return s if target is None else s.save(snap.path_text or target.path)
+        return s if target is None else s.save(snap.path_text or target.path,
+                                               sweep=not target.shared)
 
     snap = snap if target is None else save_first(snap, target)
     reached("capture.saved")

@@ -166,15 +166,17 @@ class Snapshot(FrozenRecord):
             sections[name] = value
         return cls(meta=meta, sections=sections, schema=schema, path=path)
 
-    def save(self, path: str | os.PathLike[str]) -> Snapshot:
+    def save(self, path: str | os.PathLike[str], *, sweep: bool = True) -> Snapshot:
         """Write the snapshot atomically to ``path``; return it with ``path`` set.
 
-        Raises :class:`~runsnap.errors.CaptureError` when the file cannot be written (the old
-        file, if any, is left whole).
+        ``sweep``: as for :func:`runsnap.base.atomic.atomic_write` (False: the folder is not
+        listed, as one rank of thousands writing there). Raises
+        :class:`~runsnap.errors.CaptureError` when the file cannot be written (the old file,
+        if any, is left whole).
         """
         target = path_str(path)
         try:
-            atomic_write(target, dumps(self).encode("utf-8"), points="snapshot")
+            atomic_write(target, dumps(self).encode("utf-8"), points="snapshot", sweep=sweep)
         except OSError as exc:
             raise CaptureError(f"cannot write {target}: {exc.strerror or exc}") from None
         return self.replace(path=target)
