@@ -25,6 +25,7 @@ that says what was seen and where, and a locator (``path``) into the snapshot:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from runsnap.checks.config import alloc_conf_keys, context_length
@@ -43,7 +44,7 @@ from runsnap.snapshot.runtime import variables as runtime_variables
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     #: ``who_reads(name) -> places``: static readers in the installed packages (who-reads).
@@ -71,8 +72,11 @@ def read_by_name(snap: Any) -> set[str]:
     return out
 
 
-def _closest_read(name: str, read: Iterable[str]) -> str | None:
-    """The name read by name that ``name`` is one edit from (two for long names)."""
+@functools.lru_cache(maxsize=4096)
+def _closest_read(name: str, read: frozenset[str]) -> str | None:
+    """The name read by name that ``name`` is one edit from (two for long names); kept for
+    the next snapshot of the same program (``diff`` checks both sides, which read the same
+    names)."""
     allowed = 2 if len(name) >= 12 else 1
     best: tuple[int, str] | None = None
     for cand in read:
@@ -90,7 +94,7 @@ def misspelled_variables(snap: Any, who_reads: WhoReads | None = None) -> list[F
     given), and runsnap's lists; never a name only seen in a bulk copy of the environment."""
     read = read_by_name(snap)
     env = env_vars(snap)
-    unset_read = [n for n in read if n not in env and len(n) >= 6]
+    unset_read = frozenset(n for n in read if n not in env and len(n) >= 6)
     out = []
     for name, value in env.items():
         if name in read or is_known_name(name) or len(name) < 6:
