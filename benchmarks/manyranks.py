@@ -107,11 +107,24 @@ def main() -> int:
     ap.add_argument("--runsnap", default=str(Path(sys.executable).parent / "runsnap"))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--keep", action="store_true", help="keep the traces (their folder printed)")
+    ap.add_argument("--keep-cluster", action="store_true",
+                    help="leave the local Slurm cluster running (default: stopped after)")
     args = ap.parse_args()
     env = slurm_up(args.base, max(args.ranks, 16))
     if isinstance(env, str):
         print(f"skipped: {env}")
         return 0
+    try:
+        return measure(args, env)
+    finally:
+        if not args.keep_cluster:
+            subprocess.run(["bash", str(ROOT / ".ci" / "slurm-down.sh")],
+                           env={**os.environ, "SLURM_LOCAL_BASE": args.base},
+                           capture_output=True, timeout=120)
+
+
+def measure(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """The job under strace, and its report."""
     work = Path(tempfile.mkdtemp(prefix="runsnap-manyranks-"))
     shared, logs = work / "shared", work / "traces"
     shared.mkdir()

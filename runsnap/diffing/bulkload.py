@@ -51,7 +51,9 @@ _KEY_VALUE = re.compile(r'(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*")[ \t]*=')
 
 
 def _headers(text: str) -> Iterator[re.Match[str]]:
-    """``_HEADER``'s matches, found from each ``\\n[`` (a ``^`` search tries every byte)."""
+    """``_HEADER``'s matches, found from each ``\\n[`` (a ``^`` search tries every byte). A
+    line that ends with a comma is an item of an array written one item a line (``[1, 2],``,
+    as runsnap writes a list of lists), not a header."""
     m = _HEADER.match(text)
     if m is not None:
         yield m
@@ -60,7 +62,9 @@ def _headers(text: str) -> Iterator[re.Match[str]]:
     while at >= 0:
         m = match(text, at + 1)
         if m is not None:
-            yield m
+            eol = find("\n", at + 1)
+            if text[eol - 1 if eol >= 0 else len(text) - 1] != ",":
+                yield m
         at = find("\n[", at + 2)
 
 
@@ -179,9 +183,7 @@ class SectionCache:
                 table[key] = got[1]
             else:
                 ln = lines[i]
-                if not ln.startswith(" ") or not ln.endswith(","):
-                    return None
-                got = self._line("x = " + ln[:-1].lstrip(" "))
+                got = self._item(ln)
                 if got is None:
                     return None
                 items = table[key] = list(table[key])
@@ -317,13 +319,18 @@ class SectionCache:
             line = split[j]
             if line == "]":
                 return (head[0], items), j
-            if not line.startswith(" ") or not line.endswith(","):
-                return None, j
-            got = self._line("x = " + line[:-1].lstrip(" "))
+            got = self._item(line)
             if got is None:
                 return None, j
             items.append(got[1])
         return None, len(split)
+
+    def _item(self, line: str) -> tuple[str, Any] | None:
+        """``("x", ITEM)`` of an array's item line, ``ITEM,`` (indented by four spaces as
+        schema 2 wrote them first, by one since, by none in between), or ``None``."""
+        if not line.endswith(",") or line.startswith("]"):
+            return None
+        return self._line("x = " + line[:-1].lstrip(" "))
 
     def _header_path(self, line: str) -> tuple[str, ...] | None:
         """The keys of a ``[a.b."c"]`` header line, or ``None`` (an array of tables, or not a

@@ -122,3 +122,21 @@ def test_a_key_with_one_value_per_rank_is_still_found_and_hidden_beyond_the_samp
     assert rank.kind == "per-rank" and rank.hidden
     assert rank.values == tuple(str(i) for i in range(48))
     assert len(paths) == 48
+
+
+def test_array_items_at_the_start_of_a_line_are_not_headers(tmp_path: Path, monkeypatch) -> None:
+    """runsnap writes a list of lists one item a line, at the start of the line (``[0, 2268,
+    "aot_inductor"],``): a line that only looks like a table header. Cutting there sent every
+    rank through the plain loader (30x slower); it is an item, and the pieces are read as
+    usual."""
+    from runsnap.diffing import bulkload
+
+    paths = write_job(tmp_path / "job", 4, log=None)
+    assert any(ln.startswith("[") and ln.endswith(",")
+               for ln in paths[0].read_text().splitlines())
+    plain: list[str] = []
+    real = bulkload.load
+    monkeypatch.setattr(bulkload, "load", lambda p: plain.append(p) or real(p))
+    got = load_many(paths)
+    assert plain == []
+    assert got == [load(p) for p in paths]
