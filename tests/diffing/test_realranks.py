@@ -126,9 +126,9 @@ def test_a_key_with_one_value_per_rank_is_still_found_and_hidden_beyond_the_samp
 
 def test_array_items_at_the_start_of_a_line_are_not_headers(tmp_path: Path, monkeypatch) -> None:
     """runsnap wrote a list of lists one item a line, at the start of the line (``[0, 2268,
-    "aot_inductor"],``; indented by one space since): a line that only looks like a header. Cutting there sent every
-    rank through the plain loader (30x slower); it is an item, and the pieces are read as
-    usual."""
+    "aot_inductor"],``; indented by one space since): a line that only looks like a header.
+    Cutting there sent every rank through the plain loader (30x slower); it is an item, and
+    the pieces are read as usual."""
     from runsnap.diffing import bulkload
 
     paths = write_job(tmp_path / "job", 4, log=None)
