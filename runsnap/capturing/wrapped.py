@@ -207,12 +207,12 @@ def run_with(
     else:
         if tracer is not None:  # the launch gets the hook; the snapshot keeps the user's env
             spec = spec.replace(env=tracer.launch_env(spec.env))
-        result = launch.run(spec, timeout=options.timeout, tail_lines=tail, log=tee,
-                            inherit_tty=options.inherit_tty, kill_grace=grace,
+        watch = launch.Watch(timeout=options.timeout, tail_lines=tail, kill_grace=grace,
+                             metrics=tuple(patterns))
+        result = launch.run(spec, watch, log=tee, inherit_tty=options.inherit_tty,
                             on_exit=write_outcome,
                             on_start=None if tracer is None
-                            else lambda _r: tracer.warm(snap.get("packages")),
-                            metrics=patterns)
+                            else lambda _r: tracer.warm(snap.get("packages")))
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)
     if to_stdout:

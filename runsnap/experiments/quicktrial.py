@@ -64,11 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not command:
         print("runsnap: quicktrial: give the command after --", file=sys.stderr)
         return 2
-    from runsnap.launch import LaunchSpec, run
+    from runsnap.launch import LaunchSpec, Watch, run
     from runsnap.launch.outcome import build
 
     spec = LaunchSpec.of(command)
-    result = run(spec, kill_grace=grace)
+    result = run(spec, Watch(kill_grace=grace))
     fields = verdict_fields(build(result), spec.env, spec.cwd)
     if fd >= 0:
         try:

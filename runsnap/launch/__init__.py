@@ -22,7 +22,7 @@ from runsnap.launch.result import LaunchResult, exit_status_for
 from runsnap.launch.signals import DEFAULT_KILL_GRACE, FORWARDED_SIGNALS, STOP_SIGNALS
 from runsnap.launch.spec import LaunchSpec
 from runsnap.launch.start import exec_child
-from runsnap.launch.supervise import DRAIN_SECONDS, run
+from runsnap.launch.supervise import DRAIN_SECONDS, Watch, run
 
 __all__ = [
     "DEFAULT_KILL_GRACE",
@@ -32,6 +32,7 @@ __all__ = [
     "LaunchResult",
     "LaunchSpec",
     "LogTee",
+    "Watch",
     "exec_child",
     "exit_status_for",
     "run",

@@ -19,40 +19,55 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     import subprocess
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from runsnap.launch.relay import LogTee, Relay
     from runsnap.launch.spec import LaunchSpec
 
-__all__ = ["DRAIN_SECONDS", "run"]
+__all__ = ["DRAIN_SECONDS", "Watch", "run"]
 
 #: After the child exits, how long its output may still take to drain (a grandchild that
 #: outlives it may hold the pipe open; its output is relayed meanwhile, then left).
 DRAIN_SECONDS = 0.5
 
 
+class Watch(FrozenRecord):
+    """How :func:`run` watches the child: when to stop it, how much of its output to keep,
+    which numbers to look for in it."""
+
+    timeout: float | None = None
+    """Seconds after which the child is stopped (SIGTERM, then SIGKILL after
+    :attr:`kill_grace`); the result then says ``timed_out``."""
+
+    tail_lines: int = DEFAULT_TAIL_LINES
+    """Lines of each stream kept for the outcome."""
+
+    kill_grace: float = DEFAULT_KILL_GRACE
+    """Seconds between SIGTERM and SIGKILL when the child is stopped."""
+
+    metrics: tuple[tuple[str, re.Pattern[bytes]], ...] = ()
+    """The user's own (``--metric NAME=REGEX``, :func:`runsnap.launch.metrics.parse_metric`),
+    recorded beside the ``key=value`` ones."""
+
+
 def run(
     spec: LaunchSpec,
+    watch: Watch | None = None,
     *,
-    timeout: float | None = None,
-    tail_lines: int = DEFAULT_TAIL_LINES,
     log: LogTee | None = None,
     inherit_tty: bool = False,
-    kill_grace: float = DEFAULT_KILL_GRACE,
     on_exit: Callable[[LaunchResult], None] | None = None,
-    metrics: Sequence[tuple[str, re.Pattern[bytes]]] = (),
     on_start: Callable[[LaunchResult], None] | None = None,
 ) -> LaunchResult:
-    """Run ``spec``'s child, relay its output, wait, and report.
+    """Run ``spec``'s child, relay its output, wait, and report; ``watch`` says how
+    (:class:`Watch`).
 
-    ``timeout``: seconds after which the child is stopped (SIGTERM, then SIGKILL after
-    ``kill_grace``); the result then says ``timed_out``. ``on_exit`` is called with the
-    finished result while forwarded signals are still held, so writing the outcome cannot be
-    interrupted by a late Ctrl-C. ``metrics``: the user's own (``--metric NAME=REGEX``,
-    :func:`runsnap.launch.metrics.parse_metric`), recorded beside the ``key=value`` ones.
-    ``on_start`` is called once the child runs and its output is relayed: work that writing the
-    outcome needs, done while the child runs, is not done after it ends.
+    ``on_exit`` is called with the finished result while forwarded signals are still held, so
+    writing the outcome cannot be interrupted by a late Ctrl-C. ``on_start`` is called once the
+    child runs and its output is relayed: work that writing the outcome needs, done while the
+    child runs, is not done after it ends.
     """
+    watch = watch if watch is not None else Watch()
     result = LaunchResult(argv=spec.argv, log_path=log.path if log is not None else None)
     with SignalGuard() as guard:
         streams = Streams(inherit_tty)
@@ -67,7 +82,8 @@ def run(
                 result.ended_at = result.started_at
                 start.classify_failure(result, exc, spec)
             else:
-                how = _How(timeout, tail_lines, log, kill_grace, tuple(metrics), on_start)
+                how = _How(watch.timeout, watch.tail_lines, log, watch.kill_grace,
+                           tuple(watch.metrics), on_start)
                 _supervise(proc, result, streams, guard, t0, how)
         finally:
             streams.close()

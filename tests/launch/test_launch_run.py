@@ -20,8 +20,12 @@ from tests.launch.launch_helpers import py
 
 def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
         **kwargs: object) -> LaunchResult:
-    """:func:`runsnap.launch.run` of a spec for ``argv`` (this environment and cwd by default)."""
-    return launch.run(LaunchSpec.of(argv, env=env, cwd=cwd), **kwargs)  # type: ignore[arg-type]
+    """:func:`runsnap.launch.run` of a spec for ``argv`` (this environment and cwd by default);
+    ``timeout``, ``tail_lines``, ``kill_grace`` and ``metrics`` go to its :class:`Watch`."""
+    watch = {k: kwargs.pop(k) for k in ("timeout", "tail_lines", "kill_grace", "metrics")
+             if k in kwargs}
+    return launch.run(LaunchSpec.of(argv, env=env, cwd=cwd), launch.Watch(**watch),
+                      **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow
