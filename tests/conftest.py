@@ -42,9 +42,10 @@ def pytest_configure(config: pytest.Config) -> None:
     The process's own environment becomes :func:`hermetic_base` before any test module is
     imported, so a module-level ``{**os.environ}`` is hermetic too, and :func:`hermetic_env`
     puts it back before each test. A shell that starts the suite in the background
-    (``pytest &`` in a script) makes it ignore SIGINT and SIGQUIT, every runsnap the tests start
-    inherits that, and runsnap (like ``nohup``) then leaves an ignored signal alone, so the tests
-    of forwarding Ctrl-C would see nothing arrive: both get their default handlers back."""
+    (``pytest &`` in a script) makes it ignore SIGINT and SIGQUIT (``nohup``: SIGHUP), every
+    runsnap the tests start inherits that, and runsnap (like ``nohup``) then leaves an ignored
+    signal alone, so the tests of forwarding would see nothing arrive: all three get their
+    default handlers back."""
     home = tempfile.mkdtemp(prefix="runsnap-tests-home-")
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     keep = {k: v for k, v in os.environ.items() if k.startswith("PYTEST_")}
@@ -56,6 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:  # run under nohup
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 ROOT = Path(__file__).resolve().parent.parent
