@@ -219,3 +219,38 @@ def test_with_the_same_outcome_no_variable_counts_but_the_code_still_does(
     report = compare(a, c)
     assert report and report.outcome == "same"
     assert any(d.section == "command" for d in report.counted), [d.where for d in report.counted]
+
+
+def test_a_copy_filtered_just_after_it_is_taken_is_a_scan(cap: Capture, tmp_path: Path) -> None:
+    """fsspec's shape: ``envdict = dict(os.environ)``, then a loop a few lines below keeps the
+    names of its prefix. The prefix's variable is read there; the settings it passed over are
+    unread, not "seen in a bulk copy"."""
+    _script(tmp_path / "site", "blobcfg/__init__.py", '''
+        import os
+
+        def settings():
+            envdict = dict(os.environ)
+            out = {}
+            for key in envdict:
+                if key.startswith("BLOBCFG_"):
+                    out[key[8:].lower()] = envdict[key]
+            return out
+
+        def open_store():
+            return int(settings().get("retries", "3"))
+        ''')
+    app = _script(tmp_path, "app.py", """
+        import blobcfg
+        print("retries=", blobcfg.open_store())
+        """)
+    argv = [sys.executable, str(app)]
+    env = {"PYTHONPATH": str(tmp_path / "site")}
+    a = cap(env={**env, **SETTINGS_A, "BLOBCFG_RETRIES": "5"}, argv=argv)
+    b = cap(env={**env, **SETTINGS_B, "BLOBCFG_RETRIES": "five"}, argv=argv)
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    top = report.candidates[0]
+    assert (top.key, report.confidence) == ("BLOBCFG_RETRIES", "confident"), report.verdict()
+    assert "scan of the BLOBCFG_* variables" in top.reason or "BLOBCFG_" in top.reason
+    assert ranked["NCCL_ALGO"].evidence_kind == "unread", ranked["NCCL_ALGO"].reason
