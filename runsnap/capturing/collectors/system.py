@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
 
     from runsnap.capturing.context import CaptureContext
-    from runsnap.snapshot.shapes import Cpu, Memory, SystemSection
+    from runsnap.snapshot.shapes_host import Cpu, Memory, SystemSection
 
 _IMPLEMENTATIONS = {"cpython": "CPython", "pypy": "PyPy", "graalpy": "GraalVM"}
 
