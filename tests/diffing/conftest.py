@@ -65,6 +65,32 @@ def cap(tmp_path: Path, base_env: dict[str, str]) -> Capture:
     return capture
 
 
+@pytest.fixture
+def launched(tmp_path: Path, base_env: dict[str, str]) -> Capture:
+    """``launched(env=..., argv=...)``: a real launch under runsnap (traced), saved in
+    tmp_path, its environment the base one updated with ``env``."""
+    from runsnap.capturing import run
+
+    count = [0]
+
+    def go(env: Mapping[str, str], argv: Sequence[str]) -> Snapshot:
+        count[0] += 1
+        out = tmp_path / f"run-{count[0]}.toml"
+        return run(list(argv), env={**base_env, **env}, cwd=tmp_path, output=out).snapshot
+
+    return go
+
+
+def write_script(folder: Path, name: str, text: str) -> Path:
+    """``text`` (dedented) written to ``folder/name``, its folders made."""
+    import textwrap
+
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
            "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}

@@ -12,32 +12,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import textwrap
 import venv
-from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-import pytest
-
-from runsnap.capturing import run
 from runsnap.diffing import compare
-from runsnap.snapshot import Snapshot
 from runsnap.snapshot.runtime import variables
-
-Capture = Callable[..., Snapshot]
-
-
-@pytest.fixture
-def cap(tmp_path: Path, base_env: dict[str, str]) -> Capture:
-    """``cap(env=..., argv=...)``: a real launch under runsnap, traced, saved in tmp_path."""
-    count = [0]
-
-    def go(env: Mapping[str, str], argv: Sequence[str]) -> Snapshot:
-        count[0] += 1
-        out = tmp_path / f"run-{count[0]}.toml"
-        return run(list(argv), env={**base_env, **env}, cwd=tmp_path, output=out).snapshot
-
-    return go
+from tests.diffing.conftest import Capture, write_script
 
 #: What two interactive shells differ in, as real shells set it.
 SHELL_A = {"COLUMNS": "120", "LINES": "40", "_": "/usr/bin/ls", "TERM": "xterm-256color",
@@ -61,17 +41,12 @@ SERVE = """
     """
 
 
-def _script(folder: Path, name: str, text: str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip())
-    return path
 
 
-def test_the_same_failure_and_shell_noise_is_no_difference(cap: Capture, tmp_path: Path) -> None:
-    app = _script(tmp_path, "serve.py", SERVE)
+def test_the_same_failure_and_shell_noise_is_no_difference(launched: Capture, tmp_path: Path) -> None:
+    app = write_script(tmp_path, "serve.py", SERVE)
     argv = [sys.executable, str(app), "--workers", "3"]
-    a, b = cap(env=SHELL_A, argv=argv), cap(env=SHELL_B, argv=argv)
+    a, b = launched(env=SHELL_A, argv=argv), launched(env=SHELL_B, argv=argv)
     assert a["outcome"]["exit_status"] == b["outcome"]["exit_status"] == 1
     # argparse read COLUMNS and LINES in main, the function that raised
     assert "COLUMNS" in variables(a["runtime"])
@@ -81,10 +56,10 @@ def test_the_same_failure_and_shell_noise_is_no_difference(cap: Capture, tmp_pat
                                 "way): no differences that count (12 noise hidden)")
 
 
-def test_the_terminal_size_argparse_reads_is_no_cause(cap: Capture, tmp_path: Path) -> None:
-    app = _script(tmp_path, "serve.py", SERVE)
-    a = cap(env=SHELL_A, argv=[sys.executable, str(app), "--workers", "1"])
-    b = cap(env=SHELL_B, argv=[sys.executable, str(app), "--workers", "2"])
+def test_the_terminal_size_argparse_reads_is_no_cause(launched: Capture, tmp_path: Path) -> None:
+    app = write_script(tmp_path, "serve.py", SERVE)
+    a = launched(env=SHELL_A, argv=[sys.executable, str(app), "--workers", "1"])
+    b = launched(env=SHELL_B, argv=[sys.executable, str(app), "--workers", "2"])
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     assert [d.where for d in report.counted if d.section != "outcome"] == ["command --workers"]
@@ -94,7 +69,7 @@ def test_the_terminal_size_argparse_reads_is_no_cause(cap: Capture, tmp_path: Pa
     assert "the terminal size" in hidden["LINES"].reason
 
 
-def test_a_read_at_import_of_a_package_on_the_failing_traceback(cap: Capture,
+def test_a_read_at_import_of_a_package_on_the_failing_traceback(launched: Capture,
                                                                    tmp_path: Path) -> None:
     """huggingface_hub reads HF_HOME at import (constants.py); hf_hub_download fails in
     file_download.py when the cache it names lacks the file."""
@@ -103,16 +78,16 @@ def test_a_read_at_import_of_a_package_on_the_failing_traceback(cap: Capture,
     (snap / "config.json").write_text('{"hidden_size": 8}')
     (snap.parent.parent / "refs").mkdir()
     (snap.parent.parent / "refs" / "main").write_text("abc123")
-    app = _script(tmp_path, "fetch.py", """
+    app = write_script(tmp_path, "fetch.py", """
         from huggingface_hub import hf_hub_download
         def main():
             print(open(hf_hub_download("acme/tiny", "config.json")).read())
         main()
         """)
     argv = [sys.executable, str(app)]
-    a = cap(env={**SHELL_A, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "cache")},
+    a = launched(env={**SHELL_A, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "cache")},
             argv=argv)
-    b = cap(env={**SHELL_B, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty")},
+    b = launched(env={**SHELL_B, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "empty")},
             argv=argv)
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     top = compare(a, b).counted[0]
@@ -132,12 +107,12 @@ def _venv_with(path: Path, name: str, files: dict[str, str]) -> Path:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
     (info / "top_level.txt").write_text(name + "\n")
     for rel, text in files.items():
-        _script(site / name, rel, text)
+        write_script(site / name, rel, text)
     return py
 
 
 def test_a_library_function_that_read_its_setting_then_called_what_raised(
-        cap: Capture, tmp_path: Path) -> None:
+        launched: Capture, tmp_path: Path) -> None:
     """The read is three calls above the raise, in the library's function on the traceback:
     the library decided with it. A program read as far above the raise does not count."""
     py = _venv_with(tmp_path / "venv", "kvstore", {"__init__.py": """
@@ -154,15 +129,15 @@ def test_a_library_function_that_read_its_setting_then_called_what_raised(
             _reserve(layout, pages)
             return layout
         """})
-    app = _script(tmp_path, "app.py", """
+    app = write_script(tmp_path, "app.py", """
         import os, kvstore
         def main():
             verbose = os.environ.get("APP_VERBOSE", "0")
             print(kvstore.open_store(40), verbose)
         main()
         """)
-    a = cap(env={**SHELL_A, "APP_VERBOSE": "1"}, argv=[str(py), str(app)])
-    b = cap(env={**SHELL_B, "KVSTORE_LAYOUT": "paged", "APP_VERBOSE": "2"},
+    a = launched(env={**SHELL_A, "APP_VERBOSE": "1"}, argv=[str(py), str(app)])
+    b = launched(env={**SHELL_B, "KVSTORE_LAYOUT": "paged", "APP_VERBOSE": "2"},
             argv=[str(py), str(app)])
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     ranked = {d.key: d for d in compare(a, b).counted}
@@ -172,17 +147,17 @@ def test_a_library_function_that_read_its_setting_then_called_what_raised(
     assert ranked["KVSTORE_LAYOUT"].score > ranked["APP_VERBOSE"].score
 
 
-def test_the_interpreters_start_up_reads_are_not_the_programs(cap: Capture,
+def test_the_interpreters_start_up_reads_are_not_the_programs(launched: Capture,
                                                                 tmp_path: Path) -> None:
-    app = _script(tmp_path, "app.py", """
+    app = write_script(tmp_path, "app.py", """
         import os
         def main():
             if os.environ.get("APP_STRICT") == "1":
                 raise SystemExit("strict mode: refusing to start")
         main()
         """)
-    a = cap(env={"PYTHONUNBUFFERED": "1"}, argv=[sys.executable, str(app)])
-    b = cap(env={"APP_STRICT": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+    a = launched(env={"PYTHONUNBUFFERED": "1"}, argv=[sys.executable, str(app)])
+    b = launched(env={"APP_STRICT": "1", "PYTHONDONTWRITEBYTECODE": "1"},
             argv=[sys.executable, str(app)])
     report = compare(a, b)
     ranked = {d.key: d for d in report.counted}
@@ -208,17 +183,17 @@ RANK_APP = """
     """
 
 
-def test_two_healthy_ranks_of_one_job_differ_in_nothing_that_counts(cap: Capture,
+def test_two_healthy_ranks_of_one_job_differ_in_nothing_that_counts(launched: Capture,
                                                                        tmp_path: Path) -> None:
     """Ranks take other paths by design: a read or an import in one rank only is no cause."""
-    app = _script(tmp_path, "job.py", RANK_APP)
+    app = write_script(tmp_path, "job.py", RANK_APP)
     job = {"TORCHELASTIC_RUN_ID": "job-1", "WORLD_SIZE": "2", "MASTER_PORT": "29500",
            "MASTER_ADDR": "127.0.0.1", "GROUP_RANK": "0", "LOCAL_WORLD_SIZE": "2"}
     # torchrun gives each rank its own error file, numbered by its local rank
     errors = "/tmp/torchelastic_0kmkd890/job-1_f4h/attempt_0/{}/error.json"
-    a = cap(env={**job, "RANK": "0", "LOCAL_RANK": "0", "TORCHELASTIC_ERROR_FILE":
+    a = launched(env={**job, "RANK": "0", "LOCAL_RANK": "0", "TORCHELASTIC_ERROR_FILE":
                  errors.format(0)}, argv=[sys.executable, str(app)])
-    b = cap(env={**job, "RANK": "1", "LOCAL_RANK": "1", "TORCHELASTIC_ERROR_FILE":
+    b = launched(env={**job, "RANK": "1", "LOCAL_RANK": "1", "TORCHELASTIC_ERROR_FILE":
                  errors.format(1)}, argv=[sys.executable, str(app)])
     report = compare(a, b)
     assert not report, report.verdict()
@@ -229,11 +204,11 @@ def test_two_healthy_ranks_of_one_job_differ_in_nothing_that_counts(cap: Capture
     assert per_rank.startswith("one value per rank in one job")
 
 
-def test_what_one_run_did_after_the_other_stopped_is_folded(cap: Capture,
+def test_what_one_run_did_after_the_other_stopped_is_folded(launched: Capture,
                                                              tmp_path: Path) -> None:
     """B stops at start-up; A goes on to read twenty settings and import a package: those
     are counted on one line under the outcome, never ranked as causes."""
-    app = _script(tmp_path, "train.py", """
+    app = write_script(tmp_path, "train.py", """
         import os
         def check_world():
             if os.environ.get("APP_WORLD") != "1":
@@ -244,8 +219,8 @@ def test_what_one_run_did_after_the_other_stopped_is_folded(cap: Capture,
         check_world()
         print(len(train()))
         """)
-    a = cap(env={"APP_WORLD": "1"}, argv=[sys.executable, str(app)])
-    b = cap(env={"APP_WORLD": "2"}, argv=[sys.executable, str(app)])
+    a = launched(env={"APP_WORLD": "1"}, argv=[sys.executable, str(app)])
+    b = launched(env={"APP_WORLD": "2"}, argv=[sys.executable, str(app)])
     report = compare(a, b)
     assert [d.where for d in report.counted if d.section != "outcome"] == ["env APP_WORLD"]
     assert len(report.consequences) >= 21
@@ -258,12 +233,12 @@ def test_what_one_run_did_after_the_other_stopped_is_folded(cap: Capture,
     assert "APP_SETTING_3" not in text
 
 
-def test_two_reads_at_import_of_one_module_are_a_tie_left_to_bisect(cap: Capture,
+def test_two_reads_at_import_of_one_module_are_a_tie_left_to_bisect(launched: Capture,
                                                                      tmp_path: Path) -> None:
     """huggingface_hub reads HF_HOME and HF_HUB_DISABLE_TELEMETRY at import, in one module;
     only the first matters here, and nothing in the runs tells them apart: undecided, never
     a cause picked by order or by name."""
-    app = _script(tmp_path, "fetch.py", """
+    app = write_script(tmp_path, "fetch.py", """
         from huggingface_hub import hf_hub_download
         print(open(hf_hub_download("acme/tiny", "config.json")).read())
         """)
@@ -273,9 +248,9 @@ def test_two_reads_at_import_of_one_module_are_a_tie_left_to_bisect(cap: Capture
     (snap.parent.parent / "refs").mkdir()
     (snap.parent.parent / "refs" / "main").write_text("abc123")
     argv = [sys.executable, str(app)]
-    a = cap(env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "cache"),
+    a = launched(env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "cache"),
                  "HF_HUB_DISABLE_TELEMETRY": "1"}, argv=argv)
-    b = cap(env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "other")}, argv=argv)
+    b = launched(env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "other")}, argv=argv)
     report = compare(a, b)
     data = report.to_dict()
     assert data["confidence"] == "undecided"
@@ -284,12 +259,12 @@ def test_two_reads_at_import_of_one_module_are_a_tie_left_to_bisect(cap: Capture
     assert "`runsnap bisect` decides in about 7 launches" in report.verdict()
 
 
-def test_a_markdown_diff_fits_what_github_accepts(cap: Capture, tmp_path: Path) -> None:
+def test_a_markdown_diff_fits_what_github_accepts(launched: Capture, tmp_path: Path) -> None:
     many = {f"APP_SETTING_{i:04d}": "x" * 60 + str(i) for i in range(1500)}
     # the runs end differently (with the same outcome no difference would count)
-    a = cap(env={}, argv=[sys.executable, "-c", "import os; os._exit(0 if 'B' not in os.environ else 3)"])
-    b = cap(env={**many, "B": "1"},
-            argv=[sys.executable, "-c", "import os; os._exit(0 if 'B' not in os.environ else 3)"])
+    argv = [sys.executable, "-c", "import os; os._exit(0 if 'B' not in os.environ else 3)"]
+    a = launched(env={}, argv=argv)
+    b = launched(env={**many, "B": "1"}, argv=argv)
     from runsnap.render.diff import render
 
     report = compare(a, b)
@@ -326,14 +301,14 @@ MODEL_APP = """
     """
 
 
-def test_an_edited_config_field_the_failing_code_reads_is_told_apart(cap: Capture,
+def test_an_edited_config_field_the_failing_code_reads_is_told_apart(launched: Capture,
                                                                     tmp_path: Path) -> None:
     """Five fields edited at once; the failing class reads one of them by attribute access
     (``config.rope_theta``) and the error quotes no value: that field is the cause, the four
     others are not tied with it."""
     import json
 
-    app = _script(tmp_path, "serve.py", MODEL_APP)
+    app = write_script(tmp_path, "serve.py", MODEL_APP)
     model = tmp_path / "model"
     model.mkdir()
     config = {"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
@@ -341,11 +316,11 @@ def test_an_edited_config_field_the_failing_code_reads_is_told_apart(cap: Captur
               "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": False}
     (model / "config.json").write_text(json.dumps(config))
     argv = [sys.executable, str(app), "--model-path", str(model)]
-    a = cap(env={}, argv=argv)
+    a = launched(env={}, argv=argv)
     config.update(rope_theta=0.0, initializer_range=0.01, bos_token_id=0, eos_token_id=3,
                   tie_word_embeddings=True)
     (model / "config.json").write_text(json.dumps(config))
-    b = cap(env={}, argv=argv)
+    b = launched(env={}, argv=argv)
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     top = report.counted[1] if report.counted[0].section == "outcome" else report.counted[0]
@@ -357,7 +332,7 @@ def test_an_edited_config_field_the_failing_code_reads_is_told_apart(cap: Captur
     assert top is causes[0] and report.confidence == "confident", report.verdict()
 
 
-def test_a_package_scanning_its_prefix_reads_those_variables(cap: Capture,
+def test_a_package_scanning_its_prefix_reads_those_variables(launched: Capture,
                                                              tmp_path: Path) -> None:
     """A library that takes its settings by iterating os.environ for its prefix: its
     variable is read (on the failing path, since the scan is in the library's function on
@@ -379,13 +354,13 @@ def test_a_package_scanning_its_prefix_reads_those_variables(cap: Capture,
                 raise ValueError("block size must be a multiple of 64")
             return s
         """})
-    app = _script(tmp_path, "app.py", """
+    app = write_script(tmp_path, "app.py", """
         import os, subprocess, sys, tunables
         subprocess.run([sys.executable, "-c", "pass"], env=dict(os.environ), check=True)
         print(tunables.build())
         """)
-    a = cap(env={"TUNE_BLOCK": "128", "OTHER_KNOB": "1"}, argv=[str(py), str(app)])
-    b = cap(env={"TUNE_BLOCK": "100", "OTHER_KNOB": "2"}, argv=[str(py), str(app)])
+    a = launched(env={"TUNE_BLOCK": "128", "OTHER_KNOB": "1"}, argv=[str(py), str(app)])
+    b = launched(env={"TUNE_BLOCK": "100", "OTHER_KNOB": "2"}, argv=[str(py), str(app)])
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     ranked = {d.key: d for d in report.counted}
@@ -396,13 +371,13 @@ def test_a_package_scanning_its_prefix_reads_those_variables(cap: Capture,
 
 
 def test_a_read_alone_is_no_confident_cause_over_what_the_runs_cannot_see(
-        cap: Capture, tmp_path: Path) -> None:
+        launched: Capture, tmp_path: Path) -> None:
     """B reads another input file (the cause: its content is bad) and another log level (read,
     harmless). That the program read the level ties it to nothing: undecided, not a
     confident wrong answer."""
     (tmp_path / "good.txt").write_text("1\n2\n3\n")
     (tmp_path / "bad.txt").write_text("1\nx\n3\n")
-    app = _script(tmp_path, "sum.py", """
+    app = write_script(tmp_path, "sum.py", """
         import argparse, os
         def main():
             p = argparse.ArgumentParser()
@@ -414,9 +389,9 @@ def test_a_read_alone_is_no_confident_cause_over_what_the_runs_cannot_see(
             print(level, total)
         main()
         """)
-    a = cap(env={"APP_LOG_LEVEL": "info"},
+    a = launched(env={"APP_LOG_LEVEL": "info"},
             argv=[sys.executable, str(app), "--input", str(tmp_path / "good.txt")])
-    b = cap(env={"APP_LOG_LEVEL": "debug"},
+    b = launched(env={"APP_LOG_LEVEL": "debug"},
             argv=[sys.executable, str(app), "--input", str(tmp_path / "bad.txt")])
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)

@@ -8,40 +8,20 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
-from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
-from runsnap.capturing import run
 from runsnap.diffing import compare
-from runsnap.snapshot import Snapshot
-
-Capture = Callable[..., Snapshot]
+from tests.diffing.conftest import Capture, write_script
 
 #: Settings two shells of one user differ in, none of which the programs below read.
 SETTINGS_A = {"NCCL_ALGO": "Ring", "SGLANG_ENABLE_SPEC_V2": "1", "TORCH_NCCL_BLOCKING_WAIT": "1"}
 SETTINGS_B = {"NCCL_ALGO": "Tree", "SGLANG_DISABLE_OUTLINES_DISK_CACHE": "1"}
 
 
-@pytest.fixture
-def cap(tmp_path: Path, base_env: dict[str, str]) -> Capture:
-    count = [0]
-
-    def go(env: Mapping[str, str], argv: Sequence[str]) -> Snapshot:
-        count[0] += 1
-        out = tmp_path / f"run-{count[0]}.toml"
-        return run(list(argv), env={**base_env, **env}, cwd=tmp_path, output=out).snapshot
-
-    return go
 
 
-def _script(folder: Path, name: str, text: str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip())
-    return path
 
 
 FETCH = """
@@ -63,15 +43,15 @@ FETCH = """
     """
 
 
-def test_a_scan_for_a_suffix_reads_those_variables_and_no_other(cap: Capture,
+def test_a_scan_for_a_suffix_reads_those_variables_and_no_other(launched: Capture,
                                                                  tmp_path: Path) -> None:
     """urllib finds proxies by iterating os.environ for names ending in ``_proxy``: B's
     ``http_proxy`` (a dead port) is read there, on the failing path; the settings the scan
     passed over were not read at all, not "seen in a bulk copy"."""
-    app = _script(tmp_path, "fetch.py", FETCH)
+    app = write_script(tmp_path, "fetch.py", FETCH)
     argv = [sys.executable, str(app)]
-    a = cap(env=SETTINGS_A, argv=argv)
-    b = cap(env={**SETTINGS_B, "http_proxy": "http://127.0.0.1:9"}, argv=argv)
+    a = launched(env=SETTINGS_A, argv=argv)
+    b = launched(env={**SETTINGS_B, "http_proxy": "http://127.0.0.1:9"}, argv=argv)
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     ranked = {d.key: d for d in report.counted}
@@ -85,18 +65,18 @@ def test_a_scan_for_a_suffix_reads_those_variables_and_no_other(cap: Capture,
 
 
 def test_a_logging_library_failing_on_the_level_it_read_decided_with_it(
-        cap: Capture, tmp_path: Path) -> None:
+        launched: Capture, tmp_path: Path) -> None:
     """loguru reads LOGURU_LEVEL at import (a logging setting: a generic feature) and then
     fails on it in its own code: that read is on the failing path."""
     pytest.importorskip("loguru")
-    app = _script(tmp_path, "worker.py", """
+    app = write_script(tmp_path, "worker.py", """
         from loguru import logger
         logger.info("step=1 loss=0.7")
         print("loss=0.7")
         """)
     argv = [sys.executable, str(app)]
-    a = cap(env={**SETTINGS_A, "LOGURU_LEVEL": "WARNING"}, argv=argv)
-    b = cap(env={**SETTINGS_B, "LOGURU_LEVEL": "WARN"}, argv=argv)
+    a = launched(env={**SETTINGS_A, "LOGURU_LEVEL": "WARNING"}, argv=argv)
+    b = launched(env={**SETTINGS_B, "LOGURU_LEVEL": "WARN"}, argv=argv)
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     top = report.candidates[0]
@@ -104,12 +84,12 @@ def test_a_logging_library_failing_on_the_level_it_read_decided_with_it(
         "LOGURU_LEVEL", "failing-path", "confident"), report.verdict()
 
 
-def test_a_progress_bar_setting_read_for_display_is_no_cause(cap: Capture,
+def test_a_progress_bar_setting_read_for_display_is_no_cause(launched: Capture,
                                                              tmp_path: Path) -> None:
     """tqdm reads its TQDM_* settings; the program then fails in its own code, not in tqdm:
     the setting is no evidence, and the failure's own cause (a bad option) is what is left."""
     pytest.importorskip("tqdm")
-    app = _script(tmp_path, "loop.py", """
+    app = write_script(tmp_path, "loop.py", """
         import sys
         from tqdm import tqdm
         def main():
@@ -120,8 +100,8 @@ def test_a_progress_bar_setting_read_for_display_is_no_cause(cap: Capture,
             print(f"loss={total:.4f}")
         main()
         """)
-    a = cap(env={"TQDM_MININTERVAL": "1"}, argv=[sys.executable, str(app), "5"])
-    b = cap(env={"TQDM_MININTERVAL": "2"}, argv=[sys.executable, str(app), "50"])
+    a = launched(env={"TQDM_MININTERVAL": "1"}, argv=[sys.executable, str(app), "5"])
+    b = launched(env={"TQDM_MININTERVAL": "2"}, argv=[sys.executable, str(app), "50"])
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     ranked = {d.key: d for d in report.counted}
@@ -160,14 +140,14 @@ MODEL_PACKAGE = {
 }
 
 
-def test_a_config_field_read_by_an_alias_the_model_code_declares(cap: Capture,
+def test_a_config_field_read_by_an_alias_the_model_code_declares(launched: Capture,
                                                                  tmp_path: Path) -> None:
     """The config file says ``n_head``; the failing code reads ``config.num_attention_heads``,
     which the configuration class maps to it (Hugging Face's ``attribute_map``). Of four
     fields edited at once, that one is the cause."""
     for rel, text in MODEL_PACKAGE.items():
-        _script(tmp_path / "toymodels", rel, text)
-    app = _script(tmp_path, "train.py", """
+        write_script(tmp_path / "toymodels", rel, text)
+    app = write_script(tmp_path, "train.py", """
         import argparse, json, os
         from toymodels.configuration_toy import ToyConfig
         from toymodels.modeling_toy import Attention
@@ -185,10 +165,10 @@ def test_a_config_field_read_by_an_alias_the_model_code_declares(cap: Capture,
     (model / "config.json").write_text(json.dumps(config))
     argv = [sys.executable, str(app), "--model-path", str(model)]
     env = {"PYTHONPATH": str(tmp_path)}
-    a = cap(env=env, argv=argv)
+    a = launched(env=env, argv=argv)
     config.update(n_head=5, attn_pdrop=0.2, bos_token_id=0, eos_token_id=3)
     (model / "config.json").write_text(json.dumps(config))
-    b = cap(env=env, argv=argv)
+    b = launched(env=env, argv=argv)
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     top = report.candidates[0]
@@ -197,35 +177,35 @@ def test_a_config_field_read_by_an_alias_the_model_code_declares(cap: Capture,
 
 
 def test_with_the_same_outcome_no_variable_counts_but_the_code_still_does(
-        cap: Capture, tmp_path: Path) -> None:
+        launched: Capture, tmp_path: Path) -> None:
     """Both runs print the same and exit 0: the settings that differ, read or not, changed
     nothing (exit 0 for them alone); another script is still another run."""
-    app = _script(tmp_path, "job.py", """
+    app = write_script(tmp_path, "job.py", """
         import os
         threads = int(os.environ.get("MYJOB_THREADS", "1"))
         print("result=42")
         """)
     argv = [sys.executable, str(app)]
-    a = cap(env={**SETTINGS_A, "MYJOB_THREADS": "4"}, argv=argv)
-    b = cap(env={**SETTINGS_B, "MYJOB_THREADS": "8"}, argv=argv)
+    a = launched(env={**SETTINGS_A, "MYJOB_THREADS": "4"}, argv=argv)
+    b = launched(env={**SETTINGS_B, "MYJOB_THREADS": "8"}, argv=argv)
     report = compare(a, b)
     assert report.outcome == "same" and not report, [d.where for d in report.counted]
     assert report.verdict().startswith("the same outcome (both exited 0): no differences "
                                        "that count (")
     hidden = {d.key: d for d in report.hidden}
     assert hidden["MYJOB_THREADS"].reason.startswith("changed nothing the runs show")
-    other = _script(tmp_path, "job2.py", app.read_text().replace("threads", "n"))
-    c = cap(env={**SETTINGS_B, "MYJOB_THREADS": "8"}, argv=[sys.executable, str(other)])
+    other = write_script(tmp_path, "job2.py", app.read_text().replace("threads", "n"))
+    c = launched(env={**SETTINGS_B, "MYJOB_THREADS": "8"}, argv=[sys.executable, str(other)])
     report = compare(a, c)
     assert report and report.outcome == "same"
     assert any(d.section == "command" for d in report.counted), [d.where for d in report.counted]
 
 
-def test_a_copy_filtered_just_after_it_is_taken_is_a_scan(cap: Capture, tmp_path: Path) -> None:
+def test_a_copy_filtered_just_after_it_is_taken_is_a_scan(launched: Capture, tmp_path: Path) -> None:
     """fsspec's shape: ``envdict = dict(os.environ)``, then a loop a few lines below keeps the
     names of its prefix. The prefix's variable is read there; the settings it passed over are
     unread, not "seen in a bulk copy"."""
-    _script(tmp_path / "site", "blobcfg/__init__.py", '''
+    write_script(tmp_path / "site", "blobcfg/__init__.py", '''
         import os
 
         def settings():
@@ -239,14 +219,14 @@ def test_a_copy_filtered_just_after_it_is_taken_is_a_scan(cap: Capture, tmp_path
         def open_store():
             return int(settings().get("retries", "3"))
         ''')
-    app = _script(tmp_path, "app.py", """
+    app = write_script(tmp_path, "app.py", """
         import blobcfg
         print("retries=", blobcfg.open_store())
         """)
     argv = [sys.executable, str(app)]
     env = {"PYTHONPATH": str(tmp_path / "site")}
-    a = cap(env={**env, **SETTINGS_A, "BLOBCFG_RETRIES": "5"}, argv=argv)
-    b = cap(env={**env, **SETTINGS_B, "BLOBCFG_RETRIES": "five"}, argv=argv)
+    a = launched(env={**env, **SETTINGS_A, "BLOBCFG_RETRIES": "5"}, argv=argv)
+    b = launched(env={**env, **SETTINGS_B, "BLOBCFG_RETRIES": "five"}, argv=argv)
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
     ranked = {d.key: d for d in report.counted}
