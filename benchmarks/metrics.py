@@ -5,7 +5,7 @@ over the same file in the same run.
 
 The log is a training run's: ``key=value`` step lines, ``key: value`` evaluation lines, tqdm
 progress redrawn with ``\\r``, warnings and plain text. runsnap's side is what the relay does
-with a child's output: :class:`runsnap.launch.outcome.StreamWatch` fed in the relay's chunk size,
+with a child's output: :class:`runsnap.launch.streams.StreamWatch` fed in the relay's chunk size,
 once with the metric extraction (the default) and once with a watch that extracts nothing, so
 the extraction's own share shows too.
 """
@@ -26,7 +26,7 @@ if __package__ in (None, ""):  # after PYTHONPATH: a baseline tree given there i
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from runsnap.launch import metrics as metrics_module  # noqa: E402
-from runsnap.launch.outcome import StreamWatch  # noqa: E402
+from runsnap.launch.streams import StreamWatch  # noqa: E402
 
 CHUNK = 1 << 20  # the relay's read size (runsnap.launch.relay._READ)
 

@@ -237,7 +237,7 @@ def failure_key(f: RunFacts) -> tuple[Any, ...] | None:
     """
     if not f.failed:
         return None
-    from runsnap.launch.outcome import without_timestamp
+    from runsnap.launch.lines import without_timestamp
 
     tb = f.traceback
     if tb:

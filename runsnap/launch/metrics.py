@@ -1,6 +1,6 @@
 """Numbers a run printed about itself: ``loss=4.96``, ``accuracy: 0.91``, ``throughput=812.5``.
 
-A :class:`MetricWatch` sees each chunk of one output stream as :class:`~runsnap.launch.outcome.
+A :class:`MetricWatch` sees each chunk of one output stream as :class:`~runsnap.launch.streams.
 StreamWatch` passes it on, and keeps the *last* value of each ``key=value`` or ``key: value``
 number (the end of a run is what a comparison of two runs wants), plus the user's own metrics
 (``--metric NAME=REGEX``: the regular expression's first group, or its whole match, is the

@@ -3,7 +3,7 @@ stream, and the ``--log`` tee.
 
 * stdout/stderr that are **not terminals** become pipes; a reader thread per stream writes each
   chunk to runsnap's own stream, to the ``--log`` file and to a
-  :class:`~runsnap.launch.outcome.StreamWatch`. If runsnap's stream goes away (EPIPE, EIO from a
+  :class:`~runsnap.launch.streams.StreamWatch`. If runsnap's stream goes away (EPIPE, EIO from a
   closed terminal) runsnap closes its end of the child's pipe, so the child sees the closed pipe
   (SIGPIPE, EPIPE) as it would have without runsnap. Errors and warnings are looked for while
   the child is quiet, so relaying never waits on them.
@@ -25,7 +25,7 @@ import threading
 import time
 
 from runsnap.launch.metrics import MetricWatch
-from runsnap.launch.outcome import StreamWatch
+from runsnap.launch.streams import StreamWatch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from runsnap.base.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from runsnap.launch.outcome import StreamWatch
+    from runsnap.launch.streams import StreamWatch
 
 __all__ = ["RSS_INTERVAL", "LaunchResult", "exit_status_for", "utc_now"]
 

@@ -9,10 +9,10 @@ import time
 
 from runsnap.base.records import FrozenRecord
 from runsnap.launch import start
-from runsnap.launch.outcome import DEFAULT_TAIL_LINES
 from runsnap.launch.relay import Streams, flush_own_streams
 from runsnap.launch.result import RSS_INTERVAL, LaunchResult, exit_status_for, utc_now
 from runsnap.launch.signals import DEFAULT_KILL_GRACE, SignalGuard, reap_forcefully
+from runsnap.launch.streams import DEFAULT_TAIL_LINES
 from runsnap.launch.watch import RssSampler
 
 TYPE_CHECKING = False

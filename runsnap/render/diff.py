@@ -22,7 +22,7 @@ from runsnap.diffing.result import (
     short,
     shown,
 )
-from runsnap.launch.outcome import without_timestamp
+from runsnap.launch.lines import without_timestamp
 from runsnap.render.diff_markdown import render_markdown
 from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
 from runsnap.render.many import render_text as render_many

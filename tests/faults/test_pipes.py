@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runsnap.launch.outcome import StreamWatch, _bounded
+from runsnap.launch.lines import bounded
+from runsnap.launch.streams import MAX_BACKLOG_BYTES, StreamWatch
 
 from .conftest import bare_env, runsnap_argv
 
@@ -68,7 +69,7 @@ def _naive(chunks: list[bytes], keep: int) -> tuple[list[bytes], int]:
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
-    return [_bounded(line) for line in lines][-keep:] if keep else [], len(lines)
+    return [bounded(line) for line in lines][-keep:] if keep else [], len(lines)
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -92,11 +93,9 @@ def test_tail_and_counts_match_a_plain_split_for_any_chunking(seed: int) -> None
 
 
 def test_output_beyond_the_backlog_is_counted_not_scanned() -> None:
-    from runsnap.launch import outcome
-
     watch = StreamWatch("stderr", 3)
     filler = b"a" * 70 + b"\n"
-    for _ in range(outcome.MAX_BACKLOG_BYTES // len(filler) + 10):
+    for _ in range(MAX_BACKLOG_BYTES // len(filler) + 10):
         watch.take(filler)
     watch.take(b"ValueError: lost in the flood" + b" " * 80 + b"\n")
     for _ in range(5):  # more than the tail keeps: the error line is not among its last lines
@@ -115,12 +114,10 @@ def test_the_unscanned_end_of_a_flood_is_scanned_from_the_tail() -> None:
     """A child that outruns the scan to its last write: the last lines it printed (its final
     metrics, the traceback it died with) are scanned from the tail when the stream ends, once
     each (a warning already scanned is not counted twice)."""
-    from runsnap.launch import outcome
-
     watch = StreamWatch("stderr", 10)
     watch.take(b"WARNING: scanned once\n")
     filler = b"step=1 loss=9.0 " + b"a" * 54 + b"\n"
-    for _ in range(outcome.MAX_BACKLOG_BYTES // len(filler) + 10):
+    for _ in range(MAX_BACKLOG_BYTES // len(filler) + 10):
         watch.take(filler)
     watch.take(b"WARNING: at the end\nstep=7 loss=1.25\nTraceback (most recent call last):\n"
                b'  File "train.py", line 3, in <module>\nRuntimeError: CUDA out of memory')

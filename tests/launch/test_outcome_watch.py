@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from runsnap.launch import LaunchResult
-from runsnap.launch.outcome import StreamWatch, build, clean_line, is_error_line, is_warning_line
+from runsnap.launch.lines import clean_line, is_error_line, is_warning_line
+from runsnap.launch.outcome import build
+from runsnap.launch.streams import StreamWatch
 
 
 def test_tail_keeps_the_last_lines_across_split_chunks() -> None:

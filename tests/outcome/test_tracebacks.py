@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from runsnap.launch import LaunchSpec, outcome, run
+from runsnap.launch.lines import is_error_line
 from runsnap.launch.tracebacks import parse
 
 
@@ -110,5 +111,5 @@ def test_a_dotted_exception_class_is_the_first_error(tmp_path: Path) -> None:
         "raise InvalidVersion(\"Invalid version: '2.x'\")\n"))
     assert out["traceback"]["type"] == "packaging.version.InvalidVersion"
     assert out["first_error"] == "packaging.version.InvalidVersion: Invalid version: '2.x'"
-    assert outcome.is_error_line("yaml.scanner.ScannerError: mapping values are not allowed")
-    assert not outcome.is_error_line("loading torch.nn.Module: 3 layers")
+    assert is_error_line("yaml.scanner.ScannerError: mapping values are not allowed")
+    assert not is_error_line("loading torch.nn.Module: 3 layers")

@@ -23,8 +23,8 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
+from runsnap.launch.lines import without_timestamp
 from runsnap.launch.metrics import relative_change
-from runsnap.launch.outcome import without_timestamp
 
 __all__ = ["METRIC_NOISE", "TIMING_NOISE", "WALL_FACTOR", "behaviour", "behaviour_differs",
            "compare", "score"]

@@ -1,0 +1,176 @@
+"""One line of a child's output read as a log line: cleaned as a terminal shows it, without the
+time stamp a logger put in front, whether it is an error or a warning, and cut to a bound.
+
+Pure functions over text and bytes; :class:`runsnap.launch.streams.StreamWatch` applies them to
+the output as it streams by, and the diff compares warnings through :func:`without_timestamp`.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ANSI_ESCAPES",
+    "ERROR_PATTERN",
+    "ERROR_WORDS",
+    "LONGEST_TOKEN",
+    "MAX_LINE_BYTES",
+    "TRACEBACK",
+    "WARNING_PATTERN",
+    "WARNING_WORDS",
+    "bounded",
+    "clean_line",
+    "cut_line",
+    "is_error_line",
+    "is_warning_line",
+    "without_timestamp",
+]
+
+#: A line longer than this is cut, so one endless line cannot exhaust memory.
+MAX_LINE_BYTES = 4096
+
+# ANSI escape sequences (colours, cursor moves) and OSC titles: stripped from kept lines, since a
+# coloured "WARNING" in a terminal run must compare equal to a plain one in a piped run.
+ANSI_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+# The first line that looks like an error. Python exception lines ("ValueError: ...",
+# "torch.OutOfMemoryError: ..."), log levels, and what shells and the C runtime print.
+ERROR_PATTERN = re.compile(
+    rb"(?:^|[\s\]\[:(])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::|$)"
+    rb"|\b(?:ERROR|FATAL|CRITICAL|PANIC|Error|Fatal|fatal)\b"
+    rb"|\berror:"
+    rb"|Segmentation fault|core dumped|Traceback \(most recent call last\)"
+    # a dotted exception class that opens the line, whatever its name ends with
+    # ("packaging.version.InvalidVersion: ...", "yaml.scanner.ScannerError: ...")
+    rb"|^(?:[A-Za-z_]\w*\.)+[A-Z]\w*[a-z]\w*:(?=\s|$)",
+    re.MULTILINE,
+)
+# "Traceback (most recent call last)" is matched above only to let a chunk through the fast
+# check; the line recorded is the exception line that ends the traceback when one follows.
+TRACEBACK = b"Traceback (most recent call last)"
+
+WARNING_PATTERN = re.compile(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b")
+
+# Words without which neither pattern can match: ``in`` checks (C speed) decide whether a chunk
+# needs the regular expressions at all, and which of its lines do.
+ERROR_WORDS = (b"Error", b"Exception", b"ERROR", b"FATAL", b"Fatal", b"fatal", b"CRITICAL",
+               b"PANIC", b"error:", b"Segmentation fault", b"core dumped", TRACEBACK)
+WARNING_WORDS = (b"WARN", b"Warning", b"warning")
+
+
+def clean_line(raw: bytes) -> str:
+    """One output line as a terminal would show it: no colours, no line end, last ``\\r`` part.
+
+    >>> clean_line(b"\\x1b[33mWARNING\\x1b[0m  almost done\\r\\n")
+    'WARNING  almost done'
+    >>> clean_line(b" 10%|#   \\r 50%|#####   \\r")
+    ' 50%|#####   '
+    """
+    line = raw.rstrip(b"\r\n")
+    if b"\x1b" in line:
+        line = ANSI_ESCAPES.sub(b"", line)
+    if b"\r" in line:
+        line = line.rsplit(b"\r", 1)[-1]
+    return line.decode("utf-8", "replace")
+
+
+# A time stamp that opens a log line, after an optional bracket and level word: ISO dates
+# ("2026-11-29 17:02:12,004", "2026-11-29T17:02:12.004Z"), vLLM's "11-29 17:02:12", glog's
+# "W1129 17:02:12.004123 12345", and a bare "17:02:12".
+_LEADING_STAMP = re.compile(
+    r"^(?P<pre>[\[(]?[ \t]*(?:(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+    r"[ \t:]+)?(?:[IWEF](?=\d{4} ))?)"
+    r"(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]|\d{4} +|\d{2}[-/]\d{2} +)?"
+    r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?(?: +\d{2,7}(?= ))?[ \t]*")
+
+
+def without_timestamp(line: str) -> str:
+    """``line`` without the time stamp a logger put in front of it: the same warning logged by
+    two runs at other times is the same warning, and the message, not the clock, is what fits
+    on a terminal line. Time stamps inside the message are kept.
+
+    >>> without_timestamp("[2026-11-29 17:02:12,004] WARNING model_config: Overwriting ...")
+    'WARNING model_config: Overwriting ...'
+    >>> without_timestamp("[2026-11-29 17:02:12 TP0] Warning: Target model's context_length")
+    "[TP0] Warning: Target model's context_length"
+    >>> without_timestamp("WARNING 11-29 17:02:12 [config.py:123] Casting torch.bfloat16")
+    'WARNING [config.py:123] Casting torch.bfloat16'
+    >>> without_timestamp("W1129 17:02:12.004123 12345 nccl.cc:12] NCCL_IB_HCA unset")
+    'W nccl.cc:12] NCCL_IB_HCA unset'
+    >>> without_timestamp("2026-11-29 17:02:12 - vllm - WARNING - low memory")
+    'vllm - WARNING - low memory'
+    >>> without_timestamp("/x/y.py:12: UserWarning: stopped after 00:10:00")
+    '/x/y.py:12: UserWarning: stopped after 00:10:00'
+    """
+    m = _LEADING_STAMP.match(line)
+    if m is None:
+        return line
+    pre, rest = m.group("pre"), line[m.end():]
+    if pre and pre[0] in "[(":
+        close, inner = ("]" if pre[0] == "[" else ")"), pre[1:].strip()
+        if rest.startswith(close):  # the bracket held only the stamp (and maybe the level)
+            rest = rest[1:].lstrip()
+            return f"{inner} {rest}" if inner else rest
+        return f"{pre[0]}{inner + ' ' if inner else ''}{rest}"
+    if not pre:
+        return rest.lstrip(" \t-|:,")
+    return f"{pre} {rest}" if pre[-1].isalpha() else pre + rest
+
+
+def is_error_line(line: str) -> bool:
+    """Whether ``line`` looks like an error.
+
+    >>> is_error_line("ValueError: Warning: Target model's context_length (262144) ...")
+    True
+    >>> is_error_line("[2026-01-01 10:00:00] ERROR scheduler.py:120: NCCL timeout")
+    True
+    >>> is_error_line("loaded 61 layers (0 errors)")
+    False
+    """
+    data = line.encode("utf-8", "replace")
+    if not any(word in data for word in ERROR_WORDS) and not (b"." in data and b":" in data):
+        return False  # no branch of ERROR_PATTERN can match: every one needs a word or a dotted name
+    return bool(ERROR_PATTERN.search(data)) and TRACEBACK not in data
+
+
+def is_warning_line(line: str) -> bool:
+    """Whether ``line`` looks like a warning (and not an error).
+
+    >>> is_warning_line("[2026-01-01 10:00:00] WARNING model_config.py:1: Warning: ...")
+    True
+    >>> is_warning_line("ValueError: Warning: Target model's context_length ...")
+    False
+    """
+    data = line.encode("utf-8", "replace")
+    return bool(WARNING_PATTERN.search(data)) and not is_error_line(line)
+
+
+
+_TOKEN_END = re.compile(rb"[^\s\"'`,;()<>\[\]{}]+$")
+
+
+def bounded(line: bytes) -> bytes:
+    """``line`` as the tail keeps it: cut by :func:`cut_line` when too long."""
+    return cut_line(line) if len(line) > MAX_LINE_BYTES else line
+
+
+def cut_line(line: bytes) -> bytes:
+    """A line longer than :data:`MAX_LINE_BYTES` cut to it, less the word the cut went through
+    when that word could be a token (up to :data:`LONGEST_TOKEN` bytes): a part of a token is
+    no token any rule knows, and must not be kept in clear.
+
+    >>> cut_line(b"x " * 2046 + b"ghp_" + b"a" * 36) == b"x " * 2046
+    True
+    >>> len(cut_line(b"x" * 10_000))  # one endless word: no token shape, kept as it is
+    4096
+    """
+    head = line[:MAX_LINE_BYTES]
+    if not line[MAX_LINE_BYTES:MAX_LINE_BYTES + 1].isspace():
+        word = _TOKEN_END.search(head)
+        if word is not None and len(word.group()) <= LONGEST_TOKEN:
+            head = head[:word.start()]
+    return head
+
+
+#: The longest token shape the rules know (1Password service account tokens, ~1,100 bytes).
+LONGEST_TOKEN = 1200
