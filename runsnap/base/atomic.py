@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 
 from runsnap.base.faults import reached
 from runsnap.base.paths import path_str
@@ -159,8 +161,6 @@ def write_through(path: str, data: bytes) -> bool:
         >>> write_through("snapshot.toml", b"")
         False
     """
-    import stat
-
     m = _OWN_FD.match(path)
     if m:
         fd = {"in": 0, "out": 1, "err": 2}[m.group("std")] if m.group("std") else \
@@ -192,9 +192,6 @@ def refuse_non_regular(path: str) -> None:
     replaces a device (``-o /dev/null`` as root), a symlink, a FIFO or a socket (a character
     device and the process's own ``/dev/stdout`` are written through instead:
     :func:`write_through`)."""
-    import errno
-    import stat
-
     try:
         st = os.lstat(path)
     except FileNotFoundError:

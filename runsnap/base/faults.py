@@ -20,6 +20,7 @@ can ask for every one of them; a spec naming no point is an error, never silentl
 
 from __future__ import annotations
 
+import errno
 import os
 
 __all__ = ["ENV", "POINTS", "reached"]
@@ -61,7 +62,6 @@ def _trip(name: str, spec: str) -> None:
             import signal
 
             os.kill(os.getpid(), signal.SIGKILL)
-        import errno
 
         code = getattr(errno, action, None)
         if not isinstance(code, int):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 
 from runsnap.base.records import FrozenRecord
 
@@ -162,7 +163,6 @@ def _kill(pid: int) -> None:
 def _drain(out_fd: int, err_fd: int, timeout: float | None) -> tuple[bytes, bytes, bool]:
     """Read both pipes to their end: (stdout, stderr, whether both ended before ``timeout``)."""
     import select
-    import time
 
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
     poller = select.poll()

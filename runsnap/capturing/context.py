@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from runsnap.base import programs
+from runsnap.base import cache, programs
 from runsnap.base.argv import is_python_name
 from runsnap.base.files import read_head
 from runsnap.base.paths import current_dir
@@ -246,7 +246,6 @@ class CaptureContext(Record):
         """
         if self._probe is not None or self._probe_cached is not None:
             return
-        from runsnap.base import cache
 
         source = _probe_source()
         first = self.first_path_entry()
@@ -302,7 +301,6 @@ class CaptureContext(Record):
                         f"{exc}"}
             if not isinstance(data, dict):
                 return {"error": "package probe printed something other than an object"}
-            from runsnap.base import cache
 
             if self._probe_key:
                 cache.store_probe(self._probe_key, self.cwd, data, self._probe_started_ns)

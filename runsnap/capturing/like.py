@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.capturing import capture
 from runsnap.snapshot import Snapshot
 
 __all__ = ["capture_like", "context_args"]
@@ -46,7 +47,5 @@ def context_args(snap: Snapshot) -> dict[str, Any]:
 def capture_like(snap: Snapshot, env: Mapping[str, str] | None = None) -> Snapshot:
     """A fresh snapshot (not saved) of this context for ``snap``'s launch; ``env`` defaults to
     this process's environment."""
-    from runsnap.capturing import capture
-
     args = context_args(snap)
     return capture(args.pop("argv"), env=env, **args)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+from runsnap.base.atomic import exclusive_write
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -234,8 +236,6 @@ def claim(path: str, data: bytes, sweep: bool = True) -> str:
     (:func:`runsnap.base.atomic.exclusive_write`): a full disk or a kill never leaves an
     empty file; later writes replace it atomically.
     """
-    from runsnap.base.atomic import exclusive_write
-
     stem, dot, suffix = path.rpartition(".")
     if not dot or "/" in suffix:
         stem, suffix = path, ""

@@ -8,6 +8,8 @@ keyword arguments, and everything below takes the record instead of a dozen keyw
 
 from __future__ import annotations
 
+import os
+
 from runsnap.base.records import FrozenRecord, field
 
 TYPE_CHECKING = False
@@ -72,8 +74,6 @@ class CaptureOptions(FrozenRecord):
         >>> CaptureOptions.of(repos=["a"], output=None).repos
         ('a',)
         """
-        import os
-
         for name in ("repos", "models", "redact", "keep", "metrics"):
             if name in given:
                 given[name] = tuple(given[name])

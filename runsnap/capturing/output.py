@@ -8,7 +8,10 @@ import re
 
 from runsnap.base.paths import current_dir, path_str
 from runsnap.base.records import FrozenRecord
+from runsnap.capturing import naming
 from runsnap.capturing.naming import file_stamp, short_host
+from runsnap.errors import CaptureError
+from runsnap.snapshot import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,8 +66,6 @@ def resolve_output(
     ``.1``, ``.2``... instead of overwriting each other. Raises
     :class:`~runsnap.errors.UsageError` for an unknown placeholder.
     """
-    from runsnap.capturing import naming
-
     launcher = snapshot.meta.get("launcher")
     launcher = launcher if isinstance(launcher, dict) else None
     templated = bool(output) and naming.has_placeholders(os.fspath(output or ""))
@@ -118,9 +119,6 @@ def save_first(snapshot: Snapshot, target: Target) -> Snapshot:
     replace the file the first one made. Raises :class:`~runsnap.errors.CaptureError`."""
     if not target.exclusive:
         return snapshot.save(target.path, sweep=not target.shared)
-    from runsnap.capturing import naming
-    from runsnap.errors import CaptureError
-    from runsnap.snapshot import dumps
 
     try:
         path = naming.claim(target.path, dumps(snapshot).encode("utf-8"), sweep=not target.shared)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 
+from runsnap.base import programs
 from runsnap.base.argv import is_python_name
 from runsnap.base.timestamps import utc_timestamp
 from runsnap.capturing.context import CaptureContext, Interpreter
@@ -193,8 +194,6 @@ def running_interpreter(pid: int, argv: list[str], env: dict[str, str], cwd: str
     tried: list[tuple[str | None, str]] = [(exe, "its executable is in it")]
     prog = argv[0] if argv else ""
     if prog:
-        from runsnap.base import programs
-
         path = (os.path.join(cwd, prog) if os.sep in prog else
                 programs.which(prog, path=env.get("PATH", os.defpath)))
         tried.append((path, f"its argv[0] ({prog}) is in the virtual environment"))

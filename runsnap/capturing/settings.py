@@ -13,6 +13,7 @@ launch.
 from __future__ import annotations
 
 import os
+import sys
 
 from runsnap.base.files import read_regular
 from runsnap.base.projectfile import may_hold_runsnap_table
@@ -41,8 +42,6 @@ class CaptureSettings(FrozenRecord):
 
 
 def _parse(data: bytes, fname: str) -> CaptureSettings | None:
-    import sys
-
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10

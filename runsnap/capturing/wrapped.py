@@ -5,6 +5,7 @@ same file rewritten atomically with ``[outcome]``."""
 from __future__ import annotations
 
 import os
+import sys
 
 from runsnap.base.cache import OwnFiles
 from runsnap.base.faults import reached
@@ -20,8 +21,9 @@ from runsnap.capturing.context import CaptureContext
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.capturing.output import resolve_output, save_first
 from runsnap.capturing.settings import load_settings
+from runsnap.errors import CaptureError, UsageError
 from runsnap.redact import load_key
-from runsnap.snapshot import Snapshot
+from runsnap.snapshot import Snapshot, dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,14 +134,11 @@ def run_with(
 ) -> RunRecord:
     """:func:`run` with its options as one record."""
     from runsnap import launch, tracing
-    from runsnap.errors import CaptureError
     from runsnap.launch import frame_names, outcome
 
     if not argv:
         raise CaptureError("nothing to run: give the command after --")
     if options.exec_ and not argv[0]:
-        from runsnap.errors import UsageError
-
         raise UsageError("--exec: the command is empty (nothing to replace runsnap with)")
     tail = outcome.DEFAULT_TAIL_LINES if options.tail_lines is None else options.tail_lines
     grace = launch.DEFAULT_KILL_GRACE if options.kill_grace is None else options.kill_grace
@@ -216,9 +215,6 @@ def run_with(
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)
     if to_stdout:
-        import sys
-
-        from runsnap.snapshot import dumps
 
         sys.stdout.write(dumps(final))
         sys.stdout.flush()
@@ -227,7 +223,6 @@ def run_with(
 
 def user_metrics(specs: Sequence[str]) -> list[tuple[str, re.Pattern[bytes]]]:
     """``NAME=REGEX`` metrics compiled; a malformed one is the user's mistake (exit 2)."""
-    from runsnap.errors import UsageError
     from runsnap.launch.metrics import parse_metric
 
     try:
@@ -239,10 +234,7 @@ def user_metrics(specs: Sequence[str]) -> list[tuple[str, re.Pattern[bytes]]]:
 def prelaunch_guard(snap: Snapshot, strict: bool) -> None:
     """check's rules on what was collected, before the launch: each finding on one line to
     stderr; with ``strict``, no launch when one weighs ``STRICT_WEIGHT`` or more (exit 2)."""
-    import sys
-
     from runsnap.checks.guard import STRICT_WEIGHT, guard, one_line
-    from runsnap.errors import CaptureError
 
     findings = guard(snap)
     if findings:

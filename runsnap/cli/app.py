@@ -19,6 +19,7 @@ Exit statuses (documented in README and docs/launch.md):
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -27,10 +28,13 @@ from typing import Any, TypeVar
 import click
 
 from runsnap import __version__
-from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command, untrusted
 from runsnap.cli.capture import run_capture
 from runsnap.cli.options import CAPTURE_OPTIONS, CaptureRequest, Opt
 from runsnap.cli.shared import dir_option
+from runsnap.cli.whoreads import run_who_reads
+from runsnap.errors import UsageError
+from runsnap.redact.scrub import scrub_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,7 +111,6 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
     SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
     """
     from runsnap.base.terminal import neutralise_json, width
-    from runsnap.cli.boundary import untrusted
     from runsnap.render import show as showing
     from runsnap.views.names import load
 
@@ -116,8 +119,6 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
         if section:
             text = showing.render_section(snap, section, 0 if full else width())
             if fmt == "json":
-                import json
-
                 data = snap.meta if section == "meta" else snap.sections.get(section)
                 text = neutralise_json(
                     json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
@@ -185,8 +186,6 @@ def ls(fmt: str, track: str | None, experiment: str, snap_dir: str) -> None:
         entries = tracked_entries(track, experiment)
     else:
         if experiment:
-            from runsnap.errors import UsageError
-
             raise UsageError("--experiment goes with --track")
         entries = list_snapshots(snap_dir)
     click.echo(render_listing(entries, fmt, width()), nl=False)
@@ -221,7 +220,6 @@ def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: boo
     Only snapshots (*.toml) and bisect-* folders are removed. Exit status 0, 2 on error.
     """
     from runsnap.base.terminal import fit, width
-    from runsnap.errors import UsageError
     from runsnap.views.housekeeping import parse_age, plan, remove, size_text, usage
 
     if keep is None and older_than is None and not bisect_only:
@@ -262,7 +260,6 @@ def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...], snap_dir: str) ->
     Values found are replaced by fingerprints under this machine's key; the file is replaced
     whole or not at all. Prints, per file, how many places changed.
     """
-    from runsnap.redact.scrub import scrub_file
     from runsnap.snapshot.store import resolve
 
     for path in [resolve(s, snap_dir) for s in snapshots]:
@@ -289,8 +286,6 @@ def who_reads(names: tuple[str, ...], python: str | None, fmt: str, include_test
     places in tests, examples and benchmarks are counted, and listed with --include-tests.
     Exit status 0: found, 1: nowhere.
     """
-    from runsnap.cli.whoreads import run_who_reads
-
     sys.exit(run_who_reads(names, python, fmt, include_tests))
 
 

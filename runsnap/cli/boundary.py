@@ -5,7 +5,10 @@ Shared by the fast capture path and the click commands; free of click.
 
 from __future__ import annotations
 
+import functools
 import sys
+
+from runsnap.errors import RunsnapError, SnapshotError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,8 +25,6 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_
 
 def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call ``func``; runsnap's own errors become ``runsnap: message`` and their exit status."""
-    from runsnap.errors import RunsnapError
-
     try:
         return func(*args, **kwargs)
     except RunsnapError as exc:
@@ -38,8 +39,6 @@ def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def runsnap_command(func: F) -> F:
     """Decorate a command: runsnap's own errors become a message on stderr and their status."""
-    import functools
-
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         return guarded(func, *args, **kwargs)
@@ -64,7 +63,5 @@ class untrusted:  # noqa: N801 - used as a context manager, like contextlib's
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         if kind is not None and issubclass(kind, (TypeError, AttributeError, KeyError,
                                                   ValueError, IndexError)):
-            from runsnap.errors import SnapshotError
-
             raise SnapshotError(f"{self.what}: a value of an unexpected shape "
                                 f"({kind.__name__}: {str(exc)[:120]})") from None

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import sys
+
+from runsnap.base.paths import current_dir, shown
+from runsnap.capturing import (
+    capture_context,
+    capture_process,
+    resolve_output,
+    run_with,
+    save_first,
+    with_meta,
+)
+from runsnap.capturing.settings import load_settings
+from runsnap.capturing.wrapped import prelaunch_guard
+from runsnap.errors import CaptureError, UsageError
+from runsnap.redact import Redactor, load_key
+from runsnap.snapshot import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,8 +39,6 @@ def run_capture(request: CaptureRequest) -> int:
 
     ``request.options.started``: work begun for this capture before the rest of runsnap was
     imported (the fast path's git head start), handed over to the capture."""
-    from runsnap.errors import UsageError
-
     options, command, pid = request.options, request.command, request.pid
     output, out_dir = options.output, options.out_dir
     session = _tracking(request.track, request.track_experiment, request.track_timeout, pid,
@@ -34,7 +48,6 @@ def run_capture(request: CaptureRequest) -> int:
             raise UsageError("--pid takes no COMMAND: give one or the other")
         if options.exec_ or options.log or request.no_run or options.timeout:
             raise UsageError("--exec, --log, --no-run and --timeout need a COMMAND, not --pid")
-        from runsnap.capturing import capture_process
 
         snap = capture_process(pid, options.replace(output=None))
         _emit(snap, output, out_dir)
@@ -42,12 +55,9 @@ def run_capture(request: CaptureRequest) -> int:
     if not command or request.no_run:
         if options.exec_ or options.log or options.timeout:
             raise UsageError("--exec, --log and --timeout need a COMMAND to run (and no --no-run)")
-        from runsnap.capturing import capture_context
 
         snap = capture_context(command, options.replace(output=None))
         if command:  # --no-run -- COMMAND: the launch it would be, checked as before a launch
-            from runsnap.capturing.settings import load_settings
-            from runsnap.capturing.wrapped import prelaunch_guard
 
             prelaunch_guard(snap, options.strict or
                             load_settings(snap["command"].get("cwd")).strict)
@@ -59,11 +69,8 @@ def run_capture(request: CaptureRequest) -> int:
         raise UsageError("--exec leaves nobody to stop the command: --timeout needs runsnap to "
                          "stay (drop --exec)")
 
-    from runsnap.capturing import run_with
 
     def announce(snap: Snapshot) -> None:
-        from runsnap.base.paths import shown
-
         where = shown(snap.path_text) if output != "-" else \
             "to standard output when the command ends"
         sys.stderr.write(f"runsnap: snapshot {where}\n")
@@ -108,9 +115,6 @@ def _tracking(track: str | None, experiment: str | None, timeout: float | None,
               pid: int | None, exec_: bool) -> Session | None:
     """The tracked run of this capture (``--track`` or ``[tool.runsnap.capture] track``),
     started now so that the tracker answers while the collectors work; None when untracked."""
-    import os
-
-    from runsnap.base.paths import current_dir
 
     where = current_dir()
     settings: dict[str, Any] = {}
@@ -121,7 +125,6 @@ def _tracking(track: str | None, experiment: str | None, timeout: float | None,
     name = (track if track is not None else settings.get("track", "")).strip().lower()
     if name in ("", "none", "no", "off"):
         return None
-    from runsnap.errors import UsageError
     from runsnap.track import DEFAULT_TIMEOUT, TRACKERS, Session
 
     if name not in TRACKERS:
@@ -145,9 +148,6 @@ def _log_to_tracker(session: Session, snap: Snapshot, path: str | None) -> None:
     problems = session.finish(snap, path)
     _tell(problems)
     if session.meta() != before and path is not None:  # a problem, or the run's final name
-        from runsnap.capturing import with_meta
-        from runsnap.errors import CaptureError
-        from runsnap.redact import Redactor, load_key
 
         try:
             with_meta(snap, {"track": session.meta()}, Redactor(load_key())).save(path)
@@ -158,9 +158,6 @@ def _log_to_tracker(session: Session, snap: Snapshot, path: str | None) -> None:
 def _tracked_context(session: Session, snap: Snapshot, output: str | None,
                      out_dir: str | None) -> int:
     """``--no-run`` (or no command) with ``--track``: the context goes to a run of its own."""
-    from runsnap.capturing import with_meta
-    from runsnap.redact import Redactor, load_key
-
     session.launch_env()  # the run is created (or given up on) before anything is written
     _tell(session.new_errors())
     snap = with_meta(snap, {"track": session.meta()}, Redactor(load_key()))
@@ -172,14 +169,10 @@ def _tracked_context(session: Session, snap: Snapshot, output: str | None,
 def _emit(snap: Snapshot, output: str | None, out_dir: str | None) -> Snapshot:
     """Save ``snap`` and print its path, or with ``-o -`` print the snapshot itself; the
     snapshot as saved (with its path)."""
-    from runsnap.capturing import resolve_output, save_first
-    from runsnap.snapshot import dumps
-
     if output == "-":
         sys.stdout.write(dumps(snap))
         sys.stdout.flush()
         return snap
-    from runsnap.base.paths import shown
 
     saved = save_first(snap, resolve_output(snap, output, out_dir))
     print(shown(saved.path_text), flush=True)

@@ -10,8 +10,11 @@ from collections.abc import Callable
 
 import click
 
-from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command, untrusted
 from runsnap.cli.shared import dir_option
+from runsnap.errors import UsageError
+from runsnap.render import render
+from runsnap.snapshot import atomic_write, load
 
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
 #: (kept here so that ``runsnap --help`` does not import the diff engine).
@@ -80,13 +83,11 @@ def diff(
     from runsnap.diffing import expand
     from runsnap.diffing.rules import load_user_rules
     from runsnap.diffing.select import parse_sections, select
-    from runsnap.errors import UsageError
 
     try:
         keep = parse_sections(sections)
     except ValueError as exc:
         raise UsageError(f"--section: {exc}") from None
-    from runsnap.render import render
     from runsnap.snapshot.store import newest
     from runsnap.views.compare import diff as do_diff
     from runsnap.views.names import resolve
@@ -99,7 +100,6 @@ def diff(
     # a progress line only where loading takes a while: N snapshots, one per rank
     progress = progress_line("loading snapshots") \
         if len(paths) > 2 and sys.stderr.isatty() and not quiet else None
-    from runsnap.cli.boundary import untrusted
 
     with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
         report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
@@ -130,7 +130,6 @@ def diff(
     if output:
         from pathlib import Path
 
-        from runsnap.snapshot import atomic_write
 
         try:
             atomic_write(Path(output), text.encode("utf-8"))
@@ -168,7 +167,6 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
       runsnap report bad.toml | gh issue create --body-file -
       runsnap report good.toml bad.toml --attach report-files/
     """
-    from runsnap.errors import UsageError
     from runsnap.render.bugreport import render as render_report
     from runsnap.views.bugreport import attach, build
     from runsnap.views.names import load as load_ref
@@ -187,8 +185,6 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
 
     text = render_report(doc, fmt, max_chars, files, width=0 if output else width())
     if output:
-        from runsnap.snapshot import atomic_write
-
         try:
             atomic_write(output, text.encode("utf-8"))
         except OSError as exc:
@@ -200,10 +196,7 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
 
 def _patches(paths: list[str], color: bool, cols: int) -> str:
     """``diff --patch``: the uncommitted edits of the two runs, after the report."""
-    from runsnap.cli.boundary import untrusted
-    from runsnap.errors import UsageError
     from runsnap.render.patch import render_patch
-    from runsnap.snapshot import load
 
     if len(paths) != 2:
         raise UsageError("--patch compares two snapshots")

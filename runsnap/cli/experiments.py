@@ -5,12 +5,16 @@ Thin click faces over :mod:`runsnap.experiments.replaying` and :mod:`runsnap.exp
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 import click
 
+from runsnap.base.paths import shown
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.errors import UsageError
+from runsnap.render import render
 
 __all__ = ["bisect", "replay"]
 
@@ -24,7 +28,6 @@ def _say(line: str) -> None:
 def _review(snapshots: list[Any], launches: list[tuple[Any, str, Any]], yes: bool) -> None:
     """Refuse what cannot or must not run; show what will run and ask when a snapshot is not
     this machine's and user's, or stdin is a terminal (``--yes``: go on without asking)."""
-    from runsnap.errors import UsageError
     from runsnap.experiments import review
 
     for snap in snapshots:
@@ -55,8 +58,6 @@ def _review(snapshots: list[Any], launches: list[tuple[Any, str, Any]], yes: boo
 def _recorded(snap: Any) -> tuple[list[str], str, dict[str, str]]:
     """The argv, working directory and environment a snapshot recorded (what its trials run,
     secrets still redacted)."""
-    import os
-
     cmd = snap.get("command") or {}
     env = (snap.get("env") or {}).get("vars") or {}
     return ([str(a) for a in cmd.get("argv") or []], str(cmd.get("cwd") or os.getcwd()),
@@ -126,8 +127,6 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
             _say(f"  ... and {len(plan.cannot) - 12} more (runsnap diff {snapshot})")
 
     def announce(s: Any) -> None:
-        from runsnap.base.paths import shown
-
         _say(f"snapshot {shown(s.path_text)}")
 
     record = do_replay(plan, label=label, output=output, out_dir=out_dir, on_saved=announce)
@@ -197,7 +196,6 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     from runsnap.experiments.bisecting import Options
     from runsnap.experiments.bisecting import bisect as do_bisect
     from runsnap.experiments.trials import Criteria
-    from runsnap.render import render
     from runsnap.views.names import load
 
     def stop(_sig: int, _frame: Any) -> None:

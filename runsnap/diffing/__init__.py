@@ -25,6 +25,7 @@ from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.many import Progress, compare_rows
 from runsnap.diffing.many_result import NReport, NRow
+from runsnap.diffing.now import NOTE, only_what_now_has
 from runsnap.diffing.rank import rank, ranking_key
 from runsnap.diffing.result import (
     CHANGES,
@@ -33,6 +34,8 @@ from runsnap.diffing.result import (
     SnapInfo,
 )
 from runsnap.diffing.rules import RankContext
+from runsnap.diffing.static import who_reads_for
+from runsnap.errors import UsageError
 from runsnap.snapshot import Snapshot, ordered_sections
 from runsnap.snapshot.store import newest as newest_in
 
@@ -106,8 +109,6 @@ def compare(
     rules, extra = _rules_for((a, b), rules)
     found = differences(a, b, commits_between if git_log else None)
     if b_is_now:
-        from runsnap.diffing.now import NOTE, only_what_now_has
-
         kept = only_what_now_has(found)
         if len(kept) < len(found):
             extra = (*extra, NOTE)
@@ -117,8 +118,6 @@ def compare(
     rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
     who = None
     if static:
-        from runsnap.diffing.static import who_reads_for
-
         who = who_reads_for(a, b)
     rules = _with_evidence(rules, a, b, found, who)
     ranked, folded = consequences.fold(grouping.group(rank(found, rules), a, b, key=ranking_key))
@@ -147,8 +146,6 @@ def compare_many(
     against the majority (with their host and rank), splits, and the keys that are one value
     per rank or host as the launcher numbers them (see :mod:`runsnap.diffing.many`)."""
     if len(snaps) < 2:
-        from runsnap.errors import UsageError
-
         raise UsageError("compare_many needs at least two snapshots")
     rules, notes = _rules_for(snaps, rules)
     return compare_rows(snaps, rules, show_all=show_all, notes=notes, progress=progress,

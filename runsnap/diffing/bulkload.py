@@ -17,6 +17,7 @@ comes back in two places, a quoted top-level name or a missing end line sends th
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import sys
@@ -433,8 +434,6 @@ def load_many(
     Raises :class:`~runsnap.errors.SnapshotError` for the first file that is not a snapshot,
     with the same message :func:`runsnap.snapshot.load` gives.
     """
-    import gc
-
     items: Sequence[str | os.PathLike[str]] = list(paths)
     cache = cache or SectionCache()
     total = len(items)

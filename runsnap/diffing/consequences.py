@@ -44,8 +44,6 @@ def fold(diffs: Sequence[Difference]) -> tuple[tuple[Difference, ...], tuple[Dif
     folded: list[Difference] = []
     for d in diffs:
         if is_consequence(d):
-            import dataclasses
-
             folded.append(dataclasses.replace(d, hidden=True, reason=(
                 "in one run only: an effect of the path each run took, not a cause")))
         else:

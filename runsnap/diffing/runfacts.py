@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.knowledge.packages import normalize_name
+from runsnap.launch.lines import without_timestamp
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 
@@ -237,7 +238,6 @@ def failure_key(f: RunFacts) -> tuple[Any, ...] | None:
     """
     if not f.failed:
         return None
-    from runsnap.launch.lines import without_timestamp
 
     tb = f.traceback
     if tb:

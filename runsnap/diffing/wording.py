@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runsnap.base.terminal import clean
+
 __all__ = ["group_values", "short"]
 
 
@@ -62,7 +64,6 @@ def short(value: Any, limit: int = 80) -> str:
         text = str(value)
     text = text.replace("\n", "⏎")
     if not text.isprintable():  # a value from a snapshot never acts on a terminal
-        from runsnap.base.terminal import clean
 
         text = clean(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

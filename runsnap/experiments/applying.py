@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from runsnap.base.argv import is_python_name, looks_like_option, positional_indexes, positionals
 from runsnap.base.jsonform import json_form
 from runsnap.diffing.result import UNCHANGED
+from runsnap.diffing.sections.git import split_patch
 from runsnap.knowledge.env import list_separator, split_list
 
 if TYPE_CHECKING:
@@ -235,8 +236,6 @@ def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
     if len(path) > 3 and path[2] in ("diff", "untracked"):
         return source(path[3])
     if path[2] == "dirty":
-        from runsnap.diffing.sections.git import split_patch
-
         files = [f for r in repos for f in split_patch(str(r.get("diff") or ""))]
         files += [str(u.get("path") or "") for r in repos for u in r.get("untracked") or []
                   if isinstance(u, Mapping)]

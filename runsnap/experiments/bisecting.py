@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from runsnap.diffing import compare
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, apply, plan
+from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, Verdict, run_trial
 
 if TYPE_CHECKING:
@@ -271,8 +272,6 @@ def _refusals(the_plan: Plan) -> list[str]:
 
 def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any, Any]:
     """The plan, GOOD's launch and the judge; raises UsageError when bisect must refuse."""
-    from runsnap.experiments.replaying import restore, secret_from
-
     report = compare(good, bad, git_log=False)
 
     def secret(name: str, stored: str) -> str | None:

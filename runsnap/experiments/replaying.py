@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runsnap.diffing import compare
+from runsnap.diffing.result import describe_change
 from runsnap.errors import UsageError
 from runsnap.launch import LaunchSpec
 from runsnap.redact import Redactor, load_key
@@ -213,8 +214,6 @@ def prepare(
         live = capture_like(snapshot, env=spec.env)
         cannot = cannot_restore(snapshot, live)
     if strict and cannot:
-        from runsnap.diffing.result import describe_change
-
         first = cannot[0]
         raise UsageError(f"--strict: {len(cannot)} difference{'s' if len(cannot) != 1 else ''} "
                          f"with now cannot be restored, first {first.where} "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import os
 import re
 import signal
@@ -268,8 +269,6 @@ def run_trial(
 
 def _read_fields(fd: int) -> dict[str, Any]:
     """The verdict fields a quick trial wrote (empty when it wrote none: unclear)."""
-    import json
-
     chunks = []
     try:
         while True:

@@ -11,6 +11,7 @@ Diff ranks with this knowledge; check, who-reads, reports and redaction share it
 from __future__ import annotations
 
 import os
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,7 +59,6 @@ class Glob:
         if any(c in core for c in "*?[") or not core or glob.count("*") > 1 \
                 or (glob.startswith("*") and glob.endswith("*")):
             import fnmatch
-            import re
 
             self.match = re.compile(fnmatch.translate(glob)).match
         elif glob.endswith("*"):

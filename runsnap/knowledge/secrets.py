@@ -24,6 +24,7 @@ import functools
 import math
 import os
 import re
+import sys
 from collections import Counter  # C-accelerated counting (collections is always loaded)
 
 from runsnap.base.files import open_regular
@@ -393,8 +394,6 @@ def load_policy(start: str | None = None, redact: Iterable[str] = (),
 
 
 def _config_redact(data: bytes, fname: str) -> list[str]:
-    import sys
-
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10

@@ -18,6 +18,7 @@ stream, and the ``--log`` tee.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import select
 import sys
@@ -298,7 +299,6 @@ def _copy_terminal(real: int, pty_fd: int) -> None:
 
 def copy_size(real: int, pty_fd: int) -> None:
     """Copy the window size of terminal ``real`` onto ``pty_fd``."""
-    import fcntl
     import termios
 
     try:

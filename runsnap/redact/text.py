@@ -5,9 +5,11 @@ redaction asks (:meth:`TextRedactor.is_secret`, :meth:`TextRedactor.fingerprint`
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 
+from runsnap._version import __version__
 from runsnap.base.digest import Hmac, sha256, text_sha256
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
@@ -373,8 +375,6 @@ class TextRedactor:
         """The secrets of a JSON document held in one value (``APP_CONFIG='{"db": {"password":
         ...}}'``, a registry's ``auths``), found by their keys as in a config file, and
         remembered: :meth:`scrub` then replaces them wherever they stand in the text."""
-        import json
-
         try:
             doc = json.loads(text)
         except (ValueError, RecursionError):
@@ -400,8 +400,6 @@ def _code_stamp() -> str:
     """What the result of a scrub depends on besides its input: runsnap's version and the
     size and time of every file of the rules and of this package (an edited rule in a source
     checkout counts as another version)."""
-    from runsnap._version import __version__
-
     parts = [__version__]
     for folder in (os.path.dirname(__file__), os.path.dirname(rules.__file__)):
         for name in sorted(os.listdir(folder)):

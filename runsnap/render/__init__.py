@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from runsnap.errors import UsageError
+
 __all__ = ["FORMATS", "render", "render_json", "render_markdown", "render_text"]
 
 #: Every format name, as ``--format`` takes them.
@@ -31,8 +33,6 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
     ``width`` (the terminal's, 0 for no limit) apply to ``text`` only. Raises
     :class:`~runsnap.errors.UsageError` for an unknown format or an object runsnap does not
     render."""
-    from runsnap.errors import UsageError
-
     if format not in FORMATS:
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
     from runsnap.snapshot import Snapshot

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.paths import shown
+from runsnap.base.terminal import wrap
 from runsnap.diffing.result import short
 from runsnap.render.style import cell, fence, md_text
 
@@ -88,8 +90,6 @@ def render_text(result: BisectResult, width: int = 0) -> str:
         if summary:
             lines.append(f"  {summary}")
     if result.folder:
-        from runsnap.base.paths import shown
-
         captured = sum(1 for r in result.runs if r.snapshot)
         kept = (f"trial-NN.toml and .log for each of {len(result.runs)}"
                 if captured == len(result.runs) else
@@ -97,8 +97,6 @@ def render_text(result: BisectResult, width: int = 0) -> str:
                 f"{captured} captured in full")
         lines += ["", f"Trials: {shown(result.folder)}/ ({kept}; bisect.json)"]
     if width:
-        from runsnap.base.terminal import wrap
-
         lines = [part for line in lines for part in _wrapped(line, width, wrap)]
     return "\n".join(lines) + "\n"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Sequence
@@ -30,8 +31,6 @@ COMMAND_CHARS = 500
 def render_listing(entries: Sequence[Entry], fmt: str = "text", width: int = 0) -> str:
     """``ls`` output: ``text`` (a table, each line cut to ``width`` when given) or ``json``."""
     if fmt == "json":
-        import json
-
         return json.dumps([e.to_dict() for e in entries], indent=2, ensure_ascii=False) + "\n"
 
     if not entries:

@@ -4,6 +4,7 @@ Markdown."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -12,8 +13,9 @@ from runsnap.base.terminal import clean, fit, neutralise_data, neutralise_json, 
 from runsnap.errors import UsageError
 from runsnap.render.hostsummary import render_markdown, render_text
 from runsnap.render.style import fence
-from runsnap.snapshot import Snapshot, ordered_sections
+from runsnap.snapshot import Snapshot, encode, ordered_sections
 from runsnap.snapshot.runtime import variables as runtime_variables
+from runsnap.snapshot.writer import table_chunks
 from runsnap.views.facts import Facts, facts
 
 __all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary", "size",
@@ -332,9 +334,6 @@ def render_section(snap: Snapshot, name: str, width: int = 0) -> str:
         lines += [f"{k}={v}" for k, v in sorted(variables.items())]
         lines += [f"error: {e}" for e in data.get("errors") or []]
     else:
-        from runsnap.snapshot import encode
-        from runsnap.snapshot.writer import table_chunks
-
         lines += "".join(table_chunks(encode({name: dict(data)}), "")).splitlines()
     return "".join(fit(clean(line), width) + "\n" for line in lines)
 
@@ -351,8 +350,6 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     ``<details>``, to paste into an issue)."""
 
     if fmt == "json":
-        import json
-
         return neutralise_json(
             json.dumps(snap.to_document(), indent=2, ensure_ascii=False, default=str) + "\n")
     if fmt == "markdown":

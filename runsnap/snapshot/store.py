@@ -16,6 +16,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from runsnap.errors import SnapshotError, UsageError
+from runsnap.snapshot import load as load_path
+
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
@@ -85,11 +88,8 @@ class Entry:
 
 
 def _read(path: str) -> Entry:
-    from runsnap.errors import SnapshotError
-    from runsnap.snapshot import load
-
     try:
-        snap = load(path)
+        snap = load_path(path)
     except SnapshotError as exc:
         return Entry("", path, "", "", (), None, "", "", error=str(exc))
     outcome = snap.get("outcome") or {}
@@ -110,8 +110,6 @@ def list_snapshots(folder: str | os.PathLike[str] | None = None) -> list[Entry]:
     with their ``error``. Raises :class:`~runsnap.errors.UsageError` when the folder is
     missing.
     """
-    from runsnap.errors import UsageError
-
     base = os.fspath(folder) if folder is not None else default_dir()
     try:
         names = sorted(n for n in os.listdir(base) if n.endswith(".toml")
@@ -147,8 +145,6 @@ def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
 
     Raises :class:`~runsnap.errors.UsageError` when the reference names no snapshot.
     """
-    from runsnap.errors import UsageError
-
     if not is_reference(ref) or os.path.exists(ref):
         return ref
     entries = [e for e in list_snapshots(folder) if not e.error]
@@ -175,16 +171,12 @@ def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
 def load(ref: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> Snapshot:
     """The snapshot at a path, or named ``@N`` / ``@label`` in ``folder`` (default
     :func:`default_dir`); :class:`~runsnap.errors.SnapshotError` when it is not one."""
-    from runsnap.snapshot import load as load_path
-
     return load_path(resolve(ref, folder) if isinstance(ref, str) else ref)
 
 
 def newest(folder: str | os.PathLike[str] | None = None, count: int = 2) -> list[str]:
     """The ``count`` newest snapshots of ``folder``, oldest of them first (so that
     ``diff(*newest())`` compares the run before the last with the last)."""
-    from runsnap.errors import UsageError
-
     entries = [e for e in list_snapshots(folder) if not e.error]
     if len(entries) < count:
         base = os.fspath(folder) if folder is not None else default_dir()

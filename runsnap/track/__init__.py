@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 
+from runsnap.errors import TrackerError, UsageError
 from runsnap.track.base import ARTIFACT, DEFAULT_TIMEOUT, TrackedRun
 
 TYPE_CHECKING = False
@@ -67,7 +68,6 @@ def tracker(name: str) -> Tracker:
         from runsnap.track.wandb import WandB
 
         return WandB()
-    from runsnap.errors import UsageError
 
     raise UsageError(f"{name!r}: not a tracker runsnap knows (mlflow, wandb)")
 
@@ -164,7 +164,6 @@ def log_snapshot(tracker_name: str | None = None, *, label: str = "",
     Raises :class:`~runsnap.errors.TrackerError` when no tracker has an active run here.
     """
     from runsnap.capturing import capture_pid
-    from runsnap.errors import TrackerError
     from runsnap.snapshot import dumps
 
     snap = capture_pid(os.getpid(), label=label, repos=repos, models=models, redact=redact,

@@ -19,6 +19,7 @@ environment; MLflow then refuses a script that also chooses another experiment w
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from runsnap.errors import TrackerError
@@ -33,6 +34,7 @@ from runsnap.track.base import (
     safe_id,
     summary_tags,
 )
+from runsnap.track.web import request, request_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,8 +76,6 @@ def _headers(env: Mapping[str, str]) -> dict[str, str]:
 
 def _call(env: Mapping[str, str], method: str, endpoint: str, payload: Any = None, *,
           timeout: float) -> dict[str, Any]:
-    from runsnap.track.web import request_json
-
     url = f"{server(env)}{_API}/{endpoint}"
     return request_json(method, url, payload, timeout=timeout, headers=_headers(env))
 
@@ -251,7 +251,6 @@ class MLflow(Tracker):
         from urllib.parse import quote
 
         from runsnap.snapshot import atomic_write
-        from runsnap.track.web import request
 
         run_id = safe_id(key, "mlflow")
         base = server(env)
@@ -289,8 +288,6 @@ class MLflow(Tracker):
         return found
 
     def log_active(self, snapshot: Snapshot, text: str) -> str | None:
-        import sys
-
         if "mlflow" not in sys.modules:  # a program with a run has imported the client
             return None
         import mlflow
@@ -343,7 +340,6 @@ def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
         if rest.startswith("//"):  # mlflow-artifacts://host:port/path names its own server
             host, _, rest = rest[2:].partition("/")
             base = f"{base.split('://')[0]}://{host}"
-        from runsnap.track.web import request
 
         url = f"{base}/api/2.0/mlflow-artifacts/artifacts/{quote(rest.strip('/'))}/{ARTIFACT}"
         request("PUT", url, data=data, timeout=timeout, headers=_headers(env),

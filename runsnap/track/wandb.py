@@ -20,7 +20,9 @@ newest run with a snapshot).
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import time
 
 from runsnap.errors import RunsnapError, TrackerError
@@ -33,6 +35,7 @@ from runsnap.track.base import (
     safe_id,
     summary_tags,
 )
+from runsnap.track.wandb_log import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,9 +101,7 @@ class WandB(Tracker):
 
     def finish(self, started: Started, snapshot: Snapshot, path: str | None,
                env: Mapping[str, str], cwd: str, timeout: float) -> list[str]:
-        import json
         import subprocess
-        import sys
         import tempfile
 
         run_id = str(started.state["run_id"])
@@ -240,8 +241,6 @@ class WandB(Tracker):
         return found
 
     def log_active(self, snapshot: Snapshot, text: str) -> str | None:
-        import sys
-
         if "wandb" not in sys.modules:  # a program with a run has imported the client
             return None
         import wandb
@@ -249,7 +248,6 @@ class WandB(Tracker):
         run = wandb.run
         if run is None:
             return None
-        from runsnap.track.wandb_log import attach
 
         info = attach(run, text, summary_tags(snapshot))
         return f"wandb:{info['path']}" if info.get("online") else f"wandb:{run.id}"

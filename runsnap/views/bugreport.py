@@ -315,8 +315,6 @@ def _models(s: Snapshot) -> Part:
                    table(("config field", "value"), rows, code=(0, 1)) if rows else
                    para("(no config.json read)")]
         if m.get("config"):
-            import json
-
             full.append(details(f"config.json of {src}",
                                 [code(json.dumps(m["config"], indent=1).splitlines())]))
     if not blocks:

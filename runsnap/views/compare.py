@@ -9,8 +9,10 @@ from collections.abc import Iterable
 from typing import Union
 
 from runsnap.diffing import NReport, RankContext, Report, compare, compare_many, expand
+from runsnap.diffing.bulkload import load_many
 from runsnap.diffing.many import Progress
-from runsnap.snapshot import Snapshot
+from runsnap.errors import UsageError
+from runsnap.snapshot import Snapshot, load
 
 __all__ = ["SnapshotLike", "diff"]
 
@@ -37,15 +39,11 @@ def diff(
     :func:`compare`, more -> :func:`compare_many`. ``progress(done, total)`` is called while
     many files load."""
     if not snapshots:
-        from runsnap.errors import UsageError
-
         raise UsageError("diff needs at least one snapshot")
     rules = (rules or RankContext()).with_ignore(ignore)
     if any(isinstance(s, Snapshot) for s in snapshots):
         snaps = [_as_snapshot(s) for s in snapshots]
     else:
-        from runsnap.diffing.bulkload import load_many
-        from runsnap.snapshot import load
         from runsnap.views.names import resolve
 
         paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]

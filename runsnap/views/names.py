@@ -16,6 +16,8 @@ import shlex
 from runsnap.snapshot import load as load_path
 from runsnap.snapshot.store import Entry
 from runsnap.snapshot.store import resolve as in_folder
+from runsnap.track import fetch, tracked_runs
+from runsnap.track import is_reference as is_tracked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,11 +32,7 @@ def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
 
     Raises :class:`~runsnap.errors.UsageError` when the reference names no snapshot and
     :class:`~runsnap.errors.TrackerError` when the tracker cannot give it."""
-    from runsnap.track import is_reference as is_tracked
-
     if is_tracked(ref) and not os.path.exists(ref):
-        from runsnap.track import fetch
-
         return fetch(ref)
     return in_folder(ref, folder)
 
@@ -50,8 +48,6 @@ def tracked_entries(tracker: str, experiment: str = "") -> list[Entry]:
     """The runs of an experiment tracker holding a snapshot, as
     :func:`runsnap.snapshot.store.list_snapshots` lists a folder's (``ref``: ``mlflow:RUN_ID``
     ...; ``path``: the run's page or folder)."""
-    from runsnap.track import tracked_runs
-
     entries = []
     for run in tracked_runs(tracker, experiment):
         try:

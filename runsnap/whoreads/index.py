@@ -12,6 +12,7 @@ import zlib
 
 from runsnap.base.atomic import atomic_write
 from runsnap.base.files import open_regular, open_regular_text
+from runsnap.base.pythons import add_direct_url
 from runsnap.whoreads.places import (
     LIBRARY,
     MANY_NAMES,
@@ -108,8 +109,6 @@ class Index:
 
     def __init__(self, dist: Mapping[str, Any], cache: str | None) -> None:
         if dist.get("direct_url_json") and "editable" not in dist:
-            from runsnap.base.pythons import add_direct_url
-
             dist = dict(dist)
             add_direct_url(dist)  # the probe lists where; direct_url.json says it is editable
         self.dist = dist

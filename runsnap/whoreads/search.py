@@ -32,7 +32,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
+from runsnap.base.argv import is_python_name
+from runsnap.base.pythons import check_python
+from runsnap.errors import UsageError
 from runsnap.whoreads.index import CACHED_NAMES, Index
 from runsnap.whoreads.places import KINDS, Hit, classify, in_tests
 
@@ -55,18 +59,12 @@ def distributions(python: str | None = None, cwd: str | None = None,
     as /tmp changes all the time. Run here rather than through a capture context, whose import
     would be most of a repeated search's cost.
     """
-    import time
-
     from runsnap.base import cache, programs
-    from runsnap.base.argv import is_python_name
-    from runsnap.errors import UsageError
 
     cwd = cwd or os.getcwd()
     env = dict(os.environ if env is None else env)
     interpreter: str
     if python and not is_python_name(os.path.basename(python)):
-        from runsnap.base.pythons import check_python
-
         interpreter = check_python(python, cwd, env)
     elif python:
         given = python if os.sep not in python or os.path.isabs(python) \

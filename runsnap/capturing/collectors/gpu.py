@@ -33,6 +33,7 @@ All programs start together (:func:`start`), before the other collectors, and ea
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -263,8 +264,6 @@ def _known(value: Any) -> bool:
 
 def _json_after_banner(text: str) -> tuple[Any, str]:
     """The JSON a tool printed, and the first line of any text it printed before it."""
-    import json
-
     lines = text.splitlines(keepends=True)
     at = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
     if at is None:

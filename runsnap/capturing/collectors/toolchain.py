@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 from runsnap.base import programs
+from runsnap.base.cache import OutputCache, program_stamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,8 +79,6 @@ def _tools(env: Mapping[str, str]) -> dict[str, tuple[str | None, list[str]]]:
 
 def start(ctx: CaptureContext) -> None:
     """Start every tool whose answer is not cached; :func:`collect` reads them."""
-    from runsnap.base.cache import OutputCache, program_stamp
-
     env = dict(ctx.env)
     env["LC_ALL"] = "C"
     cache = OutputCache()
@@ -159,8 +159,6 @@ def _ld_library_path(env: Mapping[str, str]) -> dict[str, str]:
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:
     """``{"toolchain": {...}, "errors": [...]}`` for the child's environment."""
-    import time
-
     started = ctx.started.pop("system.toolchain", None)
     if started is None:
         start(ctx)
