@@ -58,7 +58,9 @@ class StreamWatch:
                  metrics: MetricWatch | None = None) -> None:
         self.name = name
         self.metrics = MetricWatch() if metrics is None else metrics
-        self.tail: collections.deque[bytes] = collections.deque(maxlen=max(tail_lines, 0))
+        self._tail: collections.deque[bytes] = collections.deque(maxlen=max(tail_lines, 0))
+        self._tail_chunk: bytes | None = None
+        """The last chunk taken, when it alone holds the whole tail: split only when read."""
         self.lines = 0
         self.bytes = 0
         self.unscanned_bytes = 0
@@ -91,13 +93,18 @@ class StreamWatch:
 
     def take(self, data: bytes, arrived: float | None = None) -> None:
         """Count ``data``, keep the tail, and queue it for :meth:`scan` (cheap: no line is
-        looked at, only the chunk's last :attr:`tail` lines are split off)."""
+        looked at; a chunk holding more lines than the tail keeps is kept whole, its last
+        lines split off only when :attr:`tail` is read or a later chunk needs them)."""
         with self._lock:
             when = time.monotonic() if arrived is None else arrived
             self.bytes += len(data)
             newlines = data.count(b"\n")
             self.lines += newlines
-            self._keep_tail(data)
+            if newlines > (self._tail.maxlen or 0):  # the tail is in this chunk alone
+                self._tail_chunk = data
+            else:
+                self._fold_tail()
+                self._keep_tail(data)
             if self._backlog_bytes + len(data) > MAX_BACKLOG_BYTES:
                 self.unscanned_bytes += len(data)
                 self._gap = True
@@ -108,8 +115,22 @@ class StreamWatch:
             self._gap = False  # from now on: whether output was dropped after the last queued
             self._unscanned_lines = 0
 
+    @property
+    def tail(self) -> collections.deque[bytes]:
+        """The last lines (up to ``tail_lines``, each cut at :data:`MAX_LINE_BYTES`), without
+        the line being written (a last line without a line end joins them at :meth:`close`)."""
+        with self._lock:
+            self._fold_tail()
+            return self._tail
+
+    def _fold_tail(self) -> None:
+        """Split the chunk kept whole by :meth:`take` into the tail's lines (lock held)."""
+        if self._tail_chunk is not None:
+            chunk, self._tail_chunk = self._tail_chunk, None
+            self._keep_tail(chunk)
+
     def _keep_tail(self, data: bytes) -> None:
-        keep = self.tail.maxlen or 0
+        keep = self._tail.maxlen or 0
         cut = data.rfind(b"\n")
         if cut < 0:  # an endless line: enough of its start to cut it (see cut_line)
             if len(self._tail_partial) <= MAX_LINE_BYTES:
@@ -122,9 +143,9 @@ class StreamWatch:
             start = data.rfind(b"\n", first, start)
             found += 1
         if found < keep:
-            self.tail.append(bounded(head))
+            self._tail.append(bounded(head))
         if start < cut:
-            self.tail.extend(bounded(line) for line in data[start + 1:cut].split(b"\n"))
+            self._tail.extend(bounded(line) for line in data[start + 1:cut].split(b"\n"))
         self._tail_partial = data[cut + 1:cut + 2 + MAX_LINE_BYTES]
 
     @property
@@ -176,17 +197,18 @@ class StreamWatch:
         of the metrics and the traceback a run ends with are in them."""
         self.scan()
         with self._lock:
+            self._fold_tail()
             unscanned = self._unscanned_lines if self._gap else 0
             if self._tail_partial:
                 self.lines += 1
-                self.tail.append(bounded(self._tail_partial))
+                self._tail.append(bounded(self._tail_partial))
                 self._tail_partial = b""
                 unscanned += self._gap
             if self._gap:
                 self._partial = b""  # the start of a line whose rest went unscanned
                 self._rest_dropped = self._traceback_seen = False
                 self.traceback.interrupt()
-                last = list(self.tail)[-unscanned:] if unscanned else []
+                last = list(self._tail)[-unscanned:] if unscanned else []
                 if last:
                     self._look(b"\n".join(last))
             elif self._partial:
@@ -260,4 +282,5 @@ class StreamWatch:
     def tail_text(self) -> list[str]:
         """The kept lines, cleaned for reading."""
         with self._lock:
-            return [clean_line(line) for line in self.tail]
+            self._fold_tail()
+            return [clean_line(line) for line in self._tail]

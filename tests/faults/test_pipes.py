@@ -92,6 +92,32 @@ def test_tail_and_counts_match_a_plain_split_for_any_chunking(seed: int) -> None
     assert watch.bytes == len(data)
 
 
+@pytest.mark.parametrize("keep", [0, 1, 200, 5000])
+def test_tail_of_chunks_that_hold_it_whole_is_the_same(keep: int) -> None:
+    """Chunks holding more lines than the tail keeps (the tail is then split out only when
+    read), mixed with chunks holding fewer and a last line without its end: the same tail and
+    counts as one split of everything, whenever the tail is read."""
+    rng = random.Random(keep)
+    data = b"".join(b"%d " % i + b"x" * rng.choice([0, *[66] * 10, 5000]) + b"\n"
+                    for i in range(8_000)) + b"partial line"
+    chunks, at = [], 0
+    while at < len(data):
+        step = rng.choice([1 << 15, 1 << 15, 1 << 18, 300, 1, 71])
+        chunks.append(data[at:at + step])
+        at += step
+    watch = StreamWatch("stdout", keep)
+    for i, chunk in enumerate(chunks):
+        watch.take(chunk)
+        if rng.random() < 0.05:  # read meanwhile: the whole lines so far, the last ``keep``
+            done = b"".join(chunks[:i + 1])
+            whole = [bounded(line) for line in done.split(b"\n")[:-1]]
+            assert list(watch.tail) == (whole[-keep:] if keep else [])
+            assert watch.lines == len(whole)
+    watch.close()
+    assert (list(watch.tail), watch.lines) == _naive(chunks, keep)
+    assert watch.tail_text()[-1:] == (["partial line"] if keep else [])
+
+
 def test_output_beyond_the_backlog_is_counted_not_scanned() -> None:
     watch = StreamWatch("stderr", 3)
     filler = b"a" * 70 + b"\n"
