@@ -1,11 +1,14 @@
 """Growth benchmarks (issue 24): does a cost stay linear in its input, against a peer measured
 in the same run?
 
-    .venv/bin/python benchmarks/growth.py [--quick] [--out FILE]
+    .venv/bin/python benchmarks/growth.py [--quick] [--repeat N] [--out FILE]
+        [--baseline OTHER_CHECKOUT] [--only relay|diff|ls]
 
 * **relay**: N MB of 71-byte lines through ``runsnap capture -- cat FILE | cat >/dev/null``
   against ``cat FILE | cat | cat >/dev/null`` (a ``cat`` in runsnap's place), and runsnap's own
-  fixed cost (``capture -- true``) measured beside them; peak RSS of runsnap.
+  fixed cost (``capture -- true``) measured beside them, wall and CPU; peak RSS of runsnap.
+  ``--baseline`` relays with another checkout's code as well (``python -m runsnap`` with that
+  tree first on ``PYTHONPATH``), in the same rounds: before and after from one run.
 * **diff variables**: ``runsnap diff`` of a normal snapshot against one with N variables
   (wall and CPU time, peak RSS), cache warm (a second run).
 * **ls label**: ``runsnap ls`` of a folder holding a snapshot whose label has N characters
@@ -45,9 +48,11 @@ def _timed(argv: list[str] | str, cwd: Path, env: dict[str, str] | None = None,
     return wall, cpu, proc.stdout
 
 
-def _peak_kib(argv: list[str] | str, cwd: Path, shell: bool = False) -> int:
+def _peak_kib(argv: list[str] | str, cwd: Path, shell: bool = False,
+              env: dict[str, str] | None = None) -> int:
     out = subprocess.run(["/usr/bin/time", "-f", "%M", *(["sh", "-c", argv] if shell else argv)],
-                         cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                         cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
     try:
         return int(out.stderr.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -58,13 +63,20 @@ def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
-def relay(work: Path, sizes: list[int], repeat: int) -> list[str]:
-    rows = ["| MB | cat in the middle s | runsnap s | runsnap - its fixed cost s | "
-            "ratio (cat / runsnap, fixed cost removed) | runsnap peak RSS MiB |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+def relay(work: Path, sizes: list[int], repeat: int, baseline: Path | None = None) -> list[str]:
+    """The relay rows: per size, ``cat`` in runsnap's place, this tree's runsnap and (with
+    ``baseline``) another tree's, measured round by round in turn; each runsnap's fixed cost
+    (``capture -- true``) in the same rounds. CPU is user + system of the whole pipeline."""
     line = b"x" * 70 + b"\n"
-    fixed = _median([_timed([RUNSNAP, "capture", "-o", "t.toml", "--", "true"], work)[:2]
-                     for _ in range(repeat)])[0]
+    # both trees started the same way: this interpreter and its packages, the tree's code first
+    trees = [(name, [sys.executable, "-m", "runsnap"], {**os.environ, "PYTHONPATH": str(tree)})
+             for name, tree in (("this tree", HERE.parent),
+                                (f"baseline ({baseline.name})" if baseline else "", baseline))
+             if tree is not None]
+    rows = ["| MB | runsnap | cat in the middle: wall s (CPU s) | runsnap: wall s (CPU s) | "
+            "fixed cost: wall s (CPU s) | relay alone: wall s (CPU s) | ratio cat / relay: "
+            "wall (CPU) | runsnap peak RSS MiB |",
+            "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for mb in sizes:
         data = work / f"lines-{mb}.txt"
         if not data.exists() or data.stat().st_size < mb * 10**6 - 71:
@@ -73,19 +85,31 @@ def relay(work: Path, sizes: list[int], repeat: int) -> list[str]:
                 for _ in range(mb):
                     fh.write(block)
         cat_cmd = f"cat {data} | cat | cat >/dev/null"
-        rs_cmd = f"{RUNSNAP} capture -o r.toml -- cat {data} | cat >/dev/null"
-        cats, rss = [], []
-        for _ in range(repeat):  # interleaved
+        cats: list[tuple[float, float]] = []
+        runs: dict[str, list[tuple[float, float]]] = {}
+        fixed: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(repeat):  # interleaved: the peer, then each tree, round by round
             cats.append(_timed(cat_cmd, work, shell=True)[:2])
-            rss.append(_timed(rs_cmd, work, shell=True)[:2])
-        c, r = _median(cats)[0], _median(rss)[0]
-        net = max(r - fixed, 1e-3)
-        peak = _peak_kib(f"{RUNSNAP} capture -o r.toml -- cat {data} >/dev/null", work,
-                         shell=True)
-        rows.append(f"| {mb} | {c:.2f} | {r:.2f} | {net:.2f} | {c / net:.2f}x | "
-                    f"{peak / 1024:.1f} |")
-    rows.append("")
-    rows.append(f"runsnap's fixed cost (`capture -- true`, same run): {fixed:.2f} s")
+            for name, argv, env in trees:
+                rs = " ".join(argv)
+                runs.setdefault(name, []).append(_timed(
+                    f"{rs} capture -o r.toml -- cat {data} | cat >/dev/null", work, env,
+                    shell=True)[:2])
+                fixed.setdefault(name, []).append(_timed(
+                    f"{rs} capture -o t.toml -- true", work, env, shell=True)[:2])
+        cw, cc = _median(cats)
+        for name, argv, env in trees:
+            rw, rc = _median(runs[name])
+            fw, fc = _median(fixed[name])
+            nw, nc = max(rw - fw, 1e-3), max(rc - fc, 1e-3)
+            peak = _peak_kib(f"{' '.join(argv)} capture -o r.toml -- cat {data} >/dev/null",
+                             work, shell=True, env=env)
+            rows.append(f"| {mb} | {name} | {cw:.2f} ({cc:.2f}) | {rw:.2f} ({rc:.2f}) | "
+                        f"{fw:.2f} ({fc:.2f}) | {nw:.2f} ({nc:.2f}) | "
+                        f"{cw / nw:.2f}x ({cc / nc:.2f}x) | {peak / 1024:.1f} |")
+    rows += ["", f"Medians of {repeat} interleaved rounds; CPU of the cat pipeline is its three "
+             "cats', runsnap's is runsnap's and its two cats'; relay alone = runsnap minus its "
+             "fixed cost."]
     return rows
 
 
@@ -139,26 +163,41 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--baseline", type=Path, default=None, metavar="TREE",
+                    help="another checkout of runsnap, relayed beside this one (before/after)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=None, metavar="MB",
+                    help="relay sizes in MB (default 100 500; --quick 50)")
+    ap.add_argument("--only", action="append", choices=("relay", "diff", "ls"),
+                    help="measure only this part (repeatable)")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="runsnap-growth-"))
     try:
-        sizes = [100, 500] if not args.quick else [50]
+        sizes = args.sizes or ([100, 500] if not args.quick else [50])
         counts = [1000, 5000, 20000] if not args.quick else [1000, 4000]
         lengths = [1_000, 1_000_000, 50_000_000] if not args.quick else [1_000, 5_000_000]
         load = os.getloadavg()[0]
         out = ["## Growth (issue 24): relay, variables in diff, label length", "",
                f"- load average before: {load:.2f} (2 CPUs shared with other work)",
                f"- command: `python benchmarks/growth.py --repeat {args.repeat}"
-               f"{' --quick' if args.quick else ''}`", ""]
-        parts = (("### Relay: 71-byte lines, runsnap in a pipeline against `cat` in its place",
-                  lambda: relay(work, sizes, args.repeat)),
-                 ("### diff: a normal snapshot against one with N variables (who-reads cache "
-                  "warm)", lambda: diff_vars(work, counts, args.repeat)),
-                 ("### ls: one snapshot with an N-character label",
+               f"{' --quick' if args.quick else ''}"
+               f"{' --baseline ' + str(args.baseline) if args.baseline else ''}"
+               f"{''.join(' --only ' + o for o in args.only or ())}`", ""]
+        parts = (("relay", "### Relay: 71-byte lines, runsnap in a pipeline against `cat` in "
+                  "its place", lambda: relay(work, sizes, args.repeat, args.baseline)),
+                 ("diff", "### diff: a normal snapshot against one with N variables (who-reads "
+                  "cache warm)", lambda: diff_vars(work, counts, args.repeat)),
+                 ("ls", "### ls: one snapshot with an N-character label",
                   lambda: ls_label(work, lengths, args.repeat)))
         print("\n".join(out), flush=True)
-        for title, part in parts:  # each table as soon as it is measured
-            table = [title, "", *part(), ""]
+        for key, title, part in parts:  # each table as soon as it is measured
+            if args.only and key not in args.only:
+                continue
+            started, load = time.monotonic(), os.getloadavg()
+            rows = part()
+            table = [title, "", *rows, "",
+                     f"({time.monotonic() - started:.0f} s; load average 1/5/15 min before: "
+                     f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}, after: "
+                     f"{os.getloadavg()[0]:.2f})", ""]
             print("\n".join(table), flush=True)
             out += table
         out += [f"- load average after: {os.getloadavg()[0]:.2f}", ""]
