@@ -42,8 +42,8 @@ _CHUNK = 65536
 #: a chunk is relayed and counted.
 _PIPE = 1 << 20
 #: Bytes read at once from the child: a chunk this size stays in the CPU's cache (L2) from its
-#: read through its write to its line count (1 MiB chunks were ~10-20% slower, 64 KiB ones paid
-#: more per-chunk Python than they saved).
+#: read through its write to its line count (1 MiB chunks cost ~5% more CPU, 64 KiB ones ~20%
+#: more in per-chunk Python; benchmarks/RESULTS.md, "Growth (issue 24)").
 _READ = 1 << 18
 #: How long the child must stay quiet before the relay scans queued output (milliseconds): a
 #: child that writes without pause is relayed without a scan between its writes (what the scan
