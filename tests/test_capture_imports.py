@@ -66,14 +66,17 @@ finally:
 """
 
 
-def imported_by_capture(repo: Path, out: Path, *args: str, watched: tuple[str, ...]) -> list[str]:
-    """Which of ``watched`` a ``runsnap capture -o OUT ARGS`` in ``repo`` imported."""
+def imported_by_capture(repo: Path, out: Path, *args: str, watched: tuple[str, ...],
+                        told: str = "") -> list[str]:
+    """Which of ``watched`` a ``runsnap capture -o OUT ARGS`` in ``repo`` imported (``told``:
+    what its stderr must say besides)."""
     script = f"WATCHED = {watched!r}\n{_CAPTURE}"
     res = subprocess.run(
         [sys.executable, "-S", "-c", script, str(ROOT), DEPENDENCIES, "-o", str(out), *args],
         cwd=repo, capture_output=True, text=True, timeout=120,
     )
     assert res.returncode == 0, res.stderr
+    assert told in res.stderr
     assert out.read_text().rstrip().endswith("# end of runsnap snapshot")
     return res.stderr.rstrip().rpartition("imported:")[2].split()
 
@@ -86,6 +89,17 @@ def test_a_capture_imports_none_of_the_costly_modules(
     tmp_path: Path, repo: Path, args: list[str], never: tuple[str, ...]
 ) -> None:
     assert imported_by_capture(repo, tmp_path / "s.toml", *args, watched=never) == []
+
+
+def test_the_pre_launch_guard_telling_its_findings_imports_none_of_them(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard runs on every capture of a command and writes each finding wrapped to the
+    terminal (runsnap.base.terminal): that costs no dataclasses, inspect or ast either."""
+    monkeypatch.setenv("NCCL_DEBUG", "chatty")  # NCCL accepts VERSION, WARN, INFO or TRACE
+    args = ["--no-run", "--", sys.executable, "-c", "pass"]
+    assert imported_by_capture(repo, tmp_path / "s.toml", *args, told="NCCL_DEBUG='chatty'",
+                               watched=(*NEVER_WITHOUT_A_CHILD, "ast", "copy")) == []
 
 
 def test_a_pyproject_that_only_mentions_runsnap_is_not_parsed(tmp_path: Path, repo: Path) -> None:

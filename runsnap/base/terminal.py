@@ -24,8 +24,6 @@ newlines, their colours) is added afterwards.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import os
 import re
 import sys
@@ -113,7 +111,12 @@ def _walk(value: Any) -> Any:
     if isinstance(value, tuple):
         items = [_walk(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if hasattr(type(value), "__dataclass_fields__") and not isinstance(value, type):
+        # a dataclass instance: dataclasses (with inspect) is imported only for one, since
+        # the pre-launch guard's findings are written through this module on every capture
+        import copy
+        import dataclasses
+
         out = copy.copy(value)
         for f in dataclasses.fields(value):
             object.__setattr__(out, f.name, _walk(getattr(value, f.name)))
