@@ -12,7 +12,7 @@ from runsnap.base.paths import path_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["atomic_build", "atomic_write", "exclusive_write", "host_tag", "refuse_non_regular",
            "sweep_temporaries"]
@@ -129,7 +129,7 @@ def exclusive_write(candidates: Iterable[str], data: bytes, *, points: str = "",
         os.chmod(tmp, 0o644 & ~_umask())
         if points:
             reached(f"{points}.written")
-        for name in (first, *names):
+        for name in _then(first, names):  # not (first, *names): 10,000 names made each time
             try:
                 os.link(tmp, name)
             except FileExistsError:
@@ -143,6 +143,11 @@ def exclusive_write(candidates: Iterable[str], data: bytes, *, points: str = "",
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def _then(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
 
 
 #: The names of a process's own open files: ``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``.
