@@ -87,12 +87,29 @@ class GlobSet:
         self.prefix, self.suffix, self.inner = tuple(prefix), tuple(suffix), tuple(inner)
         self.other = (re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in other))
                       if other else None)
+        self._asked = 0
+        self._inner_rx: re.Pattern[str] | None = None
+
+    #: After this many names, the substrings are looked for by one regular expression (a
+    #: capture under 10,000 variables asks ~30,000 times; an ordinary one ~300, where its
+    #: compilation would cost more than it saves).
+    INNER_RX_AFTER = 1000
 
     def match(self, name: str) -> bool:
         """Whether ``name`` (already upper-case) matches one of the globs."""
-        return (name in self.exact or name.startswith(self.prefix) or name.endswith(self.suffix)
-                or any(map(name.__contains__, self.inner))
-                or (self.other is not None and self.other.match(name) is not None))
+        if name in self.exact or name.startswith(self.prefix) or name.endswith(self.suffix):
+            return True
+        if self._inner_rx is not None:
+            if self._inner_rx.search(name) is not None:
+                return True
+        elif self.inner:
+            if any(map(name.__contains__, self.inner)):
+                return True
+            self._asked += 1
+            if self._asked >= self.INNER_RX_AFTER:
+                # the same answer: a substring found by an alternation of literals
+                self._inner_rx = re.compile("|".join(map(re.escape, self.inner)))
+        return self.other is not None and self.other.match(name) is not None
 
 
 #: The name files, in the order :func:`name_rules` returns their matchers.
