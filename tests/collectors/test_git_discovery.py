@@ -146,8 +146,21 @@ def test_a_capture_asks_git_once_and_reads_state_side_by_side(
 ) -> None:
     env, log = _logging_git(tmp_path)
     snap = runsnap.capture([], env=env, cwd=repo)
-    assert _commands(log) == ["describe", "diff", "remote", "rev-parse", "status"]
+    # no tag: describe would have nothing to say, and is not run
+    assert _commands(log) == ["diff", "remote", "rev-parse", "status"]
     assert snap["git"]["repos"]["proj"]["remotes"] == {}
+    assert snap["git"]["repos"]["proj"]["describe"] == ""
+
+
+def test_describe_runs_where_the_repository_has_a_tag(tmp_path: Path, repo: Path) -> None:
+    git(repo, "tag", "-a", "v1.2", "-m", "release")
+    env, log = _logging_git(tmp_path)
+    snap = runsnap.capture([], env=env, cwd=repo)
+    assert _commands(log) == ["describe", "diff", "remote", "rev-parse", "status"]
+    assert snap["git"]["repos"]["proj"]["describe"] == "v1.2"
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    assert runsnap.capture([], env=env, cwd=bare)["git"]["repos"]["bare.git"]["describe"] == "v1.2"
 
 
 def test_git_started_ahead_is_taken_over_by_the_capture_it_is_handed_to(
@@ -157,7 +170,7 @@ def test_git_started_ahead_is_taken_over_by_the_capture_it_is_handed_to(
     plan = gitc.prestart(env, str(repo), (), DEFAULT_MAX_DIFF_BYTES)
     assert plan is not None
     snap = runsnap.capture([], env=env, cwd=repo, started={"git": plan})
-    assert _commands(log) == ["describe", "diff", "remote", "rev-parse", "status"]  # once
+    assert _commands(log) == ["diff", "remote", "rev-parse", "status"]  # once
     assert snap["git"]["repos"]["proj"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
 
 
@@ -170,8 +183,8 @@ def test_git_started_ahead_runs_in_the_background(repo: Path) -> None:
     try:
         (cand,) = plan.candidates
         started = [cand.discovery, *(cand.state or {}).values()]
-        assert len(started) == 5
-        assert [os.getpriority(os.PRIO_PROCESS, p.pid) for p in started] == [want] * 5
+        assert len(started) == 4
+        assert [os.getpriority(os.PRIO_PROCESS, p.pid) for p in started] == [want] * 4
     finally:
         plan.cancel()
 

@@ -20,7 +20,14 @@ import os
 from runsnap.base import programs
 from runsnap.base.paths import resolve_path
 from runsnap.base.records import Record
-from runsnap.capturing.collectors.git_state import Repo, cancel, finish_state, start_state, unique_name
+from runsnap.capturing.collectors.git_state import (
+    Repo,
+    cancel,
+    finish_state,
+    start_describe,
+    start_state,
+    unique_name,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,12 +101,20 @@ class Candidate(Record):
         no repository or git failed (:meth:`problem` says which)."""
         res = self.discovery.wait()
         lines = res.text().splitlines()
-        # A bare repository has no work tree, so --show-toplevel fails after the other three
-        # answers were printed: judge by what was printed, not only by the exit status.
+        # A bare repository has no work tree, so --show-toplevel (the last question) fails
+        # after the others were answered: judge by what was printed, not only by the status.
         bare = bool(lines) and lines[0] == "true"
         if len(lines) < 3 or not (bare or (res.ok and len(lines) >= 4)):
             return None
-        return (lines[1] if bare else lines[3]), lines[1], bare, lines[2] == "true"
+        return (lines[1] if bare else lines[-1]), lines[1], bare, lines[2] == "true"
+
+    def has_tags(self) -> bool:
+        """Whether the repository has a tag (``--tags`` lists one object name a line between
+        the shallow flag and the top): without one, ``describe --tags`` has nothing to say,
+        and is not run."""
+        found = self.answer()
+        lines = self.discovery.wait().text().splitlines()
+        return found is not None and len(lines) > (3 if found[2] else 4)
 
     def problem(self) -> str | None:
         """Why :meth:`answer` is None: None when the directory is simply in no repository."""
@@ -116,9 +131,10 @@ class Candidate(Record):
             self.state = None
 
 
-#: What git is asked about every candidate directory, in one call.
+#: What git is asked about every candidate directory, in one call (``--tags``: whether
+#: ``describe`` is worth a process of its own; see :meth:`Candidate.has_tags`).
 DISCOVER = ("rev-parse", "--is-bare-repository", "--absolute-git-dir",
-            "--is-shallow-repository", "--show-toplevel")
+            "--is-shallow-repository", "--tags", "--show-toplevel")
 
 
 class GitPlan:
@@ -246,6 +262,8 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
                 started, cand.state = cand.state, None
             else:
                 started = start_state(plan.git, top, bare, plan.env)
+            if cand.has_tags():
+                started["describe"] = start_describe(plan.git, top, plan.env)
             repo = repos[top] = Repo(top, bare, shallow, started, git_dir=git_dir)
             _start_submodules(plan, repo)
         if cand.state:

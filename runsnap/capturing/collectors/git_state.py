@@ -83,11 +83,9 @@ def start_state(git: str, path: str, bare: bool, env: dict[str, str]) -> dict[st
     """Start the commands that read one repository's state; ``path`` may be inside it.
 
     A work tree: ``status --porcelain=v2 --branch`` (commit, branch, upstream, ahead/behind,
-    changed and untracked files) and ``diff HEAD``; every repository: ``describe --tags``
-    (without ``--always``: a repository without tags has no description, not the commit again)
-    and ``remote -v`` (which applies ``url.*.insteadOf``). ``describe --dirty`` is not used: it
-    refreshes the index a third time, and the status already says whether tracked files
-    changed.
+    changed and untracked files) and ``diff HEAD``; every repository: ``remote -v`` (which
+    applies ``url.*.insteadOf``). ``describe`` is started by :func:`start_describe` once git
+    said the repository has a tag.
     """
     base = [git, "-C", path, "-c", "core.quotepath=off"]
     cmds = {}  # the long ones first
@@ -98,9 +96,18 @@ def start_state(git: str, path: str, bare: bool, env: dict[str, str]) -> dict[st
     else:
         cmds["head"] = [*base, "rev-parse", "--verify", "-q", "HEAD"]
         cmds["branch"] = [*base, "symbolic-ref", "-q", "--short", "HEAD"]
-    cmds["describe"] = [*base, "describe", "--tags"]
     cmds["remotes"] = [*base, "remote", "-v"]
     return {name: programs.start(argv, env=env, background=True) for name, argv in cmds.items()}
+
+
+def start_describe(git: str, path: str, env: dict[str, str]) -> programs.Pending:
+    """``describe --tags`` (without ``--always``: a repository whose tags are not ancestors of
+    HEAD is described by its commit only then, see :func:`_describe`). Not ``--dirty``: that
+    refreshes the index a third time, and the status already says whether tracked files
+    changed. Only for a repository with a tag: without one it says nothing (one git process
+    less per repository, a few ms of a capture)."""
+    return programs.start([git, "-C", path, "-c", "core.quotepath=off", "describe", "--tags"],
+                          env=env, background=True)
 
 
 def finish_state(git: str, repo: Repo, env: dict[str, str], max_diff_bytes: int
@@ -123,7 +130,8 @@ def finish_state(git: str, repo: Repo, env: dict[str, str], max_diff_bytes: int
     doing = in_progress(repo.git_dir)
     if doing:
         state["in_progress"] = doing
-    describe = _describe(git, repo, res["describe"], env) if state["commit"] else ""
+    describe = (_describe(git, repo, res["describe"], env)
+                if state["commit"] and "describe" in res else "")  # no tag: nothing to say
     if describe and status.get("changed"):
         describe += "-dirty"  # what `git describe --dirty` says: tracked files changed
     state["describe"] = describe
