@@ -304,10 +304,44 @@ class _Inner(dict[str, tuple[str, ...]]):
 
 
 @functools.lru_cache(maxsize=1)
-def _anchors() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """(key, anchor) of every rule that has an anchor instead of keywords."""
-    return tuple((rule.keywords[0], re.compile(rule.anchor)) for rule in value_rules()[0]
-                 if rule.anchor)
+def _anchors() -> tuple[tuple[str, re.Pattern[str], str], ...]:
+    """(key, anchor, the text every match of the anchor starts with) of every rule that has
+    an anchor instead of keywords."""
+    return tuple((rule.keywords[0], re.compile(rule.anchor), leading_literal(rule.anchor))
+                 for rule in value_rules()[0] if rule.anchor)
+
+
+_META = frozenset(".^$*+?{}[]\\|()")
+
+
+def leading_literal(pattern: str) -> str:
+    """The characters every match of ``pattern`` starts with ("" when it cannot be told
+    simply): a text without them holds no match, which ``in`` says faster than a search
+    (each anchor was searched for in each of the ~400 texts of a capture).
+
+    >>> [leading_literal(p) for p in (r"AC[a-z0-9]{32}", r"\\.(?<=x)", r":(?<=\\d{8}:)AA", r"ab?c",
+    ...                               r"ab+", r"a|b", r"(?i)ac", r"\\d{3}")]
+    ['AC', '.', ':', 'a', 'ab', '', '', '']
+    """
+    if "|" in pattern:
+        return ""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            nxt = pattern[i + 1:i + 2]
+            if not nxt or nxt.isalnum():  # a class (\d, \w), a group reference or a hex escape
+                break
+            c, i = nxt, i + 2
+        elif c in _META:
+            break
+        else:
+            i += 1
+        if pattern[i:i + 1] in ("?", "*", "{"):  # this character may be absent: stop before it
+            break
+        out.append(c)
+    return "".join(out)
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
@@ -323,7 +357,9 @@ def token_spans(text: str) -> list[tuple[int, int]]:
         where.setdefault(m.group(), []).append(m.start())
         for k in inner[m.group()]:
             where.setdefault(k, []).append(m.start())
-    for key, anchor in _anchors():
+    for key, anchor, starts in _anchors():
+        if starts and starts not in text:
+            continue
         found = [m.start() for m in anchor.finditer(text)]
         if found:
             where[key] = found
