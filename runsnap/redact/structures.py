@@ -61,8 +61,18 @@ class Redactor(ArgvRedactor):
         secret either: the places named by a key are named by the key as it is written."""
         if not self.known:
             return value
-        self.redacted = [self.known.sub(w) for w in self.redacted]
+        # The places named before are replaced once per set of secrets: a capture calls this
+        # for its sections and then for its meta (10,000 places under 10,000 secrets).
+        subbed, done, version = self._subbed
+        if subbed is not self.redacted or version != self.known.version:
+            done = 0
+        self.redacted = self.redacted[:done] + [self.known.sub(w) for w in self.redacted[done:]]
+        self._subbed = (self.redacted, len(self.redacted), self.known.version)
         return self._finish(value, where)
+
+    _subbed: tuple[list[str] | None, int, int] = (None, 0, -1)
+    """(the list :attr:`redacted` was, how many of its places had every secret replaced, at
+    which :attr:`known` version)."""
 
     def _finish(self, value: Any, where: str) -> Any:
         if isinstance(value, str):

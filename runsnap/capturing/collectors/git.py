@@ -150,10 +150,10 @@ class GitPlan:
 
     def __init__(self, child_env: Mapping[str, str], cwd: str, repos: Sequence[str],
                  max_diff_bytes: int) -> None:
-        self.env = _git_env(child_env)
-        self._made_from = dict(child_env)
+        self._made_from = dict(child_env)  # os.environ read once (it decodes each item)
         """The environment :attr:`env` was made from (comparing it is cheaper than making
         :attr:`env` again: with 10,000 variables, ~10 ms a time)."""
+        self.env = _git_env(self._made_from)
         self.git = programs.which("git", path=self.env["PATH"])
         self.errors: list[str] = []
         self.candidates: list[Candidate] = []
