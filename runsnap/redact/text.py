@@ -20,11 +20,10 @@ from runsnap.redact.names import (
     MIN_KNOWN,
     PREFIX,
     harmless_value,
-    is_secret_name,
     looks_like_credential,
     looks_opaque,
+    name_class,
     norm,
-    secret_if_credential,
 )
 
 TYPE_CHECKING = False
@@ -104,11 +103,12 @@ class TextRedactor:
             return False
         if self.policy.redact and self._user.match(upper):
             return True
-        if not (is_secret_name(upper) or secret_if_credential(upper)):
+        secret, if_credential = name_class(upper)
+        if not (secret or if_credential):
             return False
         if harmless_value(value, upper):
             return False
-        return is_secret_name(upper) or looks_like_credential(value)
+        return secret or looks_like_credential(value)
 
     def fingerprint(self, value: str) -> str:
         """The placeholder that stands for ``value``; the value is remembered as a secret."""
