@@ -50,17 +50,23 @@ class Accepts(FrozenRecord):
 
 
 @functools.lru_cache(maxsize=1)
-def _values() -> dict[str, Accepts]:
-    out: dict[str, Accepts] = {}
+def _values() -> dict[str, list[str]]:
+    """Name -> its first row (a record is made only for the names asked about: the
+    pre-launch guard asks for the ~100 variables of a launch, the table has ~750 rows)."""
+    out: dict[str, list[str]] = {}
     for row in rule_lines("env-values.tsv"):
-        row = [*row, "", "", ""]
-        out.setdefault(row[0], Accepts(row[1], row[2], row[3]))
+        out.setdefault(row[0], row)
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def accepted(name: str) -> Accepts | None:
     """What the reader of ``name`` accepts, when the knowledge says."""
-    return _values().get(name)
+    row = _values().get(name)
+    if row is None:
+        return None
+    row = [*row, "", "", ""]
+    return Accepts(row[1], row[2], row[3])
 
 
 def rejects(name: str, value: str) -> Accepts | None:
