@@ -215,6 +215,65 @@ def test_only_the_newest_scrubbed_texts_are_kept_and_none_when_caching_is_off(
     assert _redactor(off).scrub(_large_text(), "x").startswith("+echo <redacted:")
 
 
+def _cleaning(tmp_path: Path, seed: int = 0, **policy: tuple[str, ...]
+              ) -> tuple[Redactor, list[str]]:
+    """A redactor remembering clean texts in ``tmp_path``, and the texts its rules searched."""
+    red = Redactor(FingerprintKey(bytes([seed]) * 32, "test"), Policy(**policy), None,
+                   cache.CleanTexts({"RUNSNAP_CACHE_DIR": str(tmp_path)}))
+    searched: list[str] = []
+    search = red._scrub
+
+    def spy(text: str) -> str:
+        searched.append(text)
+        return search(text)
+
+    red._scrub = spy  # type: ignore[method-assign]
+    return red, searched
+
+
+def test_texts_the_rules_left_as_they_were_are_not_searched_again(tmp_path: Path) -> None:
+    texts = ["numpy 2.1.0", "/opt/venv/lib/python3.11/site-packages/numpy",
+             f"curl -H 'Authorization: Bearer {TOKEN}' https://api.example.com",
+             "x86_64 Linux 6.1.0", f"db=postgres://app:{PASSWORD}@db.example.com/app"]
+    first, searched = _cleaning(tmp_path)
+    outs = [first.scrub(t, "x") for t in texts]
+    assert searched == texts and TOKEN not in repr(outs) and PASSWORD not in repr(outs)
+    assert first.is_secret("MY_AUTH", "/etc/app/auth.conf") is False
+    first.save_clean()
+    (kept,) = tmp_path.glob("clean-*")
+    data = kept.read_bytes()
+    assert not any(t.encode() in data or t[:12].encode() in data for t in texts)  # digests only
+
+    again, searched = _cleaning(tmp_path)
+    assert [again.scrub(t, "x") for t in texts] == outs
+    assert searched == [texts[2], texts[4]]  # only those holding a secret, every time
+    asked: list[str] = []
+    import runsnap.redact.text as text_module
+
+    real = text_module.looks_like_credential
+    text_module.looks_like_credential = lambda v: asked.append(v) or real(v)  # type: ignore[assignment]
+    try:
+        assert again.is_secret("MY_AUTH", "/etc/app/auth.conf") is False
+        assert again.is_secret("MY_AUTH", "Zq8vLm3nRt5wXy7Q4pK2") is True  # never remembered
+    finally:
+        text_module.looks_like_credential = real
+    assert asked == ["Zq8vLm3nRt5wXy7Q4pK2"]
+
+    # another fingerprint key or policy is another search: nothing is taken from the file
+    for seed, policy in ((1, {}), (0, {"redact": ("NUMPY*",)}), (0, {"keep": ("DB",)})):
+        other, searched = _cleaning(tmp_path, seed, **policy)
+        [other.scrub(t, "x") for t in texts]
+        assert searched == texts
+
+
+def test_no_clean_text_is_remembered_when_caching_is_off(tmp_path: Path) -> None:
+    store = cache.CleanTexts({"RUNSNAP_NO_CACHE": "1", "RUNSNAP_CACHE_DIR": str(tmp_path / "o")})
+    red = Redactor(FingerprintKey(b"k" * 32, "test"), Policy(), None, store)
+    assert red.scrub("numpy 2.1.0", "x") == "numpy 2.1.0"
+    red.save_clean()
+    assert not (tmp_path / "o").exists()
+
+
 def test_two_captures_of_one_work_tree_record_the_same_scrubbed_diff(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "app", {"app.py": "print('hello')\n"})
     (repo / "app.py").write_text(_large_text().replace("+", ""))

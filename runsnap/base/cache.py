@@ -1,5 +1,5 @@
-"""runsnap's five on-disk caches: the package probe's answer, program outputs, runsnap's own
-files, scrubbed texts and file hashes (the sha256 of model side files).
+"""runsnap's six on-disk caches: the package probe's answer, program outputs, runsnap's own
+files, scrubbed texts, clean texts and file hashes (the sha256 of model side files).
 
 All exist for speed (runsnap sits in front of every launch) and all are checked, never trusted
 blindly, before use:
@@ -24,6 +24,9 @@ blindly, before use:
   the secrets it found stand in the original (offsets, never the values). Keyed by the text's
   sha256 and all else the result depends on (:meth:`runsnap.redact.text.TextRedactor.scrub`);
   the newest :attr:`ScrubbedTexts.KEEP` are kept.
+* **Clean texts**: digests (never the texts) of the small texts redaction's rules left as they
+  were, under one set of rules and one policy (:class:`CleanTexts`): a capture of an unchanged
+  environment searches none of them again.
 * **File hashes** are keyed by the real path and used while size, modification time, change
   time and inode are all unchanged (the check git's index makes). The change time cannot be set
   back by tools such as ``touch``, so a rewritten file is always hashed again.
@@ -49,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["HashCache", "OutputCache", "ScrubbedTexts", "cache_dir", "load_probe",
+__all__ = ["CleanTexts", "HashCache", "OutputCache", "ScrubbedTexts", "cache_dir", "load_probe",
            "probe_cacheable", "probe_key", "program_stamp", "store_probe"]
 
 #: The variables that change what ``sys.path`` an interpreter starts with.
@@ -352,6 +355,82 @@ class ScrubbedTexts:
     def _path(self, key: str) -> str:
         assert self._base is not None
         return os.path.join(self._base, f"{self.KIND}-{key}.txt")
+
+
+class CleanTexts:
+    """The texts redaction's rules leave as they are, remembered between captures by digest.
+
+    A capture meets the same few hundred small texts each time (variables, package names and
+    paths, the host's facts), and searching each for every secret shape was a fifth of a
+    capture's own work, with the token rules' compilation. Only the first 16 bytes of each
+    text's sha256 are written, never a text, under a key for everything the search depends on
+    (:meth:`runsnap.redact.text.TextRedactor.scrub`: runsnap's version and rule files, the
+    fingerprint key, the ``--redact``/``--keep`` policy); another key starts afresh. A text
+    that held a secret is never recorded: it is searched every time.
+    """
+
+    KIND = "clean"
+    MAX = 20_000
+    """Digests kept at most (past that, only the last capture's)."""
+    _SIZE = 16
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._base = cache_dir(env)
+        self._key = b""
+        self._held: set[bytes] = set()
+        self._new: set[bytes] = set()
+
+    def open(self, key: str) -> None:
+        """Use the texts recorded under ``key`` (none when another key wrote the file last)."""
+        self._key, self._held, self._new = key.encode(), set(), set()
+        if self._base is None:
+            return
+        try:
+            with open(self._path(), "rb") as fh:
+                head, _, body = fh.read().partition(b"\n")
+        except OSError:
+            return
+        if head == self._key and len(body) % self._SIZE == 0:
+            size = self._SIZE
+            self._held = {body[i:i + size] for i in range(0, len(body), size)}
+
+    def holds(self, text: str, kind: str = "") -> bool:
+        """Whether ``text`` was left as it was under this key (``kind``: another question
+        asked of a text, answered the same way: ``credential``, not shaped like one)."""
+        if not (self._held or self._new):
+            return False
+        digest = _text_digest(kind, text)
+        return digest in self._held or digest in self._new
+
+    def add(self, text: str, kind: str = "") -> None:
+        """Record that the rules left ``text`` as it was (or answered ``kind`` with no)."""
+        digest = _text_digest(kind, text)
+        if digest not in self._held:
+            self._new.add(digest)
+
+    def save(self) -> None:
+        """Write what was added since :meth:`open` (nothing when nothing was)."""
+        if self._base is None or not self._key or not self._new:
+            return
+        kept = self._held | self._new
+        if len(kept) > self.MAX:
+            kept = self._new
+        try:
+            os.makedirs(self._base, mode=0o700, exist_ok=True)
+            atomic_write(self._path(), self._key + b"\n" + b"".join(sorted(kept)),
+                         durable=False)
+        except OSError:
+            return
+        self._held, self._new = kept, set()
+
+    def _path(self) -> str:
+        assert self._base is not None
+        return os.path.join(self._base, f"{self.KIND}-texts.bin")
+
+
+def _text_digest(kind: str, text: str) -> bytes:
+    data = f"{kind}\0{text}".encode("utf-8", "surrogateescape")
+    return bytes(sha256(data).digest()[:16])
 
 
 def _sha256_file(path: str) -> str:

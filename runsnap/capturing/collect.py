@@ -9,7 +9,7 @@ import os
 import time
 
 from runsnap._version import __version__
-from runsnap.base.cache import ScrubbedTexts
+from runsnap.base.cache import CleanTexts, ScrubbedTexts
 from runsnap.base.paths import current_dir
 from runsnap.base.pythons import check_python
 from runsnap.base.timestamps import utc_timestamp
@@ -52,7 +52,7 @@ def capture_redactor(key: FingerprintKey, cwd: str, redact: Sequence[str] = (),
                      keep: Sequence[str] = ()) -> Redactor:
     """The redactor of one capture: the user's policy (``redact``/``keep`` and the project's
     settings found from ``cwd``), and the cache of large texts scrubbed before."""
-    return Redactor(key, load_policy(cwd, redact, keep), ScrubbedTexts())
+    return Redactor(key, load_policy(cwd, redact, keep), ScrubbedTexts(), CleanTexts())
 
 
 def _uuid4_hex() -> str:
@@ -133,6 +133,7 @@ def snapshot_from_context(
     }})["meta"]
     sections, meta = redactor.finish(sections), redactor.finish(meta, "meta")
     meta["redacted"] = sorted(set(redactor.redacted))
+    redactor.save_clean()
     return Snapshot(meta=meta, sections=sections, schema=SCHEMA_VERSION)
 
 

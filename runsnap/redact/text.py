@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from runsnap.base.cache import ScrubbedTexts
+    from runsnap.base.cache import CleanTexts, ScrubbedTexts
 
 __all__ = ["TextRedactor"]
 
@@ -71,12 +71,16 @@ class TextRedactor:
     MEMO_MIN = 64 * 1024
 
     def __init__(self, key: FingerprintKey, policy: Policy | None = None,
-                 memo: ScrubbedTexts | None = None) -> None:
+                 memo: ScrubbedTexts | None = None, clean: CleanTexts | None = None) -> None:
         self.key = key
         self.policy = policy or Policy()
         self.memo = memo
         """Where large texts scrubbed before are kept (a capture's git diff is usually the same
         as last time); None: every text is searched."""
+        self.clean = clean
+        """Where the small texts the rules left as they were are remembered between captures
+        (:meth:`save_clean` records this capture's); None: every text is searched."""
+        self._clean_opened = False
         self._found: list[str] | None = None
         self._mac: Hmac | None = None
         self._clean: set[str] = set()
@@ -108,7 +112,18 @@ class TextRedactor:
             return False
         if harmless_value(value, upper):
             return False
-        return secret or looks_like_credential(value)
+        return secret or self._credential(value)
+
+    def _credential(self, value: str) -> bool:
+        """:func:`looks_like_credential`, its no remembered between captures (see :attr:`clean`):
+        its token search compiles the token rules, which a capture whose texts are all known
+        clean does not otherwise need."""
+        if self.clean is not None and self._clean_store().holds(value, "credential"):
+            return False
+        found = looks_like_credential(value)
+        if not found and self.clean is not None:
+            self.clean.add(value, "credential")
+        return found
 
     def fingerprint(self, value: str) -> str:
         """The placeholder that stands for ``value``; the value is remembered as a secret."""
@@ -146,8 +161,12 @@ class TextRedactor:
         else:
             if self.memo is not None and len(text) >= self.MEMO_MIN:
                 out = self._scrub_remembered(text, self.memo)
+            elif self.clean is not None and self._clean_store().holds(text):
+                out = text  # left as it was by these rules in an earlier capture
             else:
                 out = self._scrub(text)
+                if out == text and self.clean is not None and len(text) < self.MEMO_MIN:
+                    self.clean.add(text)
             if out == text and len(text) < self.MEMO_MIN:
                 self._clean.add(text)  # the rules alone find nothing here, whatever is known
         if not self.deferred:
@@ -155,6 +174,24 @@ class TextRedactor:
         if out != text:
             self.redacted.append(where)
         return out
+
+    def _clean_store(self) -> CleanTexts:
+        """:attr:`clean`, opened under what the search of a text depends on: runsnap's version
+        and rule files, the fingerprint key and the policy (not the secrets known: those are
+        replaced after the search, whatever it found)."""
+        assert self.clean is not None
+        if not self._clean_opened:
+            self._clean_opened = True
+            h = sha256()
+            for part in (_code_stamp(), self.key.id, repr(self.policy)):
+                h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+            self.clean.open(str(h.hexdigest()[:40]))
+        return self.clean
+
+    def save_clean(self) -> None:
+        """Record the texts this capture's search left as they were (see :attr:`clean`)."""
+        if self.clean is not None and self._clean_opened:
+            self.clean.save()
 
     def replace_known(self, text: str) -> str:
         """``text`` with every secret found so far replaced by its fingerprint."""
