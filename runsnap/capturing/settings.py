@@ -19,7 +19,11 @@ from runsnap.base.files import read_regular
 from runsnap.base.projectfile import may_hold_runsnap_table
 from runsnap.base.records import FrozenRecord
 
-__all__ = ["CaptureSettings", "load_settings"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["CaptureSettings", "load_settings", "track_settings"]
 
 
 class CaptureSettings(FrozenRecord):
@@ -98,3 +102,19 @@ def load_settings(start: str | None = None) -> CaptureSettings:
         if parent == here:
             return CaptureSettings()
         here = parent
+
+
+def track_settings(start: str) -> dict[str, Any]:
+    """``track``, ``track_timeout`` and ``track_experiment`` as the nearest project file gives
+    them (:func:`load_settings`, which reads every capture setting); values of the wrong type
+    are left out. Here rather than in :mod:`runsnap.track`: every capture asks, and importing
+    the trackers' package for an untracked one was a cost of its own."""
+    found = load_settings(start)
+    out: dict[str, Any] = {}
+    if found.track:
+        out["track"] = found.track
+    if found.track_timeout is not None:
+        out["track_timeout"] = found.track_timeout
+    if found.track_experiment:
+        out["track_experiment"] = found.track_experiment
+    return out

@@ -119,9 +119,9 @@ def _tracking(track: str | None, experiment: str | None, timeout: float | None,
     where = current_dir()
     settings: dict[str, Any] = {}
     if track is None or experiment is None or timeout is None:
-        from runsnap.track import project_settings
+        from runsnap.capturing.settings import track_settings
 
-        settings = project_settings(where)
+        settings = track_settings(where)
     name = (track if track is not None else settings.get("track", "")).strip().lower()
     if name in ("", "none", "no", "off"):
         return None

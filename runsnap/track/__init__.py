@@ -137,19 +137,10 @@ class Session:
 
 def project_settings(start: str) -> dict[str, Any]:
     """``track``, ``track_timeout`` and ``track_experiment`` as the nearest project file gives
-    them (:func:`runsnap.capturing.settings.load_settings`, which reads every capture
-    setting); values of the wrong type are left out."""
-    from runsnap.capturing.settings import load_settings
+    them (:func:`runsnap.capturing.settings.track_settings`)."""
+    from runsnap.capturing.settings import track_settings
 
-    found = load_settings(start)
-    out: dict[str, Any] = {}
-    if found.track:
-        out["track"] = found.track
-    if found.track_timeout is not None:
-        out["track_timeout"] = found.track_timeout
-    if found.track_experiment:
-        out["track_experiment"] = found.track_experiment
-    return out
+    return track_settings(start)
 
 
 def log_snapshot(tracker_name: str | None = None, *, label: str = "",
