@@ -165,3 +165,14 @@ def test_a_text_found_clean_is_scrubbed_again_once_a_secret_it_holds_is_known() 
     r.sections({"env": {"vars": {"DB_PASSWORD": "Zq8vLm3nRt5wXy7Q4"}}})
     assert "Zq8vLm3nRt5wXy7Q4" not in r.scrub(line, "b")
     assert r.redacted[-1] == "b"
+
+
+def test_the_token_rules_are_compiled_by_a_thread_while_a_child_runs() -> None:
+    """A capture whose texts were all known clean has not compiled the token rules before the
+    launch; the child's output is searched after it ends, so they are compiled meanwhile."""
+    from runsnap.knowledge import secrets as rules
+
+    rules.value_rules.cache_clear()
+    thread = Redactor(FingerprintKey(b"k" * 32, "test")).warm()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and rules.value_rules.cache_info().currsize == 1

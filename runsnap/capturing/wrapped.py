@@ -28,6 +28,7 @@ from runsnap.snapshot import Snapshot, dumps
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    import threading
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, Protocol
 
@@ -181,9 +182,18 @@ def run_with(
     tracer, why = (None, "--exec: runsnap is gone when the command ends, so nothing is traced") \
         if exec_ else tracing.prepare(ctx.argv, ctx.env, ctx.cwd, enabled=options.trace)
 
+    warming: list[threading.Thread] = []  # the token rules, compiled while the child runs
+
+    def started(_result: object) -> None:
+        if tracer is not None:
+            tracer.warm(snap.get("packages"))
+        warming.append(redactor.warm())
+
     def write_outcome(result: LaunchResult) -> None:
         nonlocal final
         reached("capture.ended")
+        for thread in warming:
+            thread.join()
         section = outcome.build(result, tail_lines=tail)
         frame_names.annotate([section.get("traceback"), *section.get("earlier_tracebacks", ())],
                              frame_names.config_keys(snap.get("models")))
@@ -209,9 +219,7 @@ def run_with(
         watch = launch.Watch(timeout=options.timeout, tail_lines=tail, kill_grace=grace,
                              metrics=tuple(patterns))
         result = launch.run(spec, watch, log=tee, inherit_tty=options.inherit_tty,
-                            on_exit=write_outcome,
-                            on_start=None if tracer is None
-                            else lambda _r: tracer.warm(snap.get("packages")))
+                            on_exit=write_outcome, on_start=started)
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)
     if to_stdout:

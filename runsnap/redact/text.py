@@ -28,6 +28,7 @@ from runsnap.redact.names import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable
 
     from runsnap.base.cache import CleanTexts, ScrubbedTexts
@@ -192,6 +193,18 @@ class TextRedactor:
         """Record the texts this capture's search left as they were (see :attr:`clean`)."""
         if self.clean is not None and self._clean_opened:
             self.clean.save()
+
+    def warm(self) -> threading.Thread:
+        """Compile the token rules in a thread of its own, started now (while a child runs):
+        a capture whose texts were all known clean (:attr:`clean`) has not needed them yet, and
+        the child's output is searched between its end and the outcome written. Join the
+        thread before that search, so that the rules are not compiled twice at once."""
+        import threading
+
+        thread = threading.Thread(target=rules.token_spans, args=("",),
+                                  name="runsnap-rules", daemon=True)
+        thread.start()
+        return thread
 
     def replace_known(self, text: str) -> str:
         """``text`` with every secret found so far replaced by its fingerprint."""
