@@ -23,8 +23,6 @@ submodule named like a function would replace that function on the package once 
 
 from __future__ import annotations
 
-import importlib
-
 from runsnap._version import __version__
 
 TYPE_CHECKING = False
@@ -89,6 +87,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'runsnap' has no attribute {name!r}")
+
+    # importlib (with warnings, ~0.5 ms) only here: every start imports this package
+    import importlib
 
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

@@ -33,9 +33,9 @@ DEPENDENCIES = str(Path(psutil.__file__).resolve().parent.parent)
 
 #: What a capture must never import: click (~30 ms, see runsnap/cli/__init__.py), dataclasses (~13 ms,
 #: with inspect), uuid (~3 ms, with platform), pathlib (~5 ms), typing (~1-4 ms); nor, untracked,
-#: the trackers' package (with shlex).
+#: the trackers' package (with shlex), nor importlib (with warnings, ~0.5 ms).
 NEVER = ("click", "dataclasses", "inspect", "uuid", "platform", "pathlib", "typing",
-         "urllib.parse", "mlflow", "wandb", "runsnap.track")
+         "urllib.parse", "mlflow", "wandb", "runsnap.track", "importlib")
 #: Nor, when it runs no child, base64 (~2 ms; runsnap needs it only for undecodable bytes),
 #: datetime (~2 ms, with math) and hashlib/hmac (~3 ms: OpenSSL's libcrypto; runsnap.base.digest gives
 #: the same digests). With a child, the --log tee hashes with hashlib. Nor tomllib (~8 ms, with
