@@ -167,9 +167,10 @@ def test_a_text_found_clean_is_scrubbed_again_once_a_secret_it_holds_is_known() 
     assert r.redacted[-1] == "b"
 
 
-def test_the_token_rules_are_compiled_by_a_thread_while_a_child_runs() -> None:
+def test_the_token_rules_are_compiled_by_a_thread_for_the_childs_output() -> None:
     """A capture whose texts were all known clean has not compiled the token rules before the
-    launch; the child's output is searched after it ends, so they are compiled meanwhile."""
+    launch; the child's output is searched after it ends: a wrapped run compiles them in a
+    thread beside its collectors."""
     from runsnap.knowledge import secrets as rules
 
     rules.value_rules.cache_clear()

@@ -28,7 +28,6 @@ from runsnap.snapshot import Snapshot, dumps
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    import threading
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, Protocol
 
@@ -150,6 +149,10 @@ def run_with(
     patterns = user_metrics((*settings.metrics, *options.metrics))
     key = load_key()  # runsnap's own user and environment, as in every capture
     redactor = capture_redactor(key, ctx.cwd, options.redact, options.keep)
+    # the token rules, compiled beside the collectors (they wait on git and the probe): a
+    # capture whose texts were all known clean does not need them before the launch, but the
+    # child's output is searched between its end and the outcome written
+    warming = [] if exec_ else [redactor.warm()]
     tee = None
     log = options.log
     if log is not None:
@@ -182,13 +185,6 @@ def run_with(
     tracer, why = (None, "--exec: runsnap is gone when the command ends, so nothing is traced") \
         if exec_ else tracing.prepare(ctx.argv, ctx.env, ctx.cwd, enabled=options.trace)
 
-    warming: list[threading.Thread] = []  # the token rules, compiled while the child runs
-
-    def started(_result: object) -> None:
-        if tracer is not None:
-            tracer.warm(snap.get("packages"))
-        warming.append(redactor.warm())
-
     def write_outcome(result: LaunchResult) -> None:
         nonlocal final
         reached("capture.ended")
@@ -219,7 +215,9 @@ def run_with(
         watch = launch.Watch(timeout=options.timeout, tail_lines=tail, kill_grace=grace,
                              metrics=tuple(patterns))
         result = launch.run(spec, watch, log=tee, inherit_tty=options.inherit_tty,
-                            on_exit=write_outcome, on_start=started)
+                            on_exit=write_outcome,
+                            on_start=None if tracer is None
+                            else lambda _r: tracer.warm(snap.get("packages")))
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)
     if to_stdout:

@@ -195,10 +195,11 @@ class TextRedactor:
             self.clean.save()
 
     def warm(self) -> threading.Thread:
-        """Compile the token rules in a thread of its own, started now (while a child runs):
-        a capture whose texts were all known clean (:attr:`clean`) has not needed them yet, and
-        the child's output is searched between its end and the outcome written. Join the
-        thread before that search, so that the rules are not compiled twice at once."""
+        """Compile the token rules in a thread of its own, started now (a wrapped run: beside
+        its collectors): a capture whose texts were all known clean (:attr:`clean`) never
+        needs them before the launch, and the child's output is searched between its end and
+        the outcome written. Join the thread before that search, so that the rules are not
+        compiled twice at once."""
         import threading
 
         thread = threading.Thread(target=rules.token_spans, args=("",),
