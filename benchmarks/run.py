@@ -197,7 +197,12 @@ def build_capture(bench: Bench) -> list[Command]:
     if bench.baseline:
         cmds.insert(2, Command("runsnap capture (baseline)",
                                [*bench.baseline, "capture", "-o", str(bench.out / "c0.toml"),
-                                *models], env=env, cwd=cwd, after=_collect_ms(bench, "c0")))
+                                *models], env=env, cwd=cwd, before=_fresh(bench, "c0"),
+                               after=_collect_ms(bench, "c0")))
+        cmds.insert(4, Command("runsnap capture --no-run -- python -c pass (guard, baseline)",
+                               [*bench.baseline, "capture", "-o", str(bench.out / "c0g.toml"),
+                                *models, "--no-run", "--", str(bench.venv.python), "-c", "pass"],
+                               env=env, cwd=cwd, before=_fresh(bench, "c0g")))
     if bench.venv.has_torch and not bench.quick:
         cmds.insert(3 + bool(bench.baseline), Command("python -m torch.utils.collect_env",
                                [str(bench.venv.python), "-m", "torch.utils.collect_env"],
@@ -218,6 +223,10 @@ def checks_capture(m: dict[str, Measured]) -> list[Check]:
         out.append(Check("capture of a diff not seen before / pip freeze",
                          m["runsnap capture (diff not seen before)"].median_ms
                          / m["pip freeze"].median_ms, "x", None))
+    guarded_base = m.get("runsnap capture --no-run -- python -c pass (guard, baseline)")
+    if guarded_base is not None:
+        out.append(Check("baseline tree: capture with the pre-launch guard / pip freeze",
+                         guarded_base.median_ms / m["pip freeze"].median_ms, "x", None))
     if "runsnap capture (baseline)" in m:
         out.append(Check("capture / baseline capture",
                          cap / m["runsnap capture (baseline)"].median_ms, "x", None))
