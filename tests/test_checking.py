@@ -157,3 +157,20 @@ def test_text_is_wrapped_to_the_terminal(cli_invoke, tmp_path, monkeypatch, cols
     assert all(len(line) <= cols for line in wrapped.splitlines())
     assert "".join(wrapped.split()) == "".join(whole.split())
     assert (len(wrapped.splitlines()) > len(whole.splitlines())) == (cols < 1000)
+
+
+def test_names_a_family_rule_or_wandb_declares_need_no_misspelling_search(tmp_path):
+    """A torchrun or venv launch sets variables a family rule names itself (``MASTER_ADDR``,
+    ``VIRTUAL_ENV``) or W&B declares (``WANDB_MODE``): real names, so the guard builds no
+    index of near misses for them (it did for nearly every launch), and a real misspelling
+    beside them is still found."""
+    from runsnap.knowledge import env as knowledge
+
+    real = {"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "WORLD_SIZE": "2",
+            "VIRTUAL_ENV": str(tmp_path), "WANDB_MODE": "offline", "WANDB_PROJECT": "p"}
+    snap = _cap(tmp_path, env=real)
+    knowledge._known_index.cache_clear()
+    assert not check(snap).findings
+    assert knowledge._known_index.cache_info().currsize == 0
+    typo = _cap(tmp_path, env={**real, "NCCL_P2P_DISABEL": "1"})
+    assert [f.kind for f in check(typo).findings] == ["misspelled-variable"]

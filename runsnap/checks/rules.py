@@ -37,7 +37,13 @@ from runsnap.checks.finding import (
     env_vars,
     is_draft,
 )
-from runsnap.knowledge.env import family_of, is_known_name, likely_misspelling, osa_distance
+from runsnap.knowledge.env import (
+    family_of,
+    is_known_name,
+    likely_misspelling,
+    named_by_family,
+    osa_distance,
+)
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import rejects
 from runsnap.snapshot.runtime import variables as runtime_variables
@@ -97,7 +103,7 @@ def misspelled_variables(snap: Any, who_reads: WhoReads | None = None) -> list[F
     unset_read = frozenset(n for n in read if n not in env and len(n) >= 6)
     out = []
     for name, value in env.items():
-        if name in read or is_known_name(name) or len(name) < 6:
+        if name in read or is_known_name(name) or named_by_family(name) or len(name) < 6:
             continue
         meant = likely_misspelling(name) if family_of(name) is not None else None
         how = "no installed package or list knows it"

@@ -21,6 +21,7 @@ __all__ = [
     "is_known_name",
     "known_names",
     "likely_misspelling",
+    "named_by_family",
     "list_separator",
     "noise_reason",
     "osa_distance",
@@ -81,6 +82,22 @@ def is_known_name(name: str) -> bool:
     (True, False)
     """
     return name in _known()
+
+
+@functools.lru_cache(maxsize=1)
+def _family_names() -> frozenset[str]:
+    return frozenset(row[0] for row in rule_lines("env-families.tsv")
+                     if not any(c in row[0] for c in "*?["))
+
+
+def named_by_family(name: str) -> bool:
+    """Whether a family rule names the variable ``name`` itself, not by a pattern: a real
+    variable, never a misspelling (``MASTER_ADDR``, ``VIRTUAL_ENV``).
+
+    >>> named_by_family("MASTER_ADDR"), named_by_family("MASTER_ADRR"), named_by_family("NCCL_ALGO")
+    (True, False, False)
+    """
+    return name in _family_names()
 
 
 def known_names() -> frozenset[str]:
