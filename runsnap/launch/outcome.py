@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from runsnap.launch.lines import without_timestamp
 from runsnap.launch.metrics import merge
-from runsnap.launch.streams import DEFAULT_TAIL_LINES, MAX_WARNINGS
+from runsnap.launch.streams import DEFAULT_TAIL_LINES, MAX_WARNINGS, StreamWatch
 from runsnap.launch.tracebacks import MAX_EARLIER
 from runsnap.launch.tracebacks import cut as cut_traceback_text
 
@@ -51,6 +51,21 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> Outc
     ``key: value`` number and of each ``--metric``, :mod:`runsnap.launch.metrics`),
     ``log`` (path, sha256, bytes) when teed, and ``errors``.
     """
+    out = _how_it_ended(result)
+    out["tail_lines"] = tail_lines
+    _what_it_printed(out, result)
+    watches = [result.watches[n].metrics for n in ("stderr", "stdout") if n in result.watches]
+    if watches:
+        out["metrics"] = merge(watches)
+    if result.log_path is not None:
+        out["log"] = {"path": result.log_path, "sha256": result.log_sha256,
+                      "bytes": result.log_bytes}
+    out["errors"] = list(result.errors)
+    return out
+
+
+def _how_it_ended(result: LaunchResult) -> OutcomeSection:
+    """Status, exit status, signal, times, pid and peak memory: what :func:`build` begins with."""
     out: OutcomeSection = {
         "status": result.status,
         "exit_status": result.exit_status,
@@ -75,39 +90,52 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> Outc
         "samples": result.rss_samples,
         "interval_s": result.rss_interval,
     }
-    out["tail_lines"] = tail_lines
+    return out
+
+
+def _stream(mode: str, watch: StreamWatch | None) -> Stream:
+    """One stream's table: how it was connected, and its counts and tail when it was read."""
+    stream: Stream = {"mode": mode}
+    if watch is None:
+        stream["captured"] = False
+        stream["reason"] = _NOT_CAPTURED.get(mode, "output not read")
+        return stream
+    stream["lines"] = watch.lines
+    stream["bytes"] = watch.bytes
+    if watch.unscanned_bytes:
+        stream["unscanned_bytes"] = watch.unscanned_bytes
+    stream["tail"] = watch.tail_text()
+    return stream
+
+
+def _what_it_printed(out: OutcomeSection, result: LaunchResult) -> None:
+    """The streams' tables, then what both streams say together: the first error (the one
+    that arrived first), the last traceback (stderr's when both printed one) and the earlier
+    ones, and the warnings (one of each, the time stamps left aside)."""
     first: tuple[float, str, str] | None = None
     traceback: Traceback | None = None
     earlier: list[Traceback] = []
     warnings: list[str] = []
     warnings_count = 0
     for name in ("stdout", "stderr"):
-        mode = result.modes.get(name, "none")
         watch = result.watches.get(name)
-        stream: Stream = {"mode": mode}
+        out["stdout" if name == "stdout" else "stderr"] = _stream(result.modes.get(name, "none"),
+                                                                  watch)
         if watch is None:
-            stream["captured"] = False
-            stream["reason"] = _NOT_CAPTURED.get(mode, "output not read")
-        else:
-            stream["lines"] = watch.lines
-            stream["bytes"] = watch.bytes
-            if watch.unscanned_bytes:
-                stream["unscanned_bytes"] = watch.unscanned_bytes
-            stream["tail"] = watch.tail_text()
-            if watch.first_error is not None and watch.first_error_at is not None:
-                if first is None or watch.first_error_at < first[0]:
-                    first = (watch.first_error_at, name, watch.first_error)
-            seen = {without_timestamp(w) for w in warnings}
-            warnings.extend(w for w in watch.warnings if without_timestamp(w) not in seen)
-            if watch.traceback.last is not None and (traceback is None or name == "stderr"):
-                if traceback is not None:
-                    earlier.append(traceback)
-                traceback = watch.traceback.last
-            elif watch.traceback.last is not None:
-                earlier.append(watch.traceback.last)
-            earlier[:0] = watch.traceback.earlier
-            warnings_count += watch.warnings_count
-        out["stdout" if name == "stdout" else "stderr"] = stream
+            continue
+        if watch.first_error is not None and watch.first_error_at is not None:
+            if first is None or watch.first_error_at < first[0]:
+                first = (watch.first_error_at, name, watch.first_error)
+        seen = {without_timestamp(w) for w in warnings}
+        warnings.extend(w for w in watch.warnings if without_timestamp(w) not in seen)
+        if watch.traceback.last is not None and (traceback is None or name == "stderr"):
+            if traceback is not None:
+                earlier.append(traceback)
+            traceback = watch.traceback.last
+        elif watch.traceback.last is not None:
+            earlier.append(watch.traceback.last)
+        earlier[:0] = watch.traceback.earlier
+        warnings_count += watch.warnings_count
     if first is not None:
         out["first_error"] = first[2]
         out["first_error_stream"] = first[1]
@@ -117,15 +145,6 @@ def build(result: LaunchResult, *, tail_lines: int = DEFAULT_TAIL_LINES) -> Outc
         out["earlier_tracebacks"] = earlier[-MAX_EARLIER:]
     out["warnings"] = warnings[:MAX_WARNINGS]
     out["warnings_count"] = warnings_count
-    watches = [result.watches[n].metrics for n in ("stderr", "stdout") if n in result.watches]
-    if watches:
-        out["metrics"] = merge(watches)
-    if result.log_path is not None:
-        out["log"] = {"path": result.log_path, "sha256": result.log_sha256,
-                      "bytes": result.log_bytes}
-    out["errors"] = list(result.errors)
-    return out
-
 
 _NOT_CAPTURED = {
     "inherit": "a terminal passed to the child as it is (--inherit-tty): nothing to read",
