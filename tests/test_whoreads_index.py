@@ -15,10 +15,12 @@ from runsnap.whoreads.search import who_reads
 from tests.conftest import pip_install, run_runsnap
 
 
-@pytest.fixture
-def venv(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real venv with ``knobpkg`` installed by pip: its own code reads two variables, its
-    tests and examples read one of them too."""
+    tests and examples read one of them too. One for the module: a test that edits the
+    installed code puts it back (each test has a cache folder of its own)."""
+    tmp_path = tmp_path_factory.mktemp("knob")
     proj = tmp_path / "src"
     pkg = proj / "knobpkg"
     (pkg / "tests").mkdir(parents=True)
@@ -52,12 +54,16 @@ def test_a_new_name_is_answered_from_the_one_pass_index(venv: Path) -> None:
     # written after the index was built, with the installed version unchanged: a search that
     # made a new pass for a new name would find it; the one-pass index answers without reading
     own = _installed(venv) / "threads.py"
-    own.write_text(own.read_text() + "LATE = os.getenv('KNOB_LATE_NAME')\n")
-    assert who_reads("KNOB_LATE_NAME", python) == []
-    found = who_reads("KNOB_NUM_THREADS", python)  # asked for the first time: from the index
-    assert ("knobpkg/threads.py", 3, "read") in [(h.path, h.line, h.kind) for h in found]
-    fresh = who_reads("KNOB_LATE_NAME", python, cache=False)  # no cache: a pass of its own
-    assert [(h.path, h.line) for h in fresh] == [("knobpkg/threads.py", 5)]
+    text = own.read_text()
+    own.write_text(text + "LATE = os.getenv('KNOB_LATE_NAME')\n")
+    try:
+        assert who_reads("KNOB_LATE_NAME", python) == []
+        found = who_reads("KNOB_NUM_THREADS", python)  # asked for the first time: from the index
+        assert ("knobpkg/threads.py", 3, "read") in [(h.path, h.line, h.kind) for h in found]
+        fresh = who_reads("KNOB_LATE_NAME", python, cache=False)  # no cache: a pass of its own
+        assert [(h.path, h.line) for h in fresh] == [("knobpkg/threads.py", 5)]
+    finally:
+        own.write_text(text)
 
 
 def test_own_code_first_tests_and_examples_only_when_asked(venv: Path) -> None:
