@@ -300,7 +300,9 @@ plans = st.tuples(
 def test_fuzz_the_loader_with_mutated_snapshots(tmp_path: Path, plan: tuple[Any, ...]) -> None:
     kind, where, value, marker, junk, levels = plan
     real_doc = _real_doc(tmp_path / "real")
-    base = _write(tmp_path / "base.toml", real_doc)
+    base = tmp_path / "base.toml"  # the same for every example (one tmp_path for them all)
+    if not base.exists():
+        _write(base, real_doc)
     doc = copy.deepcopy(real_doc)
     paths = _paths(doc)
     target = paths[where % len(paths)]
