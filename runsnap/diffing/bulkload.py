@@ -51,15 +51,15 @@ _PLAIN_KEY = re.compile(r'([A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*") = ')
 _KEY_VALUE = re.compile(r'(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*")[ \t]*=')
 
 
-def _headers(text: str) -> Iterator[re.Match[str]]:
-    """``_HEADER``'s matches, found from each ``\\n[`` (a ``^`` search tries every byte). A
-    line that ends with a comma is an item of an array written one item a line (``[1, 2],``,
-    as runsnap writes a list of lists), not a header."""
-    m = _HEADER.match(text)
+def _headers(text: str, start: int = 0) -> Iterator[re.Match[str]]:
+    """``_HEADER``'s matches from ``start`` (a line's start), found from each ``\\n[`` (a
+    ``^`` search tries every byte). A line that ends with a comma is an item of an array
+    written one item a line (``[1, 2],``, as runsnap writes a list of lists), not a header."""
+    m = _HEADER.match(text, start)
     if m is not None:
         yield m
     find, match = text.find, _HEADER.match
-    at = find("\n[")
+    at = find("\n[", start)
     while at >= 0:
         m = match(text, at + 1)
         if m is not None:
@@ -67,6 +67,20 @@ def _headers(text: str) -> Iterator[re.Match[str]]:
             if text[eol - 1 if eol >= 0 else len(text) - 1] != ",":
                 yield m
         at = find("\n[", at + 2)
+
+
+def _cut_at(text: str, at: int, name: str, part: str | None) -> bool:
+    """Whether a piece of section ``name``'s ``part`` ends at ``at``: the end of the text, or
+    a header of another section or part there (the cut :func:`_headers` would find)."""
+    if at == len(text):
+        return True
+    if text[at - 1] != "\n":
+        return False
+    m = _HEADER.match(text, at)
+    if m is None or (m.group(1) == name and m.group(2) == part):
+        return False
+    eol = text.find("\n", at)
+    return text[eol - 1 if eol >= 0 else len(text) - 1] != ","
 
 
 class _Fallback(Exception):
@@ -88,6 +102,8 @@ class SectionCache:
         self._parsed: dict[str, Any] = {}
         self._lines: dict[str, tuple[str, Any]] = {}
         self._headers: dict[str, tuple[str, ...]] = {}
+        # a piece's header line -> the last pieces seen with it: (text, section, part, value)
+        self._known: dict[str, list[tuple[str, str, str | None, Any]]] = {}
         self._joined: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
         # (first line, line count) -> (lines, document, where each line's value sits)
         self._bases: dict[tuple[str, int], tuple[list[str], frozenset[str], dict[str, Any],
@@ -358,35 +374,67 @@ class SectionCache:
             return load(path)
 
     def _split_load(self, text: str, path: str) -> Snapshot:
-        if text.rstrip().rpartition("\n")[2].strip() != END_MARKER:
+        _, nl, last_line = text[-len(END_MARKER) - 64:].rstrip().rpartition("\n")
+        if not nl or last_line.strip() != END_MARKER:
             raise _Fallback
         # Pieces: the runs of headers with the same section and part (``[runtime]``,
         # ``[[runtime.processes]]``, ``[runtime.vars]``, ``[runtime.modules.*]``...). The ranks
         # of a job differ in a few pieces of a section (its pids, a value): the others are
-        # parsed once and shared.
-        cuts: list[tuple[int, str, str | None]] = []
-        for m in _headers(text):
-            name, part = m.group(1), m.group(2)
-            if not cuts or cuts[-1][1] != name or cuts[-1][2] != part:
-                cuts.append((m.start(), name, part))
-        if not cuts:
+        # parsed once and shared. A piece seen before (the same text from its header line on,
+        # and a cut where it ends) is taken as it is, without looking for headers in it.
+        first = next(_headers(text), None)
+        if first is None:
             raise _Fallback
-        head = text[: cuts[0][0]]
-        doc: dict[str, Any] = dict(self._head(head))
+        start = first.start()
+        doc: dict[str, Any] = dict(self._head(text[:start]))
         pieces: dict[str, list[Any]] = {}
         order: list[str] = []
-        for i, (start, name, _part) in enumerate(cuts):
-            if name in ('"', "'"):
-                raise _Fallback
-            end = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
+        known = self._known
+        end_text = len(text)
+        last: str | None = None
+        while start < end_text:
+            eol = text.find("\n", start)
+            line = text[start:eol if eol >= 0 else end_text]
+            seen = known.get(line)
+            got = None
+            if seen is not None:
+                for i, (piece, name, part, value) in enumerate(seen):
+                    end = start + len(piece)
+                    if text.startswith(piece, start) and _cut_at(text, end, name, part):
+                        got = name, value
+                        if i:
+                            seen.insert(0, seen.pop(i))
+                        break
+            if got is None:
+                m = _HEADER.match(text, start)
+                if m is None:
+                    raise _Fallback
+                name, part = m.group(1), m.group(2)
+                end = end_text
+                for h in _headers(text, start):
+                    if h.group(1) != name or h.group(2) != part:
+                        end = h.start()
+                        break
+                if name in ('"', "'"):
+                    raise _Fallback
+                piece = text[start:end]
+                value = self.section(name, piece)
+                if seen is None:
+                    seen = known[line] = []
+                seen.insert(0, (piece, name, part, value))
+                del seen[4:]
+                got = name, value
+            name = got[0]
             if name not in pieces:
                 if name in doc:
                     raise _Fallback
                 pieces[name] = []
                 order.append(name)
-            elif cuts[i - 1][1] != name:
+            elif last != name:
                 raise _Fallback  # a section in two places
-            pieces[name].append(self.section(name, text[start:end]))
+            pieces[name].append(got[1])
+            last = name
+            start = end
         for name in order:
             doc[name] = self._join(name, pieces[name])
         return Snapshot.from_document(doc, path=path)

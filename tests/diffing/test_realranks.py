@@ -142,3 +142,47 @@ def test_array_items_at_the_start_of_a_line_are_not_headers(tmp_path: Path, monk
     got = load_many(paths)
     assert plain == []
     assert got == [load(p) for p in paths]
+
+
+def test_the_n_way_report_is_the_same_whatever_the_loader_shares(tmp_path: Path) -> None:
+    """The shortcuts of the bulk loader (pieces seen before taken whole, pieces read from a
+    base) and of the N-way compare (shared sections compared once, per-rank keys ranked on a
+    sample) change nothing in what is reported: the JSON of ``--all`` is byte for byte the
+    report of the same files each read by the plain loader (no object shared, every snapshot
+    compared by itself). 48 ranks on 6 nodes: past ``many.PER_RANK_SAMPLE``; the odd node is
+    node 1 (7 % 6), the odd rank 41 (137 % 48), rank 45 failed."""
+    from runsnap.diffing import compare_many
+    from runsnap.render import render
+
+    paths = write_job(tmp_path / "job", 48, log=None)
+    fast = runsnap.diff(tmp_path / "job", show_all=True)
+    plain = compare_many([load(p) for p in paths], show_all=True)
+    assert render(fast, "json") == render(plain, "json")
+    assert render(fast, "text") == render(plain, "text")
+    odd = {r.key: r.odd_members for r in fast.rows if r.kind == "odd" and not r.hidden}
+    assert odd["numpy"] == (41,) and odd["exit_status"] == (45,)
+    assert odd["NCCL_IB_HCA"] == tuple(range(8, 16))
+
+
+def test_a_piece_seen_before_is_taken_whole_only_where_its_run_of_headers_ends(
+        tmp_path: Path, monkeypatch) -> None:
+    """A rank whose first ``[[runtime.processes]]`` table is the first rank's, byte for byte,
+    but with a second one after it: the piece seen before is not the whole run of headers
+    there: the run is read as one piece (taken whole, the second table would come as a piece
+    of its own, and the file would go to the plain loader)."""
+    from runsnap.diffing import bulkload
+
+    first, second = write_job(tmp_path / "job", 2, log=None)
+    text = first.read_text()
+    block = text.split("[[runtime.processes]]\n", 1)[1].split("\n[", 1)[0]
+    more = tmp_path / "more.toml"
+    more.write_text(text.replace(f"[[runtime.processes]]\n{block}\n",
+                                 f"[[runtime.processes]]\n{block}\n[[runtime.processes]]\n"
+                                 f"{block.replace('pid = ', 'pid = 9', 1)}\n", 1))
+    plain: list[str] = []
+    real = bulkload.load
+    monkeypatch.setattr(bulkload, "load", lambda p: plain.append(p) or real(p))
+    got = load_many([first, second, more])
+    assert plain == []
+    assert got == [load(first), load(second), load(more)]
+    assert len(got[2]["runtime"]["processes"]) == 2
