@@ -83,6 +83,20 @@ def _cut_at(text: str, at: int, name: str, part: str | None) -> bool:
     return text[eol - 1 if eol >= 0 else len(text) - 1] != ","
 
 
+def _typed(where: list[Any]) -> list[Any]:
+    """Each value line's place (``(path, key, item)``, or ``None``) with the exact types of
+    the plain values its place accepts for their type alone (:func:`plain_types`)."""
+    out: list[Any] = []
+    for w in where:
+        if w is None:
+            out.append(None)
+            continue
+        path, key, item = w
+        keys = (*path, key) if item is None else (*path, key, 0)
+        out.append((path, key, item, schema_check.plain_types(keys)))
+    return out
+
+
 class _Fallback(Exception):
     """This file is read by the plain loader."""
 
@@ -137,7 +151,7 @@ class SectionCache:
                 if by_lines and plain:
                     lines = text.split("\n")
                     self._bases.setdefault((lines[0], len(lines)),
-                                           (lines, frozenset(lines), doc, where))
+                                           (lines, frozenset(lines), doc, _typed(where)))
         except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):
             raise _Fallback from None
         self.parsed += 1
@@ -170,8 +184,9 @@ class SectionCache:
             return None
         new = old.copy()
         at: list[int] = []
+        index = lines.index
         for ln in changed:
-            i = lines.index(ln)
+            i = index(ln)
             if where[i] is None:  # not a value line
                 return None
             new[i] = ln
@@ -180,41 +195,47 @@ class SectionCache:
             return None
         at.sort()
         schema_check.check_depth(joined.encode("utf-8", "surrogatepass"), "")
-        copies: dict[tuple[Any, ...], Any] = {}
         root = dict(doc)
-        copies[()] = root
+        copies: dict[tuple[Any, ...], Any] = {(): root}
+        fresh: set[tuple[Any, ...]] = set()  # arrays copied already
+        read_line, read_item = self._line, self._item
         for i in at:
-            path, key, item = where[i]
-            table: Any = root
-            for k in range(1, len(path) + 1):
-                sub = copies.get(path[:k])
-                if sub is None:  # a table, or an array of tables (its index in the path)
-                    sub = table[path[k - 1]]
-                    sub = copies[path[:k]] = list(sub) if isinstance(sub, list) else dict(sub)
-                    table[path[k - 1]] = sub
-                table = sub
+            path, key, item, plain = where[i]
+            table = copies.get(path)
+            if table is None:
+                table = root
+                for k in range(1, len(path) + 1):
+                    sub = copies.get(path[:k])
+                    if sub is None:  # a table, or an array of tables (its index in the path)
+                        sub = table[path[k - 1]]
+                        sub = copies[path[:k]] = list(sub) if isinstance(sub, list) else dict(sub)
+                        table[path[k - 1]] = sub
+                    table = sub
             if item is None:
-                got = self._line(lines[i])
+                got = read_line(lines[i])
                 if got is None or got[0] != key:
                     return None
-                table[key] = got[1]
+                value = table[key] = got[1]
             else:
-                ln = lines[i]
-                got = self._item(ln)
+                got = read_item(lines[i])
                 if got is None:
                     return None
-                items = table[key] = list(table[key])
-                items[item] = got[1]
-        # only the new values are checked: the tables that hold them were, with the base
-        try:
-            for i in at:
-                path, key, item = where[i]
-                if item is None:
-                    schema_check.validate_value((*path, key), copies[path][key])
-                else:
-                    schema_check.validate_value((*path, key), copies[path][key][item:item + 1])
-        except SnapshotError:
-            return None  # said again, in full, by the whole piece's parse
+                value = got[1]
+                items = table[key]
+                if (path, key) not in fresh:
+                    fresh.add((path, key))
+                    items = table[key] = list(items)
+                items[item] = value
+            # only the new values are checked: the tables that hold them were, with the base;
+            # a plain value whose place checks its type alone, by its type
+            if type(value) not in plain:
+                try:
+                    if item is None:
+                        schema_check.validate_value((*path, key), value)
+                    else:
+                        schema_check.validate_value((*path, key), [value])
+                except SnapshotError:
+                    return None  # said again, in full, by the whole piece's parse
         return root[name]
 
     def _by_lines(self, text: str, where: list[Any] | None = None) -> dict[str, Any] | None:

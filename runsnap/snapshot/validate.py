@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "check_head", "schema",
-           "section_required", "tree_depth", "validate", "validate_section", "validate_value"]
+           "plain_types", "section_required", "tree_depth", "validate", "validate_section",
+           "validate_value"]
 
 #: Largest snapshot file read (a capture keeps each repository's diff under 1 MiB by default).
 MAX_BYTES = 64 * 1024 * 1024
@@ -153,17 +154,7 @@ def validate_value(keys: tuple[Any, ...], value: Any, where: str = "") -> None:
     """Check one value at ``keys`` (the section first, then the tables down to its own key)
     as :func:`validate_section` checks it inside its section, the tables above it having been
     checked before (the bulk loader's values that differ from a piece seen before)."""
-    got = _AT.get(keys)
-    if got is None:
-        node = _node_at(keys)
-        simple = None  # a node that checks only the type: checked here for a plain value
-        if isinstance(node, dict):
-            node = _resolve(node, schema())
-            kinds = node.get("type")
-            if kinds is not None and set(node) <= {"type", "description"}:
-                simple = kinds if isinstance(kinds, list) else [kinds]
-        got = _AT[keys] = (node, simple)
-    node, simple = got
+    node, simple = _at(keys)
     if isinstance(node, str):
         raise SnapshotError(f"{where}{node}")
     if isinstance(value, (dict, list)):
@@ -175,6 +166,43 @@ def validate_value(keys: tuple[Any, ...], value: Any, where: str = "") -> None:
         return
     if isinstance(node, dict):
         _check(value, node, [k if isinstance(k, str) else f"[{k}]" for k in keys], where)
+
+
+def _at(keys: tuple[Any, ...]) -> tuple[Any, list[str] | None]:
+    """The schema node at ``keys`` (or the error its place is) and, when the node checks
+    only the type, the type names it accepts."""
+    got = _AT.get(keys)
+    if got is None:
+        node = _node_at(keys)
+        simple = None  # a node that checks only the type: checked here for a plain value
+        if isinstance(node, dict):
+            node = _resolve(node, schema())
+            kinds = node.get("type")
+            if kinds is not None and set(node) <= {"type", "description"}:
+                simple = kinds if isinstance(kinds, list) else [kinds]
+        got = _AT[keys] = (node, simple)
+    return got
+
+
+_PLAIN: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def plain_types(keys: tuple[Any, ...]) -> frozenset[type]:
+    """The exact types of the plain values (string, integer, float, boolean) that
+    :func:`validate_value` accepts at ``keys`` for their type alone, the node there checking
+    nothing else; empty when it checks more (or the place is not in the schema). A bool is
+    never an integer here, as in :func:`validate_value`.
+
+    >>> sorted(t.__name__ for t in plain_types(("meta", "collect_ms", "env")))
+    ['float', 'int']
+    """
+    node, simple = _at(keys)
+    if isinstance(node, str) or simple is None:
+        return frozenset()
+    return frozenset(t for name in simple for t in _PLAIN.get(name, ()))
 
 
 def _node_at(keys: tuple[Any, ...]) -> Any:
