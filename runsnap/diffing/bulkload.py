@@ -46,6 +46,9 @@ _SCALAR = re.compile(r'"([^"\\\x00-\x1f\x7f]*)"|(-?(?:0|[1-9][0-9]{0,17}))|'
                      r"(-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17})|(true)|(false)|(\[\])")
 _PLAIN_KEY = re.compile(r'([A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*") = ')
 
+#: How many plain lines are kept once read (then forgotten all at once, and kept again).
+_PLAIN_LINES = 1 << 17
+
 
 # A one-line ``key = value`` whose key is one bare or quoted key (no dotted keys).
 _KEY_VALUE = re.compile(r'(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*")[ \t]*=')
@@ -115,6 +118,9 @@ class SectionCache:
     def __init__(self) -> None:
         self._parsed: dict[str, Any] = {}
         self._lines: dict[str, tuple[str, Any]] = {}
+        # plain lines read before (the ranks' ``LOCAL_RANK = "1"``, ``env_ms = 3``): a bounded
+        # memory of the last ones
+        self._plain: dict[str, tuple[str, Any]] = {}
         self._headers: dict[str, tuple[str, ...]] = {}
         # a piece's header line -> the last pieces seen with it: (text, section, part, value)
         self._known: dict[str, list[tuple[str, str, str | None, Any]]] = {}
@@ -320,16 +326,25 @@ class SectionCache:
 
     def _line(self, line: str) -> tuple[str, Any] | None:
         """``(key, value)`` of a one-line ``key = value``, or ``None``."""
+        seen = self._plain.get(line)
+        if seen is not None:
+            return seen
         m = _PLAIN_KEY.match(line)
         if m is not None:
             v = _SCALAR.fullmatch(line, m.end())
             if v is not None:
                 key = m[1][1:-1] if m[1].startswith('"') else m[1]
                 s, i, f, t, fa, empty = v.groups()
+                if empty is not None:
+                    return key, []  # a new list each time: never shared
                 value: Any = (s if s is not None else int(i) if i is not None
                               else float(f) if f is not None else True if t is not None
-                              else False if fa is not None else [])
-                return key, value
+                              else False)
+                got = key, value
+                if len(self._plain) >= _PLAIN_LINES:
+                    self._plain.clear()
+                self._plain[line] = got
+                return got
         item = self._lines.get(line)
         if item is not None:
             return item
