@@ -122,8 +122,10 @@ class SectionCache:
         # memory of the last ones
         self._plain: dict[str, tuple[str, Any]] = {}
         self._headers: dict[str, tuple[str, ...]] = {}
-        # a piece's header line -> the last pieces seen with it: (text, section, part, value)
-        self._known: dict[str, list[tuple[str, str, str | None, Any]]] = {}
+        # a piece's header line -> the last pieces (or runs of pieces) seen from it: (text,
+        # each piece's (section, value, part), the last piece's section and part)
+        self._known: dict[str, list[tuple[str, tuple[tuple[str, Any, str | None], ...], str,
+                                          str | None]]] = {}
         self._joined: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
         # (first line, line count) -> (lines, document, where each line's value sits)
         self._bases: dict[tuple[str, int], tuple[list[str], frozenset[str], dict[str, Any],
@@ -416,32 +418,40 @@ class SectionCache:
         # Pieces: the runs of headers with the same section and part (``[runtime]``,
         # ``[[runtime.processes]]``, ``[runtime.vars]``, ``[runtime.modules.*]``...). The ranks
         # of a job differ in a few pieces of a section (its pids, a value): the others are
-        # parsed once and shared. A piece seen before (the same text from its header line on,
-        # and a cut where it ends) is taken as it is, without looking for headers in it.
+        # parsed once and shared. Pieces seen before (the same text from the first one's
+        # header line on, and a cut where the last ends), one or several in a row, are taken
+        # as they are, without looking for headers in them.
         first = next(_headers(text), None)
         if first is None:
             raise _Fallback
         start = first.start()
         doc: dict[str, Any] = dict(self._head(text[:start]))
-        pieces: dict[str, list[Any]] = {}
-        order: list[str] = []
+        found: list[tuple[str, Any, str | None]] = []  # (section, value, part) of each piece
         known = self._known
         end_text = len(text)
-        last: str | None = None
+        run_at, run = -1, 0  # where the pieces seen before in a row start, how many entries
         while start < end_text:
             eol = text.find("\n", start)
             line = text[start:eol if eol >= 0 else end_text]
             seen = known.get(line)
-            got = None
+            hit = False
             if seen is not None:
-                for i, (piece, name, part, value) in enumerate(seen):
-                    end = start + len(piece)
-                    if text.startswith(piece, start) and _cut_at(text, end, name, part):
-                        got = name, value
+                for i, entry in enumerate(seen):
+                    end = start + len(entry[0])
+                    if text.startswith(entry[0], start) and _cut_at(text, end, entry[2],
+                                                                      entry[3]):
                         if i:
                             seen.insert(0, seen.pop(i))
+                        if run == 0:
+                            run_at, run_from = start, len(found)
+                        run += 1
+                        found += entry[1]
+                        hit = True
                         break
-            if got is None:
+            if not hit:
+                if run > 1:
+                    self._remember(text, run_at, start, found[run_from:])
+                run = 0
                 m = _HEADER.match(text, start)
                 if m is None:
                     raise _Fallback
@@ -454,13 +464,15 @@ class SectionCache:
                 if name in ('"', "'"):
                     raise _Fallback
                 piece = text[start:end]
-                value = self.section(name, piece)
-                if seen is None:
-                    seen = known[line] = []
-                seen.insert(0, (piece, name, part, value))
-                del seen[4:]
-                got = name, value
-            name = got[0]
+                found.append((name, self.section(name, piece), part))
+                self._remember(text, start, end, found[-1:])
+            start = end
+        if run > 1:
+            self._remember(text, run_at, end_text, found[run_from:])
+        pieces: dict[str, list[Any]] = {}
+        order: list[str] = []
+        last: str | None = None
+        for name, value, _ in found:
             if name not in pieces:
                 if name in doc:
                     raise _Fallback
@@ -468,12 +480,20 @@ class SectionCache:
                 order.append(name)
             elif last != name:
                 raise _Fallback  # a section in two places
-            pieces[name].append(got[1])
+            pieces[name].append(value)
             last = name
-            start = end
         for name in order:
             doc[name] = self._join(name, pieces[name])
         return Snapshot.from_document(doc, path=path)
+
+    def _remember(self, text: str, start: int, end: int,
+                  items: list[tuple[str, Any, str | None]]) -> None:
+        """``text[start:end]`` is the pieces ``items`` (section, value, part), seen now."""
+        eol = text.find("\n", start, end)
+        line = text[start:eol if eol >= 0 else end]
+        seen = self._known.setdefault(line, [])
+        seen.insert(0, (text[start:end], tuple(items), items[-1][0], items[-1][2]))
+        del seen[4:]
 
     def _join(self, name: str, parts: list[Any]) -> Any:
         """One section from its pieces' tables; the same pieces give the same object."""
