@@ -13,25 +13,50 @@ a job: host, rank, launcher).
 
 from __future__ import annotations
 
-from runsnap.capturing.collect import (
-    build_context,
-    capture,
-    capture_context,
-    capture_pid,
-    capture_process,
-    snapshot_from_context,
-    with_meta,
-    with_section,
-)
-from runsnap.capturing.options import CaptureOptions
-from runsnap.capturing.output import (
-    GITIGNORE,
-    default_output,
-    ensure_snapshot_dir,
-    resolve_output,
-    save_first,
-)
-from runsnap.capturing.wrapped import RunRecord, launch_spec, run, run_with
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.capturing.collect import (
+        build_context,
+        capture,
+        capture_context,
+        capture_pid,
+        capture_process,
+        snapshot_from_context,
+        with_meta,
+        with_section,
+    )
+    from runsnap.capturing.options import CaptureOptions
+    from runsnap.capturing.output import (
+        GITIGNORE,
+        default_output,
+        ensure_snapshot_dir,
+        resolve_output,
+        save_first,
+    )
+    from runsnap.capturing.wrapped import RunRecord, launch_spec, run, run_with
+
+# Each name is imported from its module when first asked for: ``runsnap diff`` reads the
+# command-line options (``runsnap.capturing.options``) without the capture journey's modules.
+_WHERE = {
+    "build_context": "collect", "capture": "collect", "capture_context": "collect",
+    "capture_pid": "collect", "capture_process": "collect", "snapshot_from_context": "collect",
+    "with_meta": "collect", "with_section": "collect", "CaptureOptions": "options",
+    "GITIGNORE": "output", "default_output": "output", "ensure_snapshot_dir": "output",
+    "resolve_output": "output", "save_first": "output", "RunRecord": "wrapped",
+    "launch_spec": "wrapped", "run": "wrapped", "run_with": "wrapped",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'runsnap.capturing' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"runsnap.capturing.{where}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "GITIGNORE",

@@ -38,11 +38,11 @@ from runsnap.checks.finding import (
     is_draft,
 )
 from runsnap.knowledge.env import (
+    closest_name,
     family_of,
     is_known_name,
     likely_misspelling,
     named_by_family,
-    osa_distance,
 )
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import rejects
@@ -83,15 +83,7 @@ def _closest_read(name: str, read: frozenset[str]) -> str | None:
     """The name read by name that ``name`` is one edit from (two for long names); kept for
     the next snapshot of the same program (``diff`` checks both sides, which read the same
     names)."""
-    allowed = 2 if len(name) >= 12 else 1
-    best: tuple[int, str] | None = None
-    for cand in read:
-        if cand == name or abs(len(cand) - len(name)) > allowed:
-            continue
-        d = osa_distance(name, cand, allowed + 1)
-        if d <= allowed and (best is None or (d, cand) < best):
-            best = (d, cand)
-    return best[1] if best else None
+    return closest_name(name, read)
 
 
 def misspelled_variables(snap: Any, who_reads: WhoReads | None = None) -> list[Finding]:

@@ -46,6 +46,44 @@ _SCALAR = re.compile(r'"([^"\\\x00-\x1f\x7f]*)"|(-?(?:0|[1-9][0-9]{0,17}))|'
                      r"(-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17})|(true)|(false)|(\[\])")
 _PLAIN_KEY = re.compile(r'([A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*") = ')
 
+# Flat arrays and inline tables of such values, as runsnap writes them (``[5, 104, "f"]``,
+# ``{ via = "getenv", sites = [184] }``): read without tomllib (the rest is tomllib's).
+_ITEM = (r'"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]{0,17})(?![.0-9])|'
+         r"-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17}|true|false")
+_ITEMS = re.compile(rf"(?:{_ITEM})")
+_ARRAY = rf"\[(?:(?:{_ITEM})(?:, (?:{_ITEM}))*)?\]"
+_FLAT = re.compile(_ARRAY)
+_INLINE = re.compile(rf"\{{ [A-Za-z0-9_-]+ = (?:{_ITEM}|{_ARRAY})"
+                     rf"(?:, [A-Za-z0-9_-]+ = (?:{_ITEM}|{_ARRAY}))* \}}")
+_PAIRS = re.compile(rf"([A-Za-z0-9_-]+) = ({_ITEM}|{_ARRAY})")
+
+
+def _plain(text: str) -> Any:
+    """The value of one item that :data:`_ITEMS` matched."""
+    if text[0] == '"':
+        return text[1:-1]
+    if text == "true" or text == "false":
+        return text == "true"
+    return float(text) if "." in text else int(text)
+
+
+def _compound(text: str, at: int) -> tuple[bool, Any]:
+    """``(True, value)`` of a flat array or inline table at ``text[at:]`` (the whole rest),
+    ``(False, None)`` when it is not one of runsnap's plain forms."""
+    if _FLAT.fullmatch(text, at):
+        return True, [_plain(m[0]) for m in _ITEMS.finditer(text, at + 1, len(text) - 1)]
+    if _INLINE.fullmatch(text, at):
+        table: dict[str, Any] = {}
+        for m in _PAIRS.finditer(text, at + 2, len(text) - 2):
+            key, raw = m[1], m[2]
+            if key in table:
+                return False, None  # TOML's to reject
+            table[key] = ([_plain(x[0]) for x in _ITEMS.finditer(raw, 1, len(raw) - 1)]
+                          if raw[0] == "[" else _plain(raw))
+        return True, table
+    return False, None
+
+
 #: How many plain lines are kept once read (then forgotten all at once, and kept again).
 _PLAIN_LINES = 1 << 17
 
@@ -350,6 +388,12 @@ class SectionCache:
         item = self._lines.get(line)
         if item is not None:
             return item
+        if m is not None:
+            done, value = _compound(line, m.end())
+            if done:
+                key = m[1][1:-1] if m[1].startswith('"') else m[1]
+                item = self._lines[line] = key, value  # kept, as the costly ones are
+                return item
         if not _KEY_VALUE.match(line):
             return None
         try:

@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable
 
 from runsnap.base import programs
-from runsnap.redact import Redactor, load_key
 
 __all__ = ["CommitLog", "commits_between"]
 
@@ -43,7 +42,9 @@ def commits_between(path: str, sha_a: str, sha_b: str) -> list[str] | None:
         lines += [f"{sign} {c}" for c in found[:50]]
         if len(found) > 50:
             lines.append(f"{sign} ... (more)")
-    # Commit subjects are free text read from this machine: the same secret rules as a capture.
+    # Commit subjects are free text read from this machine: the same secret rules as a capture
+    # (imported here: a diff of snapshots whose repositories are not here never needs them).
+    from runsnap.redact import Redactor, load_key
 
     redactor = Redactor(load_key())
     return [redactor.scrub(line, "git log") for line in lines]

@@ -16,6 +16,7 @@ from runsnap.knowledge import Glob, rule_lines
 __all__ = [
     "COLON_LISTS",
     "COMMA_LISTS",
+    "closest_name",
     "family_of",
     "family_owners",
     "is_known_name",
@@ -180,6 +181,39 @@ def osa_distance(a: str, b: str, limit: int = 3) -> int:
             return limit
         prev2, prev = prev, cur
     return min(prev[-1], limit)
+
+
+@functools.lru_cache(maxsize=8)
+def _by_length(names: frozenset[str]) -> dict[int, list[tuple[str, int]]]:
+    """``names`` by length, each with its letters (:func:`_letters`)."""
+    out: dict[int, list[tuple[str, int]]] = {}
+    for n in names:
+        out.setdefault(len(n), []).append((n, _letters(n)))
+    return out
+
+
+def closest_name(name: str, names: frozenset[str]) -> str | None:
+    """The name of ``names`` (other than ``name``) one edit from ``name`` (two for names of
+    12 letters or more), the closest and then the first in order; ``None`` when there is none.
+    Only the names of a length within reach whose letters could be are measured.
+
+    >>> closest_name("NCCL_DEBUG_FILE", frozenset({"NCCL_DEBUG_FIEL", "NCCL_DEBUG"}))
+    'NCCL_DEBUG_FIEL'
+    >>> closest_name("HF_HOME", frozenset({"HF_HUB", "HF_HOME"})) is None
+    True
+    """
+    allowed = 2 if len(name) >= 12 else 1
+    index = _by_length(names)
+    letters = _letters(name)
+    best: tuple[int, str] | None = None
+    for size in range(len(name) - allowed, len(name) + allowed + 1):
+        for cand, bits in index.get(size, ()):
+            if cand == name or (letters ^ bits).bit_count() > 2 * allowed:
+                continue
+            d = osa_distance(name, cand, allowed + 1)
+            if d <= allowed and (best is None or (d, cand) < best):
+                best = (d, cand)
+    return best[1] if best else None
 
 
 @functools.lru_cache(maxsize=4096)

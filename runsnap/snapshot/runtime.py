@@ -371,6 +371,24 @@ def _int(x: Any) -> int | None:
     return x if isinstance(x, int) and not isinstance(x, bool) else None
 
 
+#: (stacks, frames, files) -> their stacks as text, by index: the ranks of one job (read by
+#: the bulk loader) share these tables, so a stack is written out once for all of them.
+_STACKS: dict[tuple[int, int, int], tuple[list[Any], list[Any], list[Any], dict[int, list[str]]]] \
+    = {}
+
+
+def _stacks_of(stacks: list[Any], frames: list[Any], files: list[Any]) -> dict[int, list[str]]:
+    key = (id(stacks), id(frames), id(files))
+    hit = _STACKS.get(key)
+    if hit is not None and hit[0] is stacks and hit[1] is frames and hit[2] is files:
+        return hit[3]
+    if len(_STACKS) >= _CACHE_MAX:
+        _STACKS.pop(next(iter(_STACKS)))
+    made: dict[int, list[str]] = {}
+    _STACKS[key] = (stacks, frames, files, made)  # kept alive: their ids stay theirs
+    return made
+
+
 class _Context:
     """Expands the compact records of one section."""
 
@@ -392,7 +410,7 @@ class _Context:
         self.natives = natives if isinstance(natives, Mapping) else _EMPTY
         self.values = values if isinstance(values, Mapping) else _EMPTY
         self.others = others if isinstance(others, Mapping) else _EMPTY
-        self._stack_cache: dict[int, list[str]] = {}
+        self._stack_cache = _stacks_of(self.stacks, self.frames, self.files)
 
     def stack(self, k: Any) -> list[str]:
         i = _int(k)

@@ -186,3 +186,33 @@ def test_a_piece_seen_before_is_taken_whole_only_where_its_run_of_headers_ends(
     assert plain == []
     assert got == [load(first), load(second), load(more)]
     assert len(got[2]["runtime"]["processes"]) == 2
+
+
+def test_arrays_and_inline_tables_are_read_as_tomllib_reads_them(tmp_path: Path) -> None:
+    """Flat arrays and inline tables of plain values are read without tomllib (a traced rank
+    has a thousand of them); every other form, and anything TOML rejects, is tomllib's."""
+    import pytest
+
+    from runsnap.errors import SnapshotError
+
+    (path,) = write_job(tmp_path / "job", 1, log=None)
+    text = path.read_text()
+    lines = ['a1 = [5, 104, "Strobe, x", -0, 1.5, true, false]', "a2 = []", "a3 = [1,2]",
+             "a4 = [1, ]", 'a5 = ["a\\"b", "~null"]', "a6 = [1e5, 1.5e-3]",
+             "a7 = [123456789012345678901234567890]", 't1 = { via = "getenv", sites = [184] }',
+             "t2 = { set = true }", "t3 = {a = 1}", 't4 = { a = [1, 2], b = "x, y = z" }',
+             "t5 = { a = [{ b = 1 }] }", "t6 = { }", "a8 = [-1.25, 0.0, -0.5]"]
+    odd = tmp_path / "odd.toml"
+    odd.write_text(text.replace("[outcome]\n", "[outcome]\n" + "\n".join(lines) + "\n", 1))
+    (got,) = load_many([odd])
+    assert got == load(odd)
+    assert got["outcome"]["a1"] == [5, 104, "Strobe, x", 0, 1.5, True, False]
+    assert got["outcome"]["t4"] == {"a": [1, 2], "b": "x, y = z"}
+    for bad in ("b1 = [01]", "b2 = [1.]", "b3 = { a = 1, a = 2 }", "b4 = [1.5.5]"):
+        wrong = tmp_path / "wrong.toml"
+        wrong.write_text(text.replace("[outcome]\n", f"[outcome]\n{bad}\n", 1))
+        with pytest.raises(SnapshotError) as plain:
+            load(wrong)
+        with pytest.raises(SnapshotError) as bulk:
+            load_many([wrong])
+        assert str(bulk.value) == str(plain.value), bad
