@@ -46,7 +46,7 @@ from runsnap.knowledge.env import (
 )
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import rejects
-from runsnap.snapshot.runtime import variables as runtime_variables
+from runsnap.snapshot.runtime import read_by_name as runtime_read_by_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,11 +71,7 @@ def read_by_name(snap: Any) -> set[str]:
     """Variables some process of the run read by name (from Python or natively): a bulk copy
     of the environment (``dict(os.environ)``, handed to every torch or subprocess launch) knows
     every name and so tells nothing about any."""
-    out = set()
-    for name, entry in runtime_variables(_runtime(snap)).items():
-        if entry.get("reads") or entry.get("native") or entry.get("python"):
-            out.add(name)
-    return out
+    return set(runtime_read_by_name(_runtime(snap)))
 
 
 @functools.lru_cache(maxsize=4096)

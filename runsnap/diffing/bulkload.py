@@ -165,9 +165,10 @@ class SectionCache:
         self._known: dict[str, list[tuple[str, tuple[tuple[str, Any, str | None], ...], str,
                                           str | None]]] = {}
         self._joined: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
-        # (first line, line count) -> (lines, document, where each line's value sits)
-        self._bases: dict[tuple[str, int], tuple[list[str], frozenset[str], dict[str, Any],
-                                                 list[Any]]] = {}
+        # (first line, line count) -> [lines, their set, document, where each line's value
+        # sits, the same with the types a plain value there may have (both made when first
+        # asked for: a diff of two files reads few parts from a base)]
+        self._bases: dict[tuple[str, int], list[Any]] = {}
         self._toml = _tomllib()
         self.parsed = 0
         """How many section texts were parsed (the rest were found in the cache)."""
@@ -196,8 +197,8 @@ class SectionCache:
                 schema_check.validate_section(name, value, partial=True)
                 if by_lines and plain:
                     lines = text.split("\n")
-                    self._bases.setdefault((lines[0], len(lines)),
-                                           (lines, frozenset(lines), doc, _typed(where)))
+                    self._bases.setdefault((lines[0], len(lines)), [lines, None, doc, where,
+                                                                   None])
         except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):
             raise _Fallback from None
         self.parsed += 1
@@ -221,7 +222,9 @@ class SectionCache:
         base = self._bases.get((lines[0], len(lines)))
         if base is None:
             return None
-        old, known, doc, where = base
+        if base[1] is None:
+            base[1], base[4] = frozenset(base[0]), _typed(base[3])
+        old, known, doc, _, where = base
         changed = set(lines).difference(known)
         if not changed or len(changed) > 64:
             return None

@@ -25,10 +25,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from runsnap.base.placeholder import is_fingerprint
 from runsnap.diffing import sections
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, matches
-from runsnap.redact import is_fingerprint
 from runsnap.snapshot import SECTION_ORDER
 
 __all__ = ["assess", "rank", "ranking_key"]

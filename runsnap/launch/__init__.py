@@ -17,12 +17,35 @@ The modules: :mod:`~runsnap.launch.spec` (what is launched), :mod:`~runsnap.laun
 
 from __future__ import annotations
 
-from runsnap.launch.relay import LogTee
-from runsnap.launch.result import LaunchResult, exit_status_for
-from runsnap.launch.signals import DEFAULT_KILL_GRACE, FORWARDED_SIGNALS, STOP_SIGNALS
-from runsnap.launch.spec import LaunchSpec
-from runsnap.launch.start import exec_child
-from runsnap.launch.supervise import DRAIN_SECONDS, Watch, run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.launch.relay import LogTee
+    from runsnap.launch.result import LaunchResult, exit_status_for
+    from runsnap.launch.signals import DEFAULT_KILL_GRACE, FORWARDED_SIGNALS, STOP_SIGNALS
+    from runsnap.launch.spec import LaunchSpec
+    from runsnap.launch.start import exec_child
+    from runsnap.launch.supervise import DRAIN_SECONDS, Watch, run
+
+# Each name is imported from its module when first asked for: the diff reads
+# ``runsnap.launch.outcome`` and ``runsnap.launch.metrics`` without the launcher's modules.
+_WHERE = {
+    "LogTee": "relay", "LaunchResult": "result", "exit_status_for": "result",
+    "DEFAULT_KILL_GRACE": "signals", "FORWARDED_SIGNALS": "signals", "STOP_SIGNALS": "signals",
+    "LaunchSpec": "spec", "exec_child": "start", "DRAIN_SECONDS": "supervise",
+    "Watch": "supervise", "run": "supervise",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'runsnap.launch' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"runsnap.launch.{where}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_KILL_GRACE",

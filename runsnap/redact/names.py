@@ -8,17 +8,13 @@ import math
 import os
 import re
 
+from runsnap.base.placeholder import PREFIX, is_fingerprint
 from runsnap.knowledge import secrets as rules
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["FINGERPRINT", "MIN_KNOWN", "PREFIX", "harmless_value", "is_fingerprint",
            "is_secret_name", "looks_like_credential", "looks_opaque", "name_class", "norm",
            "secret_if_credential"]
 
-PREFIX = "<redacted:hmac-sha256:"
 FINGERPRINT = re.compile(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
 
 #: Known values shorter than this are not searched for in text (``HF_TOKEN=1``).
@@ -115,11 +111,6 @@ def looks_like_credential(value: str) -> bool:
                + any(c.isdigit() for c in v) + any(not c.isalnum() for c in v))
     return classes >= 3
 
-
-
-def is_fingerprint(value: Any) -> bool:
-    """Whether ``value`` is a redaction placeholder."""
-    return isinstance(value, str) and value.startswith(PREFIX)
 
 
 # ---------------------------------------------------------------- values that are never secrets

@@ -37,6 +37,7 @@ __all__ = [
     "is_compact",
     "names",
     "raw_vars",
+    "read_by_name",
     "same_places",
     "stored",
     "variable",
@@ -325,6 +326,49 @@ def names(runtime: Mapping[str, Any] | None) -> list[str]:
     if not is_compact(runtime):
         return list(variables(runtime))
     return _Context(runtime).names()  # type: ignore[arg-type]
+
+
+_READ: dict[tuple[int, int], tuple[Any, Any, frozenset[str]]] = {}
+
+
+def read_by_name(runtime: Mapping[str, Any] | None) -> frozenset[str]:
+    """The variables some process read by name, from Python or natively (a record whose
+    ``reads``, ``native`` or ``python`` is true), without building the records; the same
+    stored tables (two ranks of a job read by the bulk loader) answer at once.
+
+    >>> sorted(read_by_name({"vars": {"A": [1], "B": {"bulk_reads": 1, "python": False}},
+    ...                      "native_reads": {"C": 1}}))
+    ['A', 'C']
+    """
+    if not is_compact(runtime):
+        return frozenset(n for n, e in variables(runtime).items()
+                         if e.get("reads") or e.get("native") or e.get("python"))
+    assert runtime is not None
+    stored_vars = raw_vars(runtime)
+    natives = runtime.get("native_reads")
+    natives = natives if isinstance(natives, Mapping) else _EMPTY
+    key = (id(stored_vars), id(natives))
+    hit = _READ.get(key)
+    if hit is not None and hit[0] is stored_vars and hit[1] is natives:
+        return hit[2]
+    out = set()
+    for n in _Context(runtime).names():
+        c = stored_vars.get(n)
+        if c is None and n in natives:
+            c = _EMPTY
+        elif isinstance(c, list):
+            c = {"sites": c}
+        if not isinstance(c, Mapping):
+            continue
+        sites = c.get("sites")
+        reads = c.get("reads", len(sites) if isinstance(sites, list) else 0)
+        if reads or c.get("native", n in natives) or c.get("python", bool(reads) or "sites" in c):
+            out.add(n)
+    got = frozenset(out)
+    if len(_READ) >= _CACHE_MAX:
+        _READ.pop(next(iter(_READ)))
+    _READ[key] = (stored_vars, natives, got)  # kept alive: their ids stay theirs
+    return got
 
 
 _TABLES = ("vars", "native_reads", "values", "other_values")
