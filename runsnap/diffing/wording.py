@@ -13,6 +13,8 @@ __all__ = ["group_values", "short"]
 
 def _frozen(value: Any) -> Any:
     """A hashable stand-in for a value made of plain data (equal values, equal stand-ins)."""
+    if type(value) is str or value is None:
+        return value
     if isinstance(value, Mapping):
         return ("{}", tuple((k, _frozen(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):

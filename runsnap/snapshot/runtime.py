@@ -40,6 +40,7 @@ __all__ = [
     "read_by_name",
     "same_places",
     "stored",
+    "value_seen",
     "variable",
     "variables",
 ]
@@ -369,6 +370,20 @@ def read_by_name(runtime: Mapping[str, Any] | None) -> frozenset[str]:
         _READ.pop(next(iter(_READ)))
     _READ[key] = (stored_vars, natives, got)  # kept alive: their ids stay theirs
     return got
+
+
+def value_seen(runtime: Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
+    """The value the record of ``name`` holds (``value``: what the run saw set), ``default``
+    when it holds none; without building the record.
+
+    >>> value_seen({"vars": {"RANK": [1]}, "values": {"RANK": "3"}}, "RANK")
+    '3'
+    """
+    if not is_compact(runtime):
+        return (variable(runtime, name) or _EMPTY).get("value", default)
+    assert runtime is not None
+    values = runtime.get("values")
+    return values.get(name, default) if isinstance(values, Mapping) else default
 
 
 _TABLES = ("vars", "native_reads", "values", "other_values")

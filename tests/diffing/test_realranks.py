@@ -216,3 +216,26 @@ def test_arrays_and_inline_tables_are_read_as_tomllib_reads_them(tmp_path: Path)
         with pytest.raises(SnapshotError) as bulk:
             load_many([wrong])
         assert str(bulk.value) == str(plain.value), bad
+
+
+def test_ranks_whose_records_differ_in_values_alone_compare_as_their_records_do(
+        tmp_path: Path) -> None:
+    """Two ranks' ``[runtime]`` store the same records but for the values seen (``RANK``):
+    B's records are not built, A's stand for them. The differences are those of the whole
+    records (the same sections in schema 1's form, every record written out)."""
+    from runsnap.diffing.sections import runtime as compare_runtime
+
+    paths = write_job(tmp_path / "job", 8, log=None)  # rank 1 read one more variable
+    a, b = (load(p)["runtime"] for p in paths[2:4])
+
+    def written_out(s):
+        return {"traced": s["traced"], "native": s.get("native", ""),
+                "env": {n: dict(r) for n, r in variables(s).items()},
+                "modules": s.get("modules") or {}, "processes": s.get("processes") or []}
+
+    got = compare_runtime.compare(a, b)
+    assert [(d.key, d.a, d.b) for d in got] == [("env RANK", "2", "3")]
+    assert got == compare_runtime.compare(written_out(a), written_out(b))
+    odd = load(paths[1])["runtime"]  # its records differ: compared record by record
+    assert compare_runtime.compare(a, odd) == compare_runtime.compare(written_out(a),
+                                                                      written_out(odd))

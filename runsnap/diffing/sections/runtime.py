@@ -29,7 +29,14 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
-from runsnap.snapshot.runtime import differing, names, same_places, stored, variable
+from runsnap.snapshot.runtime import (
+    differing,
+    names,
+    same_places,
+    stored,
+    value_seen,
+    variable,
+)
 
 __all__ = ["compare", "score"]
 
@@ -64,11 +71,38 @@ def _where(side: str, entry: Mapping[str, Any]) -> str:
     return f"{side}: read {how}"
 
 
+_NONE = object()  # no value held
+
+
+def _values_only(sa: Mapping[str, Any], sb: Mapping[str, Any], few: list[str]
+                 ) -> list[Difference]:
+    """:func:`_env` of two sections whose records differ in the values seen alone
+    (:func:`~runsnap.snapshot.runtime.differing` gave ``few``): B's records are A's but for
+    the value, so only A's are built (once for every rank compared with the same A)."""
+    out: list[Difference] = []
+    for name in few:
+        if stored(sa, name) == stored(sb, name):
+            continue
+        x = variable(sa, name)
+        if not isinstance(x, Mapping) or not _read(x):
+            continue
+        was_set, y = bool(x.get("set")), value_seen(sb, name, _NONE)
+        if x.get("value") == (None if y is _NONE else y):
+            continue
+        shown = "(unset: default taken)" if not was_set else "(set)" if y is _NONE else str(y)
+        out.append(Difference("runtime", f"env {name}", "changed", _shown(x), shown,
+                              evidence=(_where("A", x), _where("B", x)),
+                              path=("runtime", "env", name)))
+    return out
+
+
 def _env(sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[Difference]:
     out: list[Difference] = []
     # Ranks of one job store almost every record alike: those are never expanded.
     shortcut = same_places(sa, sb)
     few = differing(sa, sb) if shortcut else None
+    if few is not None:
+        return _values_only(sa, sb, few)
     for name in few if few is not None else sorted(set(names(sa)) | set(names(sb))):
         if shortcut and stored(sa, name) == stored(sb, name):
             continue
