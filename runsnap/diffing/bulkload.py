@@ -47,19 +47,15 @@ _SCALAR = re.compile(r'"([^"\\\x00-\x1f\x7f]*)"|(-?(?:0|[1-9][0-9]{0,17}))|'
 _PLAIN_KEY = re.compile(r'([A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*") = ')
 
 # Flat arrays and inline tables of such values, as runsnap writes them (``[5, 104, "f"]``,
-# ``{ via = "getenv", sites = [184] }``): read without tomllib (the rest is tomllib's).
-_ITEM = (r'"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]{0,17})(?![.0-9])|'
-         r"-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17}|true|false")
-_ITEMS = re.compile(rf"(?:{_ITEM})")
-_ARRAY = rf"\[(?:(?:{_ITEM})(?:, (?:{_ITEM}))*)?\]"
-_FLAT = re.compile(_ARRAY)
-_INLINE = re.compile(rf"\{{ [A-Za-z0-9_-]+ = (?:{_ITEM}|{_ARRAY})"
-                     rf"(?:, [A-Za-z0-9_-]+ = (?:{_ITEM}|{_ARRAY}))* \}}")
-_PAIRS = re.compile(rf"([A-Za-z0-9_-]+) = ({_ITEM}|{_ARRAY})")
+# ``{ via = "getenv", sites = [184] }``): read without tomllib, an item at a time (the rest,
+# and anything TOML would reject, is tomllib's).
+_ITEM = re.compile(r'"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]{0,17})(?![.0-9eE_])|'
+                   r"-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17}(?![.0-9eE_])|true|false")
+_INLINE_KEY = re.compile(r"([A-Za-z0-9_-]+) = ")
 
 
 def _plain(text: str) -> Any:
-    """The value of one item that :data:`_ITEMS` matched."""
+    """The value of one item that :data:`_ITEM` matched."""
     if text[0] == '"':
         return text[1:-1]
     if text == "true" or text == "false":
@@ -67,21 +63,61 @@ def _plain(text: str) -> Any:
     return float(text) if "." in text else int(text)
 
 
+def _items(text: str, at: int) -> tuple[list[Any], int] | None:
+    """The flat array that opens at ``text[at]`` (``[``) and where it ends, or ``None``."""
+    out: list[Any] = []
+    at += 1
+    if text.startswith("]", at):
+        return out, at + 1
+    match = _ITEM.match
+    while True:
+        m = match(text, at)
+        if m is None:
+            return None
+        out.append(_plain(m[0]))
+        at = m.end()
+        if text.startswith("]", at):
+            return out, at + 1
+        if not text.startswith(", ", at):
+            return None
+        at += 2
+
+
 def _compound(text: str, at: int) -> tuple[bool, Any]:
     """``(True, value)`` of a flat array or inline table at ``text[at:]`` (the whole rest),
     ``(False, None)`` when it is not one of runsnap's plain forms."""
-    if _FLAT.fullmatch(text, at):
-        return True, [_plain(m[0]) for m in _ITEMS.finditer(text, at + 1, len(text) - 1)]
-    if _INLINE.fullmatch(text, at):
-        table: dict[str, Any] = {}
-        for m in _PAIRS.finditer(text, at + 2, len(text) - 2):
-            key, raw = m[1], m[2]
-            if key in table:
-                return False, None  # TOML's to reject
-            table[key] = ([_plain(x[0]) for x in _ITEMS.finditer(raw, 1, len(raw) - 1)]
-                          if raw[0] == "[" else _plain(raw))
-        return True, table
-    return False, None
+    if text.startswith("[", at):
+        got = _items(text, at)
+        return (True, got[0]) if got is not None and got[1] == len(text) else (False, None)
+    if not (text.startswith("{ ", at) and text.endswith(" }")):
+        return False, None
+    table: dict[str, Any] = {}
+    end = len(text) - 2
+    at += 2
+    while True:
+        k = _INLINE_KEY.match(text, at)
+        if k is None:
+            return False, None
+        at = k.end()
+        value: Any
+        if text.startswith("[", at):
+            got = _items(text, at)
+            if got is None:
+                return False, None
+            value, at = got
+        else:
+            m = _ITEM.match(text, at)
+            if m is None:
+                return False, None
+            value, at = _plain(m[0]), m.end()
+        if k[1] in table or at > end:
+            return False, None  # a key given twice: TOML's to reject
+        table[k[1]] = value
+        if at == end:
+            return True, table
+        if not text.startswith(", ", at):
+            return False, None
+        at += 2
 
 
 #: How many plain lines are kept once read (then forgotten all at once, and kept again).

@@ -201,14 +201,17 @@ def test_arrays_and_inline_tables_are_read_as_tomllib_reads_them(tmp_path: Path)
              "a4 = [1, ]", 'a5 = ["a\\"b", "~null"]', "a6 = [1e5, 1.5e-3]",
              "a7 = [123456789012345678901234567890]", 't1 = { via = "getenv", sites = [184] }',
              "t2 = { set = true }", "t3 = {a = 1}", 't4 = { a = [1, 2], b = "x, y = z" }',
-             "t5 = { a = [{ b = 1 }] }", "t6 = { }", "a8 = [-1.25, 0.0, -0.5]"]
+             "t5 = { a = [{ b = 1 }] }", "t6 = { }", "a8 = [-1.25, 0.0, -0.5]",
+             'a9 = ["]", 1]', 't7 = { a = "}", b = [] }', "a10 = [1_000, 1.5e3]",
+             "t8 = { a = [1, 2] , b = 1 }"]
     odd = tmp_path / "odd.toml"
     odd.write_text(text.replace("[outcome]\n", "[outcome]\n" + "\n".join(lines) + "\n", 1))
     (got,) = load_many([odd])
     assert got == load(odd)
     assert got["outcome"]["a1"] == [5, 104, "Strobe, x", 0, 1.5, True, False]
     assert got["outcome"]["t4"] == {"a": [1, 2], "b": "x, y = z"}
-    for bad in ("b1 = [01]", "b2 = [1.]", "b3 = { a = 1, a = 2 }", "b4 = [1.5.5]"):
+    for bad in ("b1 = [01]", "b2 = [1.]", "b3 = { a = 1, a = 2 }", "b4 = [1.5.5]", "b5 = [1]]",
+                "b6 = [truex]", "b7 = { a = 1 } }"):
         wrong = tmp_path / "wrong.toml"
         wrong.write_text(text.replace("[outcome]\n", f"[outcome]\n{bad}\n", 1))
         with pytest.raises(SnapshotError) as plain:
