@@ -22,7 +22,6 @@ import sys
 from runsnap.base.paths import current_dir
 from runsnap.base.startenv import restore_exec_environment
 from runsnap.cli.boundary import guarded
-from runsnap.cli.capture import run_capture
 from runsnap.cli.options import CaptureRequest, parse_capture
 
 TYPE_CHECKING = False
@@ -66,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         plan = git.prestart(os.environ, current_dir(), params["repos"], params["max_diff_bytes"])
         if plan is not None:
             params["started"] = {"git": plan}
+    from runsnap.cli.capture import run_capture  # not on the way of the other commands
+
     try:
         status = guarded(run_capture, CaptureRequest.from_params(params))
     except BrokenPipeError:

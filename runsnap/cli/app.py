@@ -29,12 +29,10 @@ import click
 
 from runsnap import __version__
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command, untrusted
-from runsnap.cli.capture import run_capture
 from runsnap.cli.options import CAPTURE_OPTIONS, CaptureRequest, Opt
 from runsnap.cli.shared import dir_option
 from runsnap.cli.whoreads import run_who_reads
 from runsnap.errors import UsageError
-from runsnap.redact.scrub import scrub_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,6 +87,9 @@ def capture(**params: Any) -> None:
     With --no-run, or with no command (the current context), nothing is run and the path is
     printed on stdout. --pid PID snapshots a process that is already running.
     """
+    # imported here: the other commands (diff above all) never need the capture journey
+    from runsnap.cli.capture import run_capture
+
     sys.exit(run_capture(CaptureRequest.from_params(params)))
 
 
@@ -260,6 +261,8 @@ def scrub(snapshots: tuple[str, ...], redact: tuple[str, ...], snap_dir: str) ->
     Values found are replaced by fingerprints under this machine's key; the file is replaced
     whole or not at all. Prints, per file, how many places changed.
     """
+    # imported here: the secret rules cost every other command's start-up (diff's above all)
+    from runsnap.redact.scrub import scrub_file
     from runsnap.snapshot.store import resolve
 
     for path in [resolve(s, snap_dir) for s in snapshots]:
