@@ -55,6 +55,8 @@ def schema() -> dict[str, Any]:
 def check_head(head: bytes, where: str) -> None:
     """Refuse early a file that does not start as a snapshot does (``schema = N``, after blank
     lines or comments), before reading or parsing the rest of it."""
+    if head.startswith(b"schema = "):  # as runsnap writes it: the first line
+        return
     for raw in head.splitlines()[:200]:
         line = raw.strip()
         if not line or line.startswith(b"#"):
