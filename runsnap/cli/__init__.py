@@ -4,8 +4,9 @@ runsnap sits in front of every launch, and importing click costs a large share o
 capture (figures in benchmarks/RESULTS.md). So :func:`main` parses ``runsnap capture [OPTIONS]
 [-- COMMAND...]`` itself when the command line is plainly well formed
 (:func:`runsnap.cli.options.parse_capture`) and runs :func:`runsnap.cli.capture.run_capture`;
-``runsnap who-reads NAME...`` likewise (:mod:`runsnap.cli.whoreads`); everything else goes to
-the click application in :mod:`runsnap.cli.app`, imported only then.
+``runsnap who-reads NAME...`` likewise (:mod:`runsnap.cli.whoreads`), and ``runsnap diff A B
+...`` given with no option (:mod:`runsnap.cli.comparing`); everything else goes to the click
+application in :mod:`runsnap.cli.app`, imported only then.
 
 The modules: :mod:`~runsnap.cli.options` (capture's option table, the fast parser),
 :mod:`~runsnap.cli.boundary` (errors to messages and exit statuses), :mod:`~runsnap.cli.capture`
@@ -51,6 +52,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         search = parse_who_reads(args[1:])
         if search is not None:
             sys.exit(guarded(run_who_reads, **search))
+    if args[:1] == ["diff"]:  # two snapshots or more, no option: click is not needed
+        from runsnap.cli.comparing import plain_diff, run_diff
+
+        plain = plain_diff(args[1:], os.environ)
+        if plain is not None:
+            sys.exit(guarded(run_diff, **plain))
     params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
     if params is None:
         from runsnap.cli.app import cli

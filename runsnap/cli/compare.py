@@ -4,17 +4,14 @@ adds them to the group)."""
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable
 
 import click
 
-from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command, untrusted
+from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
 from runsnap.cli.shared import dir_option
 from runsnap.errors import UsageError
-from runsnap.render import render
-from runsnap.snapshot import atomic_write, load
+from runsnap.snapshot import atomic_write
 
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
 #: (kept here so that ``runsnap --help`` does not import the diff engine).
@@ -80,64 +77,12 @@ def diff(
     Exit status: 0 no differences that count, 1 differences, 2 error.
     """
 
-    from runsnap.diffing import expand
-    from runsnap.diffing.rules import load_user_rules
-    from runsnap.diffing.select import parse_sections, select
+    from runsnap.cli.comparing import run_diff
 
-    try:
-        keep = parse_sections(sections)
-    except ValueError as exc:
-        raise UsageError(f"--section: {exc}") from None
-    from runsnap.snapshot.store import newest
-    from runsnap.views.compare import diff as do_diff
-    from runsnap.views.names import resolve
-
-    paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
-        else newest(snap_dir, 2)
-    if len(paths) == 1 and not quiet:
-        click.echo(f"runsnap: comparing {paths[0]} with the current context (captured now)",
-                   err=True)
-    # a progress line only where loading takes a while: N snapshots, one per rank
-    progress = progress_line("loading snapshots") \
-        if len(paths) > 2 and sys.stderr.isatty() and not quiet else None
-
-    with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
-        report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
-                         show_all=show_all, progress=progress, static=not quiet)
-    report = select(report, keep, frozenset({"runtime"}) if no_runtime else frozenset())
-    if quiet:
-        sys.exit(1 if report else 0)
-    if color is None:
-        color = (output is None and not os.environ.get("NO_COLOR")
-                 and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
-    from runsnap.base.terminal import width
-
-    if name_only:
-        from runsnap.base.terminal import clean
-
-        items = report.shown
-        text = "".join(clean(".".join(str(p) for p in getattr(d, "path", ()) or
-                                      (d.section, d.key))) + "\n" for d in items)
-    elif stat:
-        from runsnap.render.diff import render_stat
-
-        text = render_stat(report, 0 if output else width())
-    else:
-        with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
-            text = render(report, fmt, color=color, width=0 if output else width())
-    if patch and fmt == "text":
-        text += _patches(paths, color, 0 if output else width())
-    if output:
-        from pathlib import Path
-
-
-        try:
-            atomic_write(Path(output), text.encode("utf-8"))
-        except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
-    else:
-        click.echo(text, nl=False, color=color)  # click strips ANSI off a terminal otherwise
-    sys.exit(1 if report else 0)
+    sys.exit(run_diff(snapshots, fmt=fmt, show_all=show_all, ignore=ignore, color=color,
+                      output=output, name_only=name_only, stat=stat, sections=sections,
+                      no_runtime=no_runtime, patch=patch, quiet=quiet, snap_dir=snap_dir,
+                      out=lambda text, color: click.echo(text, nl=False, color=color)))
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -192,30 +137,3 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
         click.echo(f"runsnap: report written to {output} ({len(text):,} characters)", err=True)
     else:
         click.echo(text, nl=False)
-
-
-def _patches(paths: list[str], color: bool, cols: int) -> str:
-    """``diff --patch``: the uncommitted edits of the two runs, after the report."""
-    from runsnap.render.patch import render_patch
-
-    if len(paths) != 2:
-        raise UsageError("--patch compares two snapshots")
-    with untrusted(" and ".join(paths)):
-        body = render_patch(load(paths[0]), load(paths[1]), color)
-    from runsnap.base.terminal import fit
-
-    head = "\nUncommitted edits (the snapshots' stored git diff)\n"
-    return head + ("".join(fit(line, cols) + "\n" for line in body.splitlines())
-                   or "  no uncommitted edit differs\n")
-
-
-def progress_line(what: str) -> Callable[[int, int], None]:
-    """``runsnap: loading snapshots 1234/4096`` rewritten in place on stderr (a terminal),
-    cleared when done."""
-
-    def show(done: int, total: int) -> None:
-        end = "\r\x1b[K" if done >= total else ""
-        sys.stderr.write(f"\rrunsnap: {what} {done}/{total}{end}")
-        sys.stderr.flush()
-
-    return show

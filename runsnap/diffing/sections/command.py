@@ -3,7 +3,6 @@ executable and the working directory (argv split by :mod:`runsnap.base.argv`, as
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +29,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                         "command", "program" if i == 0 else f"argument {i}", "changed", x, y,
                         path=("command", "program") if i == 0 else locator("command", "positionals", i)))
         else:
+            import difflib  # seldom needed: not on every diff's start-up
+
             evidence = tuple(line for line in difflib.ndiff(pa, pb) if line[:1] in "+-")
             out.append(Difference("command", "arguments", "changed", pa, pb, evidence=evidence,
                                   path=("command", "argv")))
