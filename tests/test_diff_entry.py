@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.realranks import write_job
-from runsnap.cli.comparing import plain_diff
+from runsnap.cli.comparing import DiffRequest, plain_diff
 from tests.conftest import run_runsnap
 from tests.test_entry import _WATCH
 
@@ -33,8 +33,8 @@ def test_a_diff_with_no_option_is_the_click_commands_without_click(tmp_path: Pat
 
 
 def test_options_and_their_variables_are_left_to_click() -> None:
-    assert plain_diff(["a", "b"], {}) == {"snapshots": ("a", "b"), "snap_dir": ".runsnap"}
-    assert plain_diff(["a", "b"], {"RUNSNAP_DIR": ""})["snap_dir"] == ".runsnap"  # type: ignore[index]
+    assert plain_diff(["a", "b"], {}) == DiffRequest(snapshots=("a", "b"), snap_dir=".runsnap")
+    assert plain_diff(["a", "b"], {"RUNSNAP_DIR": ""}) == DiffRequest(snapshots=("a", "b"))
     for args, env in ((["a", "-q", "b"], {}), (["a", "--", "b"], {}), (["a"], {}), ([], {}),
                       (["a", "b"], {"RUNSNAP_FORMAT": "json"}), (["a", ""], {})):
         assert plain_diff(args, env) is None, (args, env)

@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         plain = plain_diff(args[1:], os.environ)
         if plain is not None:
-            sys.exit(guarded(run_diff, **plain))
+            sys.exit(guarded(run_diff, plain))
     params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
     if params is None:
         from runsnap.cli.app import cli

@@ -77,12 +77,13 @@ def diff(
     Exit status: 0 no differences that count, 1 differences, 2 error.
     """
 
-    from runsnap.cli.comparing import run_diff
+    from runsnap.cli.comparing import DiffRequest, run_diff
 
-    sys.exit(run_diff(snapshots, fmt=fmt, show_all=show_all, ignore=ignore, color=color,
-                      output=output, name_only=name_only, stat=stat, sections=sections,
-                      no_runtime=no_runtime, patch=patch, quiet=quiet, snap_dir=snap_dir,
-                      out=lambda text, color: click.echo(text, nl=False, color=color)))
+    request = DiffRequest(snapshots=tuple(snapshots), fmt=fmt, show_all=show_all,
+                          ignore=tuple(ignore), color=color, output=output, name_only=name_only,
+                          stat=stat, sections=tuple(sections), no_runtime=no_runtime,
+                          patch=patch, quiet=quiet, snap_dir=snap_dir)
+    sys.exit(run_diff(request, lambda text, color: click.echo(text, nl=False, color=color)))
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from runsnap.base.records import FrozenRecord
 from runsnap.cli.boundary import untrusted
 from runsnap.errors import UsageError
 
@@ -16,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-__all__ = ["plain_diff", "progress_line", "run_diff"]
+__all__ = ["DiffRequest", "plain_diff", "progress_line", "run_diff"]
 
 
 def _write(text: str, color: bool) -> None:
@@ -25,56 +26,63 @@ def _write(text: str, color: bool) -> None:
 
 
 def plain_diff(args: Sequence[str], environ: dict[str, str] | os._Environ[str]
-               ) -> dict[str, object] | None:
-    """``run_diff``'s arguments for ``runsnap diff A B ...`` (``args`` after ``diff``) when
+               ) -> DiffRequest | None:
+    """``run_diff``'s request for ``runsnap diff A B ...`` (``args`` after ``diff``) when
     the command line has two snapshots or more and nothing that looks like an option, and no
     variable sets an option (``RUNSNAP_FORMAT``); else ``None`` (click parses it).
 
-    >>> plain_diff(["a.toml", "b.toml"], {"RUNSNAP_DIR": "/s"})
-    {'snapshots': ('a.toml', 'b.toml'), 'snap_dir': '/s'}
+    >>> plain_diff(["a.toml", "b.toml"], {"RUNSNAP_DIR": "/s"}).snap_dir
+    '/s'
     >>> plain_diff(["a.toml", "--all", "b.toml"], {}), plain_diff(["a.toml"], {})
     (None, None)
     """
     if len(args) < 2 or any(a.startswith("-") or not a for a in args) \
             or environ.get("RUNSNAP_FORMAT"):
         return None
-    return {"snapshots": tuple(args), "snap_dir": environ.get("RUNSNAP_DIR") or ".runsnap"}
+    return DiffRequest(snapshots=tuple(args), snap_dir=environ.get("RUNSNAP_DIR") or ".runsnap")
 
 
-def run_diff(
-    snapshots: Sequence[str],
-    *,
-    fmt: str = "text",
-    show_all: bool = False,
-    ignore: Sequence[str] = (),
-    color: bool | None = None,
-    output: str | None = None,
-    name_only: bool = False,
-    stat: bool = False,
-    sections: Sequence[str] = (),
-    no_runtime: bool = False,
-    patch: bool = False,
-    quiet: bool = False,
-    snap_dir: str = ".runsnap",
-    out: Callable[[str, bool], None] = _write,
-) -> int:
+class DiffRequest(FrozenRecord):
+    """What ``runsnap diff`` was asked: its snapshots and options (the click command's, with
+    their defaults), one record rather than fourteen parameters."""
+
+    snapshots: tuple[str, ...]
+    """Snapshots, folders, labels or positions; none: the two newest in ``snap_dir``."""
+    fmt: str = "text"
+    show_all: bool = False
+    ignore: tuple[str, ...] = ()
+    color: bool | None = None
+    """None: colour when writing to a terminal that allows it."""
+    output: str | None = None
+    name_only: bool = False
+    stat: bool = False
+    sections: tuple[str, ...] = ()
+    no_runtime: bool = False
+    patch: bool = False
+    quiet: bool = False
+    snap_dir: str = ".runsnap"
+
+
+def run_diff(request: DiffRequest, out: Callable[[str, bool], None] = _write) -> int:
     """The report of ``runsnap diff`` written (``out(text, color)``), and its exit status:
     0 no differences that count, 1 differences."""
+    snapshots, fmt, output, quiet = request.snapshots, request.fmt, request.output, request.quiet
+    color = request.color
     from runsnap.diffing import expand
     from runsnap.diffing.rules import load_user_rules
     from runsnap.diffing.select import parse_sections, select
     from runsnap.render import render
 
     try:
-        keep = parse_sections(sections)
+        keep = parse_sections(request.sections)
     except ValueError as exc:
         raise UsageError(f"--section: {exc}") from None
     from runsnap.snapshot.store import newest
     from runsnap.views.compare import diff as do_diff
     from runsnap.views.names import resolve
 
-    paths = expand([resolve(s, snap_dir) for s in snapshots]) if snapshots \
-        else newest(snap_dir, 2)
+    paths = expand([resolve(s, request.snap_dir) for s in snapshots]) if snapshots \
+        else newest(request.snap_dir, 2)
     if len(paths) == 1 and not quiet:
         sys.stderr.write(f"runsnap: comparing {paths[0]} with the current context "
                          "(captured now)\n")
@@ -83,9 +91,9 @@ def run_diff(
         if len(paths) > 2 and sys.stderr.isatty() and not quiet else None
 
     with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
-        report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=ignore,
-                         show_all=show_all, progress=progress, static=not quiet)
-    report = select(report, keep, frozenset({"runtime"}) if no_runtime else frozenset())
+        report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=request.ignore,
+                         show_all=request.show_all, progress=progress, static=not quiet)
+    report = select(report, keep, frozenset({"runtime"}) if request.no_runtime else frozenset())
     if quiet:
         return 1 if report else 0
     if color is None:
@@ -93,20 +101,20 @@ def run_diff(
                  and os.environ.get("TERM") != "dumb" and sys.stdout.isatty())
     from runsnap.base.terminal import width
 
-    if name_only:
+    if request.name_only:
         from runsnap.base.terminal import clean
 
         items = report.shown
         text = "".join(clean(".".join(str(p) for p in getattr(d, "path", ()) or
                                       (d.section, d.key))) + "\n" for d in items)
-    elif stat:
+    elif request.stat:
         from runsnap.render.diff import render_stat
 
         text = render_stat(report, 0 if output else width())
     else:
         with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
             text = render(report, fmt, color=color, width=0 if output else width())
-    if patch and fmt == "text":
+    if request.patch and fmt == "text":
         text += _patches(paths, color, 0 if output else width())
     if output:
         from pathlib import Path
