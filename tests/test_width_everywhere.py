@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from runsnap.cli.app import cli
 from tests.conftest import asset, git, make_repo
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -72,7 +73,7 @@ def test_no_command_prints_a_line_longer_than_the_terminal(demo: Path,
     env.pop("NO_COLOR", None)
     python = str(stack_venv / "bin" / "python")
     commands = [
-        ["--help"], ["capture", "--help"], ["diff", "--help"], ["bisect", "--help"],
+        ["--help"], *([name, "--help"] for name in sorted(cli.commands)),  # every command's
         ["capture", "--label", "ctx", "--no-run", "--", *DEMO],
         ["ls"], ["show", "@good"], ["show", "@good", "--section", "packages"],
         ["show", "@good", "--section", "env"], ["show", "@good", "--section", "git"],

@@ -138,7 +138,6 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
 def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     """Find what is wrong inside SNAPSHOT, most important first.
 
-    \b
     A misspelt variable (against the names the run read by name, the installed packages and
     runsnap's lists), a draft and a target model that disagree where speculative decoding
     needs agreement, a context length longer than the target's own, an unknown key in
