@@ -11,6 +11,7 @@ import re
 
 from runsnap._version import __version__
 from runsnap.base.digest import Hmac, sha256, text_sha256
+from runsnap.base.linesub import sub_lines
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
 from runsnap.redact.fingerprint import FingerprintKey
@@ -251,11 +252,11 @@ class TextRedactor:
         if "PRIVATE KEY" in out:
             out = _PEM.sub(self._pem, out)
         if "://" in out:
-            out = _sub_lines(_URL, self._url, out, ("://",))
+            out = sub_lines(_URL, self._url, out, ("://",))
         if "=" in out and any(w in out.lower() for w in _LONG_WORDS):
-            out = _sub_lines(_LONG, self._long, out, ("=",))
+            out = sub_lines(_LONG, self._long, out, ("=",))
         if "=" in out or ":" in out:
-            out = _sub_lines(_ASSIGN, self._assign, out, ("=", ":"))
+            out = sub_lines(_ASSIGN, self._assign, out, ("=", ":"))
         if "-" in out:
             out = _OPTION.sub(self._option, out)
         spans = rules.token_spans(out)
@@ -469,38 +470,6 @@ _DIGEST_NAMES = ("SHA256:", "SHA1:", "SHA384:", "SHA512:", "MD5:", "SHA256=", "S
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _JSON_MAX = 1 << 20
 _URL_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+$")
-
-
-def _sub_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str,
-               needles: tuple[str, ...]) -> str:
-    """``rx.sub(repl, text)`` for a pattern whose matches never cross a line and need one of
-    ``needles`` on their line: only the lines holding one are searched (a long text, such as a
-    git diff, mostly has none). The patterns' look-behinds see a newline or the start of the
-    text, which neither of them matches, so each line gives what the whole text would.
-
-    >>> _sub_lines(re.compile(r"(?<!\\w)k=\\w+"), lambda m: "k=X", "k=1\\nj k=2\\nno", ("=",))
-    'k=X\\nj k=X\\nno'
-    >>> long = "k=0 a\\n" + "b\\n" * 3000 + "c k=1 d=2\\n" + "e\\n" * 9 + "k=3"
-    >>> _sub_lines(re.compile(r"k=\\w+"), lambda m: "k=X", long, ("=",)) == long.replace(
-    ...     "k=0", "k=X").replace("k=1", "k=X").replace("k=3", "k=X")
-    True
-    """
-    if len(text) < 4096 or "\n" not in text:
-        return rx.sub(repl, text)
-    lines: set[tuple[int, int]] = set()  # (start, end) of every line holding a needle
-    for needle in needles:
-        at = text.find(needle)
-        while at >= 0:  # from one such line to the next, skipping the lines between
-            lo = text.rfind("\n", 0, at) + 1
-            hi = text.find("\n", at)
-            hi = len(text) if hi < 0 else hi
-            lines.add((lo, hi))
-            at = text.find(needle, hi)
-    parts, done = [], 0
-    for lo, hi in sorted(lines):
-        parts += [text[done:lo], rx.sub(repl, text[lo:hi])]
-        done = hi
-    return "".join(parts) + text[done:]
 
 
 def _inside_fingerprint(text: str, start: int, end: int) -> bool:
