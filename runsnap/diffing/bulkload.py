@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from runsnap.diffing.tomllines import LineReader
 from runsnap.errors import SnapshotError
 from runsnap.snapshot import END_MARKER, Snapshot, decode, load, read_checked
 from runsnap.snapshot import validate as schema_check
@@ -38,94 +39,6 @@ Progress = Callable[[int, int], None]
 # to the plain loader (runsnap never writes one).
 _HEADER = re.compile(r"\[\[?[ \t]*([A-Za-z0-9_-]+|[\"'])"
                      r"(?:[ \t]*\.[ \t]*([A-Za-z0-9_-]+|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'))?")
-
-# One-line values parsed without tomllib, in the forms whose meaning is plain (no escapes, no
-# leading zeros, no exponents): what runsnap writes for most values. Anything else goes to
-# tomllib, once per distinct line.
-_SCALAR = re.compile(r'"([^"\\\x00-\x1f\x7f]*)"|(-?(?:0|[1-9][0-9]{0,17}))|'
-                     r"(-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17})|(true)|(false)|(\[\])")
-_PLAIN_KEY = re.compile(r'([A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*") = ')
-
-# Flat arrays and inline tables of such values, as runsnap writes them (``[5, 104, "f"]``,
-# ``{ via = "getenv", sites = [184] }``): read without tomllib, an item at a time (the rest,
-# and anything TOML would reject, is tomllib's).
-_ITEM = re.compile(r'"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]{0,17})(?![.0-9eE_])|'
-                   r"-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17}(?![.0-9eE_])|true|false")
-_INLINE_KEY = re.compile(r"([A-Za-z0-9_-]+) = ")
-
-
-def _plain(text: str) -> Any:
-    """The value of one item that :data:`_ITEM` matched."""
-    if text[0] == '"':
-        return text[1:-1]
-    if text == "true" or text == "false":
-        return text == "true"
-    return float(text) if "." in text else int(text)
-
-
-def _items(text: str, at: int) -> tuple[list[Any], int] | None:
-    """The flat array that opens at ``text[at]`` (``[``) and where it ends, or ``None``."""
-    out: list[Any] = []
-    at += 1
-    if text.startswith("]", at):
-        return out, at + 1
-    match = _ITEM.match
-    while True:
-        m = match(text, at)
-        if m is None:
-            return None
-        out.append(_plain(m[0]))
-        at = m.end()
-        if text.startswith("]", at):
-            return out, at + 1
-        if not text.startswith(", ", at):
-            return None
-        at += 2
-
-
-def _compound(text: str, at: int) -> tuple[bool, Any]:
-    """``(True, value)`` of a flat array or inline table at ``text[at:]`` (the whole rest),
-    ``(False, None)`` when it is not one of runsnap's plain forms."""
-    if text.startswith("[", at):
-        got = _items(text, at)
-        return (True, got[0]) if got is not None and got[1] == len(text) else (False, None)
-    if not (text.startswith("{ ", at) and text.endswith(" }")):
-        return False, None
-    table: dict[str, Any] = {}
-    end = len(text) - 2
-    at += 2
-    while True:
-        k = _INLINE_KEY.match(text, at)
-        if k is None:
-            return False, None
-        at = k.end()
-        value: Any
-        if text.startswith("[", at):
-            got = _items(text, at)
-            if got is None:
-                return False, None
-            value, at = got
-        else:
-            m = _ITEM.match(text, at)
-            if m is None:
-                return False, None
-            value, at = _plain(m[0]), m.end()
-        if k[1] in table or at > end:
-            return False, None  # a key given twice: TOML's to reject
-        table[k[1]] = value
-        if at == end:
-            return True, table
-        if not text.startswith(", ", at):
-            return False, None
-        at += 2
-
-
-#: How many plain lines are kept once read (then forgotten all at once, and kept again).
-_PLAIN_LINES = 1 << 17
-
-
-# A one-line ``key = value`` whose key is one bare or quoted key (no dotted keys).
-_KEY_VALUE = re.compile(r'(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*")[ \t]*=')
 
 
 def _headers(text: str, start: int = 0) -> Iterator[re.Match[str]]:
@@ -191,11 +104,6 @@ class SectionCache:
 
     def __init__(self) -> None:
         self._parsed: dict[str, Any] = {}
-        self._lines: dict[str, tuple[str, Any]] = {}
-        # plain lines read before (the ranks' ``LOCAL_RANK = "1"``, ``env_ms = 3``): a bounded
-        # memory of the last ones
-        self._plain: dict[str, tuple[str, Any]] = {}
-        self._headers: dict[str, tuple[str, ...]] = {}
         # a piece's header line -> the last pieces (or runs of pieces) seen from it: (text,
         # each piece's (section, value, part), the last piece's section and part)
         self._known: dict[str, list[tuple[str, tuple[tuple[str, Any, str | None], ...], str,
@@ -206,6 +114,7 @@ class SectionCache:
         # asked for: a diff of two files reads few parts from a base)]
         self._bases: dict[tuple[str, int], list[Any]] = {}
         self._toml = _tomllib()
+        self._reader = LineReader(self._toml)
         self.parsed = 0
         """How many section texts were parsed (the rest were found in the cache)."""
 
@@ -220,7 +129,7 @@ class SectionCache:
             if value is None:
                 schema_check.check_depth(text.encode("utf-8", "surrogatepass"), "")
                 where: list[Any] = []
-                doc = self._by_lines(text, where)
+                doc = self._reader.document(text, where)
                 by_lines = doc is not None
                 if doc is None:
                     doc = self._toml.loads(text)
@@ -283,7 +192,7 @@ class SectionCache:
         root = dict(doc)
         copies: dict[tuple[Any, ...], Any] = {(): root}
         fresh: set[tuple[Any, ...]] = set()  # arrays copied already
-        read_line, read_item = self._line, self._item
+        read_line, read_item = self._reader.line, self._reader.item
         for i in at:
             path, key, item, plain = where[i]
             table = copies.get(path)
@@ -322,168 +231,6 @@ class SectionCache:
                 except SnapshotError:
                     return None  # said again, in full, by the whole piece's parse
         return root[name]
-
-    def _by_lines(self, text: str, where: list[Any] | None = None) -> dict[str, Any] | None:
-        """What :mod:`tomllib` makes of ``text``, parsed a line at a time with each distinct
-        line parsed once (the ranks' ``[env]`` differ in a few lines of hundreds), or ``None``
-        when the text is not only table headers and one-line ``key = value`` lines (then the
-        whole text is parsed as usual; so is anything TOML would reject, such as a key or a
-        table given twice). A multi-line value always has a first line that is not a whole
-        statement, which stops this at once."""
-        root: dict[str, Any] = {}
-        made = {id(root)}  # tables made by headers here: the only ones entered again
-        defined: set[tuple[str, ...]] = set()
-        table: dict[str, Any] | None = None
-        path: tuple[str, ...] = ()
-        lines = self._lines
-        split = text.split("\n")
-        if where is not None:
-            where.extend([None] * len(split))
-        i, count = -1, len(split)
-        while i + 1 < count:
-            i += 1
-            line = split[i]
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("["):
-                many = line.startswith("[[")
-                got = self._headers.get(line)
-                if got is None:
-                    got = self._header_path(line[1:-1] if many and line.endswith("]]")
-                                            else line)
-                    if got is None:
-                        return None
-                    self._headers[line] = got
-                path = got
-                if not many and path in defined:
-                    return None
-                defined.add(path)
-                node = root
-                for key in path[:-1] if many else path:
-                    nxt = node.get(key)
-                    if nxt is None:
-                        nxt = node[key] = {}
-                        made.add(id(nxt))
-                    elif not isinstance(nxt, dict) or id(nxt) not in made:
-                        return None
-                    node = nxt
-                if many:  # ``[[a.b]]``: one more table in the array a.b made here
-                    array = node.get(path[-1])
-                    if array is None:
-                        array = node[path[-1]] = []
-                        made.add(id(array))
-                    elif not isinstance(array, list) or id(array) not in made:
-                        return None
-                    node = {}
-                    path = (*path, len(array))  # type: ignore[arg-type]
-                    array.append(node)
-                table = node
-                continue
-            item = lines.get(line)
-            first = i
-            if item is None:
-                if table is None:
-                    return None
-                if line.endswith(" = ["):  # an array written one item a line, as runsnap does
-                    item, i = self._array(line, split, i)
-                    if item is None:
-                        return None
-                    if where is not None:
-                        for j in range(first + 1, i):
-                            where[j] = (path, item[0], j - first - 1)
-                    first = -1
-                else:
-                    item = self._line(line)
-                    if item is None:
-                        return None
-            if table is None or item[0] in table:
-                return None
-            table[item[0]] = item[1]
-            if where is not None and first >= 0:
-                where[first] = (path, item[0], None)
-        return root
-
-    def _line(self, line: str) -> tuple[str, Any] | None:
-        """``(key, value)`` of a one-line ``key = value``, or ``None``."""
-        seen = self._plain.get(line)
-        if seen is not None:
-            return seen
-        m = _PLAIN_KEY.match(line)
-        if m is not None:
-            v = _SCALAR.fullmatch(line, m.end())
-            if v is not None:
-                key = m[1][1:-1] if m[1].startswith('"') else m[1]
-                s, i, f, t, fa, empty = v.groups()
-                if empty is not None:
-                    return key, []  # a new list each time: never shared
-                value: Any = (s if s is not None else int(i) if i is not None
-                              else float(f) if f is not None else True if t is not None
-                              else False)
-                got = key, value
-                if len(self._plain) >= _PLAIN_LINES:
-                    self._plain.clear()
-                self._plain[line] = got
-                return got
-        item = self._lines.get(line)
-        if item is not None:
-            return item
-        if m is not None:
-            done, value = _compound(line, m.end())
-            if done:
-                key = m[1][1:-1] if m[1].startswith('"') else m[1]
-                item = self._lines[line] = key, value  # kept, as the costly ones are
-                return item
-        if not _KEY_VALUE.match(line):
-            return None
-        try:
-            parsed = self._toml.loads(line)
-        except self._toml.TOMLDecodeError:
-            return None
-        if len(parsed) != 1:
-            return None
-        item = self._lines[line] = next(iter(parsed.items()))  # the costly ones are kept
-        return item
-
-    def _array(self, first: str, split: list[str], i: int) -> tuple[tuple[str, Any] | None, int]:
-        """``key = [`` (line ``i`` of ``split``) followed by ``ITEM,`` lines (indented: by four
-        spaces as schema 2 wrote them first, by one since) and ``]``: each item parsed as the
-        value of a one-line ``x = ITEM`` (once per distinct item). Returns the item and the
-        index of the closing line."""
-        head = self._line(first + "]")
-        if head is None:
-            return None, i
-        items: list[Any] = []
-        for j in range(i + 1, len(split)):
-            line = split[j]
-            if line == "]":
-                return (head[0], items), j
-            got = self._item(line)
-            if got is None:
-                return None, j
-            items.append(got[1])
-        return None, len(split)
-
-    def _item(self, line: str) -> tuple[str, Any] | None:
-        """``("x", ITEM)`` of an array's item line, ``ITEM,`` (indented by four spaces as
-        schema 2 wrote them first, by one since, by none in between), or ``None``."""
-        if not line.endswith(",") or line.startswith("]"):
-            return None
-        return self._line("x = " + line[:-1].lstrip(" "))
-
-    def _header_path(self, line: str) -> tuple[str, ...] | None:
-        """The keys of a ``[a.b."c"]`` header line, or ``None`` (an array of tables, or not a
-        header alone on its line)."""
-        if line.startswith("[["):
-            return None
-        try:
-            node: Any = self._toml.loads(line)
-        except self._toml.TOMLDecodeError:
-            return None
-        keys: list[str] = []
-        while node:
-            (key, node), = node.items()
-            keys.append(key)
-        return tuple(keys)
 
     def load(self, path: str) -> Snapshot:
         """The snapshot at ``path``, as :func:`runsnap.snapshot.load` reads it."""
