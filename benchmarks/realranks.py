@@ -5,7 +5,7 @@
 The source is a real traced rank: by default ``fixtures/runtime/torch-rank-schema1.toml``, rank 0
 of ``torchrun --nproc-per-node 2 --no-python runsnap capture -o ... -- python train.py`` (CPU
 torch 2.13, gloo all-reduce, 5 steps), written by schema 1 and stored here in schema 2's form
-(its ``[runtime]`` through :func:`runsnap.snapshot.runtime.compact`). Every rank of the job is
+(its ``[runtime]`` through :func:`runsnap.snapshot.runtime_write.compact`). Every rank of the job is
 that capture with what really differs between the ranks of one job changed, as a rank of
 ``srun -N NODES --ntasks-per-node 8 runsnap capture -o snaps/{job}/{host}-{rank}.toml`` would
 write it:
@@ -51,7 +51,7 @@ def _ph(name: str) -> str:
 def template(source: Path, variant: frozenset[str]) -> str:
     """The source snapshot as TOML with placeholders for what differs between ranks."""
     from runsnap.snapshot import dumps, load
-    from runsnap.snapshot.runtime import compact
+    from runsnap.snapshot.runtime_write import compact
 
     snap = load(source)
     s: dict[str, Any] = json.loads(json.dumps(snap.sections))

@@ -11,7 +11,8 @@ import pytest
 
 from runsnap.diffing.sections import runtime as runtime_diff
 from runsnap.snapshot import Snapshot, dumps, load, loads
-from runsnap.snapshot.runtime import bulk_sites, compact, names, variable, variables
+from runsnap.snapshot.runtime import bulk_sites, names, variable, variables
+from runsnap.snapshot.runtime_write import compact
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "runtime"
 META = {"id": "x", "captured_at": "2026-12-01T00:00:00Z"}

@@ -13,7 +13,7 @@ import ast
 import os
 import re
 
-from runsnap.snapshot.runtime import compact
+from runsnap.snapshot.runtime_write import compact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def build_section(
     env_given: Mapping[str, str] | None = None, index: _Dists | None = None,
 ) -> dict[str, Any]:
     """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape), in its
-    stored form (:func:`runsnap.snapshot.runtime.compact`; read it back with
+    stored form (:func:`runsnap.snapshot.runtime_write.compact`; read it back with
     :func:`runsnap.snapshot.runtime.variables`).
 
     ``env_given``: the environment the user gave; whether ``PYTHONPATH`` and ``LD_PRELOAD``
