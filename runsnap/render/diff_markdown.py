@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runsnap.diffing.many_result import NReport
-from runsnap.diffing.result import UNCHANGED, Difference, SnapInfo
+from runsnap.diffing.result import UNCHANGED, Difference, Report, SnapInfo
 from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
 from runsnap.render.many import render_markdown as render_many
 from runsnap.render.style import cell, fence, md_text
@@ -51,23 +51,37 @@ def render_markdown(report: AnyReport, color: bool = False, limit: int = MD_LIMI
     differences past the first table), and what was left out is said."""
     if isinstance(report, NReport):
         return _render_markdown_n(report)
+    outcome = [d for d in report.shown if d.section == "outcome" and not d.hidden]
+    diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
+    return _fit(_md_head(report, outcome, diffs), _md_folded(report, outcome, diffs), limit)
+
+
+_Part = tuple[str, list[list[str]], list[str]]
+"""A folded part: its summary (``{n}``: how many items), its items (each some lines), and the
+lines above them (a table's head)."""
+
+
+def _md_head(report: Report, outcome: list[Difference], diffs: list[Difference]) -> list[str]:
+    """What is never folded: the verdict, the snapshots, the outcome, the first table."""
     lines = [f"### runsnap diff: {md_text(report.verdict())}", ""]
     lines += _md_snapshots([("A", report.a), ("B", report.b)])
     for n in report.notes:
         lines += ["", f"> **Note:** {md_text(n)}"]
-    outcome = [d for d in report.shown if d.section == "outcome" and not d.hidden]
     if outcome:
         lines += ["", "**Outcome**", "", "| | A | B |", "|---|---|---|"]
         for d in outcome:
             lines.append(f"| {d.key} | {cell(d.a, 100)} | {cell(d.b, 100)} |")
     if report.consequences:
         lines += ["", md_text(consequence_line(report))]
-    diffs = [d for d in report.shown if d.section != "outcome" or d.hidden]
     if diffs:
         lines += ["", "**Differences, most likely cause first**", ""]
         lines += _md_table(diffs[:MD_ROWS])
-    # the folded parts, most important first: (summary, items); each item is some lines
-    words: list[tuple[str, list[list[str]], list[str]]] = []
+    return lines
+
+
+def _md_folded(report: Report, outcome: list[Difference], diffs: list[Difference]) -> list[_Part]:
+    """The folded parts, most important first."""
+    words: list[_Part] = []
     for d in outcome:
         if d.key in WORDS and any(isinstance(v, str) and len(v) > 100 for v in (d.a, d.b)):
             item: list[str] = []
@@ -87,7 +101,7 @@ def render_markdown(report: AnyReport, color: bool = False, limit: int = MD_LIMI
     hidden = report.hidden
     noise = [[", ".join(f"`{k}`" for k in dedupe_keys(hidden)), ""]] \
         if hidden and not report.show_all else []
-    parts: list[tuple[str, list[list[str]], list[str]]] = [
+    return [
         *words,
         ("{n} more differences", more, ["| # | section | key | change | A | B | score | why |",
                                         "|---:|---|---|---|---|---|---:|---|"]),
@@ -98,6 +112,11 @@ def render_markdown(report: AnyReport, color: bool = False, limit: int = MD_LIMI
          if any(d.reason.startswith(UNCHANGED) for d in hidden)
          else f"{len(hidden)} noise differences hidden", noise, []),
     ]
+
+
+def _fit(lines: list[str], parts: list[_Part], limit: int) -> str:
+    """``lines`` and the folded ``parts`` within ``limit`` characters: the least important
+    part shortened first, by halves, and what was left out said."""
     cut: list[str] = []
 
     def layout() -> str:
