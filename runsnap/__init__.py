@@ -24,11 +24,10 @@ submodule named like a function would replace that function on the package once 
 from __future__ import annotations
 
 from runsnap._version import __version__
+from runsnap.base.lazy import lazy_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from runsnap.capturing import capture, capture_pid, run
     from runsnap.diffing import Difference, Report
     from runsnap.errors import RunsnapError, SnapshotError
@@ -83,17 +82,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'runsnap' has no attribute {name!r}")
-
-    # importlib (with warnings, ~0.5 ms) only here: every start imports this package
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -17,6 +17,8 @@ The modules: :mod:`~runsnap.launch.spec` (what is launched), :mod:`~runsnap.laun
 
 from __future__ import annotations
 
+from runsnap.base.lazy import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.launch.relay import LogTee
@@ -36,15 +38,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'runsnap.launch' has no attribute {name!r}")
-    # __import__, not importlib: the capture path never imports importlib (~0.5 ms)
-    module = __import__(f"runsnap.launch.{where}", fromlist=[name])
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, {n: f"{__name__}.{m}" for n, m in _WHERE.items()}, globals())
 
 
 __all__ = [
