@@ -1,6 +1,7 @@
-"""A wrapped run: snapshot saved *before* the child starts, the child run by
-:mod:`runsnap.launch` from a launch specification built from the recorded context, then the
-same file rewritten atomically with ``[outcome]``."""
+"""A wrapped run: snapshot saved *before* the child starts (one rank among many writing into a
+shared folder: once the child has run a few seconds, :mod:`runsnap.capturing.firstsave`), the
+child run by :mod:`runsnap.launch` from a launch specification built from the recorded context,
+then the same file rewritten atomically with ``[outcome]``."""
 
 from __future__ import annotations
 
@@ -102,7 +103,11 @@ def run(
     """Snapshot the launch of ``argv``, save it, run it, and rewrite the file with its outcome.
 
     The snapshot is on disk before the child starts (``on_saved`` is called then), so a launch
-    that hangs or takes the machine down still leaves it. With ``exec_`` runsnap replaces itself
+    that hangs or takes the machine down still leaves it. Into a shared folder (a template
+    name, a launcher's ranks) it is saved once the child has run
+    :data:`~runsnap.capturing.firstsave.FIRST_SAVE_DELAY` seconds, or only with the outcome
+    when the child ended first (``on_saved`` called at that first save; a failure to save then
+    does not stop the child and is in :attr:`RunRecord.errors`). With ``exec_`` runsnap replaces itself
     with the child after saving and this function only returns when that failed. ``timeout``:
     seconds after which the child is stopped (its outcome then says ``timed_out``). With
     ``trace`` (the default) a Python child runs with runsnap's tracing hook and ``[runtime]``
@@ -170,15 +175,27 @@ def run_with(
     to_stdout = options.output == "-"
     target = None if to_stdout else resolve_output(snap, options.output, options.out_dir)
 
+    # A rank among many writing into one folder saves once the child has outlived a short
+    # delay, or with the outcome if it ended first (one file created, not two: firstsave)
+    first = None
+    if target is not None and target.shared and not exec_:
+        from runsnap.capturing.firstsave import DeferredFirstSave
+
+        first = DeferredFirstSave(snap, target, on_saved)
+
     def save(s: Snapshot) -> Snapshot:
         # -o -: the snapshot goes to standard output once, complete, when the command ends
-        return s if target is None else s.save(snap.path_text or target.path,
-                                               sweep=not target.shared)
+        if target is None:
+            return s
+        if first is not None:
+            return first.final(s)
+        return s.save(snap.path_text or target.path, sweep=not target.shared)
 
-    snap = snap if target is None else save_first(snap, target)
-    reached("capture.saved")
-    if on_saved is not None:
-        on_saved(snap)
+    if first is None:
+        snap = snap if target is None else save_first(snap, target)
+        reached("capture.saved")
+        if on_saved is not None:
+            on_saved(snap)
 
     final = snap
     errors: list[str] = []
@@ -201,7 +218,12 @@ def run_with(
                 done = with_meta(done, companion.meta(), redactor)
             final = save(with_section(done, "runtime", runtime, key, redactor))
         except CaptureError as exc:
-            errors.append(f"the outcome was not written: {exc}")
+            if first is not None:
+                final = first.snapshot  # the deferred save's, or none on disk
+                what = "the outcome" if final.path_text else "the snapshot"
+                errors.append(f"{what} was not written: {exc}")
+            else:
+                errors.append(f"the outcome was not written: {exc}")
 
     spec = launch_spec(ctx)
     if companion is not None:  # the tracked run's id: the launch gets it, [env] does not
@@ -214,10 +236,21 @@ def run_with(
             spec = spec.replace(env=tracer.launch_env(spec.env))
         watch = launch.Watch(timeout=options.timeout, tail_lines=tail, kill_grace=grace,
                              metrics=tuple(patterns))
-        result = launch.run(spec, watch, log=tee, inherit_tty=options.inherit_tty,
-                            on_exit=write_outcome,
-                            on_start=None if tracer is None
-                            else lambda _r: tracer.warm(snap.get("packages")))
+
+        def on_start(_r: LaunchResult) -> None:
+            if first is not None:
+                first.start()
+            if tracer is not None:
+                tracer.warm(snap.get("packages"))
+
+        try:
+            result = launch.run(spec, watch, log=tee, inherit_tty=options.inherit_tty,
+                                on_exit=write_outcome, on_start=on_start)
+        finally:
+            if first is not None:  # runsnap failed before the outcome: the launch's record
+                first.save_now()
+        if first is not None:
+            errors[:0] = first.errors
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)
     if to_stdout:

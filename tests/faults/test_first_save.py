@@ -1,0 +1,122 @@
+"""A rank writing into a shared folder (``-o DIR/{rank}.toml``, a launcher's ranks) creates one
+file when its command ends within runsnap.capturing.firstsave.FIRST_SAVE_DELAY, and has its
+pre-launch snapshot on disk while a longer command runs; the final snapshot is whole either way."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runsnap.snapshot import load
+
+from .conftest import bare_env, runsnap, runsnap_argv
+
+RANK = {"RANK": "3", "WORLD_SIZE": "4"}  # one rank of four: the folder is shared
+
+
+def _snapshots(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix == ".toml")
+
+
+def test_a_short_command_writes_its_snapshot_once(tmp_path: Path) -> None:
+    """Killed at a second write, if there were one: the capture ends normally, one file."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    proc = runsnap("capture", "-o", str(shared / "{host}-{rank}.toml"), "--", "true",
+                   cwd=tmp_path, env=bare_env(**RANK, RUNSNAP_TEST_FAULT="snapshot.written#2"))
+    assert proc.returncode == 0, proc.stderr
+    [snap_path] = _snapshots(shared)
+    assert [p.name for p in shared.iterdir()] == [snap_path.name]  # no temporary left
+    snap = load(snap_path)
+    assert snap["outcome"]["exit_status"] == 0 and "runtime" in snap.sections
+    # on_saved still tells where the snapshot went (once, when it was written)
+    told = [x for x in proc.stderr.splitlines() if x.startswith("runsnap: snapshot ")]
+    assert len(told) == 1 and told[0].endswith(f"shared/{snap_path.name}"), proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_a_short_command_creates_and_links_one_file_in_the_shared_folder(tmp_path: Path
+                                                                         ) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    trace = tmp_path / "trace"
+    done = subprocess.run(
+        ["strace", "-f", "-qq", "-e", "trace=openat,open,creat,rename,renameat,renameat2,link,"
+         "linkat", "-o", str(trace),
+         *runsnap_argv("capture", "-o", str(shared / "{rank}.toml"), "--", "true")],
+        cwd=tmp_path, env=bare_env(**RANK), capture_output=True, text=True, timeout=120)
+    if "ptrace" in done.stderr and done.returncode != 0:
+        pytest.skip(f"strace cannot trace here: {done.stderr.strip()[-200:]}")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in trace.read_text().splitlines() if str(shared) in line]
+    created = [line for line in lines if "O_CREAT" in line]
+    moved = [line for line in lines if re.search(r"\b(rename|renameat2?|link|linkat)\(", line)]
+    assert len(created) == 1 and len(moved) == 1, "\n".join(lines)
+    assert "outcome" in load(_snapshots(shared)[0]).sections
+
+
+def test_a_long_command_has_its_prelaunch_snapshot_on_disk_while_it_runs(tmp_path: Path
+                                                                         ) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    child = f"open({str(fifo)!r}).read(); print('released')"
+    proc = subprocess.Popen(
+        runsnap_argv("capture", "--no-trace", "-o", str(shared / "{rank}.toml"), "--",
+                     sys.executable, "-c", child),
+        cwd=tmp_path, env=bare_env(**RANK), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not _snapshots(shared):  # the child waits on the FIFO until released
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        [path] = _snapshots(shared)
+        early = load(path)  # whole, or this raises
+        assert "outcome" not in early.sections and early["command"]["argv"][-1] == child
+        with open(fifo, "w") as fh:
+            fh.write("go")
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "released" in out and err.count("runsnap: snapshot ") == 1, err
+    assert _snapshots(shared) == [path]
+    assert [p.name for p in shared.iterdir()] == [path.name]
+    final = load(path)
+    assert final["outcome"]["exit_status"] == 0 and "released" in str(final["outcome"])
+
+
+def test_a_full_disk_is_reported_and_the_command_still_runs(tmp_path: Path) -> None:
+    """The shared rank's first write is after the launch: a write that fails leaves the
+    command run, its status kept, and one line saying no snapshot was written."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    marker = tmp_path / "ran"
+    proc = runsnap("capture", "-o", str(shared / "{rank}.toml"), "--", "touch", str(marker),
+                   cwd=tmp_path, env=bare_env(**RANK, RUNSNAP_TEST_FAULT="snapshot.written=ENOSPC"))
+    assert proc.returncode == 0 and marker.exists(), proc.stderr
+    assert "Traceback" not in proc.stderr
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith("runsnap:")]
+    assert line.startswith("runsnap: the snapshot was not written: cannot write") and \
+        "No space left on device" in line, proc.stderr
+    assert list(shared.iterdir()) == []
+
+
+def test_a_single_capture_still_saves_before_the_launch(tmp_path: Path) -> None:
+    """Not a shared folder: the snapshot is on disk before the child starts, as always
+    (runsnap killed where the child would start leaves it)."""
+    target = tmp_path / "one.toml"
+    proc = runsnap("capture", "-o", str(target), "--", "true", cwd=tmp_path,
+                   env=bare_env(RUNSNAP_TEST_FAULT="capture.saved"))
+    assert proc.returncode == -9 and "outcome" not in load(target).sections
