@@ -120,3 +120,42 @@ def test_a_single_capture_still_saves_before_the_launch(tmp_path: Path) -> None:
     proc = runsnap("capture", "-o", str(target), "--", "true", cwd=tmp_path,
                    env=bare_env(RUNSNAP_TEST_FAULT="capture.saved"))
     assert proc.returncode == -9 and "outcome" not in load(target).sections
+
+
+def test_runsnap_failing_before_the_outcome_still_leaves_the_prelaunch_snapshot(
+        tmp_path: Path) -> None:
+    """A shared rank's runsnap that fails between the child's end and the outcome (an I/O
+    error there) saves the snapshot it deferred: the launch keeps its record."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    proc = runsnap("capture", "-o", str(shared / "{rank}.toml"), "--", "true", cwd=tmp_path,
+                   env=bare_env(**RANK, RUNSNAP_TEST_FAULT="capture.ended=EIO"))
+    assert proc.returncode != 0
+    [path] = _snapshots(shared)
+    snap = load(path)
+    assert "outcome" not in snap.sections and snap["command"]["argv"] == ["true"]
+
+
+def test_the_timer_and_the_outcome_never_both_claim(tmp_path: Path) -> None:
+    """The deferred save's timer firing around the outcome write, both orders, real threads
+    and files: one name claimed (never ``.1``), the final content on it, ``on_saved`` once."""
+    from runsnap.capturing.firstsave import DeferredFirstSave
+    from runsnap.capturing.output import Target
+    from runsnap.snapshot import Snapshot
+
+    before = Snapshot(meta={"label": "before"}, sections={"command": {"argv": ["x"]}})
+    after = before.replace(meta={"label": "after"})
+    orders = set()
+    for i in range(40):
+        path = tmp_path / f"r{i}" / "0.toml"
+        told: list[Snapshot] = []
+        first = DeferredFirstSave(before, Target(str(path), True, True), told.append,
+                                  delay=0.002 * (i % 5))
+        first.start()
+        time.sleep(0.001 * (i % 7))
+        saved = first.final(after)
+        orders.add(told[0].meta["label"] if len(told) == 1 else "?")
+        assert saved.path_text == str(path) and len(told) == 1
+        assert [p.name for p in path.parent.iterdir()] == ["0.toml"]
+        assert 'label = "after"' in path.read_text()
+    assert "?" not in orders
