@@ -110,7 +110,9 @@ class Target(FrozenRecord):
 
     shared: bool = False
     """Whether many ranks write into the folder (a template, or a launcher's ranks): its
-    writes do not list it (:func:`runsnap.base.atomic.sweep_temporaries`)."""
+    writes do not list it (:func:`runsnap.base.atomic.sweep_temporaries`), and a wrapped
+    capture's first save waits for the child to outlive a short delay
+    (:mod:`runsnap.capturing.firstsave`)."""
 
 
 def save_first(snapshot: Snapshot, target: Target) -> Snapshot:
