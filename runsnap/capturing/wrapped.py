@@ -20,8 +20,9 @@ from runsnap.capturing.collect import (
 )
 from runsnap.capturing.context import CaptureContext
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
-from runsnap.capturing.output import resolve_output, save_first
+from runsnap.capturing.output import resolve_output
 from runsnap.capturing.settings import load_settings
+from runsnap.capturing.writes import SnapshotWrites
 from runsnap.errors import CaptureError, UsageError
 from runsnap.redact import load_key
 from runsnap.snapshot import Snapshot, dumps
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, Protocol
 
-    from runsnap.launch import LaunchResult, LaunchSpec
+    from runsnap.launch import LaunchResult, LaunchSpec, LogTee
+    from runsnap.redact import Redactor
 
     class Companion(Protocol):
         """Something that goes with a run (an experiment tracker's run: runsnap.track)."""
@@ -43,7 +45,8 @@ if TYPE_CHECKING:
         def meta(self) -> Mapping[str, Any]:
             """Entries joining [meta] when the outcome is written (redacted like the rest)."""
 
-__all__ = ["RunRecord", "launch_spec", "prelaunch_guard", "run", "run_with", "user_metrics"]
+__all__ = ["RunRecord", "launch_spec", "open_log", "prelaunch_guard", "run", "run_with",
+           "user_metrics"]
 
 
 def launch_spec(ctx: CaptureContext) -> LaunchSpec:
@@ -158,44 +161,16 @@ def run_with(
     # capture whose texts were all known clean does not need them before the launch, but the
     # child's output is searched between its end and the outcome written
     warming = [] if exec_ else [redactor.warm()]
-    tee = None
-    log = options.log
-    if log is not None:
-        try:
-            tee = launch.LogTee(log, line_filter=redactor.line_filter())
-        except OSError as exc:
-            raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
-        OwnFiles().record(tee.path)  # runsnap's own file: no capture lists it in [git]
+    tee = None if options.log is None else open_log(options.log, redactor)
     snap = snapshot_from_context(ctx, redactor=redactor)
     prelaunch_guard(snap, options.strict or settings.strict)
     meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
-    if tee is not None:
-        meta["log"] = tee.path
-    snap = snap.replace(meta=meta)
+    snap = snap.replace(meta=meta if tee is None else {**meta, "log": tee.path})
     to_stdout = options.output == "-"
     target = None if to_stdout else resolve_output(snap, options.output, options.out_dir)
 
-    # A rank among many writing into one folder saves once the child has outlived a short
-    # delay, or with the outcome if it ended first (one file created, not two: firstsave)
-    first = None
-    if target is not None and target.shared and not exec_:
-        from runsnap.capturing.firstsave import DeferredFirstSave
-
-        first = DeferredFirstSave(snap, target, on_saved)
-
-    def save(s: Snapshot) -> Snapshot:
-        # -o -: the snapshot goes to standard output once, complete, when the command ends
-        if target is None:
-            return s
-        if first is not None:
-            return first.final(s)
-        return s.save(snap.path_text or target.path, sweep=not target.shared)
-
-    if first is None:
-        snap = snap if target is None else save_first(snap, target)
-        reached("capture.saved")
-        if on_saved is not None:
-            on_saved(snap)
+    writes = SnapshotWrites(target, on_saved, deferred=not exec_)
+    snap = writes.before_launch(snap)
 
     final = snap
     errors: list[str] = []
@@ -216,14 +191,10 @@ def run_with(
             done = with_section(snap, "outcome", section, key, redactor, after=outcome.cut)
             if companion is not None:
                 done = with_meta(done, companion.meta(), redactor)
-            final = save(with_section(done, "runtime", runtime, key, redactor))
+            final = writes.final(with_section(done, "runtime", runtime, key, redactor))
         except CaptureError as exc:
-            if first is not None:
-                final = first.snapshot  # the deferred save's, or none on disk
-                what = "the outcome" if final.path_text else "the snapshot"
-                errors.append(f"{what} was not written: {exc}")
-            else:
-                errors.append(f"the outcome was not written: {exc}")
+            final, line = writes.not_written(exc, snap)
+            errors.append(line)
 
     spec = launch_spec(ctx)
     if companion is not None:  # the tracked run's id: the launch gets it, [env] does not
@@ -238,26 +209,35 @@ def run_with(
                              metrics=tuple(patterns))
 
         def on_start(_r: LaunchResult) -> None:
-            if first is not None:
-                first.start()
+            writes.started()
             if tracer is not None:
                 tracer.warm(snap.get("packages"))
 
         try:
             result = launch.run(spec, watch, log=tee, inherit_tty=options.inherit_tty,
                                 on_exit=write_outcome, on_start=on_start)
-        finally:
-            if first is not None:  # runsnap failed before the outcome: the launch's record
-                first.save_now()
-        if first is not None:
-            errors[:0] = first.errors
+        finally:  # also when runsnap failed before the outcome: the launch's record
+            late = writes.ended()
+        errors[:0] = late
         if tee is not None:  # as it is now, written
             OwnFiles().record(tee.path)
     if to_stdout:
-
         sys.stdout.write(dumps(final))
         sys.stdout.flush()
     return RunRecord(final, result.exit_status, result, tuple(errors))
+
+
+def open_log(log: str, redactor: Redactor) -> LogTee:
+    """``--log``: the file the child's output is copied to, redacted line by line; runsnap's
+    own, so no capture lists it in ``[git]``."""
+    from runsnap.launch import LogTee
+
+    try:
+        tee = LogTee(log, line_filter=redactor.line_filter())
+    except OSError as exc:
+        raise CaptureError(f"cannot write the log {log}: {exc.strerror or exc}") from None
+    OwnFiles().record(tee.path)
+    return tee
 
 
 def user_metrics(specs: Sequence[str]) -> list[tuple[str, re.Pattern[bytes]]]:
