@@ -14,6 +14,7 @@ import os
 import re
 
 from runsnap.snapshot.runtime_write import compact
+from runsnap.tracing import distindex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,28 +100,7 @@ class _Dists:
         return index.get(top)
 
     def _index(self, folder: str) -> dict[str, tuple[str, str]]:
-        out: dict[str, tuple[str, str]] = {}
-        try:
-            entries = os.listdir(folder)
-        except OSError:
-            return out
-        for entry in entries:
-            if not entry.endswith(".dist-info"):
-                continue
-            meta = os.path.join(folder, entry)
-            dist, _, version = entry[: -len(".dist-info")].partition("-")
-            tops: set[str] = set()
-            top_level = os.path.join(meta, "top_level.txt")
-            if os.path.exists(top_level):
-                tops.update(x.strip() for x in _lines(top_level) if x.strip())
-            else:
-                for line in _lines(os.path.join(meta, "RECORD")):
-                    first = line.split(",", 1)[0].split("/", 1)[0]
-                    if first and not first.endswith((".dist-info", ".data")) \
-                            and not first.startswith(("..", "__pycache__")):
-                        tops.add(first[:-3] if first.endswith(".py") else first.split(".")[0])
-            for top in tops:
-                out.setdefault(top, (dist, version))
+        out = _folder_index(folder)
         tops_of: dict[str, list[str]] = {}  # normalised distribution name -> its modules
         for top, (dist, _v) in out.items():
             tops_of.setdefault(_normal(dist), []).append(top)
@@ -129,6 +109,50 @@ class _Dists:
                 for top in tops_of.get(_normal(d_name), ()):
                     out[top] = (d_name, str(d.get("version", "")))
         return out
+
+
+def _folder_index(folder: str) -> dict[str, tuple[str, str]]:
+    """Top-level module -> (distribution, version) as the ``*.dist-info`` folders in ``folder``
+    declare them, from the cache (:mod:`runsnap.tracing.distindex`) while ``folder`` is
+    unchanged; built from the metadata (and kept) otherwise."""
+    stamp = distindex.stamp(folder)
+    if stamp is None:
+        return {}
+    cached = distindex.load(folder, stamp)
+    if cached is not None:
+        return cached
+    out = _read_folder(folder)
+    if distindex.stamp(folder) == stamp:  # nothing installed while it was read
+        distindex.store(folder, stamp, out)
+    return out
+
+
+def _read_folder(folder: str) -> dict[str, tuple[str, str]]:
+    """Top-level module -> (distribution, version), from each ``*.dist-info`` folder's
+    ``top_level.txt``, else its ``RECORD`` (the first distribution listed claims a name)."""
+    out: dict[str, tuple[str, str]] = {}
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.endswith(".dist-info"):
+            continue
+        meta = os.path.join(folder, entry)
+        dist, _, version = entry[: -len(".dist-info")].partition("-")
+        tops: set[str] = set()
+        top_level = os.path.join(meta, "top_level.txt")
+        if os.path.exists(top_level):
+            tops.update(x.strip() for x in _lines(top_level) if x.strip())
+        else:
+            for line in _lines(os.path.join(meta, "RECORD")):
+                first = line.split(",", 1)[0].split("/", 1)[0]
+                if first and not first.endswith((".dist-info", ".data")) \
+                        and not first.startswith(("..", "__pycache__")):
+                    tops.add(first[:-3] if first.endswith(".py") else first.split(".")[0])
+        for top in tops:
+            out.setdefault(top, (dist, version))
+    return out
 
 
 def _normal(dist: str) -> str:
