@@ -46,14 +46,8 @@ def read_logs(folder: str) -> tuple[list[list[tuple[Any, ...]]], dict[int, dict[
     for name in names:
         path = os.path.join(folder, name)
         if name.startswith("py-"):
-            records = []
-            for line in _lines(path):
-                try:
-                    rec = ast.literal_eval(line)
-                except (ValueError, SyntaxError, MemoryError, RecursionError):
-                    continue  # the last line of a killed process, cut short
-                if isinstance(rec, tuple) and rec:
-                    records.append(rec)
+            records = [rec for rec in _literals(list(_lines(path)))
+                       if isinstance(rec, tuple) and rec]
             if records and records[0][0] == "P":
                 python.append(records)
         elif name.startswith("native-"):
@@ -72,6 +66,25 @@ def read_logs(folder: str) -> tuple[list[list[tuple[Any, ...]]], dict[int, dict[
                     except ValueError:
                         pass
     return python, native
+
+
+def _literals(lines: list[str]) -> list[Any]:
+    """The Python literals of ``lines`` (one a line), those that parse: in one parse when all
+    do (one ``ast`` parse costs about as much as a short line's), else line by line, leaving
+    out the last line of a killed process, cut short."""
+    try:
+        whole = ast.literal_eval("[" + ",".join(line.rstrip("\n") for line in lines) + "]")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        whole = None
+    if isinstance(whole, list) and len(whole) == len(lines):
+        return whole
+    out = []
+    for line in lines:
+        try:
+            out.append(ast.literal_eval(line))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):  # noqa: PERF203
+            continue
+    return out
 
 
 def _under(path: str, folder: str) -> bool:
@@ -256,12 +269,14 @@ def build_section(
     return compact(section)
 
 
+# The patterns of scan_filter, compiled (by re's cache) only when a bulk read is judged: most
+# traces have none, and compiling them was most of this module's import, after the child ended.
 # A name prefix written as a literal in code that scans the environment: "WANDB_", 'MYLIB_'.
-_PREFIX = re.compile(r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)["']""")
+_PREFIX = r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)["']"""
 # Any literal that can be a prefix ('mylib_') or a suffix ('_proxy') of variable names.
-_AFFIX = re.compile(r"""["']([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_|_[A-Za-z][A-Za-z0-9_]*)["']""")
+_AFFIX = r"""["']([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_|_[A-Za-z][A-Za-z0-9_]*)["']"""
 # Code that keeps some names of what it iterates: k.startswith(P), k.endswith(S), k[-6:] == S.
-_FILTER = re.compile(r"""\.(?:startswith|endswith)\(|\[[^\]\n]*:[^\]\n]*\]\s*[=!]=""")
+_FILTER = r"""\.(?:startswith|endswith)\(|\[[^\]\n]*:[^\]\n]*\]\s*[=!]="""
 #: Lines above a bulk read searched for the prefix it filters by.
 SCAN_LINES = 25
 #: Lines below it: a copy filtered just after it is taken (``envdict = dict(os.environ)``,
@@ -298,10 +313,10 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
         lines = list(_lines(file))
         n = int(line)
         window = "".join(lines[max(0, n - SCAN_LINES): n + SCAN_BELOW])
-        named = _PREFIX.findall(window)
-        if not named and not _FILTER.search(window):
+        named = re.findall(_PREFIX, window)
+        if not named and not re.search(_FILTER, window):
             return {"scan": False}
-        affixes = set(named) | {a for a in _AFFIX.findall(window)
+        affixes = set(named) | {a for a in re.findall(_AFFIX, window)
                                 if not a.startswith("__") and len(a.strip("_")) >= 2}
         out: dict[str, Any] = {"scan": True}
         prefixes = sorted(a for a in affixes if a.endswith("_") and not a.startswith("_"))
