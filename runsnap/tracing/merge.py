@@ -98,12 +98,15 @@ class _Dists:
     def __init__(self, packages: Mapping[str, Any]) -> None:
         self.dists: Mapping[str, Any] = packages.get("distributions") or {}
         self.by_folder: dict[str, dict[str, tuple[str, str]]] = {}
+        # (source folder, name, version) of the editable installs, looked up for every module
+        self.sources = [(str(d["source"]), name, str(d.get("version", "")))
+                        for name, d in self.dists.items()
+                        if isinstance(d, dict) and d.get("editable") and d.get("source")]
 
     def editable(self, path: str) -> tuple[str, str] | None:
-        for name, d in self.dists.items():
-            if isinstance(d, dict) and d.get("editable") and d.get("source") \
-                    and _under(path, str(d["source"])):
-                return name, str(d.get("version", ""))
+        for source, name, version in self.sources:
+            if _under(path, source):
+                return name, version
         return None
 
     def lookup(self, folder: str, top: str) -> tuple[str, str] | None:
