@@ -174,15 +174,17 @@ def pair(args: Any, lines: list[str], now: list[str], base: list[str] | None, py
     lines.append("")
 
 
-def tracing_e2e(args: Any, lines: list[str], now: list[str], env: dict[str, str]) -> None:
+def tracing_e2e(args: Any, lines: list[str], now: list[str], env: dict[str, str],
+                base: list[str] | None = None) -> None:
+    """Traced vs ``--no-trace`` of this tree (and of ``base``, in the same rounds)."""
     lines += ["### 3. tracing end to end: `runsnap capture -- CMD`, traced vs `--no-trace`", ""]
     py = str(Path(args.torch_venv) / "bin" / "python")
     out = args.work / "trace-out"
     out.mkdir(parents=True, exist_ok=True)
 
-    def cap(tag: str, code: str, trace: bool) -> Callable[[], Run]:
+    def cap(tag: str, code: str, trace: bool, tree: list[str] = now) -> Callable[[], Run]:
         target = out / f"{tag}.toml"
-        argv = [*now, "capture", "-o", str(target), *([] if trace else ["--no-trace"]), "--",
+        argv = [*tree, "capture", "-o", str(target), *([] if trace else ["--no-trace"]), "--",
                 py, "-c", code]
         return lambda: run(argv, env, str(out), before=lambda: target.unlink(missing_ok=True))
 
@@ -190,19 +192,25 @@ def tracing_e2e(args: Any, lines: list[str], now: list[str], env: dict[str, str]
             ("python -c pass", "pass", args.rounds * 2, 10.0, "ms"),
             ("python -c 'import torch'", "import torch", args.rounds, 1.05, "x")):
         lines.append(f"- {title}: load average {load()} before")
-        res = interleave({f"{title}, traced": cap("t", code, True),
-                          f"{title}, --no-trace": cap("u", code, False)}, rounds)
+        cases = {f"{title}, traced": cap("t", code, True),
+                 f"{title}, --no-trace": cap("u", code, False)}
+        if base is not None:
+            cases[f"{title}, traced, baseline"] = cap("bt", code, True, base)
+            cases[f"{title}, --no-trace, baseline"] = cap("bu", code, False, base)
+        res = interleave(cases, rounds)
         lines += [f"- load average after: {load()}", ""]
         table(list(res.items()), lines)
-        t, u = res[f"{title}, traced"], res[f"{title}, --no-trace"]
-        if kind == "ms":
-            cpu, wall = (med(t) - med(u)) * 1000, (med(t, "wall") - med(u, "wall")) * 1000
-            lines.append(f"- added by tracing: {cpu:+.1f} ms CPU, {wall:+.1f} ms wall "
-                         f"(target <= +10 ms) - {verdict(cpu, target)}")
-        else:
-            cpu, wall = med(t) / med(u), med(t, "wall") / med(u, "wall")
-            lines.append(f"- traced / --no-trace: {cpu:.3f}x CPU, {wall:.3f}x wall (target <= "
-                         f"{target}x) - {verdict(cpu, target)}")
+        for which in ("", ", baseline") if base is not None else ("",):
+            t, u = res[f"{title}, traced{which}"], res[f"{title}, --no-trace{which}"]
+            tree = "baseline" if which else "this tree"
+            if kind == "ms":
+                cpu, wall = (med(t) - med(u)) * 1000, (med(t, "wall") - med(u, "wall")) * 1000
+                lines.append(f"- added by tracing, {tree}: {cpu:+.1f} ms CPU, {wall:+.1f} ms "
+                             f"wall (target <= +10 ms) - {verdict(cpu, target)}")
+            else:
+                cpu, wall = med(t) / med(u), med(t, "wall") / med(u, "wall")
+                lines.append(f"- traced / --no-trace, {tree}: {cpu:.3f}x CPU, {wall:.3f}x wall "
+                             f"(target <= {target}x) - {verdict(cpu, target)}")
         lines.append("")
 
 
@@ -301,7 +309,7 @@ def main() -> int:
     if "6" in args.only:
         pair(args, lines, now, base, py, env)
     if "3" in args.only:
-        tracing_e2e(args, lines, now, env)
+        tracing_e2e(args, lines, now, env, base)
     if "4" in args.only:
         trials(args, lines)
     if "2" in args.only:
