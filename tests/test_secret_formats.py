@@ -115,3 +115,26 @@ def test_fresh_values_of_every_format_are_hidden_under_a_neutral_name(half: str)
     print(f"{half}: {planted} planted, {len(missed)} missed")
     assert planted >= 150
     assert not missed
+
+
+def test_a_keyword_is_found_where_it_overlaps_another() -> None:
+    """The keyword gate finds each keyword wherever it starts, also where the text before it
+    ends in another keyword: a MaxMind key ending ``...EMB_mmk`` holds ``b_`` and then
+    ``_mmk``, and about one fresh MaxMind key in 700 leaked while the gate consumed ``b_``."""
+    from runsnap.knowledge.secrets import keyword_positions
+
+    words = sorted(k for k in value_rules()[2] if k != "*" and not k.startswith("re:"))
+    starting: dict[str, list[str]] = {}  # a proper prefix -> the keywords it begins
+    for b in words:
+        for o in range(1, len(b)):
+            starting.setdefault(b[:o], []).append(b)
+    pairs = 0
+    for a in words:
+        for o in range(1, len(a)):
+            for b in starting.get(a[-o:], ()):
+                text = a + b[o:]
+                assert len(a) - o in keyword_positions(text).get(b, []), (a, b, text)
+                pairs += 1
+    assert pairs > 100
+    key = "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"
+    assert token_spans(f"license {key} ok") == [(8, 8 + len(key))]

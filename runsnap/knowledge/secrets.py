@@ -49,6 +49,7 @@ __all__ = [
     "password_options",
     "secret_query_params",
     "value_rules",
+    "keyword_positions",
     "token_spans",
 ]
 
@@ -280,7 +281,10 @@ def value_rules() -> tuple[tuple[ValueRule, ...], re.Pattern[str], dict[str, tup
             for kw in rule.keywords:
                 by_keyword.setdefault(kw, []).append(rule)
     words = sorted(k for k in by_keyword if not k.startswith("re:") and k != "*")
-    gate = re.compile(_trie_regex(words))
+    # a look-ahead: a keyword is found wherever it starts, also where it overlaps another
+    # (``b_`` then ``_mmk`` in ``...EMB_mmk``: a consuming search would take ``b_`` and pass
+    # over ``_mmk``); the keywords inside the one found are :class:`_Inner`'s
+    gate = re.compile(f"(?=({_trie_regex(words)}))")
     by_keyword.setdefault("*", [])
     return tuple(rules), gate, {k: tuple(v) for k, v in by_keyword.items()}, _Inner(words)
 
@@ -344,6 +348,23 @@ def leading_literal(pattern: str) -> str:
     return "".join(out)
 
 
+def keyword_positions(text: str) -> dict[str, list[int]]:
+    """The rules' keywords in ``text`` (case-insensitively), each with where a keyword found
+    there starts: its own start, or that of a longer keyword holding it.
+
+    >>> sorted(keyword_positions("EMB_mmk").items())
+    [('_mmk', [3]), ('b_', [2])]
+    """
+    _, gate, _, inner = value_rules()
+    where: dict[str, list[int]] = {}
+    for m in gate.finditer(text.lower()):
+        word = m.group(1)
+        where.setdefault(word, []).append(m.start())
+        for k in inner[word]:
+            where.setdefault(k, []).append(m.start())
+    return where
+
+
 def token_spans(text: str) -> list[tuple[int, int]]:
     """Where token-shaped secrets are in ``text``: (start, end) pairs, sorted, not overlapping.
 
@@ -351,12 +372,10 @@ def token_spans(text: str) -> list[tuple[int, int]]:
     runs a rule only on fragments that hold one of its keywords, or near the matches of its
     anchor.
     """
-    _, gate, by_keyword, inner = value_rules()
-    where: dict[str, list[int]] = {"*": [0]} if by_keyword["*"] else {}
-    for m in gate.finditer(text.lower()):
-        where.setdefault(m.group(), []).append(m.start())
-        for k in inner[m.group()]:
-            where.setdefault(k, []).append(m.start())
+    _, _, by_keyword, _ = value_rules()
+    where = keyword_positions(text)
+    if by_keyword["*"]:
+        where["*"] = [0]
     for key, anchor, starts in _anchors():
         if starts and starts not in text:
             continue
