@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["CleanTexts", "HashCache", "OutputCache", "ScrubbedTexts", "cache_dir", "load_probe",
-           "probe_cacheable", "probe_key", "program_stamp", "store_probe"]
+__all__ = ["CleanTexts", "HashCache", "OutputCache", "ScrubbedTexts", "cache_dir", "file_stamp",
+           "load_probe", "probe_cacheable", "probe_key", "program_stamp", "store_probe"]
 
 #: The variables that change what ``sys.path`` an interpreter starts with.
 PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
@@ -74,7 +74,9 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
     return os.path.join(base, "runsnap")
 
 
-def _stat(path: str) -> list[int] | None:
+def file_stamp(path: str) -> list[int] | None:
+    """What changes when ``path`` (a file or a folder) changes: its times, inode and size;
+    ``None`` when it does not exist."""
     try:
         st = os.stat(path)
     except OSError:
@@ -98,7 +100,7 @@ def probe_cacheable(interpreter: str) -> bool:
 def probe_key(interpreter: str, cwd: str, env: Mapping[str, str], source: str) -> str:
     """The cache key of one probe: which interpreter, where, with what path settings."""
     parts = [FORMAT, sha256(source.encode()).hexdigest(), interpreter,
-             os.path.realpath(interpreter), _stat(interpreter), cwd,
+             os.path.realpath(interpreter), file_stamp(interpreter), cwd,
              [env.get(name) for name in PATH_VARIABLES]]
     return str(sha256(json.dumps(parts).encode()).hexdigest()[:32])
 
@@ -110,7 +112,7 @@ def _stamps(result: Mapping[str, Any], cwd: str) -> dict[str, list[int] | None]:
         dirs.add(result["user_site"])
     stamps: dict[str, list[int] | None] = {}
     for d in sorted(dirs):
-        stamps[d] = _stat(d)
+        stamps[d] = file_stamp(d)
         try:
             names = os.listdir(d)
         except OSError:
@@ -118,20 +120,20 @@ def _stamps(result: Mapping[str, Any], cwd: str) -> dict[str, list[int] | None]:
         for name in names:
             if name.endswith(".pth"):
                 full = os.path.join(d, name)
-                stamps[full] = _stat(full)
+                stamps[full] = file_stamp(full)
     # The build files the probe read (torch/version.py ...) and the folders it listed: a source
     # checkout rebuilt in place changes them without touching any sys.path directory.
     for module in (result.get("modules") or {}).values():
         base = module.get("dir", "")
         for name in [*(module.get("files") or {}), *(module.get("lists") or {})]:
             full = os.path.normpath(os.path.join(base, name))
-            stamps[full] = _stat(full)
+            stamps[full] = file_stamp(full)
     for folder in result.get("nvidia") or []:
-        stamps[folder.get("dir", "")] = _stat(folder.get("dir", ""))
+        stamps[folder.get("dir", "")] = file_stamp(folder.get("dir", ""))
     prefix = result.get("prefix")
     if prefix:
         cfg = os.path.join(prefix, "pyvenv.cfg")
-        stamps[cfg] = _stat(cfg)
+        stamps[cfg] = file_stamp(cfg)
     return stamps
 
 
@@ -195,7 +197,7 @@ def program_stamp(program: str, *files: str) -> list[Any]:
     """What must stay the same for a program's answer to hold: the program's real file, the
     programs a wrapper script names by absolute path, and ``files``."""
     real = os.path.realpath(program)
-    stamp: list[Any] = [real, _stat(real)]
+    stamp: list[Any] = [real, file_stamp(real)]
     try:
         head = read_head(real, 4096)
     except OSError:
@@ -204,9 +206,9 @@ def program_stamp(program: str, *files: str) -> list[Any]:
         for word in head.decode("utf-8", "replace").replace('"', " ").replace("'", " ").split():
             if word.startswith("/") and os.path.isfile(word) and os.access(word, os.X_OK):
                 target = os.path.realpath(word)
-                stamp += [target, _stat(target)]
+                stamp += [target, file_stamp(target)]
     for extra in files:
-        stamp += [extra, _stat(extra)]
+        stamp += [extra, file_stamp(extra)]
     return stamp
 
 
@@ -273,7 +275,7 @@ class HashCache(_JsonCache):
     def sha256(self, path: str) -> str:
         """The sha256 of the file at ``path`` (from the cache while the file is unchanged)."""
         real = os.path.realpath(path)
-        stamp = _stat(real)
+        stamp = file_stamp(real)
         entries = self._load()
         cached = entries.get(real)
         if stamp is not None and cached is not None and cached[:4] == stamp:
@@ -296,7 +298,7 @@ class OwnFiles(_JsonCache):
     def record(self, path: str) -> None:
         """Remember the file at ``path`` as it is now, and write the list back."""
         real = os.path.realpath(path)
-        stamp = _stat(real)
+        stamp = file_stamp(real)
         if stamp is not None and self._path is not None:
             self._load()[real] = stamp
             self._dirty = True
@@ -306,7 +308,7 @@ class OwnFiles(_JsonCache):
         """Whether the file at ``path`` is one runsnap wrote, unchanged since."""
         real = os.path.realpath(path)
         entry = self._load().get(real)
-        return entry is not None and entry == _stat(real)
+        return entry is not None and entry == file_stamp(real)
 
 
 class ScrubbedTexts:

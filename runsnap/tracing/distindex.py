@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 from runsnap.base.atomic import atomic_write
-from runsnap.base.cache import cache_dir
+from runsnap.base.cache import cache_dir, file_stamp
 from runsnap.base.digest import sha256
 
 __all__ = ["load", "stamp", "store"]
@@ -27,11 +27,8 @@ _HEAD = "runsnap-distindex 1"
 
 def stamp(folder: str) -> str | None:
     """What must stay the same for a folder's index to hold; None: no such folder."""
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return None
-    return f"{st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
+    got = file_stamp(folder)
+    return None if got is None else " ".join(map(str, got))
 
 
 def _path(folder: str) -> str | None:
