@@ -318,8 +318,13 @@ def _has_diff(bench: Bench) -> bool:
 
 _PARSE_ONLY = ("import sys\n"
                "try:\n    import tomllib\nexcept ImportError:\n    import tomli as tomllib\n"
-               "for p in sys.argv[1:]:\n"
-               "    with open(p, 'rb') as fh: tomllib.load(fh)\n")
+               "import os\n"
+               "for a in sys.argv[1:]:\n"
+               "    names = sorted(os.path.join(a, n) for n in os.listdir(a)\n"
+               "                   if n.endswith('.toml')) if os.path.isdir(a) else [a]\n"
+               "    for p in names:\n"
+               "        with open(p, 'rb') as fh: tomllib.load(fh)\n")
+"""Parse every file named (a folder: every ``*.toml`` in it, as ``diff FOLDER`` reads it)."""
 
 
 def build_diff(bench: Bench) -> list[Command]:
