@@ -230,11 +230,14 @@ KILLED_AT = {
 
 def test_every_fault_point_is_tried() -> None:
     """Each named point is killed at here (a capture to ``-o FILE``) or, for the first save of
-    a name runsnap chooses itself (``snapshot.claimed``), in tests/faults/test_disk.py."""
+    a name runsnap chooses itself (``snapshot.claimed``), in tests/faults/test_disk.py, and for
+    a shared folder's in-place rewrite (``snapshot.extending``) in tests/faults/test_first_save.py."""
     from runsnap.base.faults import POINTS
     from tests.faults.test_disk import KILLED_IN_A_CHOSEN_NAME
+    from tests.faults.test_first_save import KILLED_IN_PLACE
 
-    tried = {point.partition("#")[0] for point in (*KILLED_AT, *KILLED_IN_A_CHOSEN_NAME)}
+    tried = {point.partition("#")[0]
+             for point in (*KILLED_AT, *KILLED_IN_A_CHOSEN_NAME, *KILLED_IN_PLACE)}
     assert tried == set(POINTS)
 
 

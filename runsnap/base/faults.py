@@ -37,6 +37,8 @@ POINTS = {
     "snapshot.claimed": "a new snapshot's name is claimed, its whole content in it (first save)",
     "capture.saved": "the snapshot is saved; the child has not started",
     "capture.ended": "the child has ended; its outcome is not written yet",
+    "snapshot.extending": "a rank's snapshot in a shared folder is half rewritten in place with "
+                          "its outcome (runsnap.base.inplace): its end marker is gone",
 }
 
 _counts: dict[str, int] = {}

@@ -8,7 +8,9 @@ load, all of the first half at the job's start, when every rank starts at once. 
 first save waits: the child is launched, and the snapshot as it was before the launch is saved
 only if the child still runs :data:`FIRST_SAVE_DELAY` seconds later. A child that ends first
 gets one write, the final snapshot, its name claimed exclusively as the first save does; a
-longer one gets two, the first of them out of the job's start.
+longer one gets two, the first of them out of the job's start, and the second written into
+the same file from its end marker on (:mod:`runsnap.base.inplace`): one file created and
+linked per rank either way.
 
 One lock and one state make the timer and the outcome write exclusive: whichever takes the
 lock first decides, so the final snapshot is claimed once, or replaces the deferred one.
@@ -19,8 +21,10 @@ from __future__ import annotations
 import threading
 
 from runsnap.base.faults import reached
+from runsnap.base.inplace import extend_in_place
 from runsnap.capturing.output import save_first
 from runsnap.errors import CaptureError
+from runsnap.snapshot import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,11 +99,23 @@ class DeferredFirstSave:
                 self._timer.cancel()
             saved = self.snapshot.path_text
             if self._state == _SAVED and saved is not None:
-                self.snapshot = snapshot.save(saved,
-                                              sweep=not self._target.shared)
+                self.snapshot = _extend(snapshot, saved)
                 return self.snapshot
             self._state = _FINAL
             self.snapshot = save_first(snapshot, self._target)
             if self._on_saved is not None:
                 self._on_saved(self.snapshot)
             return self.snapshot
+
+
+def _extend(snapshot: Snapshot, path: str) -> Snapshot:
+    """``snapshot`` saved over the pre-launch one at ``path``: in place, from the end marker
+    on, when the file still holds that snapshot (no file created, no rename:
+    :mod:`runsnap.base.inplace`), else replaced. Raises :class:`CaptureError`."""
+    try:
+        grown = extend_in_place(path, dumps(snapshot).encode("utf-8"), points="snapshot")
+    except OSError as exc:
+        raise CaptureError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if grown:
+        return snapshot.replace(path=path)
+    return snapshot.save(path, sweep=False)

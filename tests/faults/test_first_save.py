@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from runsnap.snapshot import load
+from runsnap.snapshot import Snapshot, load
 
-from .conftest import bare_env, runsnap, runsnap_argv
+from .conftest import assert_clean_error, bare_env, runsnap, runsnap_argv
 
 RANK = {"RANK": "3", "WORLD_SIZE": "4"}  # one rank of four: the folder is shared
+
+#: The fault points killed at here (tests/test_capture_never_breaks.py checks every point is).
+KILLED_IN_PLACE = ("snapshot.extending",)
 
 
 def _snapshots(folder: Path) -> list[Path]:
@@ -62,8 +65,11 @@ def test_a_short_command_creates_and_links_one_file_in_the_shared_folder(tmp_pat
     assert "outcome" in load(_snapshots(shared)[0]).sections
 
 
-def test_a_long_command_has_its_prelaunch_snapshot_on_disk_while_it_runs(tmp_path: Path
-                                                                         ) -> None:
+def _long_capture(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], str, str, Path,
+                                                          Snapshot, int]:
+    """A shared rank whose child outlives FIRST_SAVE_DELAY (it waits on a FIFO until its
+    pre-launch snapshot is on disk): the process, its output, the snapshot's path, the
+    pre-launch snapshot as read while the child ran, and that file's inode."""
     shared = tmp_path / "shared"
     shared.mkdir()
     fifo = tmp_path / "go"
@@ -72,14 +78,15 @@ def test_a_long_command_has_its_prelaunch_snapshot_on_disk_while_it_runs(tmp_pat
     proc = subprocess.Popen(
         runsnap_argv("capture", "--no-trace", "-o", str(shared / "{rank}.toml"), "--",
                      sys.executable, "-c", child),
-        cwd=tmp_path, env=bare_env(**RANK), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL, text=True)
+        cwd=tmp_path, env=bare_env(**RANK, **env), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
         deadline = time.monotonic() + 90
         while not _snapshots(shared):  # the child waits on the FIFO until released
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
         [path] = _snapshots(shared)
+        inode = path.stat().st_ino
         early = load(path)  # whole, or this raises
         assert "outcome" not in early.sections and early["command"]["argv"][-1] == child
         with open(fifo, "w") as fh:
@@ -89,12 +96,46 @@ def test_a_long_command_has_its_prelaunch_snapshot_on_disk_while_it_runs(tmp_pat
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    return proc, out, err, path, early, inode
+
+
+def test_a_long_command_has_its_prelaunch_snapshot_on_disk_while_it_runs(tmp_path: Path
+                                                                         ) -> None:
+    """... and its outcome is written into that same file (no second file created and
+    renamed over it: one file a rank in the shared folder, however long the rank runs)."""
+    proc, out, err, path, early, inode = _long_capture(tmp_path)
     assert proc.returncode == 0, err
     assert "released" in out and err.count("runsnap: snapshot ") == 1, err
-    assert _snapshots(shared) == [path]
-    assert [p.name for p in shared.iterdir()] == [path.name]
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
     final = load(path)
     assert final["outcome"]["exit_status"] == 0 and "released" in str(final["outcome"])
+    assert path.stat().st_ino == inode  # written in place, not replaced
+    assert final.sections["command"] == early.sections["command"]
+
+
+def test_a_failed_write_of_the_outcome_leaves_the_prelaunch_snapshot_whole(tmp_path: Path
+                                                                           ) -> None:
+    """A full disk half-way through the in-place write: the file is put back as it was (the
+    pre-launch snapshot, end marker and all), one line says so, the command's status stays."""
+    proc, _, err, path, early, _ = _long_capture(
+        tmp_path, RUNSNAP_TEST_FAULT="snapshot.extending=ENOSPC")
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    said = [x for x in err.splitlines() if x.startswith("runsnap:")]
+    assert said[0] == "runsnap: snapshot shared/3.toml" and len(said) == 2, err  # while it ran
+    line = said[1]
+    assert line.startswith("runsnap: the outcome was not written: cannot write") and \
+        "No space left on device" in line, err
+    assert load(path).sections == early.sections
+
+
+def test_a_kill_during_the_in_place_write_leaves_a_file_readers_call_cut_short(
+        tmp_path: Path) -> None:
+    """What the in-place write costs (runsnap.base.inplace): killed in the middle of it, the
+    file has lost its end marker; reading it is one clear line and status 2, never a guess."""
+    proc, _, _, path, _, _ = _long_capture(tmp_path, RUNSNAP_TEST_FAULT="snapshot.extending")
+    assert proc.returncode == -9
+    shown = runsnap("show", str(path), cwd=tmp_path)
+    assert_clean_error(shown, "end")
 
 
 def test_a_full_disk_is_reported_and_the_command_still_runs(tmp_path: Path) -> None:
