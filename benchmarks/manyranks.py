@@ -84,6 +84,8 @@ def parse(log: Path, shared: str) -> Counter[str]:
             c["opens in the shared folder"] += 1
             if call == "creat" or "O_CREAT" in args:
                 c["files created in the shared folder"] += 1
+            elif "O_RDWR" in args or "O_WRONLY" in args:
+                c["files written in place"] += 1
         if call in ("rename", "renameat", "renameat2", "link", "linkat") and len(paths) >= 2 \
                 and paths[-1].startswith(inside):
             c["renames or links into the shared folder"] += 1
@@ -151,7 +153,7 @@ def measure(args: argparse.Namespace, env: dict[str, str]) -> int:
             "opens in the shared folder", "metadata ops on the shared folder",
             "directory reads of the shared folder (scans)", "bytes written to the shared folder",
             "opens, all paths", "stats, all paths", "renames, all paths",
-            "metadata ops, all paths"]
+            "metadata ops, all paths", "files written in place"]
     lines = [f"### Many ranks writing at once: `srun -n {args.ranks}` (issue 26, item 2)", "",
              f"- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
              f"{load:.2f} before, {os.getloadavg()[0]:.2f} after; local single-node Slurm "
@@ -169,12 +171,14 @@ def measure(args: argparse.Namespace, env: dict[str, str]) -> int:
     moved = [c.get(keys[1], 0) for c in per_rank]
     scans = max(c.get(keys[4], 0) for c in per_rank)
     twice = sum(n > 1 for n in created)
+    in_place = sum(c.get("files written in place", 0) > 0 for c in per_rank)
     lines += ["", f"- files created per rank in the shared folder: {statistics.median(created):g} "
               f"(max {max(created)}), renames or links {statistics.median(moved):g} (max "
               f"{max(moved)}): a rank whose command ends within runsnap's FIRST_SAVE_DELAY writes "
               "its snapshot once, with the outcome (a temporary file linked to its claimed "
-              f"name); {twice} of {len(per_rank)} ranks ran longer and wrote twice (the "
-              "pre-launch snapshot, then the outcome renamed over it) - "
+              f"name); {in_place} of {len(per_rank)} ranks ran longer and wrote their outcome "
+              "into the file the pre-launch snapshot made (an open without O_CREAT); "
+              f"{twice} created a second file - "
               f"{'met' if max(created) <= 1 and max(moved) <= 1 else 'NOT met'} "
               "(target: one file created and renamed or linked)",
               f"- scans of the shared folder: {scans} (target 0) - "
