@@ -63,11 +63,33 @@ def slurm_up(base: str, cpus: int) -> dict[str, str] | str:
     return {**os.environ, "SLURM_CONF": m.group(1)}
 
 
+_UNFINISHED = re.compile(r"^(\d+)\s+(.*) <unfinished \.\.\.>$")
+_RESUMED = re.compile(r"^(\d+)\s+<\.\.\. \w+ resumed>(.*)$")
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """strace's lines with a call that another thread interrupted (``<unfinished ...>``, then
+    ``<... NAME resumed>``) joined back into one: the deferred first save runs on a timer
+    thread beside the main one, and its calls were missed when split."""
+    out, pending = [], {}
+    for line in lines:
+        m = _UNFINISHED.match(line)
+        if m:
+            pending[m.group(1)] = m.group(2)
+            continue
+        m = _RESUMED.match(line)
+        if m and m.group(1) in pending:
+            out.append(f"{m.group(1)}  {pending.pop(m.group(1))}{m.group(2)}")
+            continue
+        out.append(line)
+    return out
+
+
 def parse(log: Path, shared: str) -> Counter[str]:
     """Counts for one rank's trace (every process of it)."""
     c: Counter[str] = Counter()
     inside = shared.rstrip("/") + "/"
-    for line in log.read_text(errors="replace").splitlines():
+    for line in _joined(log.read_text(errors="replace").splitlines()):
         m = _LINE.match(line)
         if m is None:
             continue
