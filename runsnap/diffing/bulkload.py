@@ -362,11 +362,14 @@ def load_many(
     *,
     progress: Progress | None = None,
     cache: SectionCache | None = None,
+    unreadable: list[str] | None = None,
 ) -> list[Snapshot]:
     """Load every snapshot in ``paths`` (in order), sharing the sections they have in common.
 
     Raises :class:`~runsnap.errors.SnapshotError` for the first file that is not a snapshot,
-    with the same message :func:`runsnap.snapshot.load` gives.
+    with the same message :func:`runsnap.snapshot.load` gives; given ``unreadable``, such a
+    file is left out instead and its message appended there (one rank of thousands cut short
+    must not hide the others).
     """
     items: Sequence[str | os.PathLike[str]] = list(paths)
     cache = cache or SectionCache()
@@ -380,7 +383,12 @@ def load_many(
     gc.disable()
     try:
         for i, p in enumerate(items):
-            out.append(cache.load(os.fspath(p)))
+            try:
+                out.append(cache.load(os.fspath(p)))
+            except SnapshotError as exc:
+                if unreadable is None:
+                    raise
+                unreadable.append(str(exc))
             if progress is not None and (i + 1 == total or (i + 1) % step == 0):
                 progress(i + 1, total)
     finally:

@@ -101,8 +101,16 @@ class NReport(Ranked["NRow"]):
     """What the set is (:class:`runsnap.diffing.many.SetSummary`: count, hosts, rank range,
     jobs, time span); ``None`` for reports built by hand."""
 
+    unreadable: tuple[str, ...] = ()
+    """Files named (or found in a folder) that could not be read and were left out, each
+    ``"PATH: why"``: a rank killed while writing, a file copied in part. They count as a
+    difference (the report is true), since the set compared is not the set given."""
+
     def _items(self) -> tuple[NRow, ...]:
         return self.rows
+
+    def __bool__(self) -> bool:
+        return bool(self.unreadable) or super().__bool__()
 
     def odd_ones(self) -> dict[int, int]:
         """Snapshot index -> how many counted keys set it apart from the majority, most first."""
@@ -121,9 +129,11 @@ class NReport(Ranked["NRow"]):
             + ([f"{noise} noise"] if noise else [])
         hidden = f" ({' and '.join(parts)} hidden)" if parts and not self.show_all else ""
         n = len(self.snapshots)
+        bad = len(self.unreadable)
+        left_out = f" ({bad} unreadable, left out)" if bad else ""
         if not counted:
-            return f"{n} snapshots, no differences that count{hidden}"
-        line = (f"{n} snapshots, {len(counted)} key{'s' if len(counted) != 1 else ''} "
+            return f"{n} snapshots{left_out}, no differences that count{hidden}"
+        line = (f"{n} snapshots{left_out}, {len(counted)} key{'s' if len(counted) != 1 else ''} "
                 f"not the same everywhere{hidden}")
         odd = self.odd_ones()
         if odd:
@@ -146,6 +156,7 @@ class NReport(Ranked["NRow"]):
             "count": len(self.counted),
             "hidden": len(self.hidden),
             "notes": list(self.notes),
+            "unreadable": list(self.unreadable),
             "odd_ones": {str(k): v for k, v in self.odd_ones().items()},
             "differences": [r.to_dict() for r in self.shown],
         }

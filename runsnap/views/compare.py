@@ -4,6 +4,7 @@ its own launch (``runsnap diff A``: "will my next launch match?")."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable
 from typing import Union
@@ -11,7 +12,7 @@ from typing import Union
 from runsnap.diffing import NReport, RankContext, Report, compare, compare_many, expand
 from runsnap.diffing.bulkload import load_many
 from runsnap.diffing.many import Progress
-from runsnap.errors import UsageError
+from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import Snapshot, load
 
 __all__ = ["SnapshotLike", "diff"]
@@ -36,8 +37,9 @@ def diff(
 ) -> Report | NReport:
     """Compare snapshots (objects, files, or folders of files): one -> with the current context
     (captured now for its command, interpreter, repositories and models), two ->
-    :func:`compare`, more -> :func:`compare_many`. ``progress(done, total)`` is called while
-    many files load."""
+    :func:`compare`, more -> :func:`compare_many` (files among them that cannot be read are
+    left out and named in the report, as long as two remain). ``progress(done, total)`` is
+    called while many files load."""
     if not snapshots:
         raise UsageError("diff needs at least one snapshot")
     rules = (rules or RankContext()).with_ignore(ignore)
@@ -48,6 +50,8 @@ def diff(
 
         paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
                         for s in snapshots])  # @1, @label resolved first
+        if len(paths) > 2:
+            return _many(paths, rules, show_all, progress)
         snaps = load_many(paths, progress=progress) if len(paths) > 1 else [load(p) for p in paths]
     if len(snaps) == 1:
         from runsnap.capturing.like import capture_like
@@ -60,3 +64,21 @@ def diff(
         return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log,
                        static=static)
     return compare_many(snaps, rules=rules, show_all=show_all)
+
+
+def _many(paths: list[str], rules: RankContext, show_all: bool,
+          progress: Progress | None) -> NReport:
+    """N snapshot files compared; the ones that cannot be read are left out and named in the
+    report (:attr:`NReport.unreadable`), unless fewer than two remain."""
+    bad: list[str] = []
+    snaps = load_many(paths, progress=progress, unreadable=bad)
+    if len(snaps) < 2:
+        raise SnapshotError(bad[0] if len(bad) == 1 else
+                            f"{len(bad)} of {len(paths)} snapshots cannot be read; the first: "
+                            f"{bad[0]}")
+    report = compare_many(snaps, rules=rules, show_all=show_all)
+    if not bad:
+        return report
+    shown = "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
+    note = f"{len(bad)} of {len(paths)} snapshots left out, not readable: {shown}"
+    return dataclasses.replace(report, unreadable=tuple(bad), notes=(note, *report.notes))

@@ -106,3 +106,41 @@ def test_diff_with_now_through_a_real_process(tmp_path):
     assert ("the only candidate, without evidence from the runs: env "
             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (set to 1 in B only)") in changed.stdout
     assert (tmp_path / ".runsnap").exists() is False  # nothing written for "now"
+
+
+def _cut_short(path) -> None:
+    """The file as a rank killed while writing it, or a copy stopped half-way, leaves it."""
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def test_n_way_leaves_out_a_rank_that_cannot_be_read_and_says_so(cap, tmp_path):
+    """One rank of a job cut short must not hide the others: it is left out, named in a note
+    and in the JSON, and the exit status says the set is not what was given (1)."""
+    import json
+    import subprocess
+
+    folder = tmp_path / "job"
+    for i in range(4):
+        cap({"RANK": str(i), "WORLD_SIZE": "4"}).save(folder / f"rank-{i}.toml")
+    _cut_short(folder / "rank-2.toml")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "COLUMNS": "80"}
+    argv = [sys.executable, "-m", "runsnap", "diff", str(folder)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    head = done.stdout.splitlines()[0]
+    assert head.startswith("runsnap diff: 3 snapshots (1 unreadable, left out), "), done.stdout
+    assert "note: 1 of 4 snapshots left out, not readable: " in done.stdout
+    doc = json.loads(subprocess.run([*argv, "--format", "json"], env=env, capture_output=True,
+                                    text=True, timeout=120).stdout)
+    [bad] = doc["unreadable"]
+    assert bad.startswith(str(folder / "rank-2.toml") + ": ") and doc["differ"] is True
+    assert len(doc["snapshots"]) == 3
+    # fewer than two readable: nothing to compare, one clear line and status 2
+    _cut_short(folder / "rank-0.toml")
+    _cut_short(folder / "rank-1.toml")
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("runsnap: 3 of 4 snapshots cannot be read; the first: ") and \
+        "rank-0.toml" in line, line
