@@ -33,13 +33,13 @@ def extend_in_place(path: str, data: bytes, *, durable: bool = True, points: str
     ``{points}.extending`` between the two halves of the write (:mod:`runsnap.base.faults`).
     Raises :class:`OSError` after putting the file back as it was.
 
-        >>> import tempfile; p = tempfile.mkstemp()[1]
-        >>> _ = open(p, "wb").write(b"a = 1\\n# end\\n")
-        >>> extend_in_place(p, b"a = 1\\nb = 2\\n# end\\n"), open(p, "rb").read()
+        >>> import pathlib, tempfile; fd, name = tempfile.mkstemp(); os.close(fd)
+        >>> p = pathlib.Path(name); _ = p.write_bytes(b"a = 1\\n# end\\n")
+        >>> extend_in_place(name, b"a = 1\\nb = 2\\n# end\\n"), p.read_bytes()
         (True, b'a = 1\\nb = 2\\n# end\\n')
-        >>> extend_in_place(p, b"a = 9\\n# end\\n"), open(p, "rb").read()
+        >>> extend_in_place(name, b"a = 9\\n# end\\n"), p.read_bytes()
         (False, b'a = 1\\nb = 2\\n# end\\n')
-        >>> os.unlink(p)
+        >>> p.unlink()
     """
     try:
         fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
