@@ -6,7 +6,8 @@ The modules: :mod:`~runsnap.capturing.context` (the capture context: argv, envir
 the child's interpreter, the package probe), :mod:`~runsnap.capturing.collect` (collectors,
 redaction, the snapshot), :mod:`~runsnap.capturing.options` (what a capture is asked to do, one
 record), :mod:`~runsnap.capturing.output` (where snapshots go),
-:mod:`~runsnap.capturing.wrapped` (snapshot, launch, outcome), :mod:`~runsnap.capturing.process`
+:mod:`~runsnap.capturing.wrapped` (snapshot, launch, outcome; its launch half in
+:mod:`~runsnap.capturing.launching`), :mod:`~runsnap.capturing.process`
 (``--pid``: a process already running), :mod:`~runsnap.capturing.naming` (who a snapshot is in
 a job: host, rank, launcher).
 """

@@ -1,7 +1,8 @@
 """A wrapped run: snapshot saved *before* the child starts (one rank among many writing into a
 shared folder: once the child has run a few seconds, :mod:`runsnap.capturing.firstsave`), the
 child run by :mod:`runsnap.launch` from a launch specification built from the recorded context,
-then the same file rewritten atomically with ``[outcome]``."""
+then the same file rewritten atomically with ``[outcome]`` (the launch half:
+:mod:`runsnap.capturing.launching`, imported only when a command runs)."""
 
 from __future__ import annotations
 
@@ -11,42 +12,28 @@ import sys
 from runsnap.base.cache import OwnFiles
 from runsnap.base.faults import reached
 from runsnap.base.records import FrozenRecord
-from runsnap.capturing.collect import (
-    build_context,
-    capture_redactor,
-    snapshot_from_context,
-    with_meta,
-    with_section,
-)
+from runsnap.capturing.collect import build_context, snapshot_from_context
 from runsnap.capturing.context import CaptureContext
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.capturing.output import resolve_output
 from runsnap.capturing.settings import load_settings
 from runsnap.capturing.writes import SnapshotWrites
 from runsnap.errors import CaptureError, UsageError
-from runsnap.redact import load_key
 from runsnap.snapshot import Snapshot, dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any, Protocol
+    from typing import Any
 
+    from runsnap.capturing.launching import Companion
     from runsnap.launch import LaunchResult, LaunchSpec, LogTee
     from runsnap.redact import Redactor
 
-    class Companion(Protocol):
-        """Something that goes with a run (an experiment tracker's run: runsnap.track)."""
 
-        def launch_env(self) -> Mapping[str, str]:
-            """Variables the launch gets (never [env]); called right before the launch."""
-
-        def meta(self) -> Mapping[str, Any]:
-            """Entries joining [meta] when the outcome is written (redacted like the rest)."""
-
-__all__ = ["RunRecord", "launch_spec", "open_log", "prelaunch_guard", "run", "run_with",
-           "user_metrics"]
+__all__ = ["RunRecord", "launch_spec", "open_log", "prelaunch_guard", "refuse_empty_command",
+           "run", "run_with", "snapshot_to_launch", "user_metrics"]
 
 
 def launch_spec(ctx: CaptureContext) -> LaunchSpec:
@@ -140,91 +127,55 @@ def run_with(
     on_saved: Callable[[Snapshot], None] | None = None,
     companion: Companion | None = None,
 ) -> RunRecord:
-    """:func:`run` with its options as one record."""
-    from runsnap import launch, tracing
-    from runsnap.launch import frame_names, outcome
+    """:func:`run` with its options as one record. The steps: the command checked, the context
+    built, the snapshot collected and checked (:func:`snapshot_to_launch`) and saved before the
+    launch (:class:`~runsnap.capturing.writes.SnapshotWrites`), then the child launched and the
+    outcome written (:class:`~runsnap.capturing.launching.WrappedLaunch`); with ``-o -`` the
+    snapshot printed when the command ends."""
+    from runsnap.capturing.launching import Redaction, WrappedLaunch
 
-    if not argv:
-        raise CaptureError("nothing to run: give the command after --")
-    if options.exec_ and not argv[0]:
-        raise UsageError("--exec: the command is empty (nothing to replace runsnap with)")
-    tail = outcome.DEFAULT_TAIL_LINES if options.tail_lines is None else options.tail_lines
-    grace = launch.DEFAULT_KILL_GRACE if options.kill_grace is None else options.kill_grace
-    exec_ = options.exec_
+    refuse_empty_command(argv, options.exec_)
     ctx = build_context(argv, options, env=env, cwd=cwd)
     reached("capture.context")
     settings = load_settings(ctx.cwd)
-    patterns = user_metrics((*settings.metrics, *options.metrics))
-    key = load_key()  # runsnap's own user and environment, as in every capture
-    redactor = capture_redactor(key, ctx.cwd, options.redact, options.keep)
-    # the token rules, compiled beside the collectors (they wait on git and the probe): a
-    # capture whose texts were all known clean does not need them before the launch, but the
-    # child's output is searched between its end and the outcome written
-    warming = [] if exec_ else [redactor.warm()]
-    tee = None if options.log is None else open_log(options.log, redactor)
-    snap = snapshot_from_context(ctx, redactor=redactor)
-    prelaunch_guard(snap, options.strict or settings.strict)
-    meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
-    snap = snap.replace(meta=meta if tee is None else {**meta, "log": tee.path})
+    metrics = user_metrics((*settings.metrics, *options.metrics))
+    redaction = Redaction.of_capture(ctx.cwd, options)
+    tee = None if options.log is None else open_log(options.log, redaction.redactor)
+    snap = snapshot_to_launch(ctx, redaction.redactor, tee, exec_=options.exec_,
+                              strict=options.strict or settings.strict)
     to_stdout = options.output == "-"
     target = None if to_stdout else resolve_output(snap, options.output, options.out_dir)
-
-    writes = SnapshotWrites(target, on_saved, deferred=not exec_)
-    snap = writes.before_launch(snap)
-
-    final = snap
-    errors: list[str] = []
-    tracer, why = (None, "--exec: runsnap is gone when the command ends, so nothing is traced") \
-        if exec_ else tracing.prepare(ctx.argv, ctx.env, ctx.cwd, enabled=options.trace)
-
-    def write_outcome(result: LaunchResult) -> None:
-        nonlocal final
-        reached("capture.ended")
-        for thread in warming:
-            thread.join()
-        section = outcome.build(result, tail_lines=tail)
-        frame_names.annotate([section.get("traceback"), *section.get("earlier_tracebacks", ())],
-                             frame_names.config_keys(snap.get("models")))
-        runtime = (tracer.finish(snap.get("packages"), ctx.env) if tracer is not None
-                   else tracing.not_traced(why))
-        try:
-            done = with_section(snap, "outcome", section, key, redactor, after=outcome.cut)
-            if companion is not None:
-                done = with_meta(done, companion.meta(), redactor)
-            final = writes.final(with_section(done, "runtime", runtime, key, redactor))
-        except CaptureError as exc:
-            final, line = writes.not_written(exc, snap)
-            errors.append(line)
-
+    writes = SnapshotWrites(target, on_saved, deferred=not options.exec_)
+    launched = WrappedLaunch(ctx, writes.before_launch(snap), writes, redaction, options,
+                             companion)
     spec = launch_spec(ctx)
     if companion is not None:  # the tracked run's id: the launch gets it, [env] does not
         spec = spec.with_env(companion.launch_env())
-    if exec_:
-        result = launch.exec_child(spec)
-        write_outcome(result)  # only reached when exec failed
-    else:
-        if tracer is not None:  # the launch gets the hook; the snapshot keeps the user's env
-            spec = spec.replace(env=tracer.launch_env(spec.env))
-        watch = launch.Watch(timeout=options.timeout, tail_lines=tail, kill_grace=grace,
-                             metrics=tuple(patterns))
-
-        def on_start(_r: LaunchResult) -> None:
-            writes.started()
-            if tracer is not None:
-                tracer.warm(snap.get("packages"))
-
-        try:
-            result = launch.run(spec, watch, log=tee, inherit_tty=options.inherit_tty,
-                                on_exit=write_outcome, on_start=on_start)
-        finally:  # also when runsnap failed before the outcome: the launch's record
-            late = writes.ended()
-        errors[:0] = late
-        if tee is not None:  # as it is now, written
-            OwnFiles().record(tee.path)
+    result = launched.run(spec, tee, metrics)
     if to_stdout:
-        sys.stdout.write(dumps(final))
+        sys.stdout.write(dumps(launched.final))
         sys.stdout.flush()
-    return RunRecord(final, result.exit_status, result, tuple(errors))
+    return RunRecord(launched.final, result.exit_status, result, tuple(launched.errors))
+
+
+def refuse_empty_command(argv: Sequence[str], exec_: bool) -> None:
+    """A wrapped run needs a command (a :class:`~runsnap.errors.CaptureError` otherwise), and
+    ``--exec`` one that is not empty (a usage error: exit 2)."""
+    if not argv:
+        raise CaptureError("nothing to run: give the command after --")
+    if exec_ and not argv[0]:
+        raise UsageError("--exec: the command is empty (nothing to replace runsnap with)")
+
+
+def snapshot_to_launch(ctx: CaptureContext, redactor: Redactor, log: LogTee | None, *,
+                       exec_: bool, strict: bool) -> Snapshot:
+    """The snapshot of ``ctx`` as it is saved before the launch: collected, checked by the
+    pre-launch guard (:func:`prelaunch_guard`: with ``strict``, no launch after a heavy
+    finding), and its ``[meta]`` saying how the command is launched and where its log goes."""
+    snap = snapshot_from_context(ctx, redactor=redactor)
+    prelaunch_guard(snap, strict)
+    meta = {**snap.meta, "launch": "exec" if exec_ else "wrapped"}
+    return snap.replace(meta=meta if log is None else {**meta, "log": log.path})
 
 
 def open_log(log: str, redactor: Redactor) -> LogTee:
