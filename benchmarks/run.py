@@ -82,10 +82,9 @@ def install_runsnap(work: Path, root: Path = ROOT, name: str = "runsnap-venv"
 
     A venv whose ``.pth`` puts the working tree and the directory holding runsnap's
     dependencies on ``sys.path`` as plain entries, and a ``runsnap`` script like the one pip
-    writes. Measuring through a development install would add the editable-install finder that
-    setuptools hooks into every interpreter start (~20 ms: it imports pathlib and re), which
-    users of a regular install never pay. The working tree is used as it is, so every run
-    measures the current code.
+    writes. A development install need not be the one measured (a setuptools one hooks an
+    import finder into every interpreter start, ~20 ms, which users of a regular install never
+    pay). The working tree is used as it is, so every run measures the current code.
     """
     import importlib.util
 

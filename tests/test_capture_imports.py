@@ -2,9 +2,9 @@
 
 runsnap sits in front of every launch, so what ``runsnap capture`` imports is paid on every run
 (figures in CHANGELOG.md). The captures here are real ones, in a real repository, in a fresh
-interpreter started with ``-S``: the finder that an editable install (this checkout's) adds to
-every interpreter imports pathlib at start-up, and a regular install has no such finder. The
-source tree and the folder holding runsnap's dependencies are put on ``sys.path`` by hand.
+interpreter started with ``-S``, so that how runsnap is installed does not count (a setuptools
+editable install's finder imports pathlib at start-up; a regular install has none). The source
+tree and the folder holding runsnap's dependencies are put on ``sys.path`` by hand.
 """
 
 from __future__ import annotations
