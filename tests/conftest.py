@@ -172,9 +172,11 @@ def run_runsnap(*args: str, cwd: Path | str | None = None, env: Mapping[str, str
 
 
 def pip_install(python: Path, *args: str, tmp: Path) -> None:
-    """``python -m pip install ARGS`` that never needs the network: no index, and no build
-    isolation, with setuptools from this test environment on the build's path (not its other
-    packages: the target's own pip must stay the pip that runs)."""
+    """``pip install ARGS`` into the environment of ``python``, which needs no pip of its own:
+    this test environment's pip runs in that interpreter (``pip --python``, as pip documents
+    it), so a test venv is made ``--without-pip`` (ensurepip costs ~4 s of CPU a venv). It
+    never needs the network: no index, and no build isolation, with setuptools from this test
+    environment on the build's path (not its other packages)."""
     import setuptools
 
     site = Path(setuptools.__path__[0]).parent
@@ -186,8 +188,8 @@ def pip_install(python: Path, *args: str, tmp: Path) -> None:
             (shim / name).symlink_to(site / name)
     env = {**os.environ, "PYTHONPATH": str(shim), "PIP_NO_INDEX": "1",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-build-isolation", *args],
-                   check=True, capture_output=True, env=env)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                    "--no-build-isolation", *args], check=True, capture_output=True, env=env)
 
 
 def no_git_path(tmp_path: Path) -> str:
@@ -210,7 +212,7 @@ def stack_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("stack")
     env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     for name, version, extra in (("sglang", "0.5.23", "srt"), ("triton", "3.8.0", "backends")):
         proj = root / f"{name}-src"
         pkg = proj / name

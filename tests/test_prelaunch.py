@@ -134,15 +134,15 @@ def _dist(root: Path, name: str, version: str, requires: list[str]) -> Path:
 @pytest.mark.parametrize("seed", [0])
 def test_unmet_requirements_are_what_pip_check_says(tmp_path: Path, seed: int) -> None:
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)  # pip runs from here (pip --python)
     python = env_dir / "bin" / "python"
     pkgs = tmp_path / "src"
     pip_install(python, "--no-deps", str(_dist(pkgs, "betalib", "1.0", [])), tmp=tmp_path)
     pip_install(python, "--no-deps", str(_dist(pkgs, "alphalib", "2.0", [
         "betalib>=1.5", "gammalib", "deltalib; python_version < '3'",
         "epsilonlib; extra == 'extras'"])), tmp=tmp_path)
-    pip_check = subprocess.run([str(python), "-m", "pip", "check"], capture_output=True,
-                               text=True, check=False)
+    pip_check = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "check"],
+                               capture_output=True, text=True, check=False)
     assert pip_check.returncode == 1
     snap = runsnap.capture([str(python), "-c", "pass"], cwd=tmp_path, env=_env(tmp_path))
     found = [f for f in check(snap, installed=True).findings if f.kind == "unmet-requirement"]

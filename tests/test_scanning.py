@@ -90,7 +90,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
               package_data={{"fakesgl": {data!r}}})
     """))
     env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
     shutil.rmtree(proj)  # only the installed copy is left to find
     return env
@@ -163,7 +163,7 @@ def editable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         'from setuptools import setup, find_packages\n'
         'setup(name="fakesgl", version="0.5.24.dev0", packages=find_packages())\n')
     env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     pip_install(env / "bin" / "python", "--no-deps", "-e", str(proj), tmp=root)
     return env, proj
 

@@ -38,7 +38,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         setup(name="knobpkg", version="1.0", packages=find_packages())
     """))
     env = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=tmp_path)
     return env
 
