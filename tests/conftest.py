@@ -72,20 +72,37 @@ def asset(*parts: str) -> Path:
     return path
 
 
+def shared_who_reads_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of who-reads indexes the tests of this process share (one per xdist
+    worker). An index is keyed by its distribution's name, version and location (and an
+    editable checkout's file times), and the suite never changes the packages of an
+    interpreter it did not make for one test: so a diff that searches this environment's ~110
+    distributions for static evidence indexes them once a process, not once a test (~1 s of
+    CPU each time). Tests of the index's own caching use venvs of their own."""
+    shared = tmp_path_factory.getbasetemp() / "shared-who-reads-index"
+    shared.mkdir(exist_ok=True)
+    return shared
+
+
 @pytest.fixture(autouse=True)
 def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
                  ) -> dict[str, str]:
     """Each test's own environment, in ``os.environ`` and returned as a dict to pass to the
     programs it starts: :data:`BASE_ENV` (whatever an earlier test or import left is removed)
-    plus its own fingerprint key file and cache folder, never the user's."""
+    plus its own fingerprint key file and cache folder, never the user's; only the who-reads
+    indexes in that folder are shared (:func:`shared_who_reads_index`)."""
     for name in list(os.environ):
         if name not in BASE_ENV and not name.startswith("PYTEST_"):
             monkeypatch.delenv(name)
     for name, value in BASE_ENV.items():
         monkeypatch.setenv(name, value)
     key = tmp_path_factory.mktemp("key") / "fingerprint.key"
+    cache = key.parent / "cache"
+    cache.mkdir()
+    (cache / "who-reads").symlink_to(shared_who_reads_index(tmp_path_factory),
+                                     target_is_directory=True)
     monkeypatch.setenv("RUNSNAP_KEY_FILE", str(key))
-    monkeypatch.setenv("RUNSNAP_CACHE_DIR", str(key.parent / "cache"))
+    monkeypatch.setenv("RUNSNAP_CACHE_DIR", str(cache))
     return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
 
 
