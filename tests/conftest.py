@@ -46,6 +46,11 @@ def pytest_configure(config: pytest.Config) -> None:
     runsnap the tests start inherits that, and runsnap (like ``nohup``) then leaves an ignored
     signal alone, so the tests of forwarding would see nothing arrive: all three get their
     default handlers back."""
+    stale = Path(__file__).resolve().parent.parent / "runsnap.egg-info"
+    if stale.exists():  # the development install puts the checkout itself on sys.path
+        raise pytest.UsageError(
+            f"{stale} is left from a setuptools install of runsnap: every capture in this venv "
+            "would list a second, shadowed runsnap. Remove it: rm -rf runsnap.egg-info")
     home = tempfile.mkdtemp(prefix="runsnap-tests-home-")
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     keep = {k: v for k, v in os.environ.items() if k.startswith("PYTEST_")}
