@@ -13,6 +13,7 @@ __all__ = [
     "SnapshotError",
     "TrackerError",
     "UsageError",
+    "describe",
 ]
 
 
@@ -42,3 +43,21 @@ class ProcessError(RunsnapError):
 class TrackerError(RunsnapError):
     """An experiment tracker (MLflow, W&B) did not answer, refused, or holds no snapshot for the
     run named."""
+
+
+def describe(exc: BaseException) -> str:
+    """What went wrong, in one line for the user: runsnap's own message, an operating-system
+    error's text (with its file), or else the exception's type and message (a failure runsnap
+    did not expect, still told in one line).
+
+    >>> describe(OSError(28, "No space left on device", "/data/run.toml"))
+    '/data/run.toml: No space left on device'
+    >>> describe(KeyError("tail"))
+    "KeyError: 'tail'"
+    """
+    if isinstance(exc, RunsnapError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename is not None else exc.strerror
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

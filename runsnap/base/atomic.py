@@ -135,7 +135,11 @@ def exclusive_write(candidates: Iterable[str], data: bytes, *, points: str = "",
             except FileExistsError:
                 continue
             if points:
-                reached(f"{points}.claimed")
+                try:
+                    reached(f"{points}.claimed")
+                except OSError:  # reported as not written: so it is not
+                    os.unlink(name)
+                    raise
             return name
         raise FileExistsError(f"{first}: every name of that kind already exists")
     finally:

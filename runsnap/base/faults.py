@@ -15,7 +15,10 @@ child starts, ...). Normally that is one dictionary look-up. With
     :class:`OSError` with that errno is raised there instead (a full disk, an I/O error).
 
 Several specs are separated by commas. The points are listed in :data:`POINTS`, so a test
-can ask for every one of them; a spec naming no point is an error, never silently inert.
+can ask for every one of them; a spec naming no point is an error (a usage error, exit 2),
+never silently inert. With ``RUNSNAP_TEST_FAULT_LOG=FILE``, every point reached is appended to
+``FILE`` as ``NAME#N``, one a line: a test learns which points a kind of capture passes, and
+how often, before it fails each of them.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ from __future__ import annotations
 import errno
 import os
 
-__all__ = ["ENV", "POINTS", "reached"]
+__all__ = ["ENV", "LOG_ENV", "POINTS", "reached"]
 
 #: The variable that arms the fault points.
 ENV = "RUNSNAP_TEST_FAULT"
+
+#: The variable naming a file that records each point reached (``NAME#N`` lines).
+LOG_ENV = "RUNSNAP_TEST_FAULT_LOG"
 
 #: Every fault point, in the order a wrapped capture reaches them, with what holds there.
 POINTS = {
@@ -47,17 +53,24 @@ _counts: dict[str, int] = {}
 def reached(name: str) -> None:
     """Fail here if ``RUNSNAP_TEST_FAULT`` names this point (see the module docstring)."""
     spec = os.environ.get(ENV)
-    if spec:
-        _trip(name, spec)
+    if spec or os.environ.get(LOG_ENV):
+        _trip(name, spec or "")
 
 
 def _trip(name: str, spec: str) -> None:
+    from runsnap.errors import UsageError
+
     count = _counts[name] = _counts.get(name, 0) + 1
-    for one in spec.split(","):
-        where, _, action = one.strip().partition("=")
+    log = os.environ.get(LOG_ENV)
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{name}#{count}\n")
+    for one in filter(None, (one.strip() for one in spec.split(","))):
+        where, _, action = one.partition("=")
         point, _, nth = where.partition("#")
-        if point not in POINTS:
-            raise ValueError(f"{ENV}: no fault point {point!r} (there are: {', '.join(POINTS)})")
+        if point not in POINTS or not (nth.isdigit() or not nth):
+            raise UsageError(f"{ENV}: no fault point {where!r} (there are: {', '.join(POINTS)}, "
+                             "each with an optional #N)")
         if point != name or count != (int(nth) if nth else 1):
             continue
         if not action or action == "kill":
@@ -67,5 +80,5 @@ def _trip(name: str, spec: str) -> None:
 
         code = getattr(errno, action, None)
         if not isinstance(code, int):
-            raise ValueError(f"{ENV}: {action!r} is neither 'kill' nor an errno name")
+            raise UsageError(f"{ENV}: {action!r} is neither 'kill' nor an errno name")
         raise OSError(code, f"{os.strerror(code)} (fault injected at {name})")

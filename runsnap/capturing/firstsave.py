@@ -23,7 +23,7 @@ import threading
 from runsnap.base.faults import reached
 from runsnap.base.inplace import extend_in_place
 from runsnap.capturing.output import save_first
-from runsnap.errors import CaptureError
+from runsnap.errors import CaptureError, describe
 from runsnap.snapshot import dumps
 
 TYPE_CHECKING = False
@@ -86,9 +86,12 @@ class DeferredFirstSave:
                 self.errors.append(f"the snapshot was not written while the command ran: {exc}")
                 return
             self._state = _SAVED
-            reached("capture.saved")
-            if self._on_saved is not None:
-                self._on_saved(self.snapshot)
+            try:  # on the timer's thread too: what fails here is told, never a thread's traceback
+                reached("capture.saved")
+                if self._on_saved is not None:
+                    self._on_saved(self.snapshot)
+            except Exception as exc:  # noqa: BLE001 - saved; the command runs on regardless
+                self.errors.append(f"after the snapshot was saved: {describe(exc)}")
 
     def final(self, snapshot: Snapshot) -> Snapshot:
         """Save the final ``snapshot``: over the deferred one if it was saved, else as the

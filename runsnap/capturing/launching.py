@@ -11,7 +11,6 @@ from runsnap.base.cache import OwnFiles
 from runsnap.base.faults import reached
 from runsnap.base.records import FrozenRecord
 from runsnap.capturing.collect import capture_redactor, with_meta, with_section
-from runsnap.errors import CaptureError
 from runsnap.launch import frame_names, outcome
 from runsnap.redact import load_key
 
@@ -132,17 +131,18 @@ class WrappedLaunch:
     def write_outcome(self, result: LaunchResult) -> None:
         """The child ended (or could not be started): ``[outcome]``, the companion's
         ``[meta]`` and ``[runtime]`` added to the saved snapshot and written over it. A write
-        that fails leaves what is on disk and a line in :attr:`errors`."""
-        reached("capture.ended")
-        self.redaction.ready()
-        section, runtime = self.outcome_section(result), self.runtime_section()
+        that fails, or anything else of runsnap's own that fails here, leaves what is on disk
+        and a line in :attr:`errors`: the child ran, its status is kept."""
         key, redactor = self.redaction.key, self.redaction.redactor
         try:
+            reached("capture.ended")
+            self.redaction.ready()
+            section, runtime = self.outcome_section(result), self.runtime_section()
             done = with_section(self.saved, "outcome", section, key, redactor, after=outcome.cut)
             if self.companion is not None:
                 done = with_meta(done, self.companion.meta(), redactor)
             self.final = self.writes.final(with_section(done, "runtime", runtime, key, redactor))
-        except CaptureError as exc:
+        except Exception as exc:  # noqa: BLE001 - the child ran: its status is kept, whatever failed
             self.final, line = self.writes.not_written(exc, self.saved)
             self.errors.append(line)
 

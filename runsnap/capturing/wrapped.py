@@ -18,7 +18,7 @@ from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.capturing.output import resolve_output
 from runsnap.capturing.settings import load_settings
 from runsnap.capturing.writes import SnapshotWrites
-from runsnap.errors import CaptureError, UsageError
+from runsnap.errors import CaptureError, UsageError, describe
 from runsnap.snapshot import Snapshot, dumps
 
 TYPE_CHECKING = False
@@ -135,19 +135,22 @@ def run_with(
     from runsnap.capturing.launching import Redaction, WrappedLaunch
 
     refuse_empty_command(argv, options.exec_)
-    ctx = build_context(argv, options, env=env, cwd=cwd)
-    reached("capture.context")
-    settings = load_settings(ctx.cwd)
-    metrics = user_metrics((*settings.metrics, *options.metrics))
-    redaction = Redaction.of_capture(ctx.cwd, options)
-    tee = None if options.log is None else open_log(options.log, redaction.redactor)
-    snap = snapshot_to_launch(ctx, redaction.redactor, tee, exec_=options.exec_,
-                              strict=options.strict or settings.strict)
-    to_stdout = options.output == "-"
-    target = None if to_stdout else resolve_output(snap, options.output, options.out_dir)
-    writes = SnapshotWrites(target, on_saved, deferred=not options.exec_)
-    launched = WrappedLaunch(ctx, writes.before_launch(snap), writes, redaction, options,
-                             companion)
+    try:  # an operating-system error before the launch: one line, exit 2, nothing run
+        ctx = build_context(argv, options, env=env, cwd=cwd)
+        reached("capture.context")
+        settings = load_settings(ctx.cwd)
+        metrics = user_metrics((*settings.metrics, *options.metrics))
+        redaction = Redaction.of_capture(ctx.cwd, options)
+        tee = None if options.log is None else open_log(options.log, redaction.redactor)
+        snap = snapshot_to_launch(ctx, redaction.redactor, tee, exec_=options.exec_,
+                                  strict=options.strict or settings.strict)
+        to_stdout = options.output == "-"
+        target = None if to_stdout else resolve_output(snap, options.output, options.out_dir)
+        writes = SnapshotWrites(target, on_saved, deferred=not options.exec_)
+        saved = writes.before_launch(snap)
+    except OSError as exc:
+        raise CaptureError(f"not launched: {describe(exc)}") from None
+    launched = WrappedLaunch(ctx, saved, writes, redaction, options, companion)
     spec = launch_spec(ctx)
     if companion is not None:  # the tracked run's id: the launch gets it, [env] does not
         spec = spec.with_env(companion.launch_env())

@@ -9,13 +9,13 @@ from __future__ import annotations
 from runsnap.base.faults import reached
 from runsnap.capturing.firstsave import DeferredFirstSave
 from runsnap.capturing.output import save_first
+from runsnap.errors import describe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from runsnap.capturing.output import Target
-    from runsnap.errors import CaptureError
     from runsnap.snapshot import Snapshot
 
 __all__ = ["SnapshotWrites"]
@@ -60,14 +60,15 @@ class SnapshotWrites:
             return self._first.final(snap)
         return snap.save(self._path or self._target.path, sweep=not self._target.shared)
 
-    def not_written(self, exc: CaptureError, before: Snapshot) -> tuple[Snapshot, str]:
-        """What stays on disk when :meth:`final` failed (``before``: the snapshot saved
+    def not_written(self, exc: Exception, before: Snapshot) -> tuple[Snapshot, str]:
+        """What stays on disk when writing the outcome failed (``before``: the snapshot saved
         before the launch), and the line that says so."""
         if self._first is None:
-            return before, f"the outcome was not written: {exc}"
+            return before, f"the outcome was not written: {describe(exc)}"
+        self._first.save_now()  # the launch's record, unless the final save claimed the name
         kept = self._first.snapshot  # the deferred save's, or none on disk
         what = "the outcome" if kept.path_text else "the snapshot"
-        return kept, f"{what} was not written: {exc}"
+        return kept, f"{what} was not written: {describe(exc)}"
 
     def ended(self) -> list[str]:
         """After the launch, also when runsnap failed before the outcome: a deferred save not

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import sys
 
-from runsnap.errors import RunsnapError, SnapshotError
+from runsnap.errors import RunsnapError, SnapshotError, describe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +32,13 @@ def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
         sys.stderr.write(f"runsnap: {clean(str(exc))}\n")
         sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        raise  # the reader of stdout went away: each entry point ends that its own way
+    except OSError as exc:  # a system call of runsnap's own failed where nothing else caught it
+        from runsnap.base.terminal import clean
+
+        sys.stderr.write(f"runsnap: {clean(describe(exc))}\n")
+        sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("runsnap: interrupted\n")
         sys.exit(130)

@@ -166,15 +166,18 @@ def test_a_single_capture_still_saves_before_the_launch(tmp_path: Path) -> None:
 def test_runsnap_failing_before_the_outcome_still_leaves_the_prelaunch_snapshot(
         tmp_path: Path) -> None:
     """A shared rank's runsnap that fails between the child's end and the outcome (an I/O
-    error there) saves the snapshot it deferred: the launch keeps its record."""
+    error there) saves the snapshot it deferred: the launch keeps its record, and the
+    command's exit status."""
     shared = tmp_path / "shared"
     shared.mkdir()
-    proc = runsnap("capture", "-o", str(shared / "{rank}.toml"), "--", "true", cwd=tmp_path,
-                   env=bare_env(**RANK, RUNSNAP_TEST_FAULT="capture.ended=EIO"))
-    assert proc.returncode != 0
+    proc = runsnap("capture", "-o", str(shared / "{rank}.toml"), "--", "sh", "-c", "exit 3",
+                   cwd=tmp_path, env=bare_env(**RANK, RUNSNAP_TEST_FAULT="capture.ended=EIO"))
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1] == ("runsnap: the outcome was not written: Input/output "
+                                            "error (fault injected at capture.ended)")
     [path] = _snapshots(shared)
     snap = load(path)
-    assert "outcome" not in snap.sections and snap["command"]["argv"] == ["true"]
+    assert "outcome" not in snap.sections and snap["command"]["argv"] == ["sh", "-c", "exit 3"]
 
 
 def test_the_timer_and_the_outcome_never_both_claim(tmp_path: Path) -> None:
