@@ -6,12 +6,12 @@ failure (the snapshot saved before the launch stays whole)."""
 from __future__ import annotations
 
 import itertools
-import time
 from pathlib import Path
 
 import pytest
 
 from runsnap.base.faults import POINTS
+from runsnap.capturing.firstsave import FIRST_SAVE_DELAY
 from runsnap.snapshot import load
 
 from .conftest import bare_env, runsnap
@@ -21,15 +21,23 @@ ERRNOS = ("EIO", "ENOSPC", "EACCES")
 #: The command: a line of output, a marker file that says it ran, a status of its own.
 CHILD = ("sh", "-c", "echo out; : > ran; exit 3")
 
-#: Each kind of capture: its options (``{d}``: a folder of the test's), its environment, and
-#: whether its snapshot goes to a file.
+#: Each kind of capture: its options (``{d}``: a folder of the test's), its environment,
+#: whether its snapshot goes to a file, and its command.
 KINDS = {
-    "file": (["-o", "{d}/run.toml"], {}, True),
-    "chosen name": (["--dir", "{d}"], {}, True),
-    "shared folder": (["-o", "{d}/{{rank}}.toml"], {"RANK": "3", "WORLD_SIZE": "4"}, True),
-    "stdout": (["-o", "-"], {}, False),
-    "exec": (["--exec", "-o", "{d}/run.toml"], {}, True),
+    "file": (["-o", "{d}/run.toml"], {}, True, CHILD),
+    "chosen name": (["--dir", "{d}"], {}, True, CHILD),
+    "shared folder": (["-o", "{d}/{{rank}}.toml"], {"RANK": "3", "WORLD_SIZE": "4"}, True,
+                      CHILD),
+    "stdout": (["-o", "-"], {}, False, CHILD),
+    "exec": (["--exec", "-o", "{d}/run.toml"], {}, True, CHILD),
 }
+
+#: A rank in a shared folder whose command outlives the deferred first save: saved from the
+#: timer's thread while it runs, then extended in place (capturing/firstsave.py). Seconds each.
+LONG = ("sh", "-c", f"echo out; : > ran; sleep {FIRST_SAVE_DELAY + 0.5}; exit 3")
+LONG_KINDS = {"shared folder, a long command": (["-o", "{d}/{{rank}}.toml"],
+                                                {"RANK": "3", "WORLD_SIZE": "4"}, True, LONG)}
+ALL_KINDS = {**KINDS, **LONG_KINDS}
 
 
 def _reached(tmp_path: Path, kind: str) -> list[str]:
@@ -37,18 +45,18 @@ def _reached(tmp_path: Path, kind: str) -> list[str]:
     where = tmp_path / "trace"
     where.mkdir()
     log = tmp_path / "trace.log"
-    options, extra, _file = KINDS[kind]
-    proc = runsnap("capture", *(o.format(d=where) for o in options), "--", *CHILD,
+    options, extra, _file, child = ALL_KINDS[kind]
+    proc = runsnap("capture", *(o.format(d=where) for o in options), "--", *child,
                    cwd=where, env=bare_env(**extra, RUNSNAP_TEST_FAULT_LOG=str(log)))
     assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
     return log.read_text().split()
 
 
 def _fail_at(tmp_path: Path, kind: str, point: str, errno_name: str) -> None:
-    options, extra, to_file = KINDS[kind]
+    options, extra, to_file, child = ALL_KINDS[kind]
     where = tmp_path / f"{point}-{errno_name}"
     where.mkdir()
-    proc = runsnap("capture", *(o.format(d=where) for o in options), "--", *CHILD, cwd=where,
+    proc = runsnap("capture", *(o.format(d=where) for o in options), "--", *child, cwd=where,
                    env=bare_env(**extra, RUNSNAP_TEST_FAULT=f"{point}={errno_name}"))
     what = (kind, point, errno_name, proc.returncode, proc.stderr)
     ran = (where / "ran").exists()
@@ -61,12 +69,13 @@ def _fail_at(tmp_path: Path, kind: str, point: str, errno_name: str) -> None:
     assert proc.stdout.startswith("out\n") == ran, what
     snapshots = [p for p in where.rglob("*.toml") if not p.name.startswith(".")]
     for path in snapshots:  # whatever is on disk is whole, and the command's own
-        assert load(path)["command"]["argv"] == list(CHILD), what
+        assert load(path)["command"]["argv"] == list(child), what
     if to_file and ran and not any("the snapshot was not written" in line for line in told):
         assert snapshots, what  # saved before the launch, or with the outcome: it stays
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", [*KINDS, *(pytest.param(k, marks=pytest.mark.slow)
+                                             for k in LONG_KINDS)])
 def test_an_error_at_any_point_is_one_line_and_keeps_the_status(tmp_path: Path,
                                                                  kind: str) -> None:
     """Every point the capture passes fails once, with EIO, ENOSPC and EACCES in turn."""
@@ -79,43 +88,22 @@ def test_an_error_at_any_point_is_one_line_and_keeps_the_status(tmp_path: Path,
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_errno_at_every_point(tmp_path: Path, kind: str) -> None:
-    """As above, each point failing with each of EIO, ENOSPC and EACCES."""
+    """As above, each point failing with each of EIO, ENOSPC and EACCES (the long command's
+    points with one each, above: it takes seconds a run)."""
     for point in _reached(tmp_path, kind):
         for errno_name in ERRNOS:
             _fail_at(tmp_path, kind, point, errno_name)
 
 
+@pytest.mark.slow
 def test_the_kinds_of_capture_pass_every_point(tmp_path: Path) -> None:
     """The loops above reach every named point (a new point is tried as soon as it exists)."""
-    kinds = ("file", "chosen name", "shared folder")
     seen = set()
-    for kind in kinds:
+    for kind in ("file", "chosen name", *LONG_KINDS):
         folder = tmp_path / kind
         folder.mkdir()
         seen |= {p.partition("#")[0] for p in _reached(folder, kind)}
     assert seen == set(POINTS)
-
-
-@pytest.mark.slow
-def test_an_error_after_the_deferred_save_is_told_not_a_thread_traceback(tmp_path: Path
-                                                                         ) -> None:
-    """A rank in a shared folder saves its snapshot from a timer thread while the command runs
-    (capturing/firstsave.py): an error there is one line, the command runs on, its status and
-    its final snapshot are kept."""
-    from runsnap.capturing.firstsave import FIRST_SAVE_DELAY
-
-    shared = tmp_path / "shared"
-    t0 = time.monotonic()
-    proc = runsnap("capture", "-o", str(shared / "{rank}.toml"), "--", "sh", "-c",
-                   f"sleep {FIRST_SAVE_DELAY + 0.5}; exit 3", cwd=tmp_path,
-                   env=bare_env(RANK="3", WORLD_SIZE="4", RUNSNAP_TEST_FAULT="capture.saved=EIO"))
-    assert time.monotonic() - t0 > FIRST_SAVE_DELAY
-    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
-    told = proc.stderr.splitlines()
-    assert all(line.startswith("runsnap: ") for line in told), told
-    assert any("fault injected at capture.saved" in line for line in told), told
-    snap = load(shared / "3.toml")
-    assert snap["outcome"]["exit_status"] == 3
 
 
 def test_a_spec_naming_no_point_is_a_usage_error(tmp_path: Path) -> None:
