@@ -2,13 +2,16 @@
 in the same run?
 
     .venv/bin/python benchmarks/growth.py [--quick] [--repeat N] [--out FILE]
-        [--baseline OTHER_CHECKOUT] [--only relay|diff|ls]
+        [--baseline OTHER_CHECKOUT] [--only relay|loop|diff|ls]
 
 * **relay**: N MB of 71-byte lines through ``runsnap capture -- cat FILE | cat >/dev/null``
   against ``cat FILE | cat | cat >/dev/null`` (a ``cat`` in runsnap's place), and runsnap's own
   fixed cost (``capture -- true``) measured beside them, wall and CPU; peak RSS of runsnap.
   ``--baseline`` relays with another checkout's code as well (``python -m runsnap`` with that
   tree first on ``PYTHONPATH``), in the same rounds: before and after from one run.
+* **loop**: the relay loop alone (benchmarks/relayloop.py, no start-up): CPU of the middle
+  process of ``cat FILE | MIDDLE | cat >/dev/null``, runsnap's relay against ``cat``, for
+  lines of 20, 71, 200 and 1,000 bytes (the largest relay size, in MB, of each).
 * **diff variables**: ``runsnap diff`` of a normal snapshot against one with N variables
   (wall and CPU time, peak RSS), cache warm (a second run).
 * **ls label**: ``runsnap ls`` of a folder holding a snapshot whose label has N characters
@@ -113,6 +116,53 @@ def relay(work: Path, sizes: list[int], repeat: int, baseline: Path | None = Non
     return rows
 
 
+def relay_loop(work: Path, widths: list[int], mb: int, repeat: int,
+               baseline: Path | None = None) -> list[str]:
+    """The relay loop alone (benchmarks/relayloop.py): CPU of the middle of ``cat FILE |
+    MIDDLE | cat``, MIDDLE runsnap's relay (this tree's, the baseline's) or ``cat``, for
+    ``mb`` MB of lines of each width, round by round in turn."""
+    loop = str(HERE / "relayloop.py")
+    trees = [("this tree", HERE.parent), *([(f"baseline ({baseline.name})", baseline)]
+                                           if baseline else [])]
+    rows = ["| line bytes | cat in the middle: CPU s (least) | " +
+            " | ".join(f"{name}: CPU s (least; wall s) | cat / {name}: CPU (least)"
+                       for name, _t in trees) + " | ns a byte, this tree |",
+            "| ---: | ---: | " + " | ".join("---: | ---:" for _t in trees) + " | ---: |"]
+    for width in widths:
+        data = work / f"lines-w{width}-{mb}.txt"
+        with open(data, "wb") as fh:
+            block = (b"x" * (width - 1) + b"\n") * (10**6 // width)
+            for _ in range(mb):
+                fh.write(block)
+        size = data.stat().st_size
+        cats: list[float] = []
+        runs: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(repeat):
+            out = subprocess.run([sys.executable, loop, "--cat", str(data)], check=True,
+                                 capture_output=True, text=True).stdout.split()
+            cats.append(float(out[0]))
+            for name, tree in trees:
+                out = subprocess.run([sys.executable, loop, str(tree), str(data)], check=True,
+                                     capture_output=True, text=True).stdout.split()
+                assert int(out[2]) == size // width, out  # every line counted
+                runs.setdefault(name, []).append((float(out[0]), float(out[1])))
+        cat, cat_least = statistics.median(cats), min(cats)
+        cells = []
+        for name, _tree in trees:
+            cpu, wall = _median(runs[name])
+            least = min(c for c, _w in runs[name])
+            cells.append(f"{cpu:.3f} ({least:.3f}; {wall:.2f}) | "
+                         f"{cat / cpu:.2f}x ({cat_least / least:.2f}x)")
+        mine = _median(runs["this tree"])[0]
+        rows.append(f"| {width} | {cat:.3f} ({cat_least:.3f}) | " + " | ".join(cells) +
+                    f" | {mine / size * 1e9:.2f} |")
+    rows += ["", f"{mb} MB a line length; medians of {repeat} interleaved rounds, and in "
+             "brackets the least of them (on a busy machine CPU time grows with the contention "
+             "for the cores' caches: the least is the nearest to a quiet machine's); CPU of the "
+             "middle process alone (user + system); the relay's wall time is its loop's."]
+    return rows
+
+
 def _snapshot(work: Path, name: str, nvars: int) -> Path:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work),
            "RUNSNAP_KEY_FILE": str(work / "key"), "RUNSNAP_CACHE_DIR": str(work / "cache")}
@@ -167,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="another checkout of runsnap, relayed beside this one (before/after)")
     ap.add_argument("--sizes", type=int, nargs="+", default=None, metavar="MB",
                     help="relay sizes in MB (default 100 500; --quick 50)")
-    ap.add_argument("--only", action="append", choices=("relay", "diff", "ls"),
+    ap.add_argument("--only", action="append", choices=("relay", "loop", "diff", "ls"),
                     help="measure only this part (repeatable)")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="runsnap-growth-"))
@@ -184,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
                f"{''.join(' --only ' + o for o in args.only or ())}`", ""]
         parts = (("relay", "### Relay: 71-byte lines, runsnap in a pipeline against `cat` in "
                   "its place", lambda: relay(work, sizes, args.repeat, args.baseline)),
+                 ("loop", "### The relay loop alone against a `cat` in its place, by line "
+                  "length", lambda: relay_loop(work, [20, 71, 200, 1000], max(sizes),
+                                               args.repeat, args.baseline)),
                  ("diff", "### diff: a normal snapshot against one with N variables (who-reads "
                   "cache warm)", lambda: diff_vars(work, counts, args.repeat)),
                  ("ls", "### ls: one snapshot with an N-character label",

@@ -35,12 +35,14 @@ if TYPE_CHECKING:
 
     from runsnap.launch.result import LaunchResult
 
-__all__ = ["LogTee", "Relay", "Streams", "copy_size", "flush_own_streams", "write_all"]
+__all__ = ["LogTee", "Relay", "Streams", "copy_size", "flush_own_streams", "wide_pipe", "write_all"]
 
 _CHUNK = 65536
-#: What the child's pipe holds (see :func:`_wide_pipe`): the child runs ahead by this much while
-#: a chunk is relayed and counted.
-_PIPE = 1 << 20
+#: What the child's pipe holds (see :func:`wide_pipe`): the child runs ahead by this much while
+#: a chunk is relayed and counted. Not more: what the relay reads was written that many bytes
+#: ago, and from a 1 MiB pipe it comes out of the cache no longer (the relay's CPU +12-18%
+#: against 256 KiB; benchmarks/RESULTS.md, "Growth (issue 24)").
+_PIPE = 1 << 18
 #: Bytes read at once from the child: a chunk this size stays in the CPU's cache (L2) from its
 #: read through its write to its line count (1 MiB chunks cost ~5% more CPU, 64 KiB ones ~20%
 #: more in per-chunk Python; benchmarks/RESULTS.md, "Growth (issue 24)").
@@ -215,7 +217,7 @@ class Streams:
                     self.modes[name] = "pty"
                 else:
                     r, w = os.pipe()
-                    _wide_pipe(w)
+                    wide_pipe(w)
                     self._wiring[name] = ("pipe", w, r)
                     self.modes[name] = "pipe"
         except BaseException:
@@ -264,7 +266,7 @@ def flush_own_streams() -> None:
             pass
 
 
-def _wide_pipe(fd: int) -> None:
+def wide_pipe(fd: int) -> None:
     """Let the pipe hold :data:`_PIPE` bytes (Linux ``F_SETPIPE_SZ``; where that is refused,
     as over an unprivileged user's pipe quota, the default 64 KiB stays)."""
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from runsnap.launch.lines import bounded
-from runsnap.launch.streams import MAX_BACKLOG_BYTES, StreamWatch
+from runsnap.launch.streams import MAX_BACKLOG_BYTES, StreamWatch, line_ends
 
 from .conftest import bare_env, runsnap_argv
 
@@ -154,3 +154,12 @@ def test_the_unscanned_end_of_a_flood_is_scanned_from_the_tail() -> None:
     assert watch.traceback.last is not None and watch.traceback.last["type"] == "RuntimeError"
     assert watch.warnings == ["WARNING: scanned once", "WARNING: at the end"]
     assert watch.warnings_count == 2
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_line_ends_counts_exactly_both_ways(seed: int) -> None:
+    """Either way of counting gives ``bytes.count``'s answer, across the pieces' seams."""
+    rng = random.Random(seed)
+    for size in (0, 1, 100, (1 << 15) - 1, 1 << 15, (1 << 15) + 1, 1 << 18, 300_001):
+        data = bytes(rng.choices(b"\n\nab\x00\xff", k=size))
+        assert line_ends(data, True) == line_ends(data, False) == data.count(b"\n")
