@@ -155,10 +155,27 @@ def run_with(
     if companion is not None:  # the tracked run's id: the launch gets it, [env] does not
         spec = spec.with_env(companion.launch_env())
     result = launched.run(spec, tee, metrics)
+    errors = list(launched.errors)
     if to_stdout:
-        sys.stdout.write(dumps(launched.final))
+        errors += print_snapshot(launched.final)
+    return RunRecord(launched.final, result.exit_status, result, tuple(errors))
+
+
+def print_snapshot(snap: Snapshot) -> list[str]:
+    """``-o -``: the snapshot on standard output when the command ends. A write that fails (a
+    full disk under ``-o - > FILE``) is a line returned, the command's status kept; a reader
+    gone away (a closed pipe) ends runsnap as it ends every command."""
+    try:
+        sys.stdout.write(dumps(snap))
         sys.stdout.flush()
-    return RunRecord(launched.final, result.exit_status, result, tuple(launched.errors))
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        null = os.open(os.devnull, os.O_WRONLY)  # what is left unflushed goes nowhere
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        return [f"the snapshot was not written to standard output: {describe(exc)}"]
+    return []
 
 
 def refuse_empty_command(argv: Sequence[str], exec_: bool) -> None:

@@ -91,10 +91,10 @@ def _leave(status: int) -> NoReturn:
     teardown (see :func:`main`)."""
     try:
         sys.stdout.flush()
-    except BrokenPipeError:  # as above: the reader is gone
+    except OSError:  # as above: the reader is gone (or the disk under it full)
         status = status or 1
     try:
         sys.stderr.flush()
-    except BrokenPipeError:
+    except OSError:
         pass
     os._exit(status)

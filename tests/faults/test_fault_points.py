@@ -6,6 +6,7 @@ failure (the snapshot saved before the launch stays whole)."""
 from __future__ import annotations
 
 import itertools
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from runsnap.base.faults import POINTS
 from runsnap.capturing.firstsave import FIRST_SAVE_DELAY
 from runsnap.snapshot import load
 
-from .conftest import bare_env, runsnap
+from .conftest import bare_env, runsnap, runsnap_argv
 
 ERRNOS = ("EIO", "ENOSPC", "EACCES")
 
@@ -111,3 +112,15 @@ def test_a_spec_naming_no_point_is_a_usage_error(tmp_path: Path) -> None:
                    env=bare_env(RUNSNAP_TEST_FAULT="capture.nowhere=EIO"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("runsnap: RUNSNAP_TEST_FAULT: no fault point 'capture.nowhere'")
+
+
+def test_a_full_disk_under_standard_output_keeps_the_status(tmp_path: Path) -> None:
+    """``-o - > FILE`` on a full disk (``/dev/full``): the snapshot cannot be written there,
+    one line says so, and the status is still the command's."""
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(runsnap_argv("capture", "-o", "-", "--", "sh", "-c", "exit 3"),
+                              cwd=tmp_path, env=bare_env(), stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1] == ("runsnap: the snapshot was not written to standard "
+                                            "output: No space left on device")
