@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from runsnap.base.patterns import on_use
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["is_python_name", "looks_like_option", "parse_options", "positional_indexes", "positionals"]
 
-_PYTHON_NAME = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:\.exe)?$")
+_PYTHON_NAME = on_use(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:\.exe)?$")
 
 
 def is_python_name(name: str) -> bool:
@@ -31,7 +33,7 @@ def is_python_name(name: str) -> bool:
 #: What an option can be: one or two dashes, a name of up to 100 letters, digits and ``_.:+-``
 #: starting with a letter or digit, then maybe ``=value``. A PEM block (``-----BEGIN ...``), a
 #: word with spaces or newlines in its name, or a longer one is a value, never an option name.
-_OPTION_WORD = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.:+-]{0,99}(?:=.*)?", re.S)
+_OPTION_WORD = on_use(r"--?[A-Za-z0-9][A-Za-z0-9_.:+-]{0,99}(?:=.*)?", re.S)
 
 
 def looks_like_option(arg: str) -> bool:

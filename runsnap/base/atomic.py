@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 
 from runsnap.base.faults import reached
 from runsnap.base.paths import path_str
+from runsnap.base.patterns import on_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -155,8 +155,8 @@ def _then(first: str, rest: Iterator[str]) -> Iterator[str]:
 
 
 #: The names of a process's own open files: ``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``.
-_OWN_FD = re.compile(r"^/(?:dev/(?:std(?P<std>in|out|err)|fd/(?P<fd>[0-9]+))"
-                     r"|proc/self/fd/(?P<pfd>[0-9]+))$")
+_OWN_FD = on_use(r"^/(?:dev/(?:std(?P<std>in|out|err)|fd/(?P<fd>[0-9]+))"
+                 r"|proc/self/fd/(?P<pfd>[0-9]+))$")
 
 
 def write_through(path: str, data: bytes) -> bool:
@@ -221,7 +221,7 @@ def refuse_non_regular(path: str) -> None:
 #: same host in the same folder once the process that made them is gone (killed mid-write). A
 #: pid says nothing about a process on another host of a shared file system: their
 #: temporaries are left alone.
-_TMP = re.compile(r"^\..+\.(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$")
+_TMP = on_use(r"^\..+\.(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$")
 
 
 def host_tag() -> str:

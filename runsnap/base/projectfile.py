@@ -10,18 +10,18 @@ parsed.
 
 from __future__ import annotations
 
-import re
+from runsnap.base.patterns import on_use
 
 __all__ = ["may_hold_runsnap_table"]
 
 # A table header [tool.runsnap], [tool.runsnap.capture] (spaces, quotes allowed); or a key
 # tool.runsnap.x = (at the top level), or runsnap = { ... } / runsnap.x = (in the [tool] table).
 _NAME = rb"""(?:runsnap|"runsnap"|'runsnap')"""
-_TABLE = re.compile(
+_TABLE = on_use(
     rb"(?m)^[ \t]*(?:(?P<header>\[[ \t]*tool[ \t]*\.[ \t]*" + _NAME + rb"[ \t]*[\].])"
     rb"|(?P<dotted>tool[ \t]*\.[ \t]*)?" + _NAME + rb"[ \t]*[.=])")
-_SPACE = re.compile(rb"[ \t\"']")
-_HEADER = re.compile(rb"(?m)^[ \t]*\[([^\]\n]*)\]")
+_SPACE = on_use(rb"[ \t\"']")
+_HEADER = on_use(rb"(?m)^[ \t]*\[([^\]\n]*)\]")
 
 
 def may_hold_runsnap_table(data: bytes) -> bool:

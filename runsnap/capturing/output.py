@@ -4,9 +4,9 @@ runsnap creates (with a ``.gitignore``, so runsnap never sees its own output).""
 from __future__ import annotations
 
 import os
-import re
 
 from runsnap.base.paths import current_dir, path_str
+from runsnap.base.patterns import on_use
 from runsnap.base.records import FrozenRecord
 from runsnap.capturing import naming
 from runsnap.capturing.naming import file_stamp, short_host
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["GITIGNORE", "Target", "default_output", "ensure_snapshot_dir", "resolve_output", "run_name",
            "save_first"]
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = on_use(r"[^A-Za-z0-9._-]+")
 
 
 def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None) -> str:

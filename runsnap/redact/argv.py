@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import re
 
+from runsnap.base.patterns import on_use
 from runsnap.knowledge import secrets as rules
 from runsnap.redact.names import PREFIX
 from runsnap.redact.text import TextRedactor
 
 __all__ = ["ArgvRedactor"]
 
-_LONG_OPTION = re.compile(r"^--[A-Za-z][A-Za-z0-9_-]*(?:=.*)?$", re.S)
+_LONG_OPTION = on_use(r"^--[A-Za-z][A-Za-z0-9_-]*(?:=.*)?$", re.S)
 
 
 class ArgvRedactor(TextRedactor):

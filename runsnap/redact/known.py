@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import re
 
+from runsnap.base.patterns import on_use
+
 __all__ = ["KnownValues"]
 
-_RUN = re.compile(r"[A-Za-z0-9]+")
+_RUN = on_use(r"[A-Za-z0-9]+")
 _MIN_KEY = 4
 #: Up to this many secrets, one regular expression of all of them (compiled in a few ms).
 SMALL = 256

@@ -8,6 +8,7 @@ import math
 import os
 import re
 
+from runsnap.base.patterns import on_use
 from runsnap.base.placeholder import PREFIX, is_fingerprint
 from runsnap.knowledge import secrets as rules
 
@@ -15,7 +16,7 @@ __all__ = ["FINGERPRINT", "MIN_KNOWN", "PREFIX", "harmless_value", "is_fingerpri
            "is_secret_name", "looks_like_credential", "looks_opaque", "name_class", "norm",
            "secret_if_credential"]
 
-FINGERPRINT = re.compile(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
+FINGERPRINT = on_use(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
 
 #: Known values shorter than this are not searched for in text (``HF_TOKEN=1``).
 MIN_KNOWN = 6
@@ -64,15 +65,15 @@ def name_class(name: str) -> tuple[bool, bool]:
     return secret, if_credential
 
 
-_AUTH_SCHEME = re.compile(
+_AUTH_SCHEME = on_use(
     r"(?i)^(?:bearer|basic|token|digest|bot|negotiate|apikey|sharedaccesssignature)\s+\S")
-_USER_PASS = re.compile(r"^[^\s:/@]{1,64}:[^\s]{3,}$")
+_USER_PASS = on_use(r"^[^\s:/@]{1,64}:[^\s]{3,}$")
 _INNOCENT_WORDS = frozenset(
     "true false yes no on off none null nil auto default disabled enabled disable enable "
     "required optional ignore all any".split())
-_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|0x[0-9a-f]+)$", re.I)
-_WORD = re.compile(r"^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)$")
-_HOST_PORT = re.compile(r"^[A-Za-z0-9.-]+:\d{1,5}$")
+_NUMBER = on_use(r"^[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|0x[0-9a-f]+)$", re.I)
+_WORD = on_use(r"^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)$")
+_HOST_PORT = on_use(r"^[A-Za-z0-9.-]+:\d{1,5}$")
 
 
 def looks_like_credential(value: str) -> bool:
@@ -115,10 +116,17 @@ def looks_like_credential(value: str) -> bool:
 
 # ---------------------------------------------------------------- values that are never secrets
 
-_SMALL_NUMBER = re.compile(r"^[-+]?(?:\d{1,7}|\d{1,7}\.\d{1,6}|\d*\.\d{1,6}(?:e[-+]?\d+)?)$", re.I)
-_PLAIN_WORD = re.compile(r"^(?:[a-z]{1,16}|[A-Z][a-z]{1,15}|[A-Z]{1,16})$")
-_SENTENCE = re.compile(r"^[A-Za-z][A-Za-z'(),.:!?-]*(?:[ \t]+[A-Za-z(][A-Za-z'(),.:!?-]*)+$")
-_PUBLIC = re.compile(
+_SMALL_NUMBER = on_use(r"^[-+]?(?:\d{1,7}|\d{1,7}\.\d{1,6}|\d*\.\d{1,6}(?:e[-+]?\d+)?)$", re.I)
+_PLAIN_WORD = on_use(r"^(?:[a-z]{1,16}|[A-Z][a-z]{1,15}|[A-Z]{1,16})$")
+_SENTENCE = on_use(r"^[A-Za-z][A-Za-z'(),.:!?-]*(?:[ \t]+[A-Za-z(][A-Za-z'(),.:!?-]*)+$")
+#: How public material and documented ids begin (publishable keys, then the ids of requests and
+#: objects: OpenAI, Anthropic, Stripe...): one list for :data:`_PUBLIC` and :func:`_may_be_public`.
+_PUBLISHABLE_HEADS = ("pk_live_", "pk_test_", "pk.eyJ", "phc_", "sb_publishable_", "pk-lf-",
+                      "NEXT_PUBLIC_")
+_ID_HEADS = ("chatcmpl-", "cmpl-", "req_", "msg_", "resp_", "run_", "thread_", "asst_", "file-",
+             "batch_", "toolu_", "call_", "evt_", "ch_", "cus_", "pi_", "in_", "sub_", "price_",
+             "prod_")
+_PUBLIC = on_use(
     r"^(?:(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-"
     r"nistp256)@openssh\.com)\s+AAAA[A-Za-z0-9+/]+=*(?:\s.*)?"
     r"|-----BEGIN (?:PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|PGP PUBLIC KEY BLOCK|SSH2 PUBLIC KEY|"
@@ -131,18 +139,33 @@ _PUBLIC = re.compile(
     # the body of an SSH public key (base64 of its length-prefixed type name)
     r"|AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|GnNrLXNzaC1|InNrLWVjZHNh)[A-Za-z0-9+/]+=*"
     r"|arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{0,12}:\S+"
-    r"|(?:pk_(?:live|test)_|pk\.eyJ|phc_|sb_publishable_|pk-lf-|NEXT_PUBLIC_)\S*"
-    # documented ids of requests and objects (OpenAI, Anthropic, Stripe...), ULIDs
-    r"|(?:chatcmpl-|cmpl-|req_|msg_|resp_|run_|thread_|asst_|file-|batch_|toolu_|call_|"
-    r"evt_|ch_|cus_|pi_|in_|sub_|price_|prod_)[A-Za-z0-9_-]{6,64}"
+    rf"|(?:{'|'.join(map(re.escape, _PUBLISHABLE_HEADS))})\S*"
+    rf"|(?:{'|'.join(map(re.escape, _ID_HEADS))})[A-Za-z0-9_-]{{6,64}}"
     r"|[0-7][0-9A-HJKMNP-TV-Z]{25}"
     r")$", re.S)
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_HEX40 = re.compile(r"^(?:0x)?[0-9A-Fa-f]{40}$")
+#: The beginnings and lengths :data:`_PUBLIC` can match without a space or a ``:`` (its other
+#: forms all hold one): a value with none of them is not public material, and the pattern (the
+#: costliest to compile of redaction's, ~1.4 ms) is not compiled for it. Keep both in step.
+_PUBLIC_HEADS = ("-----BEGIN ", "age1", "AAAA", *_PUBLISHABLE_HEADS, *_ID_HEADS)
+_PUBLIC_BARE_LENGTHS = frozenset({8, 10, 16, 18, 26})
+
+
+def _may_be_public(v: str) -> bool:
+    """Whether ``v`` (stripped) can match :data:`_PUBLIC` at all (see :data:`_PUBLIC_HEADS`).
+
+    >>> [_may_be_public(v) for v in ("hf_" + "x" * 34, "SHA256:abc", "3AA5C34371567BD2", "pk_live_x")]
+    [False, True, True, True]
+    """
+    return (":" in v or len(v) in _PUBLIC_BARE_LENGTHS or v.startswith(_PUBLIC_HEADS)
+            or any(ch.isspace() for ch in v))
+
+
+_UUID = on_use(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX40 = on_use(r"^(?:0x)?[0-9A-Fa-f]{40}$")
 _PASSWORD_NAME = ("PASS", "PWD", "PHRASE", "PIN")
 _KEY_ID_NAME = ("GPG", "PGP", "FINGERPRINT", "KEYID", "KEY_ID", "THUMBPRINT")
-_URL_NO_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://(?:[^\s:/?#@]+@)?[^\s@:/?#]+"
-                              r"(?::\d{1,5})?(?:[/?#][^\s@]*)?$")
+_URL_NO_PASSWORD = on_use(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://(?:[^\s:/?#@]+@)?[^\s@:/?#]+"
+                          r"(?::\d{1,5})?(?:[/?#][^\s@]*)?$")
 
 
 def harmless_value(value: str, name: str = "") -> bool:
@@ -166,7 +189,7 @@ def harmless_value(value: str, name: str = "") -> bool:
     low = v.lower()
     if low in _INNOCENT_WORDS or _SMALL_NUMBER.match(v) or v.startswith(PREFIX):
         return True
-    if _PUBLIC.match(v):
+    if _may_be_public(v) and _PUBLIC.match(v):
         return True
     if "://" in v and _URL_NO_PASSWORD.match(v) and not _has_secret_query(v):
         userinfo = v.split("://", 1)[1].split("@", 1)[0] if "@" in v else ""
@@ -195,13 +218,13 @@ def _has_secret_query(url: str) -> bool:
 
 # ---------------------------------------------------------------- opaque values under any name
 
-_OPAQUE = re.compile(r"^[A-Za-z0-9+/_.~-]{20,600}={0,3}$")
-_HEXISH = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
-_DIGEST_PREFIX = re.compile(r"^(?:sha(?:1|224|256|384|512)|md5|blake2b?|xxh\d*)[-:=]", re.I)
-_PARTS = re.compile(r"[-_.~]")
+_OPAQUE = on_use(r"^[A-Za-z0-9+/_.~-]{20,600}={0,3}$")
+_HEXISH = on_use(r"^(?:0x)?[0-9a-fA-F]+$")
+_DIGEST_PREFIX = on_use(r"^(?:sha(?:1|224|256|384|512)|md5|blake2b?|xxh\d*)[-:=]", re.I)
+_PARTS = on_use(r"[-_.~]")
 _VOWELS = frozenset("aeiouAEIOU")
 _NO_VOWELS = str.maketrans("", "", "aeiouAEIOU")
-_WORDISH = re.compile(r"[A-Z][a-z]{3,}|[a-z]{4,}|[A-Z]{5,}")
+_WORDISH = on_use(r"[A-Z][a-z]{3,}|[a-z]{4,}|[A-Z]{5,}")
 _UPPER, _LOWER, _DIGITS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz", b"0123456789"
 
 

@@ -12,6 +12,7 @@ import re
 from runsnap._version import __version__
 from runsnap.base.digest import Hmac, sha256, text_sha256
 from runsnap.base.linesub import sub_lines
+from runsnap.base.patterns import on_use
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
 from runsnap.redact.fingerprint import FingerprintKey
@@ -37,15 +38,15 @@ if TYPE_CHECKING:
 __all__ = ["TextRedactor"]
 
 # PEM private key blocks; the END line may be missing (a cut output tail).
-_PEM = re.compile(r"(-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----)(.*?)"
-                  r"(-----END [A-Z0-9 _-]{0,100}-----|\Z)", re.S)
+_PEM = on_use(r"(-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----)(.*?)"
+              r"(-----END [A-Z0-9 _-]{0,100}-----|\Z)", re.S)
 # A URL: scheme, then everything up to a space, a quote or an angle bracket.
-_URL = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s\"'<>`]+)")
-_HOST = re.compile(r"(?:[A-Za-z0-9_.~%-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?=[/?#]|$)")
-_QUERY = re.compile(r"([?&;])([^=&#;\s]{1,80})=([^&#;\s]*)")
+_URL = on_use(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s\"'<>`]+)")
+_HOST = on_use(r"(?:[A-Za-z0-9_.~%-]+|\[[0-9A-Fa-f:.]+\])(?::\d*)?(?=[/?#]|$)")
+_QUERY = on_use(r"([?&;])([^=&#;\s]{1,80})=([^&#;\s]*)")
 # name = value, name: value, "name": "value", name=value;... (a value may be quoted, or carry an
 # authorization scheme: "Authorization: Bearer abc").
-_ASSIGN = re.compile(
+_ASSIGN = on_use(
     r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})[\"']?\]?[ \t]{0,3}"
     r"(?P<sep>:=|=>|\+=|=|:)[ \t]{0,3}"
     r"(?P<val>(?:(?i:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+)?"
@@ -53,13 +54,13 @@ _ASSIGN = re.compile(
 # --name value, -name value (in free text: a command line inside a string, an echoed command)
 # (written ``-(?<![\w-]-)`` rather than ``(?<![\w-])-``: the same matches, but a pattern that
 # starts with a literal lets the regex engine skip to each ``-`` instead of trying every position)
-_OPTION = re.compile(r"-(?<![\w-]-)-?(?P<key>[A-Za-z][\w-]{1,60})[ \t]+"
-                     r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
-_SCHEME = re.compile(r"(?i)(?:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+")
+_OPTION = on_use(r"-(?<![\w-]-)-?(?P<key>[A-Za-z][\w-]{1,60})[ \t]+"
+                 r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
+_SCHEME = on_use(r"(?i)(?:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+")
 # Azure connection strings: SharedAccessSignature=sv=...&sig=...; runs to the next ';'.
-_LONG = re.compile(r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z][A-Za-z0-9_]{0,60})=(?P<val>[^;\s\"']+)")
-_CODE_VALUE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|None|True|False|null|nil|"
-                         r"true|false|undefined)$|^[$%{]")
+_LONG = on_use(r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z][A-Za-z0-9_]{0,60})=(?P<val>[^;\s\"']+)")
+_CODE_VALUE = on_use(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|None|True|False|null|nil|"
+                     r"true|false|undefined)$|^[$%{]")
 _LONG_VALUE_KEYS = ("SIGNATURE", "CONNECTION", "CONN_STR", "SAS")
 #: A text holding none of those words (in any case) has no long value to look at.
 _LONG_WORDS = tuple(k.lower() for k in _LONG_VALUE_KEYS)
@@ -463,13 +464,13 @@ def _code_stamp() -> str:
 
 # A word that may be an opaque credential: 20 to 600 characters of the alphabets tokens use,
 # standing on its own (a quoted string, a value after ``=`` or ``:``, a word of a line).
-_WORD = re.compile(r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9+/_.~-]{20,600}={0,3}"
-                   r"(?![A-Za-z0-9+/=_.~-])")
+_WORD = on_use(r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9+/_.~-]{20,600}={0,3}"
+               r"(?![A-Za-z0-9+/=_.~-])")
 _DIGEST_NAMES = ("SHA256:", "SHA1:", "SHA384:", "SHA512:", "MD5:", "SHA256=", "SHA256-",
                  "SHA512-", "SHA384-")
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = on_use(r"-----BEGIN [A-Z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _JSON_MAX = 1 << 20
-_URL_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+$")
+_URL_VALUE = on_use(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+$")
 
 
 def _inside_fingerprint(text: str, start: int, end: int) -> bool:

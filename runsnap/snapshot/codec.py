@@ -25,9 +25,9 @@ floats; NaN is NaN).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
+from runsnap.base.patterns import on_use
 from runsnap.errors import SnapshotError
 
 TYPE_CHECKING = False
@@ -131,7 +131,7 @@ def decode(value: Any) -> Any:
     return value
 
 
-_DECIMAL = re.compile(r"-?[0-9]{1,4000}")
+_DECIMAL = on_use(r"-?[0-9]{1,4000}")
 
 
 def _decode_marker(k: str, v: Any) -> Any:

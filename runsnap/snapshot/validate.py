@@ -18,6 +18,7 @@ import json
 import os
 import re
 
+from runsnap.base.patterns import on_use
 from runsnap.errors import SnapshotError
 
 TYPE_CHECKING = False
@@ -40,7 +41,7 @@ _SCHEMA: dict[str, Any] | None = None
 # A run of opening brackets as deep as MAX_DEPTH: refused before the TOML parser recurses.
 # (Written to start with the bracket, not a group, so the regular expression engine skips to
 # each bracket instead of trying every byte: 14 -> 2.7 ms over a 1 MiB snapshot.)
-_DEEP = re.compile(rb"[\[{](?:[ \t\r\n,]*[\[{]){%d}" % (MAX_DEPTH - 1))
+_DEEP = on_use(rb"[\[{](?:[ \t\r\n,]*[\[{]){%d}" % (MAX_DEPTH - 1))
 
 
 def schema() -> dict[str, Any]:

@@ -19,15 +19,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from runsnap.base.patterns import on_use
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["table_chunks"]
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
-_ESCAPE_ML = re.compile(r'[\x00-\x08\x0b-\x1f\x7f"\\]')  # keeps \t and \n as they are
+_BARE_KEY = on_use(r"[A-Za-z0-9_-]+")
+_ESCAPE = on_use(r'[\x00-\x1f\x7f"\\]')
+_ESCAPE_ML = on_use(r'[\x00-\x08\x0b-\x1f\x7f"\\]')  # keeps \t and \n as they are
 # Control characters a literal string cannot hold (all but tab and newline), for str.translate:
 # deleting them and comparing lengths is faster than a regular expression search.
 _NOT_IN_LITERAL = dict.fromkeys([*range(0x00, 0x09), *range(0x0b, 0x20), 0x7f])

@@ -23,8 +23,7 @@ The facts join ``builds.torch``: ``cuda_available`` / ``cuda_available_reason``,
 
 from __future__ import annotations
 
-import re
-
+from runsnap.base.patterns import on_use
 from runsnap.capturing.collectors.sysread import listdir, read
 from runsnap.knowledge.devices import visible_devices
 
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["collect", "cuda_available", "driver_supports", "infer",
            "xpu_available"]
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)")
+_VERSION = on_use(r"^(\d+)\.(\d+)")
 
 
 def _major_minor(text: Any) -> tuple[int, int] | None:

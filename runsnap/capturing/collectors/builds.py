@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 
+from runsnap.base.patterns import on_use
 from runsnap.knowledge.packages import distribution_version, normalize_name
 
 TYPE_CHECKING = False
@@ -48,10 +49,10 @@ LIBRARY_FAMILIES = (
     ("libamdhip64", "hip"), ("libhipblaslt", "hipblaslt"), ("libhipblas", "hipblas"),
     ("librocblas", "rocblas"), ("libnvpl", "nvpl"),
 )
-_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*(.+?)\s*$")
-_CHAIN = re.compile(r"^[A-Za-z_]\w*\s*=\s*")
-_FULL_VERSION = re.compile(r"\.so\.(\d+\.\d+(?:\.\d+)*)$")
-_SM = re.compile(r"^sm_?\d+[a-z]?$")
+_ASSIGN = on_use(r"^([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*(.+?)\s*$")
+_CHAIN = on_use(r"^[A-Za-z_]\w*\s*=\s*")
+_FULL_VERSION = on_use(r"\.so\.(\d+\.\d+(?:\.\d+)*)$")
+_SM = on_use(r"^sm_?\d+[a-z]?$")
 
 
 def _literal(text: str) -> Any:

@@ -38,6 +38,7 @@ import os
 import re
 
 from runsnap.base import programs
+from runsnap.base.patterns import on_use
 from runsnap.capturing.collectors import nvdriver
 
 TYPE_CHECKING = False
@@ -59,12 +60,12 @@ EXTRA_FIELDS = (("compute_cap", "compute_capability"), ("persistence_mode", "per
                 ("power.limit", "power_limit_w"), ("clocks.max.sm", "max_sm_clock_mhz"),
                 ("clocks.max.memory", "max_memory_clock_mhz"),
                 ("pcie.link.gen.max", "pcie_gen_max"), ("pcie.link.width.max", "pcie_width_max"))
-_HEADER = re.compile(r"Driver Version:\s*(?P<driver>\S+)\s+CUDA Version:\s*(?P<cuda>\S+)")
-_BAD_FIELD = re.compile(r'Field "([^"]+)" is not a valid field')
+_HEADER = on_use(r"Driver Version:\s*(?P<driver>\S+)\s+CUDA Version:\s*(?P<cuda>\S+)")
+_BAD_FIELD = on_use(r'Field "([^"]+)" is not a valid field')
 #: A header cell of ``--format=csv``: the field, then its unit in brackets (``power.limit [W]``).
-_COLUMN = re.compile(r"(?P<field>[^\[]*?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
+_COLUMN = on_use(r"(?P<field>[^\[]*?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
 #: Terminal attributes (``ESC[4m`` ... ``ESC[0m``) that ``topo -m`` prints around its header.
-_SGR = re.compile(r"\x1b\[[0-9;]*m")
+_SGR = on_use(r"\x1b\[[0-9;]*m")
 _TIMEOUT = 30.0
 #: Where the driver's files are read: ``"/"`` in every capture. A test-only seam, like the
 #: ``root`` of the other host-fact readers: tests point it at a recorded tree

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from runsnap.base.cache import HashCache
 from runsnap.base.files import TooLarge, read_regular
 from runsnap.base.paths import expand_user, path_str, resolve_path
+from runsnap.base.patterns import on_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ CONFIG_MAX_DEPTH = 32
 SIDE_SUFFIXES = (".json", ".txt", ".model", ".tiktoken", ".jinja", ".py")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack",
                    ".onnx", ".npz", ".distcp")
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_REPO_ID = on_use(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _REVISION_OPTIONS = ("revision", "model-revision")
 
 
@@ -222,7 +222,7 @@ def _too_deep(raw: bytes) -> bool:
     return False
 
 
-_BRACKETS = re.compile(rb"[\[\]{}]")
+_BRACKETS = on_use(rb"[\[\]{}]")
 
 
 def _describe(path: str, hashes: HashCache) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import re
 
+from runsnap.base.patterns import on_use
 from runsnap.capturing.collectors.sysread import listdir, read, under
 from runsnap.knowledge import rule_lines
 
@@ -48,7 +49,7 @@ __all__ = ["SOURCE", "cuda_for_driver", "parse_information", "parse_version", "p
 
 #: What ``source`` says when the GPU facts came from the driver's files.
 SOURCE = "/proc/driver/nvidia"
-_NVRM = re.compile(r"NVRM version:\s*(?P<module>.*?)\s+(?P<version>\d+\.\d+(?:\.\d+)*)(?=\s|$)")
+_NVRM = on_use(r"NVRM version:\s*(?P<module>.*?)\s+(?P<version>\d+\.\d+(?:\.\d+)*)(?=\s|$)")
 #: ``information`` keys -> snapshot keys.
 _KEYS = {"Model": "name", "GPU UUID": "uuid", "Bus Location": "pci_bus_id",
          "Device Minor": "minor", "Video BIOS": "vbios_version", "Bus Type": "bus_type",

@@ -17,11 +17,11 @@ starts none of them. A missing program is a fact (``found = false``), a failing 
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from runsnap.base import programs
 from runsnap.base.cache import OutputCache, program_stamp
+from runsnap.base.patterns import on_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,8 +40,8 @@ LIBRARY_PREFIXES = ("libcuda.so", "libcudart.so", "libnccl.so", "libcudnn.so", "
                     "libamdhip64.so", "librccl.so", "libMIOpen.so", "librocm_smi64.so")
 _TIMEOUT = 10.0
 _LDCACHE = "/etc/ld.so.cache"
-_VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*)")
-_NVCC = re.compile(r"release (\S+), V(\S+)")
+_VERSION = on_use(r"(\d+\.\d+(?:\.\d+)*)")
+_NVCC = on_use(r"release (\S+), V(\S+)")
 
 
 def cuda_home(env: Mapping[str, str]) -> tuple[str, str]:
