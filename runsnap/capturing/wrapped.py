@@ -16,6 +16,7 @@ from runsnap.capturing.collect import build_context, snapshot_from_context
 from runsnap.capturing.context import CaptureContext
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.capturing.output import resolve_output
+from runsnap.capturing.prelaunch import prelaunch_guard
 from runsnap.capturing.settings import load_settings
 from runsnap.capturing.writes import SnapshotWrites
 from runsnap.errors import CaptureError, UsageError, describe
@@ -219,23 +220,3 @@ def user_metrics(specs: Sequence[str]) -> list[tuple[str, re.Pattern[bytes]]]:
         return [parse_metric(spec) for spec in specs]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-
-
-def prelaunch_guard(snap: Snapshot, strict: bool) -> None:
-    """check's rules on what was collected, before the launch: each finding on one line to
-    stderr; with ``strict``, no launch when one weighs ``STRICT_WEIGHT`` or more (exit 2)."""
-    from runsnap.checks.guard import STRICT_WEIGHT, guard, one_line
-
-    findings = guard(snap)
-    if findings:
-        from runsnap.base.terminal import width, wrap
-
-        cols = width(sys.stderr)  # a finding is a sentence: wrapped to the terminal, not cut
-        for f in findings:
-            sys.stderr.write("\n".join(wrap(one_line(f), cols, "  ")) + "\n")
-    heavy = [f for f in findings if f.score >= STRICT_WEIGHT]
-    if strict and heavy:
-        sys.stderr.flush()
-        raise CaptureError(f"not launched (--strict): {len(heavy)} finding"
-                           f"{'s' if len(heavy) != 1 else ''} of weight {STRICT_WEIGHT} or more "
-                           "above")

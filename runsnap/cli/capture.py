@@ -10,12 +10,11 @@ from runsnap.capturing import (
     capture_context,
     capture_process,
     resolve_output,
-    run_with,
     save_first,
     with_meta,
 )
+from runsnap.capturing.prelaunch import prelaunch_guard
 from runsnap.capturing.settings import load_settings
-from runsnap.capturing.wrapped import prelaunch_guard
 from runsnap.errors import CaptureError, UsageError
 from runsnap.redact import Redactor, load_key
 from runsnap.snapshot import dumps
@@ -75,6 +74,8 @@ def run_capture(request: CaptureRequest) -> int:
             "to standard output when the command ends"
         sys.stderr.write(f"runsnap: snapshot {where}\n")
         sys.stderr.flush()
+
+    from runsnap.capturing.wrapped import run_with  # the launch machinery: only to launch
 
     record = run_with(command, options, on_saved=announce,
                       companion=None if session is None else _Told(session))
