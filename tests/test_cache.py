@@ -266,6 +266,31 @@ def test_texts_the_rules_left_as_they_were_are_not_searched_again(tmp_path: Path
         assert searched == texts
 
 
+def test_captures_under_two_keys_in_turn_each_keep_their_clean_texts(tmp_path: Path) -> None:
+    """Two projects with their own policies (or two runsnap versions) capturing in turn: each
+    finds its own texts again, instead of the other's file and a search of every text."""
+    texts = ["numpy 2.1.0", "x86_64 Linux 6.1.0", f"curl -H 'Authorization: Bearer {TOKEN}'"]
+    for policy in ({}, {"redact": ("APP_*",)}):
+        red, searched = _cleaning(tmp_path, **policy)
+        [red.scrub(t, "x") for t in texts]
+        red.save_clean()
+        assert searched == texts
+    for policy in ({}, {"redact": ("APP_*",)}, {}):
+        red, searched = _cleaning(tmp_path, **policy)
+        [red.scrub(t, "x") for t in texts]
+        red.save_clean()
+        assert searched == [texts[2]]  # only the one holding a secret
+    for seed in range(cache.CleanTexts.KEEP + 2):  # the newest KEEP keys are kept
+        red, _ = _cleaning(tmp_path, seed + 10)
+        red.scrub(f"text {seed}", "x")
+        red.save_clean()
+        time.sleep(0.002)
+    assert len(list(tmp_path.glob("clean-*.bin"))) == cache.CleanTexts.KEEP
+    red, searched = _cleaning(tmp_path, cache.CleanTexts.KEEP + 11)
+    red.scrub(f"text {cache.CleanTexts.KEEP + 1}", "x")
+    assert searched == []
+
+
 def test_no_clean_text_is_remembered_when_caching_is_off(tmp_path: Path) -> None:
     store = cache.CleanTexts({"RUNSNAP_NO_CACHE": "1", "RUNSNAP_CACHE_DIR": str(tmp_path / "o")})
     red = Redactor(FingerprintKey(b"k" * 32, "test"), Policy(), None, store)

@@ -369,11 +369,17 @@ class CleanTexts:
     (:meth:`runsnap.redact.text.TextRedactor.scrub`: runsnap's version and rule files, the
     fingerprint key, the ``--redact``/``--keep`` policy); another key starts afresh. A text
     that held a secret is never recorded: it is searched every time.
+
+    Each key has a file of its own, and the newest :attr:`KEEP` are kept: captures under two
+    keys in turn (two projects with their own ``--redact`` settings, two runsnap versions on
+    one machine) would otherwise each find the other's file and search every text again.
     """
 
     KIND = "clean"
     MAX = 20_000
-    """Digests kept at most (past that, only the last capture's)."""
+    """Digests kept at most under one key (past that, only the last capture's)."""
+    KEEP = 8
+    """Keys kept: the newest (a few projects' policies, a few runsnap versions)."""
     _SIZE = 16
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
@@ -383,7 +389,8 @@ class CleanTexts:
         self._new: set[bytes] = set()
 
     def open(self, key: str) -> None:
-        """Use the texts recorded under ``key`` (none when another key wrote the file last)."""
+        """Use the texts recorded under ``key`` (none when nothing was, or its file was dropped
+        for newer keys')."""
         self._key, self._held, self._new = key.encode(), set(), set()
         if self._base is None:
             return
@@ -424,10 +431,20 @@ class CleanTexts:
         except OSError:
             return
         self._held, self._new = kept, set()
+        try:  # the newest KEEP keys' files (and none of the single file older versions wrote)
+            mine = [os.path.join(self._base, n) for n in os.listdir(self._base)
+                    if n.startswith(f"{self.KIND}-") and n.endswith(".bin")]
+            mine.sort(key=lambda p: os.stat(p).st_mtime_ns, reverse=True)
+            for old in mine[self.KEEP:]:
+                os.unlink(old)
+        except OSError:
+            pass
 
     def _path(self) -> str:
+        """This key's file, named by the key's digest (the file's first line holds the key
+        itself, checked on reading)."""
         assert self._base is not None
-        return os.path.join(self._base, f"{self.KIND}-texts.bin")
+        return os.path.join(self._base, f"{self.KIND}-{sha256(self._key).hexdigest()[:24]}.bin")
 
 
 def _text_digest(kind: str, text: str) -> bytes:
