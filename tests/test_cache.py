@@ -309,3 +309,54 @@ def test_two_captures_of_one_work_tree_record_the_same_scrubbed_diff(tmp_path: P
     assert first == second and first["diff_bytes"] >= Redactor.MEMO_MIN
     assert TOKEN not in repr(second) and PASSWORD not in repr(second)
     assert git(repo, "status", "--porcelain") == " M app.py\n"
+
+
+def _sections_walked(tmp_path: Path, sections: dict[str, dict], seed: int = 0
+                     ) -> tuple[Redactor, dict, list[str]]:
+    """A capture's first pass over ``sections`` (each remembered when clean) and its second,
+    by a redactor remembering clean texts in ``tmp_path``; the sections walked value by value."""
+    red, _ = _cleaning(tmp_path, seed)
+    walked: list[str] = []
+    walk = red._find
+
+    def spy(secs: dict) -> dict:
+        walked.extend(secs)
+        return walk(secs)
+
+    red._find = spy  # type: ignore[method-assign]
+    found = {}
+    for name, section in sections.items():
+        found.update(red.find({name: section}, remember=True))
+    out = red.finish(found)
+    red.save_clean()
+    return red, out, walked
+
+
+def test_a_section_that_held_nothing_is_not_walked_again(tmp_path: Path) -> None:
+    """A host's facts and its packages, met again unchanged at every capture: found clean by
+    their digest. A section that held a secret is walked every time, and a secret found in
+    another section is still replaced wherever it stands in a remembered one (the order-free
+    second pass)."""
+    system = {"errors": [], "host": "node-1", "cpu": {"model": "EPYC", "count": 2},
+              "hint": f"see {PASSWORD}"}  # the password appears here under a neutral word
+    packages = {"errors": [], "distributions": {"numpy": {"version": "2.1.0"}}, "paths": ["/a"]}
+    env = {"errors": [], "vars": {"DB_PASSWORD": PASSWORD, "HOME": "/root"}}
+    sections = {"system": system, "packages": packages, "env": env}
+    first, out1, walked = _sections_walked(tmp_path, sections)
+    assert walked == ["system", "packages", "env"]
+    assert PASSWORD not in repr(out1) and PASSWORD not in repr(first.redacted)
+
+    again, out2, walked = _sections_walked(tmp_path, sections)
+    assert walked == ["env"]  # system and packages held nothing the rules find
+    assert out2 == out1 and again.redacted == first.redacted
+    assert PASSWORD not in repr(out2)  # found in [env], replaced in [system] too
+    assert out2["packages"] == packages and out2["packages"]["paths"] is not packages["paths"]
+
+    changed = {**sections, "packages": {**packages, "paths": ["/a", "/b"]}}
+    _, out3, walked = _sections_walked(tmp_path, changed)
+    assert walked == ["packages", "env"] and out3["packages"]["paths"] == ["/a", "/b"]
+    _, _, walked = _sections_walked(tmp_path, sections, seed=1)  # another key: afresh
+    assert walked == ["system", "packages", "env"]
+    listed = {**sections, "packages": {**packages, "paths": ("/a",)}}  # a tuple is not a list
+    _, _, walked = _sections_walked(tmp_path, listed)
+    assert walked == ["packages", "env"]

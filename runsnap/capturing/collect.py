@@ -103,7 +103,7 @@ def snapshot_from_context(
         # Secrets found section by section (the first pass), so it overlaps the programs still
         # running; replaced everywhere once every section is in (the second pass, below).
         parent = name.partition(".")[0]
-        clean = redactor.find({parent: section})[parent]
+        clean = redactor.find({parent: section}, remember=True)[parent]
         if parent != name:  # a part of a section (``system.gpu``): see collectors.merge
             merge(sections.setdefault(parent, {"errors": []}), name, clean)
         else:
@@ -117,7 +117,7 @@ def snapshot_from_context(
         timings[name] = round((time.perf_counter() - t0) * 1000, 2)
         parent = name.partition(".")[0]
         merge(sections.setdefault(parent, {"errors": []}), name,
-              redactor.find({parent: {"errors": [], **part}})[parent])
+              redactor.find({parent: {"errors": [], **part}}, remember=True)[parent])
     for name, extra_section in (extra or {}).items():
         sections.update(redactor.find(
             {name: {**extra_section, "errors": list(extra_section.get("errors", []))}}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from runsnap.base.digest import text_sha256
 from runsnap.redact.argv import ArgvRedactor
 from runsnap.redact.names import FINGERPRINT, PREFIX, harmless_value, is_secret_name, norm
 
@@ -95,16 +96,44 @@ class Redactor(ArgvRedactor):
             return tuple(self._finish(v, f"{where}[{i}]") for i, v in enumerate(value))
         return value
 
-    def find(self, sections: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    def find(self, sections: Mapping[str, Mapping[str, Any]], remember: bool = False
+             ) -> dict[str, dict[str, Any]]:
         """The first pass: ``sections`` with the secrets the rules find replaced where they
         are found, and every one of them remembered; :meth:`finish` then replaces each
         wherever else it stands (an argument, a variable under another name, an output line).
+
+        ``remember``: sections a capture meets again unchanged (a host's facts, its packages, a
+        model's files); see :meth:`_find_remembered`.
         """
         deferred, self.deferred = self.deferred, True
         try:
+            if remember and self.clean is not None:
+                return self._find_remembered(sections)
             return self._find(sections)
         finally:
             self.deferred = deferred
+
+    def _find_remembered(self, sections: Mapping[str, Mapping[str, Any]]
+                         ) -> dict[str, dict[str, Any]]:
+        """:meth:`_find`, where a section in which the rules found nothing at all (nothing
+        redacted, no secret learnt, every value as it was) is remembered by the digest of its
+        whole text (:attr:`clean`, kind ``section:NAME``: a digest, never a text) and found
+        clean again without being walked value by value. A section that held anything is never
+        remembered, and is walked every time."""
+        store = self._clean_store()
+        out: dict[str, dict[str, Any]] = {}
+        for name, section in sections.items():
+            text = repr(_digest_shape(section, self.MEMO_MIN))
+            kind = f"section:{name}"
+            if store.holds(text, kind):
+                out[name] = _plain_copy(section)
+                continue
+            before = (len(self.redacted), self.known.version)
+            found = self._find({name: section})[name]
+            if (len(self.redacted), self.known.version) == before and found == section:
+                store.add(text, kind)
+            out[name] = found
+        return out
 
     def _find(self, sections: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -202,3 +231,38 @@ class Redactor(ArgvRedactor):
         if isinstance(value, list):
             return [self._option_value(name, v) for v in value]
         return value
+
+
+def _plain_copy(value: Any) -> Any:
+    """``value`` with every table and array copied (what :meth:`Redactor.find` returns is the
+    caller's to change, as a walk's result is).
+
+    >>> v = {"a": [{"b": 1}], "c": "x"}
+    >>> w = _plain_copy(v)
+    >>> w == v and w["a"] is not v["a"] and w["a"][0] is not v["a"][0]
+    True
+    """
+    if isinstance(value, dict):
+        return {k: _plain_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_copy(v) for v in value]
+    return value
+
+
+def _digest_shape(value: Any, long: int) -> Any:
+    """``value`` as its digest is taken: the same data, each text of ``long`` characters or
+    more standing as its sha256 (a work tree's diff, already hashed by its collector:
+    :func:`~runsnap.base.digest.text_sha256` remembers it), in a tuple no section holds;
+    its ``repr`` then tells every type apart (a list is not a tuple, ``"1"`` is not ``1``).
+
+    >>> shape = _digest_shape({"a": ["x" * 8, "y", 1]}, 4)
+    >>> shape["a"][0] == ("sha256", text_sha256("x" * 8)), shape["a"][1:]
+    (True, ['y', 1])
+    """
+    if isinstance(value, str):
+        return ("sha256", text_sha256(value)) if len(value) >= long else value
+    if isinstance(value, dict):
+        return {k: _digest_shape(v, long) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_digest_shape(v, long) for v in value]
+    return value
