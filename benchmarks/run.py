@@ -159,13 +159,16 @@ def _collect_ms(bench: Bench, name: str) -> Any:
 
 
 def _unseen(bench: Bench, name: str) -> Any:
-    """As :func:`_fresh`, and forget the scrubbed texts runsnap keeps (docs/caches.md): the
-    capture then meets its work tree's diff for the first time."""
+    """As :func:`_fresh`, and forget the scrubbed texts and the clean digests runsnap keeps
+    (docs/caches.md; the digests of whole clean sections would otherwise find the unchanged git
+    section clean without its diff): the capture then meets its work tree's diff, and every
+    other text, for the first time (the package probe's answer is kept)."""
     fresh = _fresh(bench, name)
 
     def before() -> None:
         fresh()
-        for kept in Path(bench.env["RUNSNAP_CACHE_DIR"]).glob("scrubbed-*.txt"):
+        kept_dir = Path(bench.env["RUNSNAP_CACHE_DIR"])
+        for kept in [*kept_dir.glob("scrubbed-*.txt"), *kept_dir.glob("clean-*.bin")]:
             kept.unlink()
 
     return before
