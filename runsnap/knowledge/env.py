@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from runsnap.knowledge import Glob, rule_lines
+from runsnap.knowledge import Glob, name_list, rule_lines
 
 __all__ = [
     "COLON_LISTS",
@@ -58,7 +58,7 @@ def _letters(name: str) -> int:
 def _known() -> frozenset[str]:
     """The known names alone: the pre-launch guard asks whether a name is known for every set
     variable on the capture path, and needs the index below only for a suspicious one."""
-    return frozenset(row[0] for row in rule_lines("env-known-names.txt"))
+    return name_list("env-known-names.txt")
 
 
 @functools.lru_cache(maxsize=1)
