@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["table_chunks"]
 
-_BARE_KEY = on_use(r"[A-Za-z0-9_-]+")
 _ESCAPE = on_use(r'[\x00-\x1f\x7f"\\]')
 _ESCAPE_ML = on_use(r'[\x00-\x08\x0b-\x1f\x7f"\\]')  # keeps \t and \n as they are
 # Control characters a literal string cannot hold (all but tab and newline), for str.translate:
@@ -56,6 +55,8 @@ def _string(s: str) -> str:
     'a\\r'
     """
     if "\n" not in s:
+        if s.isprintable() and '"' not in s and "\\" not in s:
+            return f'"{s}"'  # nothing to escape (most strings: tested at C speed)
         return f'"{_ESCAPE.sub(_escape, s)}"'
     if "'''" not in s and not s.endswith("'") and len(s.translate(_NOT_IN_LITERAL)) == len(s):
         return f"'''\n{s}'''"
@@ -63,7 +64,15 @@ def _string(s: str) -> str:
 
 
 def _key(k: str) -> str:
-    return k if _BARE_KEY.fullmatch(k) else f'"{_ESCAPE.sub(_escape, k)}"'
+    """``k`` bare when it may be (``[A-Za-z0-9_-]+``), else quoted.
+
+    >>> [_key(k) for k in ("numpy", "rs-bench_1", "a.b", "", "é", "-")]
+    ['numpy', 'rs-bench_1', '"a.b"', '""', '"é"', '-']
+    """
+    # the bare-key test without a regular expression (every key of a snapshot passes here)
+    if k.isascii() and k.replace("_", "a").replace("-", "a").isalnum():
+        return k
+    return f'"{_ESCAPE.sub(_escape, k)}"'
 
 
 def _value(v: Any, level: int = 0) -> str:
@@ -119,10 +128,12 @@ def table_chunks(table: Mapping[str, Any], name: str, in_array: bool = False,
         return [f"[{name}]\n", *(f"{_key(k)} = {_one_line(v)}\n" for k, v in table.items())]
     plain: list[str] = []
     tables: list[tuple[str, Any, bool]] = []
+    # the full name only where a table or array one entry a line is a child of this table
+    # (none in a capture's sections: this loop runs for every key of every table)
+    prefix = f"{name}." if name else ""
+    named_here = any(n.startswith(prefix) and "." not in n[len(prefix):] for n in one_line)
     for k, v in table.items():
-        # the full name only where some table is written one entry a line (a capture's
-        # sections have none: this loop runs for every key of every table)
-        full = (f"{name}.{_key(k)}" if name else _key(k)) if one_line else ""
+        full = f"{prefix}{_key(k)}" if named_here else ""
         if full in one_line and isinstance(v, Mapping):
             tables.append((k, v, False))
         elif full in one_line and isinstance(v, (list, tuple)):
