@@ -197,15 +197,14 @@ class TextRedactor:
             self.clean.save()
 
     def warm(self) -> threading.Thread:
-        """Compile the token rules in a thread of its own, started now (a wrapped run: beside
-        its collectors): a capture whose texts were all known clean (:attr:`clean`) never
-        needs them before the launch, and the child's output is searched between its end and
-        the outcome written. Join the thread before that search, so that the rules are not
-        compiled twice at once."""
+        """Compile the token rules and the forms a text is searched for (:func:`_compile_rules`)
+        in a thread of its own, started now (a wrapped run: beside its collectors): a capture
+        whose texts were all known clean (:attr:`clean`) never needs them before the launch,
+        and the child's output is searched between its end and the outcome written. Join the
+        thread before that search, so that the rules are not compiled twice at once."""
         import threading
 
-        thread = threading.Thread(target=rules.token_spans, args=("",),
-                                  name="runsnap-rules", daemon=True)
+        thread = threading.Thread(target=_compile_rules, name="runsnap-rules", daemon=True)
         thread.start()
         return thread
 
@@ -446,6 +445,15 @@ class TextRedactor:
                     self.fingerprint(node)
                 elif len(node) >= 20 and looks_opaque(node) and not harmless_value(node):
                     self.fingerprint(node)
+
+
+def _compile_rules() -> None:
+    """Compile what searching a text needs (:meth:`TextRedactor._scrub`): the token rules and
+    the forms compiled at their first use (:func:`runsnap.base.patterns.on_use`)."""
+    rules.token_spans("")
+    for rx in (_PEM, _URL, _HOST, _QUERY, _ASSIGN, _OPTION, _SCHEME, _LONG, _CODE_VALUE, _WORD,
+               _PEM_BEGIN, _URL_VALUE):
+        rx.search("")
 
 
 @functools.lru_cache(maxsize=1)
