@@ -158,31 +158,44 @@ def _collect_ms(bench: Bench, name: str) -> Any:
     return after
 
 
-def _unseen(bench: Bench, name: str) -> Any:
-    """As :func:`_fresh`, and forget the scrubbed texts and the clean digests runsnap keeps
-    (docs/caches.md; the digests of whole clean sections would otherwise find the unchanged git
-    section clean without its diff): the capture then meets its work tree's diff, and every
-    other text, for the first time (the package probe's answer is kept)."""
+def _unseen(bench: Bench, name: str) -> tuple[Any, Any]:
+    """(before, after) hooks: as :func:`_fresh`, and the scrubbed texts and clean digests
+    runsnap keeps (docs/caches.md; the digests of whole clean sections would otherwise find the
+    unchanged git section clean, diff and all) put aside, so that the capture meets its work
+    tree's diff, and every other text, for the first time (the package probe's answer is
+    kept); after it, what was put aside and not written again comes back, so that the commands
+    after it in the round (the baseline's among them) find their own as they left them."""
     fresh = _fresh(bench, name)
+    kept_dir = Path(bench.env["RUNSNAP_CACHE_DIR"])
+    aside = bench.work / "cache-aside"
 
     def before() -> None:
         fresh()
-        kept_dir = Path(bench.env["RUNSNAP_CACHE_DIR"])
+        aside.mkdir(exist_ok=True)
         for kept in [*kept_dir.glob("scrubbed-*.txt"), *kept_dir.glob("clean-*.bin")]:
-            kept.unlink()
+            kept.replace(aside / kept.name)
 
-    return before
+    def after(_launched: float) -> dict[str, float]:
+        for kept in aside.iterdir():
+            if (kept_dir / kept.name).exists():
+                kept.unlink()
+            else:
+                kept.replace(kept_dir / kept.name)
+        return {}
+
+    return before, after
 
 
 def build_capture(bench: Bench) -> list[Command]:
     env, cwd = bench.env, str(bench.repo)
     models = [a for m in bench.models for a in ("--model", str(m))]
     git = shutil.which("git") or "git"
+    unseen = _unseen(bench, "c1u")
     cmds = [
         Command("runsnap capture", _capture_cmd(bench, "c1", *models), env=env, cwd=cwd,
                 before=_fresh(bench, "c1"), after=_collect_ms(bench, "c1")),
         Command("runsnap capture (diff not seen before)", _capture_cmd(bench, "c1u", *models),
-                env=env, cwd=cwd, before=_unseen(bench, "c1u")),
+                env=env, cwd=cwd, before=unseen[0], after=unseen[1]),
         # the pre-launch guard's rules on what was collected (models included), as before a
         # launch: --no-run keeps the child's own cost out
         Command("runsnap capture --no-run -- python -c pass (guard)",
