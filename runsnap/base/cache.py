@@ -345,14 +345,7 @@ class ScrubbedTexts:
             return
         if not _write_text(self._path(key), json.dumps({"spans": spans}) + "\n" + text):
             return
-        try:
-            mine = [os.path.join(self._base, n) for n in os.listdir(self._base)
-                    if n.startswith(f"{self.KIND}-") and n.endswith(".txt")]
-            mine.sort(key=lambda p: os.stat(p).st_mtime_ns, reverse=True)
-            for old in mine[self.KEEP:]:
-                os.unlink(old)
-        except OSError:
-            pass
+        _keep_newest(self._base, f"{self.KIND}-", ".txt", self.KEEP)
 
     def _path(self, key: str) -> str:
         assert self._base is not None
@@ -431,14 +424,8 @@ class CleanTexts:
         except OSError:
             return
         self._held, self._new = kept, set()
-        try:  # the newest KEEP keys' files (and none of the single file older versions wrote)
-            mine = [os.path.join(self._base, n) for n in os.listdir(self._base)
-                    if n.startswith(f"{self.KIND}-") and n.endswith(".bin")]
-            mine.sort(key=lambda p: os.stat(p).st_mtime_ns, reverse=True)
-            for old in mine[self.KEEP:]:
-                os.unlink(old)
-        except OSError:
-            pass
+        # the newest KEEP keys' files (and none of the single file older versions wrote)
+        _keep_newest(self._base, f"{self.KIND}-", ".bin", self.KEEP)
 
     def _path(self) -> str:
         """This key's file, named by the key's digest (the file's first line holds the key
@@ -460,3 +447,16 @@ def _sha256_file(path: str) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _keep_newest(folder: str, prefix: str, suffix: str, keep: int) -> None:
+    """Remove all but the ``keep`` newest files ``PREFIX*SUFFIX`` in ``folder`` (best effort:
+    a cache that cannot be trimmed is only larger)."""
+    try:
+        mine = [os.path.join(folder, n) for n in os.listdir(folder)
+                if n.startswith(prefix) and n.endswith(suffix)]
+        mine.sort(key=lambda p: os.stat(p).st_mtime_ns, reverse=True)
+        for old in mine[keep:]:
+            os.unlink(old)
+    except OSError:
+        pass
