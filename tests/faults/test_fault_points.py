@@ -41,7 +41,7 @@ LONG_KINDS = {"shared folder, a long command": (["-o", "{d}/{{rank}}.toml"],
 ALL_KINDS = {**KINDS, **LONG_KINDS}
 
 
-def _reached(tmp_path: Path, kind: str) -> list[str]:
+def reached_points(tmp_path: Path, kind: str) -> list[str]:
     """The points a capture of this kind passes, as ``NAME#N`` (RUNSNAP_TEST_FAULT_LOG)."""
     where = tmp_path / "trace"
     where.mkdir()
@@ -75,36 +75,21 @@ def _fail_at(tmp_path: Path, kind: str, point: str, errno_name: str) -> None:
         assert snapshots, what  # saved before the launch, or with the outcome: it stays
 
 
-@pytest.mark.parametrize("kind", [*KINDS, *(pytest.param(k, marks=pytest.mark.slow)
-                                             for k in LONG_KINDS)])
-def test_an_error_at_any_point_is_one_line_and_keeps_the_status(tmp_path: Path,
-                                                                 kind: str) -> None:
-    """Every point the capture passes fails once, with EIO, ENOSPC and EACCES in turn."""
-    reached = _reached(tmp_path, kind)
+def fail_everywhere(tmp_path: Path, kind: str) -> set[str]:
+    """Every point a capture of ``kind`` passes fails once, with EIO, ENOSPC and EACCES in turn
+    (one errno a point: every one of them takes the same way out, an ``OSError``); returns the
+    points' names."""
+    reached = reached_points(tmp_path, kind)
     assert reached and all(p.partition("#")[0] in POINTS for p in reached), reached
     for point, errno_name in zip(reached, itertools.cycle(ERRNOS)):
         _fail_at(tmp_path, kind, point, errno_name)
+    return {p.partition("#")[0] for p in reached}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_every_errno_at_every_point(tmp_path: Path, kind: str) -> None:
-    """As above, each point failing with each of EIO, ENOSPC and EACCES (the long command's
-    points with one each, above: it takes seconds a run)."""
-    for point in _reached(tmp_path, kind):
-        for errno_name in ERRNOS:
-            _fail_at(tmp_path, kind, point, errno_name)
-
-
-@pytest.mark.slow
-def test_the_kinds_of_capture_pass_every_point(tmp_path: Path) -> None:
-    """The loops above reach every named point (a new point is tried as soon as it exists)."""
-    seen = set()
-    for kind in ("file", "chosen name", *LONG_KINDS):
-        folder = tmp_path / kind
-        folder.mkdir()
-        seen |= {p.partition("#")[0] for p in _reached(folder, kind)}
-    assert seen == set(POINTS)
+def test_an_error_at_any_point_is_one_line_and_keeps_the_status(tmp_path: Path,
+                                                                 kind: str) -> None:
+    fail_everywhere(tmp_path, kind)
 
 
 def test_a_spec_naming_no_point_is_a_usage_error(tmp_path: Path) -> None:
