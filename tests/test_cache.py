@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -220,15 +222,20 @@ def _cleaning(tmp_path: Path, seed: int = 0, **policy: tuple[str, ...]
     """A redactor remembering clean texts in ``tmp_path``, and the texts its rules searched."""
     red = Redactor(FingerprintKey(bytes([seed]) * 32, "test"), Policy(**policy), None,
                    cache.CleanTexts({"RUNSNAP_CACHE_DIR": str(tmp_path)}))
-    searched: list[str] = []
-    search = red._scrub
+    return red, _record_calls(red, "_scrub", lambda text: [text])
 
-    def spy(text: str) -> str:
-        searched.append(text)
-        return search(text)
 
-    red._scrub = spy  # type: ignore[method-assign]
-    return red, searched
+def _record_calls(red: Redactor, method: str, what: Callable[[Any], list[str]]) -> list[str]:
+    """The list ``what(argument)`` of every call of ``red``'s ``method`` is added to, from now."""
+    seen: list[str] = []
+    real = getattr(red, method)
+
+    def spy(arg: Any) -> Any:
+        seen.extend(what(arg))
+        return real(arg)
+
+    setattr(red, method, spy)
+    return seen
 
 
 def test_texts_the_rules_left_as_they_were_are_not_searched_again(tmp_path: Path) -> None:
@@ -316,14 +323,7 @@ def _sections_walked(tmp_path: Path, sections: dict[str, dict], seed: int = 0
     """A capture's first pass over ``sections`` (each remembered when clean) and its second,
     by a redactor remembering clean texts in ``tmp_path``; the sections walked value by value."""
     red, _ = _cleaning(tmp_path, seed)
-    walked: list[str] = []
-    walk = red._find
-
-    def spy(secs: dict) -> dict:
-        walked.extend(secs)
-        return walk(secs)
-
-    red._find = spy  # type: ignore[method-assign]
+    walked = _record_calls(red, "_find", list)
     found = {}
     for name, section in sections.items():
         found.update(red.find({name: section}, remember=True))

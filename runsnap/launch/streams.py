@@ -70,12 +70,9 @@ def line_ends(data: bytes, long_lines: bool) -> int:
     """
     if not long_lines:
         return data.count(b"\n")
-    size = len(data)
-    if size <= _PIECE:
-        return size - len(data.replace(b"\n", b""))
     ends = 0
-    for at in range(0, size, _PIECE):
-        piece = data[at:at + _PIECE]
+    for at in range(0, len(data), _PIECE):
+        piece = data[at:at + _PIECE]  # a chunk of one piece or less: itself, not a copy
         ends += len(piece) - len(piece.replace(b"\n", b""))
     return ends
 
