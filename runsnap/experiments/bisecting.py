@@ -35,6 +35,7 @@ from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, apply, plan
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, Verdict, run_trial
+from runsnap.snapshot.store import bisect_folder_name
 
 if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
@@ -251,7 +252,7 @@ def _folder(out_dir: str) -> str:
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, ".gitignore"), "w", encoding="utf-8") as fh:
             fh.write("# written by runsnap: nothing here belongs in the repository\n*\n")
-    folder = os.path.join(out_dir, f"bisect-{stamp}-{os.urandom(2).hex()}")
+    folder = os.path.join(out_dir, bisect_folder_name(stamp, os.urandom(2).hex()))
     os.makedirs(folder)
     return os.path.abspath(folder)
 

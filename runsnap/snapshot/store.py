@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_DIR",
     "Entry",
     "default_dir",
+    "is_bisect_folder",
     "is_reference",
     "list_snapshots",
     "load",
@@ -37,6 +38,32 @@ __all__ = [
 DEFAULT_DIR = ".runsnap"
 
 _REF = re.compile(r"^@(?:[1-9][0-9]*|[A-Za-z0-9._-]+)$")
+
+# The folder of one bisection's trials, in the snapshot folder: ``bisect-<UTC time>-<4 hex>``.
+_BISECT = re.compile(r"bisect-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}")
+
+
+def bisect_folder_name(when: str, tag: str) -> str:
+    """The name of a bisection's folder of trials, from its start (``%Y%m%dT%H%M%SZ``, UTC)
+    and 4 hex digits.
+
+    >>> bisect_folder_name("20261202T040000Z", "0a1b")
+    'bisect-20261202T040000Z-0a1b'
+    """
+    name = f"bisect-{when}-{tag}"
+    if not _BISECT.fullmatch(name):
+        raise ValueError(f"not a bisect folder name: {name!r}")
+    return name
+
+
+def is_bisect_folder(name: str) -> bool:
+    """Whether a folder's name is one :func:`bisect_folder_name` makes: its snapshots are a
+    bisection's trials, not ranks of a job, and a folder's diff leaves them out.
+
+    >>> is_bisect_folder("bisect-20261202T040000Z-0a1b"), is_bisect_folder("bisect-logs")
+    (True, False)
+    """
+    return _BISECT.fullmatch(name) is not None
 
 
 def default_dir() -> str:

@@ -17,6 +17,7 @@ from runsnap.diffing.result import SnapInfo, who
 from runsnap.errors import SnapshotError
 from runsnap.render import render
 from runsnap.snapshot import Snapshot, load
+from runsnap.snapshot.store import bisect_folder_name
 from tests.conftest import RUNSNAP
 
 LAUNCH = {"MASTER_ADDR": "10.0.0.1", "NCCL_IB_HCA": "mlx5_0", "NCCL_DEBUG": "WARN"}
@@ -97,6 +98,22 @@ def test_folder_on_the_command_line(base, tmp_path, cli_invoke):
     empty.mkdir()
     result = cli_invoke(["diff", str(empty)], expect=2)
     assert result.stderr == f"runsnap: {empty}: no snapshot files (*.toml) in this folder\n"
+
+
+def test_a_bisections_trials_in_the_folder_are_not_ranks(base, tmp_path, cli_invoke):
+    """``runsnap diff .runsnap`` after a bisect: its trials (``bisect-<time>-<id>/``, named by
+    the function bisect names them with) are not the job's ranks; a folder of the user's that
+    only starts alike is searched as before, and the trials' folder named alone is diffed."""
+    folder = tmp_path / ".runsnap"
+    job(base, folder, hosts=1, per_host=3)
+    trials = folder / bisect_folder_name("20261202T040000Z", "0a1b")
+    for name in ("good", "bad", "trial-1"):
+        base.save(trials / f"{name}.toml")
+    base.save(folder / "bisect-logs" / "extra.toml")
+    out = cli_invoke(["diff", str(folder)], expect=1).stdout  # bisect-logs/extra.toml differs
+    assert out.startswith("runsnap diff: 4 snapshots"), out
+    out = cli_invoke(["diff", str(trials)], expect=0).stdout
+    assert out.startswith("runsnap diff: 3 snapshots"), out
 
 
 def test_sections_shared_and_loaded_as_the_plain_loader_does(base, tmp_path):
