@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["exec_environment", "restore_exec_environment"]
+__all__ = ["CLOSED_AT_START", "exec_environment", "hold_closed_streams", "restore_exec_environment"]
+
+#: The standard streams (0, 1, 2) runsnap was started without (``2>&-``), held by
+#: :func:`hold_closed_streams`: a command runsnap launches gets them closed, as without runsnap.
+CLOSED_AT_START: set[int] = set()
 
 #: An exec-time environment larger than this is not read (the kernel's own limit on argv and
 #: environment together is far lower by default; this only bounds a strange /proc).
@@ -71,3 +75,29 @@ def restore_exec_environment() -> list[str]:
             now[name] = value
             changed.append(name)
     return [os.fsdecode(name) for name in changed]
+
+
+def hold_closed_streams() -> None:
+    """Hold each standard stream runsnap was started without (``2>&-``, ``<&-``) on
+    ``/dev/null``, opened the wrong way round and close-on-exec, before anything else is
+    opened. Else the next file runsnap opens takes the free number: a snapshot written as
+    stderr, runsnap's own lines written into it, a command launched with it as its stderr.
+    Opened the wrong way round (stdin for writing, stdout and stderr for reading), a read or a
+    write there fails as it did on the closed stream (``EBADF``); close-on-exec, a command
+    runsnap launches or replaces itself with (``--exec``) gets the stream closed. The numbers
+    are kept in :data:`CLOSED_AT_START`."""
+    import sys
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:  # noqa: PERF203 - three numbers, once
+            got = os.open(os.devnull, (os.O_WRONLY if fd == 0 else os.O_RDONLY) | os.O_CLOEXEC)
+            if got != fd:  # the lowest free number is this one (the lower ones are open by
+                os.dup2(got, fd, inheritable=False)  # now), unless another thread opened one
+                os.close(got)
+            CLOSED_AT_START.add(fd)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if fd in CLOSED_AT_START and getattr(sys, name) is None:  # CPython's for a closed one
+            setattr(sys, name, open(fd, "w", encoding="utf-8", errors="backslashreplace",
+                                    closefd=False))

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
     _T = TypeVar("_T")
 
-__all__ = ["clean", "fit", "neutralise", "neutralise_data", "neutralise_json", "visible_len",
-           "width", "wrap"]
+__all__ = ["clean", "fit", "neutralise", "neutralise_data", "neutralise_json", "say",
+           "visible_len", "width", "wrap"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _SHORT = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
@@ -65,6 +65,19 @@ def width(stream: object = None) -> int:
     except (AttributeError, OSError, ValueError):
         pass
     return 0
+
+
+def say(line: str) -> None:
+    """``line`` on stderr, as it is: runsnap's own word to the user (``runsnap: ...``). A
+    stderr that cannot be written (closed: ``2>&-``; a full disk: ``2>/dev/full``) loses the
+    line, never the run: the command still runs and its exit status is kept. From then on
+    runsnap's own lines go nowhere; file descriptor 2 itself is left as it was given, so a
+    command launched later gets the same stderr it would have had without runsnap."""
+    try:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except OSError:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - kept till exit
 
 
 def neutralise(text: str) -> str:

@@ -27,14 +27,12 @@ def prelaunch_guard(snap: Snapshot, strict: bool) -> None:
 
     findings = guard(snap)
     if findings:
-        from runsnap.base.terminal import width, wrap
+        from runsnap.base.terminal import say, width, wrap
 
         cols = width(sys.stderr)  # a finding is a sentence: wrapped to the terminal, not cut
-        for f in findings:
-            sys.stderr.write("\n".join(wrap(one_line(f), cols, "  ")) + "\n")
+        say("".join("\n".join(wrap(one_line(f), cols, "  ")) + "\n" for f in findings))
     heavy = [f for f in findings if f.score >= STRICT_WEIGHT]
     if strict and heavy:
-        sys.stderr.flush()
         raise CaptureError(f"not launched (--strict): {len(heavy)} finding"
                            f"{'s' if len(heavy) != 1 else ''} of weight {STRICT_WEIGHT} or more "
                            "above")

@@ -21,7 +21,7 @@ import os
 import sys
 
 from runsnap.base.paths import current_dir
-from runsnap.base.startenv import restore_exec_environment
+from runsnap.base.startenv import hold_closed_streams, restore_exec_environment
 from runsnap.cli.boundary import guarded
 from runsnap.cli.options import CaptureRequest, parse_capture
 
@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     interpreter would only cost time (a measurable share of a capture: benchmarks/RESULTS.md).
     """
     if argv is None:  # a real start: undo what runsnap's own interpreter did to its environment
+        hold_closed_streams()
         restore_exec_environment()
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["who-reads"]:  # answered from a cache: start-up is most of its cost

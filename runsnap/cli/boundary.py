@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import sys
 
+from runsnap.base.terminal import say
 from runsnap.errors import RunsnapError, SnapshotError, describe
 
 TYPE_CHECKING = False
@@ -30,17 +31,17 @@ def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except RunsnapError as exc:
         from runsnap.base.terminal import clean  # a message may quote a stranger's snapshot
 
-        sys.stderr.write(f"runsnap: {clean(str(exc))}\n")
+        say(f"runsnap: {clean(str(exc))}\n")
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         raise  # the reader of stdout went away: each entry point ends that its own way
     except OSError as exc:  # a system call of runsnap's own failed where nothing else caught it
         from runsnap.base.terminal import clean
 
-        sys.stderr.write(f"runsnap: {clean(describe(exc))}\n")
+        say(f"runsnap: {clean(describe(exc))}\n")
         sys.exit(2)
     except KeyboardInterrupt:
-        sys.stderr.write("runsnap: interrupted\n")
+        say("runsnap: interrupted\n")
         sys.exit(130)
 
 

@@ -6,6 +6,7 @@ import os
 import sys
 
 from runsnap.base.paths import current_dir, shown
+from runsnap.base.terminal import say
 from runsnap.capturing import (
     capture_context,
     capture_process,
@@ -72,17 +73,16 @@ def run_capture(request: CaptureRequest) -> int:
     def announce(snap: Snapshot) -> None:
         where = shown(snap.path_text) if output != "-" else \
             "to standard output when the command ends"
-        sys.stderr.write(f"runsnap: snapshot {where}\n")
-        sys.stderr.flush()
+        say(f"runsnap: snapshot {where}\n")
 
     from runsnap.capturing.wrapped import run_with  # the launch machinery: only to launch
 
     record = run_with(command, options, on_saved=announce,
                       companion=None if session is None else _Told(session))
     if record.result.error:
-        sys.stderr.write(f"runsnap: {record.result.error}\n")
+        say(f"runsnap: {record.result.error}\n")
     for problem in record.errors:
-        sys.stderr.write(f"runsnap: {problem}\n")
+        say(f"runsnap: {problem}\n")
     if session is not None:
         _log_to_tracker(session, record.snapshot, record.snapshot.path_text)
     if record.result.timed_out:
@@ -108,8 +108,7 @@ class _Told:
 
 def _tell(problems: list[str]) -> None:
     for problem in problems:
-        sys.stderr.write(f"runsnap: {problem}\n")
-    sys.stderr.flush()
+        say(f"runsnap: {problem}\n")
 
 
 def _tracking(track: str | None, experiment: str | None, timeout: float | None,

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 
+from runsnap.base.startenv import CLOSED_AT_START
 from runsnap.launch.metrics import MetricWatch
 from runsnap.launch.streams import StreamWatch
 
@@ -278,6 +279,10 @@ def wide_pipe(fd: int) -> None:
 
 
 def _fd_ok(fd: int) -> bool:
+    """Whether runsnap has stream ``fd`` (not closed, nor only held since the start: see
+    :func:`runsnap.base.startenv.hold_closed_streams`)."""
+    if fd in CLOSED_AT_START:
+        return False
     try:
         os.fstat(fd)
     except OSError:

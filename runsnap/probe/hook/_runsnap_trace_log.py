@@ -15,6 +15,7 @@ class Tracer:
         self.sites = sites  # read site key -> [site id, reads], shared with the hooks
         self.pythonpath = pythonpath  # the program's own PYTHONPATH marker, for the record
         self.fd = -1
+        self.ident = None  # (device, inode) of the log: still ours before each write
         self.written = 0  # the repeated reads when the counts were last written
         self.per_name = {}  # name -> sites written
         self.mods = set()
@@ -27,11 +28,23 @@ class Tracer:
         while True:
             path = os.path.join(self.folder, "py-%d-%d.log" % (pid, n))
             try:
-                self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
-                                  | getattr(os, "O_CLOEXEC", 0), 0o600)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
+                             | getattr(os, "O_CLOEXEC", 0), 0o600)
                 break
             except FileExistsError:
                 n += 1
+        if fd <= 2:  # a program started without stdin (<&-) would find the log as its fd 0
+            import fcntl
+
+            try:
+                high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+                os.close(fd)
+                fd = high
+            except OSError:
+                pass
+        st = os.fstat(fd)
+        self.ident = (st.st_dev, st.st_ino)
+        self.fd = fd
         argv = list(getattr(sys, "orig_argv", None) or [sys.executable] + sys.argv)
         try:
             cwd = os.getcwd()
@@ -44,6 +57,10 @@ class Tracer:
         if self.fd < 0:
             return
         try:
+            st = os.fstat(self.fd)
+            if (st.st_dev, st.st_ino) != self.ident:  # the program dup2()ed over the number
+                self.fd = -1
+                return
             text = "".join([repr(r) + "\n" for r in records])
             os.write(self.fd, text.encode("utf-8", "surrogatepass"))
         except OSError:

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SLOTS 4096
@@ -28,6 +29,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int busy;
 static int fd = -1;
 static pid_t fd_pid;
+static dev_t fd_dev;
+static ino_t fd_ino;
 static int disabled;
 static char folder[4096];
 static int folder_known;
@@ -57,7 +60,24 @@ static void put(const char *a, const char *b, const char *c) {
         n += l;
     }
     line[n++] = '\n';
+    struct stat st;  /* still our file: a program that dup2()s over the number stops us */
+    if (fstat(fd, &st) != 0 || st.st_dev != fd_dev || st.st_ino != fd_ino) {
+        disabled = 1;
+        return;
+    }
     if (write(fd, line, n) < 0) disabled = 1;
+}
+
+/* The log's descriptor moved out of the program's way: a program started without stdin
+ * (<&-) would find the log as its fd 0, and one that opens or dup2()s a low number of its own
+ * (a shell's exec 3>file) could take ours. */
+static int above_streams(int got) {
+    if (got < 0) return got;
+    int high = fcntl(got, F_DUPFD_CLOEXEC, 200);
+    if (high < 0) high = fcntl(got, F_DUPFD_CLOEXEC, 3);  /* a limit below 200 descriptors */
+    if (high < 0) return got;
+    close(got);
+    return high;
 }
 
 static int open_log(void) {
@@ -86,9 +106,12 @@ static int open_log(void) {
     strcpy(path + lf, "/native-");
     strcat(path, digits + i);
     strcat(path, ".log");
-    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    fd = above_streams(open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
     fd_pid = pid;
-    if (fd < 0) { disabled = 1; return 0; }
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) { disabled = 1; return 0; }
+    fd_dev = st.st_dev;
+    fd_ino = st.st_ino;
     return 1;
 }
 
