@@ -6,7 +6,8 @@ changed.
 
 1. N-way ``diff`` of real-shaped rank snapshots (:mod:`benchmarks.realranks`) at 4,096, 8,192
    and 32,768 ranks against a :mod:`tomllib` parse of the same files (``--parse`` sizes);
-   targets: 4,096 at most 0.15x parse-only, 32,768 at most 30 s, 0.2x and 2 GiB;
+   targets: 4,096 at most 0.15x parse-only, 32,768 at most 30 s, 0.2x and 2 GiB; each diff
+   the median of ``--nway-rounds`` runs after a warm-up run, the parse once;
 2. many ranks writing at once: :mod:`benchmarks.manyranks` (``srun -n 64`` under strace),
    this tree and the baseline;
 3. tracing end to end: ``runsnap capture -- python -c pass`` and ``-- python -c "import
@@ -124,10 +125,16 @@ def nway(args: Any, lines: list[str], now: list[str], base: list[str] | None, py
             cases[f"python: tomllib parse of the {n:,} files"] = \
                 lambda f=folder: run([py, "-c", _PARSE_ONLY, f], env)  # 32,768 names: too long
         lines.append(f"- {n:,} ranks: load average {load()} before")
-        for label, fn in cases.items():  # once each: the parse of 32,768 takes minutes
-            r = fn()
-            got[label] = r
-            rows.append((label, [r]))
+        # each diff --nway-rounds times after a warm-up run, interleaved: their median is the
+        # figure (one run moves by 10-20 % on a shared machine); the parse once (at 32,768 it
+        # takes 15 minutes)
+        res = interleave({k: v for k, v in cases.items() if k.startswith("runsnap")},
+                         args.nway_rounds)
+        for label, fn in cases.items():
+            runs = res.get(label) or [fn()]
+            got[label] = Run(med(runs, "wall"), med(runs), max(x.rss_mib for x in runs),
+                             runs[0].code)
+            rows.append((label, runs))
     lines.append(f"- load average after: {load()}")
     lines.append("")
     table(rows, lines)
@@ -289,6 +296,9 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, nargs="+", default=[4096, 8192, 32768])
     ap.add_argument("--parse", type=int, nargs="+", default=[4096, 8192])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--nway-rounds", type=int, default=3,
+                    help="runs of each N-way diff, interleaved after a warm-up run; their median "
+                         "is the figure (default 3)")
     ap.add_argument("--torch-rounds", type=int, default=21,
                     help="rounds of the traced 'import torch' (2.7 s a run, +-8 %% from run "
                          "to run: 7 rounds cannot tell 1.05x from 1.0x; default 21)")
