@@ -18,12 +18,13 @@ lock first decides, so the final snapshot is claimed once, or replaces the defer
 
 from __future__ import annotations
 
+import os
 import threading
 
 from runsnap.base.faults import reached
 from runsnap.base.inplace import extend_in_place
 from runsnap.capturing.output import save_first
-from runsnap.errors import CaptureError, describe
+from runsnap.errors import CaptureError, UsageError, describe
 from runsnap.snapshot import dumps
 
 TYPE_CHECKING = False
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from runsnap.capturing.output import Target
     from runsnap.snapshot import Snapshot
 
-__all__ = ["FIRST_SAVE_DELAY", "DeferredFirstSave"]
+__all__ = ["DELAY_ENV", "FIRST_SAVE_DELAY", "DeferredFirstSave", "first_save_delay"]
 
 #: Seconds a child of a shared-folder capture runs before its pre-launch snapshot is saved.
 #: Long enough to cover what ends early (a failed import, a wrong flag, a short tool: an
@@ -44,22 +45,43 @@ __all__ = ["FIRST_SAVE_DELAY", "DeferredFirstSave"]
 #: that rank (docs/launchers.md).
 FIRST_SAVE_DELAY = 5.0
 
+#: A test hook, as ``RUNSNAP_TEST_FAULT`` is (runsnap.base.faults): seconds that replace
+#: :data:`FIRST_SAVE_DELAY` in runsnap's own environment, so the suite's long commands need not
+#: outlive the full delay. Not a user's setting: docs/development.md lists it with the faults.
+DELAY_ENV = "RUNSNAP_TEST_FIRST_SAVE_DELAY"
+
+
+def first_save_delay() -> float:
+    """:data:`FIRST_SAVE_DELAY`, or the seconds :data:`DELAY_ENV` says (a number, 0 or more;
+    anything else is a usage error, never silently the default)."""
+    text = os.environ.get(DELAY_ENV)
+    if not text:
+        return FIRST_SAVE_DELAY
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise UsageError(f"{DELAY_ENV}: {text!r} is not a number of seconds (0 or more)")
+    return seconds
+
 _PENDING, _SAVED, _FAILED, _FINAL = "pending", "saved", "failed", "final"
 
 
 class DeferredFirstSave:
     """The first save of ``snapshot`` to ``target``, made by :meth:`start`'s timer when the
-    child outlives ``delay``, or by :meth:`final` with the outcome, never by both; ``on_saved``
-    gets the first snapshot saved, whichever it is."""
+    child outlives ``delay`` (by default :func:`first_save_delay`), or by :meth:`final` with
+    the outcome, never by both; ``on_saved`` gets the first snapshot saved, whichever it is."""
 
     def __init__(self, snapshot: Snapshot, target: Target,
                  on_saved: Callable[[Snapshot], None] | None = None,
-                 delay: float = FIRST_SAVE_DELAY) -> None:
+                 delay: float | None = None) -> None:
         self.snapshot = snapshot
         """The snapshot as last saved (its ``path`` set), or the pre-launch one, unsaved."""
         self.errors: list[str] = []
         """The deferred save's failure, if it failed (the launch went on)."""
-        self._target, self._on_saved, self._delay = target, on_saved, delay
+        self._target, self._on_saved = target, on_saved
+        self._delay = first_save_delay() if delay is None else delay
         self._lock = threading.Lock()
         self._state = _PENDING
         self._timer: threading.Timer | None = None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from runsnap.base.faults import POINTS
-from runsnap.capturing.firstsave import FIRST_SAVE_DELAY
+from runsnap.capturing.firstsave import DELAY_ENV
 from runsnap.snapshot import load
 
 from .conftest import bare_env, runsnap, runsnap_argv
@@ -34,10 +34,13 @@ KINDS = {
 }
 
 #: A rank in a shared folder whose command outlives the deferred first save: saved from the
-#: timer's thread while it runs, then extended in place (capturing/firstsave.py). Seconds each.
-LONG = ("sh", "-c", f"echo out; : > ran; sleep {FIRST_SAVE_DELAY + 0.5}; exit 3")
-LONG_KINDS = {"shared folder, a long command": (["-o", "{d}/{{rank}}.toml"],
-                                                {"RANK": "3", "WORLD_SIZE": "4"}, True, LONG)}
+#: timer's thread while it runs, then extended in place (capturing/firstsave.py). The delay is
+#: shortened to half a second by the test hook (firstsave.DELAY_ENV), the command outlives it by 1.5 s.
+LONG_DELAY = 0.5
+LONG = ("sh", "-c", f"echo out; : > ran; sleep {LONG_DELAY + 1.5}; exit 3")
+LONG_KINDS = {"shared folder, a long command": (
+    ["-o", "{d}/{{rank}}.toml"], {"RANK": "3", "WORLD_SIZE": "4", DELAY_ENV: str(LONG_DELAY)},
+    True, LONG)}
 ALL_KINDS = {**KINDS, **LONG_KINDS}
 
 

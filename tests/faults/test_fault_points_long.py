@@ -1,8 +1,8 @@
 """The fault points of a shared-folder rank whose command outlives the deferred first save
 (saved from the timer's thread while it runs, then extended in place: capturing/firstsave.py),
 each failed as in test_fault_points; and that the kinds of capture together reach every point.
-A file of its own: each of its runs takes FIRST_SAVE_DELAY seconds, and a file is a unit of the
-suite's two processes."""
+A file of its own: each of its runs outlives the first save's delay (shortened for the tests to
+test_fault_points.LONG_DELAY), and a file is a unit of the suite's two processes."""
 
 from __future__ import annotations
 

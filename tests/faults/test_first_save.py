@@ -1,6 +1,8 @@
 """A rank writing into a shared folder (``-o DIR/{rank}.toml``, a launcher's ranks) creates one
 file when its command ends within runsnap.capturing.firstsave.FIRST_SAVE_DELAY, and has its
-pre-launch snapshot on disk while a longer command runs; the final snapshot is whole either way."""
+pre-launch snapshot on disk while a longer command runs; the final snapshot is whole either way.
+The long commands here shorten the delay with the test hook RUNSNAP_TEST_FIRST_SAVE_DELAY (a
+second instead of five: what they test is the order of the writes, not the delay's length)."""
 
 from __future__ import annotations
 
@@ -14,11 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from runsnap.capturing.firstsave import DELAY_ENV
 from runsnap.snapshot import Snapshot, load
 
 from .conftest import assert_clean_error, bare_env, runsnap, runsnap_argv
 
 RANK = {"RANK": "3", "WORLD_SIZE": "4"}  # one rank of four: the folder is shared
+
+#: The first save's delay for the long commands here (firstsave.DELAY_ENV), in seconds.
+SHORT_DELAY = {DELAY_ENV: "0.5"}
 
 #: The fault points killed at here (tests/test_capture_never_breaks.py checks every point is).
 KILLED_IN_PLACE = ("snapshot.extending",)
@@ -78,7 +84,7 @@ def _long_capture(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], st
     proc = subprocess.Popen(
         runsnap_argv("capture", "--no-trace", "-o", str(shared / "{rank}.toml"), "--",
                      sys.executable, "-c", child),
-        cwd=tmp_path, env=bare_env(**RANK, **env), stdout=subprocess.PIPE,
+        cwd=tmp_path, env=bare_env(**RANK, **SHORT_DELAY, **env), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
         deadline = time.monotonic() + 90
@@ -136,6 +142,17 @@ def test_a_kill_during_the_in_place_write_leaves_a_file_readers_call_cut_short(
     assert proc.returncode == -9
     shown = runsnap("show", str(path), cwd=tmp_path)
     assert_clean_error(shown, "end")
+
+
+def test_a_first_save_delay_that_is_no_number_is_a_usage_error(tmp_path: Path) -> None:
+    """The test hook is never silently inert: a value it cannot take stops the capture before
+    the launch, one line and status 2."""
+    marker = tmp_path / "ran"
+    proc = runsnap("capture", "-o", str(tmp_path / "{rank}.toml"), "--", "touch", str(marker),
+                   cwd=tmp_path, env=bare_env(**RANK, **{DELAY_ENV: "soon"}))
+    assert proc.returncode == 2 and not marker.exists(), proc.stderr
+    assert proc.stderr == (f"runsnap: {DELAY_ENV}: 'soon' is not a number of seconds "
+                           "(0 or more)\n")
 
 
 def test_a_full_disk_is_reported_and_the_command_still_runs(tmp_path: Path) -> None:
