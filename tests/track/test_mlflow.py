@@ -180,21 +180,16 @@ def test_a_program_logs_its_own_snapshot_to_its_run(
     assert snap.meta["launch"] == "pid" and snap["process"]["pid"]
 
 
-@pytest.fixture(scope="module")
-def proxied_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """MLflow's default layout: artifacts served by the server (``mlflow-artifacts:``)."""
-    pytest.importorskip("mlflow")
-    server = MLflowServer(tmp_path_factory.mktemp("proxied"), proxied=True)
-    yield server
-    server.stop()
-
-
-def test_artifacts_served_by_the_server(proxied_server: MLflowServer, project: Path,
+def test_artifacts_served_by_the_server(mlflow_server: MLflowServer, project: Path,
                                         tmp_path: Path) -> None:
+    """MLflow's default layout: artifacts served by the server (``mlflow-artifacts:``)."""
+    mlflow_server.served_experiment("served")
     out = tmp_path / "p.toml"
-    _, run_id = tracked(proxied_server, project, tmp_path, out, sys.executable, "-c", "pass")
-    stored = list(proxied_server.artifacts.rglob("snapshot.toml"))
+    _, run_id = tracked(mlflow_server, project, tmp_path, out, sys.executable, "-c", "pass",
+                        experiment="served")
+    stored = list(mlflow_server.served.rglob("snapshot.toml"))
     assert [p.read_text() for p in stored] == [out.read_text()]
-    env = base_env(tmp_path, MLFLOW_TRACKING_URI=proxied_server.url)
+    assert not any(run_id in str(p) for p in mlflow_server.artifacts.rglob("*"))
+    env = base_env(tmp_path, MLFLOW_TRACKING_URI=mlflow_server.url)
     same = run_runsnap(["diff", str(out), f"mlflow:{run_id}"], tmp_path, env)
     assert same.returncode == 0, same.stdout + same.stderr
