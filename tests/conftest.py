@@ -64,6 +64,26 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
     if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:  # run under nohup
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: the order below is kept
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files that hold ``slow`` tests first, then the others, each group by its number of
+    tests, most first; a file's own tests keep their order.
+
+    The README's command shares whole files between two processes (``--dist loadfile``),
+    handing the next file to whichever is free. pytest-xdist's own order (by number of tests
+    alone) left files of a few long tests (a tracking server's, a first save's) to the end,
+    where one process ran them while the other had nothing left: start the long ones first,
+    and the many short files fill the gaps."""
+    counts: dict[Path, int] = {}
+    slow: set[Path] = set()
+    for item in items:
+        counts[item.path] = counts.get(item.path, 0) + 1
+        if item.get_closest_marker("slow") is not None:
+            slow.add(item.path)
+    items.sort(key=lambda item: (item.path not in slow, -counts[item.path]))
 
 
 ROOT = Path(__file__).resolve().parent.parent

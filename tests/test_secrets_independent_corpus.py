@@ -258,6 +258,7 @@ def _report(plants: list[Plant], leaked: set[int], key: Any) -> dict[str, str]:
     return {k: f"{total[k]} planted, {bad[k]} leaked" for k in sorted(total)}
 
 
+@pytest.mark.slow  # the corpus: real captures, a replay, each output read
 def test_no_planted_secret_reaches_anything_runsnap_writes_or_prints(corpus: dict[str, Any]
                                                                     ) -> None:
     plants: list[Plant] = corpus["plants"]

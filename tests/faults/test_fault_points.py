@@ -89,6 +89,7 @@ def fail_everywhere(tmp_path: Path, kind: str) -> set[str]:
     return {p.partition("#")[0] for p in reached}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_error_at_any_point_is_one_line_and_keeps_the_status(tmp_path: Path,
                                                                  kind: str) -> None:

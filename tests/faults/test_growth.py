@@ -47,6 +47,7 @@ def test_ls_process_output_is_bounded(folder: Path) -> None:
     assert "…" in proc.stdout
 
 
+@pytest.mark.slow
 def test_diff_with_many_variables_searches_each_file_once(tmp_path: Path, stack_venv: Path
                                                          ) -> None:
     """Many variables are searched in one pass over the installed files: a distribution's
