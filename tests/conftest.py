@@ -255,8 +255,10 @@ def stack_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("stack")
     env = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    projects = []
     for name, version, extra in (("sglang", "0.5.23", "srt"), ("triton", "3.8.0", "backends")):
         proj = root / f"{name}-src"
+        projects.append(proj)
         pkg = proj / name
         (pkg / extra).mkdir(parents=True)
         (pkg / "__init__.py").write_text("")
@@ -265,6 +267,7 @@ def stack_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             from setuptools import setup, find_packages
             setup(name={name!r}, version={version!r}, packages=find_packages())
         """))
-        pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
+    pip_install(env / "bin" / "python", "--no-deps", *map(str, projects), tmp=root)  # one pip
+    for proj in projects:
         shutil.rmtree(proj)
     return env
