@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,29 +21,51 @@ from tests.track.conftest import runsnap as run_runsnap
 #: Real servers, real clients, real launches: seconds each.
 pytestmark = pytest.mark.slow
 
-#: Reads a run back with MLflow's own client, in a process of its own: what a person sees.
+#: Reads runs back with MLflow's own client, in a process of its own: what a person sees. One
+#: process for the file (importing MLflow's client costs seconds of CPU): a line ``URL RUN_ID``
+#: in, a line ``RUN {json}`` out.
 _READ = """
-import json, sys, tempfile, os
+import json, sys, tempfile
 from mlflow.tracking import MlflowClient
-url, run_id = sys.argv[1:]
-client = MlflowClient(tracking_uri=url)
-run = client.get_run(run_id)
-names = [a.path for a in client.list_artifacts(run_id, "runsnap")]
-data = None
-if names:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = client.download_artifacts(run_id, "runsnap/snapshot.toml", tmp)
-        data = open(path, encoding="utf-8").read()
-print(json.dumps({"status": run.info.status, "params": run.data.params, "tags": run.data.tags,
-                  "metrics": run.data.metrics, "experiment": client.get_experiment(
-                      run.info.experiment_id).name, "artifacts": names, "snapshot": data}))
+for line in sys.stdin:
+    url, run_id = line.split()
+    client = MlflowClient(tracking_uri=url)
+    run = client.get_run(run_id)
+    names = [a.path for a in client.list_artifacts(run_id, "runsnap")]
+    data = None
+    if names:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = client.download_artifacts(run_id, "runsnap/snapshot.toml", tmp)
+            data = open(path, encoding="utf-8").read()
+    print("RUN " + json.dumps({
+        "status": run.info.status, "params": run.data.params, "tags": run.data.tags,
+        "metrics": run.data.metrics, "experiment": client.get_experiment(
+            run.info.experiment_id).name, "artifacts": names, "snapshot": data}), flush=True)
 """
 
 
-def read_run(server: MLflowServer, run_id: str) -> dict:
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", _READ, server.url, run_id],
-                          capture_output=True, text=True, timeout=120, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+@pytest.fixture(scope="module")
+def reader() -> Iterator[subprocess.Popen[str]]:
+    """The process that reads runs back (:data:`_READ`)."""
+    pytest.importorskip("mlflow")
+    proc = subprocess.Popen([sys.executable, "-W", "ignore", "-c", _READ], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    yield proc
+    proc.communicate(timeout=120)  # stdin closed: the loop ends
+
+
+@pytest.fixture
+def read_run(reader: subprocess.Popen[str]) -> Callable[[MLflowServer, str], dict]:
+    """``read_run(server, run_id)``: the run as MLflow's client reads it."""
+    def read(server: MLflowServer, run_id: str) -> dict:
+        assert reader.stdin is not None and reader.stdout is not None
+        reader.stdin.write(f"{server.url} {run_id}\n")
+        reader.stdin.flush()
+        for line in reader.stdout:
+            if line.startswith("RUN "):
+                return json.loads(line[4:])
+        raise AssertionError(f"the reader ended: status {reader.wait()}")
+    return read
 
 
 def tracked(server: MLflowServer, project: Path, tmp: Path, out: Path, *command: str,
@@ -56,7 +79,8 @@ def tracked(server: MLflowServer, project: Path, tmp: Path, out: Path, *command:
 
 
 def test_the_training_run_holds_the_snapshot_and_the_tags(
-        mlflow_server: MLflowServer, project: Path, tmp_path: Path) -> None:
+        mlflow_server: MLflowServer, project: Path, tmp_path: Path,
+        read_run: Callable[[MLflowServer, str], dict]) -> None:
     out = tmp_path / "a.toml"
     snap, run_id = tracked(mlflow_server, project, tmp_path, out,
                            sys.executable, "train.py", "mlflow", "0.1")
@@ -81,7 +105,8 @@ def test_the_training_run_holds_the_snapshot_and_the_tags(
 
 
 def test_a_command_that_makes_no_run_still_has_one_holding_the_snapshot(
-        mlflow_server: MLflowServer, project: Path, tmp_path: Path) -> None:
+        mlflow_server: MLflowServer, project: Path, tmp_path: Path,
+        read_run: Callable[[MLflowServer, str], dict]) -> None:
     out = tmp_path / "b.toml"
     snap, run_id = tracked(mlflow_server, project, tmp_path, out,
                            sys.executable, "-c", "import sys; sys.exit(3)")
@@ -92,7 +117,8 @@ def test_a_command_that_makes_no_run_still_has_one_holding_the_snapshot(
 
 
 def test_the_context_alone_goes_to_a_run_of_its_own(
-        mlflow_server: MLflowServer, project: Path, tmp_path: Path) -> None:
+        mlflow_server: MLflowServer, project: Path, tmp_path: Path,
+        read_run: Callable[[MLflowServer, str], dict]) -> None:
     out = tmp_path / "c.toml"
     env = base_env(tmp_path, MLFLOW_TRACKING_URI=mlflow_server.url)
     res = run_runsnap(["capture", "--track", "mlflow", "--track-experiment", "ctx", "--no-run",
@@ -159,7 +185,8 @@ def test_diff_of_two_tracked_runs_is_the_diff_of_their_files(
 
 
 def test_a_program_logs_its_own_snapshot_to_its_run(
-        mlflow_server: MLflowServer, project: Path, tmp_path: Path) -> None:
+        mlflow_server: MLflowServer, project: Path, tmp_path: Path,
+        read_run: Callable[[MLflowServer, str], dict]) -> None:
     script = project / "own.py"
     script.write_text(
         "import mlflow, runsnap.track\n"
