@@ -62,7 +62,7 @@ class MLflowServer:
     """``mlflow server`` on 127.0.0.1, its store in a SQLite file and its artifacts in a folder
     (:attr:`artifacts`); an experiment made by :meth:`served_experiment` has its artifacts
     served through the server instead (``mlflow-artifacts:``, into :attr:`served`). One server
-    holds both layouts: it starts once for the session (seconds of imports and migrations)."""
+    holds both layouts: it starts once (seconds of imports and migrations)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -123,9 +123,11 @@ def _need(module: str) -> None:
         pytest.skip(f"{module} is not installed (pip install -e '.[test]' brings it)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MLflowServer]:
-    """One real MLflow tracking server for the session."""
+    """One real MLflow tracking server for the file that uses it, stopped (and reaped) at its
+    end: a child left running for the session would be seen by a later test of the same
+    process that waits for its own children (test_git_discovery)."""
     _need("mlflow")
     server = MLflowServer(tmp_path_factory.mktemp("mlflow"))
     yield server
