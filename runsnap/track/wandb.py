@@ -114,7 +114,11 @@ class WandB(Tracker):
                     fh.write(dumps(snapshot))
             result = os.path.join(tmp, "result.json")
             outcome = snapshot.get("outcome") or {}
-            child_env = {**env, **started.env, "WANDB_SILENT": "true"}
+            # W&B's own error report, sent on the client's way out after a failure, goes to the
+            # server that just failed: against one that never answers it held the capture ~14 s
+            # past --track-timeout. runsnap's helper sends none unless the user asked for it.
+            child_env = {"WANDB_ERROR_REPORTING": "false", **env, **started.env,
+                         "WANDB_SILENT": "true"}
             argv = [sys.executable, "-m", "runsnap.track.wandb_log", run_id, path,
                     json.dumps(summary_tags(snapshot)), str(outcome.get("exit_status") or 0),
                     str(timeout), result]
