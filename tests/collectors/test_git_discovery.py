@@ -198,10 +198,14 @@ def test_git_started_ahead_for_another_capture_is_cancelled(tmp_path: Path, repo
     other = make_repo(tmp_path / "other")
     env, _log = _logging_git(tmp_path)
     plan = gitc.prestart(env, str(other), (), DEFAULT_MAX_DIFF_BYTES)
+    assert plan is not None
+    pids = [p.pid for cand in plan.candidates
+            for p in (cand.discovery, *(cand.state or {}).values())]
     snap = runsnap.capture([], env=env, cwd=repo, started={"git": plan})
     assert list(snap["git"]["repos"]) == ["proj"]
-    with pytest.raises(ChildProcessError):  # the cancelled programs were reaped
-        os.waitpid(-1, os.WNOHANG)
+    for pid in pids:  # the cancelled programs were reaped (other children of the test's
+        with pytest.raises(ChildProcessError):  # process, a fixture's server, are not ours)
+            os.waitpid(pid, os.WNOHANG)
     (repo / "app.py").write_text("print('changed')\n")
     plan = gitc.prestart(env, str(repo), (), DEFAULT_MAX_DIFF_BYTES)
     capped = runsnap.capture([], env=env, cwd=repo, max_diff_bytes=5,  # another cap: not taken
