@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import sys
 
-from runsnap.base.terminal import say
+from runsnap.base.terminal import clean, say  # a message may quote a stranger's snapshot
 from runsnap.errors import RunsnapError, SnapshotError, describe
 
 TYPE_CHECKING = False
@@ -29,15 +29,11 @@ def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return func(*args, **kwargs)
     except RunsnapError as exc:
-        from runsnap.base.terminal import clean  # a message may quote a stranger's snapshot
-
         say(f"runsnap: {clean(str(exc))}\n")
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         raise  # the reader of stdout went away: each entry point ends that its own way
     except OSError as exc:  # a system call of runsnap's own failed where nothing else caught it
-        from runsnap.base.terminal import clean
-
         say(f"runsnap: {clean(describe(exc))}\n")
         sys.exit(2)
     except KeyboardInterrupt:
