@@ -20,9 +20,11 @@ __all__ = ["bisect", "replay"]
 
 
 def _say(line: str) -> None:
-    from runsnap.base.terminal import clean, fit, width  # lines quote the snapshots' values
+    """One line of runsnap's own before or during a launch: a stderr that cannot be written
+    loses it, never the launch (:func:`runsnap.base.terminal.say`)."""
+    from runsnap.base.terminal import clean, fit, say, width  # lines quote the snapshots' values
 
-    click.echo(fit(f"runsnap: {clean(line)}", width(sys.stderr)), err=True)
+    say(fit(f"runsnap: {clean(line)}", width(sys.stderr)) + "\n")
 
 
 def _review(snapshots: list[Any], launches: list[tuple[Any, str, Any]], yes: bool) -> None:
@@ -67,9 +69,9 @@ def _recorded(snap: Any) -> tuple[list[str], str, dict[str, str]]:
 def _progress(line: str) -> None:
     """A trial's progress line, cut to the terminal's width (the whole is in the trials'
     folder)."""
-    from runsnap.base.terminal import fit, neutralise, width
+    from runsnap.base.terminal import fit, neutralise, say, width
 
-    click.echo(fit(f"runsnap: {neutralise(line)}", width(sys.stderr)), err=True)
+    say(fit(f"runsnap: {neutralise(line)}", width(sys.stderr)) + "\n")
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

@@ -87,3 +87,18 @@ def test_a_program_that_takes_the_logs_number_gets_nothing_of_ours(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "mine.txt").read_text() == "end\n"
     load(tmp_path / "x.toml")
+
+
+@pytest.mark.parametrize("redirect", ["2>/dev/full", "2>&-"])
+def test_replay_runs_the_command_whatever_stderr_is(tmp_path: Path, redirect: str) -> None:
+    """``replay`` tells what it runs on stderr before the launch: a stderr it cannot write
+    loses those lines, not the launch."""
+    made = subprocess.run(runsnap_argv("capture", "-o", "own.toml", "--no-run", "--", "touch",
+                                       "ran"), cwd=tmp_path, env=bare_env(), timeout=120,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert made.returncode == 0, made.stderr
+    r = shlex.join(runsnap_argv("replay", "own.toml", "-o", "again.toml"))
+    proc = _bash(f"{r} {redirect}; echo status $?", tmp_path)
+    assert proc.stdout == "status 0\n", (proc.stdout, proc.stderr)
+    assert (tmp_path / "ran").exists()
+    load(tmp_path / "again.toml")
