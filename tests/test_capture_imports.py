@@ -138,6 +138,42 @@ def test_a_tracked_capture_imports_no_tracker_client(
     assert track["tracker"] == tracker and (track["errors"] != []) == (tracker == "mlflow")
 
 
+#: What ``runsnap diff A B`` must never import: it is timed against a tomllib parse of the two
+#: files (benchmarks/RESULTS.md, "Real scale"), and dataclasses with inspect, ast, dis and
+#: tokenize was ~11 ms of its ~110, the fourteen classes it generated as much again.
+NEVER_IN_A_DIFF = ("click", "dataclasses", "inspect", "ast", "dis", "tokenize")
+
+_DIFF = """
+import sys
+root, dependencies, *args = sys.argv[1:]
+sys.path[:0] = [root, dependencies]
+sys.argv = ["runsnap", "diff", *args]
+from runsnap.cli import main
+try:
+    main()
+except SystemExit as exc:
+    sys.stderr.write("\\nstatus: %s\\n" % exc.code)
+sys.stderr.write("\\nimported: %s\\n" % " ".join(sorted(m for m in WATCHED if m in sys.modules)))
+"""
+
+
+def test_a_diff_of_two_runs_imports_none_of_the_costly_modules(tmp_path: Path, repo: Path) -> None:
+    """Two real captures of runs that differ in a variable and in how they ended, compared as
+    ``runsnap diff A B`` (no option: click is not needed either)."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    for name, code in (("a", "pass"), ("b", "import os; raise SystemExit(os.environ['X'])")):
+        runsnap.capture([sys.executable, "-c", code], env={**env, "X": name, "N": name * 2},
+                        cwd=repo, output=tmp_path / f"{name}.toml")
+    script = f"WATCHED = {NEVER_IN_A_DIFF!r}\n{_DIFF}"
+    res = subprocess.run(
+        [sys.executable, "-S", "-c", script, str(ROOT), DEPENDENCIES,
+         str(tmp_path / "a.toml"), str(tmp_path / "b.toml")],
+        cwd=repo, capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert "status: 1" in res.stderr and "X" in res.stdout, res.stderr
+    assert res.stderr.rstrip().rpartition("imported:")[2].split() == []
+
+
 # ----------------------------------------------------------------- what replaced them
 
 

@@ -1,8 +1,8 @@
 """A record's JSON form, written once for every record that has one (a diff's differences and
 snapshots, a bisection's changes, a report's blocks).
 
-A record here is a dataclass: its fields are read from ``__dataclass_fields__``, so this
-module imports nothing.
+A record here is a :mod:`runsnap.base.records` record: its fields are read from its
+``field_names()``, so this module imports nothing.
 """
 
 from __future__ import annotations
@@ -41,9 +41,8 @@ def json_form(record: Any, names: Sequence[str] = (), *, skip_empty: bool = Fals
     """``record``'s fields in their JSON form (:func:`plain`): ``names`` in that order, or every
     field in the order declared; with ``skip_empty``, the empty ones left out.
 
-    >>> import dataclasses
-    >>> @dataclasses.dataclass
-    ... class R:
+    >>> from runsnap.base.records import Record
+    >>> class R(Record):
     ...     key: str
     ...     path: tuple = ()
     ...     why: str = ""
@@ -53,7 +52,7 @@ def json_form(record: Any, names: Sequence[str] = (), *, skip_empty: bool = Fals
     {'key': 'x'}
     """
     out = {}
-    for name in names or record.__dataclass_fields__:
+    for name in names or record.field_names():
         value = getattr(record, name)
         if not (skip_empty and _empty(value)):
             out[name] = plain(value)

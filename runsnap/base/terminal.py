@@ -109,7 +109,7 @@ def neutralise_json(text: str) -> str:
 
 
 def neutralise_data(value: _T) -> _T:
-    """A copy of ``value`` (plain data, dataclass instances, tuples) with every string, keys
+    """A copy of ``value`` (plain data, records, tuples) with every string, keys
     included, passed through :func:`neutralise`; other values are kept as they are."""
     return _walk(value)
 
@@ -124,16 +124,10 @@ def _walk(value: Any) -> Any:
     if isinstance(value, tuple):
         items = [_walk(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-    if hasattr(type(value), "__dataclass_fields__") and not isinstance(value, type):
-        # a dataclass instance: dataclasses (with inspect) is imported only for one, since
-        # the pre-launch guard's findings are written through this module on every capture
-        import copy
-        import dataclasses
-
-        out = copy.copy(value)
-        for f in dataclasses.fields(value):
-            object.__setattr__(out, f.name, _walk(getattr(value, f.name)))
-        return out
+    fields = getattr(value, "field_names", None)
+    if fields is not None and not isinstance(value, type):
+        # a record (runsnap.base.records): the same kind of record, each field walked
+        return value.replace(**{name: _walk(getattr(value, name)) for name in fields()})
     return value
 
 

@@ -14,7 +14,6 @@ capture followed by an ordinary diff: :func:`runsnap.views.compare.diff`, the pu
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from typing import Union
@@ -75,13 +74,13 @@ def _rules_for(snaps: Sequence[Snapshot], rules: RankContext | None) -> tuple[Ra
     if not comparable:
         notes = ("the snapshots' secrets were fingerprinted with different keys (captured by "
                  "other users or machines): a changed fingerprint may hide the same secret",)
-    return dataclasses.replace(rules, fingerprints_comparable=comparable), notes
+    return rules.replace(fingerprints_comparable=comparable), notes
 
 
 def _with_evidence(rules: RankContext, a: Snapshot, b: Snapshot, found: Sequence[Difference],
                    who_reads: evidence.WhoReads | None = None) -> RankContext:
     """``rules`` with the runs' evidence for ``found`` (:mod:`runsnap.diffing.evidence`)."""
-    return dataclasses.replace(rules, evidence=evidence.gather(found, a, b, who_reads))
+    return rules.replace(evidence=evidence.gather(found, a, b, who_reads))
 
 
 def compare(
@@ -115,7 +114,7 @@ def compare(
         found = kept
     if not b_is_now:
         found += sections.findings.compare(a, b)
-    rules = dataclasses.replace(rules, same_models=_same_models(a, b, found))
+    rules = rules.replace(same_models=_same_models(a, b, found))
     who = None
     if static:
         who = who_reads_for(a, b)

@@ -21,10 +21,10 @@ evidence of how Python ran, not of a decision: :func:`interpreter_only`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.runfacts import SITE, STDLIB, RunFacts
 from runsnap.knowledge.readers import generic_feature, interpreter_setting
 
@@ -32,8 +32,7 @@ __all__ = ["Frame", "decisive_sites", "frames_of", "generic_frame", "generic_rea
            "interpreter_only", "origin", "top_module"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Frame:
+class Frame(FrozenRecord):
     """One frame of a read's call stack."""
 
     path: str

@@ -25,10 +25,10 @@ names the experiment that decides, ``runsnap bisect``, with about how many launc
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.evidence import BANDS, KINDS
 from runsnap.diffing.result import Difference
 
@@ -45,8 +45,7 @@ LIKELY = 60
 BISECT_FIXED = 1 + 2 * 2
 
 
-@dataclasses.dataclass(frozen=True)
-class Judgement:
+class Judgement(FrozenRecord):
     """What the verdict may say."""
 
     confidence: str

@@ -14,7 +14,6 @@ folded here: kept out of the ranking, counted on one line under the outcome.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -44,7 +43,7 @@ def fold(diffs: Sequence[Difference]) -> tuple[tuple[Difference, ...], tuple[Dif
     folded: list[Difference] = []
     for d in diffs:
         if is_consequence(d):
-            folded.append(dataclasses.replace(d, hidden=True, reason=(
+            folded.append(d.replace(hidden=True, reason=(
                 "in one run only: an effect of the path each run took, not a cause")))
         else:
             kept.append(d)
@@ -93,9 +92,8 @@ def unchanged(diffs: Sequence[Difference], words: str) -> tuple[Difference, ...]
     (True, 'changed nothing the runs show (both exited 0); read')
     """
 
-    return tuple(d if d.hidden or d.section not in AMBIENT else dataclasses.replace(
-        d, hidden=True, reason=f"{UNCHANGED} ({words}); {d.reason}".rstrip("; "))
-        for d in diffs)
+    return tuple(d if d.hidden or d.section not in AMBIENT else d.replace(
+        hidden=True, reason=f"{UNCHANGED} ({words}); {d.reason}".rstrip("; ")) for d in diffs)
 
 
 def _renumbered(x: str, y: str, pairs: Sequence[tuple[int, int]]) -> bool:
@@ -139,7 +137,7 @@ def per_rank(diffs: Sequence[Difference], a: SnapInfo, b: SnapInfo) -> tuple[Dif
         if (not d.hidden and d.change == "changed" and isinstance(d.a, str)
                 and isinstance(d.b, str) and d.section in ("env", "command")):
             if _renumbered(d.a, d.b, pairs):
-                d = dataclasses.replace(d, hidden=True, reason=(
+                d = d.replace(hidden=True, reason=(
                     f"one value per rank in one job: A's value with its rank numbers made "
                     f"B's ({d.reason})"))
         out.append(d)

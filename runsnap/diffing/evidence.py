@@ -36,11 +36,11 @@ difference with evidence. docs/ranking.md has the same table; this module is its
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
 from runsnap.diffing.result import Difference
@@ -73,8 +73,7 @@ UNREAD_CEILING = 30
 WhoReads = Callable[[str], Sequence[str]]
 
 
-@dataclasses.dataclass(frozen=True)
-class Evidence:
+class Evidence(FrozenRecord):
     """The strongest evidence found for one difference."""
 
     kind: str

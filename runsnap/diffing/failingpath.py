@@ -24,17 +24,16 @@ differential`), and a read counts by the frames where it happened
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import Frame, frames_of, generic_frame
 from runsnap.diffing.runfacts import STDLIB, RunFacts
 
 __all__ = ["code_on_failing_path", "on_failing_path"]
 
 
-@dataclasses.dataclass(frozen=True)
-class _TbFrame:
+class _TbFrame(FrozenRecord):
     file: str
     line: int
     function: str

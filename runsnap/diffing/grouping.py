@@ -28,10 +28,10 @@ Add a grouper to :data:`GROUPERS`; it never removes or changes a difference, onl
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.evidence import KINDS
 from runsnap.diffing.result import Difference, short
 from runsnap.knowledge.devices import (
@@ -46,8 +46,7 @@ from runsnap.knowledge.packages import normalize_name
 __all__ = ["GROUPERS", "Group", "group"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Group:
+class Group(FrozenRecord):
     """One cause and the differences that came with it."""
 
     cause: Difference
@@ -100,7 +99,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
             name, _, field = d.key.partition(".")
             if field == "location" and _under(d.a, prefixes) and _under(d.b, prefixes):
                 # the same version, moved only because the environment moved: not a cause
-                members.append(dataclasses.replace(d, hidden=True, reason=(
+                members.append(d.replace(hidden=True, reason=(
                     "the same version, moved with the environment")))
                 moved.append(name)
                 continue
@@ -116,7 +115,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
                 continue
             versions = [x.get("version") if isinstance(x, Mapping) else None for x in (d.a, d.b)]
             if versions[0] == versions[1]:  # the same version, imported from the other prefix
-                members.append(dataclasses.replace(d, hidden=True, reason=(
+                members.append(d.replace(hidden=True, reason=(
                     "imported at the same version from the other environment")))
                 moved_imports.append(d.path[2] if len(d.path) > 2 else d.key)
             else:
@@ -343,8 +342,7 @@ def _merge(g: Group, members: Sequence[Difference],
         reason = f"{reason}; with it, {strongest.where}: {strongest.reason}"
     score = max(cause.score, strongest.score)
     hidden = cause.hidden and strongest.evidence_kind not in ("failing-path", "named")
-    return dataclasses.replace(
-        cause, score=score, reason=reason, evidence=tuple(lines), hidden=hidden,
+    return cause.replace(score=score, reason=reason, evidence=tuple(lines), hidden=hidden,
         evidence_kind=strongest.evidence_kind, related=(*cause.related, *ranked))
 
 

@@ -16,10 +16,10 @@ and the row says what kind of disagreement it is:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing import sections
 from runsnap.diffing.many_result import NReport, NRow
 from runsnap.diffing.rank import rank, ranking_key
@@ -41,8 +41,7 @@ Progress = Callable[[int, int], None]
 EvidenceFor = Callable[[RankContext, Snapshot, Snapshot, Sequence[Difference]], RankContext]
 
 
-@dataclasses.dataclass(frozen=True)
-class SetSummary:
+class SetSummary(FrozenRecord):
     """What a set of snapshots is, in one line's worth of facts."""
 
     count: int

@@ -3,17 +3,16 @@ snapshot, grouped by value, and the :class:`NReport` that ranks them."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import REPORT_FORMAT, Ranked, SnapInfo, who
 from runsnap.diffing.wording import group_values
 
 __all__ = ["NReport", "NRow"]
 
 
-@dataclasses.dataclass(frozen=True)
-class NRow:
+class NRow(FrozenRecord):
     """One key that is not the same in every snapshot of an N-way diff."""
 
     section: str
@@ -81,8 +80,7 @@ class NRow:
         }
 
 
-@dataclasses.dataclass(frozen=True)
-class NReport(Ranked["NRow"]):
+class NReport(FrozenRecord, Ranked["NRow"]):
     """The keys that differ among N snapshots (ranks or nodes of one job)."""
 
     snapshots: tuple[SnapInfo, ...]

@@ -22,7 +22,6 @@ from the top (docs/ranking.md):
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from runsnap.base.placeholder import is_fingerprint
@@ -68,7 +67,7 @@ def assess(d: Difference, rules: RankContext) -> Difference:
     p = matches(rules.ignore, d)
     if p:
         hidden, reason = True, f"ignored by your rule {p!r} ({reason})"
-    return dataclasses.replace(d, score=score, reason=reason, hidden=hidden,
+    return d.replace(score=score, reason=reason, hidden=hidden,
                                evidence_kind=kind, evidence=evidence)
 
 

@@ -5,10 +5,10 @@ print them. The words they are said in: :mod:`runsnap.diffing.wording`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.wording import group_values, short
 
 if TYPE_CHECKING:
@@ -29,8 +29,7 @@ UNCHANGED = "changed nothing the runs show"
 REPORT_FORMAT = "runsnap-diff/1"
 
 
-@dataclasses.dataclass(frozen=True)
-class Difference:
+class Difference(FrozenRecord):
     """One way in which snapshot B differs from snapshot A."""
 
     section: str
@@ -90,7 +89,7 @@ class Difference:
     def to_dict(self, show_all: bool = True) -> dict[str, Any]:
         """The JSON form: every field, ``evidence``, ``related`` and ``path`` as lists
         (``related`` without its hidden members unless ``show_all``)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out = {name: getattr(self, name) for name in self.field_names()}
         out["evidence"] = list(self.evidence)
         out["related"] = [r.to_dict(show_all) for r in self.related if show_all or not r.hidden]
         out["path"] = list(self.path)
@@ -106,8 +105,7 @@ class Difference:
         return f"{self.section} {self.key}"
 
 
-@dataclasses.dataclass(frozen=True)
-class SnapInfo:
+class SnapInfo(FrozenRecord):
     """Which snapshot a side of the report is: enough to find it again."""
 
     path: str | None
@@ -168,7 +166,7 @@ class SnapInfo:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
-        return dataclasses.asdict(self)
+        return {name: getattr(self, name) for name in self.field_names()}
 
 
 class _Listed(Protocol):
@@ -212,8 +210,7 @@ class Ranked(Generic[RankedItem]):
         return list(self._items()) if self.show_all else self.counted
 
 
-@dataclasses.dataclass(frozen=True)
-class Report(Ranked["Difference"]):
+class Report(FrozenRecord, Ranked["Difference"]):
     """The differences between two snapshots, most likely cause first.
 
     ``bool(report)`` is true when any difference counts (noise and ignored ones do not), so

@@ -10,12 +10,12 @@ A pattern is a shell-style glob matched against a difference's locator written w
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing.evidence import Evidence
 from runsnap.diffing.result import Difference
 from runsnap.errors import UsageError
@@ -31,8 +31,7 @@ Verdict = tuple[int, str, bool]
 """What a scorer returns: (score, reason, hidden)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class RankContext:
+class RankContext(FrozenRecord):
     """What ranking needs besides the difference itself: the user's rules (``ignore``,
     ``priority``) and what the runs showed (``evidence``), with facts about the pair."""
 
@@ -42,7 +41,7 @@ class RankContext:
     priority: tuple[str, ...] = ()
     """Globs of differences to rank at the top (config ``priority``)."""
 
-    evidence: Mapping[tuple[str, str], Evidence] = dataclasses.field(default_factory=dict)
+    evidence: Mapping[tuple[str, str], Evidence] = field(default_factory=dict)
     """The strongest evidence from the runs per ``(section, key)``
     (:func:`runsnap.diffing.evidence.gather`)."""
 
@@ -55,7 +54,7 @@ class RankContext:
 
     def with_ignore(self, patterns: Iterable[str]) -> RankContext:
         """These rules with more ignore patterns."""
-        return dataclasses.replace(self, ignore=(*self.ignore, *patterns))
+        return self.replace(ignore=(*self.ignore, *patterns))
 
 
 def matches(patterns: Sequence[str], d: Difference) -> str | None:

@@ -3,11 +3,11 @@ reads and imports, its failing traceback, errors and warnings), and the words a 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.knowledge.packages import normalize_name
 from runsnap.launch.lines import without_timestamp
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
@@ -26,8 +26,7 @@ STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)|^<fr
 _OF: dict[tuple[int, str], tuple[Any, RunFacts]] = {}
 
 
-@dataclasses.dataclass(frozen=True)
-class RunFacts:
+class RunFacts(FrozenRecord):
     """What one snapshot says the run did."""
 
     label: str
@@ -139,7 +138,7 @@ class RunFacts:
         if not self.failed or self.shared_failure:
             return []
         tbs = ([self.traceback] if self.traceback else []) + list(self.earlier)
-        return [dataclasses.replace(self, traceback=t, earlier=()) for t in tbs]
+        return [self.replace(traceback=t, earlier=()) for t in tbs]
 
     def reads(self, name: str) -> Mapping[str, Any] | None:
         """What the program did with variable ``name``, when it read it at all: by name, or
@@ -253,8 +252,8 @@ def differential(a: RunFacts, b: RunFacts) -> tuple[RunFacts, RunFacts]:
     """The pair, each marked :attr:`~RunFacts.shared_failure` when both failed the same way
     (:func:`failure_key`): then neither failure is evidence for a difference between them."""
     if a.failed and b.failed and failure_key(a) == failure_key(b):
-        return (dataclasses.replace(a, shared_failure=True),
-                dataclasses.replace(b, shared_failure=True))
+        return (a.replace(shared_failure=True),
+                b.replace(shared_failure=True))
     return a, b
 
 

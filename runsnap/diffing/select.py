@@ -7,7 +7,6 @@ cause's consequences in other sections are left out with them.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import TypeVar
 
@@ -56,13 +55,13 @@ def select(report: R, keep: frozenset[str] = frozenset(),
         return (not keep or section in keep) and section not in drop
 
     if isinstance(report, NReport):
-        return dataclasses.replace(report, rows=tuple(r for r in report.rows
+        return report.replace(rows=tuple(r for r in report.rows
                                                       if wanted(r.section)))
 
     def trim(d: Difference) -> Difference:
         related = tuple(trim(r) for r in d.related if wanted(r.section))
-        return d if related == d.related else dataclasses.replace(d, related=related)
+        return d if related == d.related else d.replace(related=related)
 
-    return dataclasses.replace(report, differences=tuple(
+    return report.replace(differences=tuple(
         trim(d) for d in report.differences if wanted(d.section)),
         consequences=tuple(d for d in report.consequences if wanted(d.section)))

@@ -18,7 +18,6 @@ changes applied through their locators:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from runsnap.base.argv import is_python_name, looks_like_option, positional_indexes, positionals
 from runsnap.base.jsonform import json_form
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
 from runsnap.knowledge.env import list_separator, split_list
@@ -45,8 +45,7 @@ COPY_MAX_BYTES = 1024 * 1024
 EFFECT_SECTIONS = frozenset({"outcome", "runtime", "process"})
 
 
-@dataclasses.dataclass(frozen=True)
-class Change:
+class Change(FrozenRecord):
     """One difference a trial can apply: BAD's value ``b`` in place of GOOD's ``a``."""
 
     path: tuple[Any, ...]
@@ -68,8 +67,7 @@ class Change:
         return json_form(self, ("section", "key", "path", "a", "b"))
 
 
-@dataclasses.dataclass(frozen=True)
-class Skipped:
+class Skipped(FrozenRecord):
     """A difference no trial applies, and why."""
 
     section: str
@@ -90,8 +88,7 @@ class Skipped:
         return json_form(self)
 
 
-@dataclasses.dataclass(frozen=True)
-class Plan:
+class Plan(FrozenRecord):
     """The changes a bisection searches, ranked, and everything it leaves alone."""
 
     changes: tuple[Change, ...]

@@ -21,7 +21,6 @@ changes takes about 2*log2(n) trials.
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import datetime as _dt
 import json
 import os
@@ -30,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, apply, plan
@@ -44,11 +44,10 @@ if TYPE_CHECKING:
 __all__ = ["BisectResult", "Options", "Run", "bisect"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Options:
+class Options(FrozenRecord):
     """How to bisect (the command's options)."""
 
-    criteria: Criteria = dataclasses.field(default_factory=Criteria)
+    criteria: Criteria = field(default_factory=Criteria)
     max_trials: int | None = None
     jobs: int = 1
     dry_run: bool = False
@@ -66,8 +65,7 @@ class Options:
     progress: Callable[[str], None] | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Run:
+class Run(FrozenRecord):
     """One trial: what it applied, its verdict and its snapshot."""
 
     trial: int
@@ -88,8 +86,7 @@ EXIT = {"found": 0, "dry-run": 0, "none": 1, "not-reproducible": 1, "max-trials"
         "interrupted": 130}
 
 
-@dataclasses.dataclass(frozen=True)
-class BisectResult:
+class BisectResult(FrozenRecord):
     """The answer of a bisection."""
 
     status: str

@@ -13,12 +13,12 @@ is found by capturing the live context for the same launch and diffing it with t
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.diffing import compare
 from runsnap.diffing.result import describe_change
 from runsnap.errors import UsageError
@@ -44,8 +44,7 @@ __all__ = [
 UNRESTORABLE_SECTIONS = ("git", "packages", "models", "system")
 
 
-@dataclasses.dataclass(frozen=True)
-class Restored:
+class Restored(FrozenRecord):
     """A launch specification rebuilt from a snapshot, and how its secrets were found."""
 
     spec: LaunchSpec
@@ -171,8 +170,7 @@ def cannot_restore(snapshot: Snapshot, live: Snapshot) -> list[Difference]:
             or (d.section == "command" and d.key == "executable")]
 
 
-@dataclasses.dataclass(frozen=True)
-class ReplayPlan:
+class ReplayPlan(FrozenRecord):
     """A replay ready to launch: what is launched and what could not be brought back."""
 
     snapshot: Snapshot
@@ -206,7 +204,7 @@ def prepare(
     spec = restored.spec
     if extra_args:
         spec = spec.replace(argv=(*spec.argv, *extra_args))
-        restored = dataclasses.replace(restored, spec=spec)
+        restored = restored.replace(spec=spec)
     cannot: list[Difference] = []
     if compare_live:
         from runsnap.capturing.like import capture_like

@@ -21,7 +21,6 @@ What decides (:class:`Criteria`):
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import json
 import os
@@ -34,6 +33,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.launch.signals import escalate
 from runsnap.snapshot import load
@@ -81,8 +81,7 @@ class _Watched(enum.Enum):
     """Interrupted."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Criteria:
+class Criteria(FrozenRecord):
     """How a trial is judged (see the module's docstring)."""
 
     timeout: float | None = None
@@ -161,8 +160,7 @@ class OutcomeJudge:
         return UNCLEAR, f"{what}: like neither GOOD ({describe(self.good)}) nor BAD"
 
 
-@dataclasses.dataclass(frozen=True)
-class TrialOutcome:
+class TrialOutcome(FrozenRecord):
     """What one trial gave."""
 
     verdict: Verdict

@@ -9,7 +9,6 @@ snapshot can end a block or inject HTML.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -154,7 +153,7 @@ def fit(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
     def attempt() -> str:
         trimmed = {}
         for i, _ in steps:
-            trimmed[doc.parts[i].key] = dataclasses.replace(parts[i], title=doc.parts[i].title)
+            trimmed[doc.parts[i].key] = parts[i].replace(title=doc.parts[i].title)
         notes = _notes(doc, list(trimmed.values()), attach, fmt, limit)
         return _layout(doc, parts, notes, fmt)
 
@@ -166,7 +165,7 @@ def fit(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
         i = max(cands, key=lambda j: (parts[j].priority, j))
         steps.append((i, parts[i]))
         short = parts[i].shorter
-        parts[i] = short if short is not None else dataclasses.replace(parts[i], blocks=())
+        parts[i] = short if short is not None else parts[i].replace(blocks=())
         text = attempt()
     n = len(steps) - 1
     while n >= 0:  # put back what fits again, most important first

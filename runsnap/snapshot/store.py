@@ -11,11 +11,11 @@ really is named ``@1`` wins over the reference.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import load as load_path
 
@@ -76,8 +76,7 @@ def is_reference(text: str) -> bool:
     return bool(_REF.match(text))
 
 
-@dataclasses.dataclass(frozen=True)
-class Entry:
+class Entry(FrozenRecord):
     """One snapshot of a folder, as ``ls`` shows it."""
 
     ref: str
@@ -109,7 +108,7 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``runsnap ls --format json``)."""
-        out = dataclasses.asdict(self)
+        out = {name: getattr(self, name) for name in self.field_names()}
         out["command"] = list(self.command)
         return out
 
@@ -159,7 +158,7 @@ def list_snapshots(folder: str | os.PathLike[str] | None = None) -> list[Entry]:
 
     entries.sort(key=lambda e: (not e.error, _utc_key(e.captured_at), mtime(e), e.path),
                  reverse=True)
-    return [dataclasses.replace(e, ref=f"@{i}") for i, e in enumerate(entries, 1)]
+    return [e.replace(ref=f"@{i}") for i, e in enumerate(entries, 1)]
 
 
 def _utc_key(stamp: str) -> str:

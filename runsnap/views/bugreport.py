@@ -11,7 +11,6 @@ shortened before it is dropped, and the report says what went and how to get it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -341,10 +340,10 @@ def _diff(a: Snapshot, b: Snapshot) -> Part:
     report = compare(a, b, git_log=False)
     full = Part("diff", "Why A and B differ (runsnap diff A B)", (Block("diff", diff=report),), 4,
                 how="`runsnap diff A B`")
-    top = dataclasses.replace(report, differences=report.differences[:10])
+    top = report.replace(differences=report.differences[:10])
     short = Part("diff", "Why A and B differ (runsnap diff A B, the first 10)",
                  (Block("diff", diff=top),), 1, how="`runsnap diff A B`")
-    return dataclasses.replace(full, shorter=short)
+    return full.replace(shorter=short)
 
 
 def _scrub_note(snaps: Sequence[Snapshot]) -> str:

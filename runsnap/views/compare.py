@@ -4,7 +4,6 @@ its own launch (``runsnap diff A``: "will my next launch match?")."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterable
 from typing import Union
@@ -81,4 +80,4 @@ def _many(paths: list[str], rules: RankContext, show_all: bool,
         return report
     shown = "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
     note = f"{len(bad)} of {len(paths)} snapshots left out, not readable: {shown}"
-    return dataclasses.replace(report, unreadable=tuple(bad), notes=(note, *report.notes))
+    return report.replace(unreadable=tuple(bad), notes=(note, *report.notes))

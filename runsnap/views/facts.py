@@ -5,10 +5,10 @@ renderers (:mod:`runsnap.render.show`) decide how facts read.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.base.records import FrozenRecord, field
 from runsnap.knowledge.packages import stack_packages
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import Snapshot, ordered_sections
@@ -35,8 +35,7 @@ NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "li
 
 
 
-@dataclasses.dataclass(frozen=True)
-class GitRepo:
+class GitRepo(FrozenRecord):
     """One repository in play."""
 
     name: str
@@ -55,8 +54,7 @@ class GitRepo:
     """``bare``, ``shallow``, ``unborn`` where they hold."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Model:
+class Model(FrozenRecord):
     """One model in play."""
 
     source: str
@@ -70,8 +68,7 @@ class Model:
     revision: str
 
 
-@dataclasses.dataclass(frozen=True)
-class Facts:
+class Facts(FrozenRecord):
     """The key facts of a snapshot, section by section (absent sections: empty values)."""
 
     id: str
@@ -128,7 +125,7 @@ class Facts:
     errors: tuple[tuple[str, str], ...]
     """``(where, message)`` of every error a collector recorded."""
 
-    environment: Groups = dataclasses.field(default_factory=list)
+    environment: Groups = field(default_factory=list)
     """The environment in ``torch.utils.collect_env``'s order (:mod:`runsnap.views.hostsummary`)."""
 
 

@@ -8,19 +8,18 @@ it. Nothing outside the folder is touched, and only snapshots and ``bisect-*`` f
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import os
 import re
 import shutil
 
+from runsnap.base.records import FrozenRecord
 from runsnap.snapshot.store import list_snapshots
 
 __all__ = ["Item", "Usage", "parse_age", "plan", "remove", "size_text", "usage"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Item:
+class Item(FrozenRecord):
     """One thing gc may remove: a snapshot file or a bisect folder."""
 
     path: str
@@ -32,8 +31,7 @@ class Item:
     """Bytes on disk (a folder: everything in it)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Usage:
+class Usage(FrozenRecord):
     """What a folder holds."""
 
     snapshots: int

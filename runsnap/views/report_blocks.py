@@ -4,16 +4,15 @@ details) grouped in prioritised parts, the whole a :class:`ReportDoc`, which
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from runsnap.base.jsonform import json_form
+from runsnap.base.records import FrozenRecord
 from runsnap.snapshot import Snapshot
 
 
-@dataclasses.dataclass(frozen=True)
-class Block:
+class Block(FrozenRecord):
     """One piece of a part. ``kind``: ``para`` (plain text), ``table`` (``header`` and
     ``rows``; ``code`` marks columns shown as code), ``code`` (``lines``), ``items`` (a list),
     ``details`` (``title`` and ``blocks``, folded in Markdown), ``diff`` (``diff``: the result of
@@ -62,8 +61,7 @@ def details(title: str, blocks: Sequence[Block]) -> Block:
     return Block("details", title=title, blocks=tuple(blocks))
 
 
-@dataclasses.dataclass(frozen=True)
-class Part:
+class Part(FrozenRecord):
     """A section of the report."""
 
     key: str
@@ -78,8 +76,7 @@ class Part:
     """A smaller form, tried before the part is dropped."""
 
 
-@dataclasses.dataclass(frozen=True)
-class ReportDoc:
+class ReportDoc(FrozenRecord):
     """The report before layout: a title, the parts in reading order, and the snapshots."""
 
     title: str
