@@ -1,0 +1,107 @@
+"""runsnap's records (runsnap.base.records) behave as the frozen dataclasses they replaced:
+each case declares the same class both ways and holds the record to what dataclasses does."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import pytest
+
+from runsnap.base.jsonform import json_form
+from runsnap.base.records import FrozenRecord, Record, field
+from runsnap.base.terminal import neutralise_data
+
+
+@dataclasses.dataclass(frozen=True)
+class DPoint:
+    section: str
+    key: str
+    score: int = 0
+    evidence: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()
+    notes: list[str] = dataclasses.field(default_factory=list)
+    secret: str = dataclasses.field(default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            object.__setattr__(self, "path", (self.section, self.key))
+
+
+class RPoint(FrozenRecord):
+    section: str
+    key: str
+    score: int = 0
+    evidence: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    secret: str = field(default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            object.__setattr__(self, "path", (self.section, self.key))
+
+
+CALLS = [
+    (("env", "X"), {}),
+    (("env", "X", 3), {"evidence": ("a",)}),
+    (("env",), {"key": "Y", "path": ("env", "Y", "z")}),
+    ((), {"section": "git", "key": "commit", "secret": "s3"}),
+    (("a", "b", 1, ("e",), ("p",), ["n"], "hidden"), {}),
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs"), CALLS)
+def test_a_record_is_built_compared_and_shown_as_the_dataclass(args: tuple, kwargs: dict) -> None:
+    d, r = DPoint(*args, **kwargs), RPoint(*args, **kwargs)
+    names = [f.name for f in dataclasses.fields(d)]
+    assert list(r.field_names()) == names
+    assert [getattr(r, n) for n in names] == [getattr(d, n) for n in names]
+    assert repr(r).replace("RPoint", "DPoint") == repr(d)
+    hashable, d_hashable = r.replace(notes=()), dataclasses.replace(d, notes=())
+    assert hash(hashable) == hash(d_hashable) == hash(hashable.replace(secret="other"))
+    assert r == RPoint(*args, **kwargs) and r != DPoint(*args, **kwargs)
+    changed = r.replace(score=9, key="K")
+    expected = dataclasses.replace(d, score=9, key="K")
+    assert [getattr(changed, n) for n in names] == [getattr(expected, n) for n in names]
+    assert pickle.loads(pickle.dumps(r)) == r and copy.copy(r) == r
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error"), [
+    ((), {}, "needs 'section'"),
+    (("a", "b"), {"section": "c"}, "twice"),
+    (("a", "b"), {"nope": 1}, "no field 'nope'"),
+    (tuple("abcdefgh"), {}, "takes 7 arguments"),
+])
+def test_a_wrong_call_is_a_type_error_as_with_the_dataclass(args, kwargs, error) -> None:
+    with pytest.raises(TypeError):
+        DPoint(*args, **kwargs)
+    with pytest.raises(TypeError, match=error):
+        RPoint(*args, **kwargs)
+
+
+def test_a_frozen_record_refuses_changes_and_a_record_takes_them() -> None:
+    r = RPoint("env", "X")
+    with pytest.raises(AttributeError, match="frozen"):
+        r.score = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="frozen"):
+        del r.score  # type: ignore[misc]
+
+    class Open(Record):
+        n: int = 0
+
+    o = Open()
+    o.n = 2
+    assert o == Open(2) and o.replace(n=3).n == 3
+    assert RPoint("a", "b").notes is not RPoint("a", "b").notes  # a fresh default each
+
+
+def test_records_have_a_json_form_and_are_neutralised_field_by_field() -> None:
+    r = RPoint("env", "X\x1b[2J", evidence=("line\u202e",), notes=["n"])
+    assert json_form(r, skip_empty=True) == {"section": "env", "key": "X\x1b[2J", "score": 0,
+                                            "evidence": ["line\u202e"], "path": ["env", "X\x1b[2J"],
+                                            "notes": ["n"]}
+    clean = neutralise_data({"top": (r,)})["top"][0]
+    assert isinstance(clean, RPoint) and "\x1b" not in clean.key
+    assert "\u202e" not in clean.evidence[0] and clean.path == (clean.section, clean.key)
