@@ -74,7 +74,8 @@ def test_a_record_is_built_compared_and_shown_as_the_dataclass(args: tuple, kwar
     (("a", "b"), {"nope": 1}, "no field 'nope'"),
     (tuple("abcdefgh"), {}, "takes 7 arguments"),
 ])
-def test_a_wrong_call_is_a_type_error_as_with_the_dataclass(args, kwargs, error) -> None:
+def test_a_wrong_call_is_a_type_error_as_with_the_dataclass(args: tuple, kwargs: dict,
+                                                             error: str) -> None:
     with pytest.raises(TypeError):
         DPoint(*args, **kwargs)
     with pytest.raises(TypeError, match=error):
@@ -86,7 +87,7 @@ def test_a_frozen_record_refuses_changes_and_a_record_takes_them() -> None:
     with pytest.raises(AttributeError, match="frozen"):
         r.score = 1  # type: ignore[misc]
     with pytest.raises(AttributeError, match="frozen"):
-        del r.score  # type: ignore[misc]
+        del r.score
 
     class Open(Record):
         n: int = 0
