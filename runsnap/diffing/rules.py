@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from runsnap.base.projectfile import may_hold_runsnap_table
 from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing.evidence import Evidence
 from runsnap.diffing.result import Difference
@@ -76,16 +77,23 @@ def matches(patterns: Sequence[str], d: Difference) -> str | None:
 
 
 def _config_table(path: str) -> Mapping[str, Any] | None:
-
-    tomllib = toml_parser()
+    """The diff settings of ``path`` (``None``: it has none). A ``pyproject.toml`` without a
+    runsnap table is not parsed: most projects have one, a diff run in them need not import
+    :mod:`tomllib` for it, and a broken one that is not runsnap's is not runsnap's error."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = tomllib.loads(fh.read())
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    pyproject = os.path.basename(path) == "pyproject.toml"
+    if pyproject and not may_hold_runsnap_table(raw):
+        return None
+    tomllib = toml_parser()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
-    if os.path.basename(path) == "pyproject.toml":
+    if pyproject:
         table = data.get("tool", {}).get("runsnap", {}).get("diff")
     else:
         table = data.get("diff")

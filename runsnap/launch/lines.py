@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from runsnap.base.patterns import on_use
+
 __all__ = [
     "ANSI_ESCAPES",
     "ERROR_PATTERN",
@@ -31,11 +33,11 @@ MAX_LINE_BYTES = 4096
 
 # ANSI escape sequences (colours, cursor moves) and OSC titles: stripped from kept lines, since a
 # coloured "WARNING" in a terminal run must compare equal to a plain one in a piped run.
-ANSI_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+ANSI_ESCAPES = on_use(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 # The first line that looks like an error. Python exception lines ("ValueError: ...",
 # "torch.OutOfMemoryError: ..."), log levels, and what shells and the C runtime print.
-ERROR_PATTERN = re.compile(
+ERROR_PATTERN = on_use(
     rb"(?:^|[\s\]\[:(])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::|$)"
     rb"|\b(?:ERROR|FATAL|CRITICAL|PANIC|Error|Fatal|fatal)\b"
     rb"|\berror:"
@@ -49,7 +51,7 @@ ERROR_PATTERN = re.compile(
 # check; the line recorded is the exception line that ends the traceback when one follows.
 TRACEBACK = b"Traceback (most recent call last)"
 
-WARNING_PATTERN = re.compile(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b")
+WARNING_PATTERN = on_use(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b")
 
 # Words without which neither pattern can match: ``in`` checks (C speed) decide whether a chunk
 # needs the regular expressions at all, and which of its lines do.
@@ -77,7 +79,7 @@ def clean_line(raw: bytes) -> str:
 # A time stamp that opens a log line, after an optional bracket and level word: ISO dates
 # ("2026-11-29 17:02:12,004", "2026-11-29T17:02:12.004Z"), vLLM's "11-29 17:02:12", glog's
 # "W1129 17:02:12.004123 12345", and a bare "17:02:12".
-_LEADING_STAMP = re.compile(
+_LEADING_STAMP = on_use(
     r"^(?P<pre>[\[(]?[ \t]*(?:(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
     r"[ \t:]+)?(?:[IWEF](?=\d{4} ))?)"
     r"(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]|\d{4} +|\d{2}[-/]\d{2} +)?"
@@ -146,7 +148,7 @@ def is_warning_line(line: str) -> bool:
 
 
 
-_TOKEN_END = re.compile(rb"[^\s\"'`,;()<>\[\]{}]+$")
+_TOKEN_END = on_use(rb"[^\s\"'`,;()<>\[\]{}]+$")
 
 
 def bounded(line: bytes) -> bytes:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from runsnap.base.patterns import on_use
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -31,13 +33,13 @@ MAX_METRICS = 64
 #: quote (``"loss": 0.5``), ``=`` or ``:``, and a number that is not part of a time (12:30:05),
 #: a version (1.2.3) or a word. The key is matched inside a lookahead and taken whole (an
 #: atomic group, as Python 3.10 has none): no backtracking through every word of the log.
-_KEY_VALUE = re.compile(
+_KEY_VALUE = on_use(
     rb"(?<![\w./-])(?=([A-Za-z][\w./-]{0,47}))\1[\"']?[ \t]?[=:][ \t]?"
     rb"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w:]|\.\d)")
 
 #: Keys that name the run rather than measure it: they differ between any two runs (process
 #: ids, ports, ranks, clocks) and are never kept.
-_IDENTITY = re.compile(
+_IDENTITY = on_use(
     r"(?:^|[_./-])(?:pid|ppid|tid|port|rank|local_rank|world_size|node_rank|job|jobid|job_id|"
     r"id|uuid|host|addr|address|time_?stamp|date|year|month|day|hour|minute|line|lineno|"
     r"version|seed|device|gpu|cuda|errno|code|status|http|https|tcp|udp)$", re.IGNORECASE)
@@ -45,7 +47,7 @@ _IDENTITY = re.compile(
 
 #: Every ASCII digit read as ``0``: two lines with the same *shape* differ only in digits.
 _SHAPE = bytes.maketrans(b"0123456789", b"0000000000")
-_DIGIT = re.compile(rb"\d")
+_DIGIT = on_use(rb"\d")
 
 
 def _pairs(text: bytes) -> list[tuple[bytes, bytes]]:

@@ -101,3 +101,14 @@ def test_the_trimmed_distance_is_the_textbook_distance() -> None:
             assert osa_distance(a, b, limit) == min(_osa_reference(a, b), limit)
 
     check()
+
+
+def test_a_pyproject_without_a_runsnap_table_is_not_read_for_rules(tmp_path):
+    """Not even when it is broken: it is the project's, and holds nothing of runsnap's."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["runsnap"\n')
+    assert load_user_rules(tmp_path) == RankContext()
+    (tmp_path / "pyproject.toml").write_text('[tool.runsnap.diff]\nignore = ["X_*"\n')
+    with pytest.raises(UsageError, match="not valid TOML"):
+        load_user_rules(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool]\nrunsnap = { diff = { ignore = ["X_*"] } }\n')
+    assert load_user_rules(tmp_path) == RankContext(ignore=("X_*",))
