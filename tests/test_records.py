@@ -69,10 +69,10 @@ def test_a_record_is_built_compared_and_shown_as_the_dataclass(args: tuple, kwar
 
 
 @pytest.mark.parametrize(("args", "kwargs", "error"), [
-    ((), {}, "needs 'section'"),
-    (("a", "b"), {"section": "c"}, "twice"),
-    (("a", "b"), {"nope": 1}, "no field 'nope'"),
-    (tuple("abcdefgh"), {}, "takes 7 arguments"),
+    ((), {}, "section"),
+    (("a", "b"), {"section": "c"}, "twice|multiple values"),
+    (("a", "b"), {"nope": 1}, "nope"),
+    (tuple("abcdefgh"), {}, "takes 7 arguments|positional arguments"),
 ])
 def test_a_wrong_call_is_a_type_error_as_with_the_dataclass(args: tuple, kwargs: dict,
                                                              error: str) -> None:
@@ -106,3 +106,39 @@ def test_records_have_a_json_form_and_are_neutralised_field_by_field() -> None:
     clean = neutralise_data({"top": (r,)})["top"][0]
     assert isinstance(clean, RPoint) and "\x1b" not in clean.key
     assert "\u202e" not in clean.evidence[0] and clean.path == (clean.section, clean.key)
+
+
+def test_each_class_gets_an_init_compiled_for_its_own_fields() -> None:
+    """The first record of a class compiles its ``__init__``; a subclass with more fields (made
+    before or after that) compiles its own, and a class whose field without a default follows
+    one with a default keeps the generic one, which takes it."""
+
+    class Base(FrozenRecord):
+        a: int
+        b: int = 2
+
+    class Early(Base):
+        c: tuple[int, ...] = ()
+
+    assert Base(1) == Base(1, 2) and Base.__init__.__qualname__.endswith("Base.__init__")
+
+    class Late(Base):
+        c: list[int] = field(default_factory=list)
+
+        def __post_init__(self) -> None:
+            self.c.append(self.a)
+
+    for cls in (Early, Late):
+        r = cls(1, c=[5]) if cls is Late else cls(1, 3, (4,))
+        assert r.field_names() == ("a", "b", "c") and r.a == 1
+    assert Late(7).c == [7] and Late(7, 8, [1]).c == [1, 7] and Early(0).c == ()
+    with pytest.raises(TypeError):
+        Late(1, 2, [3], 4)
+
+    class Odd(FrozenRecord):
+        x: int = 0
+        y: str  # type: ignore[misc]  # no default after one: the generic __init__ takes it
+
+    assert Odd(y="s") == Odd(0, "s")
+    with pytest.raises(TypeError, match="needs 'y'"):
+        Odd(1)

@@ -96,7 +96,59 @@ class _RecordType(type):
         for attr, value in derived.items():
             if attr not in ns:  # a class with its own __init__ may say otherwise
                 setattr(cls, attr, value)
+        init = next(vars(k)["__init__"] for k in cls.__mro__ if "__init__" in vars(k))
+        if "__init__" not in ns and getattr(init, "_derived", False):
+            # not written by hand: an __init__ of its own, replaced at its first use
+            type.__setattr__(cls, "__init__", _first_init)
         return cls
+
+
+def _first_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """A record class's first ``__init__``: puts one compiled for its fields in its place
+    (:func:`_compiled_init`), then builds the record with it. The first call of each class
+    pays the compilation (~0.1 ms), and only classes that are used do: a diff of 32,768 ranks
+    builds ~650,000 records, where the generic :meth:`_Base.__init__` cost ~3 s."""
+    cls = type(self)
+    made = _compiled_init(cls) if cls.__dict__.get("__init__") is _first_init else None
+    if made is None:
+        _Base.__init__(self, *args, **kwargs)
+        return
+    type.__setattr__(cls, "__init__", made)
+    made(self, *args, **kwargs)
+
+
+_first_init._derived = True  # type: ignore[attr-defined]
+
+
+def _compiled_init(cls: type[_Base]) -> Callable[..., None] | None:
+    """An ``__init__`` for ``cls``'s fields, as :mod:`dataclasses` writes one (``None``: a
+    field without a default follows one with a default, which only the generic one takes)."""
+    params, body = [], []
+    scope: dict[str, Any] = {"_set": object.__setattr__, "_MISSING": _MISSING}
+    defaults = False
+    for i, name in enumerate(cls._fields):
+        spec = cls._specs[name]
+        if spec.factory is not None:
+            scope[f"_f{i}"] = spec.factory
+            params.append(f"{name}=_MISSING")
+            body.append(f"    if {name} is _MISSING:\n        {name} = _f{i}()")
+        elif spec.default is not _MISSING:
+            scope[f"_d{i}"] = spec.default
+            params.append(f"{name}=_d{i}")
+        elif defaults:
+            return None
+        else:
+            params.append(name)
+        defaults = defaults or spec.factory is not None or spec.default is not _MISSING
+        body.append(f"    _set(self, {name!r}, {name})")
+    if cls._post_init is not None:
+        body.append("    self.__post_init__()")
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"])
+    exec(source, scope)  # noqa: S102 - names are the class's own identifiers
+    made: Callable[..., None] = scope["__init__"]
+    made.__qualname__ = f"{cls.__qualname__}.__init__"
+    made._derived = True  # type: ignore[attr-defined]
+    return made
 
 
 class _Base(metaclass=_RecordType):
@@ -135,6 +187,8 @@ class _Base(metaclass=_RecordType):
             raise TypeError(f"{type(self).__name__} has no field {next(iter(kwargs))!r}")
         if self._post_init is not None:
             self._post_init()
+
+    __init__._derived = True  # type: ignore[attr-defined]
 
     def _eq_key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._eq_fields)
