@@ -11,7 +11,8 @@ changed.
 2. many ranks writing at once: :mod:`benchmarks.manyranks` (``srun -n 64`` under strace),
    this tree and the baseline;
 3. tracing end to end: ``runsnap capture -- python -c pass`` and ``-- python -c "import
-   torch"``, traced against ``--no-trace``, interleaved; targets +10 ms and 1.05x;
+   torch"``, traced against ``--no-trace``, interleaved (``--pass-rounds``, ``--torch-rounds``);
+   targets +10 ms and 1.05x;
 4. a bisection's trial against a bare launch of the same command: a quick trial (a search
    trial), a full one (a re-check; every trial before), for a short and a 1-second child;
    the fixed cost is the short child's trial minus its bare launch; target: (trial - fixed)
@@ -196,7 +197,7 @@ def tracing_e2e(args: Any, lines: list[str], now: list[str], env: dict[str, str]
         return lambda: run(argv, env, str(out), before=lambda: target.unlink(missing_ok=True))
 
     for title, code, rounds, target, kind in (
-            ("python -c pass", "pass", args.rounds * 2, 10.0, "ms"),
+            ("python -c pass", "pass", args.pass_rounds, 10.0, "ms"),
             ("python -c 'import torch'", "import torch", args.torch_rounds, 1.05, "x")):
         lines.append(f"- {title}: load average {load()} before")
         cases = {f"{title}, traced": cap("t", code, True),
@@ -212,8 +213,11 @@ def tracing_e2e(args: Any, lines: list[str], now: list[str], env: dict[str, str]
             tree = "baseline" if which else "this tree"
             if kind == "ms":
                 cpu, wall = (med(t) - med(u)) * 1000, (med(t, "wall") - med(u, "wall")) * 1000
+                paired = statistics.median(x.cpu - y.cpu for x, y in zip(t, u, strict=True))
                 lines.append(f"- added by tracing, {tree}: {cpu:+.1f} ms CPU, {wall:+.1f} ms "
-                             f"wall (target <= +10 ms) - {verdict(cpu, target)}")
+                             f"wall (target <= +10 ms) - {verdict(cpu, target)}; the median "
+                             f"of the {len(t)} rounds' own differences {paired * 1000:+.1f} ms "
+                             f"CPU (for the noise)")
             else:
                 cpu, wall = med(t) / med(u), med(t, "wall") / med(u, "wall")
                 paired = statistics.median(x.cpu / y.cpu for x, y in zip(t, u, strict=True))
@@ -299,6 +303,10 @@ def main() -> int:
     ap.add_argument("--nway-rounds", type=int, default=3,
                     help="runs of each N-way diff, interleaved after a warm-up run; their median "
                          "is the figure (default 3)")
+    ap.add_argument("--pass-rounds", type=int, default=41,
+                    help="rounds of the traced 'pass' (0.2 s a run, +-15 %% from run to run: "
+                         "with 18 rounds the difference of the medians moved from +5.9 to "
+                         "+17.3 ms between two runs of the same code; default 41)")
     ap.add_argument("--torch-rounds", type=int, default=21,
                     help="rounds of the traced 'import torch' (2.7 s a run, +-8 %% from run "
                          "to run: 7 rounds cannot tell 1.05x from 1.0x; default 21)")
