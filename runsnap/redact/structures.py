@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Redactor"]
 
+#: Tables whose keys are the names of files and whose values runsnap computed from those files
+#: (a model folder's side files' sha256, its weights' sizes): a file name is not a variable
+#: name, so a value there is not judged by its key (``tiktoken.model`` is not a token, nor its
+#: digest a secret); the value itself is still searched as any value is.
+FILE_LISTINGS = frozenset({"files_sha256", "weights"})
+
 
 class Redactor(ArgvRedactor):
     """Replaces secrets with fingerprints; one instance per capture (it remembers what it
@@ -31,6 +37,8 @@ class Redactor(ArgvRedactor):
                 return self.value_for(key, value, where)
             return self.whole(value, where)
         if isinstance(value, Mapping):
+            if key in FILE_LISTINGS:
+                return {k: self.walk(v, f"{where}.{k}") for k, v in value.items()}
             return {k: self.walk(v, f"{where}.{k}", str(k)) for k, v in value.items()}
         if isinstance(value, list):
             if len(value) > 1 and all(isinstance(v, str) for v in value):

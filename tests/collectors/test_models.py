@@ -113,3 +113,30 @@ def test_an_argument_that_is_no_path_never_breaks_the_collector(tmp_path: Path) 
     assert section["errors"] == [
         "~nosuchuser/model (runsnap --model #1): cannot be resolved: "
         "Could not determine home directory."]
+
+
+def test_side_files_named_like_secrets_keep_their_digests(tmp_path: Path) -> None:
+    """A model folder as Kimi-K2.5 ships it holds ``tiktoken.model`` (tiktoken's BPE ranks:
+    a base64 token and its rank a line) and ``tokenization_kimi.py``: file names, not
+    variable names. Their digests are written as computed, and nothing is said redacted; a
+    token in the environment of the same capture still is."""
+    model = tmp_path / "Kimi-K2.5"
+    shutil.copytree(TARGET, model)
+    (model / "tiktoken.model").write_text(
+        "".join(f"{t} {i}\n" for i, t in enumerate(["IQ==", "Ig==", "Iw==", "JA==", "dGhl"])))
+    (model / "tokenization_kimi.py").write_text(
+        "import tiktoken\n\nclass TikTokenTokenizer:\n    vocab_files_names = "
+        "{'vocab_file': 'tiktoken.model'}\n")
+    (model / "special_tokens_map.json").write_text('{"bos_token": "[BOS]"}\n')
+    token = "hf_" + "Zq8vLm3nRt5wXy7Q4pK2sD9fGh1JkL0MnB"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "HF_TOKEN": token}
+    snap = runsnap.capture(["python", "-m", "sglang.launch_server", "--model-path", str(model)],
+                           env=env, cwd=tmp_path, output=tmp_path / "s.toml")
+    files = runsnap.load(tmp_path / "s.toml")["models"]["models"]["--model-path"]["files_sha256"]
+    assert files == {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+                     for f in model.iterdir() if f.suffix in (".json", ".model", ".py")
+                     and f.name != "config.json"}
+    assert "tiktoken.model" in files and "tokenization_kimi.py" in files
+    assert not [w for w in snap.meta.get("redacted", []) if w.startswith("models")]
+    assert token not in (tmp_path / "s.toml").read_text()
+    assert "env.vars.HF_TOKEN" in snap.meta["redacted"]
