@@ -83,6 +83,9 @@ def test_no_command_prints_a_line_longer_than_the_terminal(demo: Path) -> None:
         ["diff", "@good", "@bad", "--stat"], ["diff", "@good", "@bad", "--patch"],
         ["report", "@good", "@bad", "--format", "text"],
         ["who-reads", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "PATH", "--python", python],
+        # no package of this venv names it (made here, so this file does not either): the
+        # line saying so is wrapped too
+        ["who-reads", "RUNSNAP_NOWHERE_" + "LONG_" * 12 + "NAME", "--python", python],
         ["bisect", "@good", "@bad", "--dry-run", "--force"],
         # a pty is a terminal: without --yes, bisect and replay show what runs and ask
         ["bisect", "@good", "@bad", "--force", "--recheck", "1", "--yes"],

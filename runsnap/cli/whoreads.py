@@ -63,7 +63,7 @@ def run_who_reads(names: Sequence[str], python: str | None, fmt: str,
                   include_tests: bool = False) -> int:
     """Search, print, and return the exit status: 0 found, 1 nowhere. Places in tests,
     examples and benchmarks are counted, and listed (after the rest) with ``include_tests``."""
-    from runsnap.base.terminal import width
+    from runsnap.base.terminal import clean, width, wrap
     from runsnap.render.whoreads import render
     from runsnap.whoreads.search import in_tests, who_reads
 
@@ -76,5 +76,6 @@ def run_who_reads(names: Sequence[str], python: str | None, fmt: str,
         sys.stderr.write(f"runsnap: {hidden} more in tests, examples and benchmarks "
                          f"(--include-tests lists them)\n")
     if fmt == "text" and not every:
-        sys.stderr.write(f"runsnap: {', '.join(names)}: no installed package names it\n")
+        line = f"runsnap: {', '.join(names)}: no installed package names it"
+        sys.stderr.write("".join(f"{part}\n" for part in wrap(clean(line), width(), "  ")))
     return 0 if every else 1
