@@ -343,7 +343,8 @@ def _merge(g: Group, members: Sequence[Difference],
     score = max(cause.score, strongest.score)
     hidden = cause.hidden and strongest.evidence_kind not in ("failing-path", "named")
     return cause.replace(score=score, reason=reason, evidence=tuple(lines), hidden=hidden,
-        evidence_kind=strongest.evidence_kind, related=(*cause.related, *ranked))
+                         evidence_kind=strongest.evidence_kind,
+                         related=(*cause.related, *ranked))
 
 
 def group(diffs: Sequence[Difference], a: Any, b: Any,

@@ -67,8 +67,8 @@ def assess(d: Difference, rules: RankContext) -> Difference:
     p = matches(rules.ignore, d)
     if p:
         hidden, reason = True, f"ignored by your rule {p!r} ({reason})"
-    return d.replace(score=score, reason=reason, hidden=hidden,
-                               evidence_kind=kind, evidence=evidence)
+    return d.replace(score=score, reason=reason, hidden=hidden, evidence_kind=kind,
+                     evidence=evidence)
 
 
 _SECTION_RANK = {name: i for i, name in enumerate(

@@ -252,8 +252,7 @@ def differential(a: RunFacts, b: RunFacts) -> tuple[RunFacts, RunFacts]:
     """The pair, each marked :attr:`~RunFacts.shared_failure` when both failed the same way
     (:func:`failure_key`): then neither failure is evidence for a difference between them."""
     if a.failed and b.failed and failure_key(a) == failure_key(b):
-        return (a.replace(shared_failure=True),
-                b.replace(shared_failure=True))
+        return a.replace(shared_failure=True), b.replace(shared_failure=True)
     return a, b
 
 

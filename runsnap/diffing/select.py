@@ -55,13 +55,12 @@ def select(report: R, keep: frozenset[str] = frozenset(),
         return (not keep or section in keep) and section not in drop
 
     if isinstance(report, NReport):
-        return report.replace(rows=tuple(r for r in report.rows
-                                                      if wanted(r.section)))
+        return report.replace(rows=tuple(r for r in report.rows if wanted(r.section)))
 
     def trim(d: Difference) -> Difference:
         related = tuple(trim(r) for r in d.related if wanted(r.section))
         return d if related == d.related else d.replace(related=related)
 
-    return report.replace(differences=tuple(
-        trim(d) for d in report.differences if wanted(d.section)),
+    return report.replace(
+        differences=tuple(trim(d) for d in report.differences if wanted(d.section)),
         consequences=tuple(d for d in report.consequences if wanted(d.section)))
