@@ -22,6 +22,8 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import compress, count
+from operator import ne
 from typing import Any
 
 from runsnap.diffing.tomllines import LineReader
@@ -110,9 +112,9 @@ class SectionCache:
         self._known: dict[str, list[tuple[str, tuple[tuple[str, Any, str | None], ...], str,
                                           str | None]]] = {}
         self._joined: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
-        # (first line, line count) -> [lines, their set, document, where each line's value
-        # sits, the same with the types a plain value there may have (both made when first
-        # asked for: a diff of two files reads few parts from a base)]
+        # (first line, line count) -> [lines, whether the last item is made yet, document,
+        # where each line's value sits, the same with the types a plain value there may have
+        # (made when first asked for: a diff of two files reads few parts from a base)]
         self._bases: dict[tuple[str, int], list[Any]] = {}
         self._toml = _tomllib()
         self._reader = LineReader(self._toml)
@@ -169,26 +171,18 @@ class SectionCache:
         if base is None:
             return None
         if base[1] is None:
-            base[1], base[4] = frozenset(base[0]), _typed(base[3])
-        old, known, doc, _, where = base
-        changed = set(lines).difference(known)
-        if not changed or len(changed) > 64:
+            base[1], base[4] = True, _typed(base[3])
+        old, _, doc, _, where = base
+        # where the lines differ from the base's, compared in place (C loops: no line hashed)
+        at = list(compress(count(), map(ne, lines, old)))
+        if not at or len(at) > 64:
             return None
-        joined = "\n".join(changed)
+        joined = "\n".join([lines[i] for i in at])
         if "~" in joined or "\\u" in joined or "\\U" in joined:
             return None
-        new = old.copy()
-        at: list[int] = []
-        index = lines.index
-        for ln in changed:
-            i = index(ln)
+        for i in at:
             if where[i] is None:  # not a value line
                 return None
-            new[i] = ln
-            at.append(i)
-        if new != lines:  # lines moved or repeated, not only replaced
-            return None
-        at.sort()
         schema_check.check_depth(joined.encode("utf-8", "surrogatepass"), "")
         root = dict(doc)
         copies: dict[tuple[Any, ...], Any] = {(): root}

@@ -57,7 +57,8 @@ def test_pieces_that_differ_in_a_few_lines_are_read_as_the_plain_loader_reads_th
         tmp_path: Path) -> None:
     """The second rank's pieces are the first's with other numbers: parsed from the first's
     (``SectionCache._from_base``), they must be what tomllib makes of them, whatever was
-    changed: a value, an array item, a line moved, a line written twice, an escape."""
+    changed: a value, an array item, a line moved, two lines that trade places, a line
+    written twice, an escape."""
     first, second = write_job(tmp_path / "job", 2, log=None)
     text = second.read_text()
     env_line = next(ln for ln in text.splitlines() if ln.startswith("SLURM_PROCID = "))
@@ -72,11 +73,23 @@ def test_pieces_that_differ_in_a_few_lines_are_read_as_the_plain_loader_reads_th
         _variant(second, tmp_path / "pid.toml", f"[[runtime.processes]]\n{pid_line}\n",
                  '[[runtime.processes]]\npid = "x"\n'),
     ]
-    for path in odd[:3]:
+    # lines that trade places: two items of an array (read in place, as new values) and two
+    # variables (another key at each place: parsed whole)
+    lines = text.splitlines()
+    at = lines.index(tail)
+    assert lines[at + 1].startswith('    "rank=1 step=')
+    env_at = lines.index(env_line)
+    odd[3:3] = [
+        _variant(second, tmp_path / "items-swapped.toml", f"{tail}\n{lines[at + 1]}\n",
+                 f"{lines[at + 1]}\n{tail}\n"),
+        _variant(second, tmp_path / "keys-swapped.toml", f"{env_line}\n{lines[env_at + 1]}\n",
+                 f"{lines[env_at + 1]}\n{env_line}\n"),
+    ]
+    for path in odd[:5]:
         cache = SectionCache()
         got = load_many([first, path], cache=cache)
         assert got == [load(first), load(path)], path.name
-    for path in odd[3:]:  # not snapshots: the plain loader's error, word for word
+    for path in odd[5:]:  # not snapshots: the plain loader's error, word for word
         import pytest
 
         from runsnap.errors import SnapshotError
