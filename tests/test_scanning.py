@@ -186,3 +186,28 @@ def test_an_editable_install_is_searched_in_its_checkout(editable, tmp_path, mon
         assert ("fakesgl/srt/late.py", 2, "read") in _mine(who_reads(FLAG, python))
     finally:
         late.unlink()
+
+
+def test_a_legacy_egg_info_install_is_searched(tmp_path: Path) -> None:
+    """pip 23.0 (Debian 12's) without the ``wheel`` package installs a project that has no
+    pyproject.toml the legacy way: an ``.egg-info`` folder with no ``RECORD``, whose
+    ``installed-files.txt`` lists the files relative to itself. The folder below is what that
+    pip wrote for such a project (recorded on this machine with ``/usr/bin/python3``)."""
+    env = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    site = next((env / "lib").glob("python3*/site-packages"))
+    (site / "fakesgl").mkdir()
+    (site / "fakesgl" / "__init__.py").write_text(f'import os\nX = os.environ.get("{FLAG}")\n')
+    info = site / f"fakesgl-1-py{sys.version_info[0]}.{sys.version_info[1]}.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.4\nName: fakesgl\nVersion: 1\n")
+    (info / "top_level.txt").write_text("fakesgl\n")
+    (info / "dependency_links.txt").write_text("\n")
+    (info / "SOURCES.txt").write_text(
+        "setup.py\nfakesgl/__init__.py\nfakesgl.egg-info/PKG-INFO\nfakesgl.egg-info/SOURCES.txt\n"
+        "fakesgl.egg-info/dependency_links.txt\nfakesgl.egg-info/top_level.txt\n")
+    (info / "installed-files.txt").write_text(
+        "../fakesgl/__init__.py\n../fakesgl/__pycache__/__init__.cpython-311.pyc\nPKG-INFO\n"
+        "SOURCES.txt\ndependency_links.txt\ntop_level.txt\n")
+    hits = who_reads(FLAG, str(env / "bin" / "python"))
+    assert _mine(hits) == [("fakesgl/__init__.py", 2, "read")]

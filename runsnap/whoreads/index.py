@@ -32,22 +32,36 @@ if TYPE_CHECKING:
 
 
 #: Bumped whenever the index format or what it holds changes.
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 #: Answers the cache keeps per distribution (the most recently asked names): a warm search of
 #: one of them reads no file.
 CACHED_NAMES = 256
 
 
 def record_files(location: str, metadata_dir: str) -> list[str]:
-    """The files a distribution installed (``RECORD``), relative to its location."""
+    """The Python files and shared libraries a distribution installed, relative to its
+    location: from its ``RECORD`` (a wheel's install), else from the ``installed-files.txt``
+    of an ``.egg-info`` (pip's legacy ``setup.py install``, as an older pip without ``wheel``
+    does it; paths relative to the ``.egg-info`` folder), as :mod:`importlib.metadata` reads
+    them."""
     out: list[str] = []
-    record = os.path.join(location, metadata_dir, "RECORD")
     try:
-        with open_regular_text(record, errors="surrogateescape") as fh:
+        with open_regular_text(os.path.join(location, metadata_dir, "RECORD"),
+                               errors="surrogateescape") as fh:
             for line in fh:
                 path = line.rsplit(",", 2)[0] if line.count(",") >= 2 else line.strip()
                 if path.startswith('"') and path.endswith('"'):
                     path = path[1:-1]
+                if path.endswith(".py") or LIBRARY.search(path):
+                    out.append(path)
+        return out
+    except OSError:
+        pass
+    try:
+        with open_regular_text(os.path.join(location, metadata_dir, "installed-files.txt"),
+                               errors="surrogateescape") as fh:
+            for line in fh:
+                path = os.path.normpath(os.path.join(metadata_dir, line.strip()))
                 if path.endswith(".py") or LIBRARY.search(path):
                     out.append(path)
     except OSError:
