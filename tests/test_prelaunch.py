@@ -149,3 +149,50 @@ def test_unmet_requirements_are_what_pip_check_says(tmp_path: Path, seed: int) -
     assert sorted(f.message.lower() for f in found) == sorted(
         line.strip().lower() for line in pip_check.stdout.splitlines() if line.strip())
     assert not [f for f in check(snap).findings if f.kind == "unmet-requirement"]
+
+
+#: What pip 23.0 (Debian 12's, without ``wheel``) wrote for ``alphalib`` installed the legacy
+#: way, recorded on this machine: no ``METADATA``, the requirements in ``requires.txt``, by
+#: section (``[extra]``, ``[:marker]``, ``[extra:marker]``).
+_EGG_REQUIRES = """betalib>=1.5
+gammalib
+
+[:extra == "extras"]
+epsilonlib
+
+[:python_version < "3"]
+deltalib
+
+[extras]
+zetalib>=2
+
+[gpu:sys_platform == 'linux']
+etalib
+"""
+
+
+def test_unmet_requirements_of_legacy_egg_info_installs_are_what_pip_check_says(
+        tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    py = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    for name, version, requires in (("alphalib", "2.0", _EGG_REQUIRES), ("betalib", "1.0", "")):
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text("")
+        info = site / f"{name}-{version}-{py}.egg-info"
+        info.mkdir()
+        (info / "PKG-INFO").write_text(f"Metadata-Version: 2.4\nName: {name}\nVersion: {version}\n")
+        (info / "top_level.txt").write_text(f"{name}\n")
+        (info / "installed-files.txt").write_text(f"../{name}/__init__.py\nPKG-INFO\n")
+        if requires:
+            (info / "requires.txt").write_text(requires)
+    pip_check = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "check"],
+                               capture_output=True, text=True, check=False)
+    assert pip_check.returncode == 1, pip_check.stdout
+    snap = runsnap.capture([str(python), "-c", "pass"], cwd=tmp_path, env=_env(tmp_path))
+    found = [f for f in check(snap, installed=True).findings if f.kind == "unmet-requirement"]
+    assert sorted(f.message.lower() for f in found) == sorted(
+        line.strip().lower() for line in pip_check.stdout.splitlines() if line.strip())
+    assert len(found) == 2  # betalib too old, gammalib missing; the rest never applies

@@ -30,18 +30,25 @@ def _norm(name: str) -> str:
 
 def requires_dist(location: str, name: str, version: str) -> list[str] | None:
     """The ``Requires-Dist`` lines of ``name`` ``version`` installed under ``location`` (its
-    ``.dist-info/METADATA`` header, read up to the blank line), or None when absent here."""
+    ``.dist-info/METADATA`` header, read up to the blank line; for a legacy ``.egg-info``
+    install, its ``requires.txt`` said the same way), or None when absent here."""
     want = _norm(name)
     try:
         entries = os.listdir(location)
     except OSError:
         return None
     for entry in entries:
-        if not entry.endswith(".dist-info"):
+        if entry.endswith(".dist-info"):
+            dist, _, ver = entry[: -len(".dist-info")].rpartition("-")
+        elif entry.endswith(".egg-info"):  # name-version[-pyX.Y].egg-info
+            dist, _, ver = entry[: -len(".egg-info")].partition("-")
+            ver = ver.partition("-py")[0]
+        else:
             continue
-        dist, _, ver = entry[: -len(".dist-info")].rpartition("-")
         if _norm(dist) != want or ver != version:
             continue
+        if entry.endswith(".egg-info"):
+            return _egg_requires(os.path.join(location, entry))
         out = []
         try:
             with open(os.path.join(location, entry, "METADATA"), encoding="utf-8",
@@ -55,6 +62,44 @@ def requires_dist(location: str, name: str, version: str) -> list[str] | None:
             return None
         return out
     return None
+
+
+def _egg_requires(folder: str) -> list[str] | None:
+    """An ``.egg-info``'s ``requires.txt`` as ``Requires-Dist`` lines: a ``[extra]``,
+    ``[:marker]`` or ``[extra:marker]`` section puts its condition on the lines under it, as
+    :mod:`importlib.metadata` reads it. No ``requires.txt``: no requirement; an ``.egg-info``
+    that is a file (distutils) has none either.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "requires.txt").write_text('b>=1\\n\\n[:python_version < "3"]\\nc\\n'
+    ...                                     '[gpu:sys_platform == "linux"]\\ne\\n')
+    >>> _egg_requires(str(d))
+    ['b>=1', 'c; python_version < "3"', 'e; (sys_platform == "linux") and extra == "gpu"']
+    """
+    if not os.path.isdir(folder):
+        return []
+    out: list[str] = []
+    condition = ""
+    try:
+        with open(os.path.join(folder, "requires.txt"), encoding="utf-8",
+                  errors="replace") as fh:
+            for raw in fh:
+                line = raw.strip()
+                if not line or line.startswith("#"):
+                    continue
+                if line.startswith("[") and line.endswith("]"):
+                    extra, _, marker = line[1:-1].partition(":")
+                    parts = [f"({marker})" if extra and marker else marker,
+                             f'extra == "{extra}"' if extra else ""]
+                    condition = " and ".join(p for p in parts if p)
+                    continue
+                out.append(f"{line}; {condition}" if condition else line)
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    return out
 
 
 def _marker_env(snap: Any) -> dict[str, str]:
