@@ -70,12 +70,14 @@ def samples(text: str) -> Iterator[re.Match[str]]:
 
 def _env(where: Path, **extra: str) -> dict[str, str]:
     """A fixed environment: nothing of the machine's but the system's programs, and ``python3``
-    is this interpreter (the system's own would bring its dist-packages into the scene)."""
-    bindir = where / "bin"
+    is this interpreter in a venv of its own, with no package in it: not this interpreter by a
+    link, which Python follows to its base installation (Debian's brings its dist-packages,
+    and ``check`` their unmet requirements, into the scene)."""
+    bindir = where / "venv" / "bin"
     if not bindir.exists():
-        bindir.mkdir()
-        for name in ("python", "python3"):
-            (bindir / name).symlink_to(sys.executable)
+        import venv
+
+        venv.EnvBuilder(with_pip=False, symlinks=True).create(where / "venv")
     return {"PATH": f"{bindir}:{SYSTEM_PATH}", "HOME": str(where / "home"),
             "LANG": "C.UTF-8", "RUNSNAP_KEY_FILE": str(where / "key"),
             "RUNSNAP_CACHE_DIR": str(where / "cache"), "COLUMNS": str(COLUMNS),
