@@ -91,6 +91,15 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=where)
     try:
+        # captured once it runs its program: between fork and exec a process has no command
+        # line of its own yet (CI met that window once)
+        import time
+        from pathlib import Path
+
+        deadline = time.monotonic() + 30
+        while b"time.sleep" not in Path(f"/proc/{child.pid}/cmdline").read_bytes():
+            assert time.monotonic() < deadline, "the child never started its program"
+            time.sleep(0.01)
         pid = runsnap.capture_pid(child.pid, output=str(where / "p.toml"))
     finally:
         child.kill()
