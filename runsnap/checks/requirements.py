@@ -38,16 +38,17 @@ def requires_dist(location: str, name: str, version: str) -> list[str] | None:
     except OSError:
         return None
     for entry in entries:
-        if entry.endswith(".dist-info"):
-            dist, _, ver = entry[: -len(".dist-info")].rpartition("-")
-        elif entry.endswith(".egg-info"):  # name-version[-pyX.Y].egg-info
+        egg = entry.endswith(".egg-info")  # name-version[-pyX.Y].egg-info
+        if egg:
             dist, _, ver = entry[: -len(".egg-info")].partition("-")
             ver = ver.partition("-py")[0]
+        elif entry.endswith(".dist-info"):
+            dist, _, ver = entry[: -len(".dist-info")].rpartition("-")
         else:
             continue
         if _norm(dist) != want or ver != version:
             continue
-        if entry.endswith(".egg-info"):
+        if egg:
             return _egg_requires(os.path.join(location, entry))
         out = []
         try:

@@ -112,9 +112,9 @@ class SectionCache:
         self._known: dict[str, list[tuple[str, tuple[tuple[str, Any, str | None], ...], str,
                                           str | None]]] = {}
         self._joined: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
-        # (first line, line count) -> [lines, whether the last item is made yet, document,
-        # where each line's value sits, the same with the types a plain value there may have
-        # (made when first asked for: a diff of two files reads few parts from a base)]
+        # (first line, line count) -> [lines, document, where each line's value sits, the
+        # same with the types a plain value there may have (made when first asked for: a diff
+        # of two files reads few parts from a base)]
         self._bases: dict[tuple[str, int], list[Any]] = {}
         self._toml = _tomllib()
         self._reader = LineReader(self._toml)
@@ -145,8 +145,7 @@ class SectionCache:
                 schema_check.validate_section(name, value, partial=True)
                 if by_lines and plain:
                     lines = text.split("\n")
-                    self._bases.setdefault((lines[0], len(lines)), [lines, None, doc, where,
-                                                                   None])
+                    self._bases.setdefault((lines[0], len(lines)), [lines, doc, where, None])
         except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):
             raise _Fallback from None
         self.parsed += 1
@@ -170,9 +169,9 @@ class SectionCache:
         base = self._bases.get((lines[0], len(lines)))
         if base is None:
             return None
-        if base[1] is None:
-            base[1], base[4] = True, _typed(base[3])
-        old, _, doc, _, where = base
+        if base[3] is None:
+            base[3] = _typed(base[2])
+        old, doc, _, where = base
         # where the lines differ from the base's, compared in place (C loops: no line hashed)
         at = list(compress(count(), map(ne, lines, old)))
         if not at or len(at) > 64:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.wording import group_values, short
 
@@ -166,7 +167,7 @@ class SnapInfo(FrozenRecord):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
-        return {name: getattr(self, name) for name in self.field_names()}
+        return json_form(self)
 
 
 class _Listed(Protocol):

@@ -15,6 +15,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import load as load_path
@@ -108,9 +109,7 @@ class Entry(FrozenRecord):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``runsnap ls --format json``)."""
-        out = {name: getattr(self, name) for name in self.field_names()}
-        out["command"] = list(self.command)
-        return out
+        return json_form(self)
 
 
 def _read(path: str) -> Entry:
