@@ -63,7 +63,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if params is None:
         from runsnap.cli.app import cli
 
-        cli(args, prog_name="runsnap")
+        try:
+            cli(args, prog_name="runsnap")
+        except SystemExit as done:  # capture, replay: a child ended by a signal ends runsnap so
+            if argv is None and getattr(done.code, "signal_number", None) is not None:
+                _leave(done.code)  # type: ignore[arg-type]
+            raise
         return
     if params["pid"] is None:
         # git diff and git status are the slowest part of a capture: set them going on the
@@ -89,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _leave(status: int) -> NoReturn:
     """Flush the standard streams, then exit with ``status`` without the interpreter's
-    teardown (see :func:`main`)."""
+    teardown (see :func:`main`); a child that a signal ended (``status`` a
+    :class:`~runsnap.cli.boundary.Signalled`) ends runsnap by the same signal."""
     try:
         sys.stdout.flush()
     except OSError:  # as above: the reader is gone (or the disk under it full)
@@ -98,4 +104,9 @@ def _leave(status: int) -> NoReturn:
         sys.stderr.flush()
     except OSError:
         pass
+    signalled = getattr(status, "signal_number", None)
+    if signalled is not None:
+        from runsnap.launch.signals import die_by
+
+        die_by(signalled)
     os._exit(status)

@@ -18,10 +18,22 @@ if TYPE_CHECKING:
 
     F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["CONTEXT_SETTINGS", "guarded", "runsnap_command", "untrusted"]
+__all__ = ["CONTEXT_SETTINGS", "Signalled", "guarded", "runsnap_command", "untrusted"]
 
 #: click's context settings for every command.
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Signalled(int):
+    """runsnap's exit status (128+N) when signal N ended the child: the console script then
+    ends by signal N itself (:func:`runsnap.launch.signals.die_by`), as the child did."""
+
+    signal_number: int
+
+    def __new__(cls, status: int, signal_number: int) -> Signalled:
+        self = super().__new__(cls, status)
+        self.signal_number = signal_number
+        return self
 
 
 def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -16,6 +16,7 @@ from runsnap.capturing import (
 )
 from runsnap.capturing.prelaunch import prelaunch_guard
 from runsnap.capturing.settings import load_settings
+from runsnap.cli.boundary import Signalled
 from runsnap.errors import CaptureError, UsageError
 from runsnap.redact import Redactor, load_key
 from runsnap.snapshot import dumps
@@ -87,6 +88,8 @@ def run_capture(request: CaptureRequest) -> int:
         _log_to_tracker(session, record.snapshot, record.snapshot.path_text)
     if record.result.timed_out:
         return TIMED_OUT
+    if record.result.signal_number is not None:
+        return Signalled(record.exit_status, record.result.signal_number)
     return int(record.exit_status)
 
 

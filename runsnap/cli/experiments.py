@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from runsnap.base.paths import shown
-from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.boundary import CONTEXT_SETTINGS, Signalled, runsnap_command
 from runsnap.errors import UsageError
 from runsnap.render import render
 
@@ -134,6 +134,8 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
     record = do_replay(plan, label=label, output=output, out_dir=out_dir, on_saved=announce)
     if record.result.error:
         _say(record.result.error)
+    if record.result.signal_number is not None:  # the console script then dies by it too
+        sys.exit(Signalled(record.exit_status, record.result.signal_number))
     sys.exit(int(record.exit_status))
 
 

@@ -140,23 +140,30 @@ class Relay(threading.Thread):
         self.src, self.dst, self.watch, self.log = src, dst, watch, log
         self.real, self.pty = dst, pty
         self.relay_error: str | None = None
+        self._handing_off = False
+        self._wake = os.pipe()  # written by hand_off: the read below stops waiting
 
     def run(self) -> None:
         try:
             self._relay()
         finally:
             self.watch.close()
-            if self.src >= 0:
+            if self.src >= 0 and not self._handing_off:
                 os.close(self.src)
+                self.src = -1
 
     def _relay(self) -> None:
         src, watch, log = self.src, self.watch, self.log
         idle = select.poll()
         idle.register(src, select.POLLIN)
+        idle.register(self._wake[0], select.POLLIN)
         while True:
-            if watch.pending and not idle.poll(_QUIET_MS):  # the child is quiet: scan meanwhile
+            ready = idle.poll(_QUIET_MS if watch.pending else None)
+            if not ready:  # the child is quiet: scan meanwhile
                 watch.scan(_CHUNK)
                 continue
+            if self._handing_off:
+                return
             try:
                 data = os.read(src, _READ)
                 arrived = time.monotonic()  # before relaying: the order of the two streams
@@ -187,6 +194,46 @@ class Relay(threading.Thread):
                             f"({exc.strerror or exc}): so was the child's")
         os.close(self.src)
         self.src = -1
+
+    def hand_off(self) -> int | None:
+        """Stop reading, and leave what is still to come on the child's stream to a ``cat``
+        of its own session, writing where runsnap wrote; return its pid (None: none started,
+        the relay goes on reading here until runsnap exits).
+
+        For a process the child left behind that still writes (a background grandchild):
+        without runsnap it would write straight to runsnap's stream, and its output would
+        reach the pipe's reader or the terminal after the child's end, for as long as it runs.
+        runsnap itself may not wait for it (the shell gets the child's status when the child
+        ends), nor leave it writing into a pipe nobody reads (SIGPIPE). What ``cat`` relays is
+        not recorded."""
+        self._handing_off = True
+        os.write(self._wake[1], b"x")
+        self.join(1.0)
+        if self.is_alive() or self.src < 0 or self.dst < 0:
+            self._handing_off = False
+            return None
+        cat = next((p for p in ("/usr/bin/cat", "/bin/cat") if os.access(p, os.X_OK)), None)
+        try:
+            if cat is None:
+                raise OSError("no cat")
+            import subprocess
+
+            helper = subprocess.Popen([cat], stdin=self.src, stdout=self.dst,
+                                      stderr=subprocess.DEVNULL, close_fds=True, env={}, cwd="/",
+                                      start_new_session=True)
+        except OSError:
+            helper = None
+        os.close(self.src)
+        self.src = -1
+        return None if helper is None else helper.pid
+
+    def close_wake(self) -> None:
+        """Close the pipe :meth:`hand_off` writes to (after the relay ended)."""
+        for fd in self._wake:
+            try:
+                os.close(fd)
+            except OSError:  # noqa: PERF203 - closed already
+                pass
 
     def resize(self) -> None:
         """Give a pty the real terminal's new window size (after SIGWINCH)."""

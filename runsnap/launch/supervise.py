@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["DRAIN_SECONDS", "Watch", "run"]
 
 #: After the child exits, how long its output may still take to drain (a grandchild that
-#: outlives it may hold the pipe open; its output is relayed meanwhile, then left).
+#: outlives it may hold the pipe open; its output is recorded meanwhile, then handed to a
+#: helper that goes on relaying it: :meth:`~runsnap.launch.relay.Relay.hand_off`).
 DRAIN_SECONDS = 0.5
 
 
@@ -144,9 +145,14 @@ def _drain(relays: list[Relay], result: LaunchResult) -> None:
     for relay in relays:
         relay.join(max(0.0, deadline - time.monotonic()))
         if relay.is_alive():
+            helper = relay.hand_off()
+            relayed = (f"relayed by a cat of its own (pid {helper}) and not recorded"
+                       if helper is not None else "not recorded")
             result.errors.append(
                 f"the child's {relay.watch.name} was still open {DRAIN_SECONDS}s after it "
-                "exited (a process it started holds it); output after that is not recorded"
+                f"exited (a process it started holds it); output after that is {relayed}"
             )
+        else:
+            relay.close_wake()
         if relay.relay_error:
             result.errors.append(relay.relay_error)
