@@ -196,3 +196,50 @@ def test_unmet_requirements_of_legacy_egg_info_installs_are_what_pip_check_says(
     assert sorted(f.message.lower() for f in found) == sorted(
         line.strip().lower() for line in pip_check.stdout.splitlines() if line.strip())
     assert len(found) == 2  # betalib too old, gammalib missing; the rest never applies
+
+
+#: A METADATA header as sglang's wheel has it: a License field whose continuation lines include
+#: one of spaces only (the license text's blank line), before the Requires-Dist fields.
+_FOLDED_METADATA = """Metadata-Version: 2.4
+Name: {name}
+Version: {version}
+License: Apache License
+        Version 2.0, January 2004
+{blank}
+        TERMS AND CONDITIONS FOR USE
+Requires-Dist: betalib>=1.5
+Requires-Dist: gammalib
+Requires-Dist:
+  thetalib
+Requires-Dist: epsilonlib; extra == "extras"
+
+A description, whose lines are never fields:
+Requires-Dist: kappalib
+"""
+
+
+@pytest.mark.parametrize("blank", ["        ", "\t"])
+def test_a_metadata_header_with_blank_continuation_lines_is_read_as_pip_reads_it(
+        tmp_path: Path, blank: str) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    for name, version in (("alphalib", "2.0"), ("betalib", "1.0")):
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text("")
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        meta = _FOLDED_METADATA if name == "alphalib" else "Metadata-Version: 2.4\nName: {name}\n" \
+            "Version: {version}\n"
+        (info / "METADATA").write_text(meta.format(name=name, version=version, blank=blank))
+        (info / "RECORD").write_text(f"{name}/__init__.py,,\n{info.name}/METADATA,,\n")
+        (info / "INSTALLER").write_text("pip\n")
+    pip_check = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "check"],
+                               capture_output=True, text=True, check=False)
+    assert pip_check.returncode == 1, pip_check.stdout
+    snap = runsnap.capture([str(python), "-c", "pass"], cwd=tmp_path, env=_env(tmp_path))
+    found = [f for f in check(snap, installed=True).findings if f.kind == "unmet-requirement"]
+    assert sorted(f.message.lower() for f in found) == sorted(
+        line.strip().lower() for line in pip_check.stdout.splitlines() if line.strip())
+    assert len(found) == 3  # betalib too old, gammalib and thetalib missing

@@ -30,7 +30,7 @@ def _norm(name: str) -> str:
 
 def requires_dist(location: str, name: str, version: str) -> list[str] | None:
     """The ``Requires-Dist`` lines of ``name`` ``version`` installed under ``location`` (its
-    ``.dist-info/METADATA`` header, read up to the blank line; for a legacy ``.egg-info``
+    ``.dist-info/METADATA`` header, :func:`_metadata_requires`; for a legacy ``.egg-info``
     install, its ``requires.txt`` said the same way), or None when absent here."""
     want = _norm(name)
     try:
@@ -50,19 +50,24 @@ def requires_dist(location: str, name: str, version: str) -> list[str] | None:
             continue
         if egg:
             return _egg_requires(os.path.join(location, entry))
-        out = []
-        try:
-            with open(os.path.join(location, entry, "METADATA"), encoding="utf-8",
-                      errors="replace") as fh:
-                for line in fh:
-                    if not line.strip():
-                        break
-                    if line.startswith("Requires-Dist:"):
-                        out.append(line.partition(":")[2].strip())
-        except OSError:
-            return None
-        return out
+        return _metadata_requires(os.path.join(location, entry, "METADATA"))
     return None
+
+
+def _metadata_requires(path: str) -> list[str] | None:
+    """The ``Requires-Dist`` fields of a ``METADATA`` file read as ``importlib.metadata`` (and
+    so pip) reads it: an email header parsed by :mod:`email.parser`, where a line that starts
+    with a space or a tab continues the field above, even one that holds nothing else (a
+    license text's blank line written as ``"       "``), and only an empty line ends the
+    header. A folded field's lines are joined with single spaces."""
+    from email.parser import HeaderParser
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            header = HeaderParser().parse(fh)
+    except OSError:
+        return None
+    return [" ".join(str(v).split()) for v in header.get_all("Requires-Dist") or ()]
 
 
 def _egg_requires(folder: str) -> list[str] | None:
