@@ -2,7 +2,7 @@
 in the same run?
 
     .venv/bin/python benchmarks/growth.py [--quick] [--repeat N] [--out FILE]
-        [--baseline OTHER_CHECKOUT] [--only relay|loop|diff|ls]
+        [--baseline OTHER_CHECKOUT] [--only relay|loop|diff|ls|hidden|line]
 
 * **relay**: N MB of 71-byte lines through ``runsnap capture -- cat FILE | cat >/dev/null``
   against ``cat FILE | cat | cat >/dev/null`` (a ``cat`` in runsnap's place), and runsnap's own
@@ -16,6 +16,10 @@ in the same run?
   (wall and CPU time, peak RSS), cache warm (a second run).
 * **ls label**: ``runsnap ls`` of a folder holding a snapshot whose label has N characters
   (time, peak RSS, bytes printed).
+* **hidden** (issue 37): ``runsnap diff`` (text) against ``--format json`` of two traced
+  snapshots with N differing variables no process read, up to 100,000 (text <= 2x JSON).
+* **line** (issue 37): ``report`` and ``scrub`` of a snapshot holding one N MB output line:
+  peak RSS against the snapshot's size.
 
 Times are medians of ``--repeat`` runs; on a shared machine CPU time (user + system of the
 children) is steadier than wall time, and both are printed.
@@ -208,6 +212,83 @@ def ls_label(work: Path, lengths: list[int], repeat: int) -> list[str]:
     return rows
 
 
+def _traced_base(work: Path) -> str:
+    """A traced snapshot's text (an outcome and run-time reads: differences of variables no
+    process read are then "unread", and hidden)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work),
+           "RUNSNAP_KEY_FILE": str(work / "key"), "RUNSNAP_CACHE_DIR": str(work / "cache")}
+    subprocess.run([RUNSNAP, "capture", "-o", "traced.toml", "--", sys.executable, "-c", "pass"],
+                   cwd=work, env=env, check=True, stderr=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL)
+    return (work / "traced.toml").read_text()
+
+
+def diff_hidden(work: Path, counts: list[int], repeat: int) -> list[str]:
+    """Issue 37: ``runsnap diff A B`` (text) against ``--format json`` of the same pair, two
+    traced snapshots whose N variables differ and were read by no process (hidden). The text
+    must stay within 2x the JSON: both walk the same differences once."""
+    env = {**os.environ, "RUNSNAP_KEY_FILE": str(work / "key"),
+           "RUNSNAP_CACHE_DIR": str(work / "cache")}
+    base = _traced_base(work)
+    rows = ["| hidden differences | text: wall s (CPU s) | json: wall s (CPU s) | "
+            "CPU text / json | text CPU s per 1,000 | peak RSS text MiB |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for n in counts:
+        for tag in "ab":
+            extra = "".join(f'GROWTH_VAR_{i:06d} = "{tag}{i}"\n' for i in range(n))
+            (work / f"hidden-{tag}{n}.toml").write_text(
+                base.replace("[env.vars]\n", "[env.vars]\n" + extra, 1))
+        text = [RUNSNAP, "diff", f"hidden-a{n}.toml", f"hidden-b{n}.toml"]
+        js = [*text[:2], "--format", "json", *text[2:]]
+        _timed(text, work, env)  # warm the caches
+        runs: dict[str, list[tuple[float, float]]] = {"text": [], "json": []}
+        for _ in range(repeat):  # interleaved: the same load for both
+            runs["text"].append(_timed(text, work, env)[:2])
+            runs["json"].append(_timed(js, work, env)[:2])
+        (tw, tc), (jw, jc) = _median(runs["text"]), _median(runs["json"])
+        rows.append(f"| {n:,} | {tw:.2f} ({tc:.2f}) | {jw:.2f} ({jc:.2f}) | {tc / jc:.2f}x | "
+                    f"{tc / n * 1000:.3f} | {_peak_kib(text, work) / 1024:.1f} |")
+    return rows
+
+
+def long_line(work: Path, sizes_mb: list[int], repeat: int) -> list[str]:
+    """Issue 37: ``report`` and ``scrub`` of a snapshot whose output tail holds one line of N
+    MB (words of random letters and digits, what a token search looks at): peak RSS against
+    the snapshot's size, and time."""
+    import random
+    import string
+
+    base = _traced_base(work)
+    rng = random.Random(37)
+    alpha = string.ascii_letters + string.digits
+    rows = ["| line MB | snapshot MB | report: wall s (CPU s) | report peak RSS MiB | "
+            "scrub: wall s (CPU s) | scrub peak RSS MiB | RSS / snapshot size (worse) |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for mb in sizes_mb:
+        words = " ".join("".join(rng.choice(alpha) for _ in range(40))
+                         for _ in range(mb * 1_000_000 // 41))
+        at = base.index("tail = [", base.index("[outcome.stdout]"))
+        end = base.index("]\n", at)
+        snap = work / f"line-{mb}.toml"
+        snap.write_text(base[:at] + f'tail = [\n    "{words}",\n' + base[end:])
+        size = snap.stat().st_size
+        report = [RUNSNAP, "report", snap.name, "-o", os.devnull]
+        rep = _median([_timed(report, work)[:2] for _ in range(repeat)])
+        rep_peak = _peak_kib(report, work)
+        scrub_runs, scrub_peak = [], 0
+        for _ in range(repeat):
+            shutil.copy(snap, work / "scrubbed.toml")
+            scrub_runs.append(_timed([RUNSNAP, "scrub", "scrubbed.toml"], work)[:2])
+        shutil.copy(snap, work / "scrubbed.toml")
+        scrub_peak = _peak_kib([RUNSNAP, "scrub", "scrubbed.toml"], work)
+        scr = _median(scrub_runs)
+        worst = max(rep_peak, scrub_peak) * 1024 / size
+        rows.append(f"| {mb} | {size / 1e6:.1f} | {rep[0]:.2f} ({rep[1]:.2f}) | "
+                    f"{rep_peak / 1024:.1f} | {scr[0]:.2f} ({scr[1]:.2f}) | "
+                    f"{scrub_peak / 1024:.1f} | {worst:.1f}x |")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -217,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="another checkout of runsnap, relayed beside this one (before/after)")
     ap.add_argument("--sizes", type=int, nargs="+", default=None, metavar="MB",
                     help="relay sizes in MB (default 100 500; --quick 50)")
-    ap.add_argument("--only", action="append", choices=("relay", "loop", "diff", "ls"),
+    ap.add_argument("--only", action="append",
+                    choices=("relay", "loop", "diff", "ls", "hidden", "line"),
                     help="measure only this part (repeatable)")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="runsnap-growth-"))
@@ -225,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         sizes = args.sizes or ([100, 500] if not args.quick else [50])
         counts = [1000, 5000, 20000] if not args.quick else [1000, 4000]
         lengths = [1_000, 1_000_000, 50_000_000] if not args.quick else [1_000, 5_000_000]
+        hidden = [2_000, 20_000, 100_000] if not args.quick else [2_000, 8_000]
+        line_mb = [1, 10] if not args.quick else [1, 3]
         load = os.getloadavg()[0]
         out = ["## Growth (issue 24): relay, variables in diff, label length", "",
                f"- load average before: {load:.2f} (2 CPUs shared with other work)",
@@ -240,7 +324,11 @@ def main(argv: list[str] | None = None) -> int:
                  ("diff", "### diff: a normal snapshot against one with N variables (who-reads "
                   "cache warm)", lambda: diff_vars(work, counts, args.repeat)),
                  ("ls", "### ls: one snapshot with an N-character label",
-                  lambda: ls_label(work, lengths, args.repeat)))
+                  lambda: ls_label(work, lengths, args.repeat)),
+                 ("hidden", "### diff: text against JSON, N hidden (unread) differences",
+                  lambda: diff_hidden(work, hidden, args.repeat)),
+                 ("line", "### report and scrub: one output line of N MB",
+                  lambda: long_line(work, line_mb, args.repeat)))
         print("\n".join(out), flush=True)
         for key, title, part in parts:  # each table as soon as it is measured
             if args.only and key not in args.only:

@@ -106,6 +106,7 @@ def known_names() -> frozenset[str]:
     return _known()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def family_of(name: str) -> tuple[int, str] | None:
     """The score and reason of the first family rule that matches ``name``.
 

@@ -207,12 +207,12 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
                               and len(likely) == 1 else "Most likely causes")]
         for i, d in enumerate(likely, 1):
             lines += _detail(i, d, st, report.show_all)
-    rest = [d for d in shown if d not in likely]
-    counted_rest = [d for d in rest if not d.hidden]
+    detailed = {id(d) for d in likely}  # by identity: a record's == compares every field
+    counted_rest = [d for d in shown if id(d) not in detailed and not d.hidden]
     unread = [d for d in counted_rest if d.evidence_kind == "unread"]
     if len(unread) <= UNREAD_LISTED or report.show_all:
         unread = []
-    counted_rest = [d for d in counted_rest if d not in unread]
+    counted_rest = [d for d in counted_rest if not unread or d.evidence_kind != "unread"]
     if counted_rest:
         lines += ["", st.bold("Other differences" if likely else "Differences")]
         lines += _grouped(counted_rest, st)
@@ -226,7 +226,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         lines += _grouped(hidden, st)
     elif hidden:
         inert = [d for d in hidden if d.reason.startswith(UNCHANGED)]
-        noise = [d for d in hidden if d not in inert]
+        noise = [d for d in hidden if not d.reason.startswith(UNCHANGED)]
         lines.append("")
         for group, fmt in ((inert, "{n} difference{s} that " + UNCHANGED + ", hidden"),
                            (noise, "{n} noise difference{s} hidden")):

@@ -39,8 +39,5 @@ def consequence_line(report: Report) -> str:
 
 
 def dedupe_keys(diffs: Sequence[Difference]) -> list[str]:
-    out: list[str] = []
-    for d in diffs:
-        if d.key not in out:
-            out.append(d.key)
-    return out
+    """The differences' keys, each once, in order (linear: a dict keeps the order)."""
+    return list(dict.fromkeys(d.key for d in diffs))
