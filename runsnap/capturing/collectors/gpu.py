@@ -39,7 +39,7 @@ import re
 
 from runsnap.base import programs
 from runsnap.base.patterns import on_use
-from runsnap.capturing.collectors import nvdriver
+from runsnap.capturing.collectors import nvdriver, nvml
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,8 +86,9 @@ def _query(smi: str, fields: list[str], env: dict[str, str]) -> programs.Pending
 
 
 def start(ctx: CaptureContext) -> None:
-    """Start ``nvidia-smi`` (query, header, ``topo -m``) and ``amd-smi`` or ``rocm-smi``;
-    :func:`collect` reads their answers."""
+    """Start NVML's reading (:mod:`.nvml`, in a thread), ``nvidia-smi topo -m``, and
+    ``amd-smi`` or ``rocm-smi``; :func:`collect` reads their answers. nvidia-smi's query and
+    header are started only when NVML gives no facts (no library, a failed initialisation)."""
     path = ctx.env.get("PATH", os.environ.get("PATH", os.defpath))
     env = _env(ctx)
     started: dict[str, Any] = {}
@@ -95,10 +96,10 @@ def start(ctx: CaptureContext) -> None:
     if smi is None:
         started["absent"] = "nvidia-smi not found on PATH"
     else:
-        fields = [f for f, _ in BASE_FIELDS + EXTRA_FIELDS]
-        started.update(path=smi, fields=fields, query=_query(smi, fields, env),
-                       header=programs.start([smi], env=env),
+        started.update(path=smi, fields=[f for f, _ in BASE_FIELDS + EXTRA_FIELDS],
                        topo=programs.start([smi, "topo", "-m"], env=env))
+    started["nvml"] = nvml.start(ctx.env, None if smi is None else
+                                 lambda: _start_smi(started, env))
     amd = programs.which("amd-smi", path=path)  # ROCm 6 and later; rocm-smi before
     rocm = None if amd else programs.which("rocm-smi", path=path)
     if amd is not None:
@@ -109,6 +110,12 @@ def start(ctx: CaptureContext) -> None:
                                            "--showdriverversion", "--showmeminfo", "vram",
                                            "--json"], env=env)
     ctx.started["system.gpu"] = started
+
+
+def _start_smi(started: dict[str, Any], env: dict[str, str]) -> None:
+    """Start nvidia-smi's query and its default table (the header)."""
+    started.update(query=_query(started["path"], started["fields"], env),
+                   header=programs.start([started["path"]], env=env))
 
 
 def parse_header(text: str) -> dict[str, str]:
@@ -320,10 +327,23 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
         start(ctx)
         started = ctx.started.pop("system.gpu")
     errors: list[str] = []
-    if "absent" in started:
-        gpu = from_driver(started["absent"], errors)
+    reading = started["nvml"].result(_TIMEOUT)
+    errors.extend(reading.errors)
+    answered = not (reading.absent or reading.failed)  # by NVML, or else by nvidia-smi's query
+    if answered:
+        gpu = {"available": False, **({"nvidia_smi": started["path"]} if "path" in started
+                                      else {}), **nvml.facts(reading)}
+    elif "absent" in started:
+        gpu = from_driver(started["absent"] + (f"; {reading.failed}" if reading.failed else ""),
+                          errors)
+    elif "query" not in started:  # NVML hung: nvidia-smi, on the same library, would too
+        gpu = from_driver(reading.failed, errors)
     else:
-        gpu = _nvidia(started, _env(ctx), errors)
+        gpu, answered = _nvidia(started, _env(ctx), errors)
+    if "topo" in started:  # waited for in every case: no program is left unreaped
+        topo = started["topo"].wait(timeout=_TIMEOUT)
+        if answered:
+            _topology(topo, gpu, errors)
     for tool in ("amd-smi", "rocm-smi"):
         if tool not in started:
             continue
@@ -341,18 +361,21 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     return {"gpu": gpu, "errors": errors}
 
 
-def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> dict[str, Any]:
+def _nvidia(started: dict[str, Any], env: dict[str, str],
+            errors: list[str]) -> tuple[dict[str, Any], bool]:
+    """The facts from nvidia-smi's query and header, and whether the query answered (else they
+    are the driver's files')."""
     query, dropped = _finish_query(started, env, errors)
     header = started["header"].wait(timeout=_TIMEOUT)
-    topo = started["topo"].wait(timeout=_TIMEOUT)
     out: dict[str, Any] = {"available": False, "nvidia_smi": started["path"]}
     out.update(parse_header(header.text()) if header.ok else parse_header(""))
     if not query.ok:
-        return _fallback(out, _failure(query), errors)
+        return _fallback(out, _failure(query), errors), False
     try:
         devices = parse_query(query.text())
     except ValueError as exc:
-        return _fallback(out, f"nvidia-smi --query-gpu: output not understood: {exc}", errors)
+        return _fallback(out, f"nvidia-smi --query-gpu: output not understood: {exc}",
+                         errors), False
     for device in devices:
         driver = device.pop("driver_version", "")
         if not out["driver_version"]:
@@ -362,15 +385,19 @@ def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> 
         out["unsupported_fields"] = dropped
     if not devices:
         out["reason"] = "nvidia-smi listed no GPU"
+    return out, True
+
+
+def _topology(topo: programs.Result, out: dict[str, Any], errors: list[str]) -> None:
+    """``topology`` from ``nvidia-smi topo -m``'s answer ``topo``."""
     if topo.ok:
         topology = parse_topology(topo.text())
         if topology:
             out["topology"] = topology
-        elif devices:
+        elif out.get("devices"):
             errors.append("nvidia-smi topo -m: output not understood")
-    elif devices:
+    elif out.get("devices"):
         errors.append(topo.error_line())
-    return out
 
 
 def _failure(result: programs.Result) -> str:
