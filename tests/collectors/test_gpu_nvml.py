@@ -131,3 +131,13 @@ def test_the_library_is_looked_for_on_the_launch_s_library_path(tmp_path: Path) 
     env = {"LD_LIBRARY_PATH": f"{tmp_path}/empty::{lib}"}
     assert nvml.find_library(env) == f"{lib}/libnvidia-ml.so.1"
     assert nvml.find_library({}) == "libnvidia-ml.so.1"
+
+
+def test_runsnap_no_nvml_asks_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lib = stub(tmp_path, "h100", nvml_stub.facts_of(asset("nvidia-smi", "h100-r590")))
+    monkeypatch.setenv("RUNSNAP_NO_NVML", "1")
+    gpu, errors, _ = gpu_of(tmp_path, {"PATH": topo_only(tmp_path, "h100-r590"),
+                                       "LD_LIBRARY_PATH": lib})
+    said = gpu.get("nvidia_smi_error") or gpu["reason"]  # the driver's files, or none here
+    assert said.startswith("nvidia-smi failed (exit status 1)")  # the replay had no query
+    assert not any("memory_mib" in d for d in gpu.get("devices", []))  # NVML's were not read

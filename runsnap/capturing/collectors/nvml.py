@@ -92,6 +92,9 @@ class Reading:
 def read(library: str) -> Reading:
     """Load ``library`` and read every GPU's facts from it (never raises)."""
     out = Reading()
+    if not library:
+        out.absent = "RUNSNAP_NO_NVML is set"
+        return out
     import ctypes
 
     try:
@@ -307,7 +310,11 @@ class Job:
 
 def start(env: Mapping[str, str], otherwise: Callable[[], None] | None = None) -> Job:
     """Begin reading the GPUs' facts from the NVML that ``env``'s program would load;
-    ``otherwise`` as :class:`Job` says."""
+    ``otherwise`` as :class:`Job` says. ``RUNSNAP_NO_NVML`` set in runsnap's own environment
+    leaves NVML alone (nvidia-smi is asked, in a process of its own: a driver whose library
+    misbehaves then cannot take runsnap down with it)."""
+    if os.environ.get("RUNSNAP_NO_NVML", "").strip() not in ("", "0"):
+        return Job("", otherwise)
     return Job(find_library(env), otherwise)
 
 
