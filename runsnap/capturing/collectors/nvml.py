@@ -297,6 +297,10 @@ class Job:
                 reading.errors.append(f"starting nvidia-smi: {type(exc).__name__}: {exc}")
         self._reading = reading
 
+    def abandon(self) -> None:
+        """The answer is no longer wanted: nothing more is started for it."""
+        self._given_up = True
+
     def result(self, timeout: float) -> Reading:
         """The reading; one whose ``failed`` says so when NVML did not answer in ``timeout``."""
         self._thread.join(timeout)
