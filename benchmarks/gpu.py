@@ -260,6 +260,7 @@ def device_mode(args: argparse.Namespace, work: Path, raw: dict) -> list[str]:
                      "captured (nvidia-smi)": cases["nvidia-smi (RUNSNAP_NO_NVML=1)"]},
                     args.rounds, work)
     report_pre_child(lines, pre, first_use(env, work))
+    lines += raw_costs(env, raw)
     lines += gpu_launch(env, work, args, raw)
     return lines
 
@@ -286,7 +287,45 @@ def query_check(nvml_gpu: dict, env: dict[str, str], raw: dict) -> list[str]:
     return out
 
 
+def raw_costs(env: dict[str, str], raw: dict, n: int = 5) -> list[str]:
+    """What each source costs on its own: the nvidia-smi programs runsnap forked (wall ms,
+    median of ``n``) and NVML read in-process (the first read, then the median of the next)."""
+    sys.path.insert(0, str(ROOT))
+    from runsnap.capturing.collectors import nvml
+
+    programs = {"nvidia-smi --query-gpu=<15 fields>": ["nvidia-smi", f"--query-gpu={QUERY}",
+                                                        "--format=csv"],
+                "nvidia-smi (the header)": ["nvidia-smi"],
+                "nvidia-smi topo -m": ["nvidia-smi", "topo", "-m"]}
+    library = nvml.find_library(env)
+    reads = []
+    for _ in range(n + 1):
+        t0 = time.perf_counter()
+        reading = nvml.read(library)
+        reads.append((time.perf_counter() - t0) * 1000)
+    walls = {k: [timed(argv, env, ROOT) * 1000 for _ in range(n)] for k, argv in programs.items()}
+    raw["raw_costs"] = {"nvml_read_ms": reads, **walls}
+    lines = ["", f"Each source alone (wall ms, median of {n}):", "",
+             "| source | ms |", "| --- | ---: |",
+             *(f"| {k} | {med(v):.1f} |" for k, v in walls.items()),
+             f"| NVML in-process ({library}): first read | {reads[0]:.1f} |",
+             f"| NVML in-process: next reads | {med(reads[1:]):.1f} |"]
+    if reading.failed or reading.absent:
+        lines.append(f"\nNVML did not answer: {reading.failed or reading.absent}")
+    return lines
+
+
+def has_cuda_torch(env: dict[str, str]) -> str:
+    """"" when ``python`` has torch with a usable CUDA device, else why not."""
+    done = subprocess.run([PY, "-c", "import torch; assert torch.cuda.is_available(), 'no CUDA'"],
+                          env=env, capture_output=True, text=True, check=False)
+    return "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["?"])[-1]
+
+
 def gpu_launch(env: dict[str, str], work: Path, args: argparse.Namespace, raw: dict) -> list[str]:
+    why = has_cuda_torch(env)
+    if why:
+        return ["", f"GPU launch skipped: torch with CUDA is not usable here ({why})"]
     n = calibrate(env, work, args.seconds)
     child = [PY, "-c", TRAIN, str(n)]
     snap = work / "launch-gpu.toml"
@@ -294,14 +333,18 @@ def gpu_launch(env: dict[str, str], work: Path, args: argparse.Namespace, raw: d
     walls: dict[str, list[float]] = {k: [] for k in cases}
     for order in rounds(cases, args.launch_rounds):
         for name in order:
-            snap.unlink(missing_ok=True)
+            if name != "bare":
+                snap.unlink(missing_ok=True)  # the last one is read below
             walls[name].append(timed(cases[name], env, ROOT))
     raw["launch"] = {"matmuls": n, **walls}
+    runtime = tomllib.loads(snap.read_text()).get("runtime", {})
+    raw["launch"]["runtime_native"] = runtime.get("native")
     bare, cap = med(walls["bare"]), med(walls["captured (traced)"])
     return ["", f"A GPU launch ({n} matmuls of 4096x4096), {args.launch_rounds} interleaved rounds:",
             "", "| launch | wall s (median) | all rounds |", "| --- | ---: | --- |",
             *(f"| {k} | {med(v):.3f} | {', '.join(f'{x:.2f}' for x in v)} |" for k, v in walls.items()),
-            "", f"captured / bare: {cap / bare:.3f}x ({(cap - bare) * 1000:+.0f} ms)"]
+            "", f"captured / bare: {cap / bare:.3f}x ({(cap - bare) * 1000:+.0f} ms); the "
+            f"capture's [runtime] native: {runtime.get('native')!r}"]
 
 
 def main() -> None:

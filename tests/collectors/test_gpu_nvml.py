@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.capturing.collectors import nvml
+from runsnap.capturing.collectors import gpu, nvml
 from runsnap.capturing.collectors.gpu import parse_header, parse_query, parse_topology
 from tests.collectors import nvml_stub
 from tests.collectors.test_gpu import smi_path
-from tests.conftest import asset
+from tests.conftest import asset, run_runsnap
 
 pytestmark = pytest.mark.skipif(nvml_stub.compiler() is None, reason="no C compiler")
 
@@ -141,3 +141,32 @@ def test_runsnap_no_nvml_asks_nvidia_smi(tmp_path: Path, monkeypatch: pytest.Mon
     said = gpu.get("nvidia_smi_error") or gpu["reason"]  # the driver's files, or none here
     assert said.startswith("nvidia-smi failed (exit status 1)")  # the replay had no query
     assert not any("memory_mib" in d for d in gpu.get("devices", []))  # NVML's were not read
+
+
+def test_runsnap_capture_starts_nvml_before_its_imports_and_reads_it_last(
+        tmp_path: Path, hermetic_env: dict[str, str]) -> None:
+    """``runsnap capture`` (a real process) begins the GPU facts with git, before the rest of
+    runsnap is imported (gpu.prestart), and hands them to the capture."""
+    lib = stub(tmp_path, "h100", nvml_stub.facts_of(asset("nvidia-smi", "h100-r590")))
+    by_smi, _, _ = gpu_of(tmp_path, {"PATH": smi_path(tmp_path, "h100-r590")})
+    env = {**hermetic_env, "PATH": topo_only(tmp_path, "h100-r590"), "LD_LIBRARY_PATH": lib}
+    done = run_runsnap("capture", "-o", str(tmp_path / "s.toml"), cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    gpu = runsnap.load(tmp_path / "s.toml")["system"]["gpu"]
+    assert {k: v for k, v in gpu.items() if k != "nvidia_smi"} == {
+        k: v for k, v in by_smi.items() if k != "nvidia_smi"}
+
+
+def test_gpu_facts_begun_for_another_environment_are_not_taken_over(tmp_path: Path) -> None:
+    """A head start made for one environment (its library path, its nvidia-smi) is stopped
+    when the capture's environment differs, and the facts are read again for the capture's."""
+    lib = stub(tmp_path, "h100", nvml_stub.facts_of(asset("nvidia-smi", "h100-r590")))
+    early = gpu.prestart({"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": lib})
+    assert early is not None
+    snap = runsnap.capture([], env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path,
+                           started={"system.gpu": early})
+    assert "memory_mib" not in str(snap["system"]["gpu"])  # no library on this capture's path
+    again = gpu.prestart({"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": lib})
+    snap = runsnap.capture([], env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": lib},
+                           cwd=tmp_path, started={"system.gpu": again})
+    assert snap["system"]["gpu"]["devices"][0]["memory_mib"] == 81559
