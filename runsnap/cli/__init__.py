@@ -74,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         plan = git.prestart(os.environ, current_dir(), params["repos"], params["max_diff_bytes"])
         gpus = gpu.prestart(os.environ)
         params["started"] = {k: v for k, v in (("git", plan), ("system.gpu", gpus)) if v}
+        if params["command"] and not (params["no_trace"] or params["exec_"]):
+            from runsnap.tracing.native import prebuild
+
+            prebuild()  # the getenv interposer, built on first use while the collectors work
     from runsnap.cli.capture import run_capture  # not on the way of the other commands
 
     try:
