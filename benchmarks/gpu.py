@@ -238,18 +238,35 @@ def calibrate(env: dict[str, str], work: Path, seconds: float) -> int:
     return max(probe, int((seconds - t_small) / per))
 
 
+def without_nvidia_smi(path: str, folder: Path) -> str:
+    """``path`` with nvidia-smi's folder replaced by ``folder``, which links to everything in it
+    but nvidia-smi (it is /usr/bin on most machines: git, cc and the rest stay found)."""
+    found = shutil.which("nvidia-smi", path=path)
+    if found is None:
+        return path
+    where = os.path.dirname(found)
+    folder.mkdir()
+    for entry in os.listdir(where):
+        if entry != "nvidia-smi":
+            (folder / entry).symlink_to(os.path.join(where, entry))
+    real = os.path.realpath(where)  # /bin is /usr/bin on merged-/usr systems
+    return ":".join(str(folder) if p and os.path.realpath(p) == real else p
+                    for p in path.split(":"))
+
+
 def device_mode(args: argparse.Namespace, work: Path, raw: dict) -> list[str]:
     env = base_env()
-    smi_dir = os.path.dirname(shutil.which("nvidia-smi") or "/nonexistent/x")
-    hidden = ":".join(p for p in env.get("PATH", "").split(":") if p and p != smi_dir)
-    cases = {"NVML": env, "nvidia-smi (RUNSNAP_NO_NVML=1)": {**env, "RUNSNAP_NO_NVML": "1"},
+    hidden = without_nvidia_smi(env.get("PATH", ""), work / "path-without-nvidia-smi")
+    cases = {"NVML": env, "NVML, no nvidia-smi (no topo -m)": {**env, "PATH": hidden},
+             "nvidia-smi (RUNSNAP_NO_NVML=1)": {**env, "RUNSNAP_NO_NVML": "1"},
              "neither (driver files)": {**env, "RUNSNAP_NO_NVML": "1", "PATH": hidden}}
     costs = capture_cost(cases, args.rounds, work)
     raw["costs"] = {k: {"wall_ms": v["wall"], "gpu_ms": v["gpu"]} for k, v in costs.items()}
     nvml_gpu, smi_gpu = costs["NVML"]["last"], costs["nvidia-smi (RUNSNAP_NO_NVML=1)"]["last"]
     raw["gpu"] = {"nvml": nvml_gpu, "nvidia_smi": smi_gpu}
     lines = [f"Real GPU, {args.rounds} rounds:", ""]
-    report_costs(lines, costs, "NVML", ["nvidia-smi (RUNSNAP_NO_NVML=1)", "neither (driver files)"])
+    report_costs(lines, costs, "NVML", ["NVML, no nvidia-smi (no topo -m)",
+                                        "nvidia-smi (RUNSNAP_NO_NVML=1)", "neither (driver files)"])
     lines += ["", f"[system.gpu] NVML == nvidia-smi path: {nvml_gpu == smi_gpu}"]
     if nvml_gpu != smi_gpu:
         keys = sorted(set(nvml_gpu) | set(smi_gpu))
