@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import os
 
+from runsnap.base.records import Record, field
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -74,19 +76,24 @@ def find_library(env: Mapping[str, str]) -> str:
     return LIBRARY
 
 
-class Reading:
-    """What NVML answered: the facts, or why there are none (``absent``: no library;
-    ``failed``: the library is there but could not be initialised)."""
+class Reading(Record):
+    """What NVML answered: the facts, or why there are none."""
 
-    __slots__ = ("absent", "driver_version", "cuda_version", "devices", "unsupported", "errors",
-                 "failed")
-
-    def __init__(self) -> None:
-        self.absent = self.failed = ""
-        self.driver_version = self.cuda_version = ""
-        self.devices: list[dict[str, Any]] = []
-        self.unsupported: list[str] = []
-        self.errors: list[str] = []
+    absent: str = ""
+    """Why no library could be loaded ("" when one was)."""
+    failed: str = ""
+    """Why the library gave no facts: its initialisation failed, it listed no GPU, it did not
+    answer in time ("" when it did)."""
+    driver_version: str = ""
+    """``nvmlSystemGetDriverVersion``."""
+    cuda_version: str = ""
+    """``nvmlSystemGetCudaDriverVersion`` as nvidia-smi prints it (``13.0``)."""
+    devices: list[dict[str, Any]] = field(default_factory=list)
+    """Each GPU's facts, keyed and ordered as the nvidia-smi path keys them."""
+    unsupported: list[str] = field(default_factory=list)
+    """The nvidia-smi fields whose NVML function this library lacks."""
+    errors: list[str] = field(default_factory=list)
+    """What went wrong beside the facts (a GPU without a handle)."""
 
 
 def read(library: str) -> Reading:
@@ -306,9 +313,7 @@ class Job:
         self._thread.join(timeout)
         if self._reading is None:
             self._given_up = True
-            late = Reading()
-            late.failed = f"NVML did not answer within {timeout:g} s"
-            return late
+            return Reading(failed=f"NVML did not answer within {timeout:g} s")
         return self._reading
 
 
