@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import tomllib
@@ -147,14 +148,17 @@ def pre_child(cases: dict[str, dict[str, str]], n: int, work: Path) -> dict[str,
     return got
 
 
-def first_use(env: dict[str, str], work: Path) -> tuple[float, float]:
-    """Child start of a capture with an empty cache folder (the interposer built), then warm."""
+def first_use(env: dict[str, str], work: Path) -> tuple[float, float, float]:
+    """Child start of a capture with an empty cache folder (the interposer built, runsnap's
+    other caches cold), the same with ``RUNSNAP_NO_NATIVE=1`` (cold, nothing built), then warm."""
     cache = work / "fresh-cache"
     shutil.rmtree(cache, ignore_errors=True)
     fresh = {**env, "RUNSNAP_CACHE_DIR": str(cache)}
     cold, _ = child_start(fresh, work, captured=True)
     warm, _ = child_start(fresh, work, captured=True)
-    return cold, warm
+    shutil.rmtree(cache, ignore_errors=True)
+    no_native, _ = child_start({**fresh, "RUNSNAP_NO_NATIVE": "1"}, work, captured=True)
+    return cold, no_native, warm
 
 
 def collect_table(collects: list[dict]) -> list[tuple[str, float]]:
@@ -175,7 +179,8 @@ def report_costs(lines: list[str], costs: dict[str, dict], subject: str, peers: 
                      f"of wall time against {peers[-1]}")
 
 
-def report_pre_child(lines: list[str], pre: dict[str, dict], cold_warm: tuple[float, float] | None) -> None:
+def report_pre_child(lines: list[str], pre: dict[str, dict],
+                     cold_warm: tuple[float, float, float] | None) -> None:
     lines += ["", "| launch | child started after (ms, median) | - bare |", "| --- | ---: | ---: |"]
     bare = med(pre["bare"]["start"])
     for name, c in pre.items():
@@ -188,7 +193,8 @@ def report_pre_child(lines: list[str], pre: dict[str, dict], cold_warm: tuple[fl
                      + ", ".join(f"{k} {v:.1f}" for k, v in top))
     if cold_warm:
         lines.append(f"\nFirst use (empty cache: the interposer built): child started after "
-                     f"{cold_warm[0]:.0f} ms; the next capture {cold_warm[1]:.0f} ms.")
+                     f"{cold_warm[0]:.0f} ms; empty cache with RUNSNAP_NO_NATIVE=1 (nothing "
+                     f"built) {cold_warm[1]:.0f} ms; the next capture {cold_warm[2]:.0f} ms.")
 
 
 def replayed(folder: Path, recording: Path) -> str:
@@ -254,32 +260,48 @@ def without_nvidia_smi(path: str, folder: Path) -> str:
                     for p in path.split(":"))
 
 
-def device_mode(args: argparse.Namespace, work: Path, raw: dict) -> list[str]:
+def device_mode(args: argparse.Namespace, work: Path, raw: dict, lines: list[str],
+                flush: Callable[[], None]) -> None:
+    """The device run, section by section: one that fails is reported and the next runs, and
+    the report is written after each (a run cut short keeps what it measured)."""
     env = base_env()
     hidden = without_nvidia_smi(env.get("PATH", ""), work / "path-without-nvidia-smi")
     cases = {"NVML": env, "NVML, no nvidia-smi (no topo -m)": {**env, "PATH": hidden},
              "nvidia-smi (RUNSNAP_NO_NVML=1)": {**env, "RUNSNAP_NO_NVML": "1"},
              "neither (driver files)": {**env, "RUNSNAP_NO_NVML": "1", "PATH": hidden}}
-    costs = capture_cost(cases, args.rounds, work)
-    raw["costs"] = {k: {"wall_ms": v["wall"], "gpu_ms": v["gpu"]} for k, v in costs.items()}
-    nvml_gpu, smi_gpu = costs["NVML"]["last"], costs["nvidia-smi (RUNSNAP_NO_NVML=1)"]["last"]
-    raw["gpu"] = {"nvml": nvml_gpu, "nvidia_smi": smi_gpu}
-    lines = [f"Real GPU, {args.rounds} rounds:", ""]
-    report_costs(lines, costs, "NVML", ["NVML, no nvidia-smi (no topo -m)",
-                                        "nvidia-smi (RUNSNAP_NO_NVML=1)", "neither (driver files)"])
-    lines += ["", f"[system.gpu] NVML == nvidia-smi path: {nvml_gpu == smi_gpu}"]
-    if nvml_gpu != smi_gpu:
-        keys = sorted(set(nvml_gpu) | set(smi_gpu))
-        lines += [f"  {k}: NVML {nvml_gpu.get(k)!r} / nvidia-smi {smi_gpu.get(k)!r}" for k in keys
-                  if nvml_gpu.get(k) != smi_gpu.get(k)]
-    lines += query_check(nvml_gpu, env, raw)
-    pre = pre_child({"bare": env, "captured (NVML)": env,
-                     "captured (nvidia-smi)": cases["nvidia-smi (RUNSNAP_NO_NVML=1)"]},
-                    args.rounds, work)
-    report_pre_child(lines, pre, first_use(env, work))
-    lines += raw_costs(env, raw)
-    lines += gpu_launch(env, work, args, raw)
-    return lines
+    load = os.getloadavg()[0]
+    lines += [f"Real GPU: {os.cpu_count()} CPUs, load average {load:.2f} at the start; "
+              f"{args.rounds} rounds.", ""]
+
+    def facts() -> None:
+        costs = capture_cost(cases, args.rounds, work)
+        raw["costs"] = {k: {"wall_ms": v["wall"], "gpu_ms": v["gpu"]} for k, v in costs.items()}
+        nvml_gpu, smi_gpu = costs["NVML"]["last"], costs["nvidia-smi (RUNSNAP_NO_NVML=1)"]["last"]
+        raw["gpu"] = {"nvml": nvml_gpu, "nvidia_smi": smi_gpu}
+        report_costs(lines, costs, "NVML", ["NVML, no nvidia-smi (no topo -m)",
+                                            "nvidia-smi (RUNSNAP_NO_NVML=1)",
+                                            "neither (driver files)"])
+        lines.extend(["", f"[system.gpu] NVML == nvidia-smi path: {nvml_gpu == smi_gpu}"])
+        if nvml_gpu != smi_gpu:
+            keys = sorted(set(nvml_gpu) | set(smi_gpu))
+            lines.extend(f"  {k}: NVML {nvml_gpu.get(k)!r} / nvidia-smi {smi_gpu.get(k)!r}"
+                         for k in keys if nvml_gpu.get(k) != smi_gpu.get(k))
+        lines.extend(query_check(nvml_gpu, env, raw))
+
+    def before_child() -> None:
+        pre = pre_child({"bare": env, "captured (NVML)": env,
+                         "captured (nvidia-smi)": cases["nvidia-smi (RUNSNAP_NO_NVML=1)"]},
+                        args.rounds, work)
+        raw["pre_child"] = {k: v["start"] for k, v in pre.items()}
+        report_pre_child(lines, pre, first_use(env, work))
+
+    for section in (facts, before_child, lambda: lines.extend(raw_costs(env, raw)),
+                    lambda: lines.extend(gpu_launch(env, work, args, raw))):
+        try:
+            section()
+        except (Exception, SystemExit) as exc:  # noqa: BLE001  # reported; the next one runs
+            lines.extend(["", f"A section failed: {type(exc).__name__}: {exc}"])
+        flush()
 
 
 def query_check(nvml_gpu: dict, env: dict[str, str], raw: dict) -> list[str]:
@@ -375,15 +397,22 @@ def main() -> None:
     parser.add_argument("--json", help="the raw figures (device mode)")
     args = parser.parse_args()
     raw: dict = {}
+    lines: list[str] = []
+
+    def flush() -> None:
+        if args.out:
+            Path(args.out).write_text("\n".join(lines) + "\n")
+        if args.json:
+            Path(args.json).write_text(json.dumps(raw, indent=1, default=str))
+
     with tempfile.TemporaryDirectory(prefix="runsnap-gpu-bench-") as tmp:
         work = Path(tmp)
-        lines = device_mode(args, work, raw) if args.device else stub_mode(args, work)
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if args.out:
-        Path(args.out).write_text(text)
-    if args.json:
-        Path(args.json).write_text(json.dumps(raw, indent=1, default=str))
+        if args.device:
+            device_mode(args, work, raw, lines, flush)
+        else:
+            lines.extend(stub_mode(args, work))
+            flush()
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
