@@ -1,4 +1,10 @@
-"""``[system.gpu]``: NVIDIA GPUs from ``nvidia-smi`` and their topology; AMD GPUs from ``amd-smi``.
+"""``[system.gpu]``: NVIDIA GPUs from NVML or ``nvidia-smi`` and their topology; AMD GPUs from
+``amd-smi`` (:mod:`.amdsmi`).
+
+The devices, the driver and the CUDA version come from NVML, the driver's library, read in a
+thread (:mod:`.nvml`: the same values ``nvidia-smi --query-gpu`` and its header print, without a
+process each); nvidia-smi's query and header are asked only when NVML gives no facts (no
+library, a failed initialisation, ``RUNSNAP_NO_NVML``). Both paths give the same section.
 
 No GPU, no driver, no ``nvidia-smi``: a recorded fact (``available = false`` and why), never an
 error of the capture. Per device: index, name, UUID, memory, PCI bus id, and, where the driver
@@ -17,7 +23,7 @@ refuse the whole query; it is asked again without that field, and the field is n
 of newer drivers and the NIC names in the header of older ones both work, as do tables without
 the ``NUMA Affinity`` or ``GPU NUMA ID`` columns.
 
-Without ``nvidia-smi``, or when its query fails (no NVML, a driver/library version mismatch),
+Without NVML and ``nvidia-smi``, or when its query fails (a driver/library version mismatch),
 the facts come from the kernel driver's own files (:mod:`runsnap.capturing.collectors.nvdriver`):
 ``source = "/proc/driver/nvidia"``, the driver version, each GPU the driver lists and whether
 this process has its device node (``count`` counts only those), ``nvidia_smi_error`` saying why
@@ -28,7 +34,8 @@ Every parser here is tested against output recorded on real machines (``fixtures
 ``fixtures/amd-smi``, ``fixtures/rocm-smi``, ``fixtures/proc-nvidia``; each source is named in the
 README beside them).
 
-All programs start together (:func:`start`), before the other collectors, and each has a timeout.
+Everything starts together (:func:`start`; :func:`prestart` before runsnap's imports in
+``runsnap capture``), before the other collectors, and is read after them; each has a timeout.
 """
 
 from __future__ import annotations
