@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from runsnap.base.terminal import clean, wrap
 from runsnap.base.terminal import fit as cut
+from runsnap.render.style import no_autolinks
 from runsnap.views.bugreport import Block, Part, ReportDoc, para
 
 __all__ = ["FORMATS", "GITHUB_LIMIT", "MIN_CHARS", "render", "fit"]
@@ -29,12 +30,18 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 
 
 def md_escape(text: str) -> str:
-    """Plain text for Markdown: its special characters escaped, control characters shown.
+    """Plain text for Markdown: its special characters escaped, control characters shown, and
+    what GitHub would link, mention or reference in a code span
+    (:func:`~runsnap.render.style.no_autolinks`).
 
     >>> md_escape("a_b <x> | *y*")
     'a\\\\_b \\\\<x\\\\> \\\\| \\\\*y\\\\*'
     """
-    return _MD_SPECIAL.sub(r"\\\1", clean(text)).replace("\n", " ")
+    return no_autolinks(clean(text).replace("\n", " "), _escaped)
+
+
+def _escaped(text: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def md_code_span(text: str) -> str:

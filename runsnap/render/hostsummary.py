@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from runsnap.render.style import no_autolinks
 from runsnap.views.hostsummary import Groups
 
 __all__ = ["fenced", "render_markdown", "render_text"]
@@ -32,14 +33,19 @@ def render_text(groups: Groups, indent: str = "  ") -> list[str]:
 
 
 def _md(text: str) -> str:
-    """Text for a Markdown table cell: pipes, backslashes, HTML and emphasis escaped.
+    """Text for a Markdown table cell: pipes, backslashes, HTML and emphasis escaped, what
+    GitHub would link or mention in a code span (:func:`~runsnap.render.style.no_autolinks`).
 
     >>> _md("a|b <x> *y*")
     'a\\\\|b &lt;x&gt; \\\\*y\\\\*'
     """
-    text = _clean(text).replace("\\", "\\\\").replace("|", "\\|")
+    return no_autolinks(_clean(text), _escaped)
+
+
+def _escaped(text: str) -> str:
+    text = text.replace("\\", "\\\\").replace("|", "\\|")
     text = text.replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"([*_`\[\]#])", r"\\\1", text)
+    return re.sub(r"([*_`\[\]#!])", r"\\\1", text)
 
 
 def fenced(text: str) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Any
 from runsnap.base.terminal import clean, fit, neutralise_data, neutralise_json, wrap
 from runsnap.errors import UsageError
 from runsnap.render.hostsummary import render_markdown, render_text
-from runsnap.render.style import fence
+from runsnap.render.style import fence, md_text
 from runsnap.snapshot import Snapshot, encode, ordered_sections
 from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.snapshot.writer import table_chunks
@@ -371,7 +371,7 @@ def _markdown(snap: Snapshot, limit: int = MD_LIMIT) -> str:
     summary = render_summary(snap, with_environment=False).splitlines()
     title = summary[0] if summary else "runsnap snapshot"
     body = summary[1:]
-    lines = [f"### {title}", "", *fence(body), ""]
+    lines = [f"### {md_text(title)}", "", *fence(body), ""]
     # the facts maintainers ask for, as tables in collect_env's order
     lines.append(render_markdown(facts(snap).environment, "Environment (as "
                                  "torch.utils.collect_env reports it)", level=4).rstrip("\n"))

@@ -3,12 +3,14 @@ fences that keep a snapshot's text inert."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from runsnap.base.terminal import clean
 from runsnap.diffing.result import short
 
-__all__ = ["LIKELY", "Style", "cell", "fence", "md_text"]
+__all__ = ["LIKELY", "Style", "cell", "code_span", "fence", "md_text", "no_autolinks"]
 
 #: Differences scoring at least this are "most likely causes".
 LIKELY = 60
@@ -89,9 +91,74 @@ def cell(value: Any, limit: int = 60) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+#: What GitHub turns into a link, a notification or a reference in an issue's text, outside
+#: code (its autolink, mention and reference filters run on the rendered text, so a backslash
+#: does not stop them): URLs and ``www.`` hosts, e-mail addresses, ``@user`` and
+#: ``@org/team``, ``#123``, ``owner/repo#123``, ``GH-123``, and commit hashes (7 to 40 hex
+#: digits, alone or after ``@``).
+_AUTOLINKED = re.compile(
+    r"(?i:[a-z][a-z0-9+.-]{0,30}://|www\.)[^\s<>`]*"
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|(?<![\w`])@[A-Za-z0-9][\w-]*(?:/[\w.-]+)?"
+    r"|(?:[\w.-]+/[\w.-]+)?#\d+"
+    r"|(?i:\bGH-\d+)"
+    r"|(?<![\w./-])[0-9a-fA-F]{7,40}(?![\w./-])")
+#: A code span in text runsnap wrote itself (``runsnap bisect``): already inert, kept.
+_CODE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
+#: What makes HTML, a link or an image in Markdown text, or ends a table cell.
+_MD_ACTIVE = re.compile(r"([\\`<>\[\]!|])")
+
+
+def code_span(text: str) -> str:
+    """``text`` as an inline code span, on one line, pipes escaped for tables (GitHub reads
+    ``\\|`` inside a table's code span as a pipe); backticks in it get a longer fence.
+
+    >>> code_span("@octocat"), code_span("a`b")
+    ('`@octocat`', '``a`b``')
+    """
+    t = text.replace("\n", " ").replace("|", "\\|")
+    ticks = max((len(m) for m in re.findall(r"`+", t)), default=0)
+    pad = " " if t.startswith("`") or t.endswith("`") else ""
+    return f"{'`' * (ticks + 1)}{pad}{t}{pad}{'`' * (ticks + 1)}"
+
+
+def no_autolinks(text: str, escape: Callable[[str], str]) -> str:
+    """``text`` for Markdown that GitHub renders with nothing active in it: ``escape`` applied
+    to the plain parts, and whatever GitHub would link, mention or reference
+    (:data:`_AUTOLINKED`) put in a code span, where none of its filters look.
+
+    >>> no_autolinks("ask @octocat about #123 and GH-45", str)
+    'ask `@octocat` about `#123` and `GH-45`'
+    """
+    out, pos = [], 0
+    for m in _AUTOLINKED.finditer(text):
+        out += [escape(text[pos:m.start()]), code_span(m.group())]
+        pos = m.end()
+    out.append(escape(text[pos:]))
+    return "".join(out)
+
+
 def md_text(text: str) -> str:
-    """Text for a Markdown table cell or heading: pipes escaped, on one line."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for Markdown (a table cell, a heading, a list item), on one line, that can make no
+    HTML, link, image, mention or reference: backslashes, backticks, angle and square
+    brackets, ``!`` and pipes escaped, GitHub's autolinked words in code spans
+    (:func:`no_autolinks`), control characters shown. Code spans already in the text (runsnap's
+    own: ``runsnap bisect``) are kept as they are.
+
+    >>> md_text("<img src=x> @octocat | `runsnap bisect`")
+    '\\\\<img src=x\\\\> `@octocat` \\\\| `runsnap bisect`'
+    """
+    text = clean(text).replace("\n", " ")
+    out, pos = [], 0
+    for m in _CODE.finditer(text):
+        out += [no_autolinks(text[pos:m.start()], _escape_active), m.group().replace("|", "\\|")]
+        pos = m.end()
+    out.append(no_autolinks(text[pos:], _escape_active))
+    return "".join(out)
+
+
+def _escape_active(text: str) -> str:
+    return _MD_ACTIVE.sub(r"\\\1", text)
 
 
 def fence(lines: Sequence[str]) -> list[str]:
