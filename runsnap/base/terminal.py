@@ -35,19 +35,28 @@ if TYPE_CHECKING:
     _T = TypeVar("_T")
 
 __all__ = ["clean", "fit", "neutralise", "neutralise_data", "neutralise_json", "say",
-           "visible_len", "width", "wrap"]
+           "utf8_text", "visible_len", "width", "wrap"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _SHORT = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+#: Lone surrogates: what an undecodable byte N becomes in a ``surrogateescape`` string
+#: (U+DC00 + N), shown as the byte (``\\xff``, as a snapshot's text spells it), and any other
+#: surrogate by its code point. Neither can be written as UTF-8.
+_SURROGATES: dict[int, str] = {
+    **{c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)},
+    **{c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)},
+}
 _TABLE: dict[int, str] = {
     **{c: _SHORT.get(c, f"\\x{c:02x}") for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))},
     **{c: f"\\u{c:04x}" for c in _BIDI},
+    **_SURROGATES,
 }
 _TABLE_LINES = {**_TABLE, 0x09: "    "}
 del _TABLE_LINES[0x0A]
 # For JSON text: the same characters as JSON escapes (the data is unchanged, only spelled safely).
-_JSON_TABLE: dict[int, str] = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI)}
+_JSON_TABLE: dict[int, str] = {c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI,
+                                                           *range(0xD800, 0xE000))}
 
 
 def width(stream: object = None) -> int:
@@ -102,9 +111,25 @@ def clean(text: str) -> str:
     return text.translate(_TABLE_LINES)
 
 
+def utf8_text(text: str) -> str:
+    """``text`` that can be written as UTF-8: lone surrogates (bytes a snapshot held that were
+    not UTF-8, decoded with ``surrogateescape``) written as escapes instead, ``\\xff`` for
+    byte 0xff. Every command's output passes here last (:func:`runsnap.cli.boundary.finish`).
+
+    >>> utf8_text("a\\udcffb"), utf8_text("plain")
+    ('a\\\\xffb', 'plain')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.translate(_SURROGATES)
+    return text
+
+
 def neutralise_json(text: str) -> str:
-    """JSON text (control characters below 0x20 already escaped by :mod:`json`) with DEL, C1
-    and bidirectional controls written as ``\\uXXXX``: the same data, safe on a terminal."""
+    """JSON text (control characters below 0x20 already escaped by :mod:`json`) with DEL, C1,
+    bidirectional controls and lone surrogates written as ``\\uXXXX``: the same data, safe on
+    a terminal and valid UTF-8."""
     return text if text.isascii() else text.translate(_JSON_TABLE)
 
 

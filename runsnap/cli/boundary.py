@@ -13,7 +13,7 @@ import functools
 import os
 import sys
 
-from runsnap.base.terminal import clean, say  # a message may quote a stranger's snapshot
+from runsnap.base.terminal import clean, say, utf8_text  # a message may quote a stranger's snapshot
 from runsnap.errors import FAILED, INTERNAL, INTERRUPTED, RunsnapError, UsageError, describe
 
 TYPE_CHECKING = False
@@ -39,15 +39,16 @@ def _write(text: str, color: bool) -> None:
 def finish(result: Result, out: Callable[[str, bool], None] = _write) -> int:
     """Write ``result``'s text (to its ``output`` file, atomically, or through ``out(text,
     color)``) and its notes on stderr; its exit status."""
+    text = utf8_text(result.text)  # bytes a snapshot held that were not UTF-8: escaped
     if result.output:
         from runsnap.base.atomic import atomic_write  # only with -o
 
         try:
-            atomic_write(result.output, result.text.encode("utf-8"))
+            atomic_write(result.output, text.encode("utf-8"))
         except OSError as exc:
             raise UsageError(f"cannot write {result.output}: {exc.strerror or exc}") from None
-    elif result.text:
-        out(result.text, result.color)
+    elif text:
+        out(text, result.color)
     if result.notes:
         sys.stderr.write("".join(f"{line}\n" for line in result.notes))
         sys.stderr.flush()

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from runsnap.base.terminal import clean, wrap
+from runsnap.base.terminal import clean, neutralise_json, wrap
 from runsnap.base.terminal import fit as cut
 from runsnap.render.style import no_autolinks
 from runsnap.views.bugreport import Block, Part, ReportDoc, para
@@ -232,11 +232,11 @@ def render(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
     """The report as text in ``fmt`` (one of :data:`FORMATS`). JSON is never trimmed.
     ``width``: a terminal's, for ``text`` (:func:`fit_width`)."""
     if fmt == "json":
-        return json.dumps({
+        return neutralise_json(json.dumps({
             "format": "runsnap-report/1", "title": doc.title, "snapshots": list(doc.paths),
             "scrubbed": doc.scrubbed, "attach": list(attach),
             "parts": [{"key": p.key, "title": p.title, "priority": p.priority,
                        "blocks": [b.to_dict() for b in p.blocks]} for p in doc.parts],
-        }, indent=2, ensure_ascii=False) + "\n"
+        }, indent=2, ensure_ascii=False) + "\n")
     text = fit(doc, fmt, limit, attach)[0]
     return fit_width(text, width) if fmt == "text" else text

@@ -7,7 +7,7 @@ import os
 import shlex
 from collections.abc import Sequence
 
-from runsnap.base.terminal import clean, fit
+from runsnap.base.terminal import clean, fit, neutralise_json
 from runsnap.snapshot.store import Entry
 
 __all__ = ["render_listing"]
@@ -31,7 +31,8 @@ COMMAND_CHARS = 500
 def render_listing(entries: Sequence[Entry], fmt: str = "text", width: int = 0) -> str:
     """``ls`` output: ``text`` (a table, each line cut to ``width`` when given) or ``json``."""
     if fmt == "json":
-        return json.dumps([e.to_dict() for e in entries], indent=2, ensure_ascii=False) + "\n"
+        return neutralise_json(
+            json.dumps([e.to_dict() for e in entries], indent=2, ensure_ascii=False) + "\n")
 
     if not entries:
         return "no snapshots\n"

@@ -100,21 +100,23 @@ class Candidate(Record):
         """``(top, git_dir, bare, shallow)`` once git answered; None when the directory is in
         no repository or git failed (:meth:`problem` says which)."""
         res = self.discovery.wait()
-        lines = res.text().splitlines()
+        parsed = _discovered(res.text())
         # A bare repository has no work tree, so --show-toplevel (the last question) fails
         # after the others were answered: judge by what was printed, not only by the status.
-        bare = bool(lines) and lines[0] == "true"
-        if len(lines) < 3 or not (bare or (res.ok and len(lines) >= 4)):
+        if parsed is None:
             return None
-        return (lines[1] if bare else lines[-1]), lines[1], bare, lines[2] == "true"
+        bare, git_dir, shallow, _tags, top = parsed
+        if not (bare or (res.ok and top)):
+            return None
+        return (git_dir if bare else top), git_dir, bare, shallow
 
     def has_tags(self) -> bool:
         """Whether the repository has a tag (``--tags`` lists one object name a line between
         the shallow flag and the top): without one, ``describe --tags`` has nothing to say,
         and is not run."""
-        found = self.answer()
-        lines = self.discovery.wait().text().splitlines()
-        return found is not None and len(lines) > (3 if found[2] else 4)
+        parsed = _discovered(self.discovery.wait().text())
+        return self.answer() is not None and parsed is not None and parsed[3] > 0
+
 
     def problem(self) -> str | None:
         """Why :meth:`answer` is None: None when the directory is simply in no repository."""
@@ -130,6 +132,26 @@ class Candidate(Record):
             cancel(self.state)
             self.state = None
 
+
+def _discovered(text: str) -> tuple[bool, str, bool, int, str] | None:
+    """``(bare, git_dir, shallow, tags, top)`` from :data:`DISCOVER`'s answer, one line each,
+    paths whole even when they hold a newline (git prints them as they are): the git folder
+    runs up to the shallow flag, the tags are object names (hex), and the top is the absolute
+    path after them. None when git said too little.
+
+    >>> _discovered("false\\n/r/a\\nb/.git\\nfalse\\n/r/a\\nb\\n")
+    (False, '/r/a\\nb/.git', False, 0, '/r/a\\nb')
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    flag = next((i for i in range(2, len(lines)) if lines[i] in ("true", "false")), None)
+    if flag is None:
+        return None
+    rest = lines[flag + 1:]
+    at = next((j for j, line in enumerate(rest) if line.startswith("/")), len(rest))
+    return (lines[0] == "true", "\n".join(lines[1:flag]), lines[flag] == "true", at,
+            "\n".join(rest[at:]))
 
 #: What git is asked about every candidate directory, in one call (``--tags``: whether
 #: ``describe`` is worth a process of its own; see :meth:`Candidate.has_tags`).
