@@ -61,6 +61,10 @@ _SCHEME = on_use(r"(?i)(?:bearer|basic|token|digest|bot|negotiate|apikey)[ \t]+"
 _LONG = on_use(r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z][A-Za-z0-9_]{0,60})=(?P<val>[^;\s\"']+)")
 _CODE_VALUE = on_use(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|None|True|False|null|nil|"
                      r"true|false|undefined)$|^[$%{]")
+#: What follows a name in code without being its value: an operator or punctuation alone
+#: (``-DEFAULT_TOKEN = None``, a removed line of a diff, reads as the option ``-DEFAULT_TOKEN``
+#: with the value ``=``). No secret is made of these characters only.
+_OPERATOR = on_use(r"^[^\w\s]{1,4}$")
 _LONG_VALUE_KEYS = ("SIGNATURE", "CONNECTION", "CONN_STR", "SAS")
 #: A text holding none of those words (in any case) has no long value to look at.
 _LONG_WORDS = tuple(k.lower() for k in _LONG_VALUE_KEYS)
@@ -357,7 +361,7 @@ class TextRedactor:
             quote, bare = bare[0], bare[1:-1]
         if not bare or bare.startswith(PREFIX):
             return m.group(0)
-        if not scheme and not quote and _CODE_VALUE.search(bare):
+        if not scheme and not quote and (_CODE_VALUE.search(bare) or _OPERATOR.match(bare)):
             return m.group(0)  # code that names a secret (api_key = args.api_key), not one
         if "://" in bare and not scheme:
             return m.group(0)  # a URL: the URL rule took its credentials, keeping the host
@@ -371,7 +375,8 @@ class TextRedactor:
         if val.startswith(("--", PREFIX)) or "<redacted:" in val:
             return m.group(0)
         bare = val[1:-1] if val[:1] in "\"'" and val[-1:] == val[:1] and len(val) >= 2 else val
-        if not bare or not self.is_secret(key, bare) or _CODE_VALUE.search(bare):
+        if not bare or not self.is_secret(key, bare) or _CODE_VALUE.search(bare) \
+                or _OPERATOR.match(bare):
             return m.group(0)
         return m.group(0)[: m.start("val") - m.start()] + val.replace(bare, self.fingerprint(bare))
 
@@ -451,8 +456,8 @@ def _compile_rules() -> None:
     """Compile what searching a text needs (:meth:`TextRedactor._scrub`): the token rules and
     the forms compiled at their first use (:func:`runsnap.base.patterns.on_use`)."""
     rules.token_spans("")
-    for rx in (_PEM, _URL, _HOST, _QUERY, _ASSIGN, _OPTION, _SCHEME, _LONG, _CODE_VALUE, _WORD,
-               _PEM_BEGIN, _URL_VALUE):
+    for rx in (_PEM, _URL, _HOST, _QUERY, _ASSIGN, _OPTION, _SCHEME, _LONG, _CODE_VALUE, _OPERATOR,
+               _WORD, _PEM_BEGIN, _URL_VALUE):
         rx.search("")
 
 

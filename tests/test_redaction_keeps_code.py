@@ -1,0 +1,39 @@
+"""Redaction never rewrites text that holds no secret (issue 37, class 7): a removed line of a
+code diff, ``-DEFAULT_TOKEN = None``, read as the option ``-DEFAULT_TOKEN`` with the value
+``=``, was stored as ``-DEFAULT_TOKEN <redacted:...> None``. Tested on a real repository's diff
+and output, beside a real secret in the same diff that must still be hidden."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from runsnap.snapshot import load
+from tests.conftest import make_repo, run_runsnap
+
+#: Lines of code that name a secret and hold none (operators, empty values, code values).
+CODE = (
+    "DEFAULT_TOKEN = None",
+    "API_KEY: str = ''",
+    "PASSWORD := -1",
+    "SECRET_KEY -> None",
+    "AUTH_TOKEN == other",
+    "--token = ${TOKEN}",
+)
+
+
+def test_code_that_holds_no_secret_is_kept_and_a_secret_beside_it_is_not(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", {"settings.py": "\n".join(CODE) + "\n"})
+    secret = "ghp_" + "R8mQ2xLk7VpN4tZc9WbH3sYj6FdA1gE5uK0o"
+    (repo / "settings.py").write_text(f"HF_TOKEN = '{secret}'\n")  # every CODE line removed
+    lines = ";".join(f"print({line!r})" for line in CODE)
+    done = run_runsnap("capture", "-o", str(tmp_path / "s.toml"), "--", sys.executable, "-c",
+                       lines, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    snap = load(tmp_path / "s.toml")
+    diff = snap["git"]["repos"]["proj"]["diff"]
+    for line in CODE:
+        assert f"-{line}\n" in diff, line
+    assert secret not in (tmp_path / "s.toml").read_text()
+    assert "+HF_TOKEN = '<redacted:" in diff
+    assert snap["outcome"]["stdout"]["tail"] == list(CODE)
