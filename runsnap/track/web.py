@@ -39,8 +39,7 @@ def request(method: str, url: str, *, data: bytes | None = None, timeout: float,
         req.add_header("Content-Type", content_type)
     where = clean_url(url)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as answer:  # noqa: S310 - http(s) only
-            body: bytes = answer.read(MAX_ANSWER + 1)
+        body = _within(timeout, lambda: _exchange(req, timeout), where)
     except urllib.error.HTTPError as exc:
         detail = _detail(exc)
         raise TrackerError(f"{where} refused: HTTP {exc.code} {exc.reason}"
@@ -58,6 +57,69 @@ def request(method: str, url: str, *, data: bytes | None = None, timeout: float,
     if len(body) > MAX_ANSWER:
         raise TrackerError(f"{where}: answer larger than {MAX_ANSWER >> 20} MiB")
     return body
+
+
+#: Headers that carry credentials: never sent on to another host by a redirect.
+_CREDENTIALS = ("authorization", "proxy-authorization", "cookie")
+
+
+def _exchange(req: Any, timeout: float) -> bytes:
+    """Open ``req`` (redirects followed, credentials kept to the host they were meant for)
+    and read the answer."""
+    import urllib.request
+
+    opener = urllib.request.build_opener(_redirects())
+    with opener.open(req, timeout=timeout) as answer:
+        return answer.read(MAX_ANSWER + 1)
+
+
+def _redirects() -> Any:
+    """A redirect handler that drops the credentials headers when a redirect leads to another
+    scheme, host or port. urllib copies every header to the new request (a ``307`` to another
+    host would receive ``Authorization: Bearer ...``); MLflow's own client (``requests``)
+    drops them, and so does this."""
+    import urllib.parse
+    import urllib.request
+
+    def origin(url: str) -> tuple[str, str, int | None]:
+        parts = urllib.parse.urlsplit(url)
+        return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+    class SameHostCredentials(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                             newurl: str) -> Any:
+            new = super().redirect_request(req, fp, code, msg, headers, newurl)
+            if new is not None and origin(newurl) != origin(req.full_url):
+                for name in [h for h in new.headers if h.lower() in _CREDENTIALS]:
+                    new.remove_header(name)
+            return new
+
+    return SameHostCredentials()
+
+
+def _within(timeout: float, work: Any, where: str) -> bytes:
+    """``work()``'s answer, or :class:`TrackerError` once ``timeout`` seconds have passed in
+    all: a socket's timeout bounds each read, not the exchange (a server that sends a byte
+    every half second would hold runsnap for as long as it likes). The work goes on in a
+    daemon thread that is left behind when the time is up."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["body"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="runsnap-tracker-request", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise TrackerError(f"{where}: no complete answer within {timeout:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["body"]
 
 
 def _detail(exc: Any) -> str:
