@@ -217,7 +217,8 @@ def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: boo
       runsnap gc --bisect             every bisect folder goes
       runsnap gc --keep 5 --dry-run   what would go, and the space it would free
 
-    Only snapshots (*.toml) and bisect-* folders are removed. Exit status 0, 2 on error.
+    Only snapshots (*.toml) and bisect-* folders are removed; a snapshot pinned with
+    `runsnap pin` never is. Exit status 0, 2 on error.
     """
     from runsnap.base.terminal import fit, width
     from runsnap.views.housekeeping import parse_age, plan, remove, size_text, usage
@@ -294,8 +295,11 @@ def who_reads(names: tuple[str, ...], python: str | None, fmt: str, include_test
 # commands of their own modules
 from runsnap.cli.compare import DIFF_FORMATS, diff, report  # noqa: E402, F401 - DIFF_FORMATS: importable here too
 from runsnap.cli.experiments import bisect, replay  # noqa: E402
+from runsnap.cli.pin import pin, unpin  # noqa: E402
 
 cli.add_command(diff)
 cli.add_command(report)
 cli.add_command(replay)
 cli.add_command(bisect)
+cli.add_command(pin)
+cli.add_command(unpin)
