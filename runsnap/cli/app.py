@@ -30,6 +30,7 @@ import click
 from runsnap import __version__
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command, untrusted
 from runsnap.cli.options import CAPTURE_OPTIONS, CaptureRequest, Opt
+from runsnap.cli.preflight import AfterDashes
 from runsnap.cli.shared import dir_option
 from runsnap.cli.whoreads import run_who_reads
 from runsnap.errors import UsageError
@@ -128,15 +129,19 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
     click.echo(text, nl=False)
 
 
-@cli.command(context_settings=CONTEXT_SETTINGS)
+@cli.command(cls=AfterDashes, context_settings=CONTEXT_SETTINGS)
 @click.argument("snapshot", required=False)
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")),
               default="text", show_default=True,
               help="text for terminals, json for programs, markdown for a GitHub issue.")
+@click.option("--strict", is_flag=True,
+              help="With no SNAPSHOT: exit 2 where `capture --strict` would refuse the launch.")
 @dir_option
+@click.pass_context
 @runsnap_command
-def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
-    """Find what is wrong inside SNAPSHOT, most important first.
+def check(ctx: click.Context, snapshot: str | None, fmt: str, strict: bool,
+          snap_dir: str) -> None:
+    """Find what is wrong inside SNAPSHOT, or in the context a launch from here would get.
 
     A misspelt variable (against the names the run read by name, the installed packages and
     runsnap's lists), a draft and a target model that disagree where speculative decoding
@@ -145,16 +150,29 @@ def check(snapshot: str | None, fmt: str, snap_dir: str) -> None:
     installed, unmet requirements as pip check finds them, a variable set to a value its
     reader cannot accept.
 
-    SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
-    Exit status: 0 no findings, 1 findings, 2 error.
+    SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL. With none, the
+    pre-launch guard's rules check the current context (what `capture --no-run` would
+    record); `check -- COMMAND` checks the context COMMAND would get. Nothing is written.
+    Exit status: 0 no findings, 1 findings, 2 error (with no SNAPSHOT, also where
+    `capture --strict` would refuse to launch).
     """
     from runsnap.base.terminal import width
+    from runsnap.cli.preflight import check_context, refuse_both
+
+    command = ctx.meta["runsnap.command"]
+    refuse_both(snapshot, command)
+    if snapshot is None:
+        text, status = check_context(command or [], fmt, strict, width())
+        click.echo(text, nl=False)
+        sys.exit(status)
+    if strict:
+        raise UsageError("check: --strict goes with the current context (no SNAPSHOT)")
     from runsnap.checks import check as check_snapshot
     from runsnap.diffing.static import readers_of
     from runsnap.render.check import render
     from runsnap.views.names import load
 
-    snap = load(snapshot or "@1", snap_dir)
+    snap = load(snapshot, snap_dir)
     report = check_snapshot(snap, who_reads=readers_of(snap), installed=True)
     click.echo(render(report, fmt, width=width()), nl=False)
     sys.exit(1 if report else 0)
