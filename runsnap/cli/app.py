@@ -29,6 +29,7 @@ import click
 
 from runsnap import __version__
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command, untrusted
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import CAPTURE_OPTIONS, CaptureRequest, Opt
 from runsnap.cli.preflight import AfterDashes
 from runsnap.cli.shared import dir_option
@@ -95,7 +96,7 @@ def capture(**params: Any) -> None:
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshot", required=False)
+@click.argument("snapshot", required=False, shell_complete=snapshot_names)
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")),
               default="text", show_default=True,
               help="text for terminals, json for programs, markdown for a GitHub issue.")
@@ -130,7 +131,7 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
 
 
 @cli.command(cls=AfterDashes, context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshot", required=False)
+@click.argument("snapshot", required=False, shell_complete=snapshot_names)
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")),
               default="text", show_default=True,
               help="text for terminals, json for programs, markdown for a GitHub issue.")
@@ -266,7 +267,8 @@ def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: boo
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("snapshots", nargs=-1, required=True, type=click.Path(dir_okay=False),
+                shell_complete=snapshot_names)
 @click.option("--redact", "redact", multiple=True, metavar="NAME_OR_GLOB",
               help="Also treat values of this name as secrets (repeatable).")
 @dir_option

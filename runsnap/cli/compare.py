@@ -9,6 +9,7 @@ import sys
 import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.shared import dir_option
 from runsnap.errors import UsageError
 from runsnap.snapshot import atomic_write
@@ -19,7 +20,7 @@ DIFF_FORMATS = ("text", "markdown", "json")
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, type=click.Path())
+@click.argument("snapshots", nargs=-1, type=click.Path(), shell_complete=snapshot_names)
 @click.option("--format", "fmt", type=click.Choice(DIFF_FORMATS), default="text",
               envvar="RUNSNAP_FORMAT", show_envvar=True, show_default=True,
               help="text for terminals, markdown for a GitHub issue, json for programs.")
@@ -87,7 +88,7 @@ def diff(
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, required=True)
+@click.argument("snapshots", nargs=-1, required=True, shell_complete=snapshot_names)
 @click.option("--format", "fmt", type=click.Choice(("markdown", "text", "json")),
               default="markdown", show_default=True,
               help="markdown to paste into a GitHub issue, text to read, json for programs.")

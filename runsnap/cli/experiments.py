@@ -13,6 +13,7 @@ import click
 
 from runsnap.base.paths import shown
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.errors import UsageError
 from runsnap.render import render
 
@@ -75,7 +76,7 @@ def _progress(line: str) -> None:
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshot", type=click.Path())
+@click.argument("snapshot", type=click.Path(), shell_complete=snapshot_names)
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
 @click.option("--strict", is_flag=True,
               help="Refuse when something cannot be restored (commit, packages, model, host).")
@@ -138,8 +139,8 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("good", type=click.Path())
-@click.argument("bad", type=click.Path())
+@click.argument("good", type=click.Path(), shell_complete=snapshot_names)
+@click.argument("bad", type=click.Path(), shell_complete=snapshot_names)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="S", help="A server: still running (or ready) after S seconds is good, "
                                 "an earlier exit is bad.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.shared import dir_option
 
 __all__ = ["pin", "unpin"]
@@ -25,7 +26,8 @@ def _one(snapshot: str, snap_dir: str, pinning: bool) -> None:
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...")
+@click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...",
+                shell_complete=snapshot_names)
 @dir_option
 @runsnap_command
 def pin(snapshots: tuple[str, ...], snap_dir: str) -> None:
@@ -39,7 +41,8 @@ def pin(snapshots: tuple[str, ...], snap_dir: str) -> None:
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...")
+@click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...",
+                shell_complete=snapshot_names)
 @dir_option
 @runsnap_command
 def unpin(snapshots: tuple[str, ...], snap_dir: str) -> None:
