@@ -132,17 +132,15 @@ def run_diff(request: DiffRequest, out: Callable[[str, bool], None] = _write) ->
 
 def _patches(paths: list[str], color: bool, cols: int) -> str:
     """``diff --patch``: the uncommitted edits of the two runs, after the report."""
-    from runsnap.base.terminal import fit
     from runsnap.render.patch import render_patch
     from runsnap.snapshot import load
 
     if len(paths) != 2:
         raise UsageError("--patch compares two snapshots")
     with untrusted(" and ".join(paths)):
-        body = render_patch(load(paths[0]), load(paths[1]), color)
+        body = render_patch(load(paths[0]), load(paths[1]), color, cols)
     head = "\nUncommitted edits (the snapshots' stored git diff)\n"
-    return head + ("".join(fit(line, cols) + "\n" for line in body.splitlines())
-                   or "  no uncommitted edit differs\n")
+    return head + (body or "  no uncommitted edit differs\n")
 
 
 def progress_line(what: str) -> Callable[[int, int], None]:
