@@ -104,7 +104,8 @@ def capture(**params: Any) -> None:
               help="Show one section in full (packages: every distribution; env: every "
                    "variable; any other as TOML, as the snapshot holds it).")
 @click.option("--all", "full", is_flag=True,
-              help="Whole lines, even on a terminal (a pipe always gets them).")
+              help="Whole lines, even on a terminal (a pipe always gets them), and every "
+                   "variable the run read while unset (else counted on one line).")
 @dir_option
 @runsnap_command
 def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
@@ -126,7 +127,8 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
                 text = neutralise_json(
                     json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         else:
-            text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0)
+            text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0,
+                                  every_read=full)
     click.echo(text, nl=False)
 
 
