@@ -42,12 +42,16 @@ from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
-from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
+from runsnap.diffing.failingpath import (
+    called_on_failing_path,
+    code_on_failing_path,
+    on_failing_path,
+)
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.packages import normalize_name
-from runsnap.knowledge.readers import read_natively
+from runsnap.knowledge.readers import read_inside_libc, read_natively
 from runsnap.knowledge.torchbuild import messages
 
 __all__ = [
@@ -160,7 +164,7 @@ def _failing(found: tuple[str, int] | None) -> Evidence | None:
 def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None
                   ) -> Evidence | None:
     name = d.key
-    found = _failing(on_failing_path(name, runs))
+    found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
     if found:
         return found
     listed = _search_path_evidence(d, runs)
@@ -218,7 +222,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                                 "neither read nor unread (a child it was handed to reports "
                                 "its own reads)")
     if traced and len(traced) == len(runs):
-        if all(f.native for f in runs):
+        if all(f.native for f in runs) and not read_inside_libc(name):
             return Evidence("unread", "no process read it, from Python or from native "
                                       "libraries (both runs traced)")
         if not read_natively(name):
