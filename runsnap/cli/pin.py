@@ -6,7 +6,7 @@ import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
 from runsnap.cli.complete import snapshot_names
-from runsnap.cli.shared import dir_option
+from runsnap.cli.options import dir_option
 
 __all__ = ["pin", "unpin"]
 
