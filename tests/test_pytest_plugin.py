@@ -147,6 +147,13 @@ def test_the_diff_of_two_sessions_names_each_planted_cause(project: dict[str, An
     doc = _diff(project, "local.toml", "ci-var.toml")
     assert _top(doc) == ("env", "APP_MODE") and doc["confidence"] == "confident", doc["verdict"]
     assert _tests(doc) == {"tests/test_app.py::test_mode_is_fast": ("passed", "failed")}
+    shown = run_runsnap("show", "ci-var.toml", cwd=work, env={**os.environ, "COLUMNS": "100"})
+    lines = shown.stdout.splitlines()
+    at = lines.index("tests")  # after the outcome, before git
+    assert lines.index("outcome") < at < lines.index("git")
+    assert lines[at + 1].endswith(": 1 failed, 3 passed, 1 skipped, 1 xfailed")
+    assert lines[at + 2] == ("  failed tests/test_app.py::test_mode_is_fast: AssertionError: "
+                             "assert 'slow' == 'fast'")
 
     # 2. a time zone: read inside the C library, by the call the failing test makes
     ci = _session(project, "ci-tz.toml", {**CI, "TZ": "Asia/Tokyo"})

@@ -53,7 +53,8 @@ def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True
     for line in "\n".join(summary_lines(facts(snap), with_environment, every_read)).split("\n"):
         line = clean(line)
         if line.startswith("  first error ("):  # the line that matters most: never cut
-            out += wrap(line, width, "    ")
+            parts = wrap(line[2:], width - 2 if width else 0, "  ")
+            out += [f"  {part}" for part in parts]
         else:
             out.append(fit(line, width))
     return "".join(line + "\n" for line in out)
@@ -140,6 +141,29 @@ def _process_block(f: Facts) -> list[str]:
     count = len(process.get("libraries") or {})
     notable = ", ".join(f.notable_libraries)
     lines.append(f"  {count} shared libraries mapped" + (f": {notable}" if notable else ""))
+    return lines
+
+
+#: Tests of a session ``show`` names among those that did not pass (the rest are counted).
+MAX_TESTS_SHOWN = 10
+
+
+def _tests_block(f: Facts) -> list[str]:
+    """A pytest session's tests: the counts, then those that failed or errored, with their
+    first error line."""
+    tests = f.tests
+    if not tests:
+        return []
+    counts: Mapping[str, Any] = tests.get("counts") or {}
+    lines = ["tests", f"  {sum(int(n) for n in counts.values())} by {tests.get('runner', '?')}: "
+                      + ", ".join(f"{n} {k}" for k, n in counts.items())]
+    cases: Mapping[str, Any] = tests.get("cases") or {}
+    bad = [(n, c) for n, c in cases.items()
+           if isinstance(c, Mapping) and c.get("outcome") in ("failed", "error")]
+    for nodeid, case in bad[:MAX_TESTS_SHOWN]:
+        lines.append(f"  {case.get('outcome')} {nodeid}: {case.get('error', '')}")
+    if len(bad) > MAX_TESTS_SHOWN:
+        lines.append(f"  ... and {len(bad) - MAX_TESTS_SHOWN} more (show --section tests)")
     return lines
 
 
@@ -236,7 +260,7 @@ def _errors_block(f: Facts) -> list[str]:
 #: models, the notable variables); what the run read, the host and collect_env's long list
 #: follow, and the errors close it, where the end of a terminal's scroll shows them.
 BLOCKS: tuple[Callable[[Facts], list[str]], ...] = (
-    _command_block, _outcome_block, _process_block, _git_block, _packages_block,
+    _command_block, _outcome_block, _tests_block, _process_block, _git_block, _packages_block,
     _models_block, _env_block, _runtime_block, _system_block, _environment_block,
     _errors_block)
 
@@ -315,7 +339,7 @@ def status_line(outcome: Mapping[str, Any]) -> str:
 
 #: ``show --section`` names: every section a snapshot may hold.
 SECTIONS = ("meta", "command", "env", "git", "packages", "models", "system", "outcome",
-            "process", "runtime")
+            "process", "runtime", "tests")
 
 
 def render_section(snap: Snapshot, name: str, width: int = 0) -> str:
