@@ -224,3 +224,20 @@ def test_a_file_that_is_no_toml_is_a_usage_error(project: dict[str, Any]) -> Non
                         "--runsnap", "tests"], cwd=project["work"], capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 4 and "--runsnap=tests: FILE is a .toml" in r.stderr, r.stderr
+
+
+def test_a_secret_a_test_prints_never_reaches_the_snapshot(project: dict[str, Any],
+                                                           tmp_path: Path) -> None:
+    (tmp_path / "test_login.py").write_text(
+        "import os\n\ndef test_login():\n    assert os.environ['API_TOKEN'] == 'expected'\n")
+    secret = "hunter2-Zq8vX3kP9wL2mN7"
+    r = subprocess.run([str(project["python"]), "-m", "pytest", "-p", "no:cacheprovider",
+                        "--runsnap=s.toml", "test_login.py"], cwd=tmp_path,
+                       env={**os.environ, "API_TOKEN": secret}, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1 and secret in r.stdout  # pytest prints it; runsnap does not write it
+    text = (tmp_path / "s.toml").read_text()
+    assert secret not in text and "<redacted:hmac-sha256:" in text
+    tests = json.loads(run_runsnap("show", "--section", "tests", "--format", "json", "s.toml",
+                                   cwd=tmp_path).stdout)
+    assert [c["outcome"] for c in tests["cases"].values()] == ["failed"]

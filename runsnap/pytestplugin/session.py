@@ -149,8 +149,9 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """``[tests]``, ``[outcome]`` and ``[runtime]`` added, and the snapshot written again."""
         ended = time.time()
+        env = _environment()
         # the trace first: what runsnap reads from here on is not the tests'
-        runtime = (self.trace.finish(self.snap.get("packages"), _environment())
+        runtime = (self.trace.finish(self.snap.get("packages"), env)
                    if self.trace is not None else _not_traced(self.why))
         from runsnap.capturing.collect import capture_redactor, with_section
         from runsnap.launch.outcome import cut
@@ -158,6 +159,9 @@ class Recorder:
 
         key = load_key()
         redactor = capture_redactor(key, self.config.invocation_params.dir.as_posix())
+        # the session's secrets known first, so that a test that prints one (an assertion
+        # quoting a token) has it hidden in [tests] and [outcome] as in [env]
+        redactor.find({"env": {"errors": [], "vars": env}})
         tests = self.cases.section(self._runner())
         outcome = self._outcome(int(exitstatus), ended)
         snap = with_section(self.snap, "tests", tests, key, redactor)
