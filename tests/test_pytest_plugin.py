@@ -241,3 +241,27 @@ def test_a_secret_a_test_prints_never_reaches_the_snapshot(project: dict[str, An
     tests = json.loads(run_runsnap("show", "--section", "tests", "--format", "json", "s.toml",
                                    cwd=tmp_path).stdout)
     assert [c["outcome"] for c in tests["cases"].values()] == ["failed"]
+
+
+def test_bare_option_and_a_session_inside_a_capture(project: dict[str, Any],
+                                                    tmp_path: Path) -> None:
+    (tmp_path / "test_one.py").write_text("def test_one():\n    assert True\n")
+    env = {**os.environ}
+    env.pop("RUNSNAP_DIR", None)
+    r = subprocess.run([str(project["python"]), "-m", "pytest", "-p", "no:cacheprovider",
+                        "test_one.py", "--runsnap"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    made = list((tmp_path / ".runsnap").glob("*-pytest.toml"))
+    assert len(made) == 1 and f"runsnap: snapshot {made[0]}" in r.stdout
+    assert (tmp_path / ".runsnap" / ".gitignore").read_text().splitlines()[-1] == "*"
+    # under `runsnap capture`, the capture's trace keeps the session's reads
+    outer = run_runsnap("capture", "-o", "outer.toml", "--", str(project["python"]), "-m",
+                        "pytest", "-p", "no:cacheprovider", "--runsnap=inner.toml", "test_one.py",
+                        cwd=tmp_path)
+    assert outer.returncode == 0, outer.stderr
+    show = {name: json.loads(run_runsnap("show", "--section", "runtime", "--format", "json",
+                                         f"{name}.toml", cwd=tmp_path).stdout)
+            for name in ("outer", "inner")}
+    assert show["outer"]["traced"] and not show["inner"]["traced"]
+    assert "enclosing `runsnap capture`" in show["inner"]["reason"]

@@ -65,6 +65,9 @@ def _exec_traced(config: pytest.Config, recorder: Recorder) -> str:
 
     if list(config.invocation_params.args) != sys.argv[1:] or not getattr(sys, "orig_argv", None):
         return "pytest was started from Python (pytest.main), not from a command line"
+    if _enclosing_trace():
+        return ("traced by the enclosing `runsnap capture` (its snapshot's [runtime] has the "
+                "session's reads)")
     env = dict(os.environ)
     trace, what = prepare([sys.executable], env, os.getcwd())
     if trace is None:
@@ -83,6 +86,18 @@ def _exec_traced(config: pytest.Config, recorder: Recorder) -> str:
         if capture is not None:
             capture.start_global_capturing()
         return f"pytest could not be started again under the tracing hook: {exc.strerror}"
+
+
+def _enclosing_trace() -> bool:
+    """Whether this process was started under a ``runsnap capture``'s tracing hook, which
+    takes its variables out of ``os.environ``: the environment the process began with
+    (``/proc/self/environ``) still holds them. Started again under a hook of its own, the
+    session would take its reads away from the enclosing capture's trace."""
+    try:
+        with open("/proc/self/environ", "rb") as fh:
+            return b"\0RUNSNAP_TRACE_DIR=" in b"\0" + fh.read()
+    except OSError:
+        return False
 
 
 def command_line(args: Sequence[str]) -> list[str]:
