@@ -14,8 +14,8 @@ from runsnap.base.paths import current_dir
 from runsnap.base.pythons import check_python
 from runsnap.base.timestamps import utc_timestamp
 from runsnap.capturing.context import CaptureContext
-from runsnap.capturing.naming import detect
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
+from runsnap.knowledge.launchers import detect
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
@@ -259,6 +259,6 @@ def with_meta(snapshot: Snapshot, extra: Mapping[str, Any], redactor: Redactor) 
 
 def _launcher(env: Mapping[str, str]) -> dict[str, Any]:
     """``{"launcher": {...}}`` when torchrun, Slurm or MPI started this process (the rank, the
-    job and the launcher's variables: :func:`runsnap.capturing.naming.detect`), else nothing."""
+    job and the launcher's variables: :func:`runsnap.knowledge.launchers.detect`), else nothing."""
     found = detect(env)
     return {"launcher": found} if found else {}

@@ -21,9 +21,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runsnap.base.timestamps import without_timestamp
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
-from runsnap.launch.lines import without_timestamp
 from runsnap.launch.metrics import relative_change
 
 __all__ = ["METRIC_NOISE", "TIMING_NOISE", "WALL_FACTOR", "behaviour", "behaviour_differs",
