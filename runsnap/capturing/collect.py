@@ -13,6 +13,8 @@ from runsnap.base.cache import CleanTexts, ScrubbedTexts
 from runsnap.base.paths import current_dir
 from runsnap.base.pythons import check_python
 from runsnap.base.timestamps import utc_timestamp
+from runsnap.capturing.collectors import DERIVED, REGISTRY, merge, start
+from runsnap.capturing.collectors.system import hostname
 from runsnap.capturing.context import CaptureContext
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.knowledge.launchers import detect
@@ -82,8 +84,6 @@ def snapshot_from_context(
     ``redactor`` one made for this capture (it then remembers the secrets it redacted, so the
     outcome written later hides them too).
     """
-    from runsnap.capturing.collectors import DERIVED, REGISTRY, merge, start
-    from runsnap.capturing.collectors.system import hostname
 
     start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
     if redactor is None:
@@ -202,6 +202,7 @@ def capture_pid(
 
 def capture_process(pid: int, options: CaptureOptions) -> Snapshot:
     """:func:`capture_pid` with its options as one record."""
+    # deferred: capturing.process imports psutil (~50 ms measured under load): only for --pid
     from runsnap.capturing.process import context_for_pid
 
     if options.python:

@@ -8,6 +8,7 @@ Stdlib only, cheap to import: it is on the capture path.
 from __future__ import annotations
 
 import os
+import string
 
 from runsnap.base.atomic import exclusive_write
 
@@ -96,7 +97,6 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     >>> fill("r{rank:03d}.toml", {"rank": "3"})
     'r003.toml'
     """
-    import string
 
     out: list[str] = []
     try:

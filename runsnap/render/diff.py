@@ -23,6 +23,7 @@ from runsnap.diffing.result import (
     short,
     shown,
 )
+from runsnap.errors import UsageError
 from runsnap.render.diff_markdown import render_markdown
 from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
 from runsnap.render.many import render_text as render_many
@@ -382,8 +383,6 @@ def render(report: AnyReport, format: str = "text", *, color: bool = False,
     try:
         renderer = RENDERERS[format]
     except KeyError:
-        from runsnap.errors import UsageError
-
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})") from None
 
     if format == "json":

@@ -170,9 +170,9 @@ class OutcomeSection(TypedDict, total=False):
 #: A file the work tree changed (``git status``); ``from``: its path before a rename or copy
 #: (a keyword of Python, hence this form).
 RepoChange = TypedDict("RepoChange", {
-    "path": Union[str, None],
-    "status": Union[str, None],
-    "from": Union[str, None],
+    "path": str | None,
+    "status": str | None,
+    "from": str | None,
 }, total=False)
 
 
