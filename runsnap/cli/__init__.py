@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         gpus = gpu.prestart(os.environ)
         params["started"] = {k: v for k, v in (("git", plan), ("system.gpu", gpus)) if v}
         if params["command"] and not (params["no_trace"] or params["exec_"]):
-            from runsnap.tracing.native import prebuild
+            from runsnap.tracing.native import prebuild  # only for a traced launch
 
             prebuild()  # the getenv interposer, built on first use while the collectors work
     from runsnap.commands.capture import CaptureRequest, run_capture  # only to capture
