@@ -32,6 +32,10 @@ DIFF_FORMATS = ("text", "markdown", "json")
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of standard output.")
+@click.option("--metric-tolerance", "metric_tolerance", multiple=True, metavar="[NAME=]TOL",
+              help="How far a metric may move and still be noise, relative to the larger "
+                   "value (0.001 or 0.1%; 0 for bit-exact runs; NAME may be a glob; "
+                   "repeatable; default 1%, 50% for speed and time).")
 @click.option("--name-only", "name_only", is_flag=True,
               help="Only where the runs differ: one locator a line (env.NCCL_ALGO), most "
                    "likely cause first, as git diff --name-only lists files.")
@@ -56,6 +60,7 @@ def diff(
     ignore: tuple[str, ...],
     color: bool | None,
     output: str | None,
+    metric_tolerance: tuple[str, ...],
     name_only: bool,
     stat: bool,
     sections: tuple[str, ...],
@@ -82,7 +87,8 @@ def diff(
     request = DiffRequest(snapshots=tuple(snapshots), fmt=fmt, show_all=show_all,
                           ignore=tuple(ignore), color=color, output=output, name_only=name_only,
                           stat=stat, sections=tuple(sections), no_runtime=no_runtime,
-                          patch=patch, quiet=quiet, snap_dir=snap_dir)
+                          patch=patch, quiet=quiet, snap_dir=snap_dir,
+                          metric_tolerance=tuple(metric_tolerance))
     sys.exit(run_diff(request, lambda text, color: click.echo(text, nl=False, color=color)))
 
 

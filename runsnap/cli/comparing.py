@@ -61,6 +61,8 @@ class DiffRequest(FrozenRecord):
     patch: bool = False
     quiet: bool = False
     snap_dir: str = ".runsnap"
+    metric_tolerance: tuple[str, ...] = ()
+    """``--metric-tolerance [NAME=]TOL`` specs (:func:`runsnap.diffing.rules.parse_tolerance`)."""
 
 
 def run_diff(request: DiffRequest, out: Callable[[str, bool], None] = _write) -> int:
@@ -91,7 +93,8 @@ def run_diff(request: DiffRequest, out: Callable[[str, bool], None] = _write) ->
         if len(paths) > 2 and sys.stderr.isatty() and not quiet else None
 
     with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
-        report = do_diff(*paths, rules=load_user_rules(os.getcwd()), ignore=request.ignore,
+        rules = load_user_rules(os.getcwd()).with_metric_tolerance(request.metric_tolerance)
+        report = do_diff(*paths, rules=rules, ignore=request.ignore,
                          show_all=request.show_all, progress=progress, static=not quiet)
     report = select(report, keep, frozenset({"runtime"}) if request.no_runtime else frozenset())
     if quiet:
