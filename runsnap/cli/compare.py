@@ -76,6 +76,7 @@ def diff(
       runsnap diff A          A against the current context (captured now)
       runsnap diff A B C ...  N snapshots (ranks, nodes): the odd ones out
       runsnap diff snaps/123/ every snapshot in a folder (one per rank...)
+      runsnap diff JOB_A/ JOB_B/  one job against another, rank against rank
       runsnap diff            the two newest snapshots in --dir (@2 @1)
       runsnap diff @good @1   snapshots by label or position (runsnap ls)
 

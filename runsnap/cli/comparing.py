@@ -83,8 +83,10 @@ def run_diff(request: DiffRequest, out: Callable[[str, bool], None] = _write) ->
     from runsnap.views.compare import diff as do_diff
     from runsnap.views.names import resolve
 
-    paths = expand([resolve(s, request.snap_dir) for s in snapshots]) if snapshots \
-        else newest(request.snap_dir, 2)
+    named = [resolve(s, request.snap_dir) for s in snapshots]
+    paths = expand(named) if snapshots else newest(request.snap_dir, 2)
+    # two folders: one job against another, rank against rank (runsnap/views/jobs.py)
+    given = named if len(named) == 2 and all(os.path.isdir(p) for p in named) else paths
     if len(paths) == 1 and not quiet:
         sys.stderr.write(f"runsnap: comparing {paths[0]} with the current context "
                          "(captured now)\n")
@@ -94,7 +96,7 @@ def run_diff(request: DiffRequest, out: Callable[[str, bool], None] = _write) ->
 
     with untrusted(" and ".join(map(str, paths)) or "the snapshots"):
         rules = load_user_rules(os.getcwd()).with_metric_tolerance(request.metric_tolerance)
-        report = do_diff(*paths, rules=rules, ignore=request.ignore,
+        report = do_diff(*given, rules=rules, ignore=request.ignore,
                          show_all=request.show_all, progress=progress, static=not quiet)
     report = select(report, keep, frozenset({"runtime"}) if request.no_runtime else frozenset())
     if quiet:

@@ -13,9 +13,14 @@ themselves, never from a list of names alone (:func:`made`):
   the values are the same, up to temporary names (torchrun's error file
   ``/tmp/torchelastic_k3j2/<run id>_9x1a/attempt_0/1/error.json``);
 * **a port the kernel chose**: a ``*_PORT`` variable the launcher set (its ``vars`` in the
-  launch record), in two jobs, both values in the ports the kernel hands out for port 0
-  (:data:`EPHEMERAL`: Linux's default range, 32768-60999, within IANA's 49152-65535 too); a
-  port the user picks (29500, 12355) is below it and stays a candidate;
+  launch record, or its own namespace: Slurm's ``SLURM_SRUN_COMM_PORT``), in two jobs, both
+  values in the ports the kernel hands out for port 0 (:data:`EPHEMERAL`: Linux's default
+  range, 32768-60999, within IANA's 49152-65535 too); a port the user picks (29500, 12355) is
+  below it and stays a candidate;
+* **the launcher's per-job values**: a variable of its namespace (``OMPI_*``, ``PMIX_*``,
+  ``SLURM_*``) whose values differ only in its process ids, ports, job numbers and hex keys
+  (mpirun's session folder ``/tmp/ompi.vm.0/pid.3458``, its ``tcp://...:35057`` URIs), never
+  in words or small numbers (``eth0``, ``eth1``), and not a bare number (a count the user set);
 * **the tracked run's id**: the value is the id of that side's tracked run (``[meta] track
   run``), which runsnap gave the launch;
 * **set by the program itself**: read in both runs, written by the program during the run
@@ -103,16 +108,53 @@ def made(name: str, va: Any, vb: Any, a: Any, b: Any) -> str | None:
                     f"{la.get('name') or 'the launcher'}: another in every job")
     pa, pb = _port(va), _port(vb)
     if name.upper().endswith("PORT") and pa in EPHEMERAL and pb in EPHEMERAL and ja != jb \
-            and name in (la.get("vars") or {}) and name in (lb.get("vars") or {}):
+            and _launchers(name, la) and _launchers(name, lb):
         return (f"a port the kernel chose for each job of {la.get('name') or 'the launcher'} "
                 f"({pa}, {pb}: both in the range it hands out for port 0, "
                 f"{EPHEMERAL.start}-{EPHEMERAL.stop - 1}), another in every job")
+    if ja != jb and not (va.isdigit() or vb.isdigit()) and _shape(va) == _shape(vb) \
+            and _launchers(name, la) and _launchers(name, lb):
+        return (f"made by {la.get('name') or 'the launcher'} for each job: the values differ "
+                "only in its process ids, ports and job numbers")
     ta, tb = _tracked(a), _tracked(b)
     if ta and tb and va == ta and vb == tb:
         return "the id of each run's tracked run, which runsnap gave the launch (--track)"
     if _written_not_given(name, a) and _written_not_given(name, b):
         return "set by the program itself while it ran (given to neither launch): its own id"
     return None
+
+
+#: What a launcher numbers per job inside a value: process ids, ports, job numbers (3 digits
+#: or more), keys and ids in hex (8 or more).
+_PER_JOB = re.compile(r"[0-9a-f]{8,}|[0-9]{3,}")
+
+
+def _shape(value: str) -> str:
+    """``value`` with its per-job numbers written ``#``.
+
+    >>> _shape("/tmp/ompi.vm.0/pid.3458/pmix_dstor_ds21_3458")
+    '/tmp/ompi.vm.0/pid.#/pmix_dstor_ds21_#'
+    >>> _shape("1635516416.0;tcp://192.0.2.2:35057") == _shape("1652424704.0;tcp://192.0.2.2:54403")
+    True
+    >>> _shape("eth0") == _shape("eth1")
+    False
+    """
+    return _PER_JOB.sub("#", value)
+
+
+def _launchers(name: str, launcher: Mapping[str, Any]) -> bool:
+    """Whether the launcher of the record ``launcher`` set variable ``name``: one of the
+    variables it was told by (its ``vars``), or of its own namespace or that of a launcher
+    around it (``also``), the first word of the variables that mark it (``SLURM_`` for
+    Slurm's ``SLURM_SRUN_COMM_PORT``, ``TORCHELASTIC_`` for torchrun, ``OMPI_`` and ``PMIX_``
+    for mpirun: :data:`runsnap.capturing.naming.LAUNCHERS`)."""
+    from runsnap.capturing.naming import LAUNCHERS
+
+    if name in (launcher.get("vars") or {}):
+        return True
+    names = {launcher.get("name"), *(launcher.get("also") or ())}
+    marks = [m for n, ms, _f in LAUNCHERS if n in names for m in ms]
+    return any(name.startswith(m.split("_", 1)[0] + "_") for m in marks)
 
 
 def _written_not_given(name: str, snap: Any) -> bool:

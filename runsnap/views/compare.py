@@ -36,9 +36,10 @@ def diff(
 ) -> Report | NReport:
     """Compare snapshots (objects, files, or folders of files): one -> with the current context
     (captured now for its command, interpreter, repositories and models), two ->
-    :func:`compare`, more -> :func:`compare_many` (files among them that cannot be read are
-    left out and named in the report, as long as two remain). ``progress(done, total)`` is
-    called while many files load."""
+    :func:`compare`, two folders of one job each -> rank against rank
+    (:func:`runsnap.views.jobs.compare_jobs`), more -> :func:`compare_many` (files among
+    them that cannot be read are left out and named in the report, as long as two remain).
+    ``progress(done, total)`` is called while many files load."""
     if not snapshots:
         raise UsageError("diff needs at least one snapshot")
     rules = (rules or RankContext()).with_ignore(ignore)
@@ -47,8 +48,14 @@ def diff(
     else:
         from runsnap.views.names import resolve
 
-        paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
-                        for s in snapshots])  # @1, @label resolved first
+        named: list[str | os.PathLike[str]] = [
+            resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
+            for s in snapshots]  # @1, @label resolved first
+        paths = expand(named)
+        if len(named) == 2 and len(paths) > 2 and all(os.path.isdir(p) for p in named):
+            jobs = _jobs(named, rules, show_all, git_log, static, progress)
+            if jobs is not None:
+                return jobs
         if len(paths) > 2:
             return _many(paths, rules, show_all, progress)
         snaps = load_many(paths, progress=progress) if len(paths) > 1 else [load(p) for p in paths]
@@ -63,6 +70,19 @@ def diff(
         return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log,
                        static=static)
     return compare_many(snaps, rules=rules, show_all=show_all)
+
+
+def _jobs(folders: list[str | os.PathLike[str]], rules: RankContext, show_all: bool,
+          git_log: bool, static: bool, progress: Progress | None) -> Report | None:
+    """``diff JOB_A/ JOB_B/``: rank against rank (:mod:`runsnap.views.jobs`), when both
+    folders are jobs whose ranks pair; None when they are not (the N-way diff of every file)."""
+    from runsnap.views.jobs import compare_jobs, job_pairs
+
+    loaded = [load_many(expand([f]), progress=progress) for f in folders]
+    pairs = job_pairs(loaded[0], loaded[1])
+    if pairs is None:
+        return None
+    return compare_jobs(*pairs, rules=rules, show_all=show_all, git_log=git_log, static=static)
 
 
 def _many(paths: list[str], rules: RankContext, show_all: bool,
