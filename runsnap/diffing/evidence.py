@@ -44,6 +44,7 @@ from typing import Any
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.ambient import ambient_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
@@ -477,7 +478,8 @@ def gather(
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
-            ev = ev or _named(d, runs)
+            ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
+            ev = ev if ev.kind else None
         elif d.section == "models":
             ev = _read_by_failing_code(d, runs) or _named(d, runs)
         elif d.section == "command":
