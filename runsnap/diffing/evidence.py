@@ -36,13 +36,13 @@ difference with evidence. docs/ranking.md has the same table; this module is its
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
+from runsnap.diffing.naming import engine_named, excerpt, named, names_for, texts
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
@@ -105,48 +105,6 @@ class Evidence(FrozenRecord):
             return max(low, high - self.rank)
         bonus = 2 if name_score >= 85 else 1 if name_score >= 75 else 0
         return min(high, low + bonus)
-
-
-def _names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
-    """The words that would name ``d``'s key in an error message; generic single words
-    (``--model``, ``dtype``) only in their literal option form."""
-    if d.section == "env":
-        # a single character or a shell's own name (``_``) is no word a message names
-        if len(d.key.strip("_")) < 2 or noise_reason(d.key):
-            return ()
-        return (d.key,) if "_" in d.key or len(d.key) >= 8 else ()
-    if d.section == "command" and d.key.startswith("--"):
-        bare = d.key[2:].replace("-", "_").lower()
-        return (d.key, bare) if "_" in bare else (d.key,)
-    if d.section == "models" and ": " in d.key:
-        field = re.split(r"[.\[\]]+", d.key.partition(": ")[2].strip("]"))[-1]
-        if field and not field.startswith(("weights ", "file ")) and (
-                "_" in field or len(field) >= 8):
-            return (field,)
-        return ()
-    if d.section == "packages" and "." not in d.key and d.key not in (
-            "interpreter", "python_version", "implementation"):
-        names = {d.key.replace("-", "_").lower()}
-        for f in facts:
-            got = f.dists_imported().get(normalize_name(d.key))
-            if got:
-                names.add(got[0])
-        return tuple(n for n in names if len(n) >= 5 or "_" in n)
-    return ()
-
-
-def _value_named(value: Any, text_tokens: frozenset[str], raw: str) -> bool:
-    """Whether a distinctive value (not 0, 1, true ...) appears as a whole word in ``raw``."""
-    if isinstance(value, bool) or value is None:
-        return False
-    text = str(value)
-    if len(text) < 2 or text.lower() in ("true", "false", "none", "yes", "auto"):
-        return False
-    if len(text) < 3 or (text.isalpha() and len(text) < 5):
-        # WARN, Ring, INFO: words a message uses for its own reasons, unless it quotes the
-        # value it was given (``Level 'WARN' does not exist``)
-        return re.search(r"""(['"`])""" + re.escape(text) + r"\1", raw) is not None
-    return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
 
 
 # --------------------------------------------------------------------------- gathering
@@ -233,32 +191,6 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     return None
 
 
-def _texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
-    """What can name a key, strongest first: ``(where, text, rank, run)``. The failing runs'
-    errors and the warnings one run printed alone (rank 0); the source lines of the failing
-    tracebacks (rank 1)."""
-    out: list[tuple[str, str, int, RunFacts]] = [
-        (f"the error of failing run {f.label}", e, 0, f) for f in runs
-        if f.failed and not f.shared_failure for e in f.errors]
-    if len(runs) == 2:
-        a, b = runs
-        out += [(f"a warning printed by {a.label} only", w, 0, a) for w in a.warnings
-                if w not in b.warnings]
-        out += [(f"a warning printed by {b.label} only", w, 0, b) for w in b.warnings
-                if w not in a.warnings]
-    for f in (v for r in runs for v in r.views()):
-        if not f.traceback:
-            continue
-        for frame in reversed(f.traceback.get("frames") or ()):
-            code = frame.get("code") if isinstance(frame, Mapping) else None
-            if code:
-                where = (f"the failing traceback of {f.label} "
-                         f"({str(frame.get('file', '?')).rsplit('/', 1)[-1]}:"
-                         f"{frame.get('line', '?')} in {frame.get('function', '?')})")
-                out.append((where, str(code), 1, f))
-    return out
-
-
 def _entries(value: Any, sep: str) -> list[str]:
     return list(split_list(value, sep)) if isinstance(value, str) else []
 
@@ -282,7 +214,7 @@ def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
             f"code found on {d.key} entry {entry} (set in {side} only)"))
         if found:
             return found
-    texts = _texts(runs)
+    said = texts(runs)
     for f in runs:
         for mod, table in f.modules.items():
             file = str(table.get("file") or "") if isinstance(table, Mapping) else ""
@@ -290,12 +222,12 @@ def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
             if not under:
                 continue
             entry = under[0]
-            for where, text, rank, _run in texts:
+            for where, text, rank, _run in said:
                 if mod in tokens(text):
                     return Evidence("named", (
                         f"{where} names {mod}, which {f.label} imported from {file}, under "
                         f"{d.key} entry {entry} (set in {only[entry]} only): "
-                        f"\"{_excerpt(text, mod)}\""), rank=rank)
+                        f"\"{excerpt(text, mod)}\""), rank=rank)
             return Evidence("read", f"{f.label} imported {mod} from {file}, under {d.key} "
                                     f"entry {entry} (set in {only[entry]} only)")
     return None
@@ -306,23 +238,13 @@ def _under_dir(file: str, folder: str) -> bool:
 
 
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    names = _names_for(d, runs)
-    texts = _texts(runs)
-    for where, text, rank, _run in texts:
-        toks = tokens(text)
-        for n in names:
-            if n in toks:
-                return Evidence("named", f"{where} names {n}: \"{_excerpt(text, n)}\"",
-                                rank=rank)
-    if d.section in ("command", "models", "env") and d.change != "reordered":
-        for where, text, rank, f in texts:
-            if rank != 0 or not f.failed or (d.section == "env" and noise_reason(d.key)):
-                continue
-            value = d.b if f.label == "B" else d.a
-            if _value_named(value, tokens(text), text):
-                return Evidence("named", f"{where} names {f.label}'s value {value}: "
-                                         f"\"{_excerpt(text, str(value))}\"", rank=2)
-    return None
+    """The runs' words name ``d``'s key or value, or a failing run printed an engine's own
+    message that ``d`` governs (:mod:`runsnap.diffing.naming`): the strongest of these."""
+    found = [f for f in (named(d, runs), engine_named(d, runs)) if f is not None]
+    if not found:
+        return None
+    sentence, rank = min(found, key=lambda f: f[1])
+    return Evidence("named", sentence, rank=rank)
 
 
 def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
@@ -331,7 +253,7 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
     "field")``, ``cfg["field"]``; the frame's ``names``, taken at capture by
     :mod:`runsnap.launch.frame_names`): on the failing path, as a read there would be; the
     frame that raised ranks above its callers."""
-    names = _names_for(d, runs)
+    names = names_for(d, runs)
     if not names:
         return None
     best: Evidence | None = None
@@ -351,22 +273,6 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
                 best = ev
             break
     return best
-
-
-def _excerpt(text: str, word: str, width: int = 70) -> str:
-    """The part of ``text`` around ``word`` (or its ``snake_case`` form), for a reason line.
-
-    >>> _excerpt("x " * 60 + "set the env var FOO_BAR=1", "FOO_BAR", 12)
-    '…the env var FOO_BAR=1'
-    """
-    text = " ".join(text.split())
-    at = text.find(word)
-    if at < 0:
-        at = text.lower().replace("-", "_").find(word.lstrip("-").replace("-", "_").lower())
-    if at < 0 or len(text) <= 2 * width + len(word):
-        return text if len(text) <= 2 * width else text[: 2 * width - 1] + "…"
-    start, end = max(0, at - width), min(len(text), at + len(word) + width)
-    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
@@ -414,9 +320,9 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
 
     parts = [str(p) for p in d.path[1:]]
     said = messages(".".join(parts[2:])) if parts[:2] == ["builds", "torch"] else ()
-    for where, text, rank, _run in _texts(runs) if said else ():
+    for where, text, rank, _run in texts(runs) if said else ():
         for m in (m for m in said if m in text):
-            return Evidence("named", f"{where} says \"{m}\": \"{_excerpt(text, m)}\"", rank)
+            return Evidence("named", f"{where} says \"{m}\": \"{excerpt(text, m)}\"", rank)
     if parts[0] != "builds":
         return None
     seen = [f"{f.label} imported {parts[1]} from {f.modules[parts[1]].get('file', '?')}"
