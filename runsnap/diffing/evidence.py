@@ -120,6 +120,11 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     name = d.key
     found = _failing(on_failing_path(name, runs))
     if found:
+        also = _named(d, runs) if found.rank else None
+        if also is not None:
+            # read on the failing path, and the failing run's words name it too: two lines of
+            # evidence, above a read there alone (a rendezvous variable every job reads)
+            return found.replace(rank=found.rank - 1, lines=(*found.lines, "also: " + also.sentence))
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":
@@ -240,7 +245,11 @@ def _under_dir(file: str, folder: str) -> bool:
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     """The runs' words name ``d``'s key or value, or a failing run printed an engine's own
     message that ``d`` governs (:mod:`runsnap.diffing.naming`): the strongest of these."""
-    found = [f for f in (named(d, runs), engine_named(d, runs)) if f is not None]
+    said = named(d, runs)
+    if said is not None and said[2]:
+        # the error quotes the value the failing run read: it reached the code that raised
+        return Evidence("failing-path", said[0], rank=0)
+    found = [f for f in (said and said[:2], engine_named(d, runs)) if f]
     if not found:
         return None
     sentence, rank = min(found, key=lambda f: f[1])
