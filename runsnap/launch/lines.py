@@ -119,6 +119,12 @@ def without_timestamp(line: str) -> str:
     return f"{pre} {rest}" if pre[-1].isalpha() else pre + rest
 
 
+# libstdc++'s report of an uncaught C++ exception: the message is on the ``what():`` line
+# (group 1); the announcement and torch's ``frame #N:`` stack lines are not errors of their own
+_CXX_REPORT = re.compile(r"\s*what\(\):\s+(\S)|terminate called after throwing an instance of "
+                         r"|\s*frame #\d+: ")
+
+
 def is_error_line(line: str) -> bool:
     """Whether ``line`` looks like an error.
 
@@ -128,7 +134,20 @@ def is_error_line(line: str) -> bool:
     True
     >>> is_error_line("loaded 61 layers (0 errors)")
     False
+
+    A C++ exception's report (libstdc++'s ``terminate``, torch's ``c10::Error``) is its
+    ``what():`` line, never the announcement above it or the stack frames below:
+
+    >>> is_error_line("  what():  Unrecognized key 'expandable_segment' in CUDA allocator config.")
+    True
+    >>> is_error_line("terminate called after throwing an instance of 'c10::Error'")
+    False
+    >>> is_error_line("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98")
+    False
     """
+    cxx = _CXX_REPORT.match(line)
+    if cxx is not None:
+        return cxx.group(1) is not None
     data = line.encode("utf-8", "replace")
     if not any(word in data for word in ERROR_WORDS) and not (b"." in data and b":" in data):
         return False  # no branch of ERROR_PATTERN can match: every one needs a word or a dotted name
