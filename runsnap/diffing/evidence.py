@@ -42,7 +42,14 @@ from typing import Any
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
-from runsnap.diffing.naming import engine_named, excerpt, named, names_for, texts
+from runsnap.diffing.naming import (
+    called_where_raised,
+    engine_named,
+    excerpt,
+    named,
+    names_for,
+    texts,
+)
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
@@ -312,6 +319,9 @@ def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[M
     named = _named(d, runs)
     if named:
         return named
+    called = called_where_raised(d, runs)
+    if called is not None:
+        return Evidence("named", called[0], rank=called[1])
     if imported:
         parts = [f"{f.label} imported {mod} from {t.get('file', '?')}"
                  + (f" ({t.get('origin')})" if t.get("origin") not in (None, "site-packages")

@@ -14,7 +14,7 @@ it names nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
@@ -24,7 +24,8 @@ from runsnap.knowledge.env import noise_reason
 from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
 
-__all__ = ["engine_named", "excerpt", "named", "names_for", "texts", "value_tokens"]
+__all__ = ["called_where_raised", "engine_named", "excerpt", "named", "names_for", "texts",
+           "value_tokens"]
 
 #: Values too common to single out a setting, whatever the message around them.
 _PLAIN = frozenset({"true", "false", "none", "yes", "no", "on", "off", "auto", "default",
@@ -178,6 +179,26 @@ def engine_named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | N
                 said = (f"failing run {f.label} printed {row.engine}'s own message "
                         f"\"{excerpt(line, row.message.split('%')[0].split('{')[0])}\"")
             return f"{said} ({row.source}), which {d.key} governs", 1
+    return None
+
+
+def called_where_raised(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
+    """(sentence, 1) when the source line of the frame that raised calls into package ``d``
+    (``tinyjson.dumps(x, indent=2)`` raising ``TypeError``): the package's interface is where
+    it failed. Only for packages: a line that passes an option's or a variable's value along
+    shows where the value went, not that it was wrong."""
+    if d.section != "packages":
+        return None
+    names = names_for(d, runs)
+    for f in (v for r in runs for v in r.views()):
+        frames = [x for x in (f.traceback or {}).get("frames") or () if isinstance(x, Mapping)]
+        code = str(frames[-1].get("code") or "") if frames else ""
+        for n in names:
+            if code and n in tokens(code):
+                where = (f"{str(frames[-1].get('file', '?')).rsplit('/', 1)[-1]}:"
+                         f"{frames[-1].get('line', '?')}")
+                return (f"the line that raised in failing run {f.label} calls {n}: "
+                        f"\"{excerpt(code, n)}\" ({where})", 1)
     return None
 
 
