@@ -36,6 +36,7 @@ difference with evidence. docs/ranking.md has the same table; this module is its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -353,6 +354,43 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     return None
 
 
+def _check_backed(diffs: Sequence[Difference], runs: Sequence[RunFacts]
+                  ) -> dict[tuple[str, str], Evidence]:
+    """Evidence from ``check``: a finding of the failing side only (a ``check`` difference
+    added in B, removed in A) whose stated consequence (:data:`runsnap.checks.finding.
+    CONSEQUENCES`) the failing error shows backs the difference it is about (a variable, an
+    option), as a message the engine printed would."""
+    from runsnap.checks.finding import CONSEQUENCES
+
+    out: dict[tuple[str, str], Evidence] = {}
+    for d in diffs:
+        if d.section != "check" or len(d.path) < 4 or d.path[1] not in CONSEQUENCES:
+            continue
+        side = "B" if d.change == "added" else "A"
+        failing = [f for f in runs if f.label == side and f.failed and not f.shared_failure]
+        where, *rest = d.path[2:]
+        key = rest[0] if where == "env" and len(rest) == 1 else (
+            f"--{rest[1]}" if where == "command" and rest[:1] == ["options"] and len(rest) == 2
+            else None)
+        if not failing or key is None:
+            continue
+        pattern = re.compile(CONSEQUENCES[d.path[1]], re.I)
+        for line in (e for f in failing for e in f.errors):
+            if pattern.search(line):
+                out[("env" if where == "env" else "command", key)] = Evidence("named", (
+                    f"runsnap check finds in failing run {side} only: {d.b or d.a}; and "
+                    f"{side} failed as it says: \"{excerpt(line, '')}\""), rank=1)
+                break
+    return out
+
+
+def _stronger(one: Evidence | None, other: Evidence | None) -> Evidence | None:
+    """The stronger of two pieces of evidence (a kind higher in :data:`KINDS`, then rank)."""
+    if one is None or other is None:
+        return one or other
+    return min(one, other, key=lambda e: (KINDS.index(e.kind), e.rank))
+
+
 #: The sections whose differences :func:`gather` looks for evidence of.
 _WITH_EVIDENCE = frozenset({"env", "packages", "git", "models", "command"})
 
@@ -375,6 +413,7 @@ def gather(
     prefetch = getattr(who_reads, "prefetch", None)
     if prefetch is not None:  # every variable's static readers in one pass over the files
         prefetch(d.key for d in diffs if d.section == "env" and noise_reason(d.key) is None)
+    backed = _check_backed(diffs, runs)
     for d in diffs:
         ev: Evidence | None = None
         if d.section == "env":
@@ -403,6 +442,7 @@ def gather(
             ev = _read_by_failing_code(d, runs) or _named(d, runs)
         elif d.section == "command":
             ev = _named(d, runs)
+        ev = _stronger(ev, backed.get((d.section, d.key)))
         if ev is not None:
             out[(d.section, d.key)] = ev
     return out

@@ -96,3 +96,35 @@ def test_a_warning_raised_as_an_error_backs_pythonwarnings(tmp_path: Path) -> No
     key, kind, _score, reason, confidence = _first(a, b)
     assert (key, kind, confidence) == ("PYTHONWARNINGS", "named", "confident"), reason
     assert "a warning raised as an error" in reason
+
+
+def test_a_check_finding_of_the_failing_side_backs_its_variable_when_the_failure_says_so(
+        tmp_path: Path) -> None:
+    # the allocator settings are read by a helper process (no Python read to trace); the
+    # program words the refusal itself, quoting neither the variable nor the key: only
+    # check's finding (an unknown key, in B only) ties the failure to it
+    a, b = _pair(tmp_path, """
+        import os, subprocess
+
+        THREADS = int(os.environ.get("OMP_NUM_THREADS", "1"))
+
+        def allocate():
+            # the settings are parsed by a helper process, handed the whole environment
+            helper = 'case "$PYTORCH_CUDA_ALLOC_CONF" in expandable_segment:*) exit 3;; esac'
+            if subprocess.run(["sh", "-c", helper], env=dict(os.environ)).returncode:
+                raise RuntimeError("the caching allocator config was refused")
+            return [0] * THREADS
+
+        def load():
+            return allocate()
+
+        def main():
+            print(len(load()))
+
+        main()
+        """, {"OMP_NUM_THREADS": "4", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+        {"OMP_NUM_THREADS": "8", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segment:True"})
+    report = compare(a, b)
+    d = report.counted[0]
+    assert (d.key, report.confidence) == ("PYTORCH_CUDA_ALLOC_CONF", "confident"), d.reason
+    assert any("runsnap check finds in failing run B only" in e for e in (d.reason, *d.evidence))
