@@ -132,7 +132,8 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         if also is not None:
             # read on the failing path, and the failing run's words name it too: two lines of
             # evidence, above a read there alone (a rendezvous variable every job reads)
-            return found.replace(rank=found.rank - 1, lines=(*found.lines, "also: " + also.sentence))
+            return found.replace(rank=found.rank - 1, sentence=f"{found.sentence}; and "
+                                 f"{also.sentence}")
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":

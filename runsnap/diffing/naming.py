@@ -202,7 +202,7 @@ def called_where_raised(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, i
     return None
 
 
-def excerpt(text: str, word: str, width: int = 70) -> str:
+def excerpt(text: str, word: str, width: int = 40) -> str:
     """The part of ``text`` around ``word`` (or its ``snake_case`` form), for a reason line.
 
     >>> excerpt("x " * 60 + "set the env var FOO_BAR=1", "FOO_BAR", 12)
