@@ -75,11 +75,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     if params["pid"] is None:
         # git diff and git status are the slowest part of a capture: set them going on the
         # other core before the rest of runsnap is imported, and hand them to the capture.
-        from runsnap.capturing.collectors import git
+        # The GPU facts too (NVML's thread, nvidia-smi topo -m): their answers are read last.
+        from runsnap.capturing.collectors import git, gpu
 
         plan = git.prestart(os.environ, current_dir(), params["repos"], params["max_diff_bytes"])
-        if plan is not None:
-            params["started"] = {"git": plan}
+        gpus = gpu.prestart(os.environ)
+        params["started"] = {k: v for k, v in (("git", plan), ("system.gpu", gpus)) if v}
+        if params["command"] and not (params["no_trace"] or params["exec_"]):
+            from runsnap.tracing.native import prebuild
+
+            prebuild()  # the getenv interposer, built on first use while the collectors work
     from runsnap.commands.capture import CaptureRequest, run_capture  # only to capture
 
     try:
