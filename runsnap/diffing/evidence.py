@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
+from runsnap.checks.finding import CONSEQUENCES
 from runsnap.diffing.ambient import ambient_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.edits import edit_evidence
@@ -370,8 +371,6 @@ def _check_backed(diffs: Sequence[Difference], runs: Sequence[RunFacts]
     added in B, removed in A) whose stated consequence (:data:`runsnap.checks.finding.
     CONSEQUENCES`) the failing error shows backs the difference it is about (a variable, an
     option), as a message the engine printed would."""
-    from runsnap.checks.finding import CONSEQUENCES
-
     out: dict[tuple[str, str], Evidence] = {}
     for d in diffs:
         if d.section != "check" or len(d.path) < 4 or d.path[1] not in CONSEQUENCES:
