@@ -42,13 +42,13 @@ def check(ctx: click.Context, snapshot: str | None, fmt: str, strict: bool,
     Exit status: 0 no findings, 1 findings, 2 error (with no SNAPSHOT, also where
     `capture --strict` would refuse to launch).
     """
-    from runsnap.cli.preflight import check_context, refuse_both  # capture's journey: only here
+    # the capture's journey (collectors, redaction) only for a check of the context
+    from runsnap.commands.check import check_context, refuse_both
 
     command = ctx.meta["runsnap.command"]
     refuse_both(snapshot, command)
     if snapshot is None:
-        text, status = check_context(command or [], fmt, strict, width())
-        sys.exit(finish(Result(text, status), echo))
+        sys.exit(finish(check_context(command or [], fmt, strict, width()), echo))
     if strict:
         raise UsageError("check: --strict goes with the current context (no SNAPSHOT)")
     # only when this command runs, not for --help or the other commands (~111 ms measured under load)

@@ -9,9 +9,6 @@ from click.shell_completion import CompletionItem
 
 __all__ = ["snapshot_names"]
 
-#: The most ``@N`` positions offered (a folder of thousands completes its newest ones).
-POSITIONS = 20
-
 
 def snapshot_names(ctx: click.Context, param: click.Parameter, incomplete: str
                    ) -> list[CompletionItem]:
@@ -27,26 +24,8 @@ def snapshot_names(ctx: click.Context, param: click.Parameter, incomplete: str
 
 
 def _references(ctx: click.Context, incomplete: str) -> list[CompletionItem]:
-    import shlex
+    # the snapshot loader: only when a shell asks for completions
+    from runsnap.views.names import references
 
-    from runsnap.errors import RunsnapError
-    from runsnap.snapshot.store import PINNED, default_dir, is_reference, list_snapshots
-
-    folder = ctx.params.get("snap_dir") or default_dir()
-    try:
-        entries = [e for e in list_snapshots(folder) if not e.error]
-    except RunsnapError:  # no folder yet: nothing to name, and completion never complains
-        return []
-    out: list[CompletionItem] = []
-    for e in entries[:POSITIONS]:
-        what = " ".join(x for x in (e.label, e.captured_at[:19],
-                                    shlex.join(e.command)[:60] if e.command else "") if x)
-        out.append(CompletionItem(e.ref, help=what))
-    seen = set()
-    for e in entries:
-        if is_reference(f"@{e.label}") and e.label not in seen and not e.label.isdigit():
-            seen.add(e.label)
-            out.append(CompletionItem(f"@{e.label}", help=f"newest labelled {e.label}"))
-    if any(e.pinned for e in entries):
-        out.append(CompletionItem(f"@{PINNED}", help="newest pinned"))
-    return [i for i in out if str(i.value).startswith(incomplete)]
+    return [CompletionItem(ref, help=words)
+            for ref, words in references(ctx.params.get("snap_dir"), incomplete)]

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
-from runsnap.cli.options import dir_option
+from runsnap.cli.options import dir_option, echo
 
 __all__ = ["pin", "unpin"]
 
 
-def _one(snapshot: str, snap_dir: str, pinning: bool) -> None:
-    from runsnap.snapshot import load
-    from runsnap.snapshot import pins as pinning_file
-    from runsnap.views.names import resolve
+def _pin(snapshots: tuple[str, ...], snap_dir: str, pinned: bool) -> None:
+    # the snapshot loader and the folder's names: only when a pin changes
+    from runsnap.commands.pin import pin_snapshots
 
-    path = resolve(snapshot, snap_dir)
-    load(path)  # a pin names a snapshot: a file that is none is an input error (exit 2)
-    changed = (pinning_file.pin if pinning else pinning_file.unpin)(path, snap_dir)
-    if pinning:
-        click.echo(f"pinned {path}" if changed else f"{path}: already pinned")
-    else:
-        click.echo(f"unpinned {path}" if changed else f"{path}: was not pinned")
+    sys.exit(finish(pin_snapshots(snapshots, snap_dir, pinned), echo))
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -36,8 +31,7 @@ def pin(snapshots: tuple[str, ...], snap_dir: str) -> None:
 
     SNAPSHOT is @1 (the newest in --dir), @2, ..., @LABEL or a file in --dir.
     """
-    for snapshot in snapshots:
-        _one(snapshot, snap_dir, True)
+    _pin(snapshots, snap_dir, True)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -47,5 +41,4 @@ def pin(snapshots: tuple[str, ...], snap_dir: str) -> None:
 @runsnap_command
 def unpin(snapshots: tuple[str, ...], snap_dir: str) -> None:
     """Unpin SNAPSHOT: `gc` may remove it again. The snapshot itself is not touched."""
-    for snapshot in snapshots:
-        _one(snapshot, snap_dir, False)
+    _pin(snapshots, snap_dir, False)

@@ -36,6 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
     value = config.getoption("runsnap", None)
     if value is None or hasattr(config, "workerinput"):
         return
+    # the capture and the tracing machinery: only for a session asked to record itself
     from runsnap.pytestplugin.session import start
 
     start(config, value)

@@ -8,6 +8,7 @@ process read alike.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,8 +52,6 @@ def _entries(report: Any) -> list[Any]:
 def traceback_of(report: Any, root: str) -> dict[str, Any] | None:
     """``[outcome] traceback`` (type, message, frames: file, line, function, code) of a failed
     report; files made absolute against ``root`` (pytest writes them relative)."""
-    import os
-
     message = _message(report)
     kind, _, said = message.partition(": ")
     frames = []

@@ -21,8 +21,17 @@ from typing import Any
 
 import pytest
 
+from runsnap.base.timestamps import utc_timestamp
+from runsnap.capturing.collect import capture_context, capture_redactor, with_section
+from runsnap.capturing.options import CaptureOptions
+from runsnap.capturing.output import default_output, ensure_snapshot_dir
+from runsnap.launch.outcome import cut
 from runsnap.pytestplugin import OPTION
 from runsnap.pytestplugin.cases import Cases, traceback_of
+from runsnap.redact import load_key
+from runsnap.snapshot import load
+from runsnap.snapshot.store import DEFAULT_DIR, default_dir
+from runsnap.tracing import Trace, not_traced, prepare
 
 __all__ = ["MARKER", "Recorder", "start"]
 
@@ -61,7 +70,6 @@ def _unseen(name: str) -> str | None:
 def _exec_traced(config: pytest.Config, recorder: Recorder) -> str:
     """Replace this process with the same command line under runsnap's tracing hook; returns
     (why the session is not traced) only when it did not."""
-    from runsnap.tracing import prepare
 
     if list(config.invocation_params.args) != sys.argv[1:] or not getattr(sys, "orig_argv", None):
         return "pytest was started from Python (pytest.main), not from a command line"
@@ -130,8 +138,6 @@ class Recorder:
     @classmethod
     def captured(cls, config: pytest.Config, value: str) -> Recorder:
         """The session's context captured now, as ``runsnap capture`` would, and saved."""
-        from runsnap.capturing import capture_context
-        from runsnap.capturing.options import CaptureOptions
 
         started = time.time()
         args = list(getattr(sys, "orig_argv", sys.argv))[1:]
@@ -143,8 +149,6 @@ class Recorder:
     @classmethod
     def traced(cls, config: pytest.Config, given: str) -> Recorder:
         """The session started again under the hook: the context its first process saved."""
-        from runsnap.snapshot import load
-        from runsnap.tracing import Trace
 
         try:
             info = json.loads(given)
@@ -167,10 +171,7 @@ class Recorder:
         env = _environment()
         # the trace first: what runsnap reads from here on is not the tests'
         runtime = (self.trace.finish(self.snap.get("packages"), env)
-                   if self.trace is not None else _not_traced(self.why))
-        from runsnap.capturing.collect import capture_redactor, with_section
-        from runsnap.launch.outcome import cut
-        from runsnap.redact import load_key
+                   if self.trace is not None else not_traced(self.why))
 
         key = load_key()
         redactor = capture_redactor(key, self.config.invocation_params.dir.as_posix())
@@ -194,7 +195,6 @@ class Recorder:
         return runner
 
     def _outcome(self, status: int, ended: float) -> dict[str, Any]:
-        from runsnap.base.timestamps import utc_timestamp
 
         outcome: dict[str, Any] = {
             "errors": [], "status": "exited", "exit_status": status,
@@ -216,16 +216,8 @@ class Recorder:
         return outcome
 
 
-def _not_traced(why: str) -> dict[str, Any]:
-    from runsnap.tracing import not_traced
-
-    return not_traced(why)
-
-
 def _target(snap: Any, value: str) -> str:
     """Where the snapshot goes: FILE, else ``.runsnap/<time>-pytest.toml`` (``RUNSNAP_DIR``)."""
-    from runsnap.capturing.output import default_output, ensure_snapshot_dir
-    from runsnap.snapshot.store import DEFAULT_DIR, default_dir
 
     if value:
         return os.path.abspath(value)
