@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.jsonform import json_form
+from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import load as load_path
@@ -38,8 +39,6 @@ __all__ = [
     "resolve",
 ]
 
-#: Where snapshots go when no ``-o``/``--dir`` is given (also ``RUNSNAP_DIR``).
-DEFAULT_DIR = ".runsnap"
 
 #: ``@pinned``: the newest pinned snapshot (a label ``pinned`` is reached when none is pinned).
 PINNED = "pinned"
