@@ -13,6 +13,7 @@ import collections
 import threading
 import time
 
+from runsnap.base.timestamps import without_timestamp
 from runsnap.launch.lines import (
     ANSI_ESCAPES,
     CXX_REPORT,
@@ -26,7 +27,6 @@ from runsnap.launch.lines import (
     clean_line,
     cut_line,
     is_error_line,
-    without_timestamp,
 )
 from runsnap.launch.metrics import MetricWatch
 from runsnap.launch.tracebacks import TracebackWatch
