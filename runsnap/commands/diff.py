@@ -19,6 +19,7 @@ from runsnap.diffing.rules import load_user_rules
 from runsnap.diffing.select import parse_sections, select
 from runsnap.errors import NO, OK, UsageError
 from runsnap.render import render
+from runsnap.render.patch import render_patch
 from runsnap.snapshot.store import newest
 from runsnap.views.compare import compare_jobs_in, compare_loaded, files, load_all
 
@@ -127,7 +128,6 @@ def _render(report: Report | NReport, request: DiffRequest, color: bool) -> str:
 
 def _patches(snaps: Sequence[Snapshot], color: bool, cols: int) -> str:
     """``diff --patch``: the uncommitted edits of the two runs, after the report."""
-    from runsnap.render.patch import render_patch  # only the renderer chosen
 
     body = render_patch(snaps[0], snaps[1], color)
     head = "\nUncommitted edits (the snapshots' stored git diff)\n"
