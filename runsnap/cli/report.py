@@ -16,8 +16,9 @@ __all__ = ["report"]
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("snapshots", nargs=-1, required=True)
-@format_option("markdown", "text", "json",
-               help="markdown to paste into a GitHub issue, text to read, json for programs.")
+@format_option("markdown", "text", "json", "html",
+               help="markdown to paste into a GitHub issue, text to read, json for programs, "
+                    "html for a browser (one self-contained page).")
 @output_option()
 @click.option("--max-chars", type=click.IntRange(min=2000), default=65536, show_default=True,
               help="Fit the report in this many characters (GitHub's limit by default); the "
