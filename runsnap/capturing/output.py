@@ -10,7 +10,7 @@ from runsnap.base.patterns import on_use
 from runsnap.base.records import FrozenRecord
 from runsnap.capturing import naming
 from runsnap.capturing.naming import file_stamp, short_host
-from runsnap.errors import CaptureError
+from runsnap.errors import CaptureError, UsageError
 from runsnap.snapshot import dumps
 
 TYPE_CHECKING = False
@@ -78,8 +78,6 @@ def resolve_output(
             try:
                 target = naming.fill(target, values)
             except ValueError as exc:
-                from runsnap.errors import UsageError
-
                 raise UsageError(f"-o {os.fspath(output)}: {exc}") from None
         target = path_str(target)
     else:

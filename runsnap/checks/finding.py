@@ -20,7 +20,8 @@ class Finding(FrozenRecord):
     """One thing wrong inside a snapshot."""
 
     kind: str
-    """``misspelled-variable``, ``draft-target``, ``shadowed-import``, ``rejected-value``."""
+    """``misspelled-variable``, ``draft-target``, ``shadowed-import``, ``rejected-value``,
+    ``alloc-conf-key``, ``context-length``, ``unmet-requirement``."""
 
     score: int
     """How likely it breaks the run, 0-100 (the order of the report)."""

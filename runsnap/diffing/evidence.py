@@ -20,9 +20,10 @@ read               91-93  the program read the variable (or imported the package
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
-incidental         0-90   read, but only by the interpreter at its start-up or on behalf of
-                          a generic feature (terminal size, locale, help formatting): the
-                          name rules' score, below what the runs tie to the outcome
+incidental         0-90   read, but only by the interpreter at its start-up, for a generic
+                          feature (terminal size, locale), or at start-up by every process
+                          of a stack (:mod:`runsnap.diffing.ambient`: ``OMP_*``, ``PATH``):
+                          the name rules' score, below what the runs tie to the outcome
 unread             <=30   both runs traced, and no process read it from Python, for a
                           variable of a family read from Python (``NCCL_*`` and other
                           families read by native libraries are never called unread on a
@@ -41,7 +42,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
+from runsnap.diffing.ambient import ambient_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
@@ -157,8 +160,8 @@ def _failing(found: tuple[str, int] | None) -> Evidence | None:
     return None if found is None else Evidence("failing-path", found[0], rank=found[1])
 
 
-def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None
-                  ) -> Evidence | None:
+def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None,
+                  a: Any = None, b: Any = None) -> Evidence | None:
     name = d.key
     found = _failing(on_failing_path(name, runs))
     if found:
@@ -171,6 +174,8 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return named
     if listed is not None:
         return listed
+    if a is not None and (ambient := ambient_reads(name, runs, a, b)):  # OMP_*, PATH...
+        return Evidence("incidental", ambient)
     readers: list[tuple[RunFacts, Mapping[str, Any]]] = [
         (f, got) for f in runs for got in (f.reads(name),) if got is not None]
     startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]
@@ -453,7 +458,7 @@ def gather(
     for d in diffs:
         ev: Evidence | None = None
         if d.section == "env":
-            ev = _env_evidence(d, runs, who_reads)
+            ev = _env_evidence(d, runs, who_reads, a, b)
         elif d.section == "packages" and len(d.path) > 2 and d.path[1] in (
                 "builds", "libraries", "conda"):
             ev = _fact_evidence(d, runs)
@@ -473,7 +478,8 @@ def gather(
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
-            ev = ev or _named(d, runs)
+            ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
+            ev = ev if ev.kind else None
         elif d.section == "models":
             ev = _read_by_failing_code(d, runs) or _named(d, runs)
         elif d.section == "command":

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
+from runsnap.base.timestamps import without_timestamp
 from runsnap.knowledge.packages import normalize_name
-from runsnap.launch.lines import without_timestamp
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 

@@ -1,8 +1,9 @@
-"""One line of a child's output read as a log line: cleaned as a terminal shows it, without the
-time stamp a logger put in front, whether it is an error or a warning, and cut to a bound.
+"""One line of a child's output read as a log line: cleaned as a terminal shows it, whether it
+is an error or a warning, and cut to a bound.
 
 Pure functions over text and bytes; :class:`runsnap.launch.streams.StreamWatch` applies them to
-the output as it streams by, and the diff compares warnings through :func:`without_timestamp`.
+the output as it streams by (the time stamp a logger put in front of a line is taken off by
+:func:`runsnap.base.timestamps.without_timestamp`, which the diff and the renderers use too).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ __all__ = [
     "cut_line",
     "is_error_line",
     "is_warning_line",
-    "without_timestamp",
 ]
 
 #: A line longer than this is cut, so one endless line cannot exhaust memory.
@@ -74,49 +74,6 @@ def clean_line(raw: bytes) -> str:
     if b"\r" in line:
         line = line.rsplit(b"\r", 1)[-1]
     return line.decode("utf-8", "replace")
-
-
-# A time stamp that opens a log line, after an optional bracket and level word: ISO dates
-# ("2026-11-29 17:02:12,004", "2026-11-29T17:02:12.004Z"), vLLM's "11-29 17:02:12", glog's
-# "W1129 17:02:12.004123 12345", and a bare "17:02:12".
-_LEADING_STAMP = on_use(
-    r"^(?P<pre>[\[(]?[ \t]*(?:(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
-    r"[ \t:]+)?(?:[IWEF](?=\d{4} ))?)"
-    r"(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]|\d{4} +|\d{2}[-/]\d{2} +)?"
-    r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?(?: +\d{2,7}(?= ))?[ \t]*")
-
-
-def without_timestamp(line: str) -> str:
-    """``line`` without the time stamp a logger put in front of it: the same warning logged by
-    two runs at other times is the same warning, and the message, not the clock, is what fits
-    on a terminal line. Time stamps inside the message are kept.
-
-    >>> without_timestamp("[2026-11-29 17:02:12,004] WARNING model_config: Overwriting ...")
-    'WARNING model_config: Overwriting ...'
-    >>> without_timestamp("[2026-11-29 17:02:12 TP0] Warning: Target model's context_length")
-    "[TP0] Warning: Target model's context_length"
-    >>> without_timestamp("WARNING 11-29 17:02:12 [config.py:123] Casting torch.bfloat16")
-    'WARNING [config.py:123] Casting torch.bfloat16'
-    >>> without_timestamp("W1129 17:02:12.004123 12345 nccl.cc:12] NCCL_IB_HCA unset")
-    'W nccl.cc:12] NCCL_IB_HCA unset'
-    >>> without_timestamp("2026-11-29 17:02:12 - vllm - WARNING - low memory")
-    'vllm - WARNING - low memory'
-    >>> without_timestamp("/x/y.py:12: UserWarning: stopped after 00:10:00")
-    '/x/y.py:12: UserWarning: stopped after 00:10:00'
-    """
-    m = _LEADING_STAMP.match(line)
-    if m is None:
-        return line
-    pre, rest = m.group("pre"), line[m.end():]
-    if pre and pre[0] in "[(":
-        close, inner = ("]" if pre[0] == "[" else ")"), pre[1:].strip()
-        if rest.startswith(close):  # the bracket held only the stamp (and maybe the level)
-            rest = rest[1:].lstrip()
-            return f"{inner} {rest}" if inner else rest
-        return f"{pre[0]}{inner + ' ' if inner else ''}{rest}"
-    if not pre:
-        return rest.lstrip(" \t-|:,")
-    return f"{pre} {rest}" if pre[-1].isalpha() else pre + rest
 
 
 def is_error_line(line: str) -> bool:

@@ -13,6 +13,7 @@ import collections
 import threading
 import time
 
+from runsnap.base.timestamps import without_timestamp
 from runsnap.launch.lines import (
     ANSI_ESCAPES,
     ERROR_PATTERN,
@@ -25,7 +26,6 @@ from runsnap.launch.lines import (
     clean_line,
     cut_line,
     is_error_line,
-    without_timestamp,
 )
 from runsnap.launch.metrics import MetricWatch
 from runsnap.launch.tracebacks import TracebackWatch
