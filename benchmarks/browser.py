@@ -1,6 +1,6 @@
 """Headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``:
 JSON messages, each ended by a NUL byte, on file descriptors 3 and 4), stdlib only. Used by the
-real-browser tests (tests/render/test_html_browser.py) and the page benchmark (benchmarks/html.py).
+real-browser tests (tests/render/test_html_browser.py) and the page benchmark (benchmarks/htmlpage.py).
 
     with Browser(scripts=False) as b:
         tab = b.open(Path("diff.html").as_uri() + "#env.NCCL_ALGO")

@@ -71,7 +71,7 @@ def val(value: Any, limit: int = 400) -> str:
     """A snapshot value, shortened as the text report shortens it, escaped.
 
     >>> val(None), val(["a", "<b>"])
-    ('(absent)', "[&#x27;a&#x27;, &#x27;&lt;b&gt;&#x27;]")
+    ('(unset)', 'a, &lt;b&gt;')
     """
     return esc(short(value, limit))
 
