@@ -43,6 +43,7 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
             text = neutralise_json(
                 json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         elif fmt == "html":
+            # deferred: the page renderer, only --format html needs it
             from runsnap.render.html_docs import render_show
 
             text = render_show(f"runsnap snapshot {snap.id[:12]}: [{section}]", [(section, text)])

@@ -229,6 +229,7 @@ def render(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
                        "blocks": [b.to_dict() for b in p.blocks]} for p in doc.parts],
         }, indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":  # a page has no size limit: nothing trimmed
+        # deferred: the page renderer, only --format html needs it
         from runsnap.render.html_docs import render_report
 
         return render_report(doc, attach)

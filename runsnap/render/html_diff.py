@@ -19,6 +19,7 @@ from runsnap.render.diff_parts import (
     detailed,
     only_differing,
 )
+from runsnap.render.html_many import body_html as many_body
 from runsnap.render.html_page import Anchors, esc, href, page, pre, val
 
 __all__ = ["body_html", "render_html"]
@@ -117,8 +118,6 @@ def body_html(report: AnyReport, level: int = 1) -> tuple[str, list[str]]:
     down): what :func:`render_html` and a bug report's page lay out (N-way reports:
     :func:`runsnap.render.html_many.body_html`)."""
     if isinstance(report, NReport):
-        from runsnap.render.html_many import body_html as many_body
-
         return many_body(report, level)
     ids = Anchors()
     verdict = f"runsnap diff: {report.verdict()}"

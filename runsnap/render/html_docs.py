@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runsnap.base.terminal import neutralise_data
+from runsnap.render.html_diff import body_html
 from runsnap.render.html_page import Anchors, esc, page, pre
 from runsnap.views.report_blocks import Block, ReportDoc
 
@@ -60,8 +61,6 @@ def _blocks(blocks: Sequence[Block]) -> list[str]:
 
 def _diff(b: Block) -> list[str]:
     """A diff inside the report: the diff page's body, its headings one level down."""
-    from runsnap.render.html_diff import body_html
-
     return ['<div class="embedded">', *body_html(neutralise_data(b.diff), level=3)[1], "</div>"]
 
 

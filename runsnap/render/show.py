@@ -357,6 +357,7 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     if fmt == "text":
         return render_summary(snap, width)
     if fmt == "html":
+        # deferred: the page renderer, only --format html needs it
         from runsnap.render.html_docs import render_show
 
         return render_show(render_summary(snap), [(name, render_section(snap, name))

@@ -131,6 +131,14 @@ class Tracker:
         None when this process has no active run of this tracker."""
         raise NotImplementedError
 
+    def attach(self, key: str, name: str, data: bytes, env: Mapping[str, str],
+               timeout: float) -> str:
+        """Add the file ``runsnap/NAME`` holding ``data`` to the run ``key`` names (a page, a
+        report); where it is now, in words. Raises :class:`~runsnap.errors.TrackerError`
+        (a tracker that cannot: says so)."""
+        raise TrackerError(f"{type(self).__name__}: runsnap cannot add files to its runs yet "
+                           "(mlflow can)")
+
 
 def _git(snap: Snapshot) -> dict[str, Any]:
     """The repository a person means by "the commit": the one of the working directory, else
