@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
+from runsnap.knowledge.launchers import LAUNCHERS
 from runsnap.snapshot.runtime import variable
 
 __all__ = ["EPHEMERAL", "made", "mark"]
@@ -147,9 +148,7 @@ def _launchers(name: str, launcher: Mapping[str, Any]) -> bool:
     variables it was told by (its ``vars``), or of its own namespace or that of a launcher
     around it (``also``), the first word of the variables that mark it (``SLURM_`` for
     Slurm's ``SLURM_SRUN_COMM_PORT``, ``TORCHELASTIC_`` for torchrun, ``OMPI_`` and ``PMIX_``
-    for mpirun: :data:`runsnap.capturing.naming.LAUNCHERS`)."""
-    from runsnap.capturing.naming import LAUNCHERS
-
+    for mpirun: :data:`runsnap.knowledge.launchers.LAUNCHERS`)."""
     if name in (launcher.get("vars") or {}):
         return True
     names = {launcher.get("name"), *(launcher.get("also") or ())}

@@ -19,6 +19,7 @@ __all__ = [
     "LONGEST_TOKEN",
     "MAX_LINE_BYTES",
     "TRACEBACK",
+    "CXX_REPORT",
     "WARNING_PATTERN",
     "WARNING_WORDS",
     "bounded",
@@ -51,13 +52,25 @@ ERROR_PATTERN = on_use(
 # check; the line recorded is the exception line that ends the traceback when one follows.
 TRACEBACK = b"Traceback (most recent call last)"
 
-WARNING_PATTERN = on_use(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b")
+# A library's load report is a warning in words of its own: transformers logs a table at
+# warning level (utils/loading_report.py, log_state_dict_report: "{Model} LOAD REPORT from: ..."
+# then "lm_head.weight | MISSING |" rows), with no level word on its lines.
+WARNING_PATTERN = on_use(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b"
+                         rb"|\bLOAD REPORT\b"
+                         rb"|\| (?:\x1b\[[0-9;]*m)?(?:MISSING|UNEXPECTED|MISMATCH)\b")
 
 # Words without which neither pattern can match: ``in`` checks (C speed) decide whether a chunk
 # needs the regular expressions at all, and which of its lines do.
 ERROR_WORDS = (b"Error", b"Exception", b"ERROR", b"FATAL", b"Fatal", b"fatal", b"CRITICAL",
-               b"PANIC", b"error:", b"Segmentation fault", b"core dumped", TRACEBACK)
-WARNING_WORDS = (b"WARN", b"Warning", b"warning")
+               b"PANIC", b"error:", b"Segmentation fault", b"core dumped", TRACEBACK, b"what():")
+# libstdc++'s report of an uncaught C++ exception (torch's c10::Error): the message is on the
+# ``what():`` line (group 1); the announcement above it and torch's ``frame #N:`` stack lines
+# below it are not errors of their own.
+CXX_REPORT = on_use(rb"\s*what\(\):\s+(\S)|terminate called after throwing an instance of "
+                    rb"|\s*frame #\d+: ")
+
+WARNING_WORDS = (b"WARN", b"Warning", b"warning", b"LOAD REPORT", b"MISSING", b"UNEXPECTED",
+                 b"MISMATCH")
 
 
 def clean_line(raw: bytes) -> str:
@@ -85,8 +98,21 @@ def is_error_line(line: str) -> bool:
     True
     >>> is_error_line("loaded 61 layers (0 errors)")
     False
+
+    A C++ exception's report (libstdc++'s ``terminate``, torch's ``c10::Error``) is its
+    ``what():`` line, never the announcement above it or the stack frames below:
+
+    >>> is_error_line("  what():  Unrecognized key 'expandable_segment' in CUDA allocator config.")
+    True
+    >>> is_error_line("terminate called after throwing an instance of 'c10::Error'")
+    False
+    >>> is_error_line("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98")
+    False
     """
     data = line.encode("utf-8", "replace")
+    cxx = CXX_REPORT.match(data)
+    if cxx is not None:
+        return cxx.group(1) is not None
     if not any(word in data for word in ERROR_WORDS) and not (b"." in data and b":" in data):
         return False  # no branch of ERROR_PATTERN can match: every one needs a word or a dotted name
     return bool(ERROR_PATTERN.search(data)) and TRACEBACK not in data
@@ -99,6 +125,8 @@ def is_warning_line(line: str) -> bool:
     True
     >>> is_warning_line("ValueError: Warning: Target model's context_length ...")
     False
+    >>> is_warning_line("lm_head.weight | MISSING | "), is_warning_line("MISSING values: 3")
+    (True, False)
     """
     data = line.encode("utf-8", "replace")
     return bool(WARNING_PATTERN.search(data)) and not is_error_line(line)

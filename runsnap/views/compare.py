@@ -15,6 +15,7 @@ from runsnap.diffing.bulkload import load_many
 from runsnap.diffing.many import Progress
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import Snapshot, load
+from runsnap.views.jobs import compare_jobs, job_pairs
 from runsnap.views.names import load as load_named
 from runsnap.views.names import resolve
 
@@ -98,8 +99,6 @@ def compare_jobs_in(
     jobs = [expand([f]) for f in folders]
     if len(jobs[0]) + len(jobs[1]) <= 2:
         return None
-    from runsnap.views.jobs import compare_jobs, job_pairs
-
     pairs = job_pairs(*(load_many(j, progress=progress) for j in jobs))
     if pairs is None:
         return None

@@ -20,6 +20,7 @@ explains like a failure (key ``metric NAME``, ``last line``, ``wall time``, ``pe
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -166,8 +167,6 @@ def tolerance(name: str, rules: RankContext) -> tuple[float, str]:
     >>> tolerance("tok_per_s", RankContext()), tolerance("loss", RankContext())
     ((0.5, 'noise threshold'), (0.01, 'noise threshold'))
     """
-    import fnmatch
-
     for glob, value in rules.metric_tolerance:
         if fnmatch.fnmatchcase(name, glob):
             return value, "your tolerance" + ("" if glob == "*" else f" for {glob}")
