@@ -97,7 +97,7 @@ class Browser:
                 raise RuntimeError("Chromium closed the pipe")
             self._buf += chunk
         raw, self._buf = self._buf.split(b"\0", 1)
-        return json.loads(raw)  # type: ignore[no-any-return]
+        return json.loads(raw)
 
     def send(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
         """Call ``method``; its result (events that arrive meanwhile are kept in
@@ -113,7 +113,7 @@ class Browser:
             if got.get("id") == self._id:
                 if "error" in got:
                     raise RuntimeError(f"{method}: {got['error']}")
-                return got.get("result", {})  # type: ignore[no-any-return]
+                return got.get("result", {})
             self.events.append(got)
 
     def wait_event(self, method: str, session: str) -> dict[str, Any]:

@@ -61,7 +61,8 @@ def report(snapshots: tuple[str, ...], fmt: str, output: str | None, max_chars: 
         except OSError as exc:
             raise UsageError(f"cannot write into {attach_dir}: {exc.strerror or exc}") from None
     text = render_report(doc, fmt, max_chars, files, width=0 if output else width())
-    notes = (f"runsnap: report written to {output} ({len(text):,} characters)",) if output else ()
+    notes: tuple[str, ...] = \
+        (f"runsnap: report written to {output} ({len(text):,} characters)",) if output else ()
     if log_to:
         # deferred: runsnap.track, only --log-to needs it
         from runsnap.track import attach as keep_with
