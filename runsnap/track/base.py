@@ -105,6 +105,8 @@ class Tracker:
 
     #: The name used in ``--track NAME`` and in references (``NAME:...``).
     name = ""
+    #: Whether :meth:`attach` can add files (pages, reports) to its runs.
+    takes_files = False
 
     def start(self, env: Mapping[str, str], cwd: str, timeout: float,
               experiment: str = "") -> Started:

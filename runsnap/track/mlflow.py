@@ -144,6 +144,7 @@ class MLflow(Tracker):
     """MLflow through its tracking server's REST API."""
 
     name = "mlflow"
+    takes_files = True
 
     def start(self, env: Mapping[str, str], cwd: str, timeout: float,
               experiment: str = "") -> Started:

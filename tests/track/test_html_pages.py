@@ -80,3 +80,15 @@ def test_log_to_what_is_not_a_tracked_run(project: Path, tmp_path: Path) -> None
     r = run_runsnap(["report", str(snap), "--format", "html", "--log-to", "nowhere"],
                     project, env)
     assert r.returncode == 2 and "not a tracked run" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_failed_wandb_run_gets_no_page_and_no_noise(project: Path, tmp_path: Path) -> None:
+    env = base_env(tmp_path, WANDB_MODE="offline")
+    fail = ["--", sys.executable, "-c", "raise SystemExit(3)"]
+    quiet = run_runsnap(["capture", "--track", "wandb", "-o", str(tmp_path / "a.toml"), *fail],
+                        project, env)
+    assert quiet.returncode == 3 and "diff.html" not in quiet.stderr, quiet.stderr
+    asked = run_runsnap(["capture", "--track", "wandb", "--track-html", "-o",
+                         str(tmp_path / "b.toml"), *fail], project, env)
+    assert asked.returncode == 3
+    assert "no diff.html: runsnap cannot add files to wandb runs yet" in asked.stderr
