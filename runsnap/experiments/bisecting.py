@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
 from runsnap.diffing.wording import short
@@ -62,7 +63,7 @@ class Options(FrozenRecord):
     with only what the verdict needs (:mod:`runsnap.experiments.quicktrial`, no snapshot),
     and the re-checks, on which the answer rests, are captured in full."""
     allow_missing_secrets: bool = False
-    out_dir: str = ".runsnap"
+    out_dir: str = DEFAULT_DIR
     progress: Callable[[str], None] | None = None
 
 
