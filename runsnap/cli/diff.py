@@ -16,7 +16,7 @@ __all__ = ["DIFF_FORMATS", "diff"]
 
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
 #: (kept here so that ``runsnap --help`` does not import the diff engine).
-DIFF_FORMATS = ("text", "markdown", "json")
+DIFF_FORMATS = ("text", "markdown", "json", "html")
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

@@ -18,7 +18,7 @@ __all__ = ["show"]
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("snapshot", required=False, shell_complete=snapshot_names)
-@format_option("text", "json", "markdown")
+@format_option("text", "json", "markdown", "html")
 @click.option("--section", metavar="NAME",
               help="Show one section in full (packages: every distribution; env: every "
                    "variable; any other as TOML, as the snapshot holds it).")
@@ -44,6 +44,11 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
             data = snap.meta if section == "meta" else snap.sections.get(section)
             text = neutralise_json(
                 json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        elif fmt == "html":
+            # deferred: the page renderer, only --format html needs it
+            from runsnap.render.html_docs import render_show
+
+            text = render_show(f"runsnap snapshot {snap.id[:12]}: [{section}]", [(section, text)])
     else:
         text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0,
                               every_read=full)

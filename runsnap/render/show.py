@@ -22,7 +22,7 @@ __all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary", 
            "status_line", "summary_lines"]
 
 #: ``show --format`` names.
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "html")
 
 def size(n: int) -> str:
     """Bytes for humans.
@@ -396,6 +396,12 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0, every_read: bool =
         return _markdown(snap)  # escapes each value for Markdown itself (its own rules)
     if fmt == "text":
         return render_summary(snap, width, every_read=every_read)
+    if fmt == "html":
+        # deferred: the page renderer, only --format html needs it
+        from runsnap.render.html_docs import render_show
+
+        return render_show(render_summary(snap), [(name, render_section(snap, name))
+                                                  for name in ordered_sections(snap.sections)])
 
     raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 
