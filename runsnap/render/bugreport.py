@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from runsnap.base.terminal import clean, neutralise_json, wrap
 from runsnap.base.terminal import fit as cut
+from runsnap.render.diff import render as render_diff
+from runsnap.render.html_docs import render_report
 from runsnap.render.style import no_autolinks
 from runsnap.views.bugreport import Block, Part, ReportDoc, para
 
@@ -24,7 +26,7 @@ __all__ = ["FORMATS", "GITHUB_LIMIT", "MIN_CHARS", "render", "fit"]
 GITHUB_LIMIT = 65536
 #: The smallest budget: the title, the command, the outcome's first lines and the notes.
 MIN_CHARS = 2000
-FORMATS = ("markdown", "text", "json")
+FORMATS = ("markdown", "text", "json", "html")
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 
@@ -84,8 +86,6 @@ def _md_blocks(blocks: Sequence[Block]) -> list[str]:
             out += [f"<details><summary>{md_escape(b.title)}</summary>", "",
                     *_md_blocks(b.blocks), "</details>", ""]
         elif b.kind == "diff":
-            from runsnap.render.diff import render as render_diff
-
             out += [render_diff(b.diff, "markdown").rstrip("\n"), ""]
     return out
 
@@ -112,8 +112,6 @@ def _text_blocks(blocks: Sequence[Block], indent: str = "") -> list[str]:
         elif b.kind == "details":
             out += [indent + clean(b.title) + ":", *_text_blocks(b.blocks, indent + "  ")]
         elif b.kind == "diff":
-            from runsnap.render.diff import render as render_diff
-
             out += [render_diff(b.diff, "text").rstrip("\n"), ""]
     return out
 
@@ -238,5 +236,7 @@ def render(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
             "parts": [{"key": p.key, "title": p.title, "priority": p.priority,
                        "blocks": [b.to_dict() for b in p.blocks]} for p in doc.parts],
         }, indent=2, ensure_ascii=False) + "\n")
+    if fmt == "html":  # a page has no size limit: nothing trimmed
+        return render_report(doc, attach)
     text = fit(doc, fmt, limit, attach)[0]
     return fit_width(text, width) if fmt == "text" else text

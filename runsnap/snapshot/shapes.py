@@ -24,6 +24,7 @@ from runsnap.snapshot.shape_marks import Doc, Errors, Extra, Minimum, OptionValu
 from runsnap.snapshot.shapes_host import RuntimeSection, SystemSection
 
 __all__ = ["DECLARED", "DEFS", "CommandSection", "EnvSection", "OutcomeSection", "ProcessSection",
+           "TestResult", "TestsSection",
            "Ref", "Traceback", "schema_of", "write_schema"]
 
 
@@ -167,11 +168,13 @@ class OutcomeSection(TypedDict, total=False):
     """Complete tracebacks printed before the last one (a worker's, then its launcher's)."""
 
 
-class RepoChange(TypedDict, total=False):
-    """A file the work tree changed (``git status``)."""
-
-    path: str | None
-    status: str | None
+#: A file the work tree changed (``git status``); ``from``: its path before a rename or copy
+#: (a keyword of Python, hence this form).
+RepoChange = TypedDict("RepoChange", {
+    "path": str | None,
+    "status": str | None,
+    "from": str | None,
+}, total=False)
 
 
 class UntrackedFile(TypedDict, total=False):
@@ -180,6 +183,21 @@ class UntrackedFile(TypedDict, total=False):
     path: str | None
     sha256: str | None
     size: int | None
+    link: str | None
+    """A symbolic link's target (never followed)."""
+    kind: str | None
+    """Neither a file nor a link (a FIFO, a device): never opened."""
+    error: str | None
+    """Why it could not be read."""
+
+
+class Submodule(TypedDict, total=False):
+    """A submodule of the repository (``git submodule status``)."""
+
+    path: str | None
+    commit: str | None
+    state: str | None
+    """``in sync``, ``not initialized``, ``checked out at another commit``, ``merge conflicts``."""
 
 
 class GitRepo(TypedDict, total=False):
@@ -202,12 +220,15 @@ class GitRepo(TypedDict, total=False):
     diff_bytes: int | None
     diff_sha256: str | None
     diff_truncated: bool | None
+    diff_stat: str | None
+    """``git diff --stat`` when the diff is over the cap (the diff keeps its first 64 KiB)."""
     untracked_count: int | None
     roles: list[str]
     errors: Errors
     remotes: dict[str, str | None]
     changed: list[RepoChange]
     untracked: list[UntrackedFile]
+    submodules: list[Submodule]
 
 
 class ModelConfig(TypedDict, total=False):
@@ -376,12 +397,37 @@ class ModelsSection(TypedDict, total=False):
 
 
 
+class TestResult(TypedDict, total=False):
+    """One test of a pytest session (``runsnap/pytestplugin``), keyed by its node id."""
+
+    outcome: str | None
+    """``passed``, ``failed``, ``error`` (in setup or teardown), ``skipped``, ``xfailed``,
+    ``xpassed``."""
+    error: str | None
+    """The first line of its error (failed, error), or why it was skipped or expected to fail."""
+    duration_s: float | None
+    """Setup, call and teardown together."""
+
+
+class TestsSection(TypedDict, total=False):
+    """``[tests]``: each test's outcome in a pytest session run with ``--runsnap``
+    (docs/pytest.md): the session's behaviour, as ``[outcome]`` is a launch's."""
+
+    errors: Errors
+    runner: str | None
+    """``pytest 8.3.2`` (with ``xdist, N workers`` when pytest-xdist ran it)."""
+    counts: dict[str, int]
+    """Outcome -> how many tests had it."""
+    cases: dict[str, TestResult]
+    """Node id (``tests/test_x.py::test_y[param]``) -> the test's outcome."""
+
+
 #: Section name -> its declaration.
 DECLARED: dict[str, type] = {
     "meta": MetaSection, "command": CommandSection, "env": EnvSection,
     "packages": PackagesSection, "git": GitSection, "models": ModelsSection,
     "system": SystemSection, "process": ProcessSection, "outcome": OutcomeSection,
-    "runtime": RuntimeSection,
+    "runtime": RuntimeSection, "tests": TestsSection,
 }
 
 #: Shared definitions (``$defs``) declared here -> their declaration.
