@@ -60,7 +60,7 @@ def _metadata_requires(path: str) -> list[str] | None:
     with a space or a tab continues the field above, even one that holds nothing else (a
     license text's blank line written as ``"       "``), and only an empty line ends the
     header. A folded field's lines are joined with single spaces."""
-    from email.parser import HeaderParser
+    from email.parser import HeaderParser  # only `check` reads METADATA; the capture never
 
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:

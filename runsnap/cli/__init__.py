@@ -124,7 +124,7 @@ def _leave(status: int) -> NoReturn:
         pass
     signalled = getattr(status, "signal_number", None)
     if signalled is not None:
-        from runsnap.launch.signals import die_by
+        from runsnap.launch.signals import die_by  # only when a signal ended the command
 
         die_by(signalled)
     os._exit(status)

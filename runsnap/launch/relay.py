@@ -21,6 +21,7 @@ import errno
 import fcntl
 import os
 import select
+import subprocess
 import sys
 import termios
 import threading
@@ -217,8 +218,6 @@ class Relay(threading.Thread):
         try:
             if cat is None:
                 raise OSError("no cat")
-            import subprocess
-
             helper = subprocess.Popen([cat], stdin=self.src, stdout=self.dst,
                                       stderr=subprocess.DEVNULL, close_fds=True, env={}, cwd="/",
                                       start_new_session=True)

@@ -25,6 +25,7 @@ The child stays in runsnap's process group, as it would under a shell.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -290,10 +291,8 @@ def die_by(sig: int) -> None:
     child's). Returns only if ``sig`` does not end a process (then exit with the status).
     """
     try:
-        import resource
-
         resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-    except (ImportError, OSError, ValueError):
+    except (OSError, ValueError):
         pass
     try:
         if sig != signal.SIGKILL:  # SIGKILL's action cannot be set (nor blocked)

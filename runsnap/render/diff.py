@@ -175,8 +175,8 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
                               and len(likely) == 1 else "Most likely causes")]
         for i, d in enumerate(likely, 1):
             lines += _detail(i, d, st, report.show_all)
-    detailed = {id(d) for d in likely}  # by identity: a record's == compares every field
-    counted_rest = [d for d in shown if id(d) not in detailed and not d.hidden]
+    in_detail = {id(d) for d in likely}  # by identity: a record's == compares every field
+    counted_rest = [d for d in shown if id(d) not in in_detail and not d.hidden]
     unread = [d for d in counted_rest if d.evidence_kind == "unread"]
     if len(unread) <= UNREAD_LISTED or report.show_all:
         unread = []

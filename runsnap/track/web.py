@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from runsnap.errors import TrackerError
@@ -66,8 +68,6 @@ _CREDENTIALS = ("authorization", "proxy-authorization", "cookie")
 def _exchange(req: Any, timeout: float) -> bytes:
     """Open ``req`` (redirects followed, credentials kept to the host they were meant for)
     and read the answer."""
-    import urllib.request
-
     opener = urllib.request.build_opener(_redirects())
     with opener.open(req, timeout=timeout) as answer:
         return answer.read(MAX_ANSWER + 1)
@@ -78,8 +78,6 @@ def _redirects() -> Any:
     scheme, host or port. urllib copies every header to the new request (a ``307`` to another
     host would receive ``Authorization: Bearer ...``); MLflow's own client (``requests``)
     drops them, and so does this."""
-    import urllib.parse
-    import urllib.request
 
     def origin(url: str) -> tuple[str, str, int | None]:
         parts = urllib.parse.urlsplit(url)
@@ -102,8 +100,6 @@ def _within(timeout: float, work: Any, where: str) -> bytes:
     all: a socket's timeout bounds each read, not the exchange (a server that sends a byte
     every half second would hold runsnap for as long as it likes). The work goes on in a
     daemon thread that is left behind when the time is up."""
-    import threading
-
     box: dict[str, Any] = {}
 
     def run() -> None:
