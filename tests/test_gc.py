@@ -65,3 +65,36 @@ def test_gc_needs_to_be_told_what_to_remove(tmp_path: Path) -> None:
                        (("gc", "--keep", "1", "--dir", str(tmp_path / "none")), "no such")):
         r = run_runsnap(*args, cwd=tmp_path, env=_env())
         assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_gc_removes_only_the_bisect_folders_runsnap_made_and_none_in_use(tmp_path: Path) -> None:
+    """Issue 37, class 4: a user's ``bisect-my-notes/`` (no ``bisect.json``) and the folder of
+    a bisection still running (``running.pid`` naming a live process) stay; a finished real
+    bisection's folder and one whose bisection died go."""
+    import subprocess
+    import time
+
+    folder = _folder(tmp_path)
+    (done,) = [p for p in folder.iterdir() if p.name.startswith("bisect-")]
+    assert (done / "bisect.json").is_file() and not (done / "running.pid").exists()
+    notes = folder / "bisect-my-notes"
+    notes.mkdir()
+    (notes / "ideas.txt").write_text("try NCCL_ALGO=Ring\n")
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        stat = Path(f"/proc/{live.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[19]
+        running, left = folder / "bisect-20261204T190000Z-0a0a", folder / "bisect-20261204T180000Z-0b0b"
+        for path, pid, started in ((running, live.pid, stat.decode()), (left, dead.pid, "1")):
+            path.mkdir()
+            (path / "trial-04.log").write_text("running\n")
+            (path / "running.pid").write_text(f"{pid} {started}\n")
+        time.sleep(0.1)
+        r = run_runsnap("gc", "--bisect", cwd=tmp_path, env=_env())
+        assert r.returncode == 0 and "removed 2 bisect folders" in r.stderr, r.stderr
+        assert not done.exists() and not left.exists()
+        assert (notes / "ideas.txt").is_file() and (running / "trial-04.log").is_file()
+    finally:
+        live.kill()
+        live.wait()

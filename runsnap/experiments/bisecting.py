@@ -37,7 +37,11 @@ from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, Verdict, run_trial
-from runsnap.snapshot.store import bisect_folder_name
+from runsnap.snapshot.store import (
+    bisect_folder_name,
+    claim_bisect_folder,
+    release_bisect_folder,
+)
 
 if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
@@ -253,6 +257,7 @@ def _folder(out_dir: str) -> str:
             fh.write("# written by runsnap: nothing here belongs in the repository\n*\n")
     folder = os.path.join(out_dir, bisect_folder_name(stamp, os.urandom(2).hex()))
     os.makedirs(folder)
+    claim_bisect_folder(folder)  # gc leaves it alone while this runs
     return os.path.abspath(folder)
 
 
@@ -439,3 +444,4 @@ def _save(result: BisectResult) -> None:
             json.dump(result.to_dict(), fh, indent=2, default=str)
     except OSError:
         pass
+    release_bisect_folder(result.folder)

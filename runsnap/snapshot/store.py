@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
 __all__ = [
+    "bisect_folder_state",
+    "claim_bisect_folder",
+    "release_bisect_folder",
     "DEFAULT_DIR",
     "PINNED",
     "Entry",
@@ -47,6 +50,59 @@ _REF = re.compile(r"^@(?:[1-9][0-9]*|[A-Za-z0-9._-]+)$")
 
 # The folder of one bisection's trials, in the snapshot folder: ``bisect-<UTC time>-<4 hex>``.
 _BISECT = re.compile(r"bisect-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}")
+
+
+#: The file a running bisection keeps in its folder: its pid and the process's start time
+#: (``/proc``), so that ``gc`` leaves a folder in use alone (a reused pid is not taken for it).
+BISECT_RUNNING = "running.pid"
+#: The file a finished bisection leaves in its folder.
+BISECT_RESULT = "bisect.json"
+
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, ``/proc/PID/stat`` field 22);
+    empty when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def claim_bisect_folder(folder: str) -> None:
+    """Mark ``folder`` as used by this process until :func:`release_bisect_folder`."""
+    try:
+        with open(os.path.join(folder, BISECT_RUNNING), "w", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()} {_started(os.getpid())}\n")
+    except OSError:
+        pass
+
+
+def release_bisect_folder(folder: str) -> None:
+    """The bisection in ``folder`` has ended (its result is written)."""
+    try:
+        os.unlink(os.path.join(folder, BISECT_RUNNING))
+    except OSError:
+        pass
+
+
+def bisect_folder_state(path: str) -> str | None:
+    """``running`` (a live bisection uses it), ``done`` (its result is written), ``left`` (its
+    bisection died), or None: not a folder runsnap made (a name ``bisect-<time>-<hex>`` and
+    one of those two files), which ``gc`` never touches."""
+    if not _BISECT.fullmatch(os.path.basename(path)):
+        return None
+    try:
+        with open(os.path.join(path, BISECT_RUNNING), encoding="utf-8") as fh:
+            pid_text, _, started = fh.read().strip().partition(" ")
+    except OSError:
+        return "done" if os.path.isfile(os.path.join(path, BISECT_RESULT)) else None
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return "left"
+    alive = os.path.exists(f"/proc/{pid}") if os.path.isdir("/proc") else True
+    return "running" if alive and (not started or _started(pid) == started) else "left"
 
 
 def bisect_folder_name(when: str, tag: str) -> str:

@@ -15,7 +15,7 @@ import re
 import shutil
 
 from runsnap.base.records import FrozenRecord
-from runsnap.snapshot.store import list_snapshots
+from runsnap.snapshot.store import bisect_folder_state, list_snapshots
 
 __all__ = ["Item", "Usage", "parse_age", "plan", "remove", "size_text", "usage"]
 
@@ -92,7 +92,8 @@ def _bisects(folder: str) -> list[Item]:
     out = []
     for n in names:
         path = os.path.join(folder, n)
-        if n.startswith("bisect-") and os.path.isdir(path) and not os.path.islink(path):
+        if n.startswith("bisect-") and os.path.isdir(path) and not os.path.islink(path) \
+                and bisect_folder_state(path) in ("done", "left"):  # runsnap's, not in use
             out.append(Item(path, "bisect", _mtime(path), _tree_size(path)))
     out.sort(key=lambda i: i.when, reverse=True)
     return out
