@@ -34,7 +34,15 @@ from runsnap.diffing import compare
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, apply, plan
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, Verdict, run_trial
+from runsnap.experiments.trials import (
+    BAD,
+    STOPPED,
+    UNCLEAR,
+    Criteria,
+    OutcomeJudge,
+    Verdict,
+    run_trial,
+)
 from runsnap.snapshot.store import bisect_folder_name
 
 if TYPE_CHECKING:
@@ -341,6 +349,14 @@ def _not_good_here(the_plan: Plan, trial: int) -> str:
     return (f"GOOD's own launch, with nothing applied, goes bad here (trial {trial}): {hint}")
 
 
+def _unclear(runs: Sequence[Run]) -> str:
+    """Why a bisection stops when its first trials are judged neither good nor bad: no verdict
+    on any later trial could be trusted."""
+    said = "; ".join(f"trial {r.trial}: {r.why}" for r in runs[:2])
+    return (f"the first trials went neither good nor bad ({said}): runsnap cannot tell GOOD's "
+            "behaviour from BAD's in these launches; say what bad means with --test CMD")
+
+
 def _words(value: Any) -> str:
     return "none" if value is None else str(value)
 
@@ -367,6 +383,8 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
             if base_v == BAD:
                 raise _Halt("none", _not_good_here(the_plan, len(search.runs)))
         [v] = search.verdicts([every])
+        if v == UNCLEAR:
+            raise _Halt("none", _unclear(search.runs))
         if v != BAD:
             code = code_skipped(the_plan)
             where = (f"most likely the code, not applied: {', '.join(s.where for s in code[:3])}"

@@ -4,8 +4,12 @@ A full trial is ``runsnap capture -o trial-NN.toml -- ARGV`` run with the spec's
 working directory, so it leaves a snapshot with its outcome, like any wrapped launch (diff it,
 show it, replay it); a quick one (``quick=True``, a search trial judged by its outcome) runs
 :mod:`runsnap.experiments.quicktrial` instead, which launches the same way and records nothing
-but the verdict's fields. runsnap itself runs isolated (``python -I``), so the trial's
-``PYTHONPATH`` and the like reach only the program. Its output goes to ``trial-NN.log``.
+but the verdict's fields. runsnap itself runs isolated, with the import path of the runsnap
+that starts it (:mod:`runsnap.experiments.selfrun`), so the trial's ``PYTHONPATH`` and the like
+reach only the program, however runsnap was installed. The program's output goes to
+``trial-NN.log`` and nothing else does: runsnap's own lines, and a ``--test`` command's, go to
+``trial-NN.runsnap.log``. A trial whose runsnap cannot start is a :class:`TrialError` (exit 2)
+with the reason it gave, never a verdict.
 
 What decides (:class:`Criteria`):
 
@@ -16,7 +20,8 @@ What decides (:class:`Criteria`):
   before is bad. The trial is then stopped cleanly (SIGTERM, a grace period, SIGKILL);
 * ``test``: a shell command whose exit status decides (0 good, 125 unclear, else bad); it runs
   after the launch ends, or, with ``timeout``, while the server is up. It sees
-  ``RUNSNAP_TRIAL_SNAPSHOT``, ``RUNSNAP_TRIAL_LOG`` and ``RUNSNAP_TRIAL_EXIT_STATUS``.
+  ``RUNSNAP_TRIAL_SNAPSHOT``, ``RUNSNAP_TRIAL_LOG`` (the program's output only) and
+  ``RUNSNAP_TRIAL_EXIT_STATUS``.
 """
 
 from __future__ import annotations
@@ -27,14 +32,14 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.records import FrozenRecord
-from runsnap.errors import SnapshotError, UsageError
+from runsnap.errors import RunsnapError, SnapshotError, UsageError
+from runsnap.experiments.selfrun import runsnap_argv
 from runsnap.launch.signals import escalate
 from runsnap.snapshot import load
 
@@ -43,8 +48,12 @@ if TYPE_CHECKING:
 
     from runsnap.launch import LaunchSpec
 
-__all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialOutcome",
-           "Verdict", "run_trial"]
+__all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialError",
+           "TrialOutcome", "Verdict", "run_trial"]
+
+
+class TrialError(RunsnapError):
+    """A trial's runsnap could not start or launch the program: no verdict can be had (exit 2)."""
 
 
 class Verdict(str, enum.Enum):
@@ -190,14 +199,21 @@ def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
                     (signal.SIGKILL, 5.0)))
 
 
-def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any,
-              out: BinaryIO) -> tuple[Verdict, str]:
+def own_log(log: str) -> str:
+    """Where runsnap's own lines of a trial go, beside its log: ``trial-03.runsnap.log``."""
+    return log[: -len(".log")] + ".runsnap.log" if log.endswith(".log") else log + ".runsnap"
+
+
+def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any) -> tuple[Verdict, str]:
+    """Run ``--test``; its words and output go to runsnap's own log of the trial, never into
+    the program's log it may read."""
     env = {**os.environ, "RUNSNAP_TRIAL_SNAPSHOT": snapshot, "RUNSNAP_TRIAL_LOG": log,
            "RUNSNAP_TRIAL_EXIT_STATUS": "" if status is None else str(status)}
-    out.write(f"\n# runsnap: --test {criteria.test}\n".encode())
-    out.flush()
-    code = subprocess.call(criteria.test or "", shell=True, env=env, stdout=out, stderr=out,
-                           stdin=subprocess.DEVNULL)
+    with open(own_log(log), "ab") as out:
+        out.write(f"# runsnap: --test {criteria.test}\n".encode())
+        out.flush()
+        code = subprocess.call(criteria.test or "", shell=True, env=env, stdout=out, stderr=out,
+                               stdin=subprocess.DEVNULL)
     if code == 0:
         return GOOD, "--test exited 0"
     if code == 125:
@@ -232,9 +248,10 @@ def run_trial(
         if quick:
             back, out = os.pipe()
             try:
-                proc = _start(spec, [sys.executable, "-I", "-m", "runsnap.experiments.quicktrial",
-                                     "--fd", str(out), "--kill-after", f"{criteria.kill_grace:g}",
-                                     "--", *spec.argv], pass_fds=(out,))
+                proc = _start(spec, runsnap_argv(
+                    "runsnap.experiments.quicktrial",
+                    ["--fd", str(out), "--kill-after", f"{criteria.kill_grace:g}", "--",
+                     *spec.argv], own=own_log(log_path)), pass_fds=(out,))
             finally:
                 os.close(out)
             fields_box: list[dict[str, Any]] = []
@@ -242,10 +259,11 @@ def run_trial(
                                              name=f"runsnap-{name}-verdict", daemon=True)
             fields_reader.start()
         else:
-            proc = _start(spec, _capture_argv(spec, snap_path, label or name, criteria))
+            proc = _start(spec, _capture_argv(spec, snap_path, label or name, criteria,
+                                              own_log(log_path)))
         ready, reader = _relay(proc, log, criteria, name)
         watched = _watch(proc, criteria, ready, stop, t0)
-        verdict, why = _judge_live(watched, criteria, snap_path, log_path, log,
+        verdict, why = _judge_live(watched, criteria, snap_path, log_path,
                                    time.monotonic() - t0)
         _stop(proc, criteria.kill_grace)
         reader.join(5.0)
@@ -257,6 +275,8 @@ def run_trial(
     if watched is _Watched.STOPPED:
         verdict, why = STOPPED, "interrupted"
     elif watched is _Watched.EXITED:
+        if (fields == {} if quick else not os.path.exists(snap_path)):
+            raise TrialError(_not_started(name, log_path, proc.returncode))
         if fields is not None and judge is not None:
             verdict, why = judge(fields)
         else:
@@ -283,13 +303,26 @@ def _read_fields(fd: int) -> dict[str, Any]:
     return fields if isinstance(fields, dict) else {}
 
 
-def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criteria) -> list[str]:
-    """``runsnap capture`` of the trial's launch, in an isolated interpreter."""
-    cmd = [sys.executable, "-I", "-m", "runsnap", "capture", "-o", snap_path,
-           "--label", label, "--kill-after", f"{criteria.kill_grace:g}"]
+def _not_started(name: str, log_path: str, status: int | None) -> str:
+    """Why a trial's runsnap gave no verdict: the last line it wrote of its own."""
+    try:
+        with open(own_log(log_path), encoding="utf-8", errors="replace") as fh:
+            lines = [ln.strip() for ln in fh if ln.strip()]
+    except OSError:
+        lines = []
+    said = lines[-1] if lines else f"it exited {status} and said nothing"
+    return (f"{name}: runsnap could not run the trial ({said}); its own lines are in "
+            f"{own_log(log_path)}")
+
+
+def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criteria,
+                  own: str) -> list[str]:
+    """``runsnap capture`` of the trial's launch, isolated from the trial's environment."""
+    args = ["capture", "-o", snap_path, "--label", label, "--kill-after",
+            f"{criteria.kill_grace:g}"]
     if spec.python:
-        cmd += ["--python", spec.python]
-    return [*cmd, "--", *spec.argv]
+        args += ["--python", spec.python]
+    return runsnap_argv("runsnap", [*args, "--", *spec.argv], own=own)
 
 
 def _start(spec: LaunchSpec, cmd: list[str], pass_fds: tuple[int, ...] = ()
@@ -346,13 +379,13 @@ def _watch(proc: subprocess.Popen[bytes], criteria: Criteria, ready: threading.E
 
 
 def _judge_live(watched: _Watched, criteria: Criteria, snap_path: str, log_path: str,
-                log: BinaryIO, waited: float) -> tuple[Verdict, str]:
+                waited: float) -> tuple[Verdict, str]:
     """The verdict on a launch still running (ready, or at ``--timeout``): ``--test``, else
     ready is good, not ready in time is bad, still running is good."""
     if watched not in (_Watched.READY, _Watched.RUNNING):
         return UNCLEAR, ""
     if criteria.test:
-        return _run_test(criteria, snap_path, log_path, None, log)
+        return _run_test(criteria, snap_path, log_path, None)
     if watched is _Watched.READY:
         return GOOD, f"ready after {waited:.1f}s"
     if criteria.ready_line or criteria.ready_url:
@@ -374,8 +407,7 @@ def _judge_ended(criteria: Criteria, judge: OutcomeJudge | None, snap_path: str,
             f"within {criteria.timeout:g}s"
         return BAD, f"{describe(outcome)}, {limit}"
     if criteria.test:
-        with open(log_path, "ab") as log:
-            return _run_test(criteria, snap_path, log_path, outcome.get("exit_status"), log)
+        return _run_test(criteria, snap_path, log_path, outcome.get("exit_status"))
     if judge is not None:
         return judge(outcome)
     return UNCLEAR, ""
