@@ -150,6 +150,9 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
 @click.option("--test", "test", metavar="CMD", default=None,
               help="A shell command whose exit status decides: 0 good, 125 cannot tell, "
                    "else bad.")
+@click.option("--metric", "metric", metavar="NAME", default=None,
+              help="When GOOD and BAD end alike: the metric whose value decides (default: the "
+                   "first the diff finds beyond noise, else wall time, else peak memory).")
 @click.option("--max-trials", type=click.IntRange(min=1), default=None,
               help="Stop after this many trials, with the best answer so far.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
@@ -177,7 +180,8 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
                    "terminal for snapshots from another host or user).")
 @runsnap_command
 def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
-           ready_url: str | None, test: str | None, max_trials: int | None, jobs: int,
+           ready_url: str | None, test: str | None, metric: str | None,
+           max_trials: int | None, jobs: int,
            recheck: int, dry_run: bool, force: bool, include_hidden: bool, allow_missing_secrets: bool,
            kill_after: float, fmt: str, out_dir: str, yes: bool) -> None:
     """Find which differences between GOOD and BAD make the launch fail, by launching it.
@@ -190,7 +194,8 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     cause made of several differences acting together; the answer is checked again.
 
     By default a trial is bad when its outcome looks like BAD's (exit status, signal, first
-    error line). Exit status: 0 cause found, 1 none reproduces, 2 trouble, 130 interrupted.
+    error line; when both ended alike, the metric, wall time or peak memory that differs).
+    Exit status: 0 cause found, 1 none reproduces, 2 trouble, 130 interrupted.
     """
     import signal
 
@@ -205,7 +210,7 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
 
     signal.signal(signal.SIGTERM, stop)  # a scheduler's stop: end the running trial cleanly
     criteria = Criteria(timeout=timeout, ready_line=ready_line, ready_url=ready_url, test=test,
-                        kill_grace=kill_after)
+                        kill_grace=kill_after, metric=metric)
     options = Options(criteria=criteria, max_trials=max_trials, jobs=jobs, recheck=recheck,
                       dry_run=dry_run,
                       force=force, include_hidden=include_hidden,

@@ -296,7 +296,7 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
     c = options.criteria
     judge = None
     if c.timeout is None and not c.test:
-        judge = OutcomeJudge(good.get("outcome") or {}, bad.get("outcome") or {})
+        judge = OutcomeJudge(good.get("outcome") or {}, bad.get("outcome") or {}, c.metric)
     return the_plan, restored.spec, (judge, secret)
 
 

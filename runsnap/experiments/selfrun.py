@@ -46,8 +46,6 @@ def import_path() -> list[str]:
     here = os.getcwd()
     out: list[str] = []
     for entry in sys.path:
-        if not isinstance(entry, str):
-            continue
         full = os.path.normpath(os.path.join(here, entry)) if entry != "" else here
         if full not in out:
             out.append(full)

@@ -14,7 +14,8 @@ with the reason it gave, never a verdict.
 What decides (:class:`Criteria`):
 
 * by default, the outcome: does it look like GOOD's or like BAD's (exit status and signal,
-  else the first error line with numbers masked)? Neither is ``unclear``;
+  else the first error line with numbers masked, else the metric, wall time or peak memory
+  that differs: :mod:`runsnap.experiments.judging`)? Neither is ``unclear``;
 * ``timeout``: a server. Still running after that many seconds is good (with ``ready_line`` or
   ``ready_url``: ready by then is good, and the trial stops as soon as it is ready); an exit
   before is bad. The trial is then stopped cleanly (SIGTERM, a grace period, SIGKILL);
@@ -39,6 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import RunsnapError, SnapshotError, UsageError
+from runsnap.experiments.judging import (
+    BAD,
+    GOOD,
+    STOPPED,
+    UNCLEAR,
+    OutcomeJudge,
+    Verdict,
+    describe,
+)
 from runsnap.experiments.selfrun import runsnap_argv
 from runsnap.launch.signals import escalate
 from runsnap.snapshot import load
@@ -56,25 +66,6 @@ class TrialError(RunsnapError):
     """A trial's runsnap could not start or launch the program: no verdict can be had (exit 2)."""
 
 
-class Verdict(str, enum.Enum):
-    """What a trial says about its launch. A string (``"bad"``) wherever it is written: JSON,
-    text, comparisons."""
-
-    GOOD = "good"
-    BAD = "bad"
-    UNCLEAR = "unclear"
-    """Like neither GOOD nor BAD, or ``--test`` exited 125."""
-    STOPPED = "stopped"
-    """Interrupted (Ctrl-C): no verdict."""
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-
-GOOD, BAD, UNCLEAR, STOPPED = Verdict.GOOD, Verdict.BAD, Verdict.UNCLEAR, Verdict.STOPPED
 
 
 class _Watched(enum.Enum):
@@ -99,6 +90,9 @@ class Criteria(FrozenRecord):
     test: str | None = None
     kill_grace: float = 5.0
     """Seconds between the stop signal and the next step when a trial is stopped."""
+    metric: str | None = None
+    """When GOOD and BAD ended alike: the metric that decides (``--metric NAME``; default the
+    first metric the diff finds beyond noise, else wall time, else peak memory)."""
 
     def __post_init__(self) -> None:
         if (self.ready_line or self.ready_url) and self.timeout is None:
@@ -108,65 +102,6 @@ class Criteria(FrozenRecord):
                 re.compile(self.ready_line)
             except re.error as exc:
                 raise UsageError(f"--ready-line: not a regular expression: {exc}") from None
-
-
-def _masked(line: Any) -> str:
-    """A first error line with numbers and addresses masked, to compare two runs' errors.
-
-    >>> _masked("OOM at 0x7f3a: tried 2.5 GiB (pid 4121)")
-    'OOM at #: tried #.# GiB (pid #)'
-    """
-    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", str(line or "")).strip()
-
-
-def describe(outcome: Mapping[str, Any]) -> str:
-    """``exit 1: ValueError: ...`` for an ``[outcome]`` section (first error cut short)."""
-    if not outcome:
-        return "no outcome recorded"
-    text = f"killed by {outcome['signal']}" if outcome.get("signal") else \
-        f"exit {outcome.get('exit_status')}"
-    err = str(outcome.get("first_error") or "")
-    if err:
-        text += ": " + (err if len(err) <= 70 else err[:69] + "…")
-    return text
-
-
-class OutcomeJudge:
-    """Good or bad by likeness to GOOD's and BAD's recorded outcomes."""
-
-    def __init__(self, good: Mapping[str, Any], bad: Mapping[str, Any]) -> None:
-        if not good or not bad or "exit_status" not in good or "exit_status" not in bad:
-            raise UsageError("GOOD or BAD has no outcome (captured without running): say what "
-                             "bad means with --test CMD or --timeout S")
-        self.good, self.bad = good, bad
-        self.by_exit = self._sig(good) != self._sig(bad)
-        if not self.by_exit and _masked(good.get("first_error")) == _masked(
-                bad.get("first_error")):
-            raise UsageError(f"GOOD and BAD ended the same way ({describe(bad)}): say what bad "
-                             "means with --test CMD or --timeout S")
-
-    @staticmethod
-    def _sig(outcome: Mapping[str, Any]) -> tuple[Any, Any]:
-        return outcome.get("exit_status"), outcome.get("signal")
-
-    def __call__(self, outcome: Mapping[str, Any]) -> tuple[Verdict, str]:
-        what = describe(outcome)
-        if not outcome:
-            return UNCLEAR, what
-        sig, err = self._sig(outcome), _masked(outcome.get("first_error"))
-        if self.by_exit:
-            if sig == self._sig(self.bad):
-                return BAD, f"{what}, like BAD"
-            if sig == self._sig(self.good):
-                return GOOD, f"{what}, like GOOD"
-        elif sig == self._sig(self.bad):
-            if err == _masked(self.bad.get("first_error")):
-                return BAD, f"{what}, like BAD"
-            if err == _masked(self.good.get("first_error")):
-                return GOOD, f"{what}, like GOOD"
-        if err and err == _masked(self.bad.get("first_error")):
-            return BAD, f"{what}, BAD's error"
-        return UNCLEAR, f"{what}: like neither GOOD ({describe(self.good)}) nor BAD"
 
 
 class TrialOutcome(FrozenRecord):
