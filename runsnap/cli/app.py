@@ -299,3 +299,6 @@ cli.add_command(diff)
 cli.add_command(report)
 cli.add_command(replay)
 cli.add_command(bisect)
+from runsnap.cli.why import why  # noqa: E402
+
+cli.add_command(why)

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
     from runsnap.snapshot import Snapshot
 
-__all__ = ["BisectResult", "Options", "Run", "bisect"]
+__all__ = ["BisectResult", "Options", "Run", "bisect", "first_ordered", "new_folder", "prepare"]
 
 
 class Options(FrozenRecord):
@@ -71,6 +71,9 @@ class Options(FrozenRecord):
     allow_missing_secrets: bool = False
     out_dir: str = ".runsnap"
     progress: Callable[[str], None] | None = None
+    first: tuple[tuple[Any, ...], ...] = ()
+    """Locators of the differences to search first (``runsnap why``: the diff's candidates),
+    the rest after them in ranked order."""
 
 
 class Run(FrozenRecord):
@@ -251,6 +254,20 @@ class _Search:
         return frozenset(current)
 
 
+def first_ordered(changes: Sequence[Change], first: Sequence[Sequence[Any]]
+                  ) -> tuple[Change, ...]:
+    """``changes`` with those under a locator of ``first`` ahead, each group in its order."""
+    def lead(c: Change) -> bool:
+        return any(tuple(c.path[: len(p)]) == tuple(p) for p in first)
+
+    return tuple([c for c in changes if lead(c)] + [c for c in changes if not lead(c)])
+
+
+def new_folder(out_dir: str) -> str:
+    """A new trials' folder ``OUT_DIR/bisect-<time>-<tag>/`` (``OUT_DIR`` git-ignored)."""
+    return _folder(out_dir)
+
+
 def _folder(out_dir: str) -> str:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     if not os.path.isdir(out_dir):
@@ -285,6 +302,8 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
 
     the_plan = plan(good, bad, report.differences, secret=secret,
                     include_hidden=options.include_hidden)
+    if options.first:
+        the_plan = the_plan.replace(changes=first_ordered(the_plan.changes, options.first))
     refusals = _refusals(the_plan)
     if refusals and not options.force:
         raise UsageError("; ".join(refusals) + ": give --force to bisect the rest with GOOD's "

@@ -10,7 +10,8 @@ takes anything runsnap reports on and gives exactly what the command line prints
 * a diff report (:class:`runsnap.Report`, or the N-way report) -> ``runsnap diff``;
 * a :class:`runsnap.Snapshot` -> ``runsnap show``;
 * the list :func:`runsnap.list_snapshots` returns -> ``runsnap ls``;
-* a :class:`runsnap.experiments.bisecting.BisectResult` -> ``runsnap bisect``.
+* a :class:`runsnap.experiments.bisecting.BisectResult` -> ``runsnap bisect``;
+* a :class:`runsnap.experiments.explaining.WhyResult` -> ``runsnap why``.
 
     report = runsnap.diff("@good", "@1")
     print(runsnap.render_markdown(report))
@@ -62,8 +63,14 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         from runsnap.render import bisect
 
         return bisect.render(obj, format, width if format == "text" else 0)
-    raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists and bisect answers, "
-                     f"not {type(obj).__name__}")
+    from runsnap.experiments.explaining import WhyResult
+
+    if isinstance(obj, WhyResult):
+        from runsnap.render import why
+
+        return why.render(obj, format, width if format == "text" else 0)
+    raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists, bisect and why "
+                     f"answers, not {type(obj).__name__}")
 
 
 def render_text(obj: Any, *, color: bool = False, width: int = 0) -> str:

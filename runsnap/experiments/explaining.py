@@ -1,0 +1,305 @@
+"""From a failed launch to its proven cause in one call: ``runsnap why [BAD]``.
+
+    result = why()                     # BAD: the newest snapshot of .runsnap/
+    result = why("@1", against="@good", prove=True)
+    result.cause, result.how, result.exit_status
+
+The journey: BAD (the newest snapshot by default) -> the reference, found and not typed: the
+newest earlier snapshot of the same launch (same program and entry point; options may differ)
+that ended well (:func:`find_reference`), or ``against`` -> the diff, as ``runsnap diff`` makes
+it -> confident: the cause with its evidence, and with ``prove`` two launches (GOOD with the
+cause applied must go bad, BAD with it reverted must go good); undecided: ``runsnap bisect``
+over the diff's candidates first, then the rest -> one verdict: the cause, how it was
+established, and the change that restores GOOD.
+
+It depends only on the diff's public result (:attr:`~runsnap.diffing.Report.confidence`,
+:attr:`~runsnap.diffing.Report.candidates`), never on how the diff ranks.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from runsnap.base.argv import is_python_name, positionals
+from runsnap.base.jsonform import json_form
+from runsnap.base.records import FrozenRecord, field
+from runsnap.errors import UsageError
+from runsnap.experiments.applying import Change, apply
+from runsnap.experiments.bisecting import BisectResult, Options, bisect, new_folder, prepare
+from runsnap.experiments.replaying import restore, secret_from
+from runsnap.experiments.trials import BAD, GOOD, run_trial
+from runsnap.snapshot import Snapshot
+from runsnap.snapshot import load as load_path
+from runsnap.snapshot.store import list_snapshots
+
+if TYPE_CHECKING:
+    from runsnap.diffing import Report
+
+__all__ = ["EXIT", "Proof", "WhyResult", "find_reference", "launch_identity", "restoring",
+           "why"]
+
+#: ``status`` -> exit status of ``runsnap why``: 0 a cause (proven, found or named by the
+#: evidence), 1 none, 130 interrupted.
+EXIT = {"proven": 0, "found": 0, "confident": 0, "not-proven": 1, "none": 1, "undecided": 1,
+        "not-reproducible": 1, "max-trials": 1, "interrupted": 130}
+
+
+class Proof(FrozenRecord):
+    """The two launches of ``--prove``: GOOD with the cause applied, BAD with it reverted."""
+
+    applied: str
+    """GOOD's launch with the cause applied: its verdict (``bad`` proves) and why."""
+    reverted: str
+    """BAD's launch with the cause reverted: its verdict (``good`` proves) and why."""
+    holds: bool
+    elapsed: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_form(self)
+
+
+class WhyResult(FrozenRecord):
+    """The verdict of ``runsnap why``."""
+
+    status: str
+    """``proven``, ``found`` (by bisect), ``confident`` (named by the evidence, not launched),
+    ``not-proven``, ``none``, ``undecided`` (nothing could be launched), ``not-reproducible``,
+    ``max-trials`` or ``interrupted``."""
+    message: str
+    bad: str
+    good: str
+    reference: str
+    """How GOOD was chosen, in words."""
+    report: Report
+    cause: tuple[Any, ...] = ()
+    """The cause: :class:`~runsnap.experiments.applying.Change` records (or the diff's
+    :class:`~runsnap.diffing.Difference` when it cannot be applied)."""
+    how: str = ""
+    """How it was established: the evidence, or the experiment (launches, seconds)."""
+    launches: int = 0
+    elapsed: float = 0.0
+    bisect: BisectResult | None = None
+    proof: Proof | None = None
+    cannot: tuple[str, ...] = field(default_factory=tuple)
+    """What could not be applied by a launch, each with why."""
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT.get(self.status, 1)
+
+    @property
+    def restore(self) -> tuple[str, ...]:
+        """The change that restores GOOD, one line per part of the cause."""
+        return tuple(restoring(c) for c in self.cause)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (docs/why.md)."""
+        return {
+            "status": self.status, "message": self.message, "bad": self.bad, "good": self.good,
+            "reference": self.reference, "verdict": self.report.verdict(),
+            "confidence": self.report.confidence or None,
+            "cause": [{"section": c.section, "key": c.key, "path": list(c.path), "a": c.a,
+                       "b": c.b} for c in self.cause],
+            "how": self.how, "restore": list(self.restore), "launches": self.launches,
+            "elapsed_s": round(self.elapsed, 3), "cannot": list(self.cannot),
+            "bisect": self.bisect.to_dict() if self.bisect is not None else None,
+            "proof": self.proof.to_dict() if self.proof is not None else None,
+        }
+
+
+def restoring(c: Any) -> str:
+    """The change that gives GOOD's value back, in words a person types.
+
+    >>> restoring(Change(("env", "NCCL_ALGO"), "env", "NCCL_ALGO", None, "Ring"))
+    'unset NCCL_ALGO'
+    >>> restoring(Change(("command", "options", "--tp"), "command", "--tp", "4", "8"))
+    'give --tp 4'
+    """
+    path = tuple(c.path)
+    if path[:1] == ("env",) and len(path) > 2:
+        entry = path[3] if len(path) > 3 else c.key
+        return f"{'remove' if path[2] == '+' else 'put back'} {entry} in {path[1]}"
+    if path[:1] == ("env",):
+        return f"unset {c.key}" if c.a is None else f"{c.key}={c.a}"
+    if path[:2] == ("command", "options"):
+        if c.a is None:
+            return f"drop {path[2]}"
+        return f"give {path[2]}" if c.a is True else f"give {path[2]} {c.a}"
+    if path[:1] == ("models",):
+        return f"{c.key}: {c.a} in config.json"
+    return f"{c.where}: back to {c.a}"
+
+
+def launch_identity(snap: Snapshot | Sequence[str]) -> tuple[str, ...]:
+    """What makes two snapshots the same launch: the program and its entry point (a Python
+    interpreter's name stands for any; ``-m MODULE`` or the script), never the options.
+
+    >>> launch_identity(["/venv/bin/python3", "-u", "train.py", "--lr", "3"])
+    ('python', 'train.py')
+    >>> launch_identity(["torchrun", "--nproc-per-node", "2", "-m", "pkg.train"])
+    ('torchrun',)
+    """
+    argv = [str(a) for a in (snap.get("command") or {}).get("argv") or []] \
+        if isinstance(snap, Snapshot) else [str(a) for a in snap]
+    pos = positionals(argv)
+    if not pos:
+        return ()
+    head = os.path.basename(pos[0])
+    if not is_python_name(head):
+        return (head,)
+    for i in range(1, len(pos)):
+        if pos[i] in ("-m", "-c") and i + 1 < len(pos):
+            return ("python", pos[i], pos[i + 1])
+        if not pos[i].startswith("-"):
+            return ("python", os.path.basename(pos[i]))
+    return ("python",)
+
+
+def find_reference(bad: Snapshot, folder: str) -> tuple[Snapshot, str]:
+    """The newest snapshot in ``folder`` captured before ``bad``, of the same launch, that
+    ended well (exit 0, no signal), and how it was found; UsageError when there is none."""
+    when = str(bad.meta.get("captured_at", ""))
+    same = launch_identity(bad)
+    bad_path = os.path.realpath(bad.path_text) if bad.path_text else ""
+    for entry in list_snapshots(folder):
+        if entry.error or entry.exit_status != 0 or os.path.realpath(entry.path) == bad_path:
+            continue
+        if when and entry.captured_at and entry.captured_at >= when:
+            continue
+        if launch_identity(entry.command) != same:
+            continue
+        snap = load_path(entry.path)
+        if (snap.get("outcome") or {}).get("signal"):
+            continue
+        return snap, (f"{entry.ref}, the newest earlier run of the same launch "
+                      f"({' '.join(same)}) that exited 0")
+    raise UsageError(f"no earlier snapshot of the same launch ({' '.join(same) or 'no command'})"
+                     f" ended well in {folder}: name one with --against REF")
+
+
+def _resolve(ref: Snapshot | str | os.PathLike[str], folder: str) -> Snapshot:
+    if isinstance(ref, Snapshot):
+        return ref
+    text = os.fspath(ref)
+    from runsnap.track import fetch, is_reference
+
+    if is_reference(text) and not os.path.exists(text):
+        return load_path(fetch(text))
+    from runsnap.snapshot.store import resolve
+
+    return load_path(resolve(text, folder))
+
+
+def why(
+    bad: Snapshot | str | os.PathLike[str] | None = None,
+    *,
+    against: Snapshot | str | os.PathLike[str] | None = None,
+    folder: str = ".runsnap",
+    prove: bool = False,
+    options: Options | None = None,
+    before_launch: Callable[[Sequence[Snapshot]], None] | None = None,
+) -> WhyResult:
+    """Say why ``bad`` (default: the newest snapshot of ``folder``) went wrong, against
+    ``against`` (default: found by :func:`find_reference`), and prove it when the evidence
+    does not (see the module's docstring). ``options``: how trials are run and judged (those
+    of :func:`~runsnap.experiments.bisecting.bisect`). ``before_launch(snapshots)`` is called
+    before the first launch (the command line shows what will run and asks there)."""
+    t0 = time.monotonic()
+    options = (options or Options()).replace(out_dir=folder)
+    bad_snap = _resolve(bad if bad is not None else "@1", folder)
+    if against is not None:
+        good_snap = _resolve(against, folder)
+        reference = "--against"
+    else:
+        good_snap, reference = find_reference(bad_snap, folder)
+    from runsnap.diffing import compare
+    from runsnap.diffing.rules import load_user_rules
+
+    report = compare(good_snap, bad_snap, rules=load_user_rules(os.getcwd()), static=True)
+    base: dict[str, Any] = {"bad": bad_snap.path_text or "BAD",
+                            "good": good_snap.path_text or "GOOD",
+                            "reference": reference, "report": report}
+    if not report.candidates:
+        return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
+    if report.confidence == "confident":
+        return _confident(good_snap, bad_snap, report, base, prove, options, before_launch, t0)
+    if before_launch is not None:
+        before_launch([good_snap, bad_snap])
+    first = tuple(tuple(d.path) for d in report.candidates)
+    answer = bisect(good_snap, bad_snap, options.replace(first=first, force=True))
+    status = answer.status if answer.status != "none" else "none"
+    how = (f"experiment: runsnap bisect, {len(answer.runs)} launches in {answer.elapsed:.1f}s"
+           + (f", re-checked {answer.rechecks} times" if answer.rechecks else ""))
+    return WhyResult(status, answer.message, **base,
+                     cause=answer.cause or answer.best, how=how if answer.runs else "",
+                     launches=len(answer.runs), elapsed=time.monotonic() - t0, bisect=answer)
+
+
+def _confident(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
+               prove: bool, options: Options, before_launch: Any, t0: float) -> WhyResult:
+    """The evidence names the cause: say so, and with ``prove`` launch the two trials."""
+    top = report.candidates[0]
+    how = f"evidence from the runs: {top.reason or '; '.join(top.evidence[:1])}"
+    named = f"most likely cause, from the evidence: {top.where}"
+    if not prove:
+        return WhyResult("confident", named, **base, cause=(top,),
+                         how=how, elapsed=time.monotonic() - t0)
+    the_plan, spec, (judge, secret) = prepare(good, bad, options.replace(force=True))
+    changes = tuple(c for c in the_plan.changes if tuple(c.path[: len(top.path)]) ==
+                    tuple(top.path))
+    if not changes:
+        why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
+                       "it is not part of the launch")
+        return WhyResult("confident", named, **base, cause=(top,),
+                         how=how, elapsed=time.monotonic() - t0,
+                         cannot=(f"{top.where}: cannot be applied to prove it ({why_not})",))
+    if before_launch is not None:
+        before_launch([good, bad])
+    proof = _prove(good, bad, changes, spec, judge, secret, options)
+    status = "proven" if proof.holds else "not-proven"
+    how = (f"{how}; proven by experiment: 2 launches in {proof.elapsed:.1f}s" if proof.holds
+           else how)
+    message = (f"cause proven: {top.where} (2 launches, {proof.elapsed:.1f}s)" if proof.holds else
+               f"the evidence names {top.where}, but the launches do not agree")
+    return WhyResult(status, message, **base, cause=changes, how=how, launches=2,
+                     elapsed=time.monotonic() - t0, proof=proof)
+
+
+def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, judge: Any,
+           secret: Any, options: Options) -> Proof:
+    """GOOD's launch with ``changes`` applied (must go bad), then BAD's with them reverted
+    (must go good), captured in full under a trials' folder."""
+    t0 = time.monotonic()
+    folder = new_folder(options.out_dir)
+    stop = threading.Event()
+    applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
+                    secret=secret)
+    back = tuple(c.replace(a=c.b, b=c.a, path=_reverse(c.path)) for c in changes)
+    restored = restore(bad).spec
+
+    def good_secret(name: str, stored: str) -> str | None:
+        return secret_from(good, name, stored)
+
+    reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
+                     secret=good_secret)
+    say = options.progress or (lambda _line: None)
+    out = []
+    for name, trial_spec, want in (("trial-01", applied, BAD), ("trial-02", reverted, GOOD)):
+        say(f"{name}: {'GOOD with the cause applied' if want == BAD else 'BAD with it reverted'}"
+            " ...")
+        got = run_trial(trial_spec, name=name, folder=folder, criteria=options.criteria,
+                        judge=judge, stop=stop, label=f"why {name}")
+        say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
+        out.append((got.verdict == want, f"{got.verdict}: {got.why}"))
+    return Proof(out[0][1], out[1][1], out[0][0] and out[1][0], time.monotonic() - t0)
+
+
+def _reverse(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A list entry's locator reversed: an entry added becomes one removed."""
+    if path[:1] == ("env",) and len(path) > 3 and path[2] in ("+", "-"):
+        return (*path[:2], "-" if path[2] == "+" else "+", *path[3:])
+    return path
