@@ -178,12 +178,14 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
 @click.option("-y", "--yes", is_flag=True,
               help="Run the trials without showing what will run and asking (needed without a "
                    "terminal for snapshots from another host or user).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress (on a terminal a status line, else one line a trial).")
 @runsnap_command
 def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
            ready_url: str | None, test: str | None, metric: str | None,
            max_trials: int | None, jobs: int,
            recheck: int, dry_run: bool, force: bool, include_hidden: bool, allow_missing_secrets: bool,
-           kill_after: float, fmt: str, out_dir: str, yes: bool) -> None:
+           kill_after: float, fmt: str, out_dir: str, yes: bool, quiet: bool) -> None:
     """Find which differences between GOOD and BAD make the launch fail, by launching it.
 
     GOOD and BAD are files, @N (@1 the newest in --dir) or @LABEL.
@@ -211,14 +213,21 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     signal.signal(signal.SIGTERM, stop)  # a scheduler's stop: end the running trial cleanly
     criteria = Criteria(timeout=timeout, ready_line=ready_line, ready_url=ready_url, test=test,
                         kill_grace=kill_after, metric=metric)
+    from runsnap.cli.progress import wiring
+
+    snaps = [load(good, out_dir), load(bad, out_dir)]
+    if not dry_run:
+        _review(snaps, [_recorded(s) for s in snaps], yes)
+    progress, on_trial, status = wiring(quiet, _progress)
     options = Options(criteria=criteria, max_trials=max_trials, jobs=jobs, recheck=recheck,
                       dry_run=dry_run,
                       force=force, include_hidden=include_hidden,
                       allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
-                      progress=_progress)
-    snaps = [load(good, out_dir), load(bad, out_dir)]
-    if not dry_run:
-        _review(snaps, [_recorded(s) for s in snaps], yes)
-    result = do_bisect(snaps[0], snaps[1], options)
+                      progress=progress, on_trial=on_trial)
+    try:
+        result = do_bisect(snaps[0], snaps[1], options)
+    finally:
+        if status is not None:
+            status.close()
     click.echo(render(result, fmt, width=width()), nl=False)
     sys.exit(result.exit_status)

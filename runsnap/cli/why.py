@@ -109,10 +109,17 @@ def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    from runsnap.cli.progress import wiring
+
+    progress, on_trial, status = wiring(quiet, _say)
     options = Options(criteria=Criteria(test=test, timeout=timeout, metric=metric),
                       max_trials=max_trials, allow_missing_secrets=allow_missing_secrets,
-                      progress=None if quiet else _say)
-    result = explain(bad, against=against, folder=out_dir, prove=prove, options=options,
-                     before_launch=_asker(yes))
+                      progress=progress, on_trial=on_trial)
+    try:
+        result = explain(bad, against=against, folder=out_dir, prove=prove, options=options,
+                         before_launch=_asker(yes))
+    finally:
+        if status is not None:
+            status.close()
     click.echo(render(result, fmt, width=width()), nl=False)
     sys.exit(result.exit_status)

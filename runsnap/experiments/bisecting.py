@@ -33,6 +33,7 @@ from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, apply, plan
+from runsnap.experiments.progress import TrialProgress, expected_trials
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import (
     BAD,
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
     from runsnap.snapshot import Snapshot
 
-__all__ = ["BisectResult", "Options", "Run", "bisect", "first_ordered", "new_folder", "prepare"]
+__all__ = ["BisectResult", "Options", "Run", "TrialProgress", "bisect", "first_ordered",
+           "new_folder", "prepare"]
 
 
 class Options(FrozenRecord):
@@ -71,6 +73,9 @@ class Options(FrozenRecord):
     allow_missing_secrets: bool = False
     out_dir: str = ".runsnap"
     progress: Callable[[str], None] | None = None
+    on_trial: Callable[[TrialProgress], None] | None = None
+    """Called as each trial starts and ends (a terminal's status line: trial k of about N,
+    elapsed time, an estimate of what is left)."""
     first: tuple[tuple[Any, ...], ...] = ()
     """Locators of the differences to search first (``runsnap why``: the diff's candidates),
     the rest after them in ranked order."""
@@ -158,15 +163,30 @@ class _Search:
         self.lock = threading.Lock()
         self.t0 = time.monotonic()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs))
+        self.runs_done: list[Run] = []
+        self.expected = expected_trials(len(self.changes), baseline_first(the_plan),
+                                        options.recheck)
 
     def say(self, line: str) -> None:
         if self.options.progress is not None:
             self.options.progress(line)
 
+    def tell(self, number: int, applied: int, verdict: str = "") -> None:
+        """A :class:`TrialProgress` to ``on_trial``."""
+        if self.options.on_trial is None:
+            return
+        with self.lock:
+            ended = [r.elapsed for r in self.runs_done]
+        self.options.on_trial(TrialProgress(
+            number, max(self.expected, number + (0 if verdict else 1)),
+            time.monotonic() - self.t0, sum(ended) / len(ended) if ended else 0.0, applied,
+            len(self.changes), verdict))
+
     def _one(self, number: int, subset: frozenset[int], full: bool = True) -> Run:
         applied = tuple(self.changes[i] for i in sorted(subset))
         name = f"trial-{number:02d}"
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied ...")
+        self.tell(number, len(applied))
         try:
             spec = apply(self.base, applied, good=self.good, bad=self.bad,
                          workdir=os.path.join(self.folder, f"{name}-models"), secret=self.secret,
@@ -180,7 +200,11 @@ class _Search:
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied: "
                  f"{out.verdict} in {out.elapsed:.1f}s ({time.monotonic() - self.t0:.1f}s "
                  f"elapsed): {out.why}")
-        return Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
+        run = Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
+        with self.lock:
+            self.runs_done.append(run)
+        self.tell(number, len(applied), str(out.verdict))
+        return run
 
     def verdicts(self, subsets: Sequence[frozenset[int]], fresh: bool = False) -> list[Verdict]:
         """The verdict of each subset, running those not known yet (all of them when

@@ -13,9 +13,9 @@ Its own words (messages, a traceback when it cannot start) go to a file of their
 (``own``), so the trial's log holds only what the program printed: the relay of the program's
 output writes to file descriptors 1 and 2 directly, runsnap's lines go through ``sys.stderr``.
 
-    >>> argv = runsnap_argv("runsnap", ["--version"], own="/tmp/t.runsnap.log")
+    >>> argv = runsnap_argv("runsnap", ["--version"], own="/tmp/t.runsnap.txt")
     >>> argv[1:3], argv[5:]
-    (['-I', '-c'], ['/tmp/t.runsnap.log', 'runsnap', '--version'])
+    (['-I', '-c'], ['/tmp/t.runsnap.txt', 'runsnap', '--version'])
 """
 
 from __future__ import annotations

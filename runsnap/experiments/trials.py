@@ -8,7 +8,7 @@ but the verdict's fields. runsnap itself runs isolated, with the import path of 
 that starts it (:mod:`runsnap.experiments.selfrun`), so the trial's ``PYTHONPATH`` and the like
 reach only the program, however runsnap was installed. The program's output goes to
 ``trial-NN.log`` and nothing else does: runsnap's own lines, and a ``--test`` command's, go to
-``trial-NN.runsnap.log``. A trial whose runsnap cannot start is a :class:`TrialError` (exit 2)
+``trial-NN.runsnap.txt``. A trial whose runsnap cannot start is a :class:`TrialError` (exit 2)
 with the reason it gave, never a verdict.
 
 What decides (:class:`Criteria`):
@@ -127,16 +127,48 @@ def _url_ready(url: str) -> bool:
         return False
 
 
-def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """Stop a trial's runsnap (which passes the signals on to the program): SIGTERM, again
-    after ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last."""
-    escalate(proc, ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
-                    (signal.SIGKILL, 5.0)))
+def _ended(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the trial's runsnap has ended, without reaping it: while it is not reaped its
+    process group's id cannot be taken by another process, so the group can still be killed
+    safely (:func:`_stop`)."""
+    if proc.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return proc.poll() is not None
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float, at_once: bool = False) -> None:
+    """Stop a trial (its runsnap passes the signals on to the program): SIGTERM, again after
+    ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last; ``at_once`` (Ctrl-C):
+    none of that. Then whatever is left of the trial's process group (it has one of its own:
+    a helper the program started, a server's workers) is killed, so no trial leaves a process
+    behind to hold a port or a GPU for the next; only then is runsnap's process reaped."""
+    steps = () if at_once else ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
+                                (signal.SIGKILL, 5.0))
+    for sig, wait in steps:
+        if _ended(proc):
+            break
+        try:
+            proc.send_signal(sig)
+        except OSError:
+            break
+        until = time.monotonic() + wait
+        while not _ended(proc) and time.monotonic() < until:
+            time.sleep(0.02)
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:  # the group is gone already
+            pass
+    escalate(proc, ((signal.SIGKILL, None),))
+    proc.wait()
 
 
 def own_log(log: str) -> str:
-    """Where runsnap's own lines of a trial go, beside its log: ``trial-03.runsnap.log``."""
-    return log[: -len(".log")] + ".runsnap.log" if log.endswith(".log") else log + ".runsnap"
+    """Where runsnap's own lines of a trial go, beside its log: ``trial-03.runsnap.txt``."""
+    return (log[: -len(".log")] if log.endswith(".log") else log) + ".runsnap.txt"
 
 
 def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any) -> tuple[Verdict, str]:
@@ -200,7 +232,7 @@ def run_trial(
         watched = _watch(proc, criteria, ready, stop, t0)
         verdict, why = _judge_live(watched, criteria, snap_path, log_path,
                                    time.monotonic() - t0)
-        _stop(proc, criteria.kill_grace)
+        _stop(proc, criteria.kill_grace, at_once=watched is _Watched.STOPPED)
         reader.join(5.0)
         if not reader.is_alive() and proc.stdout is not None:
             proc.stdout.close()
@@ -265,7 +297,7 @@ def _start(spec: LaunchSpec, cmd: list[str], pass_fds: tuple[int, ...] = ()
     try:
         return subprocess.Popen(cmd, env=dict(spec.env), cwd=spec.cwd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                pass_fds=pass_fds)
+                                pass_fds=pass_fds, start_new_session=True)
     except OSError as exc:
         raise UsageError(f"cannot start a trial in {spec.cwd}: {exc.strerror or exc}") from None
 
@@ -296,7 +328,7 @@ def _watch(proc: subprocess.Popen[bytes], criteria: Criteria, ready: threading.E
     """Poll the trial until it exits, is interrupted, is ready or reaches ``--timeout``
     (``--ready-url`` asked every 0.25 s)."""
     next_url = 0.0
-    while proc.poll() is None:
+    while not _ended(proc):
         if stop.is_set():
             return _Watched.STOPPED
         elapsed = time.monotonic() - t0
@@ -305,7 +337,7 @@ def _watch(proc: subprocess.Popen[bytes], criteria: Criteria, ready: threading.E
             if _url_ready(criteria.ready_url):
                 ready.set()
         if criteria.timeout is not None:
-            if ready.is_set() and proc.poll() is None:
+            if ready.is_set() and not _ended(proc):
                 return _Watched.READY
             if elapsed >= criteria.timeout:
                 return _Watched.RUNNING

@@ -111,7 +111,7 @@ def test_a_trial_whose_runsnap_cannot_start_is_an_error_with_its_reason(tmp_path
 
 def test_the_trial_log_holds_only_what_the_program_printed(tmp_path: Path) -> None:
     """A ``--test`` that greps the log for a word of runsnap's own (its command, its pattern)
-    cannot match: runsnap's lines and the test's output go to ``trial-NN.runsnap.log``."""
+    cannot match: runsnap's lines and the test's output go to ``trial-NN.runsnap.txt``."""
     prog = child(tmp_path / "launch.py", "print('loss 0.5')\n")
     spec = LaunchSpec.of(["python3", str(prog)], env=dict(os.environ), cwd=tmp_path)
     test = 'grep -q "runsnap\\|snapshot\\|NEVER_PRINTED" "$RUNSNAP_TRIAL_LOG"'
@@ -119,5 +119,5 @@ def test_the_trial_log_holds_only_what_the_program_printed(tmp_path: Path) -> No
                     judge=None, stop=threading.Event())
     assert out.verdict == "bad"  # grep found nothing: exit 1
     assert (tmp_path / "trial-01.log").read_text() == "loss 0.5\n"
-    own = (tmp_path / "trial-01.runsnap.log").read_text()
+    own = (tmp_path / "trial-01.runsnap.txt").read_text()
     assert f"# runsnap: --test {test}" in own and "runsnap: snapshot" in own
