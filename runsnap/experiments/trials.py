@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
 
 __all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialError",
-           "TrialOutcome", "Verdict", "run_trial"]
+           "TrialOutcome", "Verdict", "run_trial", "untracked"]
 
 
 class TrialError(RunsnapError):
@@ -207,6 +207,7 @@ def run_trial(
     no ``--timeout``), launch it with only what that needs
     (:mod:`runsnap.experiments.quicktrial`): no context collected, no snapshot written."""
     quick = quick and judge is not None and criteria.test is None and criteria.timeout is None
+    spec = spec.replace(env={**spec.env, **untracked(folder)})
     snap_path = os.path.join(folder, f"{name}.toml")
     log_path = os.path.join(folder, f"{name}.log")
     t0 = time.monotonic()
@@ -252,6 +253,20 @@ def run_trial(
                         log_path, time.monotonic() - t0)
 
 
+def untracked(folder: str) -> dict[str, str]:
+    """The variables every trial's program gets so that its own tracker calls leave no run in
+    the team's tracker, whatever the snapshots' ``--track`` was: MLflow logs into a file store
+    in the trials' folder (``MLFLOW_ALLOW_FILE_STORE``: MLflow 3 refuses one otherwise), W&B
+    is disabled (``wandb.init`` gives a run that logs nowhere). The trial's own capture is
+    never tracked (``--track none``).
+
+    >>> untracked("/w/bisect-1")["MLFLOW_TRACKING_URI"]
+    'file:///w/bisect-1/mlruns'
+    """
+    return {"MLFLOW_TRACKING_URI": "file://" + os.path.join(os.path.abspath(folder), "mlruns"),
+            "MLFLOW_ALLOW_FILE_STORE": "true", "WANDB_MODE": "disabled"}
+
+
 def _read_fields(fd: int) -> dict[str, Any]:
     """The verdict fields a quick trial wrote (empty when it wrote none: unclear)."""
     chunks = []
@@ -286,7 +301,7 @@ def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criter
                   own: str) -> list[str]:
     """``runsnap capture`` of the trial's launch, isolated from the trial's environment."""
     args = ["capture", "-o", snap_path, "--label", label, "--kill-after",
-            f"{criteria.kill_grace:g}"]
+            f"{criteria.kill_grace:g}", "--track", "none"]
     if spec.python:
         args += ["--python", spec.python]
     return runsnap_argv("runsnap", [*args, "--", *spec.argv], own=own)
