@@ -291,8 +291,10 @@ class Report(FrozenRecord, Ranked["Difference"]):
             return (f"{head}; the only candidate, without evidence from the runs: {top.where} "
                     f"{describe_change(top)}")
         names = ", ".join(d.where for d in self.candidates[:4]) + (", …" if k > 4 else "")
-        return (f"{head}; undecided between {k} candidates ({names}): `runsnap bisect` "
-                f"decides in about {self.launches} launches")
+        from runsnap.diffing.deciding import decides
+
+        return (f"{head}; undecided between {k} candidates ({names}): "
+                f"{decides(self.candidates, self.launches, self.outcome)}")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (documented in docs/diff.md)."""
