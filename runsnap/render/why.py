@@ -80,7 +80,7 @@ def render_markdown(result: WhyResult) -> str:
         lines += [f"| {cell(c.where)} | {cell(c.a)} | {cell(c.b)} |" for c in result.cause]
         lines.append("")
     if result.how:
-        lines += [f"**How:** {md_text(result.how)}", ""]
+        lines += [f"**How:** {cell(result.how, 400)}", ""]
     if result.restore and result.status in ("proven", "found", "confident"):
         lines += ["**Restores GOOD:** " + "; ".join(cell(r, 200) for r in result.restore), ""]
     lines += [f"Not applied: {md_text(c)}" for c in result.cannot]
