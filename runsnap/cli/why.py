@@ -1,60 +1,17 @@
 """``runsnap why``: from a failed launch to its proven cause in one command.
 
-A thin click face over :func:`runsnap.experiments.explaining.why`."""
+A thin click face over :func:`runsnap.cli.explain.run_why` (``runsnap why [BAD]`` without
+options skips click: :func:`runsnap.cli.main`)."""
 
 from __future__ import annotations
 
-import os
 import sys
-from typing import Any
 
 import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
-from runsnap.errors import UsageError
-from runsnap.render import render
 
 __all__ = ["why"]
-
-
-def _say(line: str) -> None:
-    from runsnap.base.terminal import fit, neutralise, say, width
-
-    say(fit(f"runsnap: {neutralise(line)}", width(sys.stderr)) + "\n")
-
-
-def _asker(yes: bool) -> Any:
-    """Before the first launch: refuse what cannot or must not run; show what will run and
-    ask (a terminal), or refuse without ``--yes`` (no terminal)."""
-    from runsnap.experiments import review
-
-    def ask(snapshots: Any) -> None:
-        for snap in snapshots:
-            review.check_launchable(snap)
-            review.refuse_cwd(str((snap.get("command") or {}).get("cwd") or os.getcwd()))
-        if yes:
-            return
-        interactive = sys.stdin.isatty()
-        reasons = [*review.must_ask(snapshots, False, interactive)] or ["it launches trials"]
-        for reason in reasons:
-            _say(reason)
-        _say("this will run (GOOD's launch, with BAD's differences applied in turn):")
-        from runsnap.base.terminal import width, wrap
-
-        for snap in snapshots[:1]:
-            cmd = snap.get("command") or {}
-            env = (snap.get("env") or {}).get("vars") or {}
-            for line in review.what_runs([str(a) for a in cmd.get("argv") or []],
-                                         str(cmd.get("cwd") or os.getcwd()),
-                                         {str(k): str(v) for k, v in env.items()}):
-                for part in wrap(line, width(sys.stderr), "      "):
-                    click.echo(part, err=True)
-        if not interactive:
-            raise UsageError("not run: review the launch above, then give --yes to run it")
-        if not click.confirm("Run it?", default=False, err=True):
-            raise UsageError("not run")
-
-    return ask
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -98,28 +55,8 @@ def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
     bisect` over the candidates first. Exit status: 0 a cause, 1 none, 2 trouble, 130
     interrupted.
     """
-    import signal
+    from runsnap.cli.explain import run_why
 
-    from runsnap.base.terminal import width
-    from runsnap.experiments.bisecting import Options
-    from runsnap.experiments.explaining import why as explain
-    from runsnap.experiments.trials import Criteria
-
-    def stop(_sig: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    from runsnap.cli.progress import wiring
-
-    progress, on_trial, status = wiring(quiet, _say)
-    options = Options(criteria=Criteria(test=test, timeout=timeout, metric=metric),
-                      max_trials=max_trials, allow_missing_secrets=allow_missing_secrets,
-                      progress=progress, on_trial=on_trial)
-    try:
-        result = explain(bad, against=against, folder=out_dir, prove=prove, options=options,
-                         before_launch=_asker(yes))
-    finally:
-        if status is not None:
-            status.close()
-    click.echo(render(result, fmt, width=width()), nl=False)
-    sys.exit(result.exit_status)
+    sys.exit(run_why(bad, out_dir, fmt=fmt, against=against, prove=prove, metric=metric,
+                     test=test, timeout=timeout, max_trials=max_trials,
+                     allow_missing_secrets=allow_missing_secrets, quiet=quiet, yes=yes))

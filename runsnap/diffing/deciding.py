@@ -23,13 +23,15 @@ two runs, and says otherwise what would decide.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from runsnap.diffing.result import Difference
+# Differences are read by their fields only (section, key, path, where): this module is used
+# by runsnap.diffing.result, and importing it back would make a cycle.
 
 __all__ = ["applicable", "decides"]
 
 
-def applicable(d: Difference) -> bool:
+def applicable(d: Any) -> bool:
     """Whether bisect can apply ``d`` to a launch."""
     path = tuple(d.path)
     if d.section == "env":
@@ -39,7 +41,7 @@ def applicable(d: Difference) -> bool:
     return d.section == "models" and len(path) > 3 and path[2] == "config"
 
 
-def decides(candidates: Sequence[Difference], launches: int, outcome: str) -> str:
+def decides(candidates: Sequence[Any], launches: int, outcome: str) -> str:
     """The words after "undecided between K candidates (...):" (module docstring)."""
     if not outcome:
         return ("launch B and diff the two runs: the evidence of a run, or runsnap bisect "

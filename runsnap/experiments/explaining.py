@@ -19,6 +19,7 @@ It depends only on the diff's public result (:attr:`~runsnap.diffing.Report.conf
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,19 +29,19 @@ from runsnap.base.argv import is_python_name, positionals
 from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord, field
 from runsnap.errors import UsageError
-from runsnap.experiments.applying import Change, apply
-from runsnap.experiments.bisecting import BisectResult, Options, bisect, new_folder, prepare
-from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, GOOD, run_trial
 from runsnap.snapshot import Snapshot
 from runsnap.snapshot import load as load_path
-from runsnap.snapshot.store import list_snapshots
 
 if TYPE_CHECKING:
     from runsnap.diffing import Report
+    from runsnap.experiments.applying import Change
+    from runsnap.experiments.bisecting import BisectResult, Options
 
-__all__ = ["EXIT", "Proof", "WhyResult", "find_reference", "launch_identity", "restoring",
-           "why"]
+# The launching half (bisecting, trials, replaying) is imported only when something is
+# launched: a confident verdict costs what `runsnap diff` costs (benchmarks/run.py, case 12).
+
+__all__ = ["EXIT", "Proof", "WhyResult", "find_reference", "launch_identity", "newest_first",
+           "restoring", "why"]
 
 #: ``status`` -> exit status of ``runsnap why``: 0 a cause (proven, found or named by the
 #: evidence), 1 none, 130 interrupted.
@@ -114,6 +115,7 @@ class WhyResult(FrozenRecord):
 def restoring(c: Any) -> str:
     """The change that gives GOOD's value back, in words a person types.
 
+    >>> from runsnap.experiments.applying import Change
     >>> restoring(Change(("env", "NCCL_ALGO"), "env", "NCCL_ALGO", None, "Ring"))
     'unset NCCL_ALGO'
     >>> restoring(Change(("command", "options", "--tp"), "command", "--tp", "4", "8"))
@@ -159,39 +161,77 @@ def launch_identity(snap: Snapshot | Sequence[str]) -> tuple[str, ...]:
     return ("python",)
 
 
-def find_reference(bad: Snapshot, folder: str) -> tuple[Snapshot, str]:
+_CAPTURED = re.compile(rb'^captured_at = "([^"\n]*)"', re.M)
+
+
+def newest_first(folder: str) -> list[str]:
+    """The snapshot files of ``folder``, newest capture first (then the newest file), as
+    ``runsnap ls`` orders them; the capture time read from each file's head only (the
+    ``[meta]`` table comes first), so nothing is parsed before it is needed."""
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".toml") and not n.startswith(".")]
+    except OSError as exc:
+        raise UsageError(f"{folder}: {exc.strerror or exc} (capture a run first: runsnap "
+                         "capture -- COMMAND)") from None
+    keyed = []
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        found = _CAPTURED.search(head)
+        when = found[1].decode("utf-8", "replace").replace("Z", "+00:00") if found else ""
+        keyed.append((when, mtime, path))
+    return [path for _w, _m, path in sorted(keyed, reverse=True)]
+
+
+def _ended_well(snap: Snapshot) -> bool:
+    outcome = snap.get("outcome") or {}
+    return outcome.get("exit_status") == 0 and not outcome.get("signal")
+
+
+def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = None,
+                   load: Callable[[str], Snapshot] = load_path) -> tuple[Snapshot, str]:
     """The newest snapshot in ``folder`` captured before ``bad``, of the same launch, that
-    ended well (exit 0, no signal), and how it was found; UsageError when there is none."""
-    when = str(bad.meta.get("captured_at", ""))
+    ended well (exit 0, no signal), and how it was found; UsageError when there is none.
+    Files are read newest first (``load``), and only until it is found."""
+    from runsnap.errors import SnapshotError
+
+    when = str(bad.meta.get("captured_at", "")).replace("Z", "+00:00")
     same = launch_identity(bad)
     bad_path = os.path.realpath(bad.path_text) if bad.path_text else ""
-    for entry in list_snapshots(folder):
-        if entry.error or entry.exit_status != 0 or os.path.realpath(entry.path) == bad_path:
+    for n, path in enumerate(newest_first(folder) if files is None else files, 1):
+        if os.path.realpath(path) == bad_path:
             continue
-        if when and entry.captured_at and entry.captured_at >= when:
+        try:
+            snap = load(path)
+        except SnapshotError:
             continue
-        if launch_identity(entry.command) != same:
+        captured = str(snap.meta.get("captured_at", "")).replace("Z", "+00:00")
+        if when and captured and captured >= when:
             continue
-        snap = load_path(entry.path)
-        if (snap.get("outcome") or {}).get("signal"):
-            continue
-        return snap, (f"{entry.ref}, the newest earlier run of the same launch "
-                      f"({' '.join(same)}) that exited 0")
+        if launch_identity(snap) == same and _ended_well(snap):
+            return snap, (f"@{n}, the newest earlier run of the same launch "
+                          f"({' '.join(same)}) that exited 0")
     raise UsageError(f"no earlier snapshot of the same launch ({' '.join(same) or 'no command'})"
                      f" ended well in {folder}: name one with --against REF")
 
 
-def _resolve(ref: Snapshot | str | os.PathLike[str], folder: str) -> Snapshot:
+def _resolve(ref: Snapshot | str | os.PathLike[str], folder: str,
+             load: Callable[[str], Snapshot] = load_path) -> Snapshot:
     if isinstance(ref, Snapshot):
         return ref
     text = os.fspath(ref)
     from runsnap.track import fetch, is_reference
 
     if is_reference(text) and not os.path.exists(text):
-        return load_path(fetch(text))
+        return load(fetch(text))
     from runsnap.snapshot.store import resolve
 
-    return load_path(resolve(text, folder))
+    return load(resolve(text, folder))
 
 
 def why(
@@ -200,22 +240,33 @@ def why(
     against: Snapshot | str | os.PathLike[str] | None = None,
     folder: str = ".runsnap",
     prove: bool = False,
-    options: Options | None = None,
+    options: Options | Callable[[], Options] | None = None,
     before_launch: Callable[[Sequence[Snapshot]], None] | None = None,
 ) -> WhyResult:
     """Say why ``bad`` (default: the newest snapshot of ``folder``) went wrong, against
     ``against`` (default: found by :func:`find_reference`), and prove it when the evidence
     does not (see the module's docstring). ``options``: how trials are run and judged (those
-    of :func:`~runsnap.experiments.bisecting.bisect`). ``before_launch(snapshots)`` is called
-    before the first launch (the command line shows what will run and asks there)."""
+    of :func:`~runsnap.experiments.bisecting.bisect`), or a function that makes them, called
+    only when something is launched. ``before_launch(snapshots)`` is called before the first
+    launch (the command line shows what will run and asks there)."""
     t0 = time.monotonic()
-    options = (options or Options()).replace(out_dir=folder)
-    bad_snap = _resolve(bad if bad is not None else "@1", folder)
+    files = None
+    if bad is None:
+        files = newest_first(folder)
+        if not files:
+            raise UsageError(f"{folder}: no snapshot (capture a run first: runsnap capture -- "
+                             "COMMAND)")
+        bad = files[0]
+    # the sections two snapshots of one launch share are parsed once, as `runsnap diff` loads
+    from runsnap.diffing.bulkload import SectionCache
+
+    load = SectionCache().load
+    bad_snap = _resolve(bad, folder, load)
     if against is not None:
-        good_snap = _resolve(against, folder)
+        good_snap = _resolve(against, folder, load)
         reference = "--against"
     else:
-        good_snap, reference = find_reference(bad_snap, folder)
+        good_snap, reference = find_reference(bad_snap, folder, files, load)
     from runsnap.diffing import compare
     from runsnap.diffing.rules import load_user_rules
 
@@ -225,8 +276,16 @@ def why(
                             "reference": reference, "report": report}
     if not report.candidates:
         return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
+    if report.confidence == "confident" and not prove:
+        top = report.candidates[0]
+        return WhyResult("confident", f"most likely cause, from the evidence: {top.where}",
+                         **base, cause=(top,), how=_evidence(top), elapsed=time.monotonic() - t0)
+    from runsnap.experiments.bisecting import Options, bisect
+
+    made = options() if callable(options) else options
+    options = (made or Options()).replace(out_dir=folder)
     if report.confidence == "confident":
-        return _confident(good_snap, bad_snap, report, base, prove, options, before_launch, t0)
+        return _proven(good_snap, bad_snap, report, base, options, before_launch, t0)
     if before_launch is not None:
         before_launch([good_snap, bad_snap])
     first = tuple(tuple(d.path) for d in report.candidates)
@@ -239,15 +298,18 @@ def why(
                      launches=len(answer.runs), elapsed=time.monotonic() - t0, bisect=answer)
 
 
-def _confident(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
-               prove: bool, options: Options, before_launch: Any, t0: float) -> WhyResult:
-    """The evidence names the cause: say so, and with ``prove`` launch the two trials."""
+def _evidence(top: Any) -> str:
+    return f"evidence from the runs: {top.reason or '; '.join(top.evidence[:1])}"
+
+
+def _proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
+            options: Options, before_launch: Any, t0: float) -> WhyResult:
+    """The evidence names the cause: prove it in two launches (``--prove``)."""
+    from runsnap.experiments.bisecting import prepare
+
     top = report.candidates[0]
-    how = f"evidence from the runs: {top.reason or '; '.join(top.evidence[:1])}"
+    how = _evidence(top)
     named = f"most likely cause, from the evidence: {top.where}"
-    if not prove:
-        return WhyResult("confident", named, **base, cause=(top,),
-                         how=how, elapsed=time.monotonic() - t0)
     the_plan, spec, (judge, secret) = prepare(good, bad, options.replace(force=True))
     changes = tuple(c for c in the_plan.changes if tuple(c.path[: len(top.path)]) ==
                     tuple(top.path))
@@ -273,6 +335,11 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
            secret: Any, options: Options) -> Proof:
     """GOOD's launch with ``changes`` applied (must go bad), then BAD's with them reverted
     (must go good), captured in full under a trials' folder."""
+    from runsnap.experiments.applying import apply
+    from runsnap.experiments.bisecting import new_folder
+    from runsnap.experiments.replaying import restore, secret_from
+    from runsnap.experiments.trials import BAD, GOOD, run_trial
+
     t0 = time.monotonic()
     folder = new_folder(options.out_dir)
     stop = threading.Event()

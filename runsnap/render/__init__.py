@@ -57,18 +57,18 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         from runsnap.render.diff import render as render_report
 
         return render_report(obj, format, color=color, width=width)
-    from runsnap.experiments.bisecting import BisectResult  # checked last: the costliest import
-
-    if isinstance(obj, BisectResult):
-        from runsnap.render import bisect
-
-        return bisect.render(obj, format, width if format == "text" else 0)
     from runsnap.experiments.explaining import WhyResult
 
     if isinstance(obj, WhyResult):
         from runsnap.render import why
 
         return why.render(obj, format, width if format == "text" else 0)
+    from runsnap.experiments.bisecting import BisectResult  # checked last: the costliest import
+
+    if isinstance(obj, BisectResult):
+        from runsnap.render import bisect
+
+        return bisect.render(obj, format, width if format == "text" else 0)
     raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists, bisect and why "
                      f"answers, not {type(obj).__name__}")
 
