@@ -293,9 +293,12 @@ def why(
     status = answer.status if answer.status != "none" else "none"
     how = (f"experiment: runsnap bisect, {len(answer.runs)} launches in {answer.elapsed:.1f}s"
            + (f", re-checked {answer.rechecks} times" if answer.rechecks else ""))
-    return WhyResult(status, answer.message, **base,
-                     cause=answer.cause or answer.best, how=how if answer.runs else "",
-                     launches=len(answer.runs), elapsed=time.monotonic() - t0, bisect=answer)
+    cannot = tuple(f"{s.where}: {s.why}" for s in answer.plan.skipped if s.blocking)
+    if answer.plan.program is not None:
+        cannot = (f"{answer.plan.program.where}: GOOD and BAD run different programs", *cannot)
+    return WhyResult(status, answer.message, **base, cause=answer.cause,
+                     how=how if answer.runs else "", launches=len(answer.runs),
+                     elapsed=time.monotonic() - t0, bisect=answer, cannot=cannot)
 
 
 def _evidence(top: Any) -> str:

@@ -51,6 +51,19 @@ def _bisect_with(argv: list[str], good: Path, bad: Path, env: dict[str, str], cw
     return dict(json.loads(proc.stdout))
 
 
+def _why_proves(argv: list[str], good: Path, bad: Path, env: dict[str, str], cwd: Path
+                ) -> None:
+    """``runsnap why BAD --against GOOD --prove``: proven in two launches (or found by bisect
+    when the evidence leaves it undecided), the planted cause."""
+    proc = subprocess.run([*argv, "why", str(bad), "--against", str(good), "--prove", "--yes",
+                           "--format", "json"], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    answer = json.loads(proc.stdout)
+    assert answer["status"] in ("proven", "found") and answer["launches"] >= 2
+    assert [c["key"] for c in answer["cause"]] == ["MODE"]
+
+
 def _site(python: Path) -> Path:
     out = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
                           "['purelib'])"], capture_output=True, text=True, check=True)
@@ -72,6 +85,7 @@ def test_a_source_checkout_on_pythonpath_finds_the_cause(tmp_path: Path,
     answer = _bisect_with([str(python), "-m", "runsnap"], good, bad, env, tmp_path)
     assert answer["status"] == "found"
     assert [c["key"] for c in answer["cause"]] == ["MODE"]  # type: ignore[attr-defined]
+    _why_proves([str(python), "-m", "runsnap"], good, bad, env, tmp_path)
 
 
 @pytest.mark.slow
@@ -95,6 +109,7 @@ def test_a_wheel_installed_in_a_fresh_venv_finds_the_cause(tmp_path: Path,
     answer = _bisect_with([str(python.parent / "runsnap")], good, bad, hermetic_env, tmp_path)
     assert answer["status"] == "found"
     assert [c["key"] for c in answer["cause"]] == ["MODE"]  # type: ignore[attr-defined]
+    _why_proves([str(python.parent / "runsnap")], good, bad, hermetic_env, tmp_path)
 
 
 def test_a_trial_whose_runsnap_cannot_start_is_an_error_with_its_reason(tmp_path: Path) -> None:
