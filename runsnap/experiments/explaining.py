@@ -313,15 +313,19 @@ def _proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
     top = report.candidates[0]
     how = _evidence(top)
     named = f"most likely cause, from the evidence: {top.where}"
-    the_plan, spec, (judge, secret) = prepare(good, bad, options.replace(force=True))
-    changes = tuple(c for c in the_plan.changes if tuple(c.path[: len(top.path)]) ==
-                    tuple(top.path))
+    try:
+        the_plan, spec, (judge, secret) = prepare(good, bad, options.replace(force=True))
+    except UsageError as exc:  # no launch can be judged (both ended alike in every way)
+        return WhyResult("confident", named, **base, cause=(top,), how=how,
+                         elapsed=time.monotonic() - t0,
+                         cannot=(f"{top.where}: cannot be proven by launching ({exc})",))
+    changes, via = _changes_for(top, the_plan)
     if not changes:
-        why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
-                       "it is not part of the launch")
         return WhyResult("confident", named, **base, cause=(top,),
                          how=how, elapsed=time.monotonic() - t0,
-                         cannot=(f"{top.where}: cannot be applied to prove it ({why_not})",))
+                         cannot=(f"{top.where}: cannot be applied to prove it ({via})",))
+    if via:
+        how = f"{how}; {top.where} {via}"
     if before_launch is not None:
         before_launch([good, bad])
     proof = _prove(good, bad, changes, spec, judge, secret, options)
@@ -332,6 +336,25 @@ def _proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
                f"the evidence names {top.where}, but the launches do not agree")
     return WhyResult(status, message, **base, cause=changes, how=how, launches=2,
                      elapsed=time.monotonic() - t0, proof=proof)
+
+
+def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
+    """The changes that apply ``top``: its own, or those of the variable it follows (another
+    venv's packages follow ``PATH``); else none, and why not."""
+    def under(path: Sequence[Any]) -> tuple[Change, ...]:
+        return tuple(c for c in the_plan.changes if tuple(c.path[: len(path)]) == tuple(path))
+
+    own = under(top.path)
+    if own:
+        return own, ""
+    why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
+                   "it is not part of the launch")
+    followed = re.match(r"follows env (\S+)", why_not)
+    if followed:
+        applied = under(("env", followed[1]))
+        if applied:
+            return applied, f"follows env {followed[1]}: proven by applying it"
+    return (), why_not
 
 
 def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, judge: Any,

@@ -7,9 +7,9 @@ with GOOD's and BAD's recorded ones:
 * when they ended alike but with other first errors, the first error (numbers masked);
 * when they ended alike and the difference is their behaviour (both exit 0): the metric the
   diff compares (:func:`runsnap.diffing.sections.outcome.behaviour`, with its tolerance), else
-  wall time, else peak memory. A trial is judged by the side its value falls on: within the
-  diff's tolerance of one side's value, or nearer to it. ``metric`` (``--metric NAME``)
-  chooses among several metrics.
+  wall time, else peak memory, else the warnings only one of them printed. A trial is judged
+  by the side its value falls on: within the diff's tolerance of one side's value, or nearer
+  to it. ``metric`` (``--metric NAME``) chooses among several metrics.
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ class Verdict(str, enum.Enum):
 
 
 GOOD, BAD, UNCLEAR, STOPPED = Verdict.GOOD, Verdict.BAD, Verdict.UNCLEAR, Verdict.STOPPED
+
+
+def _warned(outcome: Mapping[str, Any]) -> frozenset[str]:
+    """The warnings an outcome holds, numbers and addresses masked."""
+    return frozenset(_masked(w) for w in outcome.get("warnings") or () if isinstance(w, str))
 
 
 class Measure:
@@ -134,10 +139,11 @@ class OutcomeJudge:
                                  f"({describe(good)} vs {describe(bad)}): that decides")
         elif metric or _masked(good.get("first_error")) == _masked(bad.get("first_error")):
             self.measure = _measure(good, bad, metric)
-            if self.measure is None:
+            self.warned = _warned(good), _warned(bad)
+            if self.measure is None and self.warned[0] == self.warned[1]:
                 raise UsageError(f"GOOD and BAD ended the same way ({describe(bad)}) and no "
-                                 "metric, wall time or peak memory tells them apart: say what "
-                                 "bad means with --test CMD or --timeout S")
+                                 "metric, wall time, peak memory or warning tells them apart: "
+                                 "say what bad means with --test CMD or --timeout S")
 
     @staticmethod
     def _sig(outcome: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -164,12 +170,35 @@ class OutcomeJudge:
         like = {GOOD: "like GOOD", BAD: "like BAD"}.get(side, "halfway")
         return side, f"{m.name} {v:g}, {like} (GOOD {m.good:g}, BAD {m.bad:g})"
 
+    def _by_warnings(self, outcome: Mapping[str, Any], what: str) -> tuple[Verdict, str]:
+        """By the warnings only one of GOOD and BAD printed: a trial with BAD's own and none
+        of GOOD's is bad, and the other way round (none of either: like the side that printed
+        none)."""
+        if self._sig(outcome) != self._sig(self.bad):
+            return UNCLEAR, f"{what}: like neither GOOD nor BAD ({describe(self.bad)})"
+        good, bad = self.warned
+        mine = _warned(outcome)
+        has_good, has_bad = bool(mine & (good - bad)), bool(mine & (bad - good))
+        if has_bad and not has_good:
+            return BAD, f"{what}, with BAD's warnings"
+        if has_good and not has_bad:
+            return GOOD, f"{what}, with GOOD's warnings"
+        if not has_good and not has_bad:
+            if not good - bad:
+                return GOOD, f"{what}, without BAD's warnings"
+            if not bad - good:
+                return BAD, f"{what}, without GOOD's warnings"
+        return UNCLEAR, f"{what}: warnings like neither GOOD's nor BAD's"
+
     def __call__(self, outcome: Mapping[str, Any]) -> tuple[Verdict, str]:
         what = describe(outcome)
         if not outcome:
             return UNCLEAR, what
         if self.measure is not None:
             return self._by_measure(outcome, what)
+        if not self.by_exit and _masked(self.good.get("first_error")) == \
+                _masked(self.bad.get("first_error")):
+            return self._by_warnings(outcome, what)
         sig, err = self._sig(outcome), _masked(outcome.get("first_error"))
         if self.by_exit:
             if sig == self._sig(self.bad):

@@ -61,6 +61,11 @@ def test_the_judge_takes_the_side_a_metric_falls_on() -> None:
                                                                 "duration_s": 30.0})
     assert slow.basis == "wall time (GOOD 3, BAD 30)"
     assert slow({"exit_status": 0, "duration_s": 25.0})[0] == BAD
-    with pytest.raises(UsageError, match="no metric, wall time or peak memory"):
+    warned = OutcomeJudge({"exit_status": 0}, {"exit_status": 0, "warnings": [
+        "WARNING: MYAPP_MODE=fast is deprecated (at 12:00:01)"]})
+    assert warned({"exit_status": 0, "warnings": ["WARNING: MYAPP_MODE=fast is deprecated "
+                                                  "(at 12:09:31)"]})[0] == BAD
+    assert warned({"exit_status": 0, "warnings": []})[0] == GOOD
+    with pytest.raises(UsageError, match="no metric, wall time, peak memory or warning"):
         OutcomeJudge({"exit_status": 0, "metrics": {"loss": 1.0}},
                      {"exit_status": 0, "metrics": {"loss": 1.001}})
