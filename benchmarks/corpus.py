@@ -10,7 +10,10 @@ the ranker on the ``tune`` half only; the ``held-out`` half is reported separate
 The ``fresh`` half is not split by name: every incident of benchmarks/fresh.py is in it, and it
 is never tuned on either (report it; never change the ranker, or an incident, to fit its score).
 The fourth half, ``fresh2`` (benchmarks/fresh2.py), is a second batch written the same way, from
-the outside, with other libraries and mechanisms; it is never tuned on either.
+the outside, with other libraries and mechanisms; it is never tuned on either. The fifth,
+``fresh3`` (benchmarks/fresh3.py), a third batch written from the outside, is mostly distributed
+and engine incidents with real torch (torchrun jobs compared job to job among them); it is never
+tuned on either.
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ from pathlib import Path
 
 from benchmarks.fresh import FRESH
 from benchmarks.fresh2 import FRESH2
+from benchmarks.fresh3 import FRESH3
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
+FRESH3_HALF = "fresh3"
 #: Every half, in the order reports show them.
-HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF)
+HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF)
+#: The halves written from the outside, never tuned on.
+FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF)
 
 
 def half_of(name: str) -> str:
@@ -48,8 +55,8 @@ class Entry:
     half: str
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries) or
-    ``fresh`` / ``fresh2`` (acts through real libraries, written from the outside:
-    benchmarks/fresh.py, benchmarks/fresh2.py)."""
+    ``fresh`` / ``fresh2`` / ``fresh3`` (acts through real libraries, written from the outside:
+    benchmarks/fresh.py, benchmarks/fresh2.py, benchmarks/fresh3.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -64,4 +71,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
     # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half
     *(Entry(_name(b), b, FRESH2_HALF, "fresh2") for b in FRESH2),
+    # never tuned on either: the whole of benchmarks/fresh3.py is the fifth half
+    *(Entry(_name(b), b, FRESH3_HALF, "fresh3") for b in FRESH3),
 ]

@@ -17,8 +17,9 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh and
-fresh2, the whole of benchmarks/fresh.py and benchmarks/fresh2.py, written from the outside and
-never tuned on):
+fresh2 and fresh3, the whole of benchmarks/fresh.py, fresh2.py and fresh3.py, written from the
+outside and never tuned on; ``--half fresh3`` runs only the third; a job incident, torchrun
+starting ``runsnap capture`` for each rank, is compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -44,8 +45,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.corpus import CORPUS, FRESH2_HALF, FRESH_HALF, HALVES, Entry  # noqa: E402
-from benchmarks.incidents import Incident, Launch  # noqa: E402
+from benchmarks.corpus import CORPUS, FRESH_HALVES, HALVES, Entry  # noqa: E402
+from benchmarks.incidents import RANKS_FOLDER, RANKS_RUNSNAP, Incident, Launch  # noqa: E402
 from benchmarks.thirdparty import Unavailable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,15 +56,42 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
                    "python-dotenv", "typer", "pyyaml", "jinja2", "fsspec",
                    # benchmarks/fresh2.py
                    "omegaconf", "hydra-core", "dynaconf", "python-decouple", "marshmallow",
-                   "jsonschema", "accelerate", "platformdirs", "safetensors")
+                   "jsonschema", "accelerate", "platformdirs", "safetensors",
+                   # benchmarks/fresh3.py
+                   "scikit-learn", "numba", "sqlalchemy", "pandas", "tzlocal", "ml-collections")
+
+
+def is_job(launch: Launch) -> bool:
+    """Whether the launch is a job whose launcher captures each rank into a folder
+    (:data:`benchmarks.incidents.RANKS_FOLDER`)."""
+    return any(RANKS_FOLDER in arg for arg in launch.argv)
 
 
 def capture(launch: Launch, out: Path, options: Sequence[str] = (),
             runsnap: str = sys.executable) -> None:
-    """``runsnap capture -o OUT -- ARGV`` with the launch's environment, as a user runs it."""
-    subprocess.run([runsnap, "-m", "runsnap", "capture", *options, "-o", str(out), "--",
-                    *launch.argv], env=launch.env, cwd=launch.cwd, capture_output=True,
-                   check=False, timeout=300)
+    """``runsnap capture -o OUT -- ARGV`` with the launch's environment, as a user runs it; a
+    job runs as it is, its launcher starting ``runsnap capture`` for each rank into folder OUT."""
+    if is_job(launch):
+        argv: list[str] = []
+        for arg in launch.argv:
+            if arg == RANKS_RUNSNAP:
+                argv += [runsnap, "-m", "runsnap"]
+            else:
+                argv.append(arg.replace(RANKS_FOLDER, str(out)))
+        at = argv.index("capture") + 1
+        argv[at:at] = options
+    else:
+        argv = [runsnap, "-m", "runsnap", "capture", *options, "-o", str(out), "--",
+                *launch.argv]
+    subprocess.run(argv, env=launch.env, cwd=launch.cwd, capture_output=True, check=False,
+                   timeout=300)
+
+
+def _outputs(incident: Incident, folder: Path) -> tuple[Path, Path]:
+    """Where the good and the bad launch are captured: a file each, or a folder each (jobs)."""
+    if is_job(incident.good):
+        return folder / "good", folder / "bad"
+    return folder / "good.toml", folder / "bad.toml"
 
 
 def _diff_env(src: Path | None = None, **extra: str) -> dict[str, str]:
@@ -97,7 +125,7 @@ def lines_shown(a: Path, b: Path, runsnap: str = sys.executable) -> int:
 def run_incident(incident: Incident, folder: Path, options: Sequence[str] = (),
                  runsnap: str = sys.executable) -> tuple[Path, Path]:
     """Capture the good launch, apply the change between, capture the bad launch."""
-    good, bad = folder / "good.toml", folder / "bad.toml"
+    good, bad = _outputs(incident, folder)
     capture(incident.good, good, options, runsnap)
     if incident.between is not None:
         incident.between()
@@ -168,7 +196,7 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
             continue
         started = time.monotonic()
         if rescore:
-            good, bad = d / "good.toml", d / "bad.toml"
+            good, bad = _outputs(incident, d)
             if not (good.exists() and bad.exists()):
                 rows.append({**row, "unavailable": "no snapshots kept"})
                 continue
@@ -234,7 +262,7 @@ def render(rows: Sequence[Mapping[str, Any]]) -> str:
                          + (f"{prev} | " if has_before else "") + f"{r['top']} |")
     lines.append("")
     lines.extend(f"- {summary(rows, half)}" for half in HALVES
-                 if half not in (FRESH_HALF, FRESH2_HALF)
+                 if half not in FRESH_HALVES
                  or any(r.get("half") == half for r in rows))
     return "\n".join(lines) + "\n"
 

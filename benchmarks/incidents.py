@@ -27,6 +27,15 @@ DEMO = ROOT / "fixtures" / "demo" / "launch_server.py"
 MODELS = ROOT / "fixtures" / "models"
 
 
+#: In a job's argv (``torchrun --nproc-per-node 2 --no-python RANKS_RUNSNAP capture -o
+#: RANKS_FOLDER/{host}-{rank}.toml -- python train.py``): where the launcher starts runsnap for each
+#: rank, and the folder the ranks write into. The corpus runner (benchmarks/diagnosis.py) puts
+#: there the runsnap under test (``PYTHON -m runsnap``) and a folder of its own, runs such a launch
+#: as it is, not under ``runsnap capture``, and compares the two jobs folder to folder.
+RANKS_RUNSNAP = "<runsnap>"
+RANKS_FOLDER = "<rank-snapshots>"
+
+
 @dataclass(frozen=True)
 class Launch:
     """One launch: argv, environment, working directory."""

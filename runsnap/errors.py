@@ -1,12 +1,22 @@
-"""runsnap's exceptions: one base, one subclass per family.
+"""runsnap's exceptions, one base and one subclass per family, and the exit statuses.
 
 Only the CLI boundary turns these into a one-line message and an exit status;
-library callers catch :class:`RunsnapError`.
+library callers catch :class:`RunsnapError`. Every exit status runsnap chooses itself is named
+here and explained in one table, :data:`EXIT_STATUSES` (the README's "Exit statuses" is
+checked against it).
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "EXIT_STATUSES",
+    "FAILED",
+    "INTERNAL",
+    "INTERRUPTED",
+    "NO",
+    "OK",
+    "PIPE_CLOSED",
+    "TIMED_OUT",
     "CaptureError",
     "ProcessError",
     "RunsnapError",
@@ -16,12 +26,44 @@ __all__ = [
     "describe",
 ]
 
+#: Success; ``diff``: no differences that count.
+OK = 0
+#: The command's answer is no: ``diff``, the snapshots differ; ``check``, findings;
+#: ``who-reads``, no package names the variable; ``bisect``, no cause reproduces.
+NO = 1
+#: The reader of standard output went away (``| head``): as click ends then.
+PIPE_CLOSED = 1
+#: Usage or input error (:attr:`RunsnapError.exit_code`).
+FAILED = 2
+#: A bug of runsnap's own met while it ran: one line, ``runsnap: internal error: ...``.
+INTERNAL = 70
+#: ``capture --timeout`` stopped the command (as ``timeout(1)``).
+TIMED_OUT = 124
+#: Interrupted (Ctrl-C, SIGTERM during ``bisect``).
+INTERRUPTED = 130
+
+#: Every exit status and its meaning, in the order the README's table lists them.
+EXIT_STATUSES: tuple[tuple[str, str], ...] = (
+    (str(OK), "success (`diff`: no differences that count; `check`: no findings; `bisect`: "
+              "the cause found)"),
+    (str(NO), "`diff`: the snapshots differ; `check`: findings; `who-reads`: no installed "
+              "package names the variable; `bisect`: no cause reproduces; any command: the "
+              "reader of its output went away (`| head`)"),
+    (str(FAILED), "usage or input error: one line on stderr, `runsnap: ...`, never a traceback"),
+    (str(INTERNAL), "a bug in runsnap: one line, `runsnap: internal error: ...` (with "
+                    "`RUNSNAP_TRACEBACK=1`, the traceback)"),
+    (str(TIMED_OUT), "`capture --timeout`: the command was stopped when its time ran out"),
+    (str(INTERRUPTED), "interrupted (Ctrl-C)"),
+    ("the command's", "`capture -- COMMAND`: the command's own status, 128+N when killed by "
+                      "signal N, 127 not found, 126 not executable"),
+)
+
 
 class RunsnapError(Exception):
     """Base of every error runsnap raises on purpose; its message is written for the user."""
 
     #: The process exit status the CLI uses for this error.
-    exit_code: int = 2
+    exit_code: int = FAILED
 
 
 class UsageError(RunsnapError):

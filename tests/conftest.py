@@ -174,10 +174,12 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def cli_invoke(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """Run the CLI in-process; print output and traceback on an unexpected exit status."""
+    """Run the CLI in-process; print output and traceback on an unexpected exit status (a bug
+    of runsnap's own is a traceback here, ``RUNSNAP_TRACEBACK``, not the users' one line)."""
     from runsnap.cli.app import cli
 
     monkeypatch.delenv("RUNSNAP_FORMAT", raising=False)  # the user's defaults stay out
+    monkeypatch.setenv("RUNSNAP_TRACEBACK", "1")
     monkeypatch.delenv("NO_COLOR", raising=False)
 
     def invoke(args: Sequence[str], expect: int = 0, **kwargs: Any) -> Result:

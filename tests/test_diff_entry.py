@@ -1,4 +1,4 @@
-"""``runsnap diff A B ...`` with no option runs without click (:mod:`runsnap.cli.comparing`):
+"""``runsnap diff A B ...`` with no option runs without click (:mod:`runsnap.cli.fast`):
 the same report, exit status and errors as through the click command, which still reads
 every command line with an option in it."""
 
@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from benchmarks.realranks import write_job
-from runsnap.cli.comparing import DiffRequest, plain_diff
+from runsnap.cli.fast import plain_diff
+from runsnap.commands.diff import DiffRequest
 from tests.conftest import run_runsnap
 from tests.test_entry import _WATCH
 

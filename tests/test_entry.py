@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runsnap.capturing.options import CAPTURE_OPTIONS
 from runsnap.cli.app import capture as click_capture
-from runsnap.cli.options import CAPTURE_OPTIONS, parse_capture
+from runsnap.cli.fast import parse_capture
 from tests.conftest import run_runsnap
 
 FLAGS = sorted({f for o in CAPTURE_OPTIONS for f in o.flags})

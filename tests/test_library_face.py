@@ -62,9 +62,10 @@ def _same(cli: str, lib: str) -> bool:
 
 
 def test_no_private_module_is_needed_for_the_cli_s_work() -> None:
-    app = Path(importlib.import_module("runsnap.cli.app").__file__ or "").read_text()
-    assert "._" not in "".join(line for line in app.splitlines() if line.lstrip().startswith(
-        ("from runsnap", "import runsnap")))
+    face = Path(importlib.import_module("runsnap.cli").__file__ or "").parent
+    for module in sorted(face.glob("*.py")):
+        assert "._" not in "".join(line for line in module.read_text().splitlines()
+                                   if line.lstrip().startswith(("from runsnap", "import runsnap"))), module
 
 
 def test_dir_lists_the_public_names_in_a_fresh_interpreter() -> None:

@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 
 MOST = 8
 #: The command-line face: click commands take one parameter an option.
-CLICK_FACE = ("runsnap/cli/app.py", "runsnap/cli/compare.py", "runsnap/cli/experiments.py")
+CLICK_FACE = tuple(f"runsnap/cli/{p.name}" for p in (ROOT / "runsnap" / "cli").glob("*.py"))
 
 
 def _public_api() -> set[tuple[str, str]]:

@@ -275,7 +275,8 @@ def _exercise(path: Path, base: Path) -> str:
             render(report, fmt)
     except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
         # A renderer met a shape the schema leaves open: the command line turns this into one
-        # line and exit 2 (runsnap.cli.boundary.untrusted); counted, and reported.
+        # runsnap: internal error line, exit 70 (runsnap.cli.boundary.guarded): only the loader
+        # says "bad snapshot"; counted, and reported, as shapes the loader should refuse.
         RENDER_SURPRISES.append(f"{type(exc).__name__}: {exc}"[:100])
         return "accepted, a renderer refused it"
     return "accepted"

@@ -1,7 +1,8 @@
 """What a capture is asked to do, as one record: :class:`CaptureOptions`.
 
-The command line's two faces (the fast parser and click, both reading
-:data:`runsnap.cli.options.CAPTURE_OPTIONS`) build it, the public functions
+Its options are declared once, in :data:`CAPTURE_OPTIONS`: the command line's two faces (the
+fast parser, ``runsnap.cli.fast``, and click, ``runsnap.cli.options``) read the table and build
+the record from it, the public functions
 (:func:`runsnap.capture`, :func:`runsnap.capture_pid`, :func:`runsnap.run`) build it from their
 keyword arguments, and everything below takes the record instead of a dozen keyword arguments.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from runsnap.base.options import DIR, OUTPUT, Opt
 from runsnap.base.records import FrozenRecord, field
 
 TYPE_CHECKING = False
@@ -17,10 +19,73 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DEFAULT_MAX_DIFF_BYTES", "CaptureOptions"]
+__all__ = ["CAPTURE_OPTIONS", "DEFAULT_MAX_DIFF_BYTES", "CaptureOptions", "Opt"]
 
 #: Cap on each repository's stored uncommitted diff, unless ``--max-diff-bytes`` says otherwise.
 DEFAULT_MAX_DIFF_BYTES = 1024 * 1024
+
+
+#: ``runsnap capture``'s options, in the order ``--help`` lists them.
+CAPTURE_OPTIONS = (
+    OUTPUT.but(help="Where to write the snapshot (default: DIR/<UTC time>-<label or "
+                    "command>.toml)."),
+    DIR.but(dest="out_dir", default=None,
+            help="Folder for snapshots written without -o (default: ./.runsnap)."),
+    Opt(("--label",), "label", default="",
+        help="A name for this run; used in the default file name."),
+    Opt(("--repo",), "repos", kind="path", multiple=True,
+        help="Another git repository to record (repeatable)."),
+    Opt(("--model",), "models", multiple=True,
+        help="A model directory or Hugging Face repo id to record (repeatable)."),
+    Opt(("--python",), "python",
+        help="The interpreter whose packages to list (default: the one the command runs)."),
+    Opt(("--max-diff-bytes",), "max_diff_bytes", kind="count", default=DEFAULT_MAX_DIFF_BYTES,
+        help="Cap on each repository's stored uncommitted diff."),
+    Opt(("--log",), "log", kind="file",
+        help="Also write the child's full output (stdout and stderr) to this file."),
+    Opt(("--tail-lines",), "tail_lines", kind="count", default=200,
+        help="Last lines of stdout and of stderr kept in [outcome]."),
+    Opt(("--exec",), "exec_", kind="flag", default=False,
+        help="Write the snapshot, then replace runsnap with the command (no [outcome])."),
+    Opt(("--no-run",), "no_run", kind="flag", default=False,
+        help="Only record the context; do not run COMMAND."),
+    Opt(("--pid",), "pid", kind="int",
+        help="Snapshot a process that is already running instead of a COMMAND."),
+    Opt(("--inherit-tty",), "inherit_tty", kind="flag", default=False,
+        help="Pass a terminal to the child as it is (no pty); its output is then not recorded."),
+    Opt(("--timeout",), "timeout", kind="seconds",
+        help="Stop the command after this many seconds (SIGTERM, then SIGKILL after "
+             "--kill-after); [outcome] says timed_out and runsnap exits with 124, as "
+             "timeout(1) does. 0: no timeout."),
+    Opt(("--kill-after",), "kill_grace", kind="seconds", default=10.0,
+        help="Seconds between the SIGTERM and the SIGKILL when runsnap is asked twice to "
+             "stop or --timeout expires."),
+    Opt(("--redact",), "redact", multiple=True,
+        help="Also treat values of this variable, option or key name (a glob) as secrets "
+             "(repeatable; adds to [tool.runsnap.capture] redact in pyproject.toml)."),
+    Opt(("--keep",), "keep", multiple=True,
+        help="Keep the value of this exact name although it looks secret (repeatable)."),
+    Opt(("--track",), "track", metavar="TRACKER",
+        help="Also log the snapshot to a run of this experiment tracker, mlflow or wandb, whose "
+             "id the command gets (MLFLOW_RUN_ID, WANDB_RUN_ID); none: do not (default: "
+             "[tool.runsnap.capture] track in pyproject.toml). docs/trackers.md."),
+    Opt(("--track-experiment",), "track_experiment", metavar="NAME",
+        help="The MLflow experiment or W&B project of that run when the environment names none "
+             "(MLFLOW_EXPERIMENT_NAME, WANDB_PROJECT)."),
+    Opt(("--track-timeout",), "track_timeout", kind="seconds",
+        help="Seconds the launch waits for the tracker at most, then goes on without it "
+             "(default: 5)."),
+    Opt(("--metric",), "metrics", multiple=True,
+        help="Also record this number of the output as a metric: NAME=REGEX, the first group "
+             "(or the whole match) of the last match (repeatable; adds to [tool.runsnap] "
+             "metrics in pyproject.toml)."),
+    Opt(("--strict",), "strict", kind="flag", default=False,
+        help="Do not launch when a pre-launch check finds a problem of weight 90 or more "
+             "(exit 2); also [tool.runsnap.capture] strict = true."),
+    Opt(("--no-trace",), "no_trace", kind="flag", default=False,
+        help="Do not trace a Python command (which variables it reads, which modules it "
+             "imports); [runtime] then says it was not traced."),
+)
 
 
 class CaptureOptions(FrozenRecord):

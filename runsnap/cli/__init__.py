@@ -3,16 +3,20 @@
 runsnap sits in front of every launch, and importing click costs a large share of a whole
 capture (figures in benchmarks/RESULTS.md). So :func:`main` parses ``runsnap capture [OPTIONS]
 [-- COMMAND...]`` itself when the command line is plainly well formed
-(:func:`runsnap.cli.options.parse_capture`) and runs :func:`runsnap.cli.capture.run_capture`;
-``runsnap who-reads NAME...`` likewise (:mod:`runsnap.cli.whoreads`), and ``runsnap diff A B
-...`` given with no option (:mod:`runsnap.cli.comparing`); everything else goes to the click
+(:func:`runsnap.cli.fast.parse_capture`) and runs :func:`runsnap.commands.capture.run_capture`;
+``runsnap who-reads NAME...`` likewise, and ``runsnap diff A B ...`` given with no option
+(:mod:`runsnap.cli.fast` parses all three, one way); everything else goes to the click
 application in :mod:`runsnap.cli.app`, imported only then.
 
-The modules: :mod:`~runsnap.cli.options` (capture's option table, the fast parser),
-:mod:`~runsnap.cli.boundary` (errors to messages and exit statuses), :mod:`~runsnap.cli.capture`
-(the capture command's body), :mod:`~runsnap.cli.app` (the click group, one thin function per
-command). Data flows one way: this package imports the library; nothing in the library imports
-this package. This module and what it imports on the way to a capture stay free of click.
+The modules: one per command, named after it, holding its click command and nothing else
+(``capture.py``, ``diff.py``, ``who-reads``: ``whoreads.py`` ...), added to the group in
+:mod:`~runsnap.cli.app`; what they share: :mod:`~runsnap.cli.options` (the shared options,
+each declared once, and capture's table as click options), :mod:`~runsnap.cli.boundary`
+(results, errors and bugs to output and exit statuses, in one place),
+:mod:`~runsnap.cli.asking` (asking before a launch), :mod:`~runsnap.cli.fast` (the parsers that
+skip click). What a command does once its options are known is in :mod:`runsnap.commands`.
+Data flows one way: this package imports the library; nothing in the library imports this
+package. This module and what it imports on the way to a capture stay free of click.
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ import sys
 
 from runsnap.base.paths import current_dir
 from runsnap.base.startenv import hold_closed_streams, restore_exec_environment
-from runsnap.cli.boundary import guarded
-from runsnap.cli.options import CaptureRequest, parse_capture
+from runsnap.cli.boundary import finish, guarded
+from runsnap.cli.fast import parse_capture, parse_who_reads, plain_diff
+from runsnap.errors import PIPE_CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import NoReturn
+    from collections.abc import Callable, Sequence
+    from typing import Any, NoReturn
+
+    from runsnap.commands import Result
 
 __all__ = ["main"]
 
@@ -48,17 +55,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         restore_exec_environment()
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["who-reads"]:  # answered from a cache: start-up is most of its cost
-        from runsnap.cli.whoreads import parse_who_reads, run_who_reads
+        from runsnap.commands.whoreads import run_who_reads
 
         search = parse_who_reads(args[1:])
         if search is not None:
-            sys.exit(guarded(run_who_reads, **search))
+            sys.exit(guarded(_finished, run_who_reads, **search))
     if args[:1] == ["diff"]:  # two snapshots or more, no option: click is not needed
-        from runsnap.cli.comparing import plain_diff, run_diff
+        from runsnap.commands.diff import run_diff
 
         plain = plain_diff(args[1:], os.environ)
         if plain is not None:
-            sys.exit(guarded(run_diff, plain))
+            sys.exit(guarded(_finished, run_diff, plain))
     if args[:1] == ["why"]:  # `runsnap why [BAD]`: a confident verdict costs what diff does
         from runsnap.cli.explain import plain_why, run_why
 
@@ -74,12 +81,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     if params["pid"] is None:
         # git diff and git status are the slowest part of a capture: set them going on the
         # other core before the rest of runsnap is imported, and hand them to the capture.
-        from runsnap.capturing.collectors import git
+        # The GPU facts too (NVML's thread, nvidia-smi topo -m): their answers are read last.
+        from runsnap.capturing.collectors import git, gpu
 
         plan = git.prestart(os.environ, current_dir(), params["repos"], params["max_diff_bytes"])
-        if plan is not None:
-            params["started"] = {"git": plan}
-    from runsnap.cli.capture import run_capture  # not on the way of the other commands
+        gpus = gpu.prestart(os.environ)
+        params["started"] = {k: v for k, v in (("git", plan), ("system.gpu", gpus)) if v}
+        if params["command"] and not (params["no_trace"] or params["exec_"]):
+            from runsnap.tracing.native import prebuild
+
+            prebuild()  # the getenv interposer, built on first use while the collectors work
+    from runsnap.commands.capture import CaptureRequest, run_capture  # only to capture
 
     try:
         status = guarded(run_capture, CaptureRequest.from_params(params))
@@ -87,10 +99,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         # stdout closed by the reader (``runsnap capture | head -0``): as click does, exit 1
         # without a traceback, and keep Python from complaining again at shutdown.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
+        sys.exit(PIPE_CLOSED)
     if argv is None:
         _leave(status)
     sys.exit(status)
+
+
+def _finished(func: Callable[..., Result], *args: Any, **kwargs: Any) -> int:
+    """Run a command's work and write its result: the exit status."""
+    return finish(func(*args, **kwargs))
 
 
 def _leave(status: int) -> NoReturn:
@@ -99,7 +116,7 @@ def _leave(status: int) -> NoReturn:
     try:
         sys.stdout.flush()
     except OSError:  # as above: the reader is gone (or the disk under it full)
-        status = status or 1
+        status = status or PIPE_CLOSED
     try:
         sys.stderr.flush()
     except OSError:

@@ -1,11 +1,13 @@
-"""``runsnap diff``'s journey as one call: snapshots named as files, folders, ``@N`` or
-``@LABEL`` are loaded, and one snapshot is compared with the current context, captured now for
-its own launch (``runsnap diff A``: "will my next launch match?")."""
+"""``runsnap diff``'s journey below the command line, as steps: :func:`files` (names,
+``@N``, ``@LABEL`` and folders to files, once), :func:`load_all` (the files to snapshots; of
+many, the unreadable ones left out and named), :func:`compare_loaded` (two, many, or one with
+the current context, captured now for its own launch: "will my next launch match?"), and
+:func:`diff`, the public function, which runs them."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Union
 
 from runsnap.diffing import NReport, RankContext, Report, compare, compare_many, expand
@@ -13,16 +15,67 @@ from runsnap.diffing.bulkload import load_many
 from runsnap.diffing.many import Progress
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import Snapshot, load
+from runsnap.views.names import load as load_named
+from runsnap.views.names import resolve
 
-__all__ = ["SnapshotLike", "diff"]
+__all__ = ["SnapshotLike", "compare_loaded", "diff", "files", "load_all"]
 
 SnapshotLike = Union[Snapshot, str, "os.PathLike[str]"]
 
 
-def _as_snapshot(x: SnapshotLike) -> Snapshot:
-    from runsnap.views.names import load as load_named
+def files(names: Iterable[str | os.PathLike[str]],
+          folder: str | os.PathLike[str] | None = None) -> list[str]:
+    """The snapshot files ``names`` stand for: ``@N`` and ``@LABEL`` in ``folder`` and tracked
+    runs resolved, folders expanded into their snapshots (in rank order)."""
+    return expand([resolve(n, folder) if isinstance(n, str) else n for n in names])
 
-    return x if isinstance(x, Snapshot) else load_named(x)
+
+def load_all(paths: Sequence[str], progress: Progress | None = None
+             ) -> tuple[list[Snapshot], tuple[str, ...]]:
+    """The snapshots of ``paths``, and what could not be read. Of one or two files, the first
+    unreadable one raises :class:`~runsnap.errors.SnapshotError`; of more, the unreadable ones
+    are left out (named in the second item) as long as two remain."""
+    if len(paths) <= 2:
+        snaps = load_many(paths, progress=progress) if len(paths) > 1 else [load(p) for p in paths]
+        return snaps, ()
+    bad: list[str] = []
+    snaps = load_many(paths, progress=progress, unreadable=bad)
+    if len(snaps) < 2:
+        raise SnapshotError(bad[0] if len(bad) == 1 else
+                            f"{len(bad)} of {len(paths)} snapshots cannot be read; the first: "
+                            f"{bad[0]}")
+    return snaps, tuple(bad)
+
+
+def compare_loaded(
+    snaps: Sequence[Snapshot],
+    rules: RankContext,
+    show_all: bool = False,
+    git_log: bool = True,
+    static: bool = False,
+    unreadable: Sequence[str] = (),
+) -> Report | NReport:
+    """One snapshot against the current context (captured now for its command, interpreter,
+    repositories and models), two -> :func:`compare`, more -> :func:`compare_many`, whose
+    report names the ``unreadable`` files left out."""
+    if len(snaps) == 1:
+        from runsnap.capturing.like import capture_like  # only to compare with now: a capture
+
+        now = capture_like(snaps[0])
+        return compare(snaps[0], now, rules=rules, show_all=show_all, git_log=git_log,
+                       notes=("B is the current context, captured now for A's command",),
+                       b_is_now=True)
+    if len(snaps) == 2 and not unreadable:
+        return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log,
+                       static=static)
+    report = compare_many(snaps, rules=rules, show_all=show_all)
+    if not unreadable:
+        return report
+    total = len(snaps) + len(unreadable)
+    shown = "; ".join(unreadable[:3]) + (f"; and {len(unreadable) - 3} more"
+                                         if len(unreadable) > 3 else "")
+    note = f"{len(unreadable)} of {total} snapshots left out, not readable: {shown}"
+    return report.replace(unreadable=tuple(unreadable), notes=(note, *report.notes))
 
 
 def diff(
@@ -42,42 +95,9 @@ def diff(
     if not snapshots:
         raise UsageError("diff needs at least one snapshot")
     rules = (rules or RankContext()).with_ignore(ignore)
+    bad: tuple[str, ...] = ()
     if any(isinstance(s, Snapshot) for s in snapshots):
-        snaps = [_as_snapshot(s) for s in snapshots]
+        snaps = [s if isinstance(s, Snapshot) else load_named(s) for s in snapshots]
     else:
-        from runsnap.views.names import resolve
-
-        paths = expand([resolve(s) if isinstance(s, str) else s  # type: ignore[misc]
-                        for s in snapshots])  # @1, @label resolved first
-        if len(paths) > 2:
-            return _many(paths, rules, show_all, progress)
-        snaps = load_many(paths, progress=progress) if len(paths) > 1 else [load(p) for p in paths]
-    if len(snaps) == 1:
-        from runsnap.capturing.like import capture_like
-
-        now = capture_like(snaps[0])
-        return compare(snaps[0], now, rules=rules, show_all=show_all, git_log=git_log,
-                       notes=("B is the current context, captured now for A's command",),
-                       b_is_now=True)
-    if len(snaps) == 2:
-        return compare(snaps[0], snaps[1], rules=rules, show_all=show_all, git_log=git_log,
-                       static=static)
-    return compare_many(snaps, rules=rules, show_all=show_all)
-
-
-def _many(paths: list[str], rules: RankContext, show_all: bool,
-          progress: Progress | None) -> NReport:
-    """N snapshot files compared; the ones that cannot be read are left out and named in the
-    report (:attr:`NReport.unreadable`), unless fewer than two remain."""
-    bad: list[str] = []
-    snaps = load_many(paths, progress=progress, unreadable=bad)
-    if len(snaps) < 2:
-        raise SnapshotError(bad[0] if len(bad) == 1 else
-                            f"{len(bad)} of {len(paths)} snapshots cannot be read; the first: "
-                            f"{bad[0]}")
-    report = compare_many(snaps, rules=rules, show_all=show_all)
-    if not bad:
-        return report
-    shown = "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
-    note = f"{len(bad)} of {len(paths)} snapshots left out, not readable: {shown}"
-    return report.replace(unreadable=tuple(bad), notes=(note, *report.notes))
+        snaps, bad = load_all(files(snapshots), progress)  # type: ignore[arg-type]
+    return compare_loaded(snaps, rules, show_all, git_log, static, bad)

@@ -84,3 +84,23 @@ def test_the_interposer_is_built_in_the_cache_never_beside_the_install(
     shipped.parent.mkdir()
     shipped.write_bytes(Path(lib).read_bytes())
     assert native.interposer(env) == (str(shipped), "")
+
+
+@needs_cc
+def test_a_build_begun_early_is_taken_over_by_the_same_environment_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``runsnap capture -- COMMAND`` begins the build first thing (prebuild); the launch's
+    interposer() takes that answer when it asks for the same environment, and otherwise looks
+    again itself (here: another cache folder, where it is built anew)."""
+    copy = tmp_path / "getenv_trace.c"
+    copy.write_text(Path(native.SOURCE).read_text() + "\n/* built early */\n")
+    monkeypatch.setattr(native, "SOURCE", str(copy))
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "RUNSNAP_CACHE_DIR": str(tmp_path / "a")}
+    native.prebuild(env)
+    lib, why = native.interposer(env)
+    assert why == "" and Path(lib or "").parent == tmp_path / "a" / "native"
+    native.prebuild(env)
+    other = {**env, "RUNSNAP_CACHE_DIR": str(tmp_path / "b")}
+    lib, why = native.interposer(other)
+    assert why == "" and Path(lib or "").parent == tmp_path / "b" / "native"
+    assert native.interposer(other) == (lib, "")  # nothing left over from the early build

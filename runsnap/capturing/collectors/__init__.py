@@ -55,7 +55,8 @@ Deriver = Callable[["CaptureContext", "Mapping[str, Any]"], "dict[str, Any]"]
 #: Section name -> collector, in the order they run (snapshots order sections by
 #: ``snapshot.SECTION_ORDER``, not by this). The collectors that only read files come first, so
 #: their work overlaps the package probe and git, which :func:`start` has set going; ``packages``
-#: and ``git`` then wait for those (git also needs the probe's editable installs).
+#: and ``git`` then wait for those (git also needs the probe's editable installs). ``system.gpu``
+#: comes last: NVML's thread and ``nvidia-smi topo -m`` have had all that time to answer.
 REGISTRY: dict[str, Collector] = {
     "command": command.collect,
     "env": env.collect,
@@ -66,11 +67,11 @@ REGISTRY: dict[str, Collector] = {
     "system.limits": limits.collect,
     "system.network": network.collect,
     "system.toolchain": toolchain.collect,
-    "system.gpu": gpu.collect,
     "packages": packages.collect,
     "packages.builds": builds.collect,
     "packages.conda": conda.collect,
     "git": git.collect,
+    "system.gpu": gpu.collect,
 }
 
 #: Part name -> deriver: a part inferred from the sections collected so far (no outside

@@ -1,4 +1,10 @@
-"""``[system.gpu]``: NVIDIA GPUs from ``nvidia-smi`` and their topology; AMD GPUs from ``amd-smi``.
+"""``[system.gpu]``: NVIDIA GPUs from NVML or ``nvidia-smi`` and their topology; AMD GPUs from
+``amd-smi`` (:mod:`.amdsmi`).
+
+The devices, the driver and the CUDA version come from NVML, the driver's library, read in a
+thread (:mod:`.nvml`: the same values ``nvidia-smi --query-gpu`` and its header print, without a
+process each); nvidia-smi's query and header are asked only when NVML gives no facts (no
+library, a failed initialisation, ``RUNSNAP_NO_NVML``). Both paths give the same section.
 
 No GPU, no driver, no ``nvidia-smi``: a recorded fact (``available = false`` and why), never an
 error of the capture. Per device: index, name, UUID, memory, PCI bus id, and, where the driver
@@ -17,7 +23,7 @@ refuse the whole query; it is asked again without that field, and the field is n
 of newer drivers and the NIC names in the header of older ones both work, as do tables without
 the ``NUMA Affinity`` or ``GPU NUMA ID`` columns.
 
-Without ``nvidia-smi``, or when its query fails (no NVML, a driver/library version mismatch),
+Without NVML and ``nvidia-smi``, or when its query fails (a driver/library version mismatch),
 the facts come from the kernel driver's own files (:mod:`runsnap.capturing.collectors.nvdriver`):
 ``source = "/proc/driver/nvidia"``, the driver version, each GPU the driver lists and whether
 this process has its device node (``count`` counts only those), ``nvidia_smi_error`` saying why
@@ -28,27 +34,29 @@ Every parser here is tested against output recorded on real machines (``fixtures
 ``fixtures/amd-smi``, ``fixtures/rocm-smi``, ``fixtures/proc-nvidia``; each source is named in the
 README beside them).
 
-All programs start together (:func:`start`), before the other collectors, and each has a timeout.
+Everything starts together (:func:`start`; :func:`prestart` before runsnap's imports in
+``runsnap capture``), before the other collectors, and is read after them; each has a timeout.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 from runsnap.base import programs
 from runsnap.base.patterns import on_use
-from runsnap.capturing.collectors import nvdriver
+from runsnap.capturing.collectors import nvdriver, nvml
+from runsnap.capturing.collectors.amdsmi import parse_amd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from runsnap.capturing.context import CaptureContext
 
 __all__ = ["BASE_FIELDS", "EXTRA_FIELDS", "collect", "parse_amd", "parse_header", "parse_query",
-           "parse_topology", "start"]
+           "parse_topology", "prestart", "start"]
 
 #: Fields every driver answers, and the snapshot key of each.
 BASE_FIELDS = (("index", "index"), ("name", "name"), ("uuid", "uuid"),
@@ -75,8 +83,8 @@ _INTS = {"index", "memory_mib", "max_sm_clock_mhz", "max_memory_clock_mhz", "pci
          "pcie_width_max"}
 
 
-def _env(ctx: CaptureContext) -> dict[str, str]:
-    env = dict(ctx.env)
+def _env(child_env: Mapping[str, str]) -> dict[str, str]:
+    env = dict(child_env)
     env["LC_ALL"] = "C"
     return env
 
@@ -85,20 +93,45 @@ def _query(smi: str, fields: list[str], env: dict[str, str]) -> programs.Pending
     return programs.start([smi, f"--query-gpu={','.join(fields)}", "--format=csv"], env=env)
 
 
+def prestart(child_env: Mapping[str, str]) -> dict[str, Any] | None:
+    """Start the GPU facts for a capture about to be made with ``child_env``, before the rest of
+    runsnap is imported (``runsnap capture`` does, beside git's :func:`~.git.prestart`), to be
+    handed over in ``started={"system.gpu": ...}``; None when that could not start."""
+    try:
+        return _begin(child_env)
+    except Exception:  # noqa: BLE001  # only a head start: the capture starts them itself
+        return None
+
+
 def start(ctx: CaptureContext) -> None:
-    """Start ``nvidia-smi`` (query, header, ``topo -m``) and ``amd-smi`` or ``rocm-smi``;
-    :func:`collect` reads their answers."""
-    path = ctx.env.get("PATH", os.environ.get("PATH", os.defpath))
-    env = _env(ctx)
-    started: dict[str, Any] = {}
+    """Start NVML's reading (:mod:`.nvml`, in a thread), ``nvidia-smi topo -m``, and
+    ``amd-smi`` or ``rocm-smi``; :func:`collect` reads their answers. nvidia-smi's query and
+    header are started only when NVML gives no facts (no library, a failed initialisation).
+    Those begun by :func:`prestart` are taken over when they were begun for the capture's
+    environment, and stopped otherwise."""
+    early = ctx.started.get("system.gpu")
+    if isinstance(early, dict) and early.get("for_env") == ctx.env:
+        return
+    if isinstance(early, dict):
+        early["nvml"].abandon()
+        for name in ("topo", "query", "header", "amd-smi", "rocm-smi"):
+            if name in early:
+                early[name].cancel()
+    ctx.started["system.gpu"] = _begin(ctx.env)
+
+
+def _begin(child_env: Mapping[str, str]) -> dict[str, Any]:
+    path = child_env.get("PATH", os.environ.get("PATH", os.defpath))
+    env = _env(child_env)
+    started: dict[str, Any] = {"for_env": dict(child_env)}
     smi = programs.which("nvidia-smi", path=path)
     if smi is None:
         started["absent"] = "nvidia-smi not found on PATH"
     else:
-        fields = [f for f, _ in BASE_FIELDS + EXTRA_FIELDS]
-        started.update(path=smi, fields=fields, query=_query(smi, fields, env),
-                       header=programs.start([smi], env=env),
+        started.update(path=smi, fields=[f for f, _ in BASE_FIELDS + EXTRA_FIELDS],
                        topo=programs.start([smi, "topo", "-m"], env=env))
+    started["nvml"] = nvml.start(child_env, None if smi is None else
+                                 lambda: _start_smi(started, env))
     amd = programs.which("amd-smi", path=path)  # ROCm 6 and later; rocm-smi before
     rocm = None if amd else programs.which("rocm-smi", path=path)
     if amd is not None:
@@ -108,7 +141,13 @@ def start(ctx: CaptureContext) -> None:
         started["rocm-smi"] = programs.start([rocm, "--showproductname", "--showbus",
                                            "--showdriverversion", "--showmeminfo", "vram",
                                            "--json"], env=env)
-    ctx.started["system.gpu"] = started
+    return started
+
+
+def _start_smi(started: dict[str, Any], env: dict[str, str]) -> None:
+    """Start nvidia-smi's query and its default table (the header)."""
+    started.update(query=_query(started["path"], started["fields"], env),
+                   header=programs.start([started["path"]], env=env))
 
 
 def parse_header(text: str) -> dict[str, str]:
@@ -213,89 +252,6 @@ def parse_topology(text: str) -> dict[str, Any]:
     return {"links": links, "affinity": affinity, "nics": nics}
 
 
-def parse_amd(text: str, tool: str) -> dict[str, Any]:
-    """``amd-smi static --asic --bus --vram --driver --json`` or ``rocm-smi --showproductname
-    --showbus --showdriverversion --showmeminfo vram --json`` -> ``{"tool", "driver_version",
-    "count", "devices": [{"gpu", "name", "gfx_version", "pci_bus", "vram_mib", "vram_type"}],
-    "warning"}``, the same keys from either tool (a fact the tool does not give, or gives as
-    ``N/A``, is left out).
-
-    amd-smi has printed a list of GPUs and, since ROCm 7, ``{"gpu_data": [...]}``; without access
-    to the device nodes it prints a text warning before the JSON, kept as ``warning``. rocm-smi
-    spells its keys differently across releases (``Card series``, ``Card Series``), so they are
-    matched without case. amd-smi's ``MB`` are 2**20 bytes (196592 for a 192 GiB MI300X), as are
-    the ``vram_mib`` made from rocm-smi's bytes.
-
-    >>> amd = parse_amd('[{"gpu": 0, "asic": {"market_name": "MI300X", '
-    ...                 '"target_graphics_version": "gfx942"}, "driver": {"version": "6.8"}}]',
-    ...                 "amd-smi")
-    >>> amd["driver_version"], amd["devices"]
-    ('6.8', [{'gpu': 0, 'name': 'MI300X', 'gfx_version': 'gfx942'}])
-    """
-    data, warning = _json_after_banner(text)
-    if tool == "amd-smi":
-        gpus = data.get("gpu_data", data.get("gpus")) if isinstance(data, dict) else data
-        if not isinstance(gpus, list):
-            raise ValueError("no list of GPUs")
-        units = [(gpu.get("gpu", i), _amd_smi_facts(gpu)) for i, gpu in enumerate(gpus)
-                 if isinstance(gpu, dict)]
-        driver = next((f["driver"] for _, f in units if _known(f.get("driver"))), "")
-    else:
-        if not isinstance(data, dict):
-            raise ValueError("JSON that is not an object")
-        units = [(key, _rocm_smi_facts(card)) for key, card in data.items()
-                 if key.startswith("card") and isinstance(card, dict)]
-        system = {k.lower(): v for k, v in (data.get("system") or {}).items()}
-        driver = system.get("driver version", "")
-    devices = []
-    for unit, facts in units:
-        device = {"gpu": unit}
-        device.update((k, v) for k, v in facts.items() if k != "driver" and _known(v))
-        devices.append(device)
-    out: dict[str, Any] = {"tool": tool, "driver_version": str(driver), "count": len(devices),
-                           "devices": devices}
-    if warning:
-        out["warning"] = warning
-    return out
-
-
-def _known(value: Any) -> bool:
-    return value not in (None, "", "N/A")
-
-
-def _json_after_banner(text: str) -> tuple[Any, str]:
-    """The JSON a tool printed, and the first line of any text it printed before it."""
-    lines = text.splitlines(keepends=True)
-    at = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
-    if at is None:
-        first = text.strip().splitlines()
-        raise ValueError(first[0][:200] if first else "printed nothing")
-    before = "".join(lines[:at]).strip().splitlines()
-    return json.loads("".join(lines[at:])), before[0].strip() if before else ""
-
-
-def _section(unit: dict[str, Any], name: str) -> dict[str, Any]:
-    value = unit.get(name)
-    return value if isinstance(value, dict) else {}  # "N/A" where the tool could not read it
-
-
-def _amd_smi_facts(gpu: dict[str, Any]) -> dict[str, Any]:
-    asic, vram = _section(gpu, "asic"), _section(gpu, "vram")
-    size = vram.get("size")
-    mib = size.get("value") if isinstance(size, dict) and size.get("unit") == "MB" else None
-    return {"name": asic.get("market_name"), "gfx_version": asic.get("target_graphics_version"),
-            "pci_bus": _section(gpu, "bus").get("bdf"), "vram_mib": mib,
-            "vram_type": vram.get("type"), "driver": _section(gpu, "driver").get("version")}
-
-
-def _rocm_smi_facts(card: dict[str, Any]) -> dict[str, Any]:
-    low = {str(k).lower(): v for k, v in card.items()}
-    total = str(low.get("vram total memory (b)", ""))
-    return {"name": low.get("card series"), "gfx_version": low.get("gfx version"),
-            "pci_bus": low.get("pci bus"),
-            "vram_mib": int(total) >> 20 if total.isdigit() else None}
-
-
 def _finish_query(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> Any:
     """The query's result, asked again without each field the driver does not know."""
     fields: list[str] = started["fields"]
@@ -315,15 +271,26 @@ def _finish_query(started: dict[str, Any], env: dict[str, str], errors: list[str
 
 def collect(ctx: CaptureContext) -> dict[str, Any]:
     """``{"gpu": {...}, "errors": [...]}``."""
-    started = ctx.started.pop("system.gpu", None)
-    if started is None:
-        start(ctx)
-        started = ctx.started.pop("system.gpu")
+    start(ctx)  # nothing new when started (or prestarted) for this capture
+    started = ctx.started.pop("system.gpu")
     errors: list[str] = []
-    if "absent" in started:
-        gpu = from_driver(started["absent"], errors)
+    reading = started["nvml"].result(_TIMEOUT)
+    errors.extend(reading.errors)
+    answered = not (reading.absent or reading.failed)  # by NVML, or else by nvidia-smi's query
+    if answered:
+        gpu = {"available": False, **({"nvidia_smi": started["path"]} if "path" in started
+                                      else {}), **nvml.facts(reading)}
+    elif "absent" in started:
+        gpu = from_driver(started["absent"] + (f"; {reading.failed}" if reading.failed else ""),
+                          errors)
+    elif "query" not in started:  # NVML hung: nvidia-smi, on the same library, would too
+        gpu = from_driver(reading.failed, errors)
     else:
-        gpu = _nvidia(started, _env(ctx), errors)
+        gpu, answered = _nvidia(started, _env(ctx.env), errors)
+    if "topo" in started:  # waited for in every case: no program is left unreaped
+        topo = started["topo"].wait(timeout=_TIMEOUT)
+        if answered:
+            _topology(topo, gpu, errors)
     for tool in ("amd-smi", "rocm-smi"):
         if tool not in started:
             continue
@@ -341,18 +308,21 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     return {"gpu": gpu, "errors": errors}
 
 
-def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> dict[str, Any]:
+def _nvidia(started: dict[str, Any], env: dict[str, str],
+            errors: list[str]) -> tuple[dict[str, Any], bool]:
+    """The facts from nvidia-smi's query and header, and whether the query answered (else they
+    are the driver's files')."""
     query, dropped = _finish_query(started, env, errors)
     header = started["header"].wait(timeout=_TIMEOUT)
-    topo = started["topo"].wait(timeout=_TIMEOUT)
     out: dict[str, Any] = {"available": False, "nvidia_smi": started["path"]}
     out.update(parse_header(header.text()) if header.ok else parse_header(""))
     if not query.ok:
-        return _fallback(out, _failure(query), errors)
+        return _fallback(out, _failure(query), errors), False
     try:
         devices = parse_query(query.text())
     except ValueError as exc:
-        return _fallback(out, f"nvidia-smi --query-gpu: output not understood: {exc}", errors)
+        return _fallback(out, f"nvidia-smi --query-gpu: output not understood: {exc}",
+                         errors), False
     for device in devices:
         driver = device.pop("driver_version", "")
         if not out["driver_version"]:
@@ -362,15 +332,19 @@ def _nvidia(started: dict[str, Any], env: dict[str, str], errors: list[str]) -> 
         out["unsupported_fields"] = dropped
     if not devices:
         out["reason"] = "nvidia-smi listed no GPU"
+    return out, True
+
+
+def _topology(topo: programs.Result, out: dict[str, Any], errors: list[str]) -> None:
+    """``topology`` from ``nvidia-smi topo -m``'s answer ``topo``."""
     if topo.ok:
         topology = parse_topology(topo.text())
         if topology:
             out["topology"] = topology
-        elif devices:
+        elif out.get("devices"):
             errors.append("nvidia-smi topo -m: output not understood")
-    elif devices:
+    elif out.get("devices"):
         errors.append(topo.error_line())
-    return out
 
 
 def _failure(result: programs.Result) -> str:

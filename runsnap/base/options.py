@@ -1,0 +1,69 @@
+"""Command-line options as data, declared once: :class:`Opt`, and the options several
+commands share (:data:`OUTPUT`, :data:`DIR`, :data:`FORMAT`, :data:`YES`).
+
+Free of click: ``runsnap capture``'s table (:data:`runsnap.capturing.options.CAPTURE_OPTIONS`)
+is read by the fast parser on the way to every capture, and by click (``runsnap.cli.options``)
+everywhere else. A command whose option means a little more takes the shared one with
+:meth:`Opt.but` (its own destination, default or help), never a second declaration.
+
+    >>> DIR.but(dest="out_dir", default=None).flags, DIR.envvar
+    (('--dir',), 'RUNSNAP_DIR')
+"""
+
+from __future__ import annotations
+
+from runsnap.base.records import FrozenRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["DIR", "DIR_HELP", "FORMAT", "OUTPUT", "YES", "Opt"]
+
+
+class Opt(FrozenRecord):
+    """One option: its flags, where its value goes (``dest``), its kind of value, default and
+    help.
+
+    >>> Opt(("--label",), "label", default="").but(help="A name.").help
+    'A name.'
+    """
+
+    flags: tuple[str, ...]
+    """``("-o", "--output")``."""
+    dest: str
+    """The parameter (and record field) its value goes to."""
+    kind: str = "str"
+    """``str``; ``file`` / ``dir`` (a path that must not be an existing directory / file);
+    ``path``; ``count`` (an integer >= 0); ``int``; ``seconds`` (a number >= 0); ``flag``;
+    ``choice`` (one of ``choices``)."""
+    default: Any = None
+    multiple: bool = False
+    """Repeatable: the values add up."""
+    envvar: str | None = None
+    """The variable that gives the value when the command line does not."""
+    metavar: str | None = None
+    help: str = ""
+    choices: tuple[str, ...] = ()
+
+    def but(self, **changes: Any) -> Opt:
+        """This option with some of its declaration changed (its flags never)."""
+        return self.replace(**changes)
+
+
+#: Where ``show``, ``ls`` and ``diff`` look for snapshots named ``@N`` / ``@label``.
+DIR_HELP = "Folder of the snapshots named @1 (newest), @2, @label (default: ./.runsnap)."
+
+#: ``--dir DIR``: the snapshot folder.
+DIR = Opt(("--dir",), "snap_dir", kind="dir", envvar="RUNSNAP_DIR", default=".runsnap",
+          help=DIR_HELP)
+
+#: ``-o FILE``: where the result is written instead of standard output.
+OUTPUT = Opt(("-o", "--output"), "output", kind="file",
+             help="Write the report to this file instead of standard output.")
+
+#: ``--format NAME``: which renderer; each command gives its names as ``choices``.
+FORMAT = Opt(("--format",), "fmt", kind="choice", help="")
+
+#: ``-y``/``--yes``: go on without showing what will run and asking.
+YES = Opt(("-y", "--yes"), "yes", kind="flag", default=False, help="")

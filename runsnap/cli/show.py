@@ -1,0 +1,46 @@
+"""``runsnap show``: a snapshot's key facts, or one section in full."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.options import dir_option, echo, format_option
+from runsnap.commands import Result
+
+__all__ = ["show"]
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("snapshot", required=False)
+@format_option("text", "json", "markdown")
+@click.option("--section", metavar="NAME",
+              help="Show one section in full (packages: every distribution; env: every "
+                   "variable; any other as TOML, as the snapshot holds it).")
+@click.option("--all", "full", is_flag=True,
+              help="Whole lines, even on a terminal (a pipe always gets them).")
+@dir_option
+@runsnap_command
+def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
+         snap_dir: str) -> None:
+    """Print a readable summary of SNAPSHOT: key facts first, then counts and errors.
+
+    SNAPSHOT is a file, @1 (the newest in --dir), @2, ... or @LABEL; default @1.
+    """
+    from runsnap.base.terminal import neutralise_json, width
+    from runsnap.render import show as showing
+    from runsnap.views.names import load
+
+    snap = load(snapshot or "@1", snap_dir)
+    if section:
+        text = showing.render_section(snap, section, 0 if full else width())
+        if fmt == "json":
+            data = snap.meta if section == "meta" else snap.sections.get(section)
+            text = neutralise_json(
+                json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0)
+    sys.exit(finish(Result(text), echo))
