@@ -349,7 +349,7 @@ def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
         return own, ""
     why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
                    "it is not part of the launch")
-    followed = re.match(r"follows env (\S+)", why_not)
+    followed = re.match(r"follows env ([A-Za-z_][A-Za-z0-9_]*)", why_not)
     if followed:
         applied = under(("env", followed[1]))
         if applied:
