@@ -170,9 +170,10 @@ def newest_first(folder: str) -> list[str]:
     ``[meta]`` table comes first), so nothing is parsed before it is needed."""
     try:
         names = [n for n in os.listdir(folder) if n.endswith(".toml") and not n.startswith(".")]
+    except FileNotFoundError:
+        return []
     except OSError as exc:
-        raise UsageError(f"{folder}: {exc.strerror or exc} (capture a run first: runsnap "
-                         "capture -- COMMAND)") from None
+        raise UsageError(f"{folder}: {exc.strerror or exc}") from None
     keyed = []
     for name in names:
         path = os.path.join(folder, name)
@@ -216,8 +217,41 @@ def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = Non
         if launch_identity(snap) == same and _ended_well(snap):
             return snap, (f"@{n}, the newest earlier run of the same launch "
                           f"({' '.join(same)}) that exited 0")
+    tracked = _tracked_reference(bad, same, when)
+    if tracked is not None:
+        return tracked
     raise UsageError(f"no earlier snapshot of the same launch ({' '.join(same) or 'no command'})"
                      f" ended well in {folder}: name one with --against REF")
+
+
+def _tracked_reference(bad: Snapshot, same: tuple[str, ...], when: str
+                       ) -> tuple[Snapshot, str] | None:
+    """The newest earlier run of the same launch that exited 0 in the tracker BAD was logged
+    to (``[meta.track]``), its experiment named as BAD's environment named it."""
+    import shlex
+
+    track = bad.meta.get("track") or {}
+    name = str(track.get("tracker") or "") if isinstance(track, dict) else ""
+    if name not in ("mlflow", "wandb"):
+        return None
+    from runsnap.track import fetch, tracked_runs
+
+    recorded = (bad.get("env") or {}).get("vars") or {}
+    env = {**os.environ, **{k: str(v) for k, v in recorded.items()
+                            if k.startswith(("MLFLOW_", "WANDB_")) and "<redacted" not in str(v)}}
+    own = str(track.get("run") or "")
+    for run in tracked_runs(name, "", env):
+        captured = run.captured_at.replace("Z", "+00:00")
+        if run.ref == own or run.exit_status != 0 or (when and captured and captured >= when):
+            continue
+        try:
+            argv = shlex.split(run.command)
+        except ValueError:
+            continue
+        if launch_identity(argv) == same:
+            return load_path(fetch(run.ref)), (f"{run.ref}, the newest earlier tracked run of "
+                                               f"the same launch ({' '.join(same)}) that exited 0")
+    return None
 
 
 def _resolve(ref: Snapshot | str | os.PathLike[str], folder: str,

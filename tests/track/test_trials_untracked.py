@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from runsnap import load
 from tests.track.conftest import MLflowServer, base_env, runsnap
 
 pytestmark = pytest.mark.slow
@@ -58,3 +59,24 @@ def test_bisecting_tracked_runs_creates_no_run(mlflow_server: MLflowServer,
     assert _runs(mlflow_server, "team") == before
     # the program's own runs went to the trials' folder, where nobody else looks
     assert (Path(answer["folder"]) / "mlruns").is_dir()
+
+
+def test_why_finds_the_reference_in_the_tracker_bad_was_logged_to(
+        mlflow_server: MLflowServer, tmp_path: Path) -> None:
+    """BAD named as ``mlflow:RUN_ID``, no snapshot in any folder here: the reference is the
+    newest earlier run of the same launch in that experiment that exited 0."""
+    (tmp_path / "train.py").write_text(_TRAIN)
+    env = base_env(tmp_path, MLFLOW_TRACKING_URI=mlflow_server.url,
+                   MLFLOW_EXPERIMENT_NAME="whyteam")
+    ids = {}
+    for name, mode in (("good", "y"), ("bad", "x")):
+        out = tmp_path / "elsewhere" / f"{name}.toml"
+        res = runsnap(["capture", "--track", "mlflow", "-o", str(out), "--", sys.executable,
+                       "train.py"], tmp_path, {**env, "MODE": mode})
+        assert out.exists(), res.stderr
+        ids[name] = load(out).meta["track"]["run"]
+    res = runsnap(["why", ids["bad"], "--yes", "--format", "json"], tmp_path, env)
+    assert res.returncode == 0, res.stderr
+    answer = json.loads(res.stdout)
+    assert answer["reference"].startswith(f"{ids['good']}, the newest earlier tracked run")
+    assert [c["key"] for c in answer["cause"]] == ["MODE"]
