@@ -314,7 +314,7 @@ def why(
         top = report.candidates[0]
         return WhyResult("confident", f"most likely cause, from the evidence: {top.where}",
                          **base, cause=(top,), how=_evidence(top), elapsed=time.monotonic() - t0)
-    from runsnap.experiments.bisecting import Options, bisect
+    from runsnap.experiments.bisecting import Options
 
     made = options() if callable(options) else options
     options = (made or Options()).replace(out_dir=folder)
@@ -322,17 +322,26 @@ def why(
         return _proven(good_snap, bad_snap, report, base, options, before_launch, t0)
     if before_launch is not None:
         before_launch([good_snap, bad_snap])
+    return _bisected(good_snap, bad_snap, report, base, options, t0)
+
+
+def _bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
+              options: Options, t0: float, before: str = "", launched: int = 0) -> WhyResult:
+    """``runsnap bisect`` over the diff's candidates first, then the rest; ``before``: what
+    was tried first (a proof that failed) and ``launched`` its launches."""
+    from runsnap.experiments.bisecting import bisect
+
     first = tuple(tuple(d.path) for d in report.candidates)
-    answer = bisect(good_snap, bad_snap, options.replace(first=first, force=True))
-    status = answer.status if answer.status != "none" else "none"
+    answer = bisect(good, bad, options.replace(first=first, force=True))
     how = (f"experiment: runsnap bisect, {len(answer.runs)} launches in {answer.elapsed:.1f}s"
            + (f", re-checked {answer.rechecks} times" if answer.rechecks else ""))
     cannot = tuple(f"{s.where}: {s.why}" for s in answer.plan.skipped if s.blocking)
     if answer.plan.program is not None:
         cannot = (f"{answer.plan.program.where}: GOOD and BAD run different programs", *cannot)
-    return WhyResult(status, answer.message, **base, cause=answer.cause,
-                     how=how if answer.runs else "", launches=len(answer.runs),
-                     elapsed=time.monotonic() - t0, bisect=answer, cannot=cannot)
+    return WhyResult(answer.status, answer.message, **base, cause=answer.cause,
+                     how=before + (how if answer.runs else ""),
+                     launches=launched + len(answer.runs), elapsed=time.monotonic() - t0,
+                     bisect=answer, cannot=cannot)
 
 
 def _evidence(top: Any) -> str:
@@ -363,12 +372,15 @@ def _proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
     if before_launch is not None:
         before_launch([good, bad])
     proof = _prove(good, bad, changes, spec, judge, secret, options)
-    status = "proven" if proof.holds else "not-proven"
-    how = (f"{how}; proven by experiment: 2 launches in {proof.elapsed:.1f}s" if proof.holds
-           else how)
-    message = (f"cause proven: {top.where} (2 launches, {proof.elapsed:.1f}s)" if proof.holds else
-               f"the evidence names {top.where}, but the launches do not agree")
-    return WhyResult(status, message, **base, cause=changes, how=how, launches=2,
+    if not proof.holds:
+        # the evidence was wrong, or not enough: the experiment decides, the named one first
+        tried = (f"the evidence named {top.where}, which 2 launches did not confirm (GOOD with "
+                 f"it applied: {proof.applied}; BAD with it reverted: {proof.reverted}); ")
+        found = _bisected(good, bad, report, base, options, t0, tried, 2)
+        return found.replace(proof=proof)
+    how = f"{how}; proven by experiment: 2 launches in {proof.elapsed:.1f}s"
+    message = f"cause proven: {top.where} (2 launches, {proof.elapsed:.1f}s)"
+    return WhyResult("proven", message, **base, cause=changes, how=how, launches=2,
                      elapsed=time.monotonic() - t0, proof=proof)
 
 

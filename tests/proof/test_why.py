@@ -104,3 +104,26 @@ def test_library_face(tmp_path: Path, monkeypatch: object) -> None:
     assert "runsnap why: most likely cause, from the evidence: env MODE" in \
         runsnap.render_text(result)
     assert runsnap.render_markdown(result).startswith("### runsnap why: ")
+
+
+def test_a_proof_that_fails_hands_over_to_bisect(tmp_path: Path) -> None:
+    """The evidence points at A (read in the function that raised), but the option --mode
+    decides: the two launches of --prove do not confirm A, and bisect finds --mode."""
+    prog = child(tmp_path / "launch.py",
+                 "mode = sys.argv[sys.argv.index('--mode') + 1]\n"
+                 "def fail():\n"
+                 "    a = os.environ.get('A')\n"
+                 "    if mode == 'x':\n"
+                 "        raise ValueError(f'refused ({a})')\n"
+                 "fail()\n")
+    store = tmp_path / ".runsnap"
+    capture(store / "good.toml", ["python3", str(prog), "--mode", "y"], {"A": "1"})
+    time.sleep(0.01)
+    capture(store / "bad.toml", ["python3", str(prog), "--mode", "x"], {"A": "2"})
+    code, out, err = _why(tmp_path, "--prove", "--yes")
+    assert code == 0, err
+    assert out["confidence"] == "confident" and out["status"] == "found"
+    assert [c["key"] for c in out["cause"]] == ["--mode"]  # type: ignore[attr-defined]
+    assert str(out["how"]).startswith("the evidence named env A, which 2 launches did not "
+                                      "confirm")
+    assert out["proof"]["holds"] is False  # type: ignore[index]
