@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.engines import ENGINES
 from benchmarks.fresh import FRESH
 from benchmarks.fresh2 import FRESH2
 from benchmarks.fresh3 import FRESH3
@@ -67,6 +68,8 @@ def _name(build: Callable[[Path], Incident]) -> str:
 CORPUS: list[Entry] = [
     *(Entry(_name(b), b, half_of(_name(b)), "rules") for b in INCIDENTS),
     *(Entry(_name(b), b, half_of(_name(b)), "third-party") for b in THIRD_PARTY),
+    # distributed and engine incidents (issue 41), written to tune on: all in the tune half
+    *(Entry(_name(b), b, TUNE, "engines") for b in ENGINES),
     # never tuned on: the whole of benchmarks/fresh.py is the third half
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
     # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half

@@ -96,6 +96,19 @@ def test_misspelled_and_rejected_variables(tmp_path):
     assert "accepts a boolean" in found[("env", "SGLANG_ENABLE_PP_SPEC")].message
 
 
+def test_the_families_users_hit_are_checked_for_misspellings(tmp_path):
+    # Gloo's (issue 41: GLOO_SOCKET_IFNAM was not flagged while NCCL_P2P_DISABEL was), torch's
+    # NCCL watchdog and the CUDA runtime's
+    snap = _cap(tmp_path, {"GLOO_SOCKET_IFNAM": "eth0", "TORCH_NCCL_BLOCKNG_WAIT": "1",
+                           "CUDA_VISIBLE_DEVICE": "0", "GLOO_SOCKET_IFNAME": "eth0"})
+    found = {f.path[-1]: f.message for f in check(snap).findings
+             if f.kind == "misspelled-variable"}
+    assert set(found) == {"GLOO_SOCKET_IFNAM", "TORCH_NCCL_BLOCKNG_WAIT", "CUDA_VISIBLE_DEVICE"}
+    assert found["GLOO_SOCKET_IFNAM"].endswith(
+        "a misspelling of GLOO_SOCKET_IFNAME? (GLOO_SOCKET_IFNAME is set too)")
+    assert "a misspelling of TORCH_NCCL_BLOCKING_WAIT?" in found["TORCH_NCCL_BLOCKNG_WAIT"]
+
+
 def test_a_name_the_program_read_is_known(tmp_path):
     snap = _cap(tmp_path, {"NCCL_P2P_DISABEL": "1"})
     runtime = {"traced": True, "env": {"NCCL_P2P_DISABEL": {"set": True, "reads": 1,

@@ -88,3 +88,50 @@ def test_the_layout_in_the_development_docs_names_every_folder() -> None:
     folders = {f for f in folders if f.count("/") == 0 or f == "capturing/collectors"}
     folders -= {"diffing/sections"}
     assert listed == folders
+
+
+def _imports_in_functions() -> list[tuple[Path, list[str], ast.stmt, str]]:
+    """(file, its lines, the import, the function) for every import made inside a function
+    (``TYPE_CHECKING`` blocks aside)."""
+    found = []
+    for path in modules():
+        if "probe" in path.parts:
+            continue
+        text = path.read_text("utf-8")
+        lines = text.splitlines()
+
+        def visit(node: ast.AST, func: str | None) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    visit(child, child.name)
+                elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    continue
+                elif isinstance(child, (ast.Import, ast.ImportFrom)) and func is not None:
+                    found.append((path, lines, child, func))  # noqa: B023 - used at once
+                else:
+                    visit(child, func)
+
+        visit(ast.parse(text), None)
+    return found
+
+
+def test_an_import_inside_a_function_says_why() -> None:
+    """An import inside a function defers a cost, and a comment on it (or above its block of
+    imports) says which; a module never imports the same name in two functions."""
+    missing, twice, seen = [], [], {}
+    for path, lines, node, func in _imports_in_functions():
+        at = node.lineno - 1
+        while at > 0 and (lines[at - 1].lstrip().startswith(("import ", "from ", "#"))
+                          or not lines[at - 1].strip()) and "#" not in lines[at]:
+            at -= 1
+        if not any("#" in lines[k] for k in range(at, node.end_lineno or node.lineno)) \
+                and not lines[at - 1].lstrip().startswith("#"):
+            missing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+        module = node.module if isinstance(node, ast.ImportFrom) else ""
+        for alias in node.names:
+            key = (path, module, alias.name)
+            if seen.setdefault(key, func) != func:
+                twice.append(f"{path.relative_to(PACKAGE)}: {module or ''} {alias.name}")
+    assert missing == []
+    assert twice == []
+    assert len(_imports_in_functions()) <= 130

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import runsnap
-from runsnap.capturing.naming import claim, detect, fill, values_for
+from runsnap.capturing.naming import claim, fill, values_for
+from runsnap.knowledge.launchers import detect
 from tests.conftest import RUNSNAP, run_runsnap
 
 # What torchrun (torch 2.9, --nnodes 2 --nproc-per-node 4) sets in the environment of worker

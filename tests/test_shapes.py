@@ -72,6 +72,30 @@ def _undeclared(value: Any, shape: Any, at: str) -> list[str]:
     return []
 
 
+def _git_capture(path: Any) -> str:
+    """A capture of a repository with what only some work trees hold: a renamed file, a
+    dangling symlink among the untracked files, a diff over the cap, a submodule."""
+    import os
+
+    import runsnap
+    from tests.conftest import git, make_repo
+
+    sub = make_repo(path.parent / "sub")
+    repo = make_repo(path, {"a.py": "x = 1\n" * 50, "b.py": "y = 2\n"})
+    git(repo, "submodule", "add", "-q", str(sub), "sub")
+    git(repo, "commit", "-qm", "sub")
+    git(repo, "mv", "a.py", "renamed.py")
+    (repo / "b.py").write_text("y = 3\n" * 4000)
+    os.symlink("nowhere", repo / "dangling")
+    snap = runsnap.capture(["true"], cwd=repo, max_diff_bytes=1000, output=str(path.parent / "g.toml"))
+    repos = snap["git"]["repos"]
+    (only,) = [r for r in repos.values() if "cwd" in r.get("roles", [])]
+    assert only.get("submodules") and only.get("diff_stat") and \
+        any(c.get("from") for c in only["changed"]) and \
+        any("link" in u for u in only["untracked"]), only
+    return str(snap.path_text)
+
+
 @pytest.fixture(scope="module")
 def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
     """Snapshots written by runsnap here: a context capture with a model, a traced run of
@@ -104,10 +128,11 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
     finally:
         child.kill()
         child.wait()
+    git_snap = _git_capture(where / "repo")
     rank = ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml"
     out = []
     for name, path in (("context", context.path_text), ("run", ran.path_text),
-                       ("pid", pid.path_text), ("rank", rank)):
+                       ("pid", pid.path_text), ("git", git_snap), ("rank", rank)):
         with open(path, encoding="utf-8") as fh:
             out.append((name, loads(fh.read()).to_document()))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import zlib
 
 from runsnap.base.faults import reached
 from runsnap.base.paths import path_str
@@ -226,7 +227,6 @@ _TMP = on_use(r"^\..+\.(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$")
 
 def host_tag() -> str:
     """4 hex digits of this host's name, in its temporary files' names."""
-    import zlib
 
     return f"{zlib.crc32(os.uname().nodename.encode()) & 0xFFFF:04x}"
 

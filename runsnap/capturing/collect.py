@@ -13,9 +13,11 @@ from runsnap.base.cache import CleanTexts, ScrubbedTexts
 from runsnap.base.paths import current_dir
 from runsnap.base.pythons import check_python
 from runsnap.base.timestamps import utc_timestamp
+from runsnap.capturing.collectors import DERIVED, REGISTRY, merge, start
+from runsnap.capturing.collectors.system import hostname
 from runsnap.capturing.context import CaptureContext
-from runsnap.capturing.naming import detect
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
+from runsnap.knowledge.launchers import detect
 from runsnap.redact import FingerprintKey, Redactor, load_key, load_policy
 from runsnap.snapshot import SCHEMA_VERSION, Snapshot
 
@@ -82,8 +84,6 @@ def snapshot_from_context(
     ``redactor`` one made for this capture (it then remembers the secrets it redacted, so the
     outcome written later hides them too).
     """
-    from runsnap.capturing.collectors import DERIVED, REGISTRY, merge, start
-    from runsnap.capturing.collectors.system import hostname
 
     start(ctx)  # the probe, git and nvidia-smi run side by side while the others work
     if redactor is None:
@@ -202,6 +202,7 @@ def capture_pid(
 
 def capture_process(pid: int, options: CaptureOptions) -> Snapshot:
     """:func:`capture_pid` with its options as one record."""
+    # deferred: capturing.process imports psutil (~50 ms measured under load): only for --pid
     from runsnap.capturing.process import context_for_pid
 
     if options.python:
@@ -259,6 +260,6 @@ def with_meta(snapshot: Snapshot, extra: Mapping[str, Any], redactor: Redactor) 
 
 def _launcher(env: Mapping[str, str]) -> dict[str, Any]:
     """``{"launcher": {...}}`` when torchrun, Slurm or MPI started this process (the rank, the
-    job and the launcher's variables: :func:`runsnap.capturing.naming.detect`), else nothing."""
+    job and the launcher's variables: :func:`runsnap.knowledge.launchers.detect`), else nothing."""
     found = detect(env)
     return {"launcher": found} if found else {}

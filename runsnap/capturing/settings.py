@@ -13,11 +13,11 @@ launch.
 from __future__ import annotations
 
 import os
-import sys
 
 from runsnap.base.files import read_regular
 from runsnap.base.projectfile import may_hold_runsnap_table
 from runsnap.base.records import FrozenRecord
+from runsnap.base.tomlparse import toml_parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,10 +46,7 @@ class CaptureSettings(FrozenRecord):
 
 
 def _parse(data: bytes, fname: str) -> CaptureSettings | None:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+    tomllib = toml_parser()
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):

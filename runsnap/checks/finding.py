@@ -13,14 +13,31 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["CONTEXT_FIELDS", "CheckReport", "Finding", "config_field", "env_vars", "is_draft"]
+__all__ = ["CONSEQUENCES", "CONTEXT_FIELDS", "CheckReport", "Finding", "config_field", "env_vars",
+           "is_draft"]
+
+#: What a run shows when a finding of each kind is why it failed, as its rule's message states
+#: it (a regular expression over the failing error): ``diff`` takes a finding of the failing
+#: side only whose consequence the failure shows as evidence for the difference it is about.
+#: Kinds whose consequence is no message of their own (a misspelled variable: the setting meant
+#: is silently not in effect) have none.
+CONSEQUENCES = {
+    # torch's caching allocator: TORCH_CHECK_VALUE(..., "Unrecognized key '", key, "' in CUDA
+    # allocator config.") (pytorch/pytorch c10/cuda/CUDAAllocatorConfig.cpp, parseArgs)
+    "alloc-conf-key": r"Unrecognized key|allocator config",
+    # SGLang's ModelConfig._derive_context_length and vLLM's max_model_len check
+    "context-length": r"context.?len|max_model_len|max_position_embeddings",
+    "draft-target": r"context.?len|max_model_len|vocab|hidden.?size",
+    "shadowed-import": r"ImportError|ModuleNotFoundError|cannot import name|has no attribute",
+}
 
 
 class Finding(FrozenRecord):
     """One thing wrong inside a snapshot."""
 
     kind: str
-    """``misspelled-variable``, ``draft-target``, ``shadowed-import``, ``rejected-value``."""
+    """``misspelled-variable``, ``draft-target``, ``shadowed-import``, ``rejected-value``,
+    ``alloc-conf-key``, ``context-length``, ``unmet-requirement``."""
 
     score: int
     """How likely it breaks the run, 0-100 (the order of the report)."""

@@ -12,6 +12,7 @@ path (who-reads takes seconds), so a variable is judged against runsnap's lists 
 
 from __future__ import annotations
 
+from runsnap.base.terminal import clean
 from runsnap.checks.config import alloc_conf_keys, context_length
 from runsnap.checks.finding import Finding
 from runsnap.checks.rules import draft_target_disagreement, misspelled_variables, rejected_values
@@ -48,6 +49,5 @@ def one_line(f: Finding) -> str:
     >>> one_line(Finding("misspelled-variable", 90, "NCCL_P2P_DISABEL is set\\x1b[2J", ("env",)))
     'runsnap: check [90] misspelled-variable: NCCL_P2P_DISABEL is set\\\\x1b[2J'
     """
-    from runsnap.base.terminal import clean
 
     return clean(f"runsnap: check [{f.score}] {f.kind}: {f.message}").replace("\n", " ")

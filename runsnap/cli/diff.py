@@ -29,6 +29,10 @@ DIFF_FORMATS = ("text", "markdown", "json")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
 @output_option()
+@click.option("--metric-tolerance", "metric_tolerance", multiple=True, metavar="[NAME=]TOL",
+              help="How far a metric may move and still be noise, relative to the larger "
+                   "value (0.001 or 0.1%; 0 for bit-exact runs; NAME may be a glob; "
+                   "repeatable; default 1%, 50% for speed and time).")
 @click.option("--name-only", "name_only", is_flag=True,
               help="Only where the runs differ: one locator a line (env.NCCL_ALGO), most "
                    "likely cause first, as git diff --name-only lists files.")
@@ -53,6 +57,7 @@ def diff(
     ignore: tuple[str, ...],
     color: bool | None,
     output: str | None,
+    metric_tolerance: tuple[str, ...],
     name_only: bool,
     stat: bool,
     sections: tuple[str, ...],
@@ -68,6 +73,7 @@ def diff(
       runsnap diff A          A against the current context (captured now)
       runsnap diff A B C ...  N snapshots (ranks, nodes): the odd ones out
       runsnap diff snaps/123/ every snapshot in a folder (one per rank...)
+      runsnap diff JOB_A/ JOB_B/  one job against another, rank against rank
       runsnap diff            the two newest snapshots in --dir (@2 @1)
       runsnap diff @good @1   snapshots by label or position (runsnap ls)
 
@@ -78,5 +84,6 @@ def diff(
     request = DiffRequest(snapshots=tuple(snapshots), fmt=fmt, show_all=show_all,
                           ignore=tuple(ignore), color=color, output=output, name_only=name_only,
                           stat=stat, sections=tuple(sections), no_runtime=no_runtime,
-                          patch=patch, quiet=quiet, snap_dir=snap_dir)
+                          patch=patch, quiet=quiet, snap_dir=snap_dir,
+                          metric_tolerance=tuple(metric_tolerance))
     sys.exit(finish(run_diff(request), echo))

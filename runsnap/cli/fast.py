@@ -18,6 +18,7 @@ import os
 
 from runsnap.base.options import DIR
 from runsnap.capturing.options import CAPTURE_OPTIONS
+from runsnap.commands.whoreads import WHO_READS_OPTIONS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,7 +146,6 @@ def parse_who_reads(args: Sequence[str]) -> dict[str, Any] | None:
     >>> parse_who_reads(["--help"]) is None, parse_who_reads([]) is None
     (True, True)
     """
-    from runsnap.commands.whoreads import WHO_READS_OPTIONS  # not on a capture's way
 
     params = parse_line(args, WHO_READS_OPTIONS, {}, words=True)
     if params is None or not params["words"]:

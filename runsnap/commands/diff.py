@@ -19,8 +19,9 @@ from runsnap.diffing.rules import load_user_rules
 from runsnap.diffing.select import parse_sections, select
 from runsnap.errors import NO, OK, UsageError
 from runsnap.render import render
+from runsnap.render.patch import render_patch
 from runsnap.snapshot.store import newest
-from runsnap.views.compare import compare_loaded, files, load_all
+from runsnap.views.compare import compare_jobs_in, compare_loaded, files, load_all
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class DiffRequest(FrozenRecord):
     patch: bool = False
     quiet: bool = False
     snap_dir: str = DIR.default
+    metric_tolerance: tuple[str, ...] = ()
+    """``--metric-tolerance [NAME=]TOL`` specs (:func:`runsnap.diffing.rules.parse_tolerance`)."""
 
 
 def run_diff(request: DiffRequest) -> Result:
@@ -57,10 +60,17 @@ def run_diff(request: DiffRequest) -> Result:
     differences), each step named once."""
     keep = _sections(request)
     paths = _resolve(request)
-    rules = load_user_rules(os.getcwd()).with_ignore(request.ignore)
-    snaps, unreadable = _load(paths, request)
-    report = compare_loaded(snaps, rules, show_all=request.show_all, static=not request.quiet,
-                            unreadable=unreadable)
+    rules = load_user_rules(os.getcwd()).with_ignore(request.ignore).with_metric_tolerance(
+        request.metric_tolerance)
+    snaps: list[Snapshot] = []
+    unreadable: tuple[str, ...] = ()
+    jobs = compare_jobs_in(request.snapshots, rules, request.snap_dir,
+                           show_all=request.show_all, static=not request.quiet)
+    if jobs is None:  # not one job against another: the files, as given
+        snaps, unreadable = _load(paths, request)
+    report = jobs if jobs is not None else compare_loaded(
+        snaps, rules, show_all=request.show_all, static=not request.quiet,
+        unreadable=unreadable)  # a Report is false when nothing counts: ``is``, not ``or``
     report = select(report, keep, frozenset({"runtime"}) if request.no_runtime else frozenset())
     status = NO if report else OK
     if request.quiet:
@@ -118,7 +128,6 @@ def _render(report: Report | NReport, request: DiffRequest, color: bool) -> str:
 
 def _patches(snaps: Sequence[Snapshot], color: bool, cols: int) -> str:
     """``diff --patch``: the uncommitted edits of the two runs, after the report."""
-    from runsnap.render.patch import render_patch  # only the renderer chosen
 
     body = render_patch(snaps[0], snaps[1], color)
     head = "\nUncommitted edits (the snapshots' stored git diff)\n"

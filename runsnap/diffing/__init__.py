@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-from runsnap.diffing import consequences, evidence, grouping, sections
+from runsnap.diffing import consequences, evidence, grouping, made, sections
 from runsnap.diffing.bulkload import snapshot_files
 from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
@@ -121,7 +121,8 @@ def compare(
     rules = _with_evidence(rules, a, b, found, who)
     ranked, folded = consequences.fold(grouping.group(rank(found, rules), a, b, key=ranking_key))
     info_a, info_b = SnapInfo.of(a), SnapInfo.of(b)
-    ranked = tuple(sorted(consequences.per_rank(ranked, info_a, info_b), key=ranking_key))
+    ranked = tuple(sorted(made.mark(consequences.per_rank(ranked, info_a, info_b), a, b),
+                          key=ranking_key))
     outcome, words = consequences.outcome_of(a, b)
     other = [d.key for d in ranked if d.section == "outcome" and not d.hidden
              and d.key not in ("exit_status", "signal")

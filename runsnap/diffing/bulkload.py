@@ -20,12 +20,12 @@ from __future__ import annotations
 import gc
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress, count
 from operator import ne
 from typing import Any
 
+from runsnap.base.tomlparse import toml_parser
 from runsnap.diffing.tomllines import LineReader
 from runsnap.errors import SnapshotError
 from runsnap.snapshot import END_MARKER, Snapshot, decode, load, read_checked
@@ -94,14 +94,6 @@ class _Fallback(Exception):
     """This file is read by the plain loader."""
 
 
-def _tomllib() -> Any:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 class SectionCache:
     """Distinct section texts -> their decoded data, shared by every snapshot that holds them."""
 
@@ -116,7 +108,7 @@ class SectionCache:
         # same with the types a plain value there may have (made when first asked for: a diff
         # of two files reads few parts from a base)]
         self._bases: dict[tuple[str, int], list[Any]] = {}
-        self._toml = _tomllib()
+        self._toml = toml_parser()
         self._reader = LineReader(self._toml)
         self.parsed = 0
         """How many section texts were parsed (the rest were found in the cache)."""

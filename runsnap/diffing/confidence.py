@@ -6,7 +6,8 @@ The rules (docs/ranking.md has the same text):
   outcome there is nothing a difference caused, and the verdict names no cause;
 * the top candidate must have evidence from the runs (``failing-path``, ``named`` or ``read``,
   :data:`runsnap.diffing.evidence.KINDS`);
-* and a clear margin over the next candidate: stronger evidence (a kind higher in
+* and a clear margin over every other candidate (not only the next one: a difference more
+  can never make the verdict surer): stronger evidence (a kind higher in
   :data:`~runsnap.diffing.evidence.KINDS`, or, within a kind, a rank at least
   :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
   family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
@@ -109,9 +110,11 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
         return Judgement("undecided", (), 0, why)
     top = causes[0]
     if top.evidence_kind in FROM_RUNS:
-        if len(causes) == 1 or _apart(top, causes[1]):
+        # apart from every other candidate, not only the runner-up: a difference added below
+        # the runner-up (noise of another shell) never makes a verdict more sure
+        tied = [d for d in causes if d is top or not _apart(top, d)]
+        if len(tied) == 1:
             return Judgement("confident", (top,))
-        tied = [d for d in causes if not _apart(top, d)]
         return Judgement("undecided", tuple(tied), bisect_launches(len(tied)),
                          "the evidence from the runs does not tell them apart")
     # what the runs show unread changed nothing: never a candidate while anything else is

@@ -20,9 +20,10 @@ read               91-93  the program read the variable (or imported the package
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
-incidental         0-90   read, but only by the interpreter at its start-up or on behalf of
-                          a generic feature (terminal size, locale, help formatting): the
-                          name rules' score, below what the runs tie to the outcome
+incidental         0-90   read, but only by the interpreter at its start-up, for a generic
+                          feature (terminal size, locale), or at start-up by every process
+                          of a stack (:mod:`runsnap.diffing.ambient`: ``OMP_*``, ``PATH``):
+                          the name rules' score, below what the runs tie to the outcome
 unread             <=30   both runs traced, and no process read it from Python, for a
                           variable of a family read from Python (``NCCL_*`` and other
                           families read by native libraries are never called unread on a
@@ -41,8 +42,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
+from runsnap.checks.finding import CONSEQUENCES
+from runsnap.diffing.ambient import ambient_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
+from runsnap.diffing.naming import (
+    called_where_raised,
+    engine_named,
+    excerpt,
+    named,
+    names_for,
+    texts,
+)
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
@@ -107,48 +119,6 @@ class Evidence(FrozenRecord):
         return min(high, low + bonus)
 
 
-def _names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
-    """The words that would name ``d``'s key in an error message; generic single words
-    (``--model``, ``dtype``) only in their literal option form."""
-    if d.section == "env":
-        # a single character or a shell's own name (``_``) is no word a message names
-        if len(d.key.strip("_")) < 2 or noise_reason(d.key):
-            return ()
-        return (d.key,) if "_" in d.key or len(d.key) >= 8 else ()
-    if d.section == "command" and d.key.startswith("--"):
-        bare = d.key[2:].replace("-", "_").lower()
-        return (d.key, bare) if "_" in bare else (d.key,)
-    if d.section == "models" and ": " in d.key:
-        field = re.split(r"[.\[\]]+", d.key.partition(": ")[2].strip("]"))[-1]
-        if field and not field.startswith(("weights ", "file ")) and (
-                "_" in field or len(field) >= 8):
-            return (field,)
-        return ()
-    if d.section == "packages" and "." not in d.key and d.key not in (
-            "interpreter", "python_version", "implementation"):
-        names = {d.key.replace("-", "_").lower()}
-        for f in facts:
-            got = f.dists_imported().get(normalize_name(d.key))
-            if got:
-                names.add(got[0])
-        return tuple(n for n in names if len(n) >= 5 or "_" in n)
-    return ()
-
-
-def _value_named(value: Any, text_tokens: frozenset[str], raw: str) -> bool:
-    """Whether a distinctive value (not 0, 1, true ...) appears as a whole word in ``raw``."""
-    if isinstance(value, bool) or value is None:
-        return False
-    text = str(value)
-    if len(text) < 2 or text.lower() in ("true", "false", "none", "yes", "auto"):
-        return False
-    if len(text) < 3 or (text.isalpha() and len(text) < 5):
-        # WARN, Ring, INFO: words a message uses for its own reasons, unless it quotes the
-        # value it was given (``Level 'WARN' does not exist``)
-        return re.search(r"""(['"`])""" + re.escape(text) + r"\1", raw) is not None
-    return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
-
-
 # --------------------------------------------------------------------------- gathering
 
 
@@ -157,11 +127,17 @@ def _failing(found: tuple[str, int] | None) -> Evidence | None:
     return None if found is None else Evidence("failing-path", found[0], rank=found[1])
 
 
-def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None
-                  ) -> Evidence | None:
+def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None,
+                  a: Any = None, b: Any = None) -> Evidence | None:
     name = d.key
     found = _failing(on_failing_path(name, runs))
     if found:
+        also = _named(d, runs) if found.rank else None
+        if also is not None:
+            # read on the failing path, and the failing run's words name it too: two lines of
+            # evidence, above a read there alone (a rendezvous variable every job reads)
+            return found.replace(rank=found.rank - 1, sentence=f"{found.sentence}; and "
+                                 f"{also.sentence}")
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":
@@ -171,6 +147,8 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return named
     if listed is not None:
         return listed
+    if a is not None and (ambient := ambient_reads(name, runs, a, b)):  # OMP_*, PATH...
+        return Evidence("incidental", ambient)
     readers: list[tuple[RunFacts, Mapping[str, Any]]] = [
         (f, got) for f in runs for got in (f.reads(name),) if got is not None]
     startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]
@@ -233,32 +211,6 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     return None
 
 
-def _texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
-    """What can name a key, strongest first: ``(where, text, rank, run)``. The failing runs'
-    errors and the warnings one run printed alone (rank 0); the source lines of the failing
-    tracebacks (rank 1)."""
-    out: list[tuple[str, str, int, RunFacts]] = [
-        (f"the error of failing run {f.label}", e, 0, f) for f in runs
-        if f.failed and not f.shared_failure for e in f.errors]
-    if len(runs) == 2:
-        a, b = runs
-        out += [(f"a warning printed by {a.label} only", w, 0, a) for w in a.warnings
-                if w not in b.warnings]
-        out += [(f"a warning printed by {b.label} only", w, 0, b) for w in b.warnings
-                if w not in a.warnings]
-    for f in (v for r in runs for v in r.views()):
-        if not f.traceback:
-            continue
-        for frame in reversed(f.traceback.get("frames") or ()):
-            code = frame.get("code") if isinstance(frame, Mapping) else None
-            if code:
-                where = (f"the failing traceback of {f.label} "
-                         f"({str(frame.get('file', '?')).rsplit('/', 1)[-1]}:"
-                         f"{frame.get('line', '?')} in {frame.get('function', '?')})")
-                out.append((where, str(code), 1, f))
-    return out
-
-
 def _entries(value: Any, sep: str) -> list[str]:
     return list(split_list(value, sep)) if isinstance(value, str) else []
 
@@ -282,7 +234,7 @@ def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
             f"code found on {d.key} entry {entry} (set in {side} only)"))
         if found:
             return found
-    texts = _texts(runs)
+    said = texts(runs)
     for f in runs:
         for mod, table in f.modules.items():
             file = str(table.get("file") or "") if isinstance(table, Mapping) else ""
@@ -290,12 +242,12 @@ def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
             if not under:
                 continue
             entry = under[0]
-            for where, text, rank, _run in texts:
+            for where, text, rank, _run in said:
                 if mod in tokens(text):
                     return Evidence("named", (
                         f"{where} names {mod}, which {f.label} imported from {file}, under "
                         f"{d.key} entry {entry} (set in {only[entry]} only): "
-                        f"\"{_excerpt(text, mod)}\""), rank=rank)
+                        f"\"{excerpt(text, mod)}\""), rank=rank)
             return Evidence("read", f"{f.label} imported {mod} from {file}, under {d.key} "
                                     f"entry {entry} (set in {only[entry]} only)")
     return None
@@ -306,23 +258,17 @@ def _under_dir(file: str, folder: str) -> bool:
 
 
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    names = _names_for(d, runs)
-    texts = _texts(runs)
-    for where, text, rank, _run in texts:
-        toks = tokens(text)
-        for n in names:
-            if n in toks:
-                return Evidence("named", f"{where} names {n}: \"{_excerpt(text, n)}\"",
-                                rank=rank)
-    if d.section in ("command", "models", "env") and d.change != "reordered":
-        for where, text, rank, f in texts:
-            if rank != 0 or not f.failed or (d.section == "env" and noise_reason(d.key)):
-                continue
-            value = d.b if f.label == "B" else d.a
-            if _value_named(value, tokens(text), text):
-                return Evidence("named", f"{where} names {f.label}'s value {value}: "
-                                         f"\"{_excerpt(text, str(value))}\"", rank=2)
-    return None
+    """The runs' words name ``d``'s key or value, or a failing run printed an engine's own
+    message that ``d`` governs (:mod:`runsnap.diffing.naming`): the strongest of these."""
+    said = named(d, runs)
+    if said is not None and said[2]:
+        # the error quotes the value the failing run read: it reached the code that raised
+        return Evidence("failing-path", said[0], rank=0)
+    found = [f for f in (said and said[:2], engine_named(d, runs)) if f]
+    if not found:
+        return None
+    sentence, rank = min(found, key=lambda f: f[1])
+    return Evidence("named", sentence, rank=rank)
 
 
 def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
@@ -331,7 +277,7 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
     "field")``, ``cfg["field"]``; the frame's ``names``, taken at capture by
     :mod:`runsnap.launch.frame_names`): on the failing path, as a read there would be; the
     frame that raised ranks above its callers."""
-    names = _names_for(d, runs)
+    names = names_for(d, runs)
     if not names:
         return None
     best: Evidence | None = None
@@ -351,22 +297,6 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
                 best = ev
             break
     return best
-
-
-def _excerpt(text: str, word: str, width: int = 70) -> str:
-    """The part of ``text`` around ``word`` (or its ``snake_case`` form), for a reason line.
-
-    >>> _excerpt("x " * 60 + "set the env var FOO_BAR=1", "FOO_BAR", 12)
-    '…the env var FOO_BAR=1'
-    """
-    text = " ".join(text.split())
-    at = text.find(word)
-    if at < 0:
-        at = text.lower().replace("-", "_").find(word.lstrip("-").replace("-", "_").lower())
-    if at < 0 or len(text) <= 2 * width + len(word):
-        return text if len(text) <= 2 * width else text[: 2 * width - 1] + "…"
-    start, end = max(0, at - width), min(len(text), at + len(word) + width)
-    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
@@ -397,6 +327,9 @@ def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[M
     named = _named(d, runs)
     if named:
         return named
+    called = called_where_raised(d, runs)
+    if called is not None:
+        return Evidence("named", called[0], rank=called[1])
     if imported:
         parts = [f"{f.label} imported {mod} from {t.get('file', '?')}"
                  + (f" ({t.get('origin')})" if t.get("origin") not in (None, "site-packages")
@@ -414,9 +347,9 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
 
     parts = [str(p) for p in d.path[1:]]
     said = messages(".".join(parts[2:])) if parts[:2] == ["builds", "torch"] else ()
-    for where, text, rank, _run in _texts(runs) if said else ():
+    for where, text, rank, _run in texts(runs) if said else ():
         for m in (m for m in said if m in text):
-            return Evidence("named", f"{where} says \"{m}\": \"{_excerpt(text, m)}\"", rank)
+            return Evidence("named", f"{where} says \"{m}\": \"{excerpt(text, m)}\"", rank)
     if parts[0] != "builds":
         return None
     seen = [f"{f.label} imported {parts[1]} from {f.modules[parts[1]].get('file', '?')}"
@@ -426,6 +359,41 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     if runs and all(f.traced and f.modules for f in runs):
         return Evidence("unread", f"no process imported {parts[1]} in either run (both traced)")
     return None
+
+
+def _check_backed(diffs: Sequence[Difference], runs: Sequence[RunFacts]
+                  ) -> dict[tuple[str, str], Evidence]:
+    """Evidence from ``check``: a finding of the failing side only (a ``check`` difference
+    added in B, removed in A) whose stated consequence (:data:`runsnap.checks.finding.
+    CONSEQUENCES`) the failing error shows backs the difference it is about (a variable, an
+    option), as a message the engine printed would."""
+    out: dict[tuple[str, str], Evidence] = {}
+    for d in diffs:
+        if d.section != "check" or len(d.path) < 4 or d.path[1] not in CONSEQUENCES:
+            continue
+        side = "B" if d.change == "added" else "A"
+        failing = [f for f in runs if f.label == side and f.failed and not f.shared_failure]
+        where, *rest = d.path[2:]
+        key = rest[0] if where == "env" and len(rest) == 1 else (
+            f"--{rest[1]}" if where == "command" and rest[:1] == ["options"] and len(rest) == 2
+            else None)
+        if not failing or key is None:
+            continue
+        pattern = re.compile(CONSEQUENCES[d.path[1]], re.I)
+        for line in (e for f in failing for e in f.errors):
+            if pattern.search(line):
+                out[("env" if where == "env" else "command", key)] = Evidence("named", (
+                    f"runsnap check finds in failing run {side} only: {d.b or d.a}; and "
+                    f"{side} failed as it says: \"{excerpt(line, '')}\""), rank=1)
+                break
+    return out
+
+
+def _stronger(one: Evidence | None, other: Evidence | None) -> Evidence | None:
+    """The stronger of two pieces of evidence (a kind higher in :data:`KINDS`, then rank)."""
+    if one is None or other is None:
+        return one or other
+    return min(one, other, key=lambda e: (KINDS.index(e.kind), e.rank))
 
 
 #: The sections whose differences :func:`gather` looks for evidence of.
@@ -450,10 +418,11 @@ def gather(
     prefetch = getattr(who_reads, "prefetch", None)
     if prefetch is not None:  # every variable's static readers in one pass over the files
         prefetch(d.key for d in diffs if d.section == "env" and noise_reason(d.key) is None)
+    backed = _check_backed(diffs, runs)
     for d in diffs:
         ev: Evidence | None = None
         if d.section == "env":
-            ev = _env_evidence(d, runs, who_reads)
+            ev = _env_evidence(d, runs, who_reads, a, b)
         elif d.section == "packages" and len(d.path) > 2 and d.path[1] in (
                 "builds", "libraries", "conda"):
             ev = _fact_evidence(d, runs)
@@ -473,11 +442,13 @@ def gather(
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
-            ev = ev or _named(d, runs)
+            ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
+            ev = ev if ev.kind else None
         elif d.section == "models":
             ev = _read_by_failing_code(d, runs) or _named(d, runs)
         elif d.section == "command":
             ev = _named(d, runs)
+        ev = _stronger(ev, backed.get((d.section, d.key)))
         if ev is not None:
             out[(d.section, d.key)] = ev
     return out

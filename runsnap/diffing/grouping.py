@@ -167,6 +167,43 @@ def by_model(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     return out
 
 
+def _model_dirs(snap: Any) -> dict[str, str]:
+    """Model source (``--model-path``) -> its directory, as captured."""
+    models = (snap.get("models") or {}).get("models") or {}
+    return {str(src): str(m.get("path")).rstrip("/") for src, m in models.items()
+            if isinstance(m, Mapping) and m.get("path")}
+
+
+def _repo_dirs(snap: Any) -> dict[str, str]:
+    repos = (snap.get("git") or {}).get("repos") or {}
+    return {str(name): str(r.get("path")).rstrip("/") for name, r in repos.items()
+            if isinstance(r, Mapping) and r.get("path")}
+
+
+def by_model_file(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """A file of a model directory inside a git tree, changed there (``git REPO: PATH``), is
+    the same change as the model's config fields that differ: one difference with both views,
+    the field first (it says what changed), the file's diff under it."""
+    models = {**_model_dirs(a), **_model_dirs(b)}
+    repos = {**_repo_dirs(a), **_repo_dirs(b)}
+    out: list[Group] = []
+    for src, folder in models.items():
+        fields = [d for d in diffs if d.section == "models" and d.key.startswith(src + ": ")]
+        if not fields:
+            continue
+        files = [d for d in diffs if d.section == "git" and ": " in d.key
+                 and _under(repos.get(d.key.partition(": ")[0], "") + "/"
+                            + d.key.partition(": ")[2], [folder])]
+        # the tree's dirty flag, when every changed file of that tree is the model's
+        edited = {f.key.partition(": ")[0] for f in files}
+        dirty = [d for d in diffs if d.section == "git" and d.key in {f"{r}.dirty" for r in edited}
+                 and not any(x.section == "git" and x.key.partition(": ")[0] + ".dirty" == d.key
+                             and x not in files and ": " in x.key for x in diffs)]
+        if files:  # under the field ranked first; the other fields keep their own ranks
+            out.append(Group(fields[0], (*files, *dirty)))
+    return out
+
+
 def by_commit(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """A repository at another commit: its branch, describe, upstream, and the editable
     packages installed from it."""
@@ -313,8 +350,8 @@ def by_finding(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
 
 
 #: The groupers, applied in this order (a difference joins the first group that claims it).
-GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_model, by_commit, by_devices,
-                           by_runtime, by_finding]
+GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_model, by_model_file, by_commit,
+                           by_devices, by_runtime, by_finding]
 
 
 # --------------------------------------------------------------------------- applying

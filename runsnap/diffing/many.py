@@ -16,6 +16,7 @@ and the row says what kind of disagreement it is:
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -144,7 +145,6 @@ def compare_rows(
     snapshots hold), which say each key's kind (odd ones out, split, one value per rank);
     then the differences are ranked with their evidence, all of them except those of a key
     with one value per rank, ranked on :data:`PER_RANK_SAMPLE` snapshots."""
-    import gc
 
     # Comparing makes a few small records per snapshot and no reference cycles: the cycle
     # collector's passes over them cost a third of the compare at 16,384 ranks.

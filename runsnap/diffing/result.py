@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.wording import group_values, short
+from runsnap.knowledge.launchers import identity
 
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
@@ -136,8 +137,6 @@ class SnapInfo(FrozenRecord):
     @classmethod
     def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
         """The info of ``snap`` (``path`` overrides the snapshot's own)."""
-        from runsnap.capturing.naming import identity
-
         where = path if path is not None else snap.path_text
         env = (snap.get("env") or {}).get("vars") or {}
         who = identity(snap.meta, env)

@@ -2,7 +2,8 @@
 ``--ignore`` and the nearest config file), evidence from the runs, and facts about the pair.
 
 User rules come from ``--ignore PATTERN`` and from ``[tool.runsnap.diff]`` in
-``pyproject.toml`` or ``[diff]`` in ``.runsnap.toml`` (``ignore = [...]``, ``priority = [...]``).
+``pyproject.toml`` or ``[diff]`` in ``.runsnap.toml`` (``ignore = [...]``, ``priority = [...]``,
+``metric-tolerance = 0.001`` or ``{ loss = 0, "eval_*" = 0.001 }``).
 A pattern is a shell-style glob matched against a difference's locator written with dots
 (``env.NCCL_*``, ``models.*.config.*``, ``packages.torch``), and, as before, against its
 ``KEY`` and ``SECTION.KEY`` (docs/diff.md).
@@ -26,7 +27,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["RankContext", "Verdict", "find_config", "load_user_rules", "matches"]
+__all__ = ["RankContext", "Verdict", "find_config", "load_user_rules", "matches",
+           "parse_tolerance"]
 
 Verdict = tuple[int, str, bool]
 """What a scorer returns: (score, reason, hidden)."""
@@ -49,6 +51,10 @@ class RankContext(FrozenRecord):
     fingerprints_comparable: bool = True
     """False when the two snapshots' secrets were fingerprinted with different keys."""
 
+    metric_tolerance: tuple[tuple[str, float], ...] = ()
+    """(glob, relative tolerance) per metric, the first match wins (``--metric-tolerance``,
+    then config ``metric-tolerance``): how far a metric may move and still be noise."""
+
     same_models: frozenset[str] = frozenset()
     """Options (``--model-path``) whose model differs only in its directory: config, weights
     and side files are equal, so another path there is not another model."""
@@ -56,6 +62,38 @@ class RankContext(FrozenRecord):
     def with_ignore(self, patterns: Iterable[str]) -> RankContext:
         """These rules with more ignore patterns."""
         return self.replace(ignore=(*self.ignore, *patterns))
+
+    def with_metric_tolerance(self, specs: Iterable[str]) -> RankContext:
+        """These rules with ``--metric-tolerance`` specs first (they win over the config's);
+        UsageError when one is malformed (:func:`parse_tolerance`)."""
+        given = tuple(parse_tolerance(s) for s in specs)
+        return self.replace(metric_tolerance=(*given, *self.metric_tolerance))
+
+
+def parse_tolerance(spec: str, what: str = "--metric-tolerance") -> tuple[str, float]:
+    """``NAME=TOL`` (``NAME`` a metric or a glob), or ``TOL`` alone for every metric, as
+    (glob, relative tolerance); ``TOL`` is a fraction of the larger value (``0.001``) or a
+    percent (``0.1%``), 0 for bit-exact runs.
+
+    >>> parse_tolerance("loss=0"), parse_tolerance("0.5%"), parse_tolerance("eval_*=1e-4")
+    (('loss', 0.0), ('*', 0.005), ('eval_*', 0.0001))
+    >>> parse_tolerance("loss=fast")
+    Traceback (most recent call last):
+    ...
+    runsnap.errors.UsageError: --metric-tolerance loss=fast: expected [NAME=]TOL, TOL a ...
+    """
+    name, eq, raw = spec.rpartition("=")
+    name = name.strip() if eq else "*"
+    text = raw.strip()
+    scale = 100.0 if text.endswith("%") else 1.0
+    try:
+        value = float(text.removesuffix("%")) / scale
+    except ValueError:
+        value = -1.0
+    if not name or not value >= 0 or value == float("inf"):
+        raise UsageError(f"{what} {spec}: expected [NAME=]TOL, TOL a relative change of 0 or "
+                         "more (0.001 or 0.1%; 0 for bit-exact runs)")
+    return name, value
 
 
 def matches(patterns: Sequence[str], d: Difference) -> str | None:
@@ -118,6 +156,7 @@ def find_config(
             if os.path.isfile(path):
                 table = _config_table(path)
                 if table is not None:
+                    # deferred: pathlib, ~9 ms measured under load; only find_config() needs it
                     from pathlib import Path
 
                     return Path(path), table
@@ -139,8 +178,25 @@ def load_user_rules(start: str | os.PathLike[str] | None = None) -> RankContext:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise UsageError(f"{path}: '{key}' must be a list of strings (glob patterns)")
         out[key] = tuple(value)
-    unknown = sorted(set(table) - {"ignore", "priority"})
+    unknown = sorted(set(table) - {"ignore", "priority", "metric-tolerance"})
     if unknown:
         raise UsageError(f"{path}: unknown runsnap diff setting {unknown[0]!r} "
-                         f"(known: ignore, priority)")
-    return RankContext(ignore=out["ignore"], priority=out["priority"])
+                         f"(known: ignore, priority, metric-tolerance)")
+    return RankContext(ignore=out["ignore"], priority=out["priority"],
+                       metric_tolerance=_tolerances(path, table.get("metric-tolerance")))
+
+
+def _tolerances(path: Path, value: Any) -> tuple[tuple[str, float], ...]:
+    """Config ``metric-tolerance``: one number for every metric, or a table of metric (or
+    glob) to number (``{ loss = 0, "eval_*" = 0.001 }``)."""
+    if value is None:
+        return ()
+    table = value if isinstance(value, dict) else {"*": value}
+    out = []
+    for name, tol in table.items():
+        if isinstance(tol, bool) or not isinstance(tol, (int, float, str)):
+            raise UsageError(f"{path}: 'metric-tolerance' must be a number or a table of "
+                             "metric names to numbers (0 for bit-exact runs)")
+        out.append(parse_tolerance(f"{name}={tol}", f"{path}: metric-tolerance"))
+    # exact names before globs, so that {"*" = 0.01, loss = 0} means what it says
+    return tuple(sorted(out, key=lambda kv: any(c in kv[0] for c in "*?[")))

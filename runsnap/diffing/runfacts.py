@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
+from runsnap.base.timestamps import without_timestamp
 from runsnap.knowledge.packages import normalize_name
-from runsnap.launch.lines import without_timestamp
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 
@@ -22,6 +22,9 @@ SITE = re.compile(r"^(?P<path>.+?):(?P<line>\d+) in (?P<func>.+)$")
 # program between a read and a raise (json.decoder raising under the function that read).
 STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)|^<frozen ")
 
+
+#: How many of each stream's last lines :attr:`RunFacts.tail` keeps.
+TAIL_LINES = 12
 
 _OF: dict[tuple[int, str], tuple[Any, RunFacts]] = {}
 
@@ -70,6 +73,11 @@ class RunFacts(FrozenRecord):
 
     bulk_sites: tuple[Mapping[str, Any], ...] = ()
     """``[runtime] bulk_sites``: places that read the whole environment."""
+
+    tail: tuple[str, ...] = ()
+    """The last lines the run printed (``[outcome] stderr`` then ``stdout`` ``tail``, the last
+    :data:`TAIL_LINES` of each): a failing run's last words, where an engine's own message
+    may stand when no traceback carries it."""
 
     shared_failure: bool = False
     """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
@@ -130,6 +138,9 @@ class RunFacts(FrozenRecord):
             first_error=first,
             stdlib=frozenset(str(m) for m in runtime.get("stdlib_modules") or ()),
             bulk_sites=tuple(runtime_bulk_sites(runtime)),
+            tail=tuple(str(line) for key in ("stderr", "stdout")
+                       for stream in (out.get(key),) if isinstance(stream, Mapping)
+                       for line in (stream.get("tail") or ())[-TAIL_LINES:]),
         )
 
     def views(self) -> list[RunFacts]:

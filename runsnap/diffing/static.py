@@ -74,6 +74,7 @@ class Readers:
         todo = [n for n in dict.fromkeys(names) if n not in self.known]
         if not todo:
             return
+        # deferred: runsnap.whoreads.search, ~11 ms measured under load; only prefetch() needs it
         from runsnap.whoreads.search import who_reads
 
         try:

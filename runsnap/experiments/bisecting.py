@@ -29,10 +29,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
+from runsnap.diffing.wording import short
 from runsnap.errors import UsageError
-from runsnap.experiments.applying import Change, Plan, apply, plan
+from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
 from runsnap.experiments.progress import TrialProgress, expected_trials
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import (
@@ -71,7 +73,7 @@ class Options(FrozenRecord):
     with only what the verdict needs (:mod:`runsnap.experiments.quicktrial`, no snapshot),
     and the re-checks, on which the answer rests, are captured in full."""
     allow_missing_secrets: bool = False
-    out_dir: str = ".runsnap"
+    out_dir: str = DEFAULT_DIR
     progress: Callable[[str], None] | None = None
     on_trial: Callable[[TrialProgress], None] | None = None
     """Called as each trial starts and ends (a terminal's status line: trial k of about N,
@@ -303,6 +305,25 @@ def _folder(out_dir: str) -> str:
     return os.path.abspath(folder)
 
 
+def _blocking_named(s: Skipped) -> str:
+    """A difference bisect cannot apply, named with what differs: a package's versions, the
+    entries of a list (``sys.path``: the folder a ``.pth`` added) in one run only."""
+    if isinstance(s.a, list) and isinstance(s.b, list):
+        moved = [f"+{e}" for e in s.b if e not in s.a] + [f"-{e}" for e in s.a if e not in s.b]
+        return f"{s.where} ({', '.join(_tail(str(m)) for m in moved[:2]) or 'reordered'})"
+    a, b = short(s.a, 24), short(s.b, 24)
+    return s.where if len(a) + len(b) > 50 else f"{s.where} ({a} -> {b})"
+
+
+def _tail(text: str, limit: int = 36) -> str:
+    """The end of a long path, where the folders differ.
+
+    >>> _tail("+/tmp/pytest-of-root/pytest-158/test_packages/lib-new", 20)
+    '+…t_packages/lib-new'
+    """
+    return text if len(text) <= limit else text[0] + "…" + text[-(limit - 2):]
+
+
 def _refusals(the_plan: Plan) -> list[str]:
     out = []
     if the_plan.program is not None:
@@ -310,7 +331,7 @@ def _refusals(the_plan: Plan) -> list[str]:
         out.append(f"GOOD and BAD run different programs ({p.where}: {p.a} vs {p.b})")
     blocking = [s for s in the_plan.skipped if s.blocking]
     if blocking:
-        shown = ", ".join(s.where for s in blocking[:4])
+        shown = ", ".join(_blocking_named(s) for s in blocking[:4])
         more = f" and {len(blocking) - 4} more" if len(blocking) > 4 else ""
         out.append(f"{len(blocking)} difference{'s' if len(blocking) != 1 else ''} cannot be "
                    f"applied ({shown}{more}: {blocking[0].why})")

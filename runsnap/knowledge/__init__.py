@@ -80,6 +80,7 @@ class Glob:
         core = glob.strip("*")
         if any(c in core for c in "*?[") or not core or glob.count("*") > 1 \
                 or (glob.startswith("*") and glob.endswith("*")):
+            # deferred: fnmatch, a few imports; only __init__() needs it
             import fnmatch
 
             self.match = re.compile(fnmatch.translate(glob)).match

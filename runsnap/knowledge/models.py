@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONFIG_FIELDS", "config_field_reason"]
+__all__ = ["BOOKKEEPING_FIELDS", "CONFIG_FIELDS", "bookkeeping", "config_field_reason"]
 
 #: Config fields with a reason of their own (matched on any part of the field's path).
 CONFIG_FIELDS = {
@@ -38,3 +38,22 @@ def config_field_reason(path: str) -> str | None:
         if part in CONFIG_FIELDS:
             return CONFIG_FIELDS[part]
     return None
+
+
+#: Fields a library writes into every config for its own bookkeeping, never read to decide
+#: anything: transformers' ``PretrainedConfig.to_dict`` adds ``transformers_version``,
+#: ``from_pretrained`` records where it loaded from (``_name_or_path``) and the hub revision
+#: (``_commit_hash``). An error or a traceback that quotes them is no evidence that they matter.
+BOOKKEEPING_FIELDS = frozenset({"transformers_version", "_name_or_path", "_commit_hash",
+                                "_attn_implementation_autoset"})
+
+
+def bookkeeping(path: str) -> bool:
+    """Whether the config field at ``path`` is a library's bookkeeping (:data:`BOOKKEEPING_FIELDS`).
+
+    >>> bookkeeping("transformers_version"), bookkeeping("text_config._name_or_path")
+    (True, True)
+    >>> bookkeeping("max_position_embeddings")
+    False
+    """
+    return re.split(r"[.\[\]]+", path.strip("]"))[-1] in BOOKKEEPING_FIELDS

@@ -93,6 +93,7 @@ def version_change(x: str, y: str) -> str:
     >>> version_change("2.9.0", "2.10.0"), version_change("1.0", "1.0rc1"), version_change("a", "b")
     ('upgraded', 'downgraded', 'changed')
     """
+    # deferred: packaging, ~23 ms measured under load; only version_change() needs it
     from packaging.version import InvalidVersion, Version
 
     try:

@@ -16,8 +16,8 @@ import re
 from runsnap.base.records import FrozenRecord
 from runsnap.knowledge import Glob, rule_lines
 
-__all__ = ["Accepts", "accepted", "generic_feature", "interpreter_setting", "native_reader",
-           "read_natively", "rejects"]
+__all__ = ["Accepts", "accepted", "ambient_setting", "generic_feature", "interpreter_setting",
+           "native_reader", "read_natively", "rejects"]
 
 _TRUE = ("true", "1", "yes", "y")
 _FALSE = ("false", "0", "no", "n")
@@ -164,3 +164,22 @@ def interpreter_setting(name: str) -> str | None:
     if name in ("PYTHONPATH", "PYTHONHOME"):
         return None
     return next((why for glob, why in _interpreter() if glob.match(name)), None)
+
+
+@functools.lru_cache(maxsize=1)
+def _ambient() -> tuple[tuple[re.Pattern[str], str, str], ...]:
+    return tuple((re.compile(fnmatch.translate(r[0])), r[1], r[2])
+                 for r in rule_lines("env-ambient.tsv") if len(r) >= 3)
+
+
+def ambient_setting(name: str) -> tuple[str, str] | None:
+    """(what it decides, who reads it when) for a variable that nearly every process of a
+    stack reads at start-up (``env-ambient.tsv``), or None.
+
+    >>> ambient_setting("OMP_NUM_THREADS")[0], ambient_setting("PATH")[0]
+    ('threads', 'executable')
+    >>> ambient_setting("SGLANG_ENABLE_JIT") is None
+    True
+    """
+    return next(((decides, who) for glob, decides, who in _ambient() if glob.match(name)),
+                None)

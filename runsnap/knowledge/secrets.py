@@ -24,13 +24,13 @@ import functools
 import math
 import os
 import re
-import sys
 from collections import Counter  # C-accelerated counting (collections is always loaded)
 
 from runsnap.base.files import open_regular
 from runsnap.base.paths import current_dir
 from runsnap.base.projectfile import may_hold_runsnap_table
 from runsnap.base.records import FrozenRecord
+from runsnap.base.tomlparse import toml_parser
 from runsnap.knowledge import rule_lines
 
 TYPE_CHECKING = False
@@ -466,10 +466,7 @@ def load_policy(start: str | None = None, redact: Iterable[str] = (),
 
 
 def _config_redact(data: bytes, fname: str) -> list[str]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+    tomllib = toml_parser()
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -1,8 +1,9 @@
-"""One line of a child's output read as a log line: cleaned as a terminal shows it, without the
-time stamp a logger put in front, whether it is an error or a warning, and cut to a bound.
+"""One line of a child's output read as a log line: cleaned as a terminal shows it, whether it
+is an error or a warning, and cut to a bound.
 
 Pure functions over text and bytes; :class:`runsnap.launch.streams.StreamWatch` applies them to
-the output as it streams by, and the diff compares warnings through :func:`without_timestamp`.
+the output as it streams by (the time stamp a logger put in front of a line is taken off by
+:func:`runsnap.base.timestamps.without_timestamp`, which the diff and the renderers use too).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "LONGEST_TOKEN",
     "MAX_LINE_BYTES",
     "TRACEBACK",
+    "CXX_REPORT",
     "WARNING_PATTERN",
     "WARNING_WORDS",
     "bounded",
@@ -25,7 +27,6 @@ __all__ = [
     "cut_line",
     "is_error_line",
     "is_warning_line",
-    "without_timestamp",
 ]
 
 #: A line longer than this is cut, so one endless line cannot exhaust memory.
@@ -51,13 +52,25 @@ ERROR_PATTERN = on_use(
 # check; the line recorded is the exception line that ends the traceback when one follows.
 TRACEBACK = b"Traceback (most recent call last)"
 
-WARNING_PATTERN = on_use(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b")
+# A library's load report is a warning in words of its own: transformers logs a table at
+# warning level (utils/loading_report.py, log_state_dict_report: "{Model} LOAD REPORT from: ..."
+# then "lm_head.weight | MISSING |" rows), with no level word on its lines.
+WARNING_PATTERN = on_use(rb"\b(?:WARNING|WARN|Warning|warning|[A-Z]\w*Warning)\b"
+                         rb"|\bLOAD REPORT\b"
+                         rb"|\| (?:\x1b\[[0-9;]*m)?(?:MISSING|UNEXPECTED|MISMATCH)\b")
 
 # Words without which neither pattern can match: ``in`` checks (C speed) decide whether a chunk
 # needs the regular expressions at all, and which of its lines do.
 ERROR_WORDS = (b"Error", b"Exception", b"ERROR", b"FATAL", b"Fatal", b"fatal", b"CRITICAL",
-               b"PANIC", b"error:", b"Segmentation fault", b"core dumped", TRACEBACK)
-WARNING_WORDS = (b"WARN", b"Warning", b"warning")
+               b"PANIC", b"error:", b"Segmentation fault", b"core dumped", TRACEBACK, b"what():")
+# libstdc++'s report of an uncaught C++ exception (torch's c10::Error): the message is on the
+# ``what():`` line (group 1); the announcement above it and torch's ``frame #N:`` stack lines
+# below it are not errors of their own.
+CXX_REPORT = on_use(rb"\s*what\(\):\s+(\S)|terminate called after throwing an instance of "
+                    rb"|\s*frame #\d+: ")
+
+WARNING_WORDS = (b"WARN", b"Warning", b"warning", b"LOAD REPORT", b"MISSING", b"UNEXPECTED",
+                 b"MISMATCH")
 
 
 def clean_line(raw: bytes) -> str:
@@ -76,49 +89,6 @@ def clean_line(raw: bytes) -> str:
     return line.decode("utf-8", "replace")
 
 
-# A time stamp that opens a log line, after an optional bracket and level word: ISO dates
-# ("2026-11-29 17:02:12,004", "2026-11-29T17:02:12.004Z"), vLLM's "11-29 17:02:12", glog's
-# "W1129 17:02:12.004123 12345", and a bare "17:02:12".
-_LEADING_STAMP = on_use(
-    r"^(?P<pre>[\[(]?[ \t]*(?:(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
-    r"[ \t:]+)?(?:[IWEF](?=\d{4} ))?)"
-    r"(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]|\d{4} +|\d{2}[-/]\d{2} +)?"
-    r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?(?: +\d{2,7}(?= ))?[ \t]*")
-
-
-def without_timestamp(line: str) -> str:
-    """``line`` without the time stamp a logger put in front of it: the same warning logged by
-    two runs at other times is the same warning, and the message, not the clock, is what fits
-    on a terminal line. Time stamps inside the message are kept.
-
-    >>> without_timestamp("[2026-11-29 17:02:12,004] WARNING model_config: Overwriting ...")
-    'WARNING model_config: Overwriting ...'
-    >>> without_timestamp("[2026-11-29 17:02:12 TP0] Warning: Target model's context_length")
-    "[TP0] Warning: Target model's context_length"
-    >>> without_timestamp("WARNING 11-29 17:02:12 [config.py:123] Casting torch.bfloat16")
-    'WARNING [config.py:123] Casting torch.bfloat16'
-    >>> without_timestamp("W1129 17:02:12.004123 12345 nccl.cc:12] NCCL_IB_HCA unset")
-    'W nccl.cc:12] NCCL_IB_HCA unset'
-    >>> without_timestamp("2026-11-29 17:02:12 - vllm - WARNING - low memory")
-    'vllm - WARNING - low memory'
-    >>> without_timestamp("/x/y.py:12: UserWarning: stopped after 00:10:00")
-    '/x/y.py:12: UserWarning: stopped after 00:10:00'
-    """
-    m = _LEADING_STAMP.match(line)
-    if m is None:
-        return line
-    pre, rest = m.group("pre"), line[m.end():]
-    if pre and pre[0] in "[(":
-        close, inner = ("]" if pre[0] == "[" else ")"), pre[1:].strip()
-        if rest.startswith(close):  # the bracket held only the stamp (and maybe the level)
-            rest = rest[1:].lstrip()
-            return f"{inner} {rest}" if inner else rest
-        return f"{pre[0]}{inner + ' ' if inner else ''}{rest}"
-    if not pre:
-        return rest.lstrip(" \t-|:,")
-    return f"{pre} {rest}" if pre[-1].isalpha() else pre + rest
-
-
 def is_error_line(line: str) -> bool:
     """Whether ``line`` looks like an error.
 
@@ -128,8 +98,21 @@ def is_error_line(line: str) -> bool:
     True
     >>> is_error_line("loaded 61 layers (0 errors)")
     False
+
+    A C++ exception's report (libstdc++'s ``terminate``, torch's ``c10::Error``) is its
+    ``what():`` line, never the announcement above it or the stack frames below:
+
+    >>> is_error_line("  what():  Unrecognized key 'expandable_segment' in CUDA allocator config.")
+    True
+    >>> is_error_line("terminate called after throwing an instance of 'c10::Error'")
+    False
+    >>> is_error_line("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98")
+    False
     """
     data = line.encode("utf-8", "replace")
+    cxx = CXX_REPORT.match(data)
+    if cxx is not None:
+        return cxx.group(1) is not None
     if not any(word in data for word in ERROR_WORDS) and not (b"." in data and b":" in data):
         return False  # no branch of ERROR_PATTERN can match: every one needs a word or a dotted name
     return bool(ERROR_PATTERN.search(data)) and TRACEBACK not in data
@@ -142,6 +125,8 @@ def is_warning_line(line: str) -> bool:
     True
     >>> is_warning_line("ValueError: Warning: Target model's context_length ...")
     False
+    >>> is_warning_line("lm_head.weight | MISSING | "), is_warning_line("MISSING values: 3")
+    (True, False)
     """
     data = line.encode("utf-8", "replace")
     return bool(WARNING_PATTERN.search(data)) and not is_error_line(line)

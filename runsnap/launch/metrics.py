@@ -29,13 +29,17 @@ __all__ = ["MAX_METRICS", "MetricWatch", "merge", "parse_metric", "scan"]
 MAX_METRICS = 64
 
 #: ``key=value`` / ``key: value`` with a number: a key of letters, digits, ``_ . / -`` that
-#: starts with a letter (and is not the end of a longer word or path), an optional closing
-#: quote (``"loss": 0.5``), ``=`` or ``:``, and a number that is not part of a time (12:30:05),
-#: a version (1.2.3) or a word. The key is matched inside a lookahead and taken whole (an
-#: atomic group, as Python 3.10 has none): no backtracking through every word of the log.
+#: starts with a letter (and is not the end of a longer word or path, nor a URL's query
+#: parameter: ``GET /generate?ids=5``), an optional closing quote (``"loss": 0.5``), ``=`` or
+#: ``:``, and a number, quoted or not (HF Trainer 5 logs ``{'loss': '4.854'}``), that is not
+#: part of a time (12:30:05), a version (1.2.3) or a word, nor a progress bar's percent
+#: (tqdm's ``Loading weights: 100%|███|``, rich's ``45% ━━━``). The key is matched inside a
+#: lookahead and taken whole (an atomic group, as Python 3.10 has none): no backtracking
+#: through every word of the log.
 _KEY_VALUE = on_use(
-    rb"(?<![\w./-])(?=([A-Za-z][\w./-]{0,47}))\1[\"']?[ \t]?[=:][ \t]?"
-    rb"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w:]|\.\d)")
+    rb"(?<![\w./?&-])(?=([A-Za-z][\w./-]{0,47}))\1[\"']?[ \t]?[=:][ \t]?[\"']?"
+    rb"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+    rb"(?![\w:]|\.\d|%[ \t]?(?:\||\xe2[\x94-\x96]))")
 
 #: Keys that name the run rather than measure it: they differ between any two runs (process
 #: ids, ports, ranks, clocks) and are never kept.
@@ -163,6 +167,10 @@ def scan(lines: Iterable[bytes], user: Sequence[tuple[str, re.Pattern[bytes]]] =
     >>> scan([b"step=1 loss=4.96 lr=0.001", b"step=2 loss: 4.12 pid=31337",
     ...       b'{"accuracy": 0.91, "time": "12:30:05"}'])
     {'step': 2.0, 'loss': 4.12, 'lr': 0.001, 'accuracy': 0.91}
+    >>> scan([b"{'loss': '4.854', 'grad_norm': '1.23', 'learning_rate': '5e-05'}",
+    ...       "Loading weights: 100%|██████████| 3/3 [00:00<00:00, 12.1it/s]".encode(),
+    ...       b'"GET /generate?ids=5,6&top_k=3 HTTP/1.1" 200 OK'])
+    {'loss': 4.854, 'grad_norm': 1.23, 'learning_rate': 5e-05}
     """
     watch = MetricWatch(user)
     for line in lines:

@@ -7,7 +7,7 @@ bounds its tracebacks after redaction. Nothing here runs programs or writes file
 
 from __future__ import annotations
 
-from runsnap.launch.lines import without_timestamp
+from runsnap.base.timestamps import without_timestamp
 from runsnap.launch.metrics import merge
 from runsnap.launch.streams import DEFAULT_TAIL_LINES, MAX_WARNINGS, StreamWatch
 from runsnap.launch.tracebacks import MAX_EARLIER

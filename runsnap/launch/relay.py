@@ -22,6 +22,7 @@ import fcntl
 import os
 import select
 import sys
+import termios
 import threading
 import time
 
@@ -271,6 +272,7 @@ def wide_pipe(fd: int) -> None:
     """Let the pipe hold :data:`_PIPE` bytes (Linux ``F_SETPIPE_SZ``; where that is refused,
     as over an unprivileged user's pipe quota, the default 64 KiB stays)."""
     try:
+        # not on every platform (Windows has none); a few microseconds
         import fcntl
 
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE)
@@ -298,7 +300,6 @@ def _copy_terminal(real: int, pty_fd: int) -> None:
     off here, the bytes the child writes reach the real terminal unchanged, which processes
     them once, as it would without runsnap (and the recorded tail holds what was written).
     """
-    import termios
 
     try:
         attrs = termios.tcgetattr(real)
@@ -311,7 +312,6 @@ def _copy_terminal(real: int, pty_fd: int) -> None:
 
 def copy_size(real: int, pty_fd: int) -> None:
     """Copy the window size of terminal ``real`` onto ``pty_fd``."""
-    import termios
 
     try:
         size = fcntl.ioctl(real, termios.TIOCGWINSZ, b"\0" * 8)

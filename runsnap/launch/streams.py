@@ -13,8 +13,10 @@ import collections
 import threading
 import time
 
+from runsnap.base.timestamps import without_timestamp
 from runsnap.launch.lines import (
     ANSI_ESCAPES,
+    CXX_REPORT,
     ERROR_PATTERN,
     ERROR_WORDS,
     MAX_LINE_BYTES,
@@ -25,7 +27,6 @@ from runsnap.launch.lines import (
     clean_line,
     cut_line,
     is_error_line,
-    without_timestamp,
 )
 from runsnap.launch.metrics import MetricWatch
 from runsnap.launch.tracebacks import TracebackWatch
@@ -310,7 +311,13 @@ class StreamWatch:
                 continue
             if self._traceback_seen and raw[:1] in (b" ", b"\t"):
                 continue  # the frames of a traceback: wait for its exception line
-            if ERROR_PATTERN.search(raw):
+            cxx = CXX_REPORT.match(raw)
+            if cxx is not None and cxx.group(1) is not None:
+                # the C++ exception's message, without libstdc++'s "what():"
+                self.first_error = clean_line(raw[cxx.start(1):])[:MAX_LINE_BYTES]
+                self.first_error_at = self._arrived
+                return
+            if cxx is None and ERROR_PATTERN.search(raw):
                 self.first_error = clean_line(raw)[:MAX_LINE_BYTES]
                 self.first_error_at = self._arrived
                 return

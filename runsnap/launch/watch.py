@@ -114,6 +114,7 @@ def _descendants_by_scan(pid: int) -> list[int]:
 def _psutil_sampler(pid: int):  # type: ignore[no-untyped-def]
     """Where there is no ``/proc``: psutil's view of the tree (None: no psutil)."""
     try:
+        # deferred: psutil, ~76 ms measured under load; only _psutil_sampler() needs it
         import psutil
     except ImportError:  # pragma: no cover - psutil is a dependency
         return None

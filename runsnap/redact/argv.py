@@ -77,6 +77,7 @@ class ArgvRedactor(TextRedactor):
     def _arg_text(self, arg: str, where: str, depth: int) -> str:
         """One argument as text; one that holds a command line is redacted as a command line."""
         if depth < 3 and any(ch.isspace() for ch in arg) and not arg.startswith(PREFIX):
+            # deferred: shlex, a few imports; only _arg_text() needs it
             import shlex
 
             try:

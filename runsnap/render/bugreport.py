@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from runsnap.base.terminal import clean, wrap
 from runsnap.base.terminal import fit as cut
+from runsnap.render.diff import render as render_diff
 from runsnap.views.bugreport import Block, Part, ReportDoc, para
 
 __all__ = ["FORMATS", "GITHUB_LIMIT", "MIN_CHARS", "render", "fit"]
@@ -77,8 +78,6 @@ def _md_blocks(blocks: Sequence[Block]) -> list[str]:
             out += [f"<details><summary>{md_escape(b.title)}</summary>", "",
                     *_md_blocks(b.blocks), "</details>", ""]
         elif b.kind == "diff":
-            from runsnap.render.diff import render as render_diff
-
             out += [render_diff(b.diff, "markdown").rstrip("\n"), ""]
     return out
 
@@ -105,8 +104,6 @@ def _text_blocks(blocks: Sequence[Block], indent: str = "") -> list[str]:
         elif b.kind == "details":
             out += [indent + clean(b.title) + ":", *_text_blocks(b.blocks, indent + "  ")]
         elif b.kind == "diff":
-            from runsnap.render.diff import render as render_diff
-
             out += [render_diff(b.diff, "text").rstrip("\n"), ""]
     return out
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.terminal import clean, fit, neutralise_data, neutralise_json, wrap
+from runsnap.base.timestamps import without_timestamp
 from runsnap.diffing.many_result import NReport
 from runsnap.diffing.result import (
     UNCHANGED,
@@ -22,7 +23,7 @@ from runsnap.diffing.result import (
     short,
     shown,
 )
-from runsnap.launch.lines import without_timestamp
+from runsnap.errors import UsageError
 from runsnap.render.diff_markdown import render_markdown
 from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
 from runsnap.render.many import render_text as render_many
@@ -382,8 +383,6 @@ def render(report: AnyReport, format: str = "text", *, color: bool = False,
     try:
         renderer = RENDERERS[format]
     except KeyError:
-        from runsnap.errors import UsageError
-
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})") from None
 
     if format == "json":

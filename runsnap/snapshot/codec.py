@@ -24,6 +24,7 @@ floats; NaN is NaN).
 
 from __future__ import annotations
 
+import binascii
 import os
 from collections.abc import Mapping
 
@@ -45,18 +46,21 @@ _MARKERS = frozenset({_NULL, _BYTES, _UTF8SP, _BIGINT})
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
-def _b64encode(raw: bytes) -> str:
-    # base64 is imported only for the rare values that need it (undecodable bytes), not by
-    # every capture (tests/test_capture_imports.py holds that).
+def _base64() -> Any:
+    """:mod:`base64`, imported only for the rare values that need it (undecodable bytes), not by
+    every capture (tests/test_capture_imports.py holds that)."""
+    # deferred: base64, a few imports; only _base64() needs it
     import base64
 
-    return base64.b64encode(raw).decode("ascii")
+    return base64
+
+
+def _b64encode(raw: bytes) -> str:
+    return _base64().b64encode(raw).decode("ascii")
 
 
 def _b64decode(text: str) -> bytes:
-    import base64
-
-    return base64.b64decode(text, validate=True)
+    return _base64().b64decode(text, validate=True)
 
 
 def _has_surrogate(s: str) -> bool:
@@ -85,8 +89,6 @@ def _encode_key(k: str) -> str:
 
 def _decode_key(k: str) -> str:
     if k.startswith(_KEY_B64):
-        import binascii
-
         try:
             return _b64decode(k[len(_KEY_B64) :]).decode("utf-8", "surrogatepass")
         except (ValueError, binascii.Error, UnicodeDecodeError):
@@ -135,7 +137,6 @@ _DECIMAL = on_use(r"-?[0-9]{1,4000}")
 
 
 def _decode_marker(k: str, v: Any) -> Any:
-    import binascii
 
     try:
         if k == _NULL:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 
 from runsnap.base.paths import path_str
+from runsnap.base.tomlparse import toml_parser
 from runsnap.errors import SnapshotError
 from runsnap.snapshot import validate
 from runsnap.snapshot.codec import decode
@@ -15,18 +15,9 @@ from runsnap.snapshot.model import END_MARKER, SCHEMA_VERSION, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 __all__ = ["load", "loads", "read_checked", "toml_parser"]
-
-
-def toml_parser() -> Any:
-    """The TOML parser: :mod:`tomllib`, or :mod:`tomli` before Python 3.11."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
 
 
 def loads(text: str, path: str | os.PathLike[str] | None = None) -> Snapshot:

@@ -167,11 +167,13 @@ class OutcomeSection(TypedDict, total=False):
     """Complete tracebacks printed before the last one (a worker's, then its launcher's)."""
 
 
-class RepoChange(TypedDict, total=False):
-    """A file the work tree changed (``git status``)."""
-
-    path: str | None
-    status: str | None
+#: A file the work tree changed (``git status``); ``from``: its path before a rename or copy
+#: (a keyword of Python, hence this form).
+RepoChange = TypedDict("RepoChange", {
+    "path": str | None,
+    "status": str | None,
+    "from": str | None,
+}, total=False)
 
 
 class UntrackedFile(TypedDict, total=False):
@@ -180,6 +182,21 @@ class UntrackedFile(TypedDict, total=False):
     path: str | None
     sha256: str | None
     size: int | None
+    link: str | None
+    """A symbolic link's target (never followed)."""
+    kind: str | None
+    """Neither a file nor a link (a FIFO, a device): never opened."""
+    error: str | None
+    """Why it could not be read."""
+
+
+class Submodule(TypedDict, total=False):
+    """A submodule of the repository (``git submodule status``)."""
+
+    path: str | None
+    commit: str | None
+    state: str | None
+    """``in sync``, ``not initialized``, ``checked out at another commit``, ``merge conflicts``."""
 
 
 class GitRepo(TypedDict, total=False):
@@ -202,12 +219,15 @@ class GitRepo(TypedDict, total=False):
     diff_bytes: int | None
     diff_sha256: str | None
     diff_truncated: bool | None
+    diff_stat: str | None
+    """``git diff --stat`` when the diff is over the cap (the diff keeps its first 64 KiB)."""
     untracked_count: int | None
     roles: list[str]
     errors: Errors
     remotes: dict[str, str | None]
     changed: list[RepoChange]
     untracked: list[UntrackedFile]
+    submodules: list[Submodule]
 
 
 class ModelConfig(TypedDict, total=False):

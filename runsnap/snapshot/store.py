@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.jsonform import json_form
+from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import load as load_path
@@ -35,8 +36,6 @@ __all__ = [
     "resolve",
 ]
 
-#: Where snapshots go when no ``-o``/``--dir`` is given (also ``RUNSNAP_DIR``).
-DEFAULT_DIR = ".runsnap"
 
 _REF = re.compile(r"^@(?:[1-9][0-9]*|[A-Za-z0-9._-]+)$")
 

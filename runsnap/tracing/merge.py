@@ -15,6 +15,7 @@ import re
 
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
+from runsnap.tracing.scans import filter_literals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -299,8 +300,10 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
     its line, the :data:`SCAN_LINES` above it and the :data:`SCAN_BELOW` below it (a copy
     filtered as soon as it is taken), from the source, after the run. A scan
     filters names there (``k.startswith(PREFIX)``, ``name.endswith("_proxy")``,
-    ``name[-6:] == '_proxy'``: urllib's proxies) or names a prefix of the ``"WANDB_"``
-    shape. Python's own library counts: urllib scans for ``*_proxy``."""
+    ``name[-6:] == '_proxy'``: urllib's proxies), and then keeps only the literals of its
+    filter (:func:`~runsnap.tracing.scans.filter_literals`: SGLang keeps ``SGL_`` and writes
+    ``"SGLANG_"`` for other reasons), or names a prefix of the ``"WANDB_"`` shape. Python's
+    own library counts: urllib scans for ``*_proxy``."""
     for entry in stack[:4]:
         text = str(entry)
         path, sep, rest = text.rpartition(":")
@@ -316,6 +319,13 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
         lines = list(_lines(file))
         n = int(line)
         window = "".join(lines[max(0, n - SCAN_LINES): n + SCAN_BELOW])
+        # a filter's own literals decide what it keeps, nearest the read first (the loop's
+        # body, or a comprehension on the read's line); other literals are not names it read
+        kept = filter_literals("".join(lines[max(0, n - 2): n + SCAN_BELOW])) \
+            or filter_literals(window)
+        if kept is not None:
+            return {"scan": True, **({"prefixes": kept[0][:8]} if kept[0] else {}),
+                    **({"suffixes": kept[1][:8]} if kept[1] else {})}
         named = re.findall(_PREFIX, window)
         if not named and not re.search(_FILTER, window):
             return {"scan": False}

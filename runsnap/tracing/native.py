@@ -54,7 +54,7 @@ _EARLY: dict[str, Any] = {}
 def prebuild(env: Mapping[str, str] | None = None) -> None:
     """Begin :func:`interposer` for ``env`` (this process's by default) in a thread; the
     next :func:`interposer` call for the same environment takes its answer."""
-    import threading
+    import threading  # deferred: only a traced launch builds the interposer in a thread
 
     env = dict(os.environ if env is None else env)
 

@@ -9,6 +9,9 @@ must give up after ``--track-timeout``.
 from __future__ import annotations
 
 import json
+import socket
+import urllib.error
+import urllib.request
 
 from runsnap.errors import TrackerError
 from runsnap.track.base import clean_url
@@ -30,9 +33,6 @@ def request(method: str, url: str, *, data: bytes | None = None, timeout: float,
     """The body of the answer to ``method url``; :class:`TrackerError` (one line, without
     credentials) when there is no answer within ``timeout`` seconds, no connection, or an HTTP
     error status."""
-    import socket
-    import urllib.error
-    import urllib.request
 
     req = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
     if content_type:

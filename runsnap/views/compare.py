@@ -15,10 +15,11 @@ from runsnap.diffing.bulkload import load_many
 from runsnap.diffing.many import Progress
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import Snapshot, load
+from runsnap.views.jobs import compare_jobs, job_pairs
 from runsnap.views.names import load as load_named
 from runsnap.views.names import resolve
 
-__all__ = ["SnapshotLike", "compare_loaded", "diff", "files", "load_all"]
+__all__ = ["SnapshotLike", "compare_jobs_in", "compare_loaded", "diff", "files", "load_all"]
 
 SnapshotLike = Union[Snapshot, str, "os.PathLike[str]"]
 
@@ -78,6 +79,32 @@ def compare_loaded(
     return report.replace(unreadable=tuple(unreadable), notes=(note, *report.notes))
 
 
+def compare_jobs_in(
+    names: Sequence[str | os.PathLike[str]],
+    rules: RankContext,
+    folder: str | os.PathLike[str] | None = None,
+    show_all: bool = False,
+    git_log: bool = True,
+    static: bool = False,
+    progress: Progress | None = None,
+) -> Report | None:
+    """``diff JOB_A/ JOB_B/``: two folders, each the ranks of one job, compared rank against
+    rank (:mod:`runsnap.views.jobs`); None when ``names`` are not two such folders (then the
+    N-way diff of every file, as before)."""
+    if len(names) != 2:
+        return None
+    folders = [resolve(n, folder) if isinstance(n, str) else n for n in names]
+    if not all(os.path.isdir(f) for f in folders):
+        return None
+    jobs = [expand([f]) for f in folders]
+    if len(jobs[0]) + len(jobs[1]) <= 2:
+        return None
+    pairs = job_pairs(*(load_many(j, progress=progress) for j in jobs))
+    if pairs is None:
+        return None
+    return compare_jobs(*pairs, rules=rules, show_all=show_all, git_log=git_log, static=static)
+
+
 def diff(
     *snapshots: SnapshotLike,
     rules: RankContext | None = None,
@@ -89,7 +116,8 @@ def diff(
 ) -> Report | NReport:
     """Compare snapshots (objects, files, or folders of files): one -> with the current context
     (captured now for its command, interpreter, repositories and models), two ->
-    :func:`compare`, more -> :func:`compare_many` (files among them that cannot be read are
+    :func:`compare`, two folders of one job each -> rank against rank
+    (:func:`compare_jobs_in`), more -> :func:`compare_many` (files among them that cannot be read are
     left out and named in the report, as long as two remain). ``progress(done, total)`` is
     called while many files load."""
     if not snapshots:
@@ -99,5 +127,9 @@ def diff(
     if any(isinstance(s, Snapshot) for s in snapshots):
         snaps = [s if isinstance(s, Snapshot) else load_named(s) for s in snapshots]
     else:
+        jobs = compare_jobs_in(snapshots, rules, None, show_all, git_log,  # type: ignore[arg-type]
+                               static, progress)
+        if jobs is not None:
+            return jobs
         snaps, bad = load_all(files(snapshots), progress)  # type: ignore[arg-type]
     return compare_loaded(snaps, rules, show_all, git_log, static, bad)

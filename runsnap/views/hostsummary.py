@@ -217,6 +217,8 @@ def _torch_config(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
     prints them; compiler flags in brief), then the switches of ``TorchConfig.cmake``."""
     torch = (pk.get("builds") or {}).get("torch") or {}
     config = torch.get("config") or {}
+    # deferred: runsnap.capturing.collectors.torchconfig, ~185 ms measured under load; only _torch_config()
+    # needs it
     from runsnap.capturing.collectors.torchconfig import switch
 
     shown = [(k, v) for k, v in sorted(config.items()) if isinstance(v, str) and v]

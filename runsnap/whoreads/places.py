@@ -7,6 +7,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import struct
 
 from runsnap.base.files import open_regular
 from runsnap.base.records import FrozenRecord
@@ -71,7 +72,6 @@ def _rodata(m: Any) -> list[tuple[int, int]]:
     """The ``(start, end)`` of an ELF file's read-only data sections (``.rodata*``), where
     string constants such as a variable's name live; the whole file when it is not a 64-bit
     little-endian ELF file or its headers cannot be read."""
-    import struct
 
     whole = [(0, len(m))]
     try:

@@ -34,7 +34,9 @@ import os
 import sys
 import time
 
+from runsnap.base import cache, programs
 from runsnap.base.argv import is_python_name
+from runsnap.base.cache import cache_dir
 from runsnap.base.pythons import check_python
 from runsnap.errors import UsageError
 from runsnap.whoreads.index import CACHED_NAMES, Index
@@ -59,7 +61,6 @@ def distributions(python: str | None = None, cwd: str | None = None,
     as /tmp changes all the time. Run here rather than through a capture context, whose import
     would be most of a repeated search's cost.
     """
-    from runsnap.base import cache, programs
 
     cwd = cwd or os.getcwd()
     env = dict(os.environ if env is None else env)
@@ -113,7 +114,6 @@ def who_reads(
 
     ``dists``: the distributions to search (default: :func:`distributions` of ``python``).
     """
-    from runsnap.base.cache import cache_dir
 
     wanted = [names] if isinstance(names, str) else list(dict.fromkeys(names))
     folder = cache_dir() if cache else None

@@ -204,3 +204,26 @@ def test_a_warning_kept_once_per_time_stamp_by_an_older_capture_is_named_once(ca
     b = b.replace(sections={**b.sections, "outcome": {**OUT_BAD, "warnings": []}})
     warn = next(d for d in compare(a, b).counted if d.key == "warnings")
     assert warn.evidence == ("A only: WARNING sched: queue is full",)
+
+
+def test_a_config_edit_inside_a_git_tree_is_one_difference_with_both_views(cap, repo):
+    # the model directory is part of the working tree: the edit is a config field and an
+    # uncommitted file at once, listed once, the field first and the file's diff under it
+    import shutil
+
+    from tests.conftest import asset
+    from tests.diffing.conftest import git
+
+    model = repo / "model"
+    shutil.copytree(asset("models", "kimi-k2.5-target"), model)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "model")
+    a = cap(argv=[*SERVE, str(model)], cwd=repo)
+    edit_config(model, lambda cfg: cfg["text_config"].update(max_position_embeddings=131072))
+    b = cap(argv=[*SERVE, str(model)], cwd=repo)
+    report = compare(a, b)
+    top = [d for d in report.counted if d.section in ("models", "git")]
+    assert [(d.section, d.key) for d in top] == [
+        ("models", "--model-path: text_config.max_position_embeddings")]
+    assert sorted(r.key.rpartition(": ")[2] for r in top[0].related if r.section == "git") == [
+        "model/config.json", "work.dirty"]

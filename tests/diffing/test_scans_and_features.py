@@ -234,3 +234,42 @@ def test_a_copy_filtered_just_after_it_is_taken_is_a_scan(launched: Capture, tmp
     assert (top.key, report.confidence) == ("BLOBCFG_RETRIES", "confident"), report.verdict()
     assert "scan of the BLOBCFG_* variables" in top.reason or "BLOBCFG_" in top.reason
     assert ranked["NCCL_ALGO"].evidence_kind == "unread", ranked["NCCL_ALGO"].reason
+
+
+def test_a_scan_reads_only_the_names_its_filter_keeps(launched: Capture, tmp_path: Path) -> None:
+    """SGLang's ``_handle_deprecated_envs`` shape (python/sglang/srt/environ.py): iterate
+    ``os.environ``, keep ``key.startswith("SGL_")``, and write each kept value under the
+    ``"SGLANG_"`` name. The filter's literal is what the scan reads: ``SGL_CHUNK`` is read
+    there; ``SGLANG_LOG_GC``, which only the rename's other literal would match, is not."""
+    write_script(tmp_path / "site", "engenv/__init__.py", '''
+        import os
+        import warnings
+
+        _DEPRECATED = {"SGL_OLD_FLAG": "gone"}
+
+        def handle_deprecated_envs():
+            for key, value in list(os.environ.items()):
+                if key.startswith("SGL_") and key not in _DEPRECATED:
+                    new_key = key.replace("SGL_", "SGLANG_", 1)
+                    warnings.warn(f"{key} is deprecated, please use {new_key}")
+                    os.environ[new_key] = value
+
+        def chunk():
+            handle_deprecated_envs()
+            return int(os.environ.get("SGLANG_CHUNK", "8"))
+        ''')
+    app = write_script(tmp_path, "serve.py", """
+        import engenv
+        print("chunk=", engenv.chunk())
+        """)
+    argv = [sys.executable, str(app)]
+    env = {"PYTHONPATH": str(tmp_path / "site")}
+    a = launched(env={**env, "SGL_CHUNK": "16"}, argv=argv)
+    b = launched(env={**env, "SGL_CHUNK": "sixteen", "SGLANG_LOG_GC": "1"}, argv=argv)
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert report.candidates[0].key == "SGL_CHUNK", report.verdict()
+    assert "SGL_*" in ranked["SGL_CHUNK"].reason or "sixteen" in ranked["SGL_CHUNK"].reason
+    gc = ranked.get("SGLANG_LOG_GC") or {d.key: d for d in report.hidden}["SGLANG_LOG_GC"]
+    assert gc.evidence_kind == "unread", gc.reason

@@ -93,3 +93,34 @@ def test_a_warning_logged_again_later_is_the_same_warning() -> None:
     assert watch.warnings == ["[2026-11-29 17:02:00,004] WARNING sched: queue is full",
                               "[2026-11-29 17:03:00 TP0] WARNING draft context is shorter"]
     assert watch.warnings_count == 61
+
+
+#: transformers 5.25's load report of a checkpoint without ``lm_head.weight``, as it printed it
+#: to a terminal (utils/loading_report.py; recorded from a real GPT-2 load in this session)
+LOAD_REPORT = (b"Loading weights: 100%|\xe2\x96\x88\xe2\x96\x88| 16/16 [00:00<00:00]\n"
+               b"[transformers] \x1b[1mGPT2LMHeadModel LOAD REPORT\x1b[0m from: /tmp/ckpt\n"
+               b"Key            | Status  | \n---------------+---------+-\n"
+               b"lm_head.weight | \x1b[31mMISSING\x1b[0m | \n\nNotes:\n"
+               b"- \x1b[31mMISSING:\x1b[0m\tthose params were newly initialized because missing "
+               b"from the checkpoint.\n")
+
+
+def test_a_librarys_load_report_is_a_warning() -> None:
+    watch = StreamWatch("stderr")
+    watch.feed(LOAD_REPORT)
+    assert watch.warnings == ["[transformers] GPT2LMHeadModel LOAD REPORT from: /tmp/ckpt",
+                              "lm_head.weight | MISSING | "]
+    assert watch.first_error is None
+
+
+def test_a_cxx_exceptions_first_error_is_its_what_line() -> None:
+    # libstdc++'s report of an uncaught c10::Error, as torch prints it
+    watch = StreamWatch("stderr")
+    watch.feed(b"terminate called after throwing an instance of 'c10::Error'\n"
+               b"  what():  Unrecognized key 'expandable_segment' in CUDA allocator config.\n"
+               b"Exception raised from parseArgs at /pytorch/c10/cuda/CUDAAllocatorConfig.cpp:"
+               b"115 (most recent call first):\n"
+               b"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f in "
+               b"/x/libc10.so)\n")
+    assert watch.first_error == ("Unrecognized key 'expandable_segment' in CUDA allocator "
+                                 "config.")

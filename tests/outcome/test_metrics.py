@@ -74,7 +74,7 @@ def test_both_exit_0_and_the_loss_differs(tmp_path: Path) -> None:
                and not d["hidden"]}
     assert report["differ"] is True
     assert outcome["metric loss"]["a"] == 3.5429 and outcome["metric loss"]["b"] == 5.4235
-    assert "noise threshold 1%" in outcome["metric loss"]["evidence"][0]
+    assert "beyond noise threshold (1%)" in outcome["metric loss"]["reason"]
     # throughput moved by far less than its noise threshold: not a difference
     assert "metric tokens_per_s" not in outcome
     text = run_runsnap("diff", str(tmp_path / "a.toml"), str(tmp_path / "b.toml"),
@@ -85,7 +85,80 @@ def test_both_exit_0_and_the_loss_differs(tmp_path: Path) -> None:
 
 def test_within_noise_no_metric_differs(tmp_path: Path) -> None:
     report = _diff(_capture(tmp_path, "a", "0.1"), _capture(tmp_path, "b", "0.1001"))
-    assert not [d for d in report["differences"] if d["key"].startswith("metric ")]
+    assert not [d for d in report["differences"] if d["key"].startswith("metric ")
+                and not d["hidden"]]
+
+
+def test_a_tolerance_per_metric_counts_a_move_below_the_default(tmp_path: Path) -> None:
+    """lr 0.1 against 0.1001: the loss moves by 0.02%, noise by default (1%); with a
+    tolerance of 0 (bit-exact CPU runs), given on the command line or in pyproject.toml, it is
+    a difference, and the other metrics keep their default."""
+    a, b = _capture(tmp_path, "a", "0.1"), _capture(tmp_path, "b", "0.1001")
+    res = run_runsnap("diff", "--format", "json", "--metric-tolerance", "loss=0", str(a), str(b),
+                      cwd=tmp_path, env=_env(tmp_path))
+    shown = {d["key"]: d for d in json.loads(res.stdout)["differences"] if not d["hidden"]}
+    assert res.returncode == 1 and "metric loss" in shown, res.stdout
+    assert "beyond your tolerance for loss (0%)" in shown["metric loss"]["reason"]
+    assert "metric accuracy" not in shown  # moved too, within the default 1%
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.runsnap.diff]\nmetric-tolerance = { "*" = 0.5, loss = 0 }\n')
+    shown = {d["key"] for d in _diff(a, b)["differences"] if not d["hidden"]}
+    assert "metric loss" in shown and "metric accuracy" not in shown
+    res = run_runsnap("diff", "--metric-tolerance", "1e-9", str(a), str(b), cwd=tmp_path,
+                      env=_env(tmp_path))  # the command line's "*" before the file's
+    assert "metric accuracy" in res.stdout
+
+
+def test_a_malformed_tolerance_is_one_line_and_status_2(tmp_path: Path) -> None:
+    a = _capture(tmp_path, "a", "0.1")
+    res = run_runsnap("diff", "--metric-tolerance", "loss=tight", str(a), str(a),
+                      cwd=tmp_path, env=_env(tmp_path))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("runsnap: --metric-tolerance loss=tight: expected [NAME=]TOL")
+
+
+#: A training script's output as the tools users run print it: tqdm's bars (the percent is
+#: no metric; the postfix's loss is), HF Trainer 5's log dicts (values as strings), a JSON
+#: line, and an HTTP server's access log (a query string's numbers are no metric).
+PRINTS = """
+import http.server, json, sys, threading, urllib.request
+from tqdm import tqdm
+
+for _ in tqdm(range(3), desc="Loading weights", file=sys.stderr):
+    pass
+bar = tqdm(range(4), desc="train", file=sys.stderr)
+for step in bar:
+    bar.set_postfix(loss=0.5 - step / 10)
+print({'loss': '4.854', 'grad_norm': '12.31', 'learning_rate': '4.5e-05', 'epoch': '0.25'})
+print(json.dumps({"step": 40, "eval_loss": 3.25, "eval_runtime": "1.5"}), flush=True)
+
+class Serve(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Serve)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+urllib.request.urlopen(f"http://127.0.0.1:{server.server_port}/generate?ids=5,6&top_k=3").read()
+"""
+
+
+def test_log_dicts_and_json_lines_are_metrics_progress_bars_and_urls_are_not(
+        tmp_path: Path) -> None:
+    prog = tmp_path / "prints.py"
+    prog.write_text(PRINTS)
+    out = tmp_path / "p.toml"
+    res = run_runsnap("capture", "-o", str(out), "--", sys.executable, str(prog), cwd=tmp_path,
+                      env=_env(tmp_path))
+    assert res.returncode == 0, res.stderr
+    snap = load(out)
+    assert "GET /generate?ids=5,6" in json.dumps(snap["outcome"]["stderr"]["tail"])
+    metrics = snap["outcome"]["metrics"]
+    assert {k: metrics.get(k) for k in ("loss", "grad_norm", "learning_rate", "epoch",
+                                        "eval_loss", "eval_runtime")} == {
+        "loss": 4.854, "grad_norm": 12.31, "learning_rate": 4.5e-05, "epoch": 0.25,
+        "eval_loss": 3.25, "eval_runtime": 1.5}
+    assert not {"weights", "train", "ids", "top_k"} & set(metrics), metrics
 
 
 def test_memory_stays_bounded_whatever_the_run_prints() -> None:

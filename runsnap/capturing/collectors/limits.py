@@ -23,6 +23,7 @@ LIMITS = {"nofile": "RLIMIT_NOFILE", "memlock": "RLIMIT_MEMLOCK", "stack": "RLIM
 def read_limits() -> dict[str, Any]:
     """``{"limits": {name: {"soft", "hard"}}, "errors": [...]}`` for this process."""
     try:
+        # not on every platform (Windows has none); a few microseconds
         import resource
     except ImportError:  # pragma: no cover - not a Unix
         return {"limits": {}, "errors": ["resource limits: not available on this platform"]}

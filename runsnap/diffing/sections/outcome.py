@@ -6,9 +6,12 @@ explains like a failure (key ``metric NAME``, ``last line``, ``wall time``, ``pe
 :func:`behaviour_differs` lists them for the evidence rules). Thresholds (docs/ranking.md):
 
 - a metric (``[outcome] metrics``, :mod:`runsnap.launch.metrics`) printed by both runs differs
-  beyond noise when the values differ by more than :data:`METRIC_NOISE` of the larger one (1%),
-  or :data:`TIMING_NOISE` (50%) for a metric of speed or time (throughput, ``*_per_second``,
-  ``*time*``, latency, ...), which varies between any two runs on a shared machine;
+  beyond noise when the values differ by more than its tolerance, relative to the larger one:
+  the user's (``--metric-tolerance NAME=TOL``, ``[tool.runsnap.diff] metric-tolerance``; 0 for
+  bit-exact runs), else :data:`METRIC_NOISE` (1%), or :data:`TIMING_NOISE` (50%) for a metric
+  of speed or time (throughput, ``*_per_second``, ``*time*``, latency, ...), which varies
+  between any two runs on a shared machine (:func:`tolerance`; a metric within it is a hidden
+  difference, noise);
 - the last line each run printed on stdout (stderr when stdout printed nothing), its numbers
   masked (the metrics compare those), differs in words;
 - wall time differs by a factor of :data:`WALL_FACTOR` (2) and at least 5 seconds;
@@ -17,13 +20,14 @@ explains like a failure (key ``metric NAME``, ``last line``, ``wall time``, ``pe
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runsnap.base.timestamps import without_timestamp
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
-from runsnap.launch.lines import without_timestamp
 from runsnap.launch.metrics import relative_change
 
 __all__ = ["METRIC_NOISE", "TIMING_NOISE", "WALL_FACTOR", "behaviour", "behaviour_differs",
@@ -63,10 +67,11 @@ def _num(x: object) -> float | None:
 
 
 def behaviour(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
-    """What two runs that ended alike did differently beyond noise (module docstring).
+    """What two runs that ended alike did differently beyond noise (module docstring); every
+    metric that moved at all, which :func:`score` hides within its tolerance.
 
     >>> out = behaviour({"exit_status": 0, "metrics": {"loss": 4.96, "tok_per_s": 100.0}},
-    ...                 {"exit_status": 0, "metrics": {"loss": 6.25, "tok_per_s": 120.0}})
+    ...                 {"exit_status": 0, "metrics": {"loss": 6.25, "tok_per_s": 100.0}})
     >>> [(d.key, d.a, d.b) for d in out]
     [('metric loss', 4.96, 6.25)]
     """
@@ -79,13 +84,11 @@ def behaviour(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
             va, vb = _num(x), _num(mb.get(name))
             if va is None or vb is None:
                 continue
-            noise = TIMING_NOISE if _TIMING.search(name) else METRIC_NOISE
-            change = relative_change(va, vb)
-            if change > noise:
+            if va != vb:  # within its tolerance, :func:`score` hides it as noise
                 out.append(Difference(
                     "outcome", f"metric {name}", "changed", va, vb,
                     evidence=(f"{name} printed by both runs: {va:g} vs {vb:g}, a change of "
-                              f"{change:.0%} (noise threshold {noise:.0%})",),
+                              f"{_percent(relative_change(va, vb))}",),
                     path=("outcome", "metrics", name)))
     la, lb = _last_line(a), _last_line(b)
     if la is not None and lb is not None and la != lb \
@@ -144,9 +147,45 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     return out
 
 
+def _percent(x: float) -> str:
+    """A relative change for people: whole percents, else two significant digits.
+
+    >>> _percent(0.25), _percent(0.0004), _percent(0.0)
+    ('25%', '0.04%', '0%')
+    """
+    return f"{x:.0%}" if x >= 0.01 or x == 0 else f"{x * 100:.2g}%"
+
+
+def tolerance(name: str, rules: RankContext) -> tuple[float, str]:
+    """How far metric ``name`` may move between two runs and still be noise, and where that
+    comes from: the user's (``--metric-tolerance``, ``[tool.runsnap.diff] metric-tolerance``;
+    the first glob that matches), else :data:`TIMING_NOISE` for speed and time, else
+    :data:`METRIC_NOISE`.
+
+    >>> tolerance("loss", RankContext(metric_tolerance=(("loss", 0.0),)))
+    (0.0, 'your tolerance for loss')
+    >>> tolerance("tok_per_s", RankContext()), tolerance("loss", RankContext())
+    ((0.5, 'noise threshold'), (0.01, 'noise threshold'))
+    """
+    for glob, value in rules.metric_tolerance:
+        if fnmatch.fnmatchcase(name, glob):
+            return value, "your tolerance" + ("" if glob == "*" else f" for {glob}")
+    return (TIMING_NOISE if _TIMING.search(name) else METRIC_NOISE), "noise threshold"
+
+
 def score(d: Difference, rules: RankContext) -> Verdict:
     """What happened (50): an effect, not a cause, so causes rank above it (the renderers show
-    it in a block of its own); timings are noise, they differ on every run."""
+    it in a block of its own); timings are noise, they differ on every run, and so is a metric
+    that moved within its :func:`tolerance`."""
     if d.key in ("duration_s", "started_at", "ended_at"):
         return 2, "noise: timings differ on every run", True
+    va, vb = _num(d.a), _num(d.b)
+    if d.key.startswith("metric ") and va is not None and vb is not None:
+        limit, whose = tolerance(d.key[len("metric "):], rules)
+        change = relative_change(va, vb)
+        if change <= limit:
+            return 2, (f"noise: a change of {_percent(change)}, within {whose} "
+                       f"({_percent(limit)})"), True
+        return 50, (f"what happened differs: a change of {_percent(change)}, beyond {whose} "
+                    f"({_percent(limit)}) (an effect; the causes rank above)"), False
     return 50, "what happened differs (an effect; the causes rank above)", False

@@ -1,0 +1,58 @@
+"""Uncommitted edits ranked by whether the runs ran them.
+
+An edited ``.py`` file is code only when a run imports it: ``[runtime.modules]`` records the
+file each module came from, in every traced process. An edit to a module a run imported (or to
+the script the command ran) is ``read`` evidence, as a variable the program read is; an edit
+to a module neither traced run imported is ``unread``, as a variable no process read: it
+ranks below every difference the runs show used. A failing traceback through the edited file
+(:mod:`runsnap.diffing.failingpath`) and an error naming it come first, in
+:func:`runsnap.diffing.evidence.gather`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runsnap.diffing.result import Difference
+from runsnap.diffing.runfacts import RunFacts
+
+__all__ = ["edit_evidence"]
+
+
+def _root(snap: Any, repo: str) -> str:
+    repos = ((snap.get("git") or {}).get("repos") or {}) if snap is not None else {}
+    got = repos.get(repo)
+    return str(got.get("path") or "") if isinstance(got, Mapping) else ""
+
+
+def _script(snap: Any, full: str) -> bool:
+    """Whether the command ran ``full`` itself (``python train.py``)."""
+    command = snap.get("command") or {}
+    cwd = str(command.get("cwd") or "")
+    return any(os.path.normpath(os.path.join(cwd, str(arg))) == full
+               for arg in command.get("argv") or () if str(arg).endswith(".py"))
+
+
+def edit_evidence(d: Difference, runs: Sequence[RunFacts], a: Any, b: Any
+                  ) -> tuple[str, str] | None:
+    """(kind, sentence) for an uncommitted edit to a ``.py`` file ``d`` (key ``REPO: PATH``):
+    ``read`` when a run imported it or ran it as its script, ``unread`` when both runs were
+    traced and neither did; None when the runs cannot say."""
+    repo, _, path = d.key.partition(": ")
+    root = _root(a, repo) or _root(b, repo)
+    if not path.endswith(".py") or not root:
+        return None
+    full = os.path.normpath(os.path.join(root, path))
+    for f, snap in zip(runs, (a, b), strict=False):
+        for mod, table in f.modules.items():
+            file = str(table.get("file") or "") if isinstance(table, Mapping) else ""
+            if file and os.path.normpath(file) == full:
+                return "read", f"{f.label} imported {mod} from the edited file {path}"
+        if snap is not None and _script(snap, full):
+            return "read", f"{f.label} ran the edited file {path} as its script"
+    if runs and all(f.traced and f.modules for f in runs):
+        return "unread", (f"neither run imported {path} ([runtime.modules] of both traced "
+                          "runs): the edit did not run")
+    return None

@@ -1,0 +1,220 @@
+"""What the failing run's own words name: a difference's key (a variable, an option, a config
+field, a package) or a distinctive token of its value, in the error, a warning one run printed
+alone, or the run's last lines; and the engines' own messages (``knowledge/engine-messages.tsv``)
+that a setting governs. :mod:`runsnap.diffing.evidence` turns what is found here into ``named``
+evidence.
+
+Only what the run printed names: the error (the traceback's exception line, the first error
+line), a warning printed by one run only, and, for values and the engines' messages, the
+failing run's last lines that the other run did not print. A source line of the traceback
+(``mp.spawn(worker, args=(a.bucket_mb,))``) shows what the code passed along, not what failed:
+it names nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runsnap.diffing.result import Difference
+from runsnap.diffing.runfacts import RunFacts, tokens
+from runsnap.knowledge.engines import governing
+from runsnap.knowledge.env import noise_reason
+from runsnap.knowledge.models import bookkeeping
+from runsnap.knowledge.packages import normalize_name
+
+__all__ = ["called_where_raised", "engine_named", "excerpt", "named", "names_for", "texts",
+           "value_tokens"]
+
+#: Values too common to single out a setting, whatever the message around them.
+_PLAIN = frozenset({"true", "false", "none", "yes", "no", "on", "off", "auto", "default",
+                    "null", "all", "any"})
+
+
+def names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
+    """The words that would name ``d``'s key in an error message; generic single words
+    (``--model``, ``dtype``) only in their literal option form; a config's bookkeeping fields
+    (``transformers_version``, ``_name_or_path``) never."""
+    if d.section == "env":
+        # a single character or a shell's own name (``_``) is no word a message names
+        if len(d.key.strip("_")) < 2 or noise_reason(d.key):
+            return ()
+        return (d.key,) if "_" in d.key or len(d.key) >= 8 else ()
+    if d.section == "command" and d.key.startswith("--"):
+        bare = d.key[2:].replace("-", "_").lower()
+        return (d.key, bare) if "_" in bare else (d.key,)
+    if d.section == "models" and ": " in d.key:
+        path = d.key.partition(": ")[2]
+        field = re.split(r"[.\[\]]+", path.strip("]"))[-1]
+        if field and not bookkeeping(path) and not field.startswith(("weights ", "file ")) and (
+                "_" in field or len(field) >= 8):
+            return (field,)
+        return ()
+    if d.section == "packages" and "." not in d.key and d.key not in (
+            "interpreter", "python_version", "implementation"):
+        names = {d.key.replace("-", "_").lower()}
+        for f in facts:
+            got = f.dists_imported().get(normalize_name(d.key))
+            if got:
+                names.add(got[0])
+        return tuple(n for n in names if len(n) >= 5 or "_" in n)
+    return ()
+
+
+def _quoted_or_word(text: str, raw: str) -> bool:
+    """Whether ``text`` appears in ``raw`` as a whole word; a short or purely alphabetic word
+    (WARN, Ring, INFO: words a message uses for its own reasons) only when quoted."""
+    if len(text) < 3 or (text.isalpha() and len(text) < 5):
+        return re.search(r"""(['"`])""" + re.escape(text) + r"\1", raw) is not None
+    return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
+
+
+def value_tokens(value: Any, other: Any) -> list[str]:
+    """The distinctive parts of ``value`` that ``other`` lacks: the whole value, then its
+    entries (split at ``,`` ``;`` ``:`` ``=`` and spaces); never 0, 1, true and their kin.
+
+    >>> value_tokens("expandable_segment:True", "expandable_segments:True")
+    ['expandable_segment:True', 'expandable_segment']
+    >>> value_tokens("eth9", None), value_tokens(True, False), value_tokens("1", "0")
+    (['eth9'], [], [])
+    """
+    if isinstance(value, bool) or value is None:
+        return []
+    text = str(value)
+    theirs = set(re.split(r"[,;:=\s]+", str(other))) if other is not None else set()
+    out = []
+    for part in (text, *re.split(r"[,;:=\s]+", text)):
+        if len(part) < 2 or part.lower() in _PLAIN or part in out or part in theirs:
+            continue
+        if part.lstrip("-").replace(".", "").isdigit() and len(part) < 3:
+            continue
+        out.append(part)
+    return out
+
+
+def texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
+    """What can name a key: ``(where, text, rank, run)``, the failing runs' errors and the
+    warnings one run printed alone (rank 0)."""
+    out: list[tuple[str, str, int, RunFacts]] = [
+        (f"the error of failing run {f.label}", e, 0, f) for f in runs
+        if f.failed and not f.shared_failure for e in f.errors]
+    if len(runs) == 2:
+        a, b = runs
+        out += [(f"a warning printed by {a.label} only", w, 0, a) for w in a.warnings
+                if w not in b.warnings]
+        out += [(f"a warning printed by {b.label} only", w, 0, b) for w in b.warnings
+                if w not in a.warnings]
+    return out
+
+
+def _last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
+    """The failing runs' last lines that the other run did not print."""
+    out = []
+    for f in runs:
+        if not f.failed or f.shared_failure:
+            continue
+        others = {line for g in runs if g is not f for line in g.tail}
+        out += [(f"the last lines of failing run {f.label}", line, 0, f) for line in f.tail
+                if line not in others]
+    return out
+
+
+def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] | None:
+    """(sentence, rank, reached) when the runs' words name ``d``'s key, or a distinctive part
+    of the failing side's value: rank 0 for the key, and for a variable's value when the
+    failing run read that variable by name (a bulk copy handed to a child is no read); rank 2
+    otherwise. ``reached``: the failing error itself quotes the value of a variable the failing
+    run read, so the value reached the code that raised."""
+    names = names_for(d, runs)
+    said = texts(runs)
+    for where, text, rank, _run in said:
+        toks = tokens(text)
+        for n in names:
+            if n in toks:
+                return f"{where} names {n}: \"{excerpt(text, n)}\"", rank, False
+    if d.section not in ("command", "models", "env") or d.change == "reordered" or (
+            d.section == "env" and noise_reason(d.key)) or (
+            d.section == "models" and bookkeeping(d.key.partition(": ")[2])):
+        return None
+    best: tuple[str, int, bool] | None = None
+    for where, text, _rank, f in (*said, *_last_words(runs)):
+        if not f.failed or f.shared_failure:
+            continue
+        mine, theirs = (d.b, d.a) if f.label == "B" else (d.a, d.b)
+        for token in value_tokens(mine, theirs):
+            if not _quoted_or_word(token, text):
+                continue
+            read = d.section == "env" and f.reads(d.key) is not None
+            rank = 0 if read else 2
+            how = f", which {f.label} read" if read else ""
+            found = (f"{where} names {f.label}'s value {token}{how}: "
+                     f"\"{excerpt(text, token)}\"", rank,
+                     read and text in f.errors)
+            if best is None or rank < best[1]:
+                best = found
+            break
+    return best
+
+
+def engine_named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
+    """(sentence, 1) when a failing run printed an engine's own message that ``d`` (a variable
+    or an option) governs (``knowledge/engine-messages.tsv``), or None."""
+    if d.section not in ("env", "command") or d.change == "reordered":
+        return None
+    for f in runs:
+        if not f.failed or f.shared_failure:
+            continue
+        lines = (*f.errors, *(t for _w, t, _r, g in (*texts(runs), *_last_words(runs))
+                              if g is f))
+        kind = str((f.traceback or {}).get("type") or "")
+        value = d.b if f.label == "B" else d.a
+        for row in governing(tuple(lines), kind):
+            if not row.governs(d.key, value):
+                continue
+            if row.message.startswith("type:"):
+                said = f"{f.label} failed with {kind}, a warning raised as an error"
+            else:
+                line = next(t for t in lines if row.pattern.search(t))
+                said = (f"failing run {f.label} printed {row.engine}'s own message "
+                        f"\"{excerpt(line, row.message.split('%')[0].split('{')[0])}\"")
+            return f"{said} ({row.source}), which {d.key} governs", 1
+    return None
+
+
+def called_where_raised(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
+    """(sentence, 1) when the source line of the frame that raised calls into package ``d``
+    (``tinyjson.dumps(x, indent=2)`` raising ``TypeError``): the package's interface is where
+    it failed. Only for packages: a line that passes an option's or a variable's value along
+    shows where the value went, not that it was wrong."""
+    if d.section != "packages":
+        return None
+    names = names_for(d, runs)
+    for f in (v for r in runs for v in r.views()):
+        frames = [x for x in (f.traceback or {}).get("frames") or () if isinstance(x, Mapping)]
+        code = str(frames[-1].get("code") or "") if frames else ""
+        for n in names:
+            if code and n in tokens(code):
+                where = (f"{str(frames[-1].get('file', '?')).rsplit('/', 1)[-1]}:"
+                         f"{frames[-1].get('line', '?')}")
+                return (f"the line that raised in failing run {f.label} calls {n}: "
+                        f"\"{excerpt(code, n)}\" ({where})", 1)
+    return None
+
+
+def excerpt(text: str, word: str, width: int = 40) -> str:
+    """The part of ``text`` around ``word`` (or its ``snake_case`` form), for a reason line.
+
+    >>> excerpt("x " * 60 + "set the env var FOO_BAR=1", "FOO_BAR", 12)
+    '…the env var FOO_BAR=1'
+    """
+    text = " ".join(text.split())
+    at = text.find(word)
+    if at < 0:
+        at = text.lower().replace("-", "_").find(word.lstrip("-").replace("-", "_").lower())
+    if at < 0 or len(text) <= 2 * width + len(word):
+        return text if len(text) <= 2 * width else text[: 2 * width - 1] + "…"
+    start, end = max(0, at - width), min(len(text), at + len(word) + width)
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+

@@ -1,0 +1,87 @@
+"""Which names a scan of the environment keeps: the literals of its filter, from the source.
+
+Code that iterates ``os.environ`` and keeps some names writes what it keeps as a literal in a
+filter: ``key.startswith("SGL_")`` (SGLang's ``_handle_deprecated_envs``, python/sglang/srt/
+environ.py), ``name[-6:] == '_proxy'`` (urllib's ``getproxies_environment``),
+``k.startswith(("A_", "B_"))``, ``re.match(r"^FSSPEC_", k)``. Those literals, and only those,
+are what the scan reads: a name the filter rejects was not read, even when the code near it
+writes another prefix for its own reasons (SGLang writes ``"SGLANG_"`` as the new name of each
+``SGL_`` variable it keeps). :func:`filter_literals` finds them; code without such a filter
+leaves the decision to the caller (a prefix written nearby, or a copy of every name).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["filter_literals"]
+
+# A string literal without escapes: "SGL_", 'SGL_', r"^SGL_" (its text: one of two groups).
+_LIT = r"""[rRbBuU]{0,2}(?:"([^"\\\n]*)"|'([^'\\\n]*)')"""
+# k.startswith(LIT) / k.startswith((LIT, LIT)) and the same for endswith.
+_AFFIX_CALL = re.compile(r"""\.(startswith|endswith)\(\s*(\([^()\n]*\)|""" + _LIT + r")")
+# k[:4] == LIT (a prefix), k[-6:] == LIT (a suffix).
+_SLICE = re.compile(r"""\[\s*(-\d+\s*:|:\s*\d+)\s*\]\s*==\s*""" + _LIT)
+# re.match(r"^SGL_", k), re.compile(r"^SGL_.*"), re.search(r"_PROXY$", k, ...).
+_REGEX = re.compile(r"""\bre\.(match|fullmatch|search|compile)\(\s*""" + _LIT)
+_NAME_PART = re.compile(r"[A-Za-z0-9_]+")
+_PREFIX_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_?")
+_SUFFIX_SHAPE = re.compile(r"_[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*")
+
+
+def _literals(group: str) -> list[str]:
+    return [m.group(1) or m.group(2) or "" for m in re.finditer(_LIT, group)]
+
+
+def _from_regex(kind: str, pattern: str) -> tuple[str, str] | None:
+    """A regular expression's fixed prefix (``^SGL_``, or any start for ``match``) or fixed
+    suffix (``_PROXY$``) as (``prefix`` | ``suffix``, literal).
+
+    >>> _from_regex("match", "SGL_(.*)"), _from_regex("search", "_proxy$")
+    (('prefix', 'SGL_'), ('suffix', '_proxy'))
+    >>> _from_regex("search", "GL_") is None
+    True
+    """
+    if pattern.startswith("^") or kind in ("match", "fullmatch"):
+        head = _NAME_PART.match(pattern.lstrip("^"))
+        return ("prefix", head.group(0)) if head else None
+    tail = re.search(r"([A-Za-z0-9_]+)\$$", pattern)
+    return ("suffix", tail.group(1)) if tail else None
+
+
+def filter_literals(window: str) -> tuple[list[str], list[str]] | None:
+    """The (prefixes, suffixes) the filters in ``window`` keep, or None when it holds no
+    filter with a literal.
+
+    >>> code = '''for key, value in list(os.environ.items()):
+    ...     if key.startswith("SGL_") and key not in _DEPRECATED_ENVS:
+    ...         new_key = key.replace("SGL_", "SGLANG_", 1)'''
+    >>> filter_literals(code)
+    (['SGL_'], [])
+    >>> filter_literals("if value and name[-6:] == '_proxy':")
+    ([], ['_proxy'])
+    >>> filter_literals('k.startswith(("MYLIB_", "ML_")) or re.match(r"^XLIB_.*", k)')
+    (['ML_', 'MYLIB_', 'XLIB_'], [])
+    >>> filter_literals('out = {k: v for k, v in os.environ.items()}') is None
+    True
+    """
+    prefixes: set[str] = set()
+    suffixes: set[str] = set()
+    for m in _AFFIX_CALL.finditer(window):
+        found = _literals(m.group(2))
+        (prefixes if m.group(1) == "startswith" else suffixes).update(found)
+    for m in _SLICE.finditer(window):
+        (suffixes if m.group(1).lstrip().startswith("-") else prefixes).add(
+            m.group(2) or m.group(3) or "")
+    for m in _REGEX.finditer(window):
+        got = _from_regex(m.group(1), m.group(2) or m.group(3) or "")
+        if got:
+            (prefixes if got[0] == "prefix" else suffixes).add(got[1])
+    # the shape of a variable's name: a prefix ``SGL_`` (or ``CUDA``), a suffix ``_proxy``;
+    # not ``"/"``, ``"#"`` or ``"http"``, which filter paths and lines, not names
+    prefixes = {p for p in prefixes if _PREFIX_SHAPE.fullmatch(p) and (
+        p.endswith("_") or p.isupper())}
+    suffixes = {s for s in suffixes if _SUFFIX_SHAPE.fullmatch(s)}
+    if not (prefixes or suffixes):
+        return None
+    return sorted(prefixes), sorted(suffixes)

@@ -1,0 +1,80 @@
+"""Reads in their place (runsnap/diffing/ambient.py): what nearly every process of a stack
+reads at start-up (OpenBLAS's and OpenMP's threads, where commands are found) ranks below
+the program's own choices. Each pair is two real traced launches of a numpy program, in two
+shells that differ as real ones do."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from runsnap.diffing import compare
+from tests.diffing.conftest import Capture, write_script
+
+TRAIN = """
+    import argparse, math
+    import numpy as np
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--learning_rate", type=float, default=0.1)
+    lr = parser.parse_args().learning_rate
+    w = np.ones(4)
+    for step in range(20):
+        w = w - lr * 2 * w
+    loss = float(np.sum(w * w))
+    print(f"loss={loss:.6g}")
+    if not math.isfinite(loss) or loss > 1e3:
+        raise SystemExit("training diverged")
+    """
+
+
+def test_threads_read_at_start_up_rank_below_the_programs_option(launched: Capture,
+                                                                  tmp_path: Path) -> None:
+    """OpenBLAS reads OMP_NUM_THREADS when numpy loads it, in every process; the option the
+    program was given is what it decided with. The option ranks first, the threads are
+    incidental, and the shell's other PATH (the same python resolved) is too."""
+    pytest.importorskip("numpy")
+    app = write_script(tmp_path, "train.py", TRAIN)
+    extra = tmp_path / "bin"
+    extra.mkdir()
+    path = os.environ.get("PATH", os.defpath)
+    a = launched(env={"OMP_NUM_THREADS": "4", "OPENBLAS_NUM_THREADS": "4", "PATH": path},
+                 argv=[sys.executable, str(app), "--learning_rate", "0.1"])
+    b = launched(env={"OMP_NUM_THREADS": "8", "OPENBLAS_NUM_THREADS": "8",
+                      "PATH": f"{extra}:{path}"},
+                 argv=[sys.executable, str(app), "--learning_rate", "2.0"])
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert report.candidates[0].key == "--learning_rate", report.verdict()
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PATH"):
+        d = ranked.get(name)
+        if d is None:
+            continue  # not read at all in this build: unread, below everything
+        assert d.evidence_kind == "incidental", (name, d.reason)
+        assert d.score < ranked["--learning_rate"].score
+    assert "the same executables" in ranked["PATH"].reason
+
+
+def test_a_read_in_the_programs_own_function_is_the_programs(launched: Capture,
+                                                             tmp_path: Path) -> None:
+    """The program sizes its own pool from OMP_NUM_THREADS and fails on it: its read, on the
+    failing path, is no start-up read."""
+    app = write_script(tmp_path, "pool.py", """
+        import os
+
+        def pool():
+            return int(os.environ["OMP_NUM_THREADS"])
+
+        print("workers=", pool())
+        """)
+    argv = [sys.executable, str(app)]
+    a = launched(env={"OMP_NUM_THREADS": "4"}, argv=argv)
+    b = launched(env={"OMP_NUM_THREADS": "4,2"}, argv=argv)
+    report = compare(a, b)
+    top = report.candidates[0]
+    assert (top.key, top.evidence_kind, report.confidence) == (
+        "OMP_NUM_THREADS", "failing-path", "confident"), report.verdict()

@@ -1,0 +1,46 @@
+"""The verdict's confidence is judged against every candidate: a difference more (noise of
+another shell, a launcher's port) never makes it surer (runsnap/diffing/confidence.py)."""
+
+from __future__ import annotations
+
+import itertools
+
+from runsnap.diffing.confidence import judge
+from runsnap.diffing.rank import ranking_key
+from runsnap.diffing.result import Difference
+
+#: One difference per kind and strength of evidence, as ranking scores them.
+KINDS = [("failing-path", 99), ("failing-path", 97), ("named", 96), ("named", 95),
+         ("named", 94), ("read", 93), ("read", 91), ("static", 90), ("name", 88),
+         ("name", 70), ("incidental", 60), ("unread", 30)]
+
+
+def _diff(i: int, kind: str, score: int) -> Difference:
+    return Difference("env", f"VAR_{i}", "changed", "a", "b", score=score, evidence_kind=kind)
+
+
+def test_a_difference_more_never_makes_the_verdict_surer() -> None:
+    """Every pair and triple of evidence kinds, with every kind added below the top one:
+    confident after the addition only if confident before."""
+    for size in (1, 2, 3):
+        for combo in itertools.combinations_with_replacement(KINDS, size):
+            base = sorted((_diff(i, k, s) for i, (k, s) in enumerate(combo)), key=ranking_key)
+            before = judge(base, "different").confidence
+            for kind, score in KINDS:
+                more = sorted([*base, _diff(9, kind, score)], key=ranking_key)
+                if more[0] is not base[0]:
+                    continue  # a new top candidate: another verdict, not a noisier one
+                after = judge(more, "different")
+                assert not (after.confidence == "confident" and before != "confident"), (
+                    combo, kind, score)
+
+
+def test_a_name_below_a_read_keeps_the_named_cause_undecided() -> None:
+    """Named by a traceback's source line (95), a read (93) next, an option the runs say
+    nothing about (88) last: the option is not told apart, so the verdict is undecided between
+    the two, whatever stands between them."""
+    named, read, option = _diff(0, "named", 95), _diff(1, "read", 93), _diff(2, "name", 88)
+    got = judge([named, read, option], "different")
+    assert got.confidence == "undecided"
+    assert [d.key for d in got.candidates] == ["VAR_0", "VAR_2"]
+    assert judge([named, read], "different").confidence == "confident"

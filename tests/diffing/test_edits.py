@@ -1,0 +1,38 @@
+"""Uncommitted edits ranked by whether the runs ran them (runsnap/diffing/edits.py): the
+module a run imported over the one neither imported, from ``[runtime.modules]`` of two real
+traced launches in a real git repository."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from runsnap.capturing import run
+from runsnap.diffing import compare
+from tests.diffing.conftest import git
+
+
+def test_an_edit_to_an_imported_module_ranks_above_one_never_imported(
+        repo: Path, tmp_path: Path, base_env: dict[str, str]) -> None:
+    (repo / "limits.py").write_text("LIMIT = 3\n")
+    (repo / "plotting.py").write_text("COLOUR = 'blue'\n")
+    (repo / "app.py").write_text(
+        "import sys\nimport limits\n"
+        "if limits.LIMIT < 1:\n    sys.exit('the limit is too small')\nprint('ok')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "modules")
+    argv = [sys.executable, str(repo / "app.py")]
+    (repo / "plotting.py").write_text("COLOUR = 'red'\n")
+    a = run(argv, env=base_env, cwd=repo, output=tmp_path / "a.toml").snapshot
+    (repo / "limits.py").write_text("LIMIT = 0\n")
+    (repo / "plotting.py").write_text("COLOUR = 'green'\n")
+    b = run(argv, env=base_env, cwd=repo, output=tmp_path / "b.toml").snapshot
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    ranked = {d.key.rpartition(": ")[2]: d for d in report.counted if d.section == "git"}
+    assert "limits.py" in ranked, [(d.key, d.reason) for d in report.differences]
+    used, unused = ranked["limits.py"], ranked["plotting.py"]
+    assert used.evidence_kind == "read" and "imported limits" in used.reason, used.reason
+    assert unused.evidence_kind == "unread" and "did not run" in unused.reason, unused.reason
+    assert report.candidates[0] is used or report.candidates[0].key == used.key
+    assert unused not in report.candidates

@@ -1,0 +1,68 @@
+"""``runsnap diff JOB_A/ JOB_B/``: one job against another, rank against rank
+(runsnap/views/jobs.py). Each rank is a real traced launch with the variables torchrun gives
+it; the launchers themselves run in tests/launchers/test_jobs.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from runsnap.capturing import run
+from tests.conftest import run_runsnap
+from tests.diffing.conftest import write_script
+from tests.diffing.test_made import _job
+
+WORKER = """
+    import os
+    shards = int(os.environ.get("APP_SHARDS", "4"))
+    prefetch = int(os.environ.get("APP_PREFETCH", "1"))
+    print(f"rank={os.environ['RANK']} port={os.environ['MASTER_PORT']} shards={shards}")
+    """
+
+
+def _launch_job(folder: Path, job: str, port: str, ranks: int, app: Path,
+                base: dict[str, str], odd: dict[int, dict[str, str]] | None = None) -> None:
+    for rank in range(ranks):
+        env = {**base, **_job(job, port, ("k3j_l1ab", f"{job[:4]}x_1z"), rank=rank),
+               "WORLD_SIZE": str(ranks), **(odd or {}).get(rank, {})}
+        run([sys.executable, str(app)], env=env, cwd=folder.parent,
+            output=folder / f"{rank}.toml")
+
+
+def test_two_jobs_pair_their_ranks_and_fold_like_two_runs(tmp_path: Path,
+                                                          base_env: dict[str, str]) -> None:
+    """In job B, rank 0 fails on one setting and rank 1 on another; rank 2 ran in B only.
+    The report is rank 0's two-way diff: its cause first, the launcher's ports and ids hidden;
+    rank 1's own cause and the rank of one job are named in notes."""
+    app = write_script(tmp_path, "worker.py", WORKER)
+    _launch_job(tmp_path / "job-a", "4f1c2a9e", "45123", 2, app, base_env)
+    _launch_job(tmp_path / "job-b", "77e0d1c4", "51877", 3, app, base_env,
+                {1: {"APP_SHARDS": "four"}, 0: {"APP_PREFETCH": "two"}})
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "COLUMNS": "80"}
+    res = run_runsnap("diff", "--format", "json", "job-a", "job-b", cwd=tmp_path, env=env)
+    assert res.returncode == 1, res.stderr
+    report = json.loads(res.stdout)
+    shown = [d for d in report["differences"] if not d["hidden"]]
+    assert shown[0]["key"] == "APP_PREFETCH" and report["confidence"] == "confident", shown[:3]
+    assert "MASTER_PORT" not in {d["key"] for d in shown}
+    assert report["a"]["rank"] == report["b"]["rank"] == 0
+    notes = report["notes"]
+    assert notes[0] == "job against job, 2 ranks paired by id; shown: rank 0 (outcome differs in 2)"
+    assert "rank 2 ran in B's job 77e0d1c4 only" in notes
+    assert "env APP_SHARDS differs in rank 1 only" in notes
+    text = run_runsnap("diff", "job-a", "job-b", cwd=tmp_path, env=env).stdout
+    assert len(text.splitlines()) <= 40 and max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_folders_without_rank_ids_are_compared_n_way(tmp_path: Path,
+                                                     base_env: dict[str, str]) -> None:
+    """Snapshots of no launcher carry no rank to pair by: every file, N-way, as before."""
+    for folder, value in (("a", "1"), ("b", "2")):
+        for n in range(2):
+            run([sys.executable, "-c", "pass"], env={**base_env, "APP_X": value},
+                cwd=tmp_path, output=tmp_path / folder / f"{n}.toml")
+    res = run_runsnap("diff", "--format", "json", "a", "b", cwd=tmp_path, env=dict(os.environ))
+    report = json.loads(res.stdout)
+    assert res.returncode == 1 and len(report["snapshots"]) == 4, sorted(report)
