@@ -66,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         plain = plain_diff(args[1:], os.environ)
         if plain is not None:
             sys.exit(guarded(_finished, run_diff, plain))
-    if args[:1] == ["why"]:  # `runsnap why [BAD]`: a confident verdict costs what diff does
+    if args[:1] == ["why"]:
+        # `runsnap why [BAD]` without click: a confident verdict costs what diff does
         from runsnap.cli.explain import plain_why, run_why
 
         bad = plain_why(args[1:])

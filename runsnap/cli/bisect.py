@@ -13,6 +13,7 @@ from runsnap.base.terminal import width
 from runsnap.cli.asking import progress, recorded, review
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.options import dir_option, echo, format_option, yes_option
+from runsnap.cli.progress import wiring
 from runsnap.commands import Result
 from runsnap.render import render
 
@@ -94,7 +95,6 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     snaps = [load(good, out_dir), load(bad, out_dir)]
     if not dry_run:
         review(snaps, [recorded(s) for s in snaps], yes)
-    from runsnap.cli.progress import wiring
 
     lines, on_trial, status = wiring(quiet, progress)
     options = Options(criteria=criteria, max_trials=max_trials, jobs=jobs, recheck=recheck,

@@ -5,25 +5,27 @@ command (:mod:`runsnap.cli.why`) both run :func:`run_why`. A confident verdict t
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
+from runsnap.base.terminal import fit, neutralise, say, width, wrap
+from runsnap.cli.progress import wiring
 from runsnap.errors import UsageError
+from runsnap.experiments import review
+from runsnap.experiments.explaining import why as explain
+from runsnap.render.why import render
 
 __all__ = ["plain_why", "run_why"]
 
 
 def _say(line: str) -> None:
-    from runsnap.base.terminal import fit, neutralise, say, width
-
     say(fit(f"runsnap: {neutralise(line)}", width(sys.stderr)) + "\n")
 
 
 def _asker(yes: bool) -> Any:
     """Before the first launch: refuse what cannot or must not run; show what will run and
     ask (a terminal), or refuse without ``--yes`` (no terminal)."""
-    from runsnap.experiments import review
-
     def ask(snapshots: Any) -> None:
         for snap in snapshots:
             review.check_launchable(snap)
@@ -35,8 +37,6 @@ def _asker(yes: bool) -> Any:
         for reason in reasons:
             _say(reason)
         _say("this will run (GOOD's launch, with BAD's differences applied in turn):")
-        from runsnap.base.terminal import say, width, wrap
-
         for snap in snapshots[:1]:
             cmd = snap.get("command") or {}
             env = (snap.get("env") or {}).get("vars") or {}
@@ -47,7 +47,7 @@ def _asker(yes: bool) -> Any:
                     say(part + "\n")
         if not interactive:
             raise UsageError("not run: review the launch above, then give --yes to run it")
-        import click
+        import click  # only to ask at a terminal: the fast path never imports click
 
         if not click.confirm("Run it?", default=False, err=True):
             raise UsageError("not run")
@@ -72,12 +72,6 @@ def run_why(bad: str | None, out_dir: str, *, fmt: str = "text", against: str | 
             timeout: float | None = None, max_trials: int | None = None,
             allow_missing_secrets: bool = False, quiet: bool = False, yes: bool = False) -> int:
     """Explain BAD, print the verdict on stdout, and return the exit status."""
-    import signal
-
-    from runsnap.base.terminal import width
-    from runsnap.experiments.explaining import why as explain
-    from runsnap.render.why import render
-
     def stop(_sig: int, _frame: Any) -> None:
         raise KeyboardInterrupt
 
@@ -87,15 +81,14 @@ def run_why(bad: str | None, out_dir: str, *, fmt: str = "text", against: str | 
     def options() -> Any:
         """Made only when something is launched: the launching half is not imported for a
         verdict the evidence settles."""
-        from runsnap.cli.progress import wiring
-        from runsnap.experiments.bisecting import Options
-        from runsnap.experiments.trials import Criteria
+        from runsnap.experiments import bisecting, trials  # the launching half: only to launch
 
         progress, on_trial, line = wiring(quiet, _say)
         status.append(line)
-        return Options(criteria=Criteria(test=test, timeout=timeout, metric=metric),
-                       max_trials=max_trials, allow_missing_secrets=allow_missing_secrets,
-                       progress=progress, on_trial=on_trial)
+        return bisecting.Options(
+            criteria=trials.Criteria(test=test, timeout=timeout, metric=metric),
+            max_trials=max_trials, allow_missing_secrets=allow_missing_secrets,
+            progress=progress, on_trial=on_trial)
 
     try:
         result = explain(bad, against=against, folder=out_dir, prove=prove, options=options,

@@ -11,6 +11,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.terminal import fit, width
+
 if TYPE_CHECKING:
     from runsnap.experiments.progress import TrialProgress
 
@@ -62,8 +64,6 @@ class StatusLine:
         self.draw()
 
     def draw(self) -> None:
-        from runsnap.base.terminal import fit, width
-
         with self.lock:
             if self.last is None or self.done.is_set():
                 return

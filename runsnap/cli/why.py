@@ -55,7 +55,7 @@ def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
     bisect` over the candidates first. Exit status: 0 a cause, 1 none, 2 trouble, 130
     interrupted.
     """
-    from runsnap.cli.explain import run_why
+    from runsnap.cli.explain import run_why  # the journey, only once the options parse
 
     sys.exit(run_why(bad, out_dir, fmt=fmt, against=against, prove=prove, metric=metric,
                      test=test, timeout=timeout, max_trials=max_trials,

@@ -291,10 +291,6 @@ def first_ordered(changes: Sequence[Change], first: Sequence[Sequence[Any]]
 
 def new_folder(out_dir: str) -> str:
     """A new trials' folder ``OUT_DIR/bisect-<time>-<tag>/`` (``OUT_DIR`` git-ignored)."""
-    return _folder(out_dir)
-
-
-def _folder(out_dir: str) -> str:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir, exist_ok=True)
@@ -437,7 +433,7 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
     if not the_plan.changes:
         return BisectResult("none", "nothing to apply: every difference was skipped", (), (),
                             the_plan, (), None, 0.0)
-    folder = _folder(options.out_dir)
+    folder = new_folder(options.out_dir)
     search = _Search(good, bad, the_plan, base, options, judge, folder, secret)
     status, message, cause = "found", "", frozenset[int]()
     try:

@@ -15,10 +15,13 @@ with GOOD's and BAD's recorded ones:
 from __future__ import annotations
 
 import enum
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.diffing.rules import load_user_rules
+from runsnap.diffing.sections.outcome import behaviour, tolerance
 from runsnap.errors import UsageError
 from runsnap.launch.metrics import relative_change
 
@@ -80,8 +83,6 @@ class Measure:
 def _measure(good: Mapping[str, Any], bad: Mapping[str, Any], metric: str | None
              ) -> Measure | None:
     """The behaviour that tells GOOD from BAD (see the module's docstring), None if none."""
-    from runsnap.diffing.sections.outcome import behaviour
-
     if metric:
         va = Measure(metric, ("metrics", metric), 0, 0).value(good)
         vb = Measure(metric, ("metrics", metric), 0, 0).value(bad)
@@ -93,9 +94,13 @@ def _measure(good: Mapping[str, Any], bad: Mapping[str, Any], metric: str | None
             raise UsageError(f"--metric {metric}: GOOD and BAD printed the same value ({va:g})")
         return Measure(metric, ("metrics", metric), va, vb)
     found = behaviour(good, bad)
+    rules = load_user_rules(os.getcwd())
     for prefix, key in (("metric ", None), ("wall time", ("duration_s",)),
                         ("peak memory", ("peak_rss_bytes",))):
         for d in found:
+            if d.key.startswith("metric ") and relative_change(float(d.a), float(d.b)) <= \
+                    tolerance(d.key[len("metric "):], rules)[0]:
+                continue  # within the metric's tolerance (the diff's, or the project's): noise
             if d.key.startswith(prefix) and isinstance(d.a, (int, float)):
                 name = d.key[len("metric "):] if key is None else d.key
                 return Measure(name, key or ("metrics", name), float(d.a), float(d.b))

@@ -63,9 +63,10 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         from runsnap.render.diff import render as render_report
 
         return render_report(obj, format, color=color, width=width)
-    from runsnap.experiments.explaining import WhyResult
+    from runsnap.experiments.verdicts import WhyResult  # a record module: cheap
 
     if isinstance(obj, WhyResult):
+        # only the renderer chosen
         from runsnap.render import why
 
         return why.render(obj, format, width if format == "text" else 0)

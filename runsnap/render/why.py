@@ -15,7 +15,7 @@ from runsnap.diffing.result import short
 from runsnap.render.style import cell, md_text
 
 if TYPE_CHECKING:
-    from runsnap.experiments.explaining import WhyResult
+    from runsnap.experiments.verdicts import WhyResult
 
 __all__ = ["render"]
 
