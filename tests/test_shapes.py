@@ -130,9 +130,23 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
         child.wait()
     git_snap = _git_capture(where / "repo")
     rank = ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml"
+    # a pytest session (runsnap/pytestplugin): every outcome a test can have, one failing
+    (where / "test_shape.py").write_text(
+        "import pytest\n"
+        "def test_ok(): pass\n"
+        "def test_fails(): assert 1 == 2\n"
+        "@pytest.mark.skip(reason='r')\ndef test_skip(): pass\n"
+        "@pytest.mark.xfail(reason='x')\ndef test_xfail(): assert 0\n"
+        "@pytest.fixture\ndef broken(): raise RuntimeError('setup')\n"
+        "def test_error(broken): pass\n")
+    session = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                              "--runsnap=s.toml", "test_shape.py"], cwd=where,
+                             capture_output=True, text=True, timeout=300)
+    assert session.returncode == 1, session.stdout + session.stderr
     out = []
     for name, path in (("context", context.path_text), ("run", ran.path_text),
-                       ("pid", pid.path_text), ("git", git_snap), ("rank", rank)):
+                       ("pid", pid.path_text), ("git", git_snap), ("rank", rank),
+                       ("pytest", where / "s.toml")):
         with open(path, encoding="utf-8") as fh:
             out.append((name, loads(fh.read()).to_document()))
     return out

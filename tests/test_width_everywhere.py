@@ -79,6 +79,8 @@ def test_no_command_prints_a_line_longer_than_the_terminal(demo: Path) -> None:
         ["ls"], ["show", "@good"], ["show", "@good", "--section", "packages"],
         ["show", "@good", "--section", "env"], ["show", "@good", "--section", "git"],
         ["show", "@good", "--section", "system"], ["check", "@bad"],
+        ["pin", "@good"], ["ls"], ["diff", "@pinned", "@bad"],
+        ["check"], ["check", "--", *DEMO], ["unpin", "@good"],
         ["diff", "@good", "@bad"], ["diff", "@good", "@bad", "--all"],
         ["diff", "@good", "@bad", "--stat"], ["diff", "@good", "@bad", "--patch"],
         ["report", "@good", "@bad", "--format", "text"],

@@ -75,6 +75,9 @@ CAPTURE_OPTIONS = (
     Opt(("--track-timeout",), "track_timeout", kind="seconds",
         help="Seconds the launch waits for the tracker at most, then goes on without it "
              "(default: 5)."),
+    Opt(("--track-html",), "track_html", kind="flag", default=False,
+        help="Also keep runsnap/diff.html with the tracked run: this run against the newest "
+             "earlier run of the same command that ended well (a failed run gets it unasked)."),
     Opt(("--metric",), "metrics", multiple=True,
         help="Also record this number of the output as a metric: NAME=REGEX, the first group "
              "(or the whole match) of the last match (repeatable; adds to [tool.runsnap] "

@@ -18,6 +18,7 @@ from runsnap.cli.check import check
 from runsnap.cli.diff import DIFF_FORMATS, diff
 from runsnap.cli.gc import gc
 from runsnap.cli.ls import ls
+from runsnap.cli.pin import pin, unpin
 from runsnap.cli.replay import replay
 from runsnap.cli.report import report
 from runsnap.cli.scrub import scrub
@@ -51,4 +52,6 @@ cli.add_command(diff)
 cli.add_command(report)
 cli.add_command(replay)
 cli.add_command(bisect)
+cli.add_command(pin)
+cli.add_command(unpin)
 cli.add_command(why)

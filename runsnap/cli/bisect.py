@@ -12,6 +12,7 @@ import click
 from runsnap.base.terminal import width
 from runsnap.cli.asking import progress, recorded, review
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo, format_option, yes_option
 from runsnap.cli.progress import wiring
 from runsnap.commands import Result
@@ -21,8 +22,8 @@ __all__ = ["bisect"]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("good", type=click.Path())
-@click.argument("bad", type=click.Path())
+@click.argument("good", type=click.Path(), shell_complete=snapshot_names)
+@click.argument("bad", type=click.Path(), shell_complete=snapshot_names)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="S", help="A server: still running (or ready) after S seconds is good, "
                                 "an earlier exit is bad.")

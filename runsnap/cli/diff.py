@@ -9,17 +9,18 @@ import sys
 import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo, format_option, output_option
 
 __all__ = ["DIFF_FORMATS", "diff"]
 
 #: The ``--format`` names of ``diff``; a test checks they are exactly the renderers'
 #: (kept here so that ``runsnap --help`` does not import the diff engine).
-DIFF_FORMATS = ("text", "markdown", "json")
+DIFF_FORMATS = ("text", "markdown", "json", "html")
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, type=click.Path())
+@click.argument("snapshots", nargs=-1, type=click.Path(), shell_complete=snapshot_names)
 @format_option(*DIFF_FORMATS, envvar="RUNSNAP_FORMAT")
 @click.option("--all", "show_all", is_flag=True,
               help="Also list noise (PWD, SHLVL, SSH_*, timings...) and ignored differences.")

@@ -37,7 +37,8 @@ def gc(keep: int | None, older_than: str | None, bisect_only: bool, dry_run: boo
       runsnap gc --bisect             every bisect folder goes
       runsnap gc --keep 5 --dry-run   what would go, and the space it would free
 
-    Only snapshots (*.toml) and bisect-* folders are removed. Exit status 0, 2 on error.
+    Only snapshots (*.toml) and bisect-* folders are removed; a snapshot pinned with
+    `runsnap pin` never is. Exit status 0, 2 on error.
     """
     # only when this command runs, not for --help or the other commands (~43 ms measured under load)
     from runsnap.views.housekeeping import parse_age, plan, remove, size_text, usage

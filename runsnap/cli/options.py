@@ -21,7 +21,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: What each ``--format`` name is for, in the words of ``--help``.
 _FORMAT_WORDS = {"text": "text for terminals", "json": "json for programs",
-                 "markdown": "markdown for a GitHub issue"}
+                 "markdown": "markdown for a GitHub issue",
+                 "html": "html for a browser (one self-contained page)"}
 
 _KINDS: dict[str, Any] = {
     "str": None, "path": click.Path(), "file": click.Path(dir_okay=False),

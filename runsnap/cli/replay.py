@@ -11,13 +11,14 @@ import click
 from runsnap.base.paths import shown
 from runsnap.cli.asking import review, say_line
 from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, output_option, yes_option
 
 __all__ = ["replay"]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshot", type=click.Path())
+@click.argument("snapshot", type=click.Path(), shell_complete=snapshot_names)
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
 @click.option("--strict", is_flag=True,
               help="Refuse when something cannot be restored (commit, packages, model, host).")

@@ -7,6 +7,7 @@ import sys
 import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo
 from runsnap.commands import Result
 
@@ -14,7 +15,8 @@ __all__ = ["scrub"]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("snapshots", nargs=-1, required=True, type=click.Path(dir_okay=False),
+                shell_complete=snapshot_names)
 @click.option("--redact", "redact", multiple=True, metavar="NAME_OR_GLOB",
               help="Also treat values of this name as secrets (repeatable).")
 @dir_option

@@ -9,6 +9,7 @@ import click
 
 from runsnap.base.terminal import neutralise_json, width
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo, format_option
 from runsnap.commands import Result
 
@@ -16,13 +17,14 @@ __all__ = ["show"]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshot", required=False)
-@format_option("text", "json", "markdown")
+@click.argument("snapshot", required=False, shell_complete=snapshot_names)
+@format_option("text", "json", "markdown", "html")
 @click.option("--section", metavar="NAME",
               help="Show one section in full (packages: every distribution; env: every "
                    "variable; any other as TOML, as the snapshot holds it).")
 @click.option("--all", "full", is_flag=True,
-              help="Whole lines, even on a terminal (a pipe always gets them).")
+              help="Whole lines, even on a terminal (a pipe always gets them), and every "
+                   "variable the run read while unset (else counted on one line).")
 @dir_option
 @runsnap_command
 def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
@@ -42,6 +44,12 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
             data = snap.meta if section == "meta" else snap.sections.get(section)
             text = neutralise_json(
                 json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        elif fmt == "html":
+            # deferred: the page renderer, only --format html needs it
+            from runsnap.render.html_docs import render_show
+
+            text = render_show(f"runsnap snapshot {snap.id[:12]}: [{section}]", [(section, text)])
     else:
-        text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0)
+        text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0,
+                              every_read=full)
     sys.exit(finish(Result(text), echo))

@@ -54,10 +54,13 @@ class CaptureRequest(FrozenRecord):
     """``--track-experiment``."""
     track_timeout: float | None = None
     """``--track-timeout``."""
+    track_html: bool = False
+    """``--track-html``: also keep the diff page with the run (a failed run: always)."""
 
     #: The options of ``CAPTURE_OPTIONS`` that are the request's own; every other one is a
     #: field of :class:`CaptureOptions` of the same name, but ``--no-trace`` (``trace``).
-    OWN = ("command", "no_run", "pid", "track", "track_experiment", "track_timeout")
+    OWN = ("command", "no_run", "pid", "track", "track_experiment", "track_timeout",
+           "track_html")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CaptureRequest:
@@ -127,6 +130,10 @@ def run_capture(request: CaptureRequest) -> int:
         say(f"runsnap: {problem}\n")
     if session is not None:
         _log_to_tracker(session, record.snapshot, record.snapshot.path_text)
+        # deferred: the diff and the page renderer, only a tracked run needs them
+        from runsnap.commands.trackpage import keep_diff_page
+
+        _tell(keep_diff_page(session, record.snapshot, request.track_html))
     if record.result.timed_out:
         return TIMED_OUT
     return int(record.exit_status)

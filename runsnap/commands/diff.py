@@ -12,7 +12,7 @@ import sys
 
 from runsnap.base.options import DIR
 from runsnap.base.records import FrozenRecord
-from runsnap.base.terminal import clean, fit, width
+from runsnap.base.terminal import clean, width
 from runsnap.commands import Result
 from runsnap.diffing import NReport, Report
 from runsnap.diffing.rules import load_user_rules
@@ -129,10 +129,9 @@ def _render(report: Report | NReport, request: DiffRequest, color: bool) -> str:
 def _patches(snaps: Sequence[Snapshot], color: bool, cols: int) -> str:
     """``diff --patch``: the uncommitted edits of the two runs, after the report."""
 
-    body = render_patch(snaps[0], snaps[1], color)
+    body = render_patch(snaps[0], snaps[1], color, cols)  # code lines wrapped, never cut
     head = "\nUncommitted edits (the snapshots' stored git diff)\n"
-    return head + ("".join(fit(line, cols) + "\n" for line in body.splitlines())
-                   or "  no uncommitted edit differs\n")
+    return head + (body or "  no uncommitted edit differs\n")
 
 
 def progress_line(what: str) -> Callable[[int, int], None]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from runsnap.diffing.result import UNCHANGED, Difference, SnapInfo
 from runsnap.diffing.runfacts import RunFacts, failure_key
+from runsnap.diffing.sections.tests import changed_tests
 
 __all__ = ["AMBIENT", "fold", "is_consequence", "outcome_of", "per_rank", "unchanged"]
 
@@ -69,6 +70,10 @@ def outcome_of(a: Any, b: Any) -> tuple[str, str]:
     fa, fb = RunFacts.of(a, "A"), RunFacts.of(b, "B")
     if fa.failed != fb.failed or failure_key(fa) != failure_key(fb) or fa.status != fb.status:
         return "different", f"A {_ended(fa)}, B {_ended(fb)}"
+    tests = changed_tests(a.get("tests") or {}, b.get("tests") or {})
+    if tests:  # two pytest sessions that failed alike as a whole, but not test by test
+        return "different", (f"A {_ended(fa)}, B {_ended(fb)}, but {len(tests)} test"
+                             f"{'s' if len(tests) != 1 else ''} ended otherwise")
     if not fa.failed:
         return "same", f"both exited {fa.status}"
     return "same", f"both {_ended(fa)}, the same way"

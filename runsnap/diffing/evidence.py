@@ -46,7 +46,11 @@ from runsnap.checks.finding import CONSEQUENCES
 from runsnap.diffing.ambient import ambient_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.edits import edit_evidence
-from runsnap.diffing.failingpath import code_on_failing_path, on_failing_path
+from runsnap.diffing.failingpath import (
+    called_on_failing_path,
+    code_on_failing_path,
+    on_failing_path,
+)
 from runsnap.diffing.naming import (
     called_where_raised,
     engine_named,
@@ -59,7 +63,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.packages import normalize_name
-from runsnap.knowledge.readers import read_natively
+from runsnap.knowledge.readers import read_inside_libc, read_natively
 from runsnap.knowledge.torchbuild import messages
 
 __all__ = [
@@ -130,7 +134,7 @@ def _failing(found: tuple[str, int] | None) -> Evidence | None:
 def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None,
                   a: Any = None, b: Any = None) -> Evidence | None:
     name = d.key
-    found = _failing(on_failing_path(name, runs))
+    found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
     if found:
         also = _named(d, runs) if found.rank else None
         if also is not None:
@@ -196,7 +200,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                                 "neither read nor unread (a child it was handed to reports "
                                 "its own reads)")
     if traced and len(traced) == len(runs):
-        if all(f.native for f in runs):
+        if all(f.native for f in runs) and not read_inside_libc(name):
             return Evidence("unread", "no process read it, from Python or from native "
                                       "libraries (both runs traced)")
         if not read_natively(name):

@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import Frame, frames_of, generic_frame
 from runsnap.diffing.runfacts import STDLIB, RunFacts
+from runsnap.knowledge.readers import native_call
 
-__all__ = ["code_on_failing_path", "on_failing_path"]
+__all__ = ["called_on_failing_path", "code_on_failing_path", "on_failing_path"]
 
 
 class _TbFrame(FrozenRecord):
@@ -194,4 +195,22 @@ def code_on_failing_path(runs: Sequence[RunFacts], dirs: Sequence[str], what: st
                     return (f"the failing traceback runs through {what}: {short}:{f.line} in "
                             f"{f.function} ({_raised(failing)}, failing run {failing.label})",
                             min(f.depth, 2))
+    return None
+
+
+def called_on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
+    """(sentence, rank) when ``name`` is read natively at a call the failing frame (or its
+    caller) makes (``env-native-calls.tsv``: ``time.localtime`` reads ``TZ`` inside the C
+    library, where neither the trace nor an ``LD_PRELOAD`` interposer sees it)."""
+    for failing in (v for r in runs for v in r.views()):
+        tb = failing.traceback or {}
+        frames = [f for f in tb.get("frames") or () if isinstance(f, Mapping)]
+        for depth, frame in enumerate(reversed(frames[-2:])):
+            call = native_call(name, str(frame.get("code") or ""))
+            if call:
+                where = (f"{str(frame.get('file', '')).rsplit('/', 1)[-1]}:{frame.get('line')} "
+                         f"in {frame.get('function') or '?'}")
+                return (f"read natively by {call}, called at {where}, where "
+                        f"{tb.get('type') or 'the error'} was raised (failing run "
+                        f"{failing.label})", depth)
     return None

@@ -47,7 +47,14 @@ def compare_lists(xs: Sequence[str], ys: Sequence[str]) -> tuple[str, tuple[str,
     ('reordered', ('moved: /b (position 2 in A, 1 in B)',))
     >>> compare_lists(["0", "1"], ["0", "1", "2"])
     ('changed', ('added: 2 (position 3)',))
+
+    Lists of one entry at most on both sides say nothing their two values do not:
+
+    >>> compare_lists(["lo"], ["eth9"])
+    ('changed', ())
     """
+    if len(xs) <= 1 and len(ys) <= 1:
+        return "changed", ()
     in_a, in_b = set(xs), set(ys)
     lines: list[str] = []
     lines += [f"added: {y} (position {i + 1})" for i, y in enumerate(ys) if y not in in_a]

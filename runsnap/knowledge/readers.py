@@ -17,7 +17,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.knowledge import Glob, rule_lines
 
 __all__ = ["Accepts", "accepted", "ambient_setting", "generic_feature", "interpreter_setting",
-           "native_reader", "read_natively", "rejects"]
+           "native_call", "native_reader", "read_inside_libc", "read_natively", "rejects"]
 
 _TRUE = ("true", "1", "yes", "y")
 _FALSE = ("false", "0", "no", "n")
@@ -123,6 +123,47 @@ def read_natively(name: str) -> bool:
     (True, False)
     """
     return native_reader(name) is not None
+
+
+def read_inside_libc(name: str) -> bool:
+    """Whether the C library itself reads ``name`` (``TZ``, ``LANG``, ``LC_*``): through its
+    own internal ``getenv``, which no ``LD_PRELOAD`` interposer sees, so even a trace that
+    observed native reads cannot call it unread.
+
+    >>> read_inside_libc("TZ"), read_inside_libc("LC_ALL"), read_inside_libc("NCCL_ALGO")
+    (True, True, False)
+    """
+    return (native_reader(name) or "").startswith("the C library")
+
+
+@functools.lru_cache(maxsize=1)
+def _native_calls() -> tuple[tuple[Glob, re.Pattern[str], str], ...]:
+    """``env-native-calls.tsv``, read once: (the variable's glob, its calls as one pattern,
+    who reads it there)."""
+    out = []
+    for row in rule_lines("env-native-calls.tsv"):
+        if len(row) >= 3:
+            calls = "|".join(re.escape(c) if c.startswith(".") else r"(?<![\w.])" + re.escape(c)
+                             for c in row[1].split())
+            out.append((Glob(row[0]), re.compile(rf"(?:{calls})\s*\("), row[2]))
+    return tuple(out)
+
+
+def native_call(name: str, code: str) -> str | None:
+    """Who reads ``name`` natively at a call in the source line ``code``
+    (``env-native-calls.tsv``), as ``CALL (READER)``; None when the line makes no such call.
+
+    >>> native_call("TZ", 'assert time.strftime("%Z", time.localtime(0)) == "UTC"')
+    "time.strftime (the C library's time-zone conversion)"
+    >>> native_call("TZ", "x = mytime.localtime(0)"), native_call("NCCL_ALGO", "f()")
+    (None, None)
+    """
+    for pattern, calls, who in _native_calls():
+        if pattern.match(name):
+            m = calls.search(code)
+            if m:
+                return f"{m.group(0).rstrip('( ').lstrip('.')} ({who})"
+    return None
 
 
 @functools.lru_cache(maxsize=1)

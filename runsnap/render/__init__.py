@@ -26,7 +26,7 @@ from runsnap.errors import UsageError
 __all__ = ["FORMATS", "render", "render_json", "render_markdown", "render_text"]
 
 #: Every format name, as ``--format`` takes them.
-FORMATS = ("text", "markdown", "json")
+FORMATS = ("text", "markdown", "json", "html")
 
 
 def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 0) -> str:
@@ -51,8 +51,8 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         # only the renderer chosen (~48 ms measured under load)
         from runsnap.render.listing import render_listing
 
-        if format == "markdown":
-            raise UsageError("a list of snapshots has no Markdown form (text or json)")
+        if format in ("markdown", "html"):
+            raise UsageError(f"a list of snapshots has no {format} form (text or json)")
         return render_listing(obj, format, width)
     # only the renderer chosen (~177 ms measured under load)
     from runsnap.diffing.many_result import NReport
@@ -76,6 +76,8 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         # only the renderer chosen (~120 ms measured under load)
         from runsnap.render import bisect
 
+        if format == "html":
+            raise UsageError("a bisect answer has no html form (text, markdown or json)")
         return bisect.render(obj, format, width if format == "text" else 0)
     raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists, bisect and why "
                      f"answers, not {type(obj).__name__}")

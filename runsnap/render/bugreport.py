@@ -24,7 +24,7 @@ __all__ = ["FORMATS", "GITHUB_LIMIT", "MIN_CHARS", "render", "fit"]
 GITHUB_LIMIT = 65536
 #: The smallest budget: the title, the command, the outcome's first lines and the notes.
 MIN_CHARS = 2000
-FORMATS = ("markdown", "text", "json")
+FORMATS = ("markdown", "text", "json", "html")
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 
@@ -228,5 +228,10 @@ def render(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
             "parts": [{"key": p.key, "title": p.title, "priority": p.priority,
                        "blocks": [b.to_dict() for b in p.blocks]} for p in doc.parts],
         }, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "html":  # a page has no size limit: nothing trimmed
+        # deferred: the page renderer, only --format html needs it
+        from runsnap.render.html_docs import render_report
+
+        return render_report(doc, attach)
     text = fit(doc, fmt, limit, attach)[0]
     return fit_width(text, width) if fmt == "text" else text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from runsnap.base.terminal import clean, fit, neutralise_data, neutralise_json, wrap
@@ -18,23 +18,34 @@ from runsnap.diffing.many_result import NReport
 from runsnap.diffing.result import (
     UNCHANGED,
     Difference,
-    Report,
     SnapInfo,
     short,
     shown,
 )
 from runsnap.errors import UsageError
 from runsnap.render.diff_markdown import render_markdown
-from runsnap.render.diff_parts import WORDS, AnyReport, consequence_line, dedupe_keys
+from runsnap.render.diff_parts import (
+    CANDIDATES_DETAILED,
+    DETAILED,
+    UNREAD_HEAD,
+    UNREAD_LISTED,
+    WORDS,
+    AnyReport,
+    change_words,
+    consequence_line,
+    dedupe_keys,
+    detailed,
+    only_differing,
+)
+from runsnap.render.html_diff import render_html
 from runsnap.render.many import render_text as render_many
-from runsnap.render.style import LIKELY, Style
+from runsnap.render.style import Style
 
-__all__ = ["FORMATS", "RENDERERS", "render", "render_json", "render_markdown", "render_text"]
+__all__ = ["CANDIDATES_DETAILED", "DETAILED", "FORMATS", "RENDERERS", "only_differing", "render",
+           "render_json", "render_markdown", "render_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
-#: How many differences the text report details before listing the rest one line each.
-DETAILED = 10
 #: Evidence lines shown per difference in text.
 EVIDENCE_LINES = 12
 #: Related differences (consequences) shown under a cause in text.
@@ -54,23 +65,8 @@ def _snap_line(tag: str, s: SnapInfo) -> str:
     return "  " + "  ".join(b for b in bits if b)
 
 
-def _change_words(d: Difference) -> str:
-    """A few words for the change, as the text report titles it.
-
-    >>> _change_words(Difference("env", "X", "removed", "1", None))
-    'set in A only'
-    >>> _change_words(Difference("packages", "torch", "upgraded", "1", "2"))
-    'upgraded'
-    """
-    if d.change == "removed":
-        return "set in A only" if d.section == "env" else "in A only"
-    if d.change == "added":
-        return "set in B only" if d.section == "env" else "in B only"
-    return d.change
-
-
 def _detail(i: int, d: Difference, st: Style, show_all: bool = False) -> list[str]:
-    lines = [f"  {i:>2}. {st.bold(d.where)}  {_change_words(d)}  [{st.score(d.score).strip()}]"]
+    lines = [f"  {i:>2}. {st.bold(d.where)}  {change_words(d)}  [{st.score(d.score).strip()}]"]
     a, b = only_differing(d.a, d.b)
     lines.append(f"        A: {shown(d, a, 400)}")
     lines.append(f"        B: {shown(d, b, 400)}")
@@ -86,35 +82,6 @@ def _detail(i: int, d: Difference, st: Style, show_all: bool = False) -> list[st
         if len(related) > RELATED_LINES:
             lines.append(st.dim(f"           ... {len(related) - RELATED_LINES} more"))
     return lines
-
-
-def only_differing(a: Any, b: Any) -> tuple[Any, Any]:
-    """Two lists as what differs between them: the entries only one side has, with a count
-    of those both have; other values as they are.
-
-    >>> only_differing(["/usr/lib", "/a/site"], ["/usr/lib", "/b/site"])
-    ('/a/site (+1 shared)', '/b/site (+1 shared)')
-    >>> only_differing(["x", "y"], ["y", "x"])
-    (['x', 'y'], ['y', 'x'])
-    >>> only_differing({"file": "/a", "dist": "d"}, {"file": "/b", "dist": "d"})
-    ({'file': '/a'}, {'file': '/b'})
-    """
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        keys = [k for k in {**a, **b} if a.get(k) != b.get(k)]
-        return ({k: a.get(k) for k in keys}, {k: b.get(k) for k in keys}) if keys else (a, b)
-    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
-        return a, b
-    only_a = [x for x in a if x not in b]
-    only_b = [x for x in b if x not in a]
-    if not only_a and not only_b:
-        return a, b  # another order: the order is what differs
-    shared = len(a) - len(only_a)
-
-    def side(only: list[Any]) -> str:
-        text = ", ".join(short(x, 400) for x in only) or "(nothing of its own)"
-        return f"{text} (+{shared} shared)" if shared else text
-
-    return side(only_a), side(only_b)
 
 
 def elide_common(a: Any, b: Any, keep: int = 12) -> tuple[Any, Any]:
@@ -143,7 +110,7 @@ def elide_common(a: Any, b: Any, keep: int = 12) -> tuple[Any, Any]:
 
 def _one_line(d: Difference, st: Style, name: str = "") -> str:
     if d.change in ("added", "removed", "reordered"):
-        what = f"{_change_words(d)}: {shown(d, d.b if d.change == 'added' else d.a, 60)}"
+        what = f"{change_words(d)}: {shown(d, d.b if d.change == 'added' else d.a, 60)}"
     else:
         a, b = elide_common(*only_differing(d.a, d.b))
         what = f"{d.change}: {shown(d, a, 60)} -> {shown(d, b, 60)}"
@@ -202,7 +169,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         lines += ["", st.dim(consequence_line(report))]
         if report.show_all:
             lines += _grouped(report.consequences, st)
-    likely = _detailed(report, shown)
+    likely = detailed(report, shown)
     if likely:
         lines += ["", st.bold("Most likely cause" if report.confidence == "confident"
                               and len(likely) == 1 else "Most likely causes")]
@@ -237,36 +204,6 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
                 head = fmt.format(n=len(group), s="s" if len(group) != 1 else "")
                 lines.append(st.dim(f"{head} (--all shows them): {names}{more}"))
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
-
-
-#: Candidates of an undecided verdict shown in detail (the verdict names them all).
-CANDIDATES_DETAILED = 5
-#: Differences the runs show unread listed one a line up to this many; more are one line.
-UNREAD_LISTED = 3
-#: How the line of those begins.
-UNREAD_HEAD = "Read by no process: "
-
-
-def _detailed(report: Report, shown: Sequence[Difference]) -> list[Difference]:
-    """The differences shown in detail: the cause when the verdict is confident, the
-    candidates when it is undecided (at most :data:`DETAILED`), else those scored
-    :data:`LIKELY` or more."""
-    counted = [d for d in shown if not d.hidden and d.section != "outcome"]
-    if report.candidates and report.outcome != "same":
-        named = _among(counted, report.candidates)
-        if named:  # many candidates: the first few in detail, the others a line each below
-            return named[:CANDIDATES_DETAILED]
-    return [d for d in counted if d.score >= LIKELY][:DETAILED]
-
-
-def _among(items: Sequence[Difference], pool: Sequence[Difference]) -> list[Difference]:
-    """The items equal to one of ``pool``, compared only with those of the same section, key
-    and change (``d in pool`` compared every pair: 12.5M comparisons for 5,000 variables)."""
-    by_key: dict[tuple[str, str, str], list[Difference]] = {}
-    for c in pool:
-        by_key.setdefault((c.section, c.key, c.change), []).append(c)
-    return [d for d in items
-            if any(c is d or c == d for c in by_key.get((d.section, d.key, d.change), ()))]
 
 
 def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
@@ -370,6 +307,7 @@ RENDERERS: dict[str, Callable[[AnyReport, bool], str]] = {
     "text": render_text,
     "markdown": render_markdown,
     "json": render_json,
+    "html": render_html,
 }
 
 #: The ``--format`` names, in the order ``--help`` lists them.

@@ -50,7 +50,8 @@ def render_listing(entries: Sequence[Entry], fmt: str = "text", width: int = 0) 
             continue
         command = shlex.join(a[:command_cap + 1] for a in e.command[:command_cap]) \
             if e.command else "(context only)"
-        rows.append((e.ref, _when(e.captured_at), cell(e.label, CELL_CHARS) or "-",
+        label = cell(e.label, CELL_CHARS) or "-"
+        rows.append((e.ref, _when(e.captured_at), f"{label} (pinned)" if e.pinned else label,
                      "-" if e.exit_status is None else str(e.exit_status),
                      cell(e.host, CELL_CHARS) or "-", cell(command, command_cap)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]

@@ -12,7 +12,7 @@ from runsnap.diffing.many_result import NReport, NRow
 from runsnap.diffing.result import short
 from runsnap.render.style import Style, cell, md_text
 
-__all__ = ["DETAILED", "render_markdown", "render_text"]
+__all__ = ["DETAILED", "files_line", "render_markdown", "render_text", "set_line"]
 
 #: Keys detailed (with their sentences) before the rest are listed one line each.
 DETAILED = 8
@@ -24,13 +24,15 @@ _TITLES = {"odd": "Odd ones out (they differ from the majority)",
            "per-rank": "One value per rank or host, as the launcher numbers them (not counted)"}
 
 
-def _header(report: NReport) -> str:
+def set_line(report: NReport) -> str:
+    """What the set is, in one line (its summary, else how many snapshots)."""
     if report.summary is not None:
         return report.summary.line()
     return f"{len(report.snapshots)} snapshots"
 
 
-def _files(report: NReport) -> str:
+def files_line(report: NReport) -> str:
+    """Where the files are: ``4096 files in /scratch/job/snaps`` (empty: none saved)."""
     paths = [s.path for s in report.snapshots if s.path]
     if not paths:
         return ""
@@ -43,8 +45,8 @@ def render_text(report: NReport, color: bool = False) -> str:
     """The terminal report."""
     st = Style(color)
     lines = [st.bold(f"runsnap diff: {short(report.verdict(), 400)}"),
-             f"  set: {short(_header(report), 400)}"]
-    files = _files(report)
+             f"  set: {short(set_line(report), 400)}"]
+    files = files_line(report)
     if files:
         lines.append(f"  {short(files, 400)}")
     lines += [st.yellow(f"  note: {short(n, 400)}") for n in report.notes]
@@ -123,8 +125,8 @@ def render_markdown(report: NReport, color: bool = False) -> str:
     """Markdown for an issue: the verdict, the set in one line, a table of the keys (odd ones
     out first), the rest folded in ``<details>``."""
     lines = [f"### runsnap diff: {md_text(short(report.verdict(), 400))}", "",
-             f"**Set:** {md_text(short(_header(report), 400))}"]
-    files = _files(report)
+             f"**Set:** {md_text(short(set_line(report), 400))}"]
+    files = files_line(report)
     if files:
         lines += ["", f"**Files:** {md_text(short(files, 400))}"]
     for n in report.notes:

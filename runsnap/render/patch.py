@@ -2,7 +2,9 @@
 
 From each snapshot's stored diff (``[git] repos.NAME.diff``), file by file: a file edited in
 one run only shows that run's patch; a file edited in both, differently, shows A's patch and
-B's. Lines are coloured as git colours them and made safe for a terminal.
+B's. Lines are coloured as git colours them and made safe for a terminal; a line longer than
+the terminal is wrapped, never cut (a change past the last column stays visible), each
+further part starting with the line's own ``+``/``-``/`` `` and ``↪``.
 """
 
 from __future__ import annotations
@@ -10,11 +12,38 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.base.terminal import clean, wrap
 from runsnap.diffing.sections.git import split_patch
 from runsnap.render.diff import patch_line
 from runsnap.render.style import Style
 
-__all__ = ["render_patch"]
+__all__ = ["render_patch", "wrap_code"]
+
+#: Begins each further part of a wrapped code line, after the line's own marker.
+CONTINUED = "↪"
+
+
+def wrap_code(line: str, cols: int) -> list[str]:
+    """A line of a patch in parts of at most ``cols`` characters (0: whole), broken at the
+    column, never at a word: code is shown exactly. Each part after the first starts with the
+    line's marker and :data:`CONTINUED`; tabs become spaces as a terminal shows them.
+
+    >>> wrap_code("+x = compute(alpha, beta)", 12)
+    ['+x = compute', '+↪(alpha, be', '+↪ta)']
+    >>> wrap_code("-short", 12)
+    ['-short']
+    """
+    text = clean(line.expandtabs(8) if "\t" in line else line)
+    if cols <= 0 or len(text) <= cols:
+        return [text]
+    marker = text[0] if text[:1] in ("+", "-", " ") else ""
+    lead = f"{marker}{CONTINUED}"
+    room = max(cols - len(lead), 8)
+    parts, rest = [text[:cols]], text[cols:]
+    while rest:
+        parts.append(lead + rest[:room])
+        rest = rest[room:]
+    return parts
 
 
 def _repos(snap: Any) -> Mapping[str, Any]:
@@ -23,8 +52,10 @@ def _repos(snap: Any) -> Mapping[str, Any]:
     return repos if isinstance(repos, Mapping) else {}
 
 
-def render_patch(a: Any, b: Any, color: bool = False) -> str:
-    """The uncommitted edits that differ between snapshots ``a`` and ``b``; ``""`` when none."""
+def render_patch(a: Any, b: Any, color: bool = False, width: int = 0) -> str:
+    """The uncommitted edits that differ between snapshots ``a`` and ``b``; ``""`` when none.
+    ``width``: the terminal's; code lines are wrapped to it (:func:`wrap_code`), headings at
+    spaces."""
     st = Style(color)
     ra, rb = _repos(a), _repos(b)
     out: list[str] = []
@@ -37,14 +68,16 @@ def render_patch(a: Any, b: Any, color: bool = False) -> str:
             sides = [(tag, patch) for tag, patch in (("A", pa.get(path)), ("B", pb.get(path)))
                      if patch is not None]
             only = "" if len(sides) == 2 else f" (edited in {sides[0][0]} only)"
-            out.append(st.bold(f"{name}: {path}{only}"))
+            out += [st.bold(part) for part in wrap(clean(f"{name}: {path}{only}"), width, "  ")]
             for tag, patch in sides:
                 if len(sides) == 2:
                     out.append(st.bold(f"{tag}'s edit:"))
-                out += [patch_line(line, st) for line in patch.split("\n")]
+                out += [patch_line(part, st) for line in patch.split("\n")
+                        for part in wrap_code(line, width)]
             out.append("")
         for tag, repo in (("A", x), ("B", y)):
             if repo.get("diff_truncated"):
-                out.append(st.yellow(f"{name}: {tag}'s stored diff was cut at the capture's "
-                                     f"--max-diff-bytes; the rest is not in the snapshot"))
+                note = clean(f"{name}: {tag}'s stored diff was cut at the capture's "
+                             "--max-diff-bytes; the rest is not in the snapshot")
+                out += [st.yellow(part) for part in wrap(note, width, "  ")]
     return "\n".join(out).rstrip("\n") + "\n" if out else ""

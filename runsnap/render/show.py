@@ -22,7 +22,7 @@ __all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary", 
            "status_line", "summary_lines"]
 
 #: ``show --format`` names.
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "html")
 
 def size(n: int) -> str:
     """Bytes for humans.
@@ -38,34 +38,40 @@ def size(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True) -> str:
+def render_summary(snap: Snapshot, width: int = 0, with_environment: bool = True,
+                   every_read: bool = False) -> str:
     """The text ``runsnap show`` prints; lines longer than ``width`` (0: no limit) are cut,
     and a value's control characters are shown escaped. The facts come from
-    :func:`runsnap.views.facts.facts`."""
+    :func:`runsnap.views.facts.facts`; ``every_read`` (``show --all``): every variable the run
+    read, those read while unset too (else counted on one line)."""
 
     # every value escaped before it is laid out, so a newline inside one cannot fake a line
     snap = snap.replace(meta=neutralise_data(dict(snap.meta)),
                         sections=neutralise_data(dict(snap.sections)))
 
     out: list[str] = []
-    for line in "\n".join(summary_lines(facts(snap), with_environment)).split("\n"):
+    for line in "\n".join(summary_lines(facts(snap), with_environment, every_read)).split("\n"):
         line = clean(line)
         if line.startswith("  first error ("):  # the line that matters most: never cut
-            out += wrap(line, width, "    ")
+            parts = wrap(line[2:], width - 2 if width else 0, "  ")
+            out += [f"  {part}" for part in parts]
         else:
             out.append(fit(line, width))
     return "".join(line + "\n" for line in out)
 
 
-def summary_lines(f: Facts, with_environment: bool = True) -> list[str]:
+def summary_lines(f: Facts, with_environment: bool = True, every_read: bool = False
+                  ) -> list[str]:
     """The summary of a snapshot's facts, line by line (not yet fitted to a terminal): one block
     a section, in :data:`BLOCKS`' order, a blank line between them; the environment in
-    collect_env's order follows the system block unless ``with_environment`` is false."""
+    collect_env's order follows the system block unless ``with_environment`` is false;
+    ``every_read``: the runtime block lists the variables read while unset too."""
     lines = _head(f)
     for block in BLOCKS:
         if block is _environment_block and not with_environment:
             continue
-        got = block(f)
+        got = runtime_lines(f.runtime, every_read) if block is _runtime_block and f.runtime \
+            else block(f)
         if got:
             lines += ["", *got]
     return lines
@@ -135,6 +141,29 @@ def _process_block(f: Facts) -> list[str]:
     count = len(process.get("libraries") or {})
     notable = ", ".join(f.notable_libraries)
     lines.append(f"  {count} shared libraries mapped" + (f": {notable}" if notable else ""))
+    return lines
+
+
+#: Tests of a session ``show`` names among those that did not pass (the rest are counted).
+MAX_TESTS_SHOWN = 10
+
+
+def _tests_block(f: Facts) -> list[str]:
+    """A pytest session's tests: the counts, then those that failed or errored, with their
+    first error line."""
+    tests = f.tests
+    if not tests:
+        return []
+    counts: Mapping[str, Any] = tests.get("counts") or {}
+    lines = ["tests", f"  {sum(int(n) for n in counts.values())} by {tests.get('runner', '?')}: "
+                      + ", ".join(f"{n} {k}" for k, n in counts.items())]
+    cases: Mapping[str, Any] = tests.get("cases") or {}
+    bad = [(n, c) for n, c in cases.items()
+           if isinstance(c, Mapping) and c.get("outcome") in ("failed", "error")]
+    for nodeid, case in bad[:MAX_TESTS_SHOWN]:
+        lines.append(f"  {case.get('outcome')} {nodeid}: {case.get('error', '')}")
+    if len(bad) > MAX_TESTS_SHOWN:
+        lines.append(f"  ... and {len(bad) - MAX_TESTS_SHOWN} more (show --section tests)")
     return lines
 
 
@@ -227,9 +256,12 @@ def _errors_block(f: Facts) -> list[str]:
 
 
 #: The blocks of :func:`summary_lines` after its head, in order; an empty block is left out.
+#: What a person reads first leads (what ran and how it ended, the code, the packages, the
+#: models, the notable variables); what the run read, the host and collect_env's long list
+#: follow, and the errors close it, where the end of a terminal's scroll shows them.
 BLOCKS: tuple[Callable[[Facts], list[str]], ...] = (
-    _command_block, _outcome_block, _runtime_block, _process_block, _git_block,
-    _packages_block, _models_block, _system_block, _environment_block, _env_block,
+    _command_block, _outcome_block, _tests_block, _process_block, _git_block, _packages_block,
+    _models_block, _env_block, _runtime_block, _system_block, _environment_block,
     _errors_block)
 
 
@@ -238,9 +270,12 @@ MAX_READ_SHOWN = 30
 MAX_SITES_SHOWN = 2
 
 
-def runtime_lines(runtime: Mapping[str, Any]) -> list[str]:
+def runtime_lines(runtime: Mapping[str, Any], every_read: bool = False) -> list[str]:
     """The ``runtime`` part of ``show``: variables read (with where), then modules imported
-    from somewhere other than site-packages (a source checkout on ``PYTHONPATH``, the cwd)."""
+    from somewhere other than site-packages (a source checkout on ``PYTHONPATH``, the cwd).
+    The variables read while unset (a library probing its settings: often dozens of
+    ``AOT_INDUCTOR_*``) are one counted line unless ``every_read`` (then each is listed, and
+    no list is capped)."""
     if not runtime.get("traced"):
         return ["runtime", f"  not traced: {runtime.get('reason', 'unknown')}"]
     procs = runtime.get("processes") or []
@@ -256,7 +291,9 @@ def runtime_lines(runtime: Mapping[str, Any]) -> list[str]:
     out.append(f"  {len(read)} variables read from Python ({len(unset)} unset: the default "
                f"taken), {len(native_only)} only natively, {len(bulk)} only in whole-"
                f"environment copies")
-    for name in read[:MAX_READ_SHOWN]:
+    shown = read if every_read else [n for n in read if env[n].get("set")]
+    cap = len(shown) if every_read else MAX_READ_SHOWN
+    for name in shown[:cap]:
         e = env[name]
         value = f"={e.get('value', '')}" if e.get("set") else " (unset)"
         out.append(f"    {name}{value}  {e.get('reads')} read(s)")
@@ -264,8 +301,11 @@ def runtime_lines(runtime: Mapping[str, Any]) -> list[str]:
             stack = site.get("stack") or [] if isinstance(site, Mapping) else []
             if stack:
                 out.append(f"      at {' <- '.join(str(f) for f in stack[:3])}")
-    if len(read) > MAX_READ_SHOWN:
-        out.append(f"    ... and {len(read) - MAX_READ_SHOWN} more")
+    if len(shown) > cap:
+        out.append(f"    ... and {len(shown) - cap} more set (show --all lists them)")
+    if unset and not every_read:
+        out.append(f"    {len(unset)} read while unset, the default taken (show --all lists "
+                   f"them)")
     modules: Mapping[str, Any] = runtime.get("modules") or {}
     elsewhere = {n: m for n, m in modules.items()
                  if isinstance(m, Mapping) and m.get("origin") != "site-packages"}
@@ -299,7 +339,7 @@ def status_line(outcome: Mapping[str, Any]) -> str:
 
 #: ``show --section`` names: every section a snapshot may hold.
 SECTIONS = ("meta", "command", "env", "git", "packages", "models", "system", "outcome",
-            "process", "runtime")
+            "process", "runtime", "tests")
 
 
 def render_section(snap: Snapshot, name: str, width: int = 0) -> str:
@@ -344,10 +384,10 @@ def _where(d: Mapping[str, Any]) -> str:
     return str(d.get("location", ""))
 
 
-def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
-    """``runsnap show`` in ``fmt``: ``text`` (:func:`render_summary`), ``json`` (the whole
-    snapshot as one JSON object) or ``markdown`` (the summary, and each section folded in
-    ``<details>``, to paste into an issue)."""
+def render(snap: Snapshot, fmt: str = "text", width: int = 0, every_read: bool = False) -> str:
+    """``runsnap show`` in ``fmt``: ``text`` (:func:`render_summary`; ``every_read``: see
+    there), ``json`` (the whole snapshot as one JSON object) or ``markdown`` (the summary, and
+    each section folded in ``<details>``, to paste into an issue)."""
 
     if fmt == "json":
         return neutralise_json(
@@ -355,7 +395,13 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0) -> str:
     if fmt == "markdown":
         return _markdown(snap)  # escapes each value for Markdown itself (its own rules)
     if fmt == "text":
-        return render_summary(snap, width)
+        return render_summary(snap, width, every_read=every_read)
+    if fmt == "html":
+        # deferred: the page renderer, only --format html needs it
+        from runsnap.render.html_docs import render_show
+
+        return render_show(render_summary(snap), [(name, render_section(snap, name))
+                                                  for name in ordered_sections(snap.sections)])
 
     raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 

@@ -33,17 +33,28 @@ def render(hits: Sequence[Hit], fmt: str = "text", width: int = 0) -> str:
     if not rows:
         return ""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    if width:
-        kind = max(len(r[-1]) for r in rows)
-        room = width - sum(widths[:-1]) - 2 * (len(widths)) - kind
-        if room < widths[-1]:
-            room = max(room, 12)
-            rows = [(*r[:-2], _middle(r[-2], room), r[-1]) for r in rows]
-            widths[-1] = min(widths[-1], room)
+    if not width:
+        return "".join(clean("  ".join(f"{cell:<{w}}" for cell, w in zip(r, widths,
+                                                                         strict=False))
+                             + f"  {r[-1]}") + "\n" for r in rows)
+    # at a terminal's width the path gets the room: a distribution's name longer than most
+    # (opentelemetry-exporter-otlp-proto-http ...) widens its own line's cell, not the column
+    dist = len(widths) - 2
+    widths[dist] = min(widths[dist], max(DIST_CELL, width // 5))
+    kind = max(len(r[-1]) for r in rows)
+    lines = []
+    for r in rows:
+        cells = [f"{c:<{w}}" for c, w in zip(r[:-2], widths[:-1], strict=False)]
+        used = sum(len(c) + 2 for c in cells)
+        room = max(width - used - 2 - kind, 12)
+        path = _middle(r[-2], room)
+        lines.append(fit(clean("  ".join([*cells, f"{path:<{min(widths[-1], room)}}"])
+                               + f"  {r[-1]}"), width))
+    return "".join(line + "\n" for line in lines)
 
-    return "".join(fit(clean("  ".join(f"{cell:<{w}}" for cell, w in zip(r, widths,
-                                                                           strict=False))
-                             + f"  {r[-1]}"), width) + "\n" for r in rows)
+
+#: The width of the distribution column at a terminal (a longer name widens its own line).
+DIST_CELL = 16
 
 
 def _middle(text: str, room: int) -> str:

@@ -48,7 +48,8 @@ END_MARKER = "# end of runsnap snapshot"
 
 #: The order sections are written in, most telling first. Unknown sections follow, sorted.
 SECTION_ORDER = (
-    "command", "env", "packages", "git", "models", "system", "process", "outcome", "runtime",
+    "command", "env", "packages", "git", "models", "system", "process", "outcome", "tests",
+    "runtime",
 )
 
 

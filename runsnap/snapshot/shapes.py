@@ -24,6 +24,7 @@ from runsnap.snapshot.shape_marks import Doc, Errors, Extra, Minimum, OptionValu
 from runsnap.snapshot.shapes_host import RuntimeSection, SystemSection
 
 __all__ = ["DECLARED", "DEFS", "CommandSection", "EnvSection", "OutcomeSection", "ProcessSection",
+           "TestResult", "TestsSection",
            "Ref", "Traceback", "schema_of", "write_schema"]
 
 
@@ -396,12 +397,37 @@ class ModelsSection(TypedDict, total=False):
 
 
 
+class TestResult(TypedDict, total=False):
+    """One test of a pytest session (``runsnap/pytestplugin``), keyed by its node id."""
+
+    outcome: str | None
+    """``passed``, ``failed``, ``error`` (in setup or teardown), ``skipped``, ``xfailed``,
+    ``xpassed``."""
+    error: str | None
+    """The first line of its error (failed, error), or why it was skipped or expected to fail."""
+    duration_s: float | None
+    """Setup, call and teardown together."""
+
+
+class TestsSection(TypedDict, total=False):
+    """``[tests]``: each test's outcome in a pytest session run with ``--runsnap``
+    (docs/pytest.md): the session's behaviour, as ``[outcome]`` is a launch's."""
+
+    errors: Errors
+    runner: str | None
+    """``pytest 8.3.2`` (with ``xdist, N workers`` when pytest-xdist ran it)."""
+    counts: dict[str, int]
+    """Outcome -> how many tests had it."""
+    cases: dict[str, TestResult]
+    """Node id (``tests/test_x.py::test_y[param]``) -> the test's outcome."""
+
+
 #: Section name -> its declaration.
 DECLARED: dict[str, type] = {
     "meta": MetaSection, "command": CommandSection, "env": EnvSection,
     "packages": PackagesSection, "git": GitSection, "models": ModelsSection,
     "system": SystemSection, "process": ProcessSection, "outcome": OutcomeSection,
-    "runtime": RuntimeSection,
+    "runtime": RuntimeSection, "tests": TestsSection,
 }
 
 #: Shared definitions (``$defs``) declared here -> their declaration.

@@ -2,7 +2,8 @@
 
 ``runsnap ls`` lists them; wherever a snapshot path is taken, ``@1`` is the newest snapshot of
 the folder, ``@2`` the one before, and ``@good`` the newest labelled ``good`` (or, failing
-that, the newest whose file name is ``good.toml`` or ends in ``-good.toml``). A file that
+that, the newest whose file name is ``good.toml`` or ends in ``-good.toml``); ``@pinned`` is
+the newest snapshot pinned with ``runsnap pin`` (:mod:`runsnap.snapshot.pins`). A file that
 really is named ``@1`` wins over the reference.
 
     >>> is_reference("@1"), is_reference("@good"), is_reference("runs/@1.toml")
@@ -20,12 +21,14 @@ from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import load as load_path
+from runsnap.snapshot.pins import pinned_names
 
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
 __all__ = [
     "DEFAULT_DIR",
+    "PINNED",
     "Entry",
     "default_dir",
     "is_bisect_folder",
@@ -36,6 +39,9 @@ __all__ = [
     "resolve",
 ]
 
+
+#: ``@pinned``: the newest pinned snapshot (a label ``pinned`` is reached when none is pinned).
+PINNED = "pinned"
 
 _REF = re.compile(r"^@(?:[1-9][0-9]*|[A-Za-z0-9._-]+)$")
 
@@ -106,6 +112,9 @@ class Entry(FrozenRecord):
     error: str = ""
     """Why the file could not be read as a snapshot (then only ``path`` is known)."""
 
+    pinned: bool = False
+    """Pinned with ``runsnap pin``: ``gc`` keeps it, ``@pinned`` names the newest such."""
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``runsnap ls --format json``)."""
         return json_form(self)
@@ -156,7 +165,9 @@ def list_snapshots(folder: str | os.PathLike[str] | None = None) -> list[Entry]:
 
     entries.sort(key=lambda e: (not e.error, _utc_key(e.captured_at), mtime(e), e.path),
                  reverse=True)
-    return [e.replace(ref=f"@{i}") for i, e in enumerate(entries, 1)]
+    pins = set(pinned_names(base))
+    return [e.replace(ref=f"@{i}", pinned=os.path.basename(e.path) in pins)
+            for i, e in enumerate(entries, 1)]
 
 
 def _utc_key(stamp: str) -> str:
@@ -182,6 +193,10 @@ def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
             raise UsageError(f"{ref}: {base} holds {len(entries)} snapshot"
                              f"{'s' if len(entries) != 1 else ''} (runsnap ls)")
         return entries[n - 1].path
+    if key == PINNED:
+        for e in entries:
+            if e.pinned:
+                return e.path
     for e in entries:
         if e.label == key:
             return e.path
@@ -189,6 +204,8 @@ def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
         name = os.path.basename(e.path)[: -len(".toml")]
         if name == key or name.endswith(f"-{key}"):
             return e.path
+    if key == PINNED:
+        raise UsageError(f"{ref}: no snapshot is pinned in {base} (runsnap pin @N)")
     raise UsageError(f"{ref}: no snapshot labelled {key!r} in {base} (runsnap ls)")
 
 

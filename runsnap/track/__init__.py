@@ -43,6 +43,7 @@ __all__ = [
     "TRACKERS",
     "Session",
     "TrackedRun",
+    "attach",
     "fetch",
     "is_reference",
     "log_snapshot",
@@ -87,6 +88,17 @@ def fetch(ref: str, env: Mapping[str, str] | None = None,
     reached or the run holds no snapshot."""
     scheme, _, key = ref.partition(":")
     return tracker(scheme).fetch(key, os.environ if env is None else env, timeout)
+
+
+def attach(ref: str, name: str, data: bytes, env: Mapping[str, str] | None = None,
+           timeout: float = FETCH_TIMEOUT) -> str:
+    """Add the file ``runsnap/NAME`` (``data``) to the tracked run ``ref`` (``mlflow:RUN_ID``):
+    a report or a page kept with the run; where it is now, in words. Raises
+    :class:`~runsnap.errors.TrackerError`."""
+    if not is_reference(ref):
+        raise UsageError(f"{ref!r}: not a tracked run (mlflow:RUN_ID)")
+    scheme, _, key = ref.partition(":")
+    return tracker(scheme).attach(key, name, data, os.environ if env is None else env, timeout)
 
 
 def tracked_runs(name: str, experiment: str = "", env: Mapping[str, str] | None = None,

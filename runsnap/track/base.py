@@ -105,6 +105,8 @@ class Tracker:
 
     #: The name used in ``--track NAME`` and in references (``NAME:...``).
     name = ""
+    #: Whether :meth:`attach` can add files (pages, reports) to its runs.
+    takes_files = False
 
     def start(self, env: Mapping[str, str], cwd: str, timeout: float,
               experiment: str = "") -> Started:
@@ -130,6 +132,14 @@ class Tracker:
         """Log ``snapshot`` to this tracker's active run in this process; its reference, or
         None when this process has no active run of this tracker."""
         raise NotImplementedError
+
+    def attach(self, key: str, name: str, data: bytes, env: Mapping[str, str],
+               timeout: float) -> str:
+        """Add the file ``runsnap/NAME`` holding ``data`` to the run ``key`` names (a page, a
+        report); where it is now, in words. Raises :class:`~runsnap.errors.TrackerError`
+        (a tracker that cannot: says so)."""
+        raise TrackerError(f"{type(self).__name__}: runsnap cannot add files to its runs yet "
+                           "(mlflow can)")
 
 
 def _git(snap: Snapshot) -> dict[str, Any]:

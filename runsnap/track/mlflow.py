@@ -144,6 +144,7 @@ class MLflow(Tracker):
     """MLflow through its tracking server's REST API."""
 
     name = "mlflow"
+    takes_files = True
 
     def start(self, env: Mapping[str, str], cwd: str, timeout: float,
               experiment: str = "") -> Started:
@@ -283,6 +284,20 @@ class MLflow(Tracker):
                 break
         return found
 
+    def attach(self, key: str, name: str, data: bytes, env: Mapping[str, str],
+               timeout: float) -> str:
+        run_id = safe_id(key, "mlflow")
+        if "/" in name or name.startswith("."):
+            raise TrackerError(f"{name!r}: a file name, without folders")
+        got = _call(env, "GET", f"runs/get?run_id={run_id}", timeout=timeout)
+        try:
+            info = got["run"]["info"]
+        except (KeyError, TypeError):
+            raise TrackerError(f"mlflow:{run_id}: a run of an unexpected shape") from None
+        _upload(env, run_id, str(info.get("artifact_uri", "")), data, timeout, f"runsnap/{name}")
+        return (f"runsnap/{name} in {clean_url(server(env))}/#/experiments/"
+                f"{info.get('experiment_id')}/runs/{run_id}")
+
     def log_active(self, snapshot: Snapshot, text: str) -> str | None:
         if "mlflow" not in sys.modules:  # a program with a run has imported the client
             return None
@@ -327,8 +342,9 @@ def _entry(run: Mapping[str, Any], base: str) -> TrackedRun:
 
 
 def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
-            timeout: float) -> None:
-    """``data`` as the run's artifact :data:`ARTIFACT`, where the mlflow client would put it."""
+            timeout: float, name: str = ARTIFACT) -> None:
+    """``data`` as the run's artifact ``name`` (under ``runsnap/``; default
+    :data:`ARTIFACT`), where the mlflow client would put it."""
 
     if artifact_uri.startswith("mlflow-artifacts:"):
         rest = artifact_uri[len("mlflow-artifacts:"):]
@@ -337,7 +353,7 @@ def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
             host, _, rest = rest[2:].partition("/")
             base = f"{base.split('://')[0]}://{host}"
 
-        url = f"{base}/api/2.0/mlflow-artifacts/artifacts/{quote(rest.strip('/'))}/{ARTIFACT}"
+        url = f"{base}/api/2.0/mlflow-artifacts/artifacts/{quote(rest.strip('/'))}/{name}"
         request("PUT", url, data=data, timeout=timeout, headers=_headers(env),
                 content_type="application/octet-stream")
         return
@@ -345,7 +361,7 @@ def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
         folder = artifact_uri[len("file://"):] if artifact_uri.startswith("file://") \
             else artifact_uri[len("file:"):] if artifact_uri.startswith("file:") else artifact_uri
         try:
-            atomic_write(os.path.join(folder, ARTIFACT), data)
+            atomic_write(os.path.join(folder, name), data)
         except OSError as exc:
             raise TrackerError(f"cannot write the artifact into {folder}: "
                                f"{exc.strerror or exc}") from None
@@ -359,7 +375,7 @@ def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
 
     with tempfile.TemporaryDirectory(prefix="runsnap-") as tmp:
         os.makedirs(os.path.join(tmp, "runsnap"))
-        with open(os.path.join(tmp, ARTIFACT), "wb") as fh:
+        with open(os.path.join(tmp, name), "wb") as fh:
             fh.write(data)
         try:
             MlflowClient(tracking_uri=server(env)).log_artifacts(

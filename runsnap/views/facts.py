@@ -96,6 +96,8 @@ class Facts(FrozenRecord):
 
     process: Mapping[str, Any] | None
     """``[process]`` of ``capture --pid``."""
+    tests: Mapping[str, Any] | None
+    """``[tests]`` of a pytest session (``pytest --runsnap``)."""
     notable_libraries: tuple[str, ...]
     """``libnccl 2.21.5`` ... of the libraries the process mapped."""
 
@@ -211,6 +213,7 @@ def facts(snap: Snapshot) -> Facts:
         outcome_missing=not snap.get("outcome") and meta.get("launch") == "wrapped",
         runtime=snap.get("runtime") or None,
         process=process or None,
+        tests=snap.get("tests") or None,
         notable_libraries=tuple(f"{lib.get('name')} {lib.get('version', '?')}"
                                 for lib in libs.values()
                                 if str(lib.get("name", "")).startswith(NOTABLE_LIBS)),

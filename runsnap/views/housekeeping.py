@@ -3,7 +3,8 @@
 A folder (``.runsnap`` by default) holds snapshots (``*.toml``) and the trials of each bisection
 (``bisect-<id>/``, a few MB each). :func:`usage` counts both; :func:`plan` chooses what to
 remove (keep the newest N, older than a time, bisect trials only) and :func:`remove` removes
-it. Nothing outside the folder is touched, and only snapshots and ``bisect-*`` folders are.
+it. Nothing outside the folder is touched, and only snapshots and ``bisect-*`` folders are;
+a snapshot pinned with ``runsnap pin`` never is.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class Item(FrozenRecord):
     """Captured (snapshot) or last changed (folder), UTC ISO 8601; empty when unknown."""
     size: int
     """Bytes on disk (a folder: everything in it)."""
+    pinned: bool = False
+    """A snapshot pinned with ``runsnap pin``: gc never removes it."""
 
 
 class Usage(FrozenRecord):
@@ -104,7 +107,7 @@ def _snapshots(folder: str) -> list[Item]:
             size = os.lstat(e.path).st_size
         except OSError:
             continue
-        out.append(Item(e.path, "snapshot", e.captured_at, size))
+        out.append(Item(e.path, "snapshot", e.captured_at, size, pinned=e.pinned))
     return out  # newest first, as ls lists them
 
 
@@ -148,12 +151,15 @@ def plan(folder: str, keep: int | None = None, older_than: str | None = None,
     """What gc removes from ``folder``: of its snapshots (or, with ``bisect_only``, its bisect
     folders), those beyond the newest ``keep`` and those from before ``older_than`` (a UTC
     instant from :func:`parse_age`); with ``bisect_only`` and no other criterion, every bisect
-    folder. Newest first."""
+    folder. Newest first. A pinned snapshot is never among them (it still counts as one of
+    the newest ``keep``)."""
     items = _bisects(folder) if bisect_only else _snapshots(folder)
     if keep is None and older_than is None:
         return items if bisect_only else []
     out = []
     for i, item in enumerate(items):
+        if item.pinned:
+            continue
         beyond = keep is not None and i >= keep
         old = older_than is not None and bool(item.when) and _key(item.when) < _key(older_than)
         if beyond or old:

@@ -68,8 +68,8 @@ def compare_jobs(a: dict[int, Snapshot], b: dict[int, Snapshot], *,
     differ = [r for r in common if outcome_of(a[r], b[r])[0] == "different"]
     shown = differ[0] if differ else common[0]
     ja, jb = _job(a), _job(b)
-    notes = [f"job against job, {len(common)} ranks paired by id; shown: rank {shown}"
-             + (f" (outcome differs in {len(differ)})" if differ else "")]
+    notes = [f"job against job, {len(common)} ranks paired by id; rank {shown} shown"
+             + (f" ({len(differ)} differ)" if differ else "")]
     for side, job, only in (("A", ja, sorted(set(a) - set(b))), ("B", jb, sorted(set(b) - set(a)))):
         if only:
             notes.append(f"rank{'s' if len(only) > 1 else ''} {_named([str(r) for r in only])} "

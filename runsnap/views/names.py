@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import shlex
 
+from runsnap.errors import RunsnapError
 from runsnap.snapshot import load as load_path
-from runsnap.snapshot.store import Entry
+from runsnap.snapshot.store import PINNED, Entry, default_dir, is_reference, list_snapshots
 from runsnap.snapshot.store import resolve as in_folder
 from runsnap.track import fetch, tracked_runs
 from runsnap.track import is_reference as is_tracked
@@ -23,7 +24,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["load", "resolve", "tracked_entries"]
+__all__ = ["load", "references", "resolve", "tracked_entries"]
+
+#: The most ``@N`` positions :func:`references` offers (a folder of thousands: its newest).
+POSITIONS = 20
 
 
 def resolve(ref: str, folder: str | os.PathLike[str] | None = None) -> str:
@@ -58,3 +62,29 @@ def tracked_entries(tracker: str, experiment: str = "") -> list[Entry]:
                              label=run.label, command=command, exit_status=run.exit_status,
                              host=run.host, id=run.id))
     return entries
+
+
+def references(folder: str | None, start: str = "") -> list[tuple[str, str]]:
+    """The ``@`` names of ``folder``'s snapshots that begin with ``start``, each with a few
+    words on it (shell completion): ``@1``, ``@2`` ... with the run's label, time and command,
+    then ``@LABEL`` and ``@pinned``. None when the folder does not exist (yet).
+
+    >>> references("/nonexistent-folder")
+    []
+    """
+    try:
+        entries = [e for e in list_snapshots(folder or default_dir()) if not e.error]
+    except RunsnapError:
+        return []
+    out = []
+    for e in entries[:POSITIONS]:
+        command = shlex.join(e.command)[:60] if e.command else ""
+        out.append((e.ref, " ".join(x for x in (e.label, e.captured_at[:19], command) if x)))
+    seen = set()
+    for e in entries:
+        if is_reference(f"@{e.label}") and e.label not in seen and not e.label.isdigit():
+            seen.add(e.label)
+            out.append((f"@{e.label}", f"newest labelled {e.label}"))
+    if any(e.pinned for e in entries):
+        out.append((f"@{PINNED}", "newest pinned"))
+    return [(ref, words) for ref, words in out if ref.startswith(start)]

@@ -49,7 +49,7 @@ def test_two_jobs_pair_their_ranks_and_fold_like_two_runs(tmp_path: Path,
     assert "MASTER_PORT" not in {d["key"] for d in shown}
     assert report["a"]["rank"] == report["b"]["rank"] == 0
     notes = report["notes"]
-    assert notes[0] == "job against job, 2 ranks paired by id; shown: rank 0 (outcome differs in 2)"
+    assert notes[0] == "job against job, 2 ranks paired by id; rank 0 shown (2 differ)"
     assert "rank 2 ran in B's job 77e0d1c4 only" in notes
     assert "env APP_SHARDS differs in rank 1 only" in notes
     text = run_runsnap("diff", "job-a", "job-b", cwd=tmp_path, env=env).stdout

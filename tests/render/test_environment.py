@@ -86,7 +86,7 @@ def test_show_format_markdown_on_the_command_line(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "##### OS and toolchain" in shown.stdout
     assert "| Libc version | glibc" in shown.stdout or "| Libc version |" in shown.stdout
-    bad = run_runsnap("show", "--format", "html", str(out), cwd=tmp_path, env=env)
+    bad = run_runsnap("show", "--format", "yaml", str(out), cwd=tmp_path, env=env)
     assert bad.returncode == 2
 
 

@@ -85,5 +85,9 @@ def test_show_lists_read_variables_first_with_their_sites(traced, tmp_path: Path
     assert "    APP_KNOB=7  1 read(s)" in lines
     at = lines[lines.index("    APP_KNOB=7  1 read(s)") + 1]
     assert at.startswith("      at prog") and "in knob <- " in at
-    assert "    APP_MODE (unset)  1 read(s)" in lines
+    # read while unset: counted on one line, listed with --all (issue 38)
+    assert "    APP_MODE (unset)  1 read(s)" not in lines
+    assert "    1 read while unset, the default taken (show --all lists them)" in lines
+    every = render_summary(record.snapshot, every_read=True)
+    assert "    APP_MODE (unset)  1 read(s)" in every.splitlines()
     assert any(line.startswith("    localpkg  pythonpath  ") for line in lines)

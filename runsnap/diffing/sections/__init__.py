@@ -29,6 +29,7 @@ from runsnap.diffing.sections import (
     process,
     runtime,
     system,
+    tests,
 )
 from runsnap.diffing.walk import errors
 
@@ -47,6 +48,7 @@ COMPARERS: dict[str, Comparer] = {
     "outcome": outcome.compare,
     "process": process.compare,
     "runtime": runtime.compare,
+    "tests": tests.compare,
 }
 
 #: Section name -> scorer; sections not listed use :func:`runsnap.diffing.sections.other.score`.

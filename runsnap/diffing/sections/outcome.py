@@ -112,10 +112,11 @@ def behaviour(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 
 def behaviour_differs(diffs: Sequence[Difference]) -> list[Difference]:
     """The outcome differences among ``diffs`` that are behaviour beyond the exit status
-    (metrics, last line, wall time, peak memory): for the evidence rules, "the outcomes differ
-    in metric X" when the exit statuses are the same."""
+    (metrics, last line, wall time, peak memory, a test of a pytest session that ended
+    otherwise: :mod:`runsnap.diffing.sections.tests`): for the evidence rules, "the outcomes
+    differ in metric X" when the exit statuses are the same."""
     return [d for d in diffs if d.section == "outcome"
-            and (d.key.startswith("metric ") or d.key in BEHAVIOUR_KEYS)]
+            and (d.key.startswith(("metric ", "test ")) or d.key in BEHAVIOUR_KEYS)]
 
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
