@@ -45,10 +45,7 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
             text = neutralise_json(
                 json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         elif fmt == "html":
-            # deferred: the page renderer, only --format html needs it
-            from runsnap.render.html_docs import render_show
-
-            text = render_show(f"runsnap snapshot {snap.id[:12]}: [{section}]", [(section, text)])
+            text = showing.page(f"runsnap snapshot {snap.id[:12]}: [{section}]", [(section, text)])
     else:
         text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0,
                               every_read=full)

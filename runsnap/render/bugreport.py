@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from runsnap.base.terminal import clean, wrap
 from runsnap.base.terminal import fit as cut
 from runsnap.render.diff import render as render_diff
+from runsnap.render.html_docs import render_report
 from runsnap.views.bugreport import Block, Part, ReportDoc, para
 
 __all__ = ["FORMATS", "GITHUB_LIMIT", "MIN_CHARS", "render", "fit"]
@@ -229,9 +230,6 @@ def render(doc: ReportDoc, fmt: str = "markdown", limit: int = GITHUB_LIMIT,
                        "blocks": [b.to_dict() for b in p.blocks]} for p in doc.parts],
         }, indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":  # a page has no size limit: nothing trimmed
-        # deferred: the page renderer, only --format html needs it
-        from runsnap.render.html_docs import render_report
-
         return render_report(doc, attach)
     text = fit(doc, fmt, limit, attach)[0]
     return fit_width(text, width) if fmt == "text" else text

@@ -18,7 +18,7 @@ from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.snapshot.writer import table_chunks
 from runsnap.views.facts import Facts, facts
 
-__all__ = ["FORMATS", "SECTIONS", "render", "render_section", "render_summary", "size",
+__all__ = ["FORMATS", "SECTIONS", "page", "render", "render_section", "render_summary", "size",
            "status_line", "summary_lines"]
 
 #: ``show --format`` names.
@@ -397,13 +397,19 @@ def render(snap: Snapshot, fmt: str = "text", width: int = 0, every_read: bool =
     if fmt == "text":
         return render_summary(snap, width, every_read=every_read)
     if fmt == "html":
-        # deferred: the page renderer, only --format html needs it
-        from runsnap.render.html_docs import render_show
-
-        return render_show(render_summary(snap), [(name, render_section(snap, name))
-                                                  for name in ordered_sections(snap.sections)])
+        return page(render_summary(snap), [(name, render_section(snap, name))
+                                           for name in ordered_sections(snap.sections)])
 
     raise UsageError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+
+
+def page(summary: str, sections: list[tuple[str, str]]) -> str:
+    """One self-contained HTML page of a snapshot: ``summary`` first, then each (name, text)
+    of ``sections`` folded."""
+    # deferred: the page renderer, only --format html needs it
+    from runsnap.render.html_docs import render_show
+
+    return render_show(summary, sections)
 
 
 #: GitHub's limit on an issue or comment body: ``show --format markdown`` fits it.
