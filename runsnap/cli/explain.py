@@ -14,6 +14,7 @@ from runsnap.cli.progress import wiring
 from runsnap.errors import UsageError
 from runsnap.experiments import review
 from runsnap.experiments.explaining import why as explain
+from runsnap.experiments.verdicts import WhySettings
 from runsnap.render.why import render
 
 __all__ = ["plain_why", "run_why"]
@@ -47,9 +48,8 @@ def _asker(yes: bool) -> Any:
                     say(part + "\n")
         if not interactive:
             raise UsageError("not run: review the launch above, then give --yes to run it")
-        import click  # only to ask at a terminal: the fast path never imports click
-
-        if not click.confirm("Run it?", default=False, err=True):
+        say("Run it? [y/N]: ")
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             raise UsageError("not run")
 
     return ask
@@ -76,27 +76,16 @@ def run_why(bad: str | None, out_dir: str, *, fmt: str = "text", against: str | 
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    status: list[Any] = []
-
-    def options() -> Any:
-        """Made only when something is launched: the launching half is not imported for a
-        verdict the evidence settles."""
-        from runsnap.experiments import bisecting, trials  # the launching half: only to launch
-
-        progress, on_trial, line = wiring(quiet, _say)
-        status.append(line)
-        return bisecting.Options(
-            criteria=trials.Criteria(test=test, timeout=timeout, metric=metric),
-            max_trials=max_trials, allow_missing_secrets=allow_missing_secrets,
-            progress=progress, on_trial=on_trial)
-
+    progress, on_trial, line = wiring(quiet, _say)
+    settings = WhySettings(test=test, timeout=timeout, metric=metric, max_trials=max_trials,
+                           allow_missing_secrets=allow_missing_secrets, progress=progress,
+                           on_trial=on_trial)
     try:
-        result = explain(bad, against=against, folder=out_dir, prove=prove, options=options,
+        result = explain(bad, against=against, folder=out_dir, prove=prove, options=settings,
                          before_launch=_asker(yes))
     finally:
-        for line in status:
-            if line is not None:
-                line.close()
+        if line is not None:
+            line.close()
     text = render(result, fmt, width() if fmt == "text" else 0)
     sys.stdout.write(text)
     sys.stdout.flush()

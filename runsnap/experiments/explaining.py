@@ -30,7 +30,14 @@ from runsnap.diffing import compare
 from runsnap.diffing.bulkload import SectionCache
 from runsnap.diffing.rules import load_user_rules
 from runsnap.errors import SnapshotError, UsageError
-from runsnap.experiments.verdicts import EXIT, Proof, WhyResult, evidence, restoring
+from runsnap.experiments.verdicts import (
+    EXIT,
+    Proof,
+    WhyResult,
+    WhySettings,
+    evidence,
+    restoring,
+)
 from runsnap.snapshot import Snapshot
 from runsnap.snapshot import load as load_path
 from runsnap.snapshot.store import resolve
@@ -43,8 +50,8 @@ if TYPE_CHECKING:
 # when something is launched: a confident verdict costs what `runsnap diff` costs
 # (benchmarks/run.py, case 12).
 
-__all__ = ["EXIT", "Proof", "WhyResult", "find_reference", "launch_identity", "newest_first",
-           "restoring", "why"]
+__all__ = ["EXIT", "Proof", "WhyResult", "WhySettings", "find_reference", "launch_identity",
+           "newest_first", "restoring", "why"]
 
 def launch_identity(snap: Snapshot | Sequence[str]) -> tuple[str, ...]:
     """What makes two snapshots the same launch: the program and its entry point (a Python
@@ -174,14 +181,15 @@ def why(
     against: Snapshot | str | os.PathLike[str] | None = None,
     folder: str = ".runsnap",
     prove: bool = False,
-    options: Options | Callable[[], Options] | None = None,
+    options: Options | WhySettings | None = None,
     before_launch: Callable[[Sequence[Snapshot]], None] | None = None,
 ) -> WhyResult:
     """Say why ``bad`` (default: the newest snapshot of ``folder``) went wrong, against
     ``against`` (default: found by :func:`find_reference`), and prove it when the evidence
     does not (see the module's docstring). ``options``: how trials are run and judged (those
-    of :func:`~runsnap.experiments.bisecting.bisect`), or a function that makes them, called
-    only when something is launched. ``before_launch(snapshots)`` is called before the first
+    of :func:`~runsnap.experiments.bisecting.bisect`), or a
+    :class:`~runsnap.experiments.verdicts.WhySettings` turned into them only when something
+    is launched. ``before_launch(snapshots)`` is called before the first
     launch (the command line shows what will run and asks there)."""
     t0 = time.monotonic()
     files = None
@@ -211,8 +219,7 @@ def why(
     # something is launched from here on: the launching half, and the options made only now
     from runsnap.experiments import proving
 
-    made = options() if callable(options) else options
-    options = (made or proving.Options()).replace(out_dir=folder)
+    options = proving.options_of(options).replace(out_dir=folder)
     if report.confidence == "confident":
         return proving.proven(good_snap, bad_snap, report, base, options, before_launch, t0)
     if before_launch is not None:

@@ -15,14 +15,24 @@ from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, GOOD, run_trial
-from runsnap.experiments.verdicts import Proof, WhyResult, evidence
+from runsnap.experiments.trials import BAD, GOOD, Criteria, run_trial
+from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
 
 if TYPE_CHECKING:
     from runsnap.diffing import Report
     from runsnap.snapshot import Snapshot
 
-__all__ = ["bisected", "proven"]
+__all__ = ["bisected", "options_of", "proven"]
+
+
+def options_of(given: Options | WhySettings | None) -> Options:
+    """Bisect's options from ``why``'s: as given, or made from its settings."""
+    if isinstance(given, Options):
+        return given
+    s = given or WhySettings()
+    return Options(criteria=Criteria(test=s.test, timeout=s.timeout, metric=s.metric),
+                   max_trials=s.max_trials, allow_missing_secrets=s.allow_missing_secrets,
+                   progress=s.progress, on_trial=s.on_trial)
 
 
 def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],

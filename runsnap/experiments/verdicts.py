@@ -13,7 +13,23 @@ if TYPE_CHECKING:
     from runsnap.diffing import Report
     from runsnap.experiments.bisecting import BisectResult
 
-__all__ = ["EXIT", "Proof", "WhyResult", "evidence", "restoring"]
+__all__ = ["EXIT", "Proof", "WhyResult", "WhySettings", "evidence", "restoring"]
+
+
+class WhySettings(FrozenRecord):
+    """How the launches of ``runsnap why`` are judged and told, when any are made (the
+    command's options; the launching half turns them into bisect's
+    :class:`~runsnap.experiments.bisecting.Options` only then)."""
+
+    test: str | None = None
+    timeout: float | None = None
+    metric: str | None = None
+    max_trials: int | None = None
+    allow_missing_secrets: bool = False
+    progress: Any = None
+    """One line a trial (``progress(line)``)."""
+    on_trial: Any = None
+    """A status line's update (``on_trial(TrialProgress)``)."""
 
 #: ``status`` -> exit status of ``runsnap why``: 0 a cause (proven, found or named by the
 #: evidence), 1 none, 130 interrupted.

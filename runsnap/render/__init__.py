@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from runsnap.errors import UsageError
+from runsnap.experiments.verdicts import WhyResult
 
 __all__ = ["FORMATS", "render", "render_json", "render_markdown", "render_text"]
 
@@ -63,8 +64,6 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         from runsnap.render.diff import render as render_report
 
         return render_report(obj, format, color=color, width=width)
-    from runsnap.experiments.verdicts import WhyResult  # a record module: cheap
-
     if isinstance(obj, WhyResult):
         # only the renderer chosen
         from runsnap.render import why
