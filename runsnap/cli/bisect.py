@@ -14,8 +14,8 @@ from runsnap.cli.asking import progress, recorded, review
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo, format_option, yes_option
-from runsnap.cli.progress import wiring
 from runsnap.commands import Result
+from runsnap.commands.progress import wiring
 from runsnap.render import render
 
 __all__ = ["bisect"]

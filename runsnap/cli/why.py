@@ -1,6 +1,6 @@
 """``runsnap why``: from a failed launch to its proven cause in one command.
 
-A thin click face over :func:`runsnap.cli.explain.run_why` (``runsnap why [BAD]`` without
+A thin click face over :func:`runsnap.commands.why.run_why` (``runsnap why [BAD]`` without
 options skips click: :func:`runsnap.cli.main`)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import sys
 
 import click
 
-from runsnap.cli.boundary import CONTEXT_SETTINGS, runsnap_command
+from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.options import echo
 
 __all__ = ["why"]
 
@@ -55,8 +56,9 @@ def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
     bisect` over the candidates first. Exit status: 0 a cause, 1 none, 2 trouble, 130
     interrupted.
     """
-    from runsnap.cli.explain import run_why  # the journey, only once the options parse
+    from runsnap.commands.why import run_why  # the journey, only once the options parse
 
-    sys.exit(run_why(bad, out_dir, fmt=fmt, against=against, prove=prove, metric=metric,
-                     test=test, timeout=timeout, max_trials=max_trials,
-                     allow_missing_secrets=allow_missing_secrets, quiet=quiet, yes=yes))
+    sys.exit(finish(run_why(bad, out_dir, fmt=fmt, against=against, prove=prove, metric=metric,
+                            test=test, timeout=timeout, max_trials=max_trials,
+                            allow_missing_secrets=allow_missing_secrets, quiet=quiet, yes=yes),
+                    echo))

@@ -1,6 +1,7 @@
-"""``runsnap why``'s body, free of click: the fast path of ``runsnap why [BAD]`` and the click
-command (:mod:`runsnap.cli.why`) both run :func:`run_why`. A confident verdict then costs what
-``runsnap diff`` costs (benchmarks/run.py, case 12)."""
+"""``runsnap why``'s work, free of click: the fast path of ``runsnap why [BAD]`` and the click
+command (:mod:`runsnap.cli.why`) both run :func:`run_why`, which returns the command's
+:class:`~runsnap.commands.Result`. A confident verdict then costs what ``runsnap diff`` costs
+(benchmarks/run.py, case 12)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import sys
 from typing import Any
 
 from runsnap.base.terminal import fit, neutralise, say, width, wrap
-from runsnap.cli.progress import wiring
+from runsnap.commands import Result
+from runsnap.commands.progress import wiring
 from runsnap.errors import UsageError
 from runsnap.experiments import review
 from runsnap.experiments.explaining import why as explain
@@ -70,8 +72,9 @@ def plain_why(args: list[str]) -> str | None | bool:
 def run_why(bad: str | None, out_dir: str, *, fmt: str = "text", against: str | None = None,
             prove: bool = False, metric: str | None = None, test: str | None = None,
             timeout: float | None = None, max_trials: int | None = None,
-            allow_missing_secrets: bool = False, quiet: bool = False, yes: bool = False) -> int:
-    """Explain BAD, print the verdict on stdout, and return the exit status."""
+            allow_missing_secrets: bool = False, quiet: bool = False, yes: bool = False
+            ) -> Result:
+    """Explain BAD: the verdict to print, and the exit status."""
     def stop(_sig: int, _frame: Any) -> None:
         raise KeyboardInterrupt
 
@@ -86,7 +89,4 @@ def run_why(bad: str | None, out_dir: str, *, fmt: str = "text", against: str | 
     finally:
         if line is not None:
             line.close()
-    text = render(result, fmt, width() if fmt == "text" else 0)
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    return result.exit_status
+    return Result(render(result, fmt, width() if fmt == "text" else 0), result.exit_status)
