@@ -16,7 +16,7 @@ from runsnap.cli.app import cli
 from tests.conftest import ROOT
 
 #: Modules of runsnap/cli that serve every command rather than being one.
-SHARED = {"__init__", "app", "asking", "boundary", "complete", "fast", "options"}
+SHARED = {"__init__", "app", "asking", "boundary", "complete", "preflight", "fast", "options"}
 
 
 def _recipes() -> str:

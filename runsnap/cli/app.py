@@ -18,11 +18,12 @@ from runsnap.cli.check import check
 from runsnap.cli.diff import DIFF_FORMATS, diff
 from runsnap.cli.gc import gc
 from runsnap.cli.ls import ls
-from runsnap.cli.pin import pin, unpin
+from runsnap.cli.pin import pin
 from runsnap.cli.replay import replay
 from runsnap.cli.report import report
 from runsnap.cli.scrub import scrub
 from runsnap.cli.show import show
+from runsnap.cli.unpin import unpin
 from runsnap.cli.whoreads import who_reads
 from runsnap.cli.why import why
 

@@ -11,8 +11,7 @@ from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo, format_option
 from runsnap.cli.preflight import AfterDashes
-from runsnap.commands import Result
-from runsnap.errors import NO, OK, UsageError
+from runsnap.errors import UsageError
 
 __all__ = ["check"]
 
@@ -42,8 +41,8 @@ def check(ctx: click.Context, snapshot: str | None, fmt: str, strict: bool,
     Exit status: 0 no findings, 1 findings, 2 error (with no SNAPSHOT, also where
     `capture --strict` would refuse to launch).
     """
-    # the capture's journey (collectors, redaction) only for a check of the context
-    from runsnap.commands.check import check_context, refuse_both
+    # the capture's journey (collectors, redaction) or the snapshot loader: only when check runs
+    from runsnap.commands.check import check_context, check_file, refuse_both
 
     command = ctx.meta["runsnap.command"]
     refuse_both(snapshot, command)
@@ -51,12 +50,4 @@ def check(ctx: click.Context, snapshot: str | None, fmt: str, strict: bool,
         sys.exit(finish(check_context(command or [], fmt, strict, width()), echo))
     if strict:
         raise UsageError("check: --strict goes with the current context (no SNAPSHOT)")
-    # only when this command runs, not for --help or the other commands (~111 ms measured under load)
-    from runsnap.checks import check as check_snapshot
-    from runsnap.diffing.static import readers_of
-    from runsnap.render.check import render
-    from runsnap.views.names import load
-
-    snap = load(snapshot, snap_dir)
-    report = check_snapshot(snap, who_reads=readers_of(snap), installed=True)
-    sys.exit(finish(Result(render(report, fmt, width=width()), NO if report else OK), echo))
+    sys.exit(finish(check_file(snapshot, snap_dir, fmt, width()), echo))

@@ -1,4 +1,4 @@
-"""``runsnap pin`` and ``runsnap unpin``: baselines that ``gc`` keeps and ``@pinned`` names."""
+"""``runsnap pin``: baselines that ``gc`` keeps and ``@pinned`` names (``runsnap unpin`` undoes it)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,7 @@ from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo
 
-__all__ = ["pin", "unpin"]
-
-
-def _pin(snapshots: tuple[str, ...], snap_dir: str, pinned: bool) -> None:
-    # the snapshot loader and the folder's names: only when a pin changes
-    from runsnap.commands.pin import pin_snapshots
-
-    sys.exit(finish(pin_snapshots(snapshots, snap_dir, pinned), echo))
+__all__ = ["pin"]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -31,14 +24,7 @@ def pin(snapshots: tuple[str, ...], snap_dir: str) -> None:
 
     SNAPSHOT is @1 (the newest in --dir), @2, ..., @LABEL or a file in --dir.
     """
-    _pin(snapshots, snap_dir, True)
+    # the snapshot loader and the folder's names: only when a pin changes
+    from runsnap.commands.pin import pin_snapshots
 
-
-@click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...",
-                shell_complete=snapshot_names)
-@dir_option
-@runsnap_command
-def unpin(snapshots: tuple[str, ...], snap_dir: str) -> None:
-    """Unpin SNAPSHOT: `gc` may remove it again. The snapshot itself is not touched."""
-    _pin(snapshots, snap_dir, False)
+    sys.exit(finish(pin_snapshots(snapshots, snap_dir, True), echo))

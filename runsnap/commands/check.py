@@ -18,12 +18,15 @@ from runsnap.base.terminal import say
 from runsnap.capturing import CaptureOptions, capture_context
 from runsnap.capturing.settings import load_settings
 from runsnap.checks import CheckReport
+from runsnap.checks import check as check_snapshot
 from runsnap.checks.guard import STRICT_WEIGHT, guard
 from runsnap.commands import Result
+from runsnap.diffing.static import readers_of
 from runsnap.errors import FAILED, NO, OK, UsageError
 from runsnap.render.check import render
+from runsnap.views.names import load
 
-__all__ = ["check_context", "refuse_both"]
+__all__ = ["check_context", "check_file", "refuse_both"]
 
 
 def check_context(command: list[str], fmt: str, strict: bool, width: int) -> Result:
@@ -39,6 +42,15 @@ def check_context(command: list[str], fmt: str, strict: bool, width: int) -> Res
             f"{'s' if len(heavy) != 1 else ''} of weight {STRICT_WEIGHT} or more\n")
         return Result(text, FAILED)
     return Result(text, NO if findings else OK)
+
+
+def check_file(snapshot: str, snap_dir: str, fmt: str, width: int) -> Result:
+    """``runsnap check SNAPSHOT``: the findings inside one snapshot (a file, ``@N`` or
+    ``@LABEL`` of ``snap_dir``), with who reads each variable where its packages are installed
+    here."""
+    snap = load(snapshot, snap_dir)
+    report = check_snapshot(snap, who_reads=readers_of(snap), installed=True)
+    return Result(render(report, fmt, width=width), NO if report else OK)
 
 
 def _cwd(snap: Any) -> str | None:
