@@ -676,6 +676,51 @@ def checks_metrics(m: dict[str, Measured]) -> list[Check]:
 
 
 #: The cases, in order. Later features add their own entry (subject against its own peer).
+def build_why(bench: Bench) -> list[Command]:
+    """The README's demo captured good and bad (traced, as a user captures), then ``runsnap
+    why`` (BAD the newest, GOOD found in the folder; the evidence is confident, so nothing is
+    launched) against the plain ``runsnap diff`` of the same two files."""
+    if bench.run_help("why", "--help").returncode != 0:
+        raise Skip("feature not present (`runsnap why` is not on this branch)")
+    where = bench.work / "why-demo"
+    store = where / ".runsnap"
+    # the README's shell, not the benchmark's (whose generated variables include NCCL_* and
+    # SGLANG_* ones): the bad launch must fail as the demo's does
+    env = {k: bench.env[k] for k in ("PATH", "HOME", "LANG", "RUNSNAP_KEY_FILE",
+                                     "RUNSNAP_CACHE_DIR") if k in bench.env}
+    env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    if not (store / "bad.toml").exists():
+        where.mkdir(parents=True, exist_ok=True)
+        if not (where / "fixtures").exists():
+            (where / "fixtures").symlink_to(ROOT / "fixtures")
+        demo = ["python3", "fixtures/demo/launch_server.py", "--model-path",
+                "fixtures/models/kimi-k2.5-target", "--speculative-algorithm", "EAGLE3",
+                "--speculative-draft-model-path", "fixtures/models/kimi-k2.5-eagle3-draft",
+                "--speculative-num-steps"]
+        for label, extra, steps in (
+                ("good", {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1",
+                          "NCCL_IB_DISABLE": "1", "NCCL_MIN_NCHANNELS": "4"}, "2"),
+                ("bad", {"NCCL_IB_DISABLE": "0", "NCCL_ALGO": "Ring"}, "3")):
+            subprocess.run([*bench.runsnap, "capture", "--label", label, "-o",
+                            str(store / f"{label}.toml"), "--", *demo, steps],
+                           env={**env, **extra}, cwd=where, capture_output=True,
+                           timeout=300)
+            time.sleep(0.01)
+    return [
+        Command("runsnap why (README demo: confident, nothing launched)",
+                [*bench.runsnap, "why"], env=env, cwd=str(where), ok=(0,)),
+        Command("runsnap diff .runsnap/good.toml .runsnap/bad.toml (the same two)",
+                [*bench.runsnap, "diff", ".runsnap/good.toml", ".runsnap/bad.toml"],
+                env=env, cwd=str(where), ok=(1,)),
+    ]
+
+
+def checks_why(m: dict[str, Measured]) -> list[Check]:
+    why, diff = m.values()
+    return [Check("why / diff (wall)", why.median_ms / diff.median_ms, "x", 1.2),
+            Check("why / diff (CPU)", why.cpu_ms / max(diff.cpu_ms, 1e-3), "x", None)]
+
+
 CASES: list[Case] = [
     Case("1", "capture with no command vs pip freeze, collect_env and the floor", build_capture,
          checks_capture, notes=notes_capture),
@@ -698,6 +743,8 @@ CASES: list[Case] = [
          build_relay, checks_relay, repeat=lambda n: max(3, n // 2), notes=notes_relay),
     Case("11", "metric extraction over a training log vs a Python line loop and grep -c",
          build_metrics, checks_metrics, repeat=lambda n: max(3, n // 3)),
+    Case("12", "runsnap why on a confident incident (the README demo) vs runsnap diff of the "
+         "same two snapshots", build_why, checks_why),
 ]
 # Case 6 (peak memory) is the "peak RSS" column of every table and the notes under 1, 3, 5.
 

@@ -11,6 +11,7 @@ The public API::
     report = runsnap.diff("good.toml", "bad.toml")   # bool(report): any difference that counts
     report = runsnap.diff("@good", "@1")             # by label, by position (newest: @1)
     answer = runsnap.bisect(runsnap.load("@good"), runsnap.load("@bad"))  # launches trials
+    verdict = runsnap.why()                          # the newest run's proven cause
     print(runsnap.render_markdown(report))           # or render_text / render_json
     for entry in runsnap.list_snapshots(".runsnap"): # what `runsnap ls` lists, newest first
         print(entry.ref, entry.label, entry.exit_status)
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from runsnap.diffing import Difference, Report
     from runsnap.errors import RunsnapError, SnapshotError
     from runsnap.experiments.bisecting import bisect
+    from runsnap.experiments.explaining import why
     from runsnap.render import FORMATS, render_json, render_markdown, render_text
     from runsnap.snapshot import SCHEMA_VERSION, Snapshot
     from runsnap.snapshot.store import Entry, list_snapshots
@@ -58,11 +60,13 @@ __all__ = [
     "render_markdown",
     "render_text",
     "run",
+    "why",
 ]
 
 _LAZY = {
     "capture": "runsnap.capturing",
     "bisect": "runsnap.experiments.bisecting",
+    "why": "runsnap.experiments.explaining",
     "diff": "runsnap.views.compare",
     "Difference": "runsnap.diffing",
     "Report": "runsnap.diffing",

@@ -134,4 +134,7 @@ def test_an_import_inside_a_function_says_why() -> None:
                 twice.append(f"{path.relative_to(PACKAGE)}: {module or ''} {alias.name}")
     assert missing == []
     assert twice == []
-    assert len(_imports_in_functions()) <= 130
+    # 130, and 4 for `runsnap why` (issue 36), each the house's pattern: its click-free fast
+    # path in cli/__init__, its click face's body, the launching half imported only to launch,
+    # and its renderer chosen by render()
+    assert len(_imports_in_functions()) <= 134

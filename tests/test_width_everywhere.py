@@ -93,12 +93,15 @@ def test_no_command_prints_a_line_longer_than_the_terminal(demo: Path) -> None:
         ["bisect", "@good", "@bad", "--force", "--recheck", "1", "--yes"],
         ["gc", "--keep", "9", "--dry-run"], ["scrub", "@ctx"],
         ["replay", "@good", "--yes"],
+        ["why"], ["why", "--prove", "--yes"], ["why", "@bad", "--against", "@good"],
     ]
     for args in commands:
         status, text = under_pty(args, demo, env)
         # runsnap's own traceback (a report quotes the child's, which is fine)
         assert not re.search(r'File "[^"]*/runsnap/', text), (args, text)
-        lines = ANSI.sub("", text).replace("\r", "").split("\n")
+        # a terminal shows what follows the last carriage return of a line (a status line
+        # rewritten in place: bisect's and why's progress)
+        lines = [ln.rstrip("\r").split("\r")[-1] for ln in ANSI.sub("", text).split("\n")]
         if args[0] == "replay":  # the child's own output passes untouched: runsnap's lines
             lines = [ln for ln in lines if ln.startswith("runsnap")]
         long = [ln for ln in lines if len(ln) > 80]

@@ -66,6 +66,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         plain = plain_diff(args[1:], os.environ)
         if plain is not None:
             sys.exit(guarded(_finished, run_diff, plain))
+    if args[:1] == ["why"]:
+        # `runsnap why [BAD]` without click: a confident verdict costs what diff does
+        from runsnap.commands.why import plain_why, run_why
+
+        bad = plain_why(args[1:])
+        if bad is not False:
+            sys.exit(guarded(_finished, run_why, bad or None,
+                             os.environ.get("RUNSNAP_DIR") or ".runsnap"))
     params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
     if params is None:
         # only on this command's way: each fast path imports its own work (~136 ms measured under load)

@@ -25,6 +25,7 @@ from runsnap.cli.scrub import scrub
 from runsnap.cli.show import show
 from runsnap.cli.unpin import unpin
 from runsnap.cli.whoreads import who_reads
+from runsnap.cli.why import why
 
 __all__ = ["DIFF_FORMATS", "capture", "cli"]
 
@@ -54,3 +55,4 @@ cli.add_command(replay)
 cli.add_command(bisect)
 cli.add_command(pin)
 cli.add_command(unpin)
+cli.add_command(why)

@@ -15,6 +15,7 @@ from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
 from runsnap.cli.options import dir_option, echo, format_option, yes_option
 from runsnap.commands import Result
+from runsnap.commands.progress import wiring
 from runsnap.render import render
 
 __all__ = ["bisect"]
@@ -33,6 +34,9 @@ __all__ = ["bisect"]
 @click.option("--test", "test", metavar="CMD", default=None,
               help="A shell command whose exit status decides: 0 good, 125 cannot tell, "
                    "else bad.")
+@click.option("--metric", "metric", metavar="NAME", default=None,
+              help="When GOOD and BAD end alike: the metric whose value decides (default: the "
+                   "first the diff finds beyond noise, else wall time, else peak memory).")
 @click.option("--max-trials", type=click.IntRange(min=1), default=None,
               help="Stop after this many trials, with the best answer so far.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
@@ -55,11 +59,14 @@ __all__ = ["bisect"]
             help="Trials are kept in DIR/bisect-<id>/; @N, @LABEL name DIR's snapshots.")
 @yes_option(help="Run the trials without showing what will run and asking (needed without a "
                  "terminal for snapshots from another host or user).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress (on a terminal a status line, else one line a trial).")
 @runsnap_command
 def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
-           ready_url: str | None, test: str | None, max_trials: int | None, jobs: int,
-           recheck: int, dry_run: bool, force: bool, include_hidden: bool, allow_missing_secrets: bool,
-           kill_after: float, fmt: str, out_dir: str, yes: bool) -> None:
+           ready_url: str | None, test: str | None, metric: str | None,
+           max_trials: int | None, jobs: int, recheck: int, dry_run: bool, force: bool,
+           include_hidden: bool, allow_missing_secrets: bool, kill_after: float, fmt: str,
+           out_dir: str, yes: bool, quiet: bool) -> None:
     """Find which differences between GOOD and BAD make the launch fail, by launching it.
 
     GOOD and BAD are files, @N (@1 the newest in --dir) or @LABEL.
@@ -70,7 +77,8 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
     cause made of several differences acting together; the answer is checked again.
 
     By default a trial is bad when its outcome looks like BAD's (exit status, signal, first
-    error line). Exit status: 0 cause found, 1 none reproduces, 2 trouble, 130 interrupted.
+    error line; when both ended alike, the metric, wall time or peak memory that differs).
+    Exit status: 0 cause found, 1 none reproduces, 2 trouble, 130 interrupted.
     """
 
     # only when this command runs, not for --help or the other commands (~135 ms measured under load)
@@ -84,14 +92,20 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
 
     signal.signal(signal.SIGTERM, stop)  # a scheduler's stop: end the running trial cleanly
     criteria = Criteria(timeout=timeout, ready_line=ready_line, ready_url=ready_url, test=test,
-                        kill_grace=kill_after)
+                        kill_grace=kill_after, metric=metric)
+    snaps = [load(good, out_dir), load(bad, out_dir)]
+    if not dry_run:
+        review(snaps, [recorded(s) for s in snaps], yes)
+
+    lines, on_trial, status = wiring(quiet, progress)
     options = Options(criteria=criteria, max_trials=max_trials, jobs=jobs, recheck=recheck,
                       dry_run=dry_run,
                       force=force, include_hidden=include_hidden,
                       allow_missing_secrets=allow_missing_secrets, out_dir=out_dir,
-                      progress=progress)
-    snaps = [load(good, out_dir), load(bad, out_dir)]
-    if not dry_run:
-        review(snaps, [recorded(s) for s in snaps], yes)
-    result = do_bisect(snaps[0], snaps[1], options)
+                      progress=lines, on_trial=on_trial)
+    try:
+        result = do_bisect(snaps[0], snaps[1], options)
+    finally:
+        if status is not None:
+            status.close()
     sys.exit(finish(Result(render(result, fmt, width=width()), result.exit_status), echo))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
+from runsnap.diffing.deciding import decides
 from runsnap.diffing.wording import group_values, short
 from runsnap.knowledge.launchers import identity
 
@@ -290,8 +291,8 @@ class Report(FrozenRecord, Ranked["Difference"]):
             return (f"{head}; the only candidate, without evidence from the runs: {top.where} "
                     f"{describe_change(top)}")
         names = ", ".join(d.where for d in self.candidates[:4]) + (", …" if k > 4 else "")
-        return (f"{head}; undecided between {k} candidates ({names}): `runsnap bisect` "
-                f"decides in about {self.launches} launches")
+        return (f"{head}; undecided between {k} candidates ({names}): "
+                f"{decides(self.candidates, self.launches, self.outcome)}")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (documented in docs/diff.md)."""

@@ -35,19 +35,17 @@ from runsnap.diffing import compare
 from runsnap.diffing.wording import short
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
+from runsnap.experiments.progress import TrialProgress, expected_trials
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, STOPPED, Criteria, OutcomeJudge, Verdict, run_trial
-from runsnap.snapshot.store import (
-    bisect_folder_name,
-    claim_bisect_folder,
-    release_bisect_folder,
-)
+from runsnap.experiments.trials import BAD, STOPPED, UNCLEAR, Criteria, OutcomeJudge, Verdict, run_trial
+from runsnap.snapshot.store import bisect_folder_name, claim_bisect_folder, release_bisect_folder
 
 if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
     from runsnap.snapshot import Snapshot
 
-__all__ = ["BisectResult", "Options", "Run", "bisect"]
+__all__ = ["BisectResult", "Options", "Run", "TrialProgress", "bisect", "first_ordered",
+           "new_folder", "prepare"]
 
 
 class Options(FrozenRecord):
@@ -69,6 +67,12 @@ class Options(FrozenRecord):
     allow_missing_secrets: bool = False
     out_dir: str = DEFAULT_DIR
     progress: Callable[[str], None] | None = None
+    on_trial: Callable[[TrialProgress], None] | None = None
+    """Called as each trial starts and ends (a terminal's status line: trial k of about N,
+    elapsed time, an estimate of what is left)."""
+    first: tuple[tuple[Any, ...], ...] = ()
+    """Locators of the differences to search first (``runsnap why``: the diff's candidates),
+    the rest after them in ranked order."""
 
 
 class Run(FrozenRecord):
@@ -153,15 +157,30 @@ class _Search:
         self.lock = threading.Lock()
         self.t0 = time.monotonic()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs))
+        self.runs_done: list[Run] = []
+        self.expected = expected_trials(len(self.changes), baseline_first(the_plan),
+                                        options.recheck)
 
     def say(self, line: str) -> None:
         if self.options.progress is not None:
             self.options.progress(line)
 
+    def tell(self, number: int, applied: int, verdict: str = "") -> None:
+        """A :class:`TrialProgress` to ``on_trial``."""
+        if self.options.on_trial is None:
+            return
+        with self.lock:
+            ended = [r.elapsed for r in self.runs_done]
+        self.options.on_trial(TrialProgress(
+            number, max(self.expected, number + (0 if verdict else 1)),
+            time.monotonic() - self.t0, sum(ended) / len(ended) if ended else 0.0, applied,
+            len(self.changes), verdict))
+
     def _one(self, number: int, subset: frozenset[int], full: bool = True) -> Run:
         applied = tuple(self.changes[i] for i in sorted(subset))
         name = f"trial-{number:02d}"
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied ...")
+        self.tell(number, len(applied))
         try:
             spec = apply(self.base, applied, good=self.good, bad=self.bad,
                          workdir=os.path.join(self.folder, f"{name}-models"), secret=self.secret,
@@ -175,7 +194,11 @@ class _Search:
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied: "
                  f"{out.verdict} in {out.elapsed:.1f}s ({time.monotonic() - self.t0:.1f}s "
                  f"elapsed): {out.why}")
-        return Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
+        run = Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
+        with self.lock:
+            self.runs_done.append(run)
+        self.tell(number, len(applied), str(out.verdict))
+        return run
 
     def verdicts(self, subsets: Sequence[frozenset[int]], fresh: bool = False) -> list[Verdict]:
         """The verdict of each subset, running those not known yet (all of them when
@@ -249,7 +272,17 @@ class _Search:
         return frozenset(current)
 
 
-def _folder(out_dir: str) -> str:
+def first_ordered(changes: Sequence[Change], first: Sequence[Sequence[Any]]
+                  ) -> tuple[Change, ...]:
+    """``changes`` with those under a locator of ``first`` ahead, each group in its order."""
+    def lead(c: Change) -> bool:
+        return any(tuple(c.path[: len(p)]) == tuple(p) for p in first)
+
+    return tuple([c for c in changes if lead(c)] + [c for c in changes if not lead(c)])
+
+
+def new_folder(out_dir: str) -> str:
+    """A new trials' folder ``OUT_DIR/bisect-<time>-<tag>/`` (``OUT_DIR`` git-ignored)."""
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir, exist_ok=True)
@@ -303,6 +336,8 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
 
     the_plan = plan(good, bad, report.differences, secret=secret,
                     include_hidden=options.include_hidden)
+    if options.first:
+        the_plan = the_plan.replace(changes=first_ordered(the_plan.changes, options.first))
     refusals = _refusals(the_plan)
     if refusals and not options.force:
         raise UsageError("; ".join(refusals) + ": give --force to bisect the rest with GOOD's "
@@ -314,7 +349,7 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
     c = options.criteria
     judge = None
     if c.timeout is None and not c.test:
-        judge = OutcomeJudge(good.get("outcome") or {}, bad.get("outcome") or {})
+        judge = OutcomeJudge(good.get("outcome") or {}, bad.get("outcome") or {}, c.metric)
     return the_plan, restored.spec, (judge, secret)
 
 
@@ -367,6 +402,14 @@ def _not_good_here(the_plan: Plan, trial: int) -> str:
     return (f"GOOD's own launch, with nothing applied, goes bad here (trial {trial}): {hint}")
 
 
+def _unclear(runs: Sequence[Run]) -> str:
+    """Why a bisection stops when its first trials are judged neither good nor bad: no verdict
+    on any later trial could be trusted."""
+    said = "; ".join(f"trial {r.trial}: {r.why}" for r in runs[:2])
+    return (f"the first trials went neither good nor bad ({said}): runsnap cannot tell GOOD's "
+            "behaviour from BAD's in these launches; say what bad means with --test CMD")
+
+
 def _words(value: Any) -> str:
     return "none" if value is None else str(value)
 
@@ -383,7 +426,7 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
     if not the_plan.changes:
         return BisectResult("none", "nothing to apply: every difference was skipped", (), (),
                             the_plan, (), None, 0.0)
-    folder = _folder(options.out_dir)
+    folder = new_folder(options.out_dir)
     search = _Search(good, bad, the_plan, base, options, judge, folder, secret)
     status, message, cause = "found", "", frozenset[int]()
     try:
@@ -393,6 +436,8 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
             if base_v == BAD:
                 raise _Halt("none", _not_good_here(the_plan, len(search.runs)))
         [v] = search.verdicts([every])
+        if v == UNCLEAR:
+            raise _Halt("none", _unclear(search.runs))
         if v != BAD:
             code = code_skipped(the_plan)
             where = (f"most likely the code, not applied: {', '.join(s.where for s in code[:3])}"

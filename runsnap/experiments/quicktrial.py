@@ -25,7 +25,8 @@ from typing import Any
 __all__ = ["VERDICT_KEYS", "main", "verdict_fields"]
 
 #: The outcome's fields a trial is judged by (:class:`runsnap.experiments.trials.OutcomeJudge`).
-VERDICT_KEYS = ("status", "exit_status", "signal", "first_error")
+VERDICT_KEYS = ("status", "exit_status", "signal", "first_error", "metrics", "duration_s",
+                "peak_rss_bytes", "warnings")
 
 
 def verdict_fields(section: Mapping[str, Any], env: Mapping[str, str], cwd: str) -> dict[str, Any]:

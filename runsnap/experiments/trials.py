@@ -4,19 +4,25 @@ A full trial is ``runsnap capture -o trial-NN.toml -- ARGV`` run with the spec's
 working directory, so it leaves a snapshot with its outcome, like any wrapped launch (diff it,
 show it, replay it); a quick one (``quick=True``, a search trial judged by its outcome) runs
 :mod:`runsnap.experiments.quicktrial` instead, which launches the same way and records nothing
-but the verdict's fields. runsnap itself runs isolated (``python -I``), so the trial's
-``PYTHONPATH`` and the like reach only the program. Its output goes to ``trial-NN.log``.
+but the verdict's fields. runsnap itself runs isolated, with the import path of the runsnap
+that starts it (:mod:`runsnap.experiments.selfrun`), so the trial's ``PYTHONPATH`` and the like
+reach only the program, however runsnap was installed. The program's output goes to
+``trial-NN.log`` and nothing else does: runsnap's own lines, and a ``--test`` command's, go to
+``trial-NN.runsnap.txt``. A trial whose runsnap cannot start is a :class:`TrialError` (exit 2)
+with the reason it gave, never a verdict.
 
 What decides (:class:`Criteria`):
 
 * by default, the outcome: does it look like GOOD's or like BAD's (exit status and signal,
-  else the first error line with numbers masked)? Neither is ``unclear``;
+  else the first error line with numbers masked, else the metric, wall time or peak memory
+  that differs: :mod:`runsnap.experiments.judging`)? Neither is ``unclear``;
 * ``timeout``: a server. Still running after that many seconds is good (with ``ready_line`` or
   ``ready_url``: ready by then is good, and the trial stops as soon as it is ready); an exit
   before is bad. The trial is then stopped cleanly (SIGTERM, a grace period, SIGKILL);
 * ``test``: a shell command whose exit status decides (0 good, 125 unclear, else bad); it runs
   after the launch ends, or, with ``timeout``, while the server is up. It sees
-  ``RUNSNAP_TRIAL_SNAPSHOT``, ``RUNSNAP_TRIAL_LOG`` and ``RUNSNAP_TRIAL_EXIT_STATUS``.
+  ``RUNSNAP_TRIAL_SNAPSHOT``, ``RUNSNAP_TRIAL_LOG`` (the program's output only) and
+  ``RUNSNAP_TRIAL_EXIT_STATUS``.
 """
 
 from __future__ import annotations
@@ -27,14 +33,23 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.records import FrozenRecord
-from runsnap.errors import SnapshotError, UsageError
+from runsnap.errors import RunsnapError, SnapshotError, UsageError
+from runsnap.experiments.judging import (
+    BAD,
+    GOOD,
+    STOPPED,
+    UNCLEAR,
+    OutcomeJudge,
+    Verdict,
+    describe,
+)
+from runsnap.experiments.selfrun import runsnap_argv
 from runsnap.launch.signals import escalate
 from runsnap.snapshot import load
 
@@ -43,29 +58,14 @@ if TYPE_CHECKING:
 
     from runsnap.launch import LaunchSpec
 
-__all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialOutcome",
-           "Verdict", "run_trial"]
+__all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialError",
+           "TrialOutcome", "Verdict", "run_trial", "untracked"]
 
 
-class Verdict(str, enum.Enum):
-    """What a trial says about its launch. A string (``"bad"``) wherever it is written: JSON,
-    text, comparisons."""
-
-    GOOD = "good"
-    BAD = "bad"
-    UNCLEAR = "unclear"
-    """Like neither GOOD nor BAD, or ``--test`` exited 125."""
-    STOPPED = "stopped"
-    """Interrupted (Ctrl-C): no verdict."""
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
+class TrialError(RunsnapError):
+    """A trial's runsnap could not start or launch the program: no verdict can be had (exit 2)."""
 
 
-GOOD, BAD, UNCLEAR, STOPPED = Verdict.GOOD, Verdict.BAD, Verdict.UNCLEAR, Verdict.STOPPED
 
 
 class _Watched(enum.Enum):
@@ -90,6 +90,9 @@ class Criteria(FrozenRecord):
     test: str | None = None
     kill_grace: float = 5.0
     """Seconds between the stop signal and the next step when a trial is stopped."""
+    metric: str | None = None
+    """When GOOD and BAD ended alike: the metric that decides (``--metric NAME``; default the
+    first metric the diff finds beyond noise, else wall time, else peak memory)."""
 
     def __post_init__(self) -> None:
         if (self.ready_line or self.ready_url) and self.timeout is None:
@@ -99,65 +102,6 @@ class Criteria(FrozenRecord):
                 re.compile(self.ready_line)
             except re.error as exc:
                 raise UsageError(f"--ready-line: not a regular expression: {exc}") from None
-
-
-def _masked(line: Any) -> str:
-    """A first error line with numbers and addresses masked, to compare two runs' errors.
-
-    >>> _masked("OOM at 0x7f3a: tried 2.5 GiB (pid 4121)")
-    'OOM at #: tried #.# GiB (pid #)'
-    """
-    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", str(line or "")).strip()
-
-
-def describe(outcome: Mapping[str, Any]) -> str:
-    """``exit 1: ValueError: ...`` for an ``[outcome]`` section (first error cut short)."""
-    if not outcome:
-        return "no outcome recorded"
-    text = f"killed by {outcome['signal']}" if outcome.get("signal") else \
-        f"exit {outcome.get('exit_status')}"
-    err = str(outcome.get("first_error") or "")
-    if err:
-        text += ": " + (err if len(err) <= 70 else err[:69] + "…")
-    return text
-
-
-class OutcomeJudge:
-    """Good or bad by likeness to GOOD's and BAD's recorded outcomes."""
-
-    def __init__(self, good: Mapping[str, Any], bad: Mapping[str, Any]) -> None:
-        if not good or not bad or "exit_status" not in good or "exit_status" not in bad:
-            raise UsageError("GOOD or BAD has no outcome (captured without running): say what "
-                             "bad means with --test CMD or --timeout S")
-        self.good, self.bad = good, bad
-        self.by_exit = self._sig(good) != self._sig(bad)
-        if not self.by_exit and _masked(good.get("first_error")) == _masked(
-                bad.get("first_error")):
-            raise UsageError(f"GOOD and BAD ended the same way ({describe(bad)}): say what bad "
-                             "means with --test CMD or --timeout S")
-
-    @staticmethod
-    def _sig(outcome: Mapping[str, Any]) -> tuple[Any, Any]:
-        return outcome.get("exit_status"), outcome.get("signal")
-
-    def __call__(self, outcome: Mapping[str, Any]) -> tuple[Verdict, str]:
-        what = describe(outcome)
-        if not outcome:
-            return UNCLEAR, what
-        sig, err = self._sig(outcome), _masked(outcome.get("first_error"))
-        if self.by_exit:
-            if sig == self._sig(self.bad):
-                return BAD, f"{what}, like BAD"
-            if sig == self._sig(self.good):
-                return GOOD, f"{what}, like GOOD"
-        elif sig == self._sig(self.bad):
-            if err == _masked(self.bad.get("first_error")):
-                return BAD, f"{what}, like BAD"
-            if err == _masked(self.good.get("first_error")):
-                return GOOD, f"{what}, like GOOD"
-        if err and err == _masked(self.bad.get("first_error")):
-            return BAD, f"{what}, BAD's error"
-        return UNCLEAR, f"{what}: like neither GOOD ({describe(self.good)}) nor BAD"
 
 
 class TrialOutcome(FrozenRecord):
@@ -185,21 +129,60 @@ def _url_ready(url: str) -> bool:
         return False
 
 
-def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """Stop a trial's runsnap (which passes the signals on to the program): SIGTERM, again
-    after ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last."""
-    escalate(proc, ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
-                    (signal.SIGKILL, 5.0)))
+def _ended(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the trial's runsnap has ended, without reaping it: while it is not reaped its
+    process group's id cannot be taken by another process, so the group can still be killed
+    safely (:func:`_stop`)."""
+    if proc.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return proc.poll() is not None
 
 
-def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any,
-              out: BinaryIO) -> tuple[Verdict, str]:
+def _stop(proc: subprocess.Popen[bytes], grace: float, at_once: bool = False) -> None:
+    """Stop a trial (its runsnap passes the signals on to the program): SIGTERM, again after
+    ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last; ``at_once`` (Ctrl-C):
+    none of that. Then whatever is left of the trial's process group (it has one of its own:
+    a helper the program started, a server's workers) is killed, so no trial leaves a process
+    behind to hold a port or a GPU for the next; only then is runsnap's process reaped."""
+    steps = () if at_once else ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
+                                (signal.SIGKILL, 5.0))
+    for sig, wait in steps:
+        if _ended(proc):
+            break
+        try:
+            proc.send_signal(sig)
+        except OSError:
+            break
+        until = time.monotonic() + wait
+        while not _ended(proc) and time.monotonic() < until:
+            time.sleep(0.02)
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:  # the group is gone already
+            pass
+    escalate(proc, ((signal.SIGKILL, None),))
+    proc.wait()
+
+
+def own_log(log: str) -> str:
+    """Where runsnap's own lines of a trial go, beside its log: ``trial-03.runsnap.txt``."""
+    return (log[: -len(".log")] if log.endswith(".log") else log) + ".runsnap.txt"
+
+
+def _run_test(criteria: Criteria, snapshot: str, log: str, status: Any) -> tuple[Verdict, str]:
+    """Run ``--test``; its words and output go to runsnap's own log of the trial, never into
+    the program's log it may read."""
     env = {**os.environ, "RUNSNAP_TRIAL_SNAPSHOT": snapshot, "RUNSNAP_TRIAL_LOG": log,
            "RUNSNAP_TRIAL_EXIT_STATUS": "" if status is None else str(status)}
-    out.write(f"\n# runsnap: --test {criteria.test}\n".encode())
-    out.flush()
-    code = subprocess.call(criteria.test or "", shell=True, env=env, stdout=out, stderr=out,
-                           stdin=subprocess.DEVNULL)
+    with open(own_log(log), "ab") as out:
+        out.write(f"# runsnap: --test {criteria.test}\n".encode())
+        out.flush()
+        code = subprocess.call(criteria.test or "", shell=True, env=env, stdout=out, stderr=out,
+                               stdin=subprocess.DEVNULL)
     if code == 0:
         return GOOD, "--test exited 0"
     if code == 125:
@@ -226,6 +209,7 @@ def run_trial(
     no ``--timeout``), launch it with only what that needs
     (:mod:`runsnap.experiments.quicktrial`): no context collected, no snapshot written."""
     quick = quick and judge is not None and criteria.test is None and criteria.timeout is None
+    spec = spec.replace(env={**spec.env, **untracked(folder)})
     snap_path = os.path.join(folder, f"{name}.toml")
     log_path = os.path.join(folder, f"{name}.log")
     t0 = time.monotonic()
@@ -234,9 +218,10 @@ def run_trial(
         if quick:
             back, out = os.pipe()
             try:
-                proc = _start(spec, [sys.executable, "-I", "-m", "runsnap.experiments.quicktrial",
-                                     "--fd", str(out), "--kill-after", f"{criteria.kill_grace:g}",
-                                     "--", *spec.argv], pass_fds=(out,))
+                proc = _start(spec, runsnap_argv(
+                    "runsnap.experiments.quicktrial",
+                    ["--fd", str(out), "--kill-after", f"{criteria.kill_grace:g}", "--",
+                     *spec.argv], own=own_log(log_path)), pass_fds=(out,))
             finally:
                 os.close(out)
             fields_box: list[dict[str, Any]] = []
@@ -244,12 +229,13 @@ def run_trial(
                                              name=f"runsnap-{name}-verdict", daemon=True)
             fields_reader.start()
         else:
-            proc = _start(spec, _capture_argv(spec, snap_path, label or name, criteria))
+            proc = _start(spec, _capture_argv(spec, snap_path, label or name, criteria,
+                                              own_log(log_path)))
         ready, reader = _relay(proc, log, criteria, name)
         watched = _watch(proc, criteria, ready, stop, t0)
-        verdict, why = _judge_live(watched, criteria, snap_path, log_path, log,
+        verdict, why = _judge_live(watched, criteria, snap_path, log_path,
                                    time.monotonic() - t0)
-        _stop(proc, criteria.kill_grace)
+        _stop(proc, criteria.kill_grace, at_once=watched is _Watched.STOPPED)
         reader.join(5.0)
         if not reader.is_alive() and proc.stdout is not None:
             proc.stdout.close()
@@ -259,12 +245,28 @@ def run_trial(
     if watched is _Watched.STOPPED:
         verdict, why = STOPPED, "interrupted"
     elif watched is _Watched.EXITED:
+        if (fields == {} if quick else not os.path.exists(snap_path)):
+            raise TrialError(_not_started(name, log_path, proc.returncode))
         if fields is not None and judge is not None:
             verdict, why = judge(fields)
         else:
             verdict, why = _judge_ended(criteria, judge, snap_path, log_path)
     return TrialOutcome(verdict, why, snap_path if os.path.exists(snap_path) else None,
                         log_path, time.monotonic() - t0)
+
+
+def untracked(folder: str) -> dict[str, str]:
+    """The variables every trial's program gets so that its own tracker calls leave no run in
+    the team's tracker, whatever the snapshots' ``--track`` was: MLflow logs into a file store
+    in the trials' folder (``MLFLOW_ALLOW_FILE_STORE``: MLflow 3 refuses one otherwise), W&B
+    is disabled (``wandb.init`` gives a run that logs nowhere). The trial's own capture is
+    never tracked (``--track none``).
+
+    >>> untracked("/w/bisect-1")["MLFLOW_TRACKING_URI"]
+    'file:///w/bisect-1/mlruns'
+    """
+    return {"MLFLOW_TRACKING_URI": "file://" + os.path.join(os.path.abspath(folder), "mlruns"),
+            "MLFLOW_ALLOW_FILE_STORE": "true", "WANDB_MODE": "disabled"}
 
 
 def _read_fields(fd: int) -> dict[str, Any]:
@@ -285,13 +287,26 @@ def _read_fields(fd: int) -> dict[str, Any]:
     return fields if isinstance(fields, dict) else {}
 
 
-def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criteria) -> list[str]:
-    """``runsnap capture`` of the trial's launch, in an isolated interpreter."""
-    cmd = [sys.executable, "-I", "-m", "runsnap", "capture", "-o", snap_path,
-           "--label", label, "--kill-after", f"{criteria.kill_grace:g}"]
+def _not_started(name: str, log_path: str, status: int | None) -> str:
+    """Why a trial's runsnap gave no verdict: the last line it wrote of its own."""
+    try:
+        with open(own_log(log_path), encoding="utf-8", errors="replace") as fh:
+            lines = [ln.strip() for ln in fh if ln.strip()]
+    except OSError:
+        lines = []
+    said = lines[-1] if lines else f"it exited {status} and said nothing"
+    return (f"{name}: runsnap could not run the trial ({said}); its own lines are in "
+            f"{own_log(log_path)}")
+
+
+def _capture_argv(spec: LaunchSpec, snap_path: str, label: str, criteria: Criteria,
+                  own: str) -> list[str]:
+    """``runsnap capture`` of the trial's launch, isolated from the trial's environment."""
+    args = ["capture", "-o", snap_path, "--label", label, "--kill-after",
+            f"{criteria.kill_grace:g}", "--track", "none"]
     if spec.python:
-        cmd += ["--python", spec.python]
-    return [*cmd, "--", *spec.argv]
+        args += ["--python", spec.python]
+    return runsnap_argv("runsnap", [*args, "--", *spec.argv], own=own)
 
 
 def _start(spec: LaunchSpec, cmd: list[str], pass_fds: tuple[int, ...] = ()
@@ -299,7 +314,7 @@ def _start(spec: LaunchSpec, cmd: list[str], pass_fds: tuple[int, ...] = ()
     try:
         return subprocess.Popen(cmd, env=dict(spec.env), cwd=spec.cwd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                pass_fds=pass_fds)
+                                pass_fds=pass_fds, start_new_session=True)
     except OSError as exc:
         raise UsageError(f"cannot start a trial in {spec.cwd}: {exc.strerror or exc}") from None
 
@@ -330,7 +345,7 @@ def _watch(proc: subprocess.Popen[bytes], criteria: Criteria, ready: threading.E
     """Poll the trial until it exits, is interrupted, is ready or reaches ``--timeout``
     (``--ready-url`` asked every 0.25 s)."""
     next_url = 0.0
-    while proc.poll() is None:
+    while not _ended(proc):
         if stop.is_set():
             return _Watched.STOPPED
         elapsed = time.monotonic() - t0
@@ -339,7 +354,7 @@ def _watch(proc: subprocess.Popen[bytes], criteria: Criteria, ready: threading.E
             if _url_ready(criteria.ready_url):
                 ready.set()
         if criteria.timeout is not None:
-            if ready.is_set() and proc.poll() is None:
+            if ready.is_set() and not _ended(proc):
                 return _Watched.READY
             if elapsed >= criteria.timeout:
                 return _Watched.RUNNING
@@ -348,13 +363,13 @@ def _watch(proc: subprocess.Popen[bytes], criteria: Criteria, ready: threading.E
 
 
 def _judge_live(watched: _Watched, criteria: Criteria, snap_path: str, log_path: str,
-                log: BinaryIO, waited: float) -> tuple[Verdict, str]:
+                waited: float) -> tuple[Verdict, str]:
     """The verdict on a launch still running (ready, or at ``--timeout``): ``--test``, else
     ready is good, not ready in time is bad, still running is good."""
     if watched not in (_Watched.READY, _Watched.RUNNING):
         return UNCLEAR, ""
     if criteria.test:
-        return _run_test(criteria, snap_path, log_path, None, log)
+        return _run_test(criteria, snap_path, log_path, None)
     if watched is _Watched.READY:
         return GOOD, f"ready after {waited:.1f}s"
     if criteria.ready_line or criteria.ready_url:
@@ -376,8 +391,7 @@ def _judge_ended(criteria: Criteria, judge: OutcomeJudge | None, snap_path: str,
             f"within {criteria.timeout:g}s"
         return BAD, f"{describe(outcome)}, {limit}"
     if criteria.test:
-        with open(log_path, "ab") as log:
-            return _run_test(criteria, snap_path, log_path, outcome.get("exit_status"), log)
+        return _run_test(criteria, snap_path, log_path, outcome.get("exit_status"))
     if judge is not None:
         return judge(outcome)
     return UNCLEAR, ""

@@ -10,7 +10,8 @@ takes anything runsnap reports on and gives exactly what the command line prints
 * a diff report (:class:`runsnap.Report`, or the N-way report) -> ``runsnap diff``;
 * a :class:`runsnap.Snapshot` -> ``runsnap show``;
 * the list :func:`runsnap.list_snapshots` returns -> ``runsnap ls``;
-* a :class:`runsnap.experiments.bisecting.BisectResult` -> ``runsnap bisect``.
+* a :class:`runsnap.experiments.bisecting.BisectResult` -> ``runsnap bisect``;
+* a :class:`runsnap.experiments.explaining.WhyResult` -> ``runsnap why``.
 
     report = runsnap.diff("@good", "@1")
     print(runsnap.render_markdown(report))
@@ -21,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from runsnap.errors import UsageError
+from runsnap.experiments.verdicts import WhyResult
 
 __all__ = ["FORMATS", "render", "render_json", "render_markdown", "render_text"]
 
@@ -62,6 +64,11 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         from runsnap.render.diff import render as render_report
 
         return render_report(obj, format, color=color, width=width)
+    if isinstance(obj, WhyResult):
+        # only the renderer chosen
+        from runsnap.render import why
+
+        return why.render(obj, format, width if format == "text" else 0)
     from runsnap.experiments.bisecting import BisectResult  # checked last: the costliest import
 
     if isinstance(obj, BisectResult):
@@ -71,8 +78,8 @@ def render(obj: Any, format: str = "text", *, color: bool = False, width: int = 
         if format == "html":
             raise UsageError("a bisect answer has no html form (text, markdown or json)")
         return bisect.render(obj, format, width if format == "text" else 0)
-    raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists and bisect answers, "
-                     f"not {type(obj).__name__}")
+    raise UsageError(f"runsnap renders diff reports, snapshots, snapshot lists, bisect and why "
+                     f"answers, not {type(obj).__name__}")
 
 
 def render_text(obj: Any, *, color: bool = False, width: int = 0) -> str:

@@ -1,0 +1,64 @@
+"""``runsnap why``: from a failed launch to its proven cause in one command.
+
+A thin click face over :func:`runsnap.commands.why.run_why` (``runsnap why [BAD]`` without
+options skips click: :func:`runsnap.cli.main`)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
+from runsnap.cli.options import echo
+
+__all__ = ["why"]
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("bad", required=False)
+@click.option("--against", "against", metavar="REF", default=None,
+              help="The reference run: a file, @N, @LABEL, mlflow:ID or wandb:ID (default: the "
+                   "newest earlier snapshot of the same launch that ended well).")
+@click.option("--prove", is_flag=True,
+              help="When the evidence names the cause, prove it in two launches.")
+@click.option("--metric", metavar="NAME", default=None,
+              help="When both runs end alike: the metric whose value decides.")
+@click.option("--test", "test", metavar="CMD", default=None,
+              help="A shell command whose exit status judges each launch: 0 good, 125 cannot "
+                   "tell, else bad.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="A server: still running after S seconds is good.")
+@click.option("--max-trials", type=click.IntRange(min=1), default=None,
+              help="Stop after this many launches, with the best answer so far.")
+@click.option("--allow-missing-secrets", is_flag=True,
+              help="Launch without GOOD's secrets that are not in this environment.")
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")),
+              default="text", show_default=True,
+              help="text for people, markdown for an issue, json for programs.")
+@click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
+              default=".runsnap", show_envvar=True,
+              help="The snapshots' folder (@N, @LABEL, the reference); trials go under it.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click.option("-y", "--yes", is_flag=True,
+              help="Launch without showing what will run and asking (needed without a "
+                   "terminal).")
+@runsnap_command
+def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
+        test: str | None, timeout: float | None, max_trials: int | None,
+        allow_missing_secrets: bool, fmt: str, out_dir: str, quiet: bool, yes: bool) -> None:
+    """Say why BAD went wrong, and prove it: one verdict with its cause.
+
+    BAD is a file, @N or @LABEL (default @1, the newest in --dir). The reference is found:
+    the newest earlier snapshot of the same launch (same program and entry point) that
+    ended well; --against names another. It diffs them; when the evidence names the cause,
+    it says so (--prove launches twice to prove it); when undecided, it runs `runsnap
+    bisect` over the candidates first. Exit status: 0 a cause, 1 none, 2 trouble, 130
+    interrupted.
+    """
+    from runsnap.commands.why import run_why  # the journey, only once the options parse
+
+    sys.exit(finish(run_why(bad, out_dir, fmt=fmt, against=against, prove=prove, metric=metric,
+                            test=test, timeout=timeout, max_trials=max_trials,
+                            allow_missing_secrets=allow_missing_secrets, quiet=quiet, yes=yes),
+                    echo))

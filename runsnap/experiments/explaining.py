@@ -1,0 +1,229 @@
+"""From a failed launch to its proven cause in one call: ``runsnap why [BAD]``.
+
+    result = why()                     # BAD: the newest snapshot of .runsnap/
+    result = why("@1", against="@good", prove=True)
+    result.cause, result.how, result.exit_status
+
+The journey: BAD (the newest snapshot by default) -> the reference, found and not typed: the
+newest earlier snapshot of the same launch (same program and entry point; options may differ)
+that ended well (:func:`find_reference`), or ``against`` -> the diff, as ``runsnap diff`` makes
+it -> confident: the cause with its evidence, and with ``prove`` two launches (GOOD with the
+cause applied must go bad, BAD with it reverted must go good); undecided: ``runsnap bisect``
+over the diff's candidates first, then the rest -> one verdict: the cause, how it was
+established, and the change that restores GOOD.
+
+It depends only on the diff's public result (:attr:`~runsnap.diffing.Report.confidence`,
+:attr:`~runsnap.diffing.Report.candidates`), never on how the diff ranks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from runsnap.base.argv import is_python_name, positionals
+from runsnap.diffing import compare
+from runsnap.diffing.bulkload import SectionCache
+from runsnap.diffing.rules import load_user_rules
+from runsnap.errors import SnapshotError, UsageError
+from runsnap.experiments.verdicts import (
+    EXIT,
+    Proof,
+    WhyResult,
+    WhySettings,
+    evidence,
+    restoring,
+)
+from runsnap.snapshot import Snapshot
+from runsnap.snapshot import load as load_path
+from runsnap.snapshot.store import resolve
+from runsnap.track import fetch, is_reference, tracked_runs
+
+if TYPE_CHECKING:
+    from runsnap.experiments.bisecting import Options
+
+# The launching half (runsnap.experiments.proving: bisect, trials, replay) is imported only
+# when something is launched: a confident verdict costs what `runsnap diff` costs
+# (benchmarks/run.py, case 12).
+
+__all__ = ["EXIT", "Proof", "WhyResult", "WhySettings", "find_reference", "launch_identity",
+           "newest_first", "restoring", "why"]
+
+def launch_identity(snap: Snapshot | Sequence[str]) -> tuple[str, ...]:
+    """What makes two snapshots the same launch: the program and its entry point (a Python
+    interpreter's name stands for any; ``-m MODULE`` or the script), never the options.
+
+    >>> launch_identity(["/venv/bin/python3", "-u", "train.py", "--lr", "3"])
+    ('python', 'train.py')
+    >>> launch_identity(["torchrun", "--nproc-per-node", "2", "-m", "pkg.train"])
+    ('torchrun',)
+    """
+    argv = [str(a) for a in (snap.get("command") or {}).get("argv") or []] \
+        if isinstance(snap, Snapshot) else [str(a) for a in snap]
+    pos = positionals(argv)
+    if not pos:
+        return ()
+    head = os.path.basename(pos[0])
+    if not is_python_name(head):
+        return (head,)
+    for i in range(1, len(pos)):
+        if pos[i] in ("-m", "-c") and i + 1 < len(pos):
+            return ("python", pos[i], pos[i + 1])
+        if not pos[i].startswith("-"):
+            return ("python", os.path.basename(pos[i]))
+    return ("python",)
+
+
+_CAPTURED = re.compile(rb'^captured_at = "([^"\n]*)"', re.M)
+
+
+def newest_first(folder: str) -> list[str]:
+    """The snapshot files of ``folder``, newest capture first (then the newest file), as
+    ``runsnap ls`` orders them; the capture time read from each file's head only (the
+    ``[meta]`` table comes first), so nothing is parsed before it is needed."""
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".toml") and not n.startswith(".")]
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise UsageError(f"{folder}: {exc.strerror or exc}") from None
+    keyed = []
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        found = _CAPTURED.search(head)
+        when = found[1].decode("utf-8", "replace").replace("Z", "+00:00") if found else ""
+        keyed.append((when, mtime, path))
+    return [path for _w, _m, path in sorted(keyed, reverse=True)]
+
+
+def _ended_well(snap: Snapshot) -> bool:
+    outcome = snap.get("outcome") or {}
+    return outcome.get("exit_status") == 0 and not outcome.get("signal")
+
+
+def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = None,
+                   load: Callable[[str], Snapshot] = load_path) -> tuple[Snapshot, str]:
+    """The newest snapshot in ``folder`` captured before ``bad``, of the same launch, that
+    ended well (exit 0, no signal), and how it was found; UsageError when there is none.
+    Files are read newest first (``load``), and only until it is found."""
+    when = str(bad.meta.get("captured_at", "")).replace("Z", "+00:00")
+    same = launch_identity(bad)
+    bad_path = os.path.realpath(bad.path_text) if bad.path_text else ""
+    for n, path in enumerate(newest_first(folder) if files is None else files, 1):
+        if os.path.realpath(path) == bad_path:
+            continue
+        try:
+            snap = load(path)
+        except SnapshotError:
+            continue
+        captured = str(snap.meta.get("captured_at", "")).replace("Z", "+00:00")
+        if when and captured and captured >= when:
+            continue
+        if launch_identity(snap) == same and _ended_well(snap):
+            return snap, (f"@{n}, the newest earlier run of the same launch "
+                          f"({' '.join(same)}) that exited 0")
+    tracked = _tracked_reference(bad, same, when)
+    if tracked is not None:
+        return tracked
+    raise UsageError(f"no earlier snapshot of the same launch ({' '.join(same) or 'no command'})"
+                     f" ended well in {folder}: name one with --against REF")
+
+
+def _tracked_reference(bad: Snapshot, same: tuple[str, ...], when: str
+                       ) -> tuple[Snapshot, str] | None:
+    """The newest earlier run of the same launch that exited 0 in the tracker BAD was logged
+    to (``[meta.track]``), its experiment named as BAD's environment named it."""
+    track = bad.meta.get("track") or {}
+    name = str(track.get("tracker") or "") if isinstance(track, dict) else ""
+    if name not in ("mlflow", "wandb"):
+        return None
+    recorded = (bad.get("env") or {}).get("vars") or {}
+    env = {**os.environ, **{k: str(v) for k, v in recorded.items()
+                            if k.startswith(("MLFLOW_", "WANDB_")) and "<redacted" not in str(v)}}
+    own = str(track.get("run") or "")
+    for run in tracked_runs(name, "", env):
+        captured = run.captured_at.replace("Z", "+00:00")
+        if run.ref == own or run.exit_status != 0 or (when and captured and captured >= when):
+            continue
+        try:
+            argv = shlex.split(run.command)
+        except ValueError:
+            continue
+        if launch_identity(argv) == same:
+            return load_path(fetch(run.ref)), (f"{run.ref}, the newest earlier tracked run of "
+                                               f"the same launch ({' '.join(same)}) that exited 0")
+    return None
+
+
+def _resolve(ref: Snapshot | str | os.PathLike[str], folder: str,
+             load: Callable[[str], Snapshot] = load_path) -> Snapshot:
+    if isinstance(ref, Snapshot):
+        return ref
+    text = os.fspath(ref)
+    if is_reference(text) and not os.path.exists(text):
+        return load(fetch(text))
+    return load(resolve(text, folder))
+
+
+def why(
+    bad: Snapshot | str | os.PathLike[str] | None = None,
+    *,
+    against: Snapshot | str | os.PathLike[str] | None = None,
+    folder: str = ".runsnap",
+    prove: bool = False,
+    options: Options | WhySettings | None = None,
+    before_launch: Callable[[Sequence[Snapshot]], None] | None = None,
+) -> WhyResult:
+    """Say why ``bad`` (default: the newest snapshot of ``folder``) went wrong, against
+    ``against`` (default: found by :func:`find_reference`), and prove it when the evidence
+    does not (see the module's docstring). ``options``: how trials are run and judged (those
+    of :func:`~runsnap.experiments.bisecting.bisect`), or a
+    :class:`~runsnap.experiments.verdicts.WhySettings` turned into them only when something
+    is launched. ``before_launch(snapshots)`` is called before the first
+    launch (the command line shows what will run and asks there)."""
+    t0 = time.monotonic()
+    files = None
+    if bad is None:
+        files = newest_first(folder)
+        if not files:
+            raise UsageError(f"{folder}: no snapshot (capture a run first: runsnap capture -- "
+                             "COMMAND)")
+        bad = files[0]
+    load = SectionCache().load  # what two snapshots of one launch share is parsed once
+    bad_snap = _resolve(bad, folder, load)
+    if against is not None:
+        good_snap = _resolve(against, folder, load)
+        reference = "--against"
+    else:
+        good_snap, reference = find_reference(bad_snap, folder, files, load)
+    report = compare(good_snap, bad_snap, rules=load_user_rules(os.getcwd()), static=True)
+    base: dict[str, Any] = {"bad": bad_snap.path_text or "BAD",
+                            "good": good_snap.path_text or "GOOD",
+                            "reference": reference, "report": report}
+    if not report.candidates:
+        return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
+    if report.confidence == "confident" and not prove:
+        top = report.candidates[0]
+        return WhyResult("confident", f"most likely cause, from the evidence: {top.where}",
+                         **base, cause=(top,), how=evidence(top), elapsed=time.monotonic() - t0)
+    # something is launched from here on: the launching half, and the options made only now
+    from runsnap.experiments import proving
+
+    options = proving.options_of(options).replace(out_dir=folder)
+    if report.confidence == "confident":
+        return proving.proven(good_snap, bad_snap, report, base, options, before_launch, t0)
+    if before_launch is not None:
+        before_launch([good_snap, bad_snap])
+    return proving.bisected(good_snap, bad_snap, report, base, options, t0)
+
+

@@ -1,0 +1,141 @@
+"""The launching half of ``runsnap why``: ``--prove`` (two launches) and the bisection that
+decides an undecided verdict, or a proof that failed. Imported only when something is
+launched, so a verdict the evidence settles costs what ``runsnap diff`` costs."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from runsnap.errors import UsageError
+from runsnap.experiments.applying import Change, apply
+from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
+from runsnap.experiments.replaying import restore, secret_from
+from runsnap.experiments.trials import BAD, GOOD, Criteria, run_trial
+from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
+
+if TYPE_CHECKING:
+    from runsnap.diffing import Report
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["bisected", "options_of", "proven"]
+
+
+def options_of(given: Options | WhySettings | None) -> Options:
+    """Bisect's options from ``why``'s: as given, or made from its settings."""
+    if isinstance(given, Options):
+        return given
+    s = given or WhySettings()
+    return Options(criteria=Criteria(test=s.test, timeout=s.timeout, metric=s.metric),
+                   max_trials=s.max_trials, allow_missing_secrets=s.allow_missing_secrets,
+                   progress=s.progress, on_trial=s.on_trial)
+
+
+def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
+              options: Options, t0: float, before: str = "", launched: int = 0) -> WhyResult:
+    """``runsnap bisect`` over the diff's candidates first, then the rest; ``before``: what
+    was tried first (a proof that failed) and ``launched`` its launches."""
+    first = tuple(tuple(d.path) for d in report.candidates)
+    answer = bisect(good, bad, options.replace(first=first, force=True))
+    how = (f"experiment: runsnap bisect, {len(answer.runs)} launches in {answer.elapsed:.1f}s"
+           + (f", re-checked {answer.rechecks} times" if answer.rechecks else ""))
+    cannot = tuple(f"{s.where}: {s.why}" for s in answer.plan.skipped if s.blocking)
+    if answer.plan.program is not None:
+        cannot = (f"{answer.plan.program.where}: GOOD and BAD run different programs", *cannot)
+    return WhyResult(answer.status, answer.message, **base, cause=answer.cause,
+                     how=before + (how if answer.runs else ""),
+                     launches=launched + len(answer.runs), elapsed=time.monotonic() - t0,
+                     bisect=answer, cannot=cannot)
+
+
+def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
+            options: Options, before_launch: Any, t0: float) -> WhyResult:
+    """The evidence names the cause: prove it in two launches (``--prove``)."""
+    top = report.candidates[0]
+    how = evidence(top)
+    named = f"most likely cause, from the evidence: {top.where}"
+    try:
+        the_plan, spec, (judge, secret) = prepare(good, bad, options.replace(force=True))
+    except UsageError as exc:  # no launch can be judged (both ended alike in every way)
+        return WhyResult("confident", named, **base, cause=(top,), how=how,
+                         elapsed=time.monotonic() - t0,
+                         cannot=(f"{top.where}: cannot be proven by launching ({exc})",))
+    changes, via = _changes_for(top, the_plan)
+    if not changes:
+        return WhyResult("confident", named, **base, cause=(top,),
+                         how=how, elapsed=time.monotonic() - t0,
+                         cannot=(f"{top.where}: cannot be applied to prove it ({via})",))
+    if via:
+        how = f"{how}; {top.where} {via}"
+    if before_launch is not None:
+        before_launch([good, bad])
+    proof = _prove(good, bad, changes, spec, judge, secret, options)
+    if not proof.holds:
+        # the evidence was wrong, or not enough: the experiment decides, the named one first
+        tried = (f"the evidence named {top.where}, which 2 launches did not confirm (GOOD with "
+                 f"it applied: {proof.applied}; BAD with it reverted: {proof.reverted}); ")
+        found = bisected(good, bad, report, base, options, t0, tried, 2)
+        return found.replace(proof=proof)
+    how = f"{how}; proven by experiment: 2 launches in {proof.elapsed:.1f}s"
+    message = f"cause proven: {top.where} (2 launches, {proof.elapsed:.1f}s)"
+    return WhyResult("proven", message, **base, cause=changes, how=how, launches=2,
+                     elapsed=time.monotonic() - t0, proof=proof)
+
+
+def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
+    """The changes that apply ``top``: its own, or those of the variable it follows (another
+    venv's packages follow ``PATH``); else none, and why not."""
+    def under(path: Sequence[Any]) -> tuple[Change, ...]:
+        return tuple(c for c in the_plan.changes if tuple(c.path[: len(path)]) == tuple(path))
+
+    own = under(top.path)
+    if own:
+        return own, ""
+    why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
+                   "it is not part of the launch")
+    followed = re.match(r"follows env ([A-Za-z_][A-Za-z0-9_]*)", why_not)
+    if followed:
+        applied = under(("env", followed[1]))
+        if applied:
+            return applied, f"follows env {followed[1]}: proven by applying it"
+    return (), why_not
+
+
+def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, judge: Any,
+           secret: Any, options: Options) -> Proof:
+    """GOOD's launch with ``changes`` applied (must go bad), then BAD's with them reverted
+    (must go good), captured in full under a trials' folder."""
+    t0 = time.monotonic()
+    folder = new_folder(options.out_dir)
+    stop = threading.Event()
+    applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
+                    secret=secret)
+    back = tuple(c.replace(a=c.b, b=c.a, path=_reverse(c.path)) for c in changes)
+    restored = restore(bad).spec
+
+    def good_secret(name: str, stored: str) -> str | None:
+        return secret_from(good, name, stored)
+
+    reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
+                     secret=good_secret)
+    say = options.progress or (lambda _line: None)
+    out = []
+    for name, trial_spec, want in (("trial-01", applied, BAD), ("trial-02", reverted, GOOD)):
+        say(f"{name}: {'GOOD with the cause applied' if want == BAD else 'BAD with it reverted'}"
+            " ...")
+        got = run_trial(trial_spec, name=name, folder=folder, criteria=options.criteria,
+                        judge=judge, stop=stop, label=f"why {name}")
+        say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
+        out.append((got.verdict == want, f"{got.verdict}: {got.why}"))
+    return Proof(out[0][1], out[1][1], out[0][0] and out[1][0], time.monotonic() - t0)
+
+
+def _reverse(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A list entry's locator reversed: an entry added becomes one removed."""
+    if path[:1] == ("env",) and len(path) > 3 and path[2] in ("+", "-"):
+        return (*path[:2], "-" if path[2] == "+" else "+", *path[3:])
+    return path
