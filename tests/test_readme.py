@@ -73,3 +73,42 @@ def test_every_outcome_and_process_key_is_documented(tmp_path: Path) -> None:
                 if k != "errors" and f"`{k}`" not in process_doc]
     assert missing == [], missing
 
+
+
+#: The pages whose table of options (``| option | meaning |``) is a command's reference.
+OPTION_TABLES = {"diff.md": "diff", "launch.md": "capture"}
+
+
+def option_table(doc: str) -> dict[str, str]:
+    """The rows of ``docs/DOC``'s first option table: each long option it names -> its row."""
+    text = (ROOT / "docs" / doc).read_text()
+    table = text.split("| option | meaning |", 1)[1].split("\n\n", 1)[0]
+    rows: dict[str, str] = {}
+    for line in table.splitlines():
+        first = line.split(" | ", 1)[0]
+        for name in re.findall(r"--[a-z][a-z-]*", first):
+            rows[name] = line
+    return rows
+
+
+def test_every_option_a_command_takes_is_in_its_table() -> None:
+    import click
+
+    from runsnap.cli.app import cli
+
+    missing = []
+    for doc, name in OPTION_TABLES.items():
+        rows = option_table(doc)
+        for param in cli.commands[name].params:
+            if not isinstance(param, click.Option):
+                continue
+            long = next((o for o in param.opts if o.startswith("--")), None)
+            if long in (None, "--help"):
+                continue
+            if long not in rows:
+                missing.append(f"docs/{doc}: {long}")
+            elif isinstance(param.type, click.Choice) and len(param.type.choices) < 8:
+                first = rows[long].split(" | ", 1)[0]
+                missing += [f"docs/{doc}: {long} {choice}" for choice in param.type.choices
+                            if str(choice) not in first]
+    assert missing == [], missing
