@@ -112,3 +112,30 @@ def test_every_option_a_command_takes_is_in_its_table() -> None:
                 missing += [f"docs/{doc}: {long} {choice}" for choice in param.type.choices
                             if str(choice) not in first]
     assert missing == [], missing
+
+
+#: Each command's pages (docs/): together they name every option it takes.
+COMMAND_PAGES = {"capture": ["launch.md"], "diff": ["diff.md"], "bisect": ["bisect.md"],
+                 "replay": ["bisect.md"], "why": ["why.md"], "who-reads": ["runtime.md"],
+                 "ls": ["commands.md", "trackers.md"], "show": ["commands.md", "html.md"],
+                 "gc": ["commands.md"], "pin": ["commands.md"], "unpin": ["commands.md"],
+                 "check": ["commands.md"], "scrub": ["secrets.md", "commands.md"],
+                 "report": ["launchers.md", "html.md", "trackers.md"]}
+
+
+def test_every_option_is_named_on_its_commands_page() -> None:
+    import click
+
+    from runsnap.cli.app import cli
+
+    assert sorted(COMMAND_PAGES) == sorted(cli.commands)  # a new command gets its page here
+    missing = []
+    for name, docs in COMMAND_PAGES.items():
+        text = "".join((ROOT / "docs" / doc).read_text() for doc in docs)
+        for param in cli.commands[name].params:
+            # --dir is every command's snapshot folder (docs/diff.md, docs/commands.md)
+            if not isinstance(param, click.Option) or {"--help", "--dir"} & set(param.opts):
+                continue
+            if not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text) for o in param.opts):
+                missing.append(f"{name} {'/'.join(param.opts)}")
+    assert missing == [], missing
