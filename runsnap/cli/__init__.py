@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 
+from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.paths import current_dir
 from runsnap.base.startenv import hold_closed_streams, restore_exec_environment
 from runsnap.cli.boundary import finish, guarded
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         bad = plain_why(args[1:])
         if bad is not False:
             sys.exit(guarded(_finished, run_why, bad or None,
-                             os.environ.get("RUNSNAP_DIR") or ".runsnap"))
+                             os.environ.get("RUNSNAP_DIR") or DEFAULT_DIR))
     params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
     if params is None:
         # only on this command's way: each fast path imports its own work (~136 ms measured under load)

@@ -10,7 +10,7 @@ import sys
 import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
-from runsnap.cli.options import echo
+from runsnap.cli.options import dir_option, echo, format_option, yes_option
 
 __all__ = ["why"]
 
@@ -33,16 +33,12 @@ __all__ = ["why"]
               help="Stop after this many launches, with the best answer so far.")
 @click.option("--allow-missing-secrets", is_flag=True,
               help="Launch without GOOD's secrets that are not in this environment.")
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")),
-              default="text", show_default=True,
-              help="text for people, markdown for an issue, json for programs.")
-@click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
-              default=".runsnap", show_envvar=True,
-              help="The snapshots' folder (@N, @LABEL, the reference); trials go under it.")
+@format_option("text", "markdown", "json",
+               help="text for people, markdown for an issue, json for programs.")
+@dir_option(dest="out_dir",
+            help="The snapshots' folder (@N, @LABEL, the reference); trials go under it.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
-@click.option("-y", "--yes", is_flag=True,
-              help="Launch without showing what will run and asking (needed without a "
-                   "terminal).")
+@yes_option("Launch without showing what will run and asking (needed without a terminal).")
 @runsnap_command
 def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
         test: str | None, timeout: float | None, max_trials: int | None,
@@ -56,9 +52,11 @@ def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
     bisect` over the candidates first. Exit status: 0 a cause, 1 none, 2 trouble, 130
     interrupted.
     """
-    from runsnap.commands.why import run_why  # the journey, only once the options parse
+    # the journey, only once the options parse
+    from runsnap.commands.why import run_why
+    from runsnap.experiments.verdicts import WhySettings
 
-    sys.exit(finish(run_why(bad, out_dir, fmt=fmt, against=against, prove=prove, metric=metric,
-                            test=test, timeout=timeout, max_trials=max_trials,
-                            allow_missing_secrets=allow_missing_secrets, quiet=quiet, yes=yes),
-                    echo))
+    settings = WhySettings(test=test, timeout=timeout, metric=metric, max_trials=max_trials,
+                           allow_missing_secrets=allow_missing_secrets)
+    sys.exit(finish(run_why(bad, out_dir, fmt, against=against, prove=prove, settings=settings,
+                            quiet=quiet, yes=yes), echo))
