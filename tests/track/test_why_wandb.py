@@ -80,4 +80,5 @@ def test_why_says_when_the_wandb_project_holds_no_good_run(tmp_path: Path) -> No
     res = runsnap(["why", load(out).meta["track"]["run"], "--yes"], project, env)
     assert res.returncode == 2
     assert res.stderr.startswith("runsnap: no earlier snapshot of the same launch") \
+        and "nor in the wandb runs BAD was logged to: name one with --against REF" in res.stderr \
         and "Traceback" not in res.stderr and len(res.stderr.splitlines()) == 1
