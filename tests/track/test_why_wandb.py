@@ -1,8 +1,9 @@
 """``runsnap why`` finds GOOD in the W&B project BAD was logged to, with W&B's real client in
 offline mode (real run folders, no network), and its trials leave no run folder behind.
 
-What cannot be tested here: an online project (``wandb:ENTITY/PROJECT/RUN_ID``) needs a W&B
-server, and none can run in the suite; the search there goes through ``wandb.Api().runs``."""
+What is not searched, and so not tested: runs that exist only on a W&B server (logged from
+another machine); ``why`` reads the run folders on this machine (``offline-run-*``, and the
+``run-*`` an online run leaves too), and a W&B server cannot run in the suite."""
 
 from __future__ import annotations
 
