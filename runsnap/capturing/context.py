@@ -20,6 +20,7 @@ from runsnap.base.paths import current_dir
 from runsnap.base.pythons import add_direct_url, first_error
 from runsnap.base.records import FrozenRecord, Record
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
+from runsnap.errors import CaptureError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -321,6 +322,14 @@ def _probe_source() -> str:
     """The probe's source text, read from ``runsnap/probe/`` with :func:`open` (importlib.resources
     would be one more import on every capture)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.isdir(package):  # zipimport: the child's interpreter cannot read it there
+        archive = package
+        while archive != os.path.dirname(archive) and not os.path.exists(archive):
+            archive = os.path.dirname(archive)
+        raise CaptureError(f"not launched: runsnap is imported from the zip archive {archive!r};"
+                           " its probe and tracing hook run in the program's interpreter and "
+                           "must be files: unpack it (shiv's layout, see docs/bisect.md) or "
+                           "install it")
     path = os.path.join(package, "probe", "packages.py")
     with open(path, encoding="utf-8") as fh:
         return fh.read()

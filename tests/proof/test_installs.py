@@ -233,3 +233,27 @@ def test_a_zipapp_finds_the_cause(tmp_path: Path, tools: Path,
     assert list((tmp_path / "shiv").glob("*/site-packages/runsnap/probe"))  # unpacked there
     _why_proves(argv, good, bad, env, tmp_path)
     _cannot_start(argv, tmp_path, env)
+
+
+def test_runsnap_imported_from_a_plain_zip_archive_says_why_it_cannot_launch(
+        tmp_path: Path, hermetic_env: dict[str, str]) -> None:
+    """``python -m zipapp`` of runsnap alone, run by an interpreter that has its
+    dependencies: runsnap imports from the archive, but the probe and the tracing hook cannot
+    run from it in the program's interpreter. One line says so, exit 2, nothing launched."""
+    import shutil  # only this test copies the package
+    stage = tmp_path / "stage"
+    shutil.copytree(ROOT / "runsnap", stage / "runsnap",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (stage / "__main__.py").write_text("from runsnap.cli import main\nmain()\n")
+    pyz = tmp_path / "runsnap.pyz"
+    subprocess.run([sys.executable, "-m", "zipapp", str(stage), "-o", str(pyz)], check=True)
+    marker = tmp_path / "ran"
+    proc = subprocess.run([sys.executable, str(pyz), "capture", "-o", str(tmp_path / "a.toml"),
+                           "--", "touch", str(marker)], env=hermetic_env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"runsnap: not launched: runsnap is imported from the zip archive "
+                           f"'{pyz}'; its probe and tracing hook run in the program's "
+                           "interpreter and must be files: unpack it (shiv's layout, see "
+                           "docs/bisect.md) or install it\n")
+    assert not marker.exists() and not (tmp_path / "a.toml").exists()
