@@ -16,7 +16,7 @@ import time
 from runsnap.base import cache, programs
 from runsnap.base.argv import is_python_name
 from runsnap.base.files import read_head
-from runsnap.base.paths import current_dir
+from runsnap.base.paths import current_dir, zip_refusal
 from runsnap.base.pythons import add_direct_url, first_error
 from runsnap.base.records import FrozenRecord, Record
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
@@ -322,14 +322,9 @@ def _probe_source() -> str:
     """The probe's source text, read from ``runsnap/probe/`` with :func:`open` (importlib.resources
     would be one more import on every capture)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.isdir(package):  # zipimport: the child's interpreter cannot read it there
-        archive = package
-        while archive != os.path.dirname(archive) and not os.path.exists(archive):
-            archive = os.path.dirname(archive)
-        raise CaptureError(f"not launched: runsnap is imported from the zip archive {archive!r};"
-                           " its probe and tracing hook run in the program's interpreter and "
-                           "must be files: unpack it (shiv's layout, see docs/bisect.md) or "
-                           "install it")
+    refusal = zip_refusal(package)  # the library's face, used from a zip archive
+    if refusal:
+        raise CaptureError(f"not launched: {refusal}")
     path = os.path.join(package, "probe", "packages.py")
     with open(path, encoding="utf-8") as fh:
         return fh.read()

@@ -252,8 +252,11 @@ def test_runsnap_imported_from_a_plain_zip_archive_says_why_it_cannot_launch(
                            "--", "touch", str(marker)], env=hermetic_env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == (f"runsnap: not launched: runsnap is imported from the zip archive "
-                           f"'{pyz}'; its probe and tracing hook run in the program's "
-                           "interpreter and must be files: unpack it (shiv's layout, see "
-                           "docs/bisect.md) or install it\n")
+    assert proc.stderr == (f"runsnap: runsnap is imported from the zip archive '{pyz}'; its "
+                           "data, probe and tracing hook must be files the program's "
+                           "interpreter reads: unpack it (shiv's layout, see docs/bisect.md) "
+                           "or install it\n")
     assert not marker.exists() and not (tmp_path / "a.toml").exists()
+    diff = subprocess.run([sys.executable, str(pyz), "diff", "a.toml", "b.toml"], env=hermetic_env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert (diff.returncode, diff.stderr) == (2, proc.stderr)
