@@ -25,7 +25,7 @@ import os
 import sys
 
 from runsnap.base.options import DEFAULT_DIR
-from runsnap.base.paths import current_dir
+from runsnap.base.paths import current_dir, zip_refusal
 from runsnap.base.startenv import hold_closed_streams, restore_exec_environment
 from runsnap.cli.boundary import finish, guarded
 from runsnap.cli.fast import parse_capture, parse_who_reads, plain_diff
@@ -55,6 +55,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if argv is None:  # a real start: undo what runsnap's own interpreter did to its environment
         hold_closed_streams()
         restore_exec_environment()
+    refusal = zip_refusal(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if refusal:  # before any command reads a data file from where it cannot
+        sys.stderr.write(f"runsnap: {refusal}\n")
+        sys.exit(2)
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["who-reads"]:  # answered from a cache: start-up is most of its cost
         search = parse_who_reads(args[1:])

@@ -45,9 +45,10 @@ def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
         allow_missing_secrets: bool, fmt: str, out_dir: str, quiet: bool, yes: bool) -> None:
     """Say why BAD went wrong, and prove it: one verdict with its cause.
 
-    BAD is a file, @N or @LABEL (default @1, the newest in --dir). The reference is found:
-    the newest earlier snapshot of the same launch (same program and entry point) that
-    ended well; --against names another. It diffs them; when the evidence names the cause,
+    BAD is a file, @N, @LABEL, mlflow:ID or wandb:ID (default @1, the newest in --dir). The
+    reference is found: the newest earlier snapshot of the same launch (same program and
+    entry point) that ended well, in --dir or the tracker BAD was logged to; --against
+    names another. It diffs them; when the evidence names the cause,
     it says so (--prove launches twice to prove it); when undecided, it runs `runsnap
     bisect` over the candidates first. Exit status: 0 a cause, 1 none, 2 trouble, 130
     interrupted.

@@ -135,8 +135,11 @@ def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = Non
     tracked = _tracked_reference(bad, same, when)
     if tracked is not None:
         return tracked
+    track = bad.meta.get("track") or {}
+    name = str(track.get("tracker") or "") if isinstance(track, dict) else ""
+    also = f" nor in the {name} runs BAD was logged to" if name in ("mlflow", "wandb") else ""
     raise UsageError(f"no earlier snapshot of the same launch ({' '.join(same) or 'no command'})"
-                     f" ended well in {folder}: name one with --against REF")
+                     f" ended well in {folder}{also}: name one with --against REF")
 
 
 def _tracked_reference(bad: Snapshot, same: tuple[str, ...], when: str
