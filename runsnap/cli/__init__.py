@@ -30,7 +30,7 @@ from runsnap.base.startenv import hold_closed_streams, restore_exec_environment
 from runsnap.cli.boundary import finish, guarded
 from runsnap.cli.fast import parse_capture, parse_who_reads, plain_diff
 from runsnap.commands.whoreads import run_who_reads
-from runsnap.errors import PIPE_CLOSED
+from runsnap.errors import FAILED, PIPE_CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     refusal = zip_refusal(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if refusal:  # before any command reads a data file from where it cannot
         sys.stderr.write(f"runsnap: {refusal}\n")
-        sys.exit(2)
+        sys.exit(FAILED)
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["who-reads"]:  # answered from a cache: start-up is most of its cost
         search = parse_who_reads(args[1:])

@@ -189,9 +189,10 @@ class _Search:
                          models=self.models)
         except (OSError, ValueError, KeyError) as exc:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
+        spec = spec.replace(env={**spec.env, **trials.untracked(self.folder, self.keep)})
         out = run_trial(spec, name=name, folder=self.folder, criteria=self.options.criteria,
                         judge=self.judge, stop=self.stop, label=f"bisect {name}",
-                        quick=not (full or self.options.full_trials), keep=self.keep)
+                        quick=not (full or self.options.full_trials))
         # the timing before the reason: a progress line cut to the terminal keeps it
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied: "
                  f"{out.verdict} in {out.elapsed:.1f}s ({time.monotonic() - self.t0:.1f}s "

@@ -15,7 +15,7 @@ from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes
+from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
 
 if TYPE_CHECKING:
@@ -130,8 +130,9 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     for name, trial_spec, want in (("trial-01", applied, BAD), ("trial-02", reverted, GOOD)):
         say(f"{name}: {'GOOD with the cause applied' if want == BAD else 'BAD with it reverted'}"
             " ...")
+        trial_spec = trial_spec.replace(env={**trial_spec.env, **untracked(folder, keep)})
         got = run_trial(trial_spec, name=name, folder=folder, criteria=options.criteria,
-                        judge=judge, stop=stop, label=f"why {name}", keep=keep)
+                        judge=judge, stop=stop, label=f"why {name}")
         say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
         out.append((got.verdict == want, f"{got.verdict}: {got.why}"))
     return Proof(out[0][1], out[1][1], out[0][0] and out[1][0], time.monotonic() - t0)

@@ -201,7 +201,6 @@ def run_trial(
     stop: threading.Event,
     label: str = "",
     quick: bool = False,
-    keep: Collection[str] = (),
 ) -> TrialOutcome:
     """Launch ``spec`` captured to ``folder/NAME.toml`` and judge it: start it, watch it until
     it ends, is ready, times out or is interrupted, judge it live (``--test``, readiness) and
@@ -210,10 +209,9 @@ def run_trial(
     ``quick``: when the verdict is the outcome's likeness to GOOD's and BAD's (no ``--test``,
     no ``--timeout``), launch it with only what that needs
     (:mod:`runsnap.experiments.quicktrial`): no context collected, no snapshot written.
-    ``keep``: variables under test that the trial's tracker settings leave alone
-    (:func:`untracked`)."""
+    The caller keeps the trial out of the trackers (``spec``'s environment made with
+    :func:`untracked`, which knows the variables under test)."""
     quick = quick and judge is not None and criteria.test is None and criteria.timeout is None
-    spec = spec.replace(env={**spec.env, **untracked(folder, keep)})
     snap_path = os.path.join(folder, f"{name}.toml")
     log_path = os.path.join(folder, f"{name}.log")
     t0 = time.monotonic()
