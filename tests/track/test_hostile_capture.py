@@ -14,12 +14,12 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 
 from tests.track.conftest import base_env
 from tests.track.conftest import runsnap as run_runsnap
@@ -174,7 +174,7 @@ def test_an_answer_that_is_no_snapshot_is_not_cached(tmp_path: Path,
     assert res.stderr.startswith(f"runsnap: mlflow:{GOOD_ID}: the tracker's answer is not a "
                                  f"runsnap snapshot"), res.stderr
     assert "nothing was cached" in res.stderr and len(res.stderr.splitlines()) == 1
-    cached = [p for p in Path(env["RUNSNAP_CACHE_DIR"]).rglob("*.toml")] \
+    cached = list(Path(env["RUNSNAP_CACHE_DIR"]).rglob("*.toml")) \
         if Path(env["RUNSNAP_CACHE_DIR"]).exists() else []
     assert cached == []
     again = run_runsnap(["show", f"mlflow:{GOOD_ID}"], tmp_path, env)
