@@ -179,3 +179,18 @@ def test_an_answer_that_is_no_snapshot_is_not_cached(tmp_path: Path,
     assert cached == []
     again = run_runsnap(["show", f"mlflow:{GOOD_ID}"], tmp_path, env)
     assert again.returncode == 2 and len(fake[0].seen) == 2  # asked again: nothing was kept
+
+
+def test_a_wandb_run_id_is_checked_before_use(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = base_env(tmp_path, WANDB_MODE="offline", WANDB_RUN_ID="../../../../tmp/x")
+    res = run_runsnap(["capture", "--track", "wandb", "-o", str(tmp_path / "s.toml"), "--",
+                       sys.executable, "-c", "import sys; sys.exit(3)"], work, env, timeout=120)
+    assert res.returncode == 3, res.stderr
+    track = tomllib.loads((tmp_path / "s.toml").read_text())["meta"]["track"]
+    assert "run" not in track and "where" not in track, track
+    assert track["errors"] == ["wandb: WANDB_RUN_ID: wandb:../../../../tmp/x: not a run id "
+                               "(runsnap takes W&B ids of letters, digits, '_', '-' and '.'); "
+                               "the run is not tracked"]
+    assert not (work / "wandb").exists()
