@@ -1,10 +1,11 @@
 """The formats an adversarial pass found leaking (issue 37, class 7), planted in a real capture
 in every place at once: curl's ``-u user:password``, Facebook, Asana, Discord, Kraken and
 Twitter tokens (values generated from the providers' documented formats in
-tests/secrets/formats.py, never from runsnap's rules) in the environment under a neutral name,
-in argv, in the child's output lines (stdout and stderr) and in an uncommitted code diff. Every
-output format (``show`` text/Markdown/JSON, ``report`` text/Markdown/JSON, ``diff`` text/
-Markdown/JSON), the snapshot and the ``--log`` file are searched for each value's random part.
+tests/secrets/formats.py, never from runsnap's rules) in the environment under a neutral name
+and in a JSON value, in argv, in the child's output lines (stdout and stderr), its traceback's
+message and an uncommitted code diff. Every output format (``show``, ``report`` and ``diff``
+in text, Markdown and JSON), the snapshot and the ``--log`` file are searched for each value's
+random part.
 
 The harmless values found hidden by that pass must stay visible: 40-hex commit ids in output
 lines and in a code diff, a Hugging Face cache path's snapshot hash, a password-less
@@ -12,6 +13,7 @@ lines and in a code diff, a Hugging Face cache path's snapshot hash, a password-
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -63,11 +65,15 @@ def test_leaked_formats_are_hidden_everywhere_and_harmless_values_kept(tmp_path:
         f"print('+ curl -u alice:' + os.environ['PASS_SEEN'] + ' https://api.example.com/x')\n"
         "for k in sorted(os.environ):\n"
         "    if k.startswith('SETTING_'):\n"
-        "        print('got', os.environ[k]); print('err', os.environ[k], file=sys.stderr)\n")
+        "        print('got', os.environ[k]); print('err', os.environ[k], file=sys.stderr)\n"
+        "raise RuntimeError('login refused for ' + os.environ['SETTING_0'] + ' and '\n"
+        "                   + os.environ['SETTING_5'])\n")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
            "RUNSNAP_KEY_FILE": str(tmp_path / "key"), "RUNSNAP_CACHE_DIR": str(tmp_path / "cache"),
            "BUILD_ID": build_id, "DATABASE_URL": DB_URL, "PASS_SEEN": vals["curl-password"],
-           **{f"SETTING_{i}": vals[fid] for i, fid in enumerate(FIDS)}}
+           **{f"SETTING_{i}": vals[fid] for i, fid in enumerate(FIDS)},
+           "APP_SETTINGS_JSON": json.dumps({"items": [{"name": f"item-{i}", "value": vals[fid]}
+                                                      for i, fid in enumerate(FIDS)]})}
     argv = [sys.executable, str(child), "--fb", vals["facebook-token"], vals["asana"],
             f"--tw={vals['twitter-bearer']}", vals["discord-bot"], vals["twitter-access-token"],
             "--kraken", vals["kraken-private-key"], "-u", f"alice:{vals['curl-password']}"]
@@ -88,6 +94,10 @@ def test_leaked_formats_are_hidden_everywhere_and_harmless_values_kept(tmp_path:
              if any(value[i:i + 12] in text for i in range(0, len(value) - 11, 4)
                     if not value[i:i + 12].startswith("AAAAAAAA"))]
     assert leaks == []
+    recorded = outputs["snapshot"]  # each place was really recorded, hidden
+    assert "login refused for <redacted:hmac-sha256:" in recorded
+    assert "+ curl -u <redacted:hmac-sha256:" in outputs["log"]
+    assert 'SETTING_0 = "<redacted:hmac-sha256:' in recorded and "item-5" in recorded
     kept = {"commit in output": f"checked out {COMMIT}", "commit in diff": f"reverts {COMMIT}",
             "hf snapshot hash": HF_PATH, "url without password": DB_URL, "BUILD_ID": build_id}
     for where in ("snapshot", "show json"):
