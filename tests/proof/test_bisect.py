@@ -137,10 +137,16 @@ def _server(tmp_path: Path) -> Path:
 
 
 def _all_gone(pids: Path) -> bool:
+    """Whether every process that wrote its pid into ``pids`` has ended. A zombie has ended:
+    its parent died first, and reaping it is the job of PID 1 (this sandbox's init reaps late,
+    and ``kill(pid, 0)`` still finds it until then)."""
     for p in pids.iterdir():
         try:
             os.kill(int(p.name), 0)
-        except ProcessLookupError:
+            with open(f"/proc/{p.name}/stat") as fh:
+                if fh.read().rpartition(")")[2].split()[0] == "Z":
+                    continue
+        except (ProcessLookupError, FileNotFoundError):
             continue
         return False
     return True
