@@ -16,7 +16,8 @@ named              94-96  the failing error, its traceback message, or a warning
                           one run only names the key (variable, option, config field,
                           package), or names the failing side's value of an option or field;
                           for torch's build facts, torch's own message about them
-read               91-93  the program read the variable (or imported the package) in a run
+read               91-93  the program read the variable (or imported the package, or read
+                          the field from the loaded model config) in a run
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
@@ -62,6 +63,7 @@ from runsnap.diffing.naming import (
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
+from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import read_inside_libc, read_natively
 from runsnap.knowledge.torchbuild import messages
@@ -303,6 +305,21 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
     return best
 
 
+def _config_read(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
+    """A config field the program read while it ran (``[runtime] config_reads``, noted by the
+    tracing hook on the config object itself), in either run: read evidence, as a variable's
+    read is; a library's bookkeeping field never."""
+    path = d.key.partition(": ")[2]
+    field = re.split(r"[.\[\]]+", path.strip("]"))[-1]
+    if not field or bookkeeping(path) or field.startswith(("weights ", "file ")):
+        return None
+    who = [f.label for f in runs if field in f.config_reads]
+    if not who:
+        return None
+    return Evidence("read", f"the program read the config field {field} while it ran "
+                            f"(run {' and '.join(who)})", rank=0 if len(who) == 2 else 1)
+
+
 def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
                       ) -> Evidence | None:
     name = d.key.partition(".")[0]
@@ -449,7 +466,7 @@ def gather(
             ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
             ev = ev if ev.kind else None
         elif d.section == "models":
-            ev = _read_by_failing_code(d, runs) or _named(d, runs)
+            ev = _read_by_failing_code(d, runs) or _named(d, runs) or _config_read(d, runs)
         elif d.section == "command":
             ev = _named(d, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))

@@ -246,6 +246,7 @@ class RuntimeSection(TypedDict, total=False):
     env: dict[str, VariableRead]
     modules: dict[str, ImportedModule]
     stdlib_modules: list[str]
+    config_reads: list[str]
     files: list[str]
     frames: list[str | list[Any]]
     stacks: list[list[int]]
