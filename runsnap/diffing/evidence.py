@@ -106,6 +106,13 @@ class Evidence(FrozenRecord):
     lines: tuple[str, ...] = ()
     """More detail (other read sites, the traceback frame met)."""
 
+    corroborated: bool = False
+    """``failing-path`` evidence that the failing run's own words back too: its error quotes
+    the failing side's value of a variable it read (the value reached the code that raised),
+    or the variable is read on the failing path and named by the failing run's words or by an
+    engine's message it governs. :func:`runsnap.diffing.confidence.judge` tells it apart from
+    a read in a caller of the raise that nothing else backs."""
+
     def score(self, name_score: int) -> int:
         """The score of this evidence for a difference whose name scored ``name_score``.
 
@@ -143,7 +150,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             # read on the failing path, and the failing run's words name it too: two lines of
             # evidence, above a read there alone (a rendezvous variable every job reads)
             return found.replace(rank=found.rank - 1, sentence=f"{found.sentence}; and "
-                                 f"{also.sentence}")
+                                 f"{also.sentence}", corroborated=True)
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":
@@ -269,7 +276,7 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     said = named(d, runs)
     if said is not None and said[2]:
         # the error quotes the value the failing run read: it reached the code that raised
-        return Evidence("failing-path", said[0], rank=0)
+        return Evidence("failing-path", said[0], rank=0, corroborated=True)
     found = [f for f in (said and said[:2], engine_named(d, runs)) if f]
     if not found:
         return None

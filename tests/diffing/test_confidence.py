@@ -44,3 +44,41 @@ def test_a_name_below_a_read_keeps_the_named_cause_undecided() -> None:
     assert got.confidence == "undecided"
     assert [d.key for d in got.candidates] == ["VAR_0", "VAR_2"]
     assert judge([named, read], "different").confidence == "confident"
+
+
+def _backed(key: str, score: int, corroborated: bool) -> Difference:
+    return Difference("env", key, "changed", "a", "b", score=score,
+                      evidence_kind="failing-path", corroborated=corroborated)
+
+
+def test_the_runs_words_tell_a_read_on_the_failing_path_from_a_read_above_the_raise() -> None:
+    """gloo's error quotes GLOO_SOCKET_IFNAME's value, which the run read (99, corroborated);
+    MASTER_PORT is read by init_process_group, a caller of the raise (98): confident. A read
+    in the function that raised (99), or one the words back too, stays a tie."""
+    cause = _backed("GLOO_SOCKET_IFNAME", 99, True)
+    verdict = judge([cause, _backed("MASTER_PORT", 98, False)], "different")
+    assert verdict.confidence == "confident" and verdict.candidates == (cause,)
+    for other in (_backed("MASTER_PORT", 99, False), _backed("MASTER_PORT", 98, True)):
+        ranked = sorted([cause, other], key=ranking_key)
+        assert judge(ranked, "different").confidence == "undecided"
+
+
+def test_a_difference_more_never_makes_a_corroborated_verdict_surer() -> None:
+    """The property of the first test, with corroborated failing-path evidence among the kinds."""
+    kinds = [*((k, s, False) for k, s in KINDS), ("failing-path", 99, True),
+             ("failing-path", 98, True), ("failing-path", 98, False)]
+    for size in (1, 2, 3):
+        for combo in itertools.combinations_with_replacement(kinds, size):
+            base = sorted((Difference("env", f"V{i}", "changed", "a", "b", score=s,
+                                      evidence_kind=k, corroborated=c)
+                           for i, (k, s, c) in enumerate(combo)), key=ranking_key)
+            before = judge(base, "different").confidence
+            for kind, score, c in kinds:
+                more = sorted([*base, Difference("env", "V9", "changed", "a", "b", score=score,
+                                                 evidence_kind=kind, corroborated=c)],
+                              key=ranking_key)
+                if more[0] is not base[0]:
+                    continue
+                after = judge(more, "different")
+                assert not (after.confidence == "confident" and before != "confident"), (
+                    combo, kind, score, c)
