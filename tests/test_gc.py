@@ -36,6 +36,11 @@ def test_ls_says_what_the_folder_holds_and_gc_removes_what_is_asked(tmp_path: Pa
     r = run_runsnap("ls", cwd=tmp_path, env=_env())
     assert r.returncode == 0
     assert ".runsnap: 4 snapshots (" in r.stderr and ", 1 bisect folder (" in r.stderr, r.stderr
+    # at 80 columns the line is wrapped, not cut: its end says how to free the folder
+    narrow = run_runsnap("ls", cwd=tmp_path, env={**_env(), "COLUMNS": "80"})
+    lines = narrow.stderr.splitlines()
+    assert all(len(ln) <= 80 for ln in lines) and "…" not in narrow.stderr, narrow.stderr
+    assert "runsnap gc --bisect removes them)" in " ".join(ln.strip() for ln in lines)
 
     dry = run_runsnap("gc", "--keep", "2", "--dry-run", cwd=tmp_path, env=_env())
     assert dry.returncode == 0, dry.stderr

@@ -73,3 +73,69 @@ def test_every_outcome_and_process_key_is_documented(tmp_path: Path) -> None:
                 if k != "errors" and f"`{k}`" not in process_doc]
     assert missing == [], missing
 
+
+
+#: The pages whose table of options (``| option | meaning |``) is a command's reference.
+OPTION_TABLES = {"diff.md": "diff", "launch.md": "capture"}
+
+
+def option_table(doc: str) -> dict[str, str]:
+    """The rows of ``docs/DOC``'s first option table: each long option it names -> its row."""
+    text = (ROOT / "docs" / doc).read_text()
+    table = text.split("| option | meaning |", 1)[1].split("\n\n", 1)[0]
+    rows: dict[str, str] = {}
+    for line in table.splitlines():
+        first = line.split(" | ", 1)[0]
+        for name in re.findall(r"--[a-z][a-z-]*", first):
+            rows[name] = line
+    return rows
+
+
+def test_every_option_a_command_takes_is_in_its_table() -> None:
+    import click
+
+    from runsnap.cli.app import cli
+
+    missing = []
+    for doc, name in OPTION_TABLES.items():
+        rows = option_table(doc)
+        for param in cli.commands[name].params:
+            if not isinstance(param, click.Option):
+                continue
+            long = next((o for o in param.opts if o.startswith("--")), None)
+            if long in (None, "--help"):
+                continue
+            if long not in rows:
+                missing.append(f"docs/{doc}: {long}")
+            elif isinstance(param.type, click.Choice) and len(param.type.choices) < 8:
+                first = rows[long].split(" | ", 1)[0]
+                missing += [f"docs/{doc}: {long} {choice}" for choice in param.type.choices
+                            if str(choice) not in first]
+    assert missing == [], missing
+
+
+#: Each command's pages (docs/): together they name every option it takes.
+COMMAND_PAGES = {"capture": ["launch.md"], "diff": ["diff.md"], "bisect": ["bisect.md"],
+                 "replay": ["bisect.md"], "why": ["why.md"], "who-reads": ["runtime.md"],
+                 "ls": ["commands.md", "trackers.md"], "show": ["commands.md", "html.md"],
+                 "gc": ["commands.md"], "pin": ["commands.md"], "unpin": ["commands.md"],
+                 "check": ["commands.md"], "scrub": ["secrets.md", "commands.md"],
+                 "report": ["launchers.md", "html.md", "trackers.md"]}
+
+
+def test_every_option_is_named_on_its_commands_page() -> None:
+    import click
+
+    from runsnap.cli.app import cli
+
+    assert sorted(COMMAND_PAGES) == sorted(cli.commands)  # a new command gets its page here
+    missing = []
+    for name, docs in COMMAND_PAGES.items():
+        text = "".join((ROOT / "docs" / doc).read_text() for doc in docs)
+        for param in cli.commands[name].params:
+            # --dir is every command's snapshot folder (docs/diff.md, docs/commands.md)
+            if not isinstance(param, click.Option) or {"--help", "--dir"} & set(param.opts):
+                continue
+            if not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text) for o in param.opts):
+                missing.append(f"{name} {'/'.join(param.opts)}")
+    assert missing == [], missing

@@ -42,3 +42,14 @@ def test_no_runsnap_report_is_shown_outside_a_sample() -> None:
                                         re.S)
                 if REPORT_LINE.search(block)]
     assert unmarked == []
+
+
+def test_the_bisect_demo_is_as_wide_as_the_samples() -> None:
+    """README's bisection (a real launch each trial, so not a sample) is shown at the samples'
+    width, as runsnap wraps it on a terminal that wide."""
+    from tests.samples import COLUMNS
+
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- bisect-demo -->", 1)[1].split("<!-- /bisect-demo -->", 1)[0]
+    wide = [ln for ln in block.splitlines() if len(ln) > COLUMNS and not ln.startswith("$ ")]
+    assert wide == []

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import pytest
 
-from runsnap.snapshot import shapes
+from runsnap.snapshot import shape_compare, shapes
 from tests.conftest import ROOT
 
 
@@ -169,3 +169,36 @@ def test_real_snapshots_have_only_declared_fields(real_snapshots) -> None:
                 seen.add(section)
                 assert _undeclared(doc[section], shape, section) == [], name
     assert seen == set(shapes.DECLARED)
+
+
+def test_every_declared_field_says_how_diff_compares_it() -> None:
+    assert shape_compare.unmarked(shapes.DECLARED) == [], (
+        "mark each field Compare(score, reason), Compare() (the section's comparer has a rule "
+        "for it) or NotCompared(why) in runsnap/snapshot/shapes*.py")
+
+
+def test_the_comparers_table_is_the_declarations_marks(tmp_path) -> None:
+    with open(shape_compare.TABLE, encoding="utf-8") as fh:
+        text = fh.read()
+    assert shape_compare.write_table(shapes.DECLARED, str(tmp_path / "compared.py")) == text, (
+        "runsnap/snapshot/compared.py is not what the marks say: rewrite it with "
+        "python -m runsnap.snapshot.shapes")
+
+
+class _Inner(typing.TypedDict, total=False):
+    marked: Annotated[int, shapes.Compare(10, "a reason")]
+    forgotten_inside: int
+
+
+class _Section(typing.TypedDict, total=False):
+    kept: Annotated[int, shapes.Compare()]
+    left: Annotated[_Inner, shapes.NotCompared("a count")]
+    whole: Annotated[_Inner, shapes.Compare()]
+    by_field: Annotated[dict[str, _Inner], shapes.Compare(fields=True)]
+    forgotten: int
+
+
+def test_a_field_without_a_mark_is_found_at_every_depth_compared_field_by_field() -> None:
+    assert shape_compare.unmarked({"x": _Section}) == ["x.by_field.forgotten_inside", "x.forgotten"]
+    assert shape_compare.table_of({"x": _Section})["by_declaration"] == {
+        "x.by_field": {"marked": (10, "a reason")}}

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from runsnap.base.terminal import fit, width
+from runsnap.base.terminal import width, wrap
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.options import dir_option, echo, format_option
 from runsnap.commands import Result
@@ -43,6 +43,7 @@ def ls(fmt: str, track: str | None, experiment: str, snap_dir: str) -> None:
             raise UsageError("--experiment goes with --track")
         entries = list_snapshots(snap_dir)
     text = render_listing(entries, fmt, width())
-    notes = (fit(usage(snap_dir).line(snap_dir), width(sys.stderr)),) \
+    # wrapped, not cut: its end says how to free the folder
+    notes = tuple(wrap(usage(snap_dir).line(snap_dir), width(sys.stderr), "  ")) \
         if fmt == "text" and not track else ()
     sys.exit(finish(Result(text, notes=notes), echo))

@@ -10,7 +10,7 @@ import click
 from runsnap.base.terminal import neutralise_json, width
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
-from runsnap.cli.options import dir_option, echo, format_option
+from runsnap.cli.options import dir_option, echo, format_option, output_option
 from runsnap.commands import Result
 
 __all__ = ["show"]
@@ -19,6 +19,7 @@ __all__ = ["show"]
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("snapshot", required=False, shell_complete=snapshot_names)
 @format_option("text", "json", "markdown", "html")
+@output_option()
 @click.option("--section", metavar="NAME",
               help="Show one section in full (packages: every distribution; env: every "
                    "variable; any other as TOML, as the snapshot holds it).")
@@ -27,7 +28,7 @@ __all__ = ["show"]
                    "variable the run read while unset (else counted on one line).")
 @dir_option
 @runsnap_command
-def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
+def show(snapshot: str | None, fmt: str, output: str | None, section: str | None, full: bool,
          snap_dir: str) -> None:
     """Print a readable summary of SNAPSHOT: key facts first, then counts and errors.
 
@@ -39,7 +40,7 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
 
     snap = load(snapshot or "@1", snap_dir)
     if section:
-        text = showing.render_section(snap, section, 0 if full else width())
+        text = showing.render_section(snap, section, 0 if full or output else width())
         if fmt == "json":
             data = snap.meta if section == "meta" else snap.sections.get(section)
             text = neutralise_json(
@@ -47,6 +48,6 @@ def show(snapshot: str | None, fmt: str, section: str | None, full: bool,
         elif fmt == "html":
             text = showing.page(f"runsnap snapshot {snap.id[:12]}: [{section}]", [(section, text)])
     else:
-        text = showing.render(snap, fmt, width() if fmt == "text" and not full else 0,
+        text = showing.render(snap, fmt, width() if fmt == "text" and not (full or output) else 0,
                               every_read=full)
-    sys.exit(finish(Result(text), echo))
+    sys.exit(finish(Result(text, output=output), echo))

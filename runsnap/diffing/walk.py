@@ -11,9 +11,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
+from runsnap.snapshot.compared import BY_DECLARATION, NOT_COMPARED
 
-__all__ = ["Parts", "compare_lists", "dedupe", "dotted", "errors", "generic", "keyed",
-           "locator", "walk"]
+__all__ = ["Parts", "compare_lists", "declared", "declared_score", "dedupe", "dotted", "errors",
+           "generic", "keyed", "locator", "walk"]
 
 Parts = tuple[str | int, ...]
 """Keys inside a value: table keys (str) and list indexes (int)."""
@@ -115,11 +116,48 @@ def walk(a: Any, b: Any, path: Parts = ()) -> Iterator[tuple[Parts, str, Any, An
 
 
 def generic(section: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
-    """A section this runsnap has no special rules for: every leaf that differs."""
-    a = {k: v for k, v in a.items() if k != "errors"}
-    b = {k: v for k, v in b.items() if k != "errors"}
+    """A section this runsnap has no special rules for: every leaf that differs, but the fields
+    its declaration marks ``NotCompared`` (:data:`runsnap.snapshot.compared.NOT_COMPARED`) and
+    those :func:`declared` compares."""
+    skip = {"errors", *NOT_COMPARED.get(section, ()), *BY_DECLARATION.get(section, ())}
+    a = {k: v for k, v in a.items() if k not in skip}
+    b = {k: v for k, v in b.items() if k not in skip}
     return [Difference(section, dotted(parts), change, x, y, path=locator(section, *parts))
             for parts, change, x, y in walk(a, b)]
+
+
+def declared(section: str, a: Mapping[str, Any], b: Mapping[str, Any], where: str = "",
+             *, under: Parts = (), key: str = "") -> list[Difference]:
+    """Every leaf that differs in the fields compared from their declaration alone (``Compare(
+    score, reason)``: :data:`runsnap.snapshot.compared.BY_DECLARATION` under ``where``, the
+    section by default). ``under`` and ``key`` prefix each difference's locator and key. A
+    field absent on one side and ``False`` on the other is the same (a flag added later).
+
+    >>> [(d.key, d.a, d.b) for d in declared("git", {"branch": "main", "bare": False},
+    ...                                      {"branch": "dev"}, "git.repos", key="r.")]
+    [('r.branch', 'main', 'dev')]
+    """
+    out: list[Difference] = []
+    for field in BY_DECLARATION.get(where or section, ()):
+        x, y = a.get(field), b.get(field)
+        if x == y or (x is None or x is False) and (y is None or y is False):
+            continue
+        if x is None or y is None:  # absent on one side: each entry of the other is a change
+            empty: Any = {} if isinstance(x if y is None else y, Mapping) else None
+            x, y = (empty, y) if x is None else (x, empty)
+        for parts, change, fx, fy in walk(x, y):
+            out.append(Difference(section, key + dotted((field, *parts)), change, fx, fy,
+                                  path=locator(section, *under, field, *parts)))
+    return out
+
+
+def declared_score(where: str, field: str) -> tuple[int, str] | None:
+    """The score and reason a field's declaration gives it (``None``: the comparer's own rule).
+
+    >>> declared_score("git.repos", "branch")[0], declared_score("env", "vars")
+    (35, None)
+    """
+    return BY_DECLARATION.get(where, {}).get(field)
 
 
 def errors(section: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:

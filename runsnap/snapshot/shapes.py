@@ -5,8 +5,10 @@ checks every key the collector writes) and ``schema.json``'s part for the sectio
 from it (:func:`schema_of`; ``python -m runsnap.snapshot.shapes`` rewrites those parts,
 ``tests/test_shapes.py`` fails when they differ, or when a real snapshot holds a field not
 declared here). Adding a field to a section touches its collector and this file. Every section
-is declared (:data:`DECLARED`); the comparers, redaction and ``show`` still read sections as
-plain mappings.
+is declared (:data:`DECLARED`). Every field says how ``diff`` compares it (``Compare(score,
+reason)``, ``Compare()`` for a comparer's own rule, or ``NotCompared(why)``;
+:mod:`runsnap.snapshot.shape_compare`); redaction and ``show`` still read sections as plain
+mappings.
 
 The module is read only where types are checked and by the schema's writer and test: the
 capture path imports it under ``TYPE_CHECKING`` only (:mod:`typing` costs a capture 2-4 ms).
@@ -16,14 +18,23 @@ from __future__ import annotations
 
 import json
 import os
-import types
-import typing
-from typing import Annotated, Any, TypedDict, Union
+from typing import Annotated, Any, TypedDict
 
-from runsnap.snapshot.shape_marks import Doc, Errors, Extra, Minimum, OptionValue, Ref
+from runsnap.snapshot.shape_compare import write_table
+from runsnap.snapshot.shape_marks import (
+    Compare,
+    Doc,
+    Errors,
+    Extra,
+    NotCompared,
+    OptionValue,
+    Ref,
+)
+from runsnap.snapshot.shape_schema import schema_of
 from runsnap.snapshot.shapes_host import RuntimeSection, SystemSection
 
-__all__ = ["DECLARED", "DEFS", "CommandSection", "EnvSection", "OutcomeSection", "ProcessSection",
+__all__ = ["DECLARED", "DEFS", "CommandSection", "Compare", "EnvSection", "NotCompared",
+           "OutcomeSection", "ProcessSection",
            "TestResult", "TestsSection",
            "Ref", "Traceback", "schema_of", "write_schema"]
 
@@ -34,19 +45,19 @@ class CommandSection(TypedDict, total=False):
     """``[command]``: the command line exactly as given, where it runs and what it runs."""
 
     errors: Errors
-    argv: list[str]
-    cwd: str | None
-    executable: str | None
-    executable_real: str | None
-    options: dict[str, OptionValue]
+    argv: Annotated[list[str], Compare()]
+    cwd: Annotated[str | None, Compare()]
+    executable: Annotated[str | None, Compare()]
+    executable_real: Annotated[str | None, Compare()]
+    options: Annotated[dict[str, OptionValue], Compare()]
 
 
 class EnvSection(TypedDict, total=False):
     """``[env]``: the child's complete environment (secrets replaced by fingerprints)."""
 
     errors: Errors
-    vars: dict[str, str | None]
-    count: int | None
+    vars: Annotated[dict[str, str | None], Compare()]
+    count: Annotated[int | None, NotCompared("the number of vars, whose entries are compared one by one")]
 
 
 class ProcessChild(TypedDict, total=False):
@@ -72,17 +83,18 @@ class ProcessSection(TypedDict, total=False):
     """``[process]``: what only a process already running shows (``capture --pid``)."""
 
     errors: Errors
-    pid: int | None
-    ppid: int | None
-    name: str | None
-    exe: str | None
-    user: str | None
-    status: str | None
-    started_at: str | None
-    num_threads: int | None
-    libraries_count: int | None
-    children: list[ProcessChild]
-    libraries: dict[str, ProcessLibrary]
+    pid: Annotated[int | None, Compare()]
+    ppid: Annotated[int | None, Compare()]
+    name: Annotated[str | None, Compare()]
+    exe: Annotated[str | None, Compare()]
+    user: Annotated[str | None, Compare()]
+    status: Annotated[str | None, Compare()]
+    started_at: Annotated[str | None, Compare()]
+    num_threads: Annotated[int | None, Compare()]
+    libraries_count: Annotated[int | None, NotCompared(
+        "the number of libraries, whose entries are compared one by one")]
+    children: Annotated[list[ProcessChild], Compare()]
+    libraries: Annotated[dict[str, ProcessLibrary], Compare()]
 
 
 class Stream(TypedDict, total=False):
@@ -139,32 +151,36 @@ class OutcomeSection(TypedDict, total=False):
     """``[outcome]``: how the launch ended, written when the child ends."""
 
     errors: Errors
-    status: str | None
+    status: Annotated[str | None, NotCompared("follows exit_status and signal, which are compared")]
     """``exited``, ``signalled``, ``not_found``, ``not_executable``, ``failed``."""
-    exit_status: int | None
-    signal: str | None
-    signal_number: int | None
-    error: str | None
-    started_at: str | None
-    ended_at: str | None
-    duration_s: float | None
-    pid: int | None
-    peak_rss_bytes: int | None
-    tail_lines: int | None
-    first_error: str | None
-    first_error_stream: str | None
-    warnings: list[str]
-    warnings_count: int | None
-    metrics: Annotated[dict[str, float], Doc(
+    exit_status: Annotated[int | None, Compare()]
+    signal: Annotated[str | None, Compare()]
+    signal_number: Annotated[int | None, NotCompared("the number of signal, which is compared")]
+    error: Annotated[str | None, NotCompared("why the launch failed to start; status and first_error say it")]
+    started_at: Annotated[str | None, Compare()]
+    ended_at: Annotated[str | None, Compare()]
+    duration_s: Annotated[float | None, Compare()]
+    pid: Annotated[int | None, NotCompared("differs on every run")]
+    peak_rss_bytes: Annotated[int | None, Compare()]
+    tail_lines: Annotated[int | None, NotCompared("a setting of the capture, not of the run")]
+    first_error: Annotated[str | None, Compare()]
+    first_error_stream: Annotated[str | None, NotCompared("where first_error was printed, which is compared")]
+    warnings: Annotated[list[str], Compare()]
+    warnings_count: Annotated[int | None, NotCompared(
+        "the number of warnings, whose entries are compared one by one")]
+    metrics: Annotated[dict[str, float], Compare(), Doc(
         "The last value of each key=value / key: value number the run printed, and of each "
         "--metric (runsnap/launch/metrics.py).")]
-    timed_out: bool | None
-    stdout: Annotated[Stream, Ref("stream")]
-    stderr: Annotated[Stream, Ref("stream")]
-    log: LogFile
-    peak_rss: PeakRss
-    traceback: Traceback
-    earlier_tracebacks: list[Traceback]
+    timed_out: Annotated[bool | None, Compare(75, "the run hit its time limit in one run only")]
+    stdout: Annotated[Stream, Ref("stream"), Compare()]
+    stderr: Annotated[Stream, Ref("stream"), Compare()]
+    log: Annotated[LogFile, NotCompared(
+        "where the output was kept; its lines are compared through stdout and stderr")]
+    peak_rss: Annotated[PeakRss, NotCompared("how peak_rss_bytes was measured")]
+    traceback: Annotated[Traceback, NotCompared(
+        "its message is first_error, compared; its frames are the evidence")]
+    earlier_tracebacks: Annotated[list[Traceback], NotCompared(
+        "printed before the last one; first_error and the last traceback tell the outcome")]
     """Complete tracebacks printed before the last one (a worker's, then its launcher's)."""
 
 
@@ -203,32 +219,40 @@ class Submodule(TypedDict, total=False):
 class GitRepo(TypedDict, total=False):
     """One repository of ``[git] repos`` (``$defs/repo``)."""
 
-    path: str | None
-    commit: str | None
-    branch: str | None
-    describe: str | None
-    upstream: str | None
-    dirty: bool | None
-    detached: bool | None
-    bare: bool | None
-    shallow: bool | None
-    unborn: bool | None
-    in_progress: str | None
-    ahead: int | None
-    behind: int | None
-    diff: str | None
-    diff_bytes: int | None
-    diff_sha256: str | None
-    diff_truncated: bool | None
-    diff_stat: str | None
+    path: Annotated[str | None, NotCompared(
+        "where the repository sits on this machine; the repository's name is compared")]
+    commit: Annotated[str | None, Compare()]
+    branch: Annotated[str | None, Compare(35, "another branch (the commit decides the code)")]
+    describe: Annotated[str | None, NotCompared("follows commit; written as the commit's evidence")]
+    upstream: Annotated[str | None, Compare(15, "another upstream branch")]
+    dirty: Annotated[bool | None, Compare()]
+    detached: Annotated[bool | None, Compare(30, "HEAD detached in one run only")]
+    bare: Annotated[bool | None, Compare(30, "a bare repository (no work tree) in one run only")]
+    shallow: Annotated[bool | None, Compare(
+        25, "a shallow clone in one run only: commits between may be missing")]
+    unborn: Annotated[bool | None, Compare(40, "a repository with no commit yet in one run only")]
+    in_progress: Annotated[str | None, Compare(
+        60, "a rebase, merge, cherry-pick or bisect was under way in one run: the work tree held its "
+            "half-done state")]
+    ahead: Annotated[int | None, NotCompared(
+        "counted against the upstream, which moves on its own; commit is compared")]
+    behind: Annotated[int | None, NotCompared(
+        "counted against the upstream, which moves on its own; commit is compared")]
+    diff: Annotated[str | None, Compare()]
+    diff_bytes: Annotated[int | None, NotCompared("the size of diff, whose files are compared one by one")]
+    diff_sha256: Annotated[str | None, Compare()]
+    diff_truncated: Annotated[bool | None, Compare()]
+    diff_stat: Annotated[str | None, NotCompared("a summary of diff, whose files are compared one by one")]
     """``git diff --stat`` when the diff is over the cap (the diff keeps its first 64 KiB)."""
-    untracked_count: int | None
-    roles: list[str]
-    errors: Errors
-    remotes: dict[str, str | None]
-    changed: list[RepoChange]
-    untracked: list[UntrackedFile]
-    submodules: list[Submodule]
+    untracked_count: Annotated[int | None, NotCompared(
+        "the number of untracked, whose entries are compared one by one")]
+    roles: Annotated[list[str], NotCompared("why runsnap looked at the repository, not what it holds")]
+    errors: Annotated[Errors, Compare()]
+    remotes: Annotated[dict[str, str | None], Compare(15, "another remote")]
+    changed: Annotated[list[RepoChange], NotCompared(
+        "the files git status lists; their changes are compared through diff")]
+    untracked: Annotated[list[UntrackedFile], Compare()]
+    submodules: Annotated[list[Submodule], Compare()]
 
 
 class ModelConfig(TypedDict, total=False):
@@ -286,25 +310,36 @@ class _MetaKeys(TypedDict):
     """The fields every ``[meta]`` has (``required``; a base of its own, because ``Required``
     is not seen under postponed annotations before Python 3.13)."""
 
-    id: str
+    id: Annotated[str, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
     """The snapshot's own id."""
-    captured_at: str
+    captured_at: Annotated[str, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
     """When the capture began (UTC, ISO 8601)."""
 
 
 class MetaSection(_MetaKeys, total=False):
     """``[meta]``: who captured what, when, and how the capture went."""
 
-    label: str | None
-    host: str | None
-    runsnap_version: str | None
-    fingerprint_key: str | None
-    launch: str | None
-    launcher: Launcher
-    log: str | None
-    redacted: list[str]
-    collect_ms: dict[str, float]
-    track: Annotated[TrackedRun, Doc(
+    label: Annotated[str | None, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
+    host: Annotated[str | None, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
+    runsnap_version: Annotated[str | None, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
+    fingerprint_key: Annotated[str | None, NotCompared(
+        "decides whether fingerprints compare (a note of the diff)")]
+    launch: Annotated[str | None, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
+    launcher: Annotated[Launcher, NotCompared("which rank of which job: N-way diff groups ranks by it")]
+    log: Annotated[str | None, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
+    redacted: Annotated[list[str], NotCompared(
+        "the names of the secrets hidden; their fingerprints are compared in [env]")]
+    collect_ms: Annotated[dict[str, float], NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)")]
+    track: Annotated[TrackedRun, NotCompared(
+        "who captured what, when: it names the run, it is not what ran (the header shows it)"), Doc(
         "The experiment tracker's run that holds this snapshot (capture --track): tracker, run "
         "(mlflow:RUN_ID, wandb:...), where (its page or folder), errors (why it is not tracked, "
         "or not completely).")]
@@ -361,38 +396,40 @@ class PackagesSection(TypedDict, total=False):
     """``[packages]``: the child's interpreter and what it can import."""
 
     errors: Errors
-    count: int | None
-    interpreter: str | None
-    interpreter_real: str | None
-    reason: str | None
-    python_version: str | None
-    implementation: str | None
-    prefix: str | None
-    base_prefix: str | None
-    probe: str | None
-    probe_exit_status: int | None
+    count: Annotated[int | None, NotCompared(
+        "the number of distributions, whose entries are compared one by one")]
+    interpreter: Annotated[str | None, Compare()]
+    interpreter_real: Annotated[str | None, Compare()]
+    reason: Annotated[str | None, NotCompared("why packages could not be listed; errors says it")]
+    python_version: Annotated[str | None, Compare()]
+    implementation: Annotated[str | None, Compare()]
+    prefix: Annotated[str | None, Compare()]
+    base_prefix: Annotated[str | None, NotCompared("follows prefix, which is compared")]
+    probe: Annotated[str | None, NotCompared("how the packages were listed, not what is installed")]
+    probe_exit_status: Annotated[int | None, NotCompared(
+        "how the packages were listed, not what is installed")]
     """The package probe's exit status when it failed."""
-    sys_path: list[str]
-    shadowed: list[dict[str, Any]]
-    distributions: dict[str, Distribution]
-    builds: Annotated[Builds, Extra(dict[str, Any])]
-    libraries: dict[str, dict[str, Any]]
-    conda: Conda | None
+    sys_path: Annotated[list[str], Compare()]
+    shadowed: Annotated[list[dict[str, Any]], Compare()]
+    distributions: Annotated[dict[str, Distribution], Compare()]
+    builds: Annotated[Builds, Extra(dict[str, Any]), Compare()]
+    libraries: Annotated[dict[str, dict[str, Any]], Compare()]
+    conda: Annotated[Conda | None, Compare()]
 
 
 class GitSection(TypedDict, total=False):
     """``[git]``: the repositories in play."""
 
     errors: Errors
-    repos: dict[str, Annotated[GitRepo, Ref("repo")]]
-    not_repositories: list[str]
+    repos: Annotated[dict[str, Annotated[GitRepo, Ref("repo")]], Compare(fields=True)]
+    not_repositories: Annotated[list[str], NotCompared("folders runsnap looked at that hold no repository")]
 
 
 class ModelsSection(TypedDict, total=False):
     """``[models]``: the model directories and Hugging Face repos in play."""
 
     errors: Errors
-    models: dict[str, Annotated[ModelEntry, Ref("model")]]
+    models: Annotated[dict[str, Annotated[ModelEntry, Ref("model")]], Compare()]
 
 
 
@@ -414,11 +451,11 @@ class TestsSection(TypedDict, total=False):
     (docs/pytest.md): the session's behaviour, as ``[outcome]`` is a launch's."""
 
     errors: Errors
-    runner: str | None
+    runner: Annotated[str | None, NotCompared("pytest's version and plugins; [packages] compares them")]
     """``pytest 8.3.2`` (with ``xdist, N workers`` when pytest-xdist ran it)."""
-    counts: dict[str, int]
+    counts: Annotated[dict[str, int], NotCompared("the tests themselves are compared one by one")]
     """Outcome -> how many tests had it."""
-    cases: dict[str, TestResult]
+    cases: Annotated[dict[str, TestResult], Compare()]
     """Node id (``tests/test_x.py::test_y[param]``) -> the test's outcome."""
 
 
@@ -432,55 +469,6 @@ DECLARED: dict[str, type] = {
 
 #: Shared definitions (``$defs``) declared here -> their declaration.
 DEFS: dict[str, type] = {"stream": Stream, "repo": GitRepo, "model": ModelEntry}
-
-_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number",
-               type(None): "null", list: "array", dict: "object"}
-
-
-def schema_of(shape: Any) -> dict[str, Any]:
-    """The JSON Schema (as ``schema.json`` writes it) of a declared type.
-
-    >>> schema_of(EnvSection)["properties"]["vars"]
-    {'type': 'object', 'additionalProperties': {'type': ['string', 'null']}}
-    >>> schema_of(dict[str, Any] | None)
-    {'type': ['object', 'null']}
-    """
-    origin, args = typing.get_origin(shape), typing.get_args(shape)
-    if origin is Annotated:
-        marks = shape.__metadata__
-        ref = next((m for m in marks if isinstance(m, Ref)), None)
-        out: dict[str, Any] = {"$ref": f"#/$defs/{ref.name}"} if ref is not None else schema_of(args[0])
-        for mark in marks:
-            if isinstance(mark, Doc):
-                out["description"] = mark.text
-            elif isinstance(mark, Minimum):
-                out["minimum"] = mark.least
-            elif isinstance(mark, Extra):
-                out["additionalProperties"] = schema_of(mark.shape)
-        return out
-    if typing.is_typeddict(shape):
-        hints = typing.get_type_hints(shape, include_extras=True)
-        out = {"type": "object", "properties": {k: schema_of(v) for k, v in hints.items()}}
-        required = sorted(getattr(shape, "__required_keys__", ()))
-        if required:
-            out["required"] = required
-        return out
-    if origin in (Union, types.UnionType):
-        out = {"type": []}
-        for member in args:  # one type a member; what else a member says is merged in
-            part = schema_of(member)
-            out["type"].append(part.pop("type"))
-            out.update(part)
-        return out
-    if shape is Any:
-        return {}
-    if origin is list:
-        return {"type": "array", **({} if args[0] is Any else {"items": schema_of(args[0])})}
-    if origin is dict:
-        return {"type": "object",
-                **({} if args[1] is Any else {"additionalProperties": schema_of(args[1])})}
-    return {"type": _JSON_TYPES[shape]}
-
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.json")
 
@@ -502,3 +490,4 @@ def write_schema(path: str = SCHEMA) -> dict[str, Any]:
 
 if __name__ == "__main__":  # python -m runsnap.snapshot.shapes
     write_schema()
+    write_table(DECLARED)

@@ -5,9 +5,9 @@ schema's writer and test."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
-from runsnap.snapshot.shape_marks import Errors
+from runsnap.snapshot.shape_marks import Compare, Errors, NotCompared
 
 __all__ = [
     "AmdGpus", "Cpu", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "ImportedModule",
@@ -168,20 +168,20 @@ class SystemSection(TypedDict, total=False):
     """``[system]``: the host: OS, CPUs, memory, GPUs, limits, network, toolchain."""
 
     errors: Errors
-    host: str | None
-    os: str | None
-    kernel: str | None
-    machine: str | None
-    system: str | None
-    cpu: Cpu
-    memory: Memory
-    gpu: Gpus
-    python: HostPython
-    numa: Numa
-    cgroup: dict[str, Any]
-    limits: dict[str, dict[str, Any]]
-    network: Network
-    toolchain: Toolchain
+    host: Annotated[str | None, Compare()]
+    os: Annotated[str | None, Compare()]
+    kernel: Annotated[str | None, Compare()]
+    machine: Annotated[str | None, Compare()]
+    system: Annotated[str | None, NotCompared("the operating system's name; os and kernel are compared")]
+    cpu: Annotated[Cpu, Compare()]
+    memory: Annotated[Memory, Compare()]
+    gpu: Annotated[Gpus, Compare()]
+    python: Annotated[HostPython, Compare()]
+    numa: Annotated[Numa, Compare()]
+    cgroup: Annotated[dict[str, Any], Compare()]
+    limits: Annotated[dict[str, dict[str, Any]], Compare()]
+    network: Annotated[Network, Compare()]
+    toolchain: Annotated[Toolchain, Compare()]
 
 
 class TracedProcess(TypedDict, total=False):
@@ -239,18 +239,21 @@ class RuntimeSection(TypedDict, total=False):
     """``[runtime]``: what the run read and imported (docs/runtime.md)."""
 
     errors: Errors
-    traced: bool | None
-    reason: str | None
-    native: str | None
-    processes: list[TracedProcess]
-    env: dict[str, VariableRead]
-    modules: dict[str, ImportedModule]
-    stdlib_modules: list[str]
-    config_reads: list[str]
-    files: list[str]
-    frames: list[str | list[Any]]
-    stacks: list[list[int]]
-    vars: dict[str, dict[str, Any] | list[Any]]
-    native_reads: dict[str, int]
-    values: dict[str, Any]
-    other_values: dict[str, list[Any]]
+    traced: Annotated[bool | None, Compare()]
+    reason: Annotated[str | None, NotCompared("why the run was not traced; traced is compared")]
+    native: Annotated[str | None, Compare()]
+    processes: Annotated[list[TracedProcess], Compare()]
+    env: Annotated[dict[str, VariableRead], Compare()]
+    modules: Annotated[dict[str, ImportedModule], Compare()]
+    stdlib_modules: Annotated[list[str], NotCompared(
+        "the standard library follows the interpreter, compared in [packages]")]
+    config_reads: Annotated[list[str], NotCompared(
+        "the config fields the program read: evidence for [models]' fields, compared there")]
+    files: Annotated[list[str], NotCompared("the files read are the evidence of the reads compared")]
+    frames: Annotated[list[str | list[Any]], NotCompared(
+        "the stacks' frames, evidence of the reads compared")]
+    stacks: Annotated[list[list[int]], NotCompared("the stacks of the reads, evidence of the reads compared")]
+    vars: Annotated[dict[str, dict[str, Any] | list[Any]], NotCompared("schema 2 of env, which is compared")]
+    native_reads: Annotated[dict[str, int], NotCompared("counts of native reads; env says which were read")]
+    values: Annotated[dict[str, Any], NotCompared("the values of env's reads, compared there")]
+    other_values: Annotated[dict[str, list[Any]], NotCompared("the values of env's reads, compared there")]

@@ -124,6 +124,11 @@ def test_show_and_report_pages(pair: tuple[Path, Path], tmp_path: Path) -> None:
     assert "QwErTyUiOp" not in show.stdout
     one = run_runsnap("show", str(bad), "--section", "env", "--format", "html")
     assert one.returncode == 0 and "section.env" in assert_inert(one.stdout).ids
+    # into a file, as docs/html.md shows it (and as diff and report do)
+    kept = tmp_path / "snapshot.html"
+    written = run_runsnap("show", str(bad), "--format", "html", "-o", str(kept))
+    assert written.returncode == 0 and written.stdout == "", written.stderr
+    assert kept.read_text() == show.stdout
     out = tmp_path / "report.html"
     rep = run_runsnap("report", str(good), str(bad), "--format", "html", "-o", str(out))
     assert rep.returncode == 0, rep.stderr

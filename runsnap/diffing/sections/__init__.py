@@ -31,7 +31,7 @@ from runsnap.diffing.sections import (
     system,
     tests,
 )
-from runsnap.diffing.walk import errors
+from runsnap.diffing.walk import declared, declared_score, errors
 
 __all__ = ["COMPARERS", "SCORERS", "compare_section", "score"]
 
@@ -78,6 +78,8 @@ def compare_section(name: str, a: Mapping[str, Any], b: Mapping[str, Any],
         out = COMPARERS[name](a, b)
     else:
         out = other.compare(name, a, b)
+    if name != "git":  # fields compared from their declaration alone (Compare(score, reason))
+        out += declared(name, a, b)
     return out + errors(name, a, b)
 
 
@@ -86,4 +88,8 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     every section but git, whose repositories have errors of their own)."""
     if d.key == "errors" and d.section != "git":
         return other.score(d, rules)
+    if d.section != "git" and len(d.path) > 1:
+        by_declaration = declared_score(d.path[0], d.path[1])
+        if by_declaration is not None:  # runsnap/snapshot/shapes.py scores it
+            return (*by_declaration, False)
     return SCORERS.get(d.section, other.score)(d, rules)

@@ -10,7 +10,7 @@ from typing import Any
 from runsnap.diffing.gitlog import CommitLog
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
-from runsnap.diffing.walk import dedupe, dotted, locator, walk
+from runsnap.diffing.walk import declared, declared_score, dedupe, dotted, locator, walk
 
 __all__ = ["compare", "score", "split_patch"]
 
@@ -54,10 +54,7 @@ def _repo(
                     break
         out.append(Difference("git", f"{name}.commit", "changed", ca or None, cb or None,
                               evidence=tuple(evidence), path=("git", name, "commit")))
-    out += [Difference("git", f"{name}.{field}", "changed", x.get(field), y.get(field),
-                       path=("git", name, field))
-            for field in ("branch", "detached", "upstream", "in_progress", "unborn")
-            if x.get(field) != y.get(field)]
+    out += declared("git", x, y, "git.repos", under=(name,), key=f"{name}.")
     if bool(x.get("dirty")) != bool(y.get("dirty")):
         # in words: "clean -> uncommitted changes", not a truth value
         out.append(Difference("git", f"{name}.dirty", "changed", _state(x), _state(y),
@@ -65,9 +62,6 @@ def _repo(
     if x.get("diff_sha256") != y.get("diff_sha256") or x.get("diff") != y.get("diff"):
         out += _diff_of_diffs(name, x, y)
     out += _untracked(name, x, y)
-    for parts, change, fx, fy in walk(x.get("remotes") or {}, y.get("remotes") or {}):
-        out.append(Difference("git", f"{name}.remotes.{dotted(parts)}", change, fx, fy,
-                              path=locator("git", name, "remotes", *parts)))
     for parts, change, fx, fy in walk(_submodules(x), _submodules(y)):
         out.append(Difference("git", f"{name}.submodules.{dotted(parts)}", change, fx, fy,
                               path=locator("git", name, "submodules", *parts)))
@@ -231,8 +225,9 @@ def _submodules(repo: Mapping[str, Any]) -> dict[str, Any]:
 
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Another commit (82) and other uncommitted changes to a file (80): the code changed;
-    submodules (78); untracked files (65 for code, 55 else); dirty vs clean (50); branch
-    (35: the commit decides the code); remotes (15)."""
+    submodules (78); untracked files (65 for code, 55 else); dirty vs clean (50); the fields
+    compared from their declaration (branch 35: the commit decides the code; remotes 15...) as
+    ``GitRepo`` in :mod:`runsnap.snapshot.shapes` scores them."""
     repo, sep, path = d.key.partition(": ")
     if sep:
         if any("uncommitted" in e for e in d.evidence) or "uncommitted" in str(d.a or d.b):
@@ -244,17 +239,14 @@ def score(d: Difference, rules: RankContext) -> Verdict:
         return 70, "a repository present in one run only", False
     if ".submodules." in d.key:
         return 78, "a submodule at another commit", False
+    by_declaration = declared_score("git.repos", d.path[2]) if len(d.path) > 2 else None
+    if by_declaration is not None:  # branch, upstream, remotes...: runsnap/snapshot/shapes.py
+        return (*by_declaration, False)
     field = d.key.rpartition(".")[2]
     table: dict[str, tuple[int, str]] = {
         "commit": (82, "another commit: the code changed"),
         "diff": (78, "the uncommitted changes differ"),
         "dirty": (50, "uncommitted changes in one working tree only"),
-        "branch": (35, "another branch (the commit decides the code)"),
-        "detached": (30, "HEAD detached in one run only"),
-        "in_progress": (60, "a rebase, merge, cherry-pick or bisect was under way in one run: "
-                            "the work tree held its half-done state"),
-        "unborn": (40, "a repository with no commit yet in one run only"),
-        "upstream": (15, "another upstream branch"),
         "errors": (20, "the capture could not see something in one run"),
     }
     if field in table:
