@@ -22,7 +22,8 @@ The rules (docs/ranking.md has the same text):
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
 apart from the top one, or every likely cause when none has evidence from the runs, never one
-the runs show unread while another is left), and
+the runs show unread while another is left, nor one read only incidentally while a likely one
+the program decides is), and
 names the experiment that decides, ``runsnap bisect``, with about how many launches it takes
 (:func:`bisect_launches`).
 """
@@ -129,6 +130,10 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
     # what the runs show unread changed nothing: never a candidate while anything else is
     pool = [d for d in causes if d.evidence_kind != "unread"] or causes
     likely = [d for d in pool if d.score >= LIKELY] or pool
+    # a start-up read by every process (threads, colour) is no decision of the program: while
+    # a difference the program decides (an option, its own variable, a config field) is
+    # likely, it is not one of the candidates
+    likely = [d for d in likely if d.evidence_kind != "incidental"] or likely
     why = ("no difference has evidence from the runs" if outcome else
            "no run to take evidence from")
     return Judgement("undecided", tuple(likely), bisect_launches(len(likely)), why)

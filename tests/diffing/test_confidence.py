@@ -82,3 +82,17 @@ def test_a_difference_more_never_makes_a_corroborated_verdict_surer() -> None:
                 after = judge(more, "different")
                 assert not (after.confidence == "confident" and before != "confident"), (
                     combo, kind, score, c)
+
+
+def test_start_up_reads_leave_the_list_while_an_option_is_likely() -> None:
+    """A metric-only pair: `--lr` (88, no evidence from the runs) above thread variables read
+    at start-up by every process (incidental, 70-73): the option is the only candidate; with
+    only incidental reads likely, they stay the candidates."""
+    lr = Difference("command", "--lr", "changed", "0.001", "3.0", score=88)
+    omp = Difference("env", "OMP_NUM_THREADS", "changed", "8", "16", score=73,
+                     evidence_kind="incidental")
+    mkl = Difference("env", "MKL_NUM_THREADS", "changed", "4", "8", score=71,
+                     evidence_kind="incidental")
+    verdict = judge([lr, omp, mkl], "different")
+    assert verdict.confidence == "undecided" and verdict.candidates == (lr,)
+    assert judge([omp, mkl], "different").candidates == (omp, mkl)
