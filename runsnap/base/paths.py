@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["child_cwd", "current_dir", "expand_user", "path_str", "resolve_path", "shown"]
+__all__ = ["child_cwd", "current_dir", "expand_user", "path_str", "resolve_path", "shown",
+           "zip_refusal"]
 
 
 def current_dir() -> str:
@@ -94,3 +95,21 @@ def shown(path: str | None, cwd: str | None = None) -> str:
         return path
     rel = os.path.relpath(path, base)
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+def zip_refusal(package: str) -> str:
+    """Why runsnap cannot run from ``package`` (its folder), or ``""`` when it can: imported
+    from a zip archive (``python -m zipapp``), its data files, probe and tracing hook are not
+    files, and the probe and hook run in the program's own interpreter.
+
+    >>> zip_refusal(os.path.dirname(os.__file__))
+    ''
+    """
+    if os.path.isdir(package):
+        return ""
+    archive = package
+    while archive != os.path.dirname(archive) and not os.path.exists(archive):
+        archive = os.path.dirname(archive)
+    return (f"runsnap is imported from the zip archive {archive!r}; its data, probe and tracing "
+            "hook must be files the program's interpreter reads: unpack it (shiv's layout, see "
+            "docs/bisect.md) or install it")

@@ -16,10 +16,11 @@ import time
 from runsnap.base import cache, programs
 from runsnap.base.argv import is_python_name
 from runsnap.base.files import read_head
-from runsnap.base.paths import current_dir
+from runsnap.base.paths import current_dir, zip_refusal
 from runsnap.base.pythons import add_direct_url, first_error
 from runsnap.base.records import FrozenRecord, Record
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
+from runsnap.errors import CaptureError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -321,6 +322,9 @@ def _probe_source() -> str:
     """The probe's source text, read from ``runsnap/probe/`` with :func:`open` (importlib.resources
     would be one more import on every capture)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    refusal = zip_refusal(package)  # the library's face, used from a zip archive
+    if refusal:
+        raise CaptureError(f"not launched: {refusal}")
     path = os.path.join(package, "probe", "packages.py")
     with open(path, encoding="utf-8") as fh:
         return fh.read()

@@ -73,8 +73,8 @@ CAPTURE_OPTIONS = (
         help="The MLflow experiment or W&B project of that run when the environment names none "
              "(MLFLOW_EXPERIMENT_NAME, WANDB_PROJECT)."),
     Opt(("--track-timeout",), "track_timeout", kind="seconds",
-        help="Seconds the launch waits for the tracker at most, then goes on without it "
-             "(default: 5)."),
+        help="Seconds runsnap waits for the tracker at most, all requests together (before "
+             "the launch and after it), then goes on without it (default: 5)."),
     Opt(("--track-html",), "track_html", kind="flag", default=False,
         help="Also keep runsnap/diff.html with the tracked run: this run against the newest "
              "earlier run of the same command that ended well (a failed run gets it unasked)."),

@@ -24,12 +24,13 @@ from __future__ import annotations
 import os
 import sys
 
-from runsnap.base.paths import current_dir
+from runsnap.base.options import DEFAULT_DIR
+from runsnap.base.paths import current_dir, zip_refusal
 from runsnap.base.startenv import hold_closed_streams, restore_exec_environment
 from runsnap.cli.boundary import finish, guarded
 from runsnap.cli.fast import parse_capture, parse_who_reads, plain_diff
 from runsnap.commands.whoreads import run_who_reads
-from runsnap.errors import PIPE_CLOSED
+from runsnap.errors import FAILED, PIPE_CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if argv is None:  # a real start: undo what runsnap's own interpreter did to its environment
         hold_closed_streams()
         restore_exec_environment()
+    refusal = zip_refusal(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if refusal:  # before any command reads a data file from where it cannot
+        sys.stderr.write(f"runsnap: {refusal}\n")
+        sys.exit(FAILED)
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["who-reads"]:  # answered from a cache: start-up is most of its cost
         search = parse_who_reads(args[1:])
@@ -73,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         bad = plain_why(args[1:])
         if bad is not False:
             sys.exit(guarded(_finished, run_why, bad or None,
-                             os.environ.get("RUNSNAP_DIR") or ".runsnap"))
+                             os.environ.get("RUNSNAP_DIR") or DEFAULT_DIR))
     params = parse_capture(args[1:]) if args[:1] == ["capture"] else None
     if params is None:
         # only on this command's way: each fast path imports its own work (~136 ms measured under load)

@@ -10,7 +10,7 @@ import sys
 import click
 
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
-from runsnap.cli.options import echo
+from runsnap.cli.options import dir_option, echo, format_option, yes_option
 
 __all__ = ["why"]
 
@@ -33,32 +33,31 @@ __all__ = ["why"]
               help="Stop after this many launches, with the best answer so far.")
 @click.option("--allow-missing-secrets", is_flag=True,
               help="Launch without GOOD's secrets that are not in this environment.")
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")),
-              default="text", show_default=True,
-              help="text for people, markdown for an issue, json for programs.")
-@click.option("--dir", "out_dir", envvar="RUNSNAP_DIR", type=click.Path(file_okay=False),
-              default=".runsnap", show_envvar=True,
-              help="The snapshots' folder (@N, @LABEL, the reference); trials go under it.")
+@format_option("text", "markdown", "json",
+               help="text for people, markdown for an issue, json for programs.")
+@dir_option(dest="out_dir",
+            help="The snapshots' folder (@N, @LABEL, the reference); trials go under it.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
-@click.option("-y", "--yes", is_flag=True,
-              help="Launch without showing what will run and asking (needed without a "
-                   "terminal).")
+@yes_option("Launch without showing what will run and asking (needed without a terminal).")
 @runsnap_command
 def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
         test: str | None, timeout: float | None, max_trials: int | None,
         allow_missing_secrets: bool, fmt: str, out_dir: str, quiet: bool, yes: bool) -> None:
     """Say why BAD went wrong, and prove it: one verdict with its cause.
 
-    BAD is a file, @N or @LABEL (default @1, the newest in --dir). The reference is found:
-    the newest earlier snapshot of the same launch (same program and entry point) that
-    ended well; --against names another. It diffs them; when the evidence names the cause,
+    BAD is a file, @N, @LABEL, mlflow:ID or wandb:ID (default @1, the newest in --dir). The
+    reference is found: the newest earlier snapshot of the same launch (same program and
+    entry point) that ended well, in --dir or the tracker BAD was logged to; --against
+    names another. It diffs them; when the evidence names the cause,
     it says so (--prove launches twice to prove it); when undecided, it runs `runsnap
     bisect` over the candidates first. Exit status: 0 a cause, 1 none, 2 trouble, 130
     interrupted.
     """
-    from runsnap.commands.why import run_why  # the journey, only once the options parse
+    # the journey, only once the options parse
+    from runsnap.commands.why import run_why
+    from runsnap.experiments.verdicts import WhySettings
 
-    sys.exit(finish(run_why(bad, out_dir, fmt=fmt, against=against, prove=prove, metric=metric,
-                            test=test, timeout=timeout, max_trials=max_trials,
-                            allow_missing_secrets=allow_missing_secrets, quiet=quiet, yes=yes),
-                    echo))
+    settings = WhySettings(test=test, timeout=timeout, metric=metric, max_trials=max_trials,
+                           allow_missing_secrets=allow_missing_secrets)
+    sys.exit(finish(run_why(bad, out_dir, fmt, against=against, prove=prove, settings=settings,
+                            quiet=quiet, yes=yes), echo))

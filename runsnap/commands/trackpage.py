@@ -62,7 +62,11 @@ def keep_diff_page(session: Session, snap: Snapshot, asked: bool) -> list[str]:
             return [f"no diff.html: no earlier run of this command in {os.path.dirname(path)} "
                     "ended well"] if asked else []
         page = render(diff(good.path, path), "html")
-        attach(ref, PAGE, page.encode("utf-8"), session.env, session.timeout)
+        left = session.left()  # what --track-timeout leaves after the snapshot was logged
+        if left <= 0:
+            return [f"{PAGE} not kept with the run: no time left of --track-timeout "
+                    f"{session.timeout:g} s"]
+        attach(ref, PAGE, page.encode("utf-8"), session.env, left)
     except (RunsnapError, OSError) as exc:
         return [f"{PAGE} not kept with the run: {exc}"]
     return []

@@ -69,20 +69,18 @@ def plain_why(args: list[str]) -> str | None | bool:
     return args[0] if args else None
 
 
-def run_why(bad: str | None, out_dir: str, *, fmt: str = "text", against: str | None = None,
-            prove: bool = False, metric: str | None = None, test: str | None = None,
-            timeout: float | None = None, max_trials: int | None = None,
-            allow_missing_secrets: bool = False, quiet: bool = False, yes: bool = False
-            ) -> Result:
-    """Explain BAD: the verdict to print, and the exit status."""
+def run_why(bad: str | None, out_dir: str, fmt: str = "text", *, against: str | None = None,
+            prove: bool = False, settings: WhySettings | None = None, quiet: bool = False,
+            yes: bool = False) -> Result:
+    """Explain BAD: the verdict to print, and the exit status. ``settings`` judge the launches
+    (``--test``, ``--timeout``, ``--metric``, ``--max-trials``, ``--allow-missing-secrets``);
+    the progress lines are added here."""
     def stop(_sig: int, _frame: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
     progress, on_trial, line = wiring(quiet, _say)
-    settings = WhySettings(test=test, timeout=timeout, metric=metric, max_trials=max_trials,
-                           allow_missing_secrets=allow_missing_secrets, progress=progress,
-                           on_trial=on_trial)
+    settings = (settings or WhySettings()).replace(progress=progress, on_trial=on_trial)
     try:
         result = explain(bad, against=against, folder=out_dir, prove=prove, options=settings,
                          before_launch=_asker(yes))

@@ -30,6 +30,7 @@ from runsnap.diffing.tomllines import LineReader
 from runsnap.errors import SnapshotError
 from runsnap.snapshot import END_MARKER, Snapshot, decode, load, read_checked
 from runsnap.snapshot import validate as schema_check
+from runsnap.snapshot.folders import snapshot_paths
 from runsnap.snapshot.store import is_bisect_folder
 
 __all__ = ["Progress", "SectionCache", "load_many"]
@@ -388,12 +389,12 @@ def snapshot_files(folder: str | os.PathLike[str]) -> list[str]:
     """The snapshot files in ``folder`` and its sub-folders (``*.toml``, not hidden), sorted
     naturally so ``rank-2`` comes before ``rank-10``. The trials of a bisection kept in a
     sub-folder (``.runsnap/bisect-<time>-<id>/``) are not ranks and are left out; the folder
-    itself, named alone, is searched."""
-    found: list[str] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not is_bisect_folder(d))
-        found += [os.path.join(root, f) for f in files
-                  if f.endswith(".toml") and not f.startswith(".")]
+    itself, named alone, is searched. Nothing is followed out of ``folder``
+    (:mod:`runsnap.snapshot.folders`)."""
+    try:
+        found = snapshot_paths(os.fspath(folder), recursive=True, skip_dir=is_bisect_folder)
+    except OSError as exc:
+        raise SnapshotError(f"{os.fspath(folder)}: {exc.strerror or exc}") from None
     if not found:
         raise SnapshotError(f"{os.fspath(folder)}: no snapshot files (*.toml) in this folder")
     return sorted(found, key=natural_key)

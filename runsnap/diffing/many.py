@@ -26,6 +26,7 @@ from runsnap.diffing.many_result import NReport, NRow
 from runsnap.diffing.rank import rank, ranking_key
 from runsnap.diffing.result import Difference, SnapInfo, group_values, short, who
 from runsnap.diffing.rules import RankContext
+from runsnap.diffing.voters import Voters
 from runsnap.snapshot import Snapshot, ordered_sections
 
 __all__ = ["KINDS", "SetSummary", "compare_rows", "entries", "summarise"]
@@ -197,8 +198,9 @@ def _compare_rows(
                 pending.append((ref_members[0], members, found))
     infos = tuple(SnapInfo.of(s) for s in snaps)
     identities = _Identities(infos)
+    voters = Voters(infos)
     for row in rows.values():
-        _kind(row, n, identities)
+        _kind(row, n, identities, voters)
     total = sum(len(m) for _, m, _ in pending) or 1
     seen: dict[tuple[str, str], int] = {}
     for ref_at, members, found in pending:
@@ -221,9 +223,9 @@ def _compare_rows(
         done += len(members)
         if progress is not None:
             progress(done, total)
-    out = [_finish(section, key, row, n) for (section, key), row in rows.items()]
+    out = [_finish(section, key, row, n, voters) for (section, key), row in rows.items()]
     out.sort(key=row_order)
-    return NReport(infos, tuple(out), show_all=show_all, notes=tuple(notes),
+    return NReport(infos, tuple(out), show_all=show_all, notes=(*notes, *voters.notes),
                    summary=summarise(infos))
 
 
@@ -238,20 +240,22 @@ def _partition(values: Sequence[Any]) -> tuple[tuple[int, ...], ...]:
     return tuple(sorted(tuple(m) for _, m in group_values(values)))
 
 
-def _kind(row: _Row, n: int, identities: _Identities) -> None:
-    """The row's kind from its values alone (see the module's docstring)."""
+def _kind(row: _Row, n: int, identities: _Identities, voters: Voters) -> None:
+    """The row's kind from its values alone (see the module's docstring); a majority counts
+    each rank once (:mod:`runsnap.diffing.voters`)."""
     values = [row.at.get(i, row.ref) for i in range(n)]
-    groups = group_values(values)
-    if len(groups) >= 2 and len(groups[0][1]) * 2 > n:
+    tally = voters.tally(group_values(values))
+    groups = [g for _, g in tally]
+    if len(groups) >= 2 and tally[0][0] * 2 > voters.count:
         row.kind = "odd"
         row.odd_members = tuple(sorted(i for _, m in groups[1:] for i in m))
-    elif n >= 3:
+    elif voters.count >= 3:
         row.per = identities.split_as(groups, n)
         if row.per:
             row.kind = "per-rank"
 
 
-def _finish(section: str, key: str, row: _Row, n: int) -> NRow:
+def _finish(section: str, key: str, row: _Row, n: int, voters: Voters) -> NRow:
     values = tuple(row.at.get(i, row.ref) for i in range(n))
     best = row.best
     assert best is not None  # every row's key has at least one ranked difference
@@ -259,7 +263,8 @@ def _finish(section: str, key: str, row: _Row, n: int) -> NRow:
     hidden = best.hidden or kind == "per-rank"
     reason = best.reason if kind != "per-rank" else (
         f"one value per {row.per}, as the launcher numbers them (not counted); {best.reason}")
-    odd = row.odd_members[0] if len(row.odd_members) == 1 and n >= 3 else None
+    odd = (row.odd_members[0] if row.odd_members and voters.one(row.odd_members)
+           and voters.count >= 3 else None)
     return NRow(section, key, values, best.score, reason, odd=odd, hidden=hidden, kind=kind,
                 odd_members=row.odd_members, path=best.path)
 

@@ -111,10 +111,11 @@ class NReport(FrozenRecord, Ranked["NRow"]):
         return bool(self.unreadable) or super().__bool__()
 
     def odd_ones(self) -> dict[int, int]:
-        """Snapshot index -> how many counted keys set it apart from the majority, most first."""
+        """Snapshot index -> how many counted keys set it apart from the majority, most first
+        (a rank in two files is its first file: its ``odd``)."""
         tally: dict[int, int] = {}
         for r in self.counted:
-            for m in r.odd_members if r.kind == "odd" else ():
+            for m in ((r.odd,) if r.odd is not None else r.odd_members) if r.kind == "odd" else ():
                 tally[m] = tally.get(m, 0) + 1
         return dict(sorted(tally.items(), key=lambda kv: -kv[1]))
 

@@ -22,9 +22,12 @@ from the top (docs/ranking.md):
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
+from typing import Any
 
-from runsnap.base.placeholder import is_fingerprint
+from runsnap.base.placeholder import PREFIX, is_fingerprint
 from runsnap.diffing import sections
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, matches
@@ -45,6 +48,43 @@ def _secret_note(d: Difference, rules: RankContext, score: int, reason: str) -> 
     return score, reason + "; secret changed (fingerprints differ)"
 
 
+_FINGERPRINT = re.compile(re.escape(PREFIX) + r"[0-9a-f]+>")
+#: Why a difference in fingerprints alone is not counted when the keys differ.
+NOT_COMPARABLE = ("fingerprints not comparable: the snapshots were made with different "
+                  "fingerprint keys (RUNSNAP_KEY_FILE), so the secret may be the same; not counted")
+
+
+def _masked(value: Any) -> str:
+    """``value`` as text with every fingerprint the same placeholder."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return _FINGERPRINT.sub(PREFIX + "?>", text)
+
+
+def only_fingerprints(d: Difference) -> bool:
+    """Whether ``d`` changed nothing but fingerprints (a secret's value, or a secret inside a
+    text: a command line, a code diff, an output line).
+
+    >>> fp = "<redacted:hmac-sha256:0123456789abcdef>"
+    >>> d = Difference("git", "r", "changed", "-x -u " + fp, "-x -u " + fp.replace("0", "f"))
+    >>> only_fingerprints(d), only_fingerprints(d.replace(b="-y -u " + fp))
+    (True, False)
+    >>> diff = ("@@ -1 +1 @@", "-+curl -u " + fp, "++curl -u " + fp.replace("0", "e"))
+    >>> only_fingerprints(Difference("git", "r: f.sh", "changed", "+1 -0", "+1 -0", evidence=diff))
+    True
+    """
+    if d.change != "changed":
+        return False
+    if d.a == d.b:  # texts compared line by line (a code diff): the lines that changed
+        lines = d.evidence
+        if not lines or not all(line[:1] in "-+ @" and line for line in lines):
+            return False  # a line cut short, or a note: more may differ than is shown
+        gone = [_masked(line[1:]) for line in lines if line[:1] == "-"]
+        came = [_masked(line[1:]) for line in lines if line[:1] == "+"]
+        return bool(gone) and gone == came and any(PREFIX in line for line in gone)
+    a, b = _masked(d.a), _masked(d.b)
+    return a == b and PREFIX in a
+
+
 def assess(d: Difference, rules: RankContext) -> Difference:
     """``d`` with its score, reason and hidden flag: the section's scorer, then secret notes,
     then user rules (a priority rule lifts to at least 90; an ignore rule hides)."""
@@ -62,6 +102,8 @@ def assess(d: Difference, rules: RankContext) -> Difference:
             reason = f"{seen.sentence}; {reason}"
         else:
             evidence, reason = (*evidence, f"also: {reason}"), seen.sentence
+    if not rules.fingerprints_comparable and only_fingerprints(d):
+        score, hidden, reason = 3, True, NOT_COMPARABLE  # noise: neither shown nor counted
     p = matches(rules.priority, d)
     if p:
         score, hidden, reason = max(score, 90), False, f"matches your priority rule {p!r}; {reason}"

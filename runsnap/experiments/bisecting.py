@@ -34,6 +34,7 @@ from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
 from runsnap.diffing.wording import short
 from runsnap.errors import UsageError
+from runsnap.experiments import trials
 from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
 from runsnap.experiments.progress import TrialProgress, expected_trials
 from runsnap.experiments.replaying import restore, secret_from
@@ -148,6 +149,7 @@ class _Search:
         self.good, self.bad, self.plan, self.base = good, bad, the_plan, base
         self.options, self.judge, self.folder, self.secret = options, judge, folder, secret
         self.changes = the_plan.changes
+        self.keep = trials.env_keys(self.changes)  # tracker variables under test stay unmasked
         self.models = sorted({str(c.path[1]) for c in self.changes
                               if c.path[0] == "models" and c.path[2:3] == ("config",)})
         self.runs: list[Run] = []
@@ -187,6 +189,7 @@ class _Search:
                          models=self.models)
         except (OSError, ValueError, KeyError) as exc:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
+        spec = spec.replace(env={**spec.env, **trials.untracked(self.folder, self.keep)})
         out = run_trial(spec, name=name, folder=self.folder, criteria=self.options.criteria,
                         judge=self.judge, stop=self.stop, label=f"bisect {name}",
                         quick=not (full or self.options.full_trials))
@@ -428,6 +431,8 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
                             the_plan, (), None, 0.0)
     folder = new_folder(options.out_dir)
     search = _Search(good, bad, the_plan, base, options, judge, folder, secret)
+    for note in trials.tracker_notes(search.keep):
+        search.say(note)
     status, message, cause = "found", "", frozenset[int]()
     try:
         every = frozenset(range(len(the_plan.changes)))

@@ -40,6 +40,7 @@ from runsnap.experiments.verdicts import (
 )
 from runsnap.snapshot import Snapshot
 from runsnap.snapshot import load as load_path
+from runsnap.snapshot.folders import snapshot_paths
 from runsnap.snapshot.store import resolve
 from runsnap.track import fetch, is_reference, tracked_runs
 
@@ -86,14 +87,13 @@ def newest_first(folder: str) -> list[str]:
     ``runsnap ls`` orders them; the capture time read from each file's head only (the
     ``[meta]`` table comes first), so nothing is parsed before it is needed."""
     try:
-        names = [n for n in os.listdir(folder) if n.endswith(".toml") and not n.startswith(".")]
+        paths = snapshot_paths(folder)
     except FileNotFoundError:
         return []
     except OSError as exc:
         raise UsageError(f"{folder}: {exc.strerror or exc}") from None
     keyed = []
-    for name in names:
-        path = os.path.join(folder, name)
+    for path in paths:
         try:
             with open(path, "rb") as fh:
                 head = fh.read(4096)
@@ -135,8 +135,11 @@ def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = Non
     tracked = _tracked_reference(bad, same, when)
     if tracked is not None:
         return tracked
+    track = bad.meta.get("track") or {}
+    name = str(track.get("tracker") or "") if isinstance(track, dict) else ""
+    also = f" nor in the {name} runs BAD was logged to" if name in ("mlflow", "wandb") else ""
     raise UsageError(f"no earlier snapshot of the same launch ({' '.join(same) or 'no command'})"
-                     f" ended well in {folder}: name one with --against REF")
+                     f" ended well in {folder}{also}: name one with --against REF")
 
 
 def _tracked_reference(bad: Snapshot, same: tuple[str, ...], when: str

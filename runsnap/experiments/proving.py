@@ -15,7 +15,7 @@ from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, GOOD, Criteria, run_trial
+from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
 
 if TYPE_CHECKING:
@@ -123,10 +123,14 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
                      secret=good_secret)
     say = options.progress or (lambda _line: None)
+    keep = env_keys(changes)
+    for note in tracker_notes(keep):
+        say(note)
     out = []
     for name, trial_spec, want in (("trial-01", applied, BAD), ("trial-02", reverted, GOOD)):
         say(f"{name}: {'GOOD with the cause applied' if want == BAD else 'BAD with it reverted'}"
             " ...")
+        trial_spec = trial_spec.replace(env={**trial_spec.env, **untracked(folder, keep)})
         got = run_trial(trial_spec, name=name, folder=folder, criteria=options.criteria,
                         judge=judge, stop=stop, label=f"why {name}")
         say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")

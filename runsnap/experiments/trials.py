@@ -35,7 +35,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.records import FrozenRecord
@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
 
 __all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialError",
-           "TrialOutcome", "Verdict", "run_trial", "untracked"]
+           "TRACKER_VARIABLES", "TrialOutcome", "Verdict", "env_keys", "run_trial", "tracker_notes",
+           "untracked"]
 
 
 class TrialError(RunsnapError):
@@ -207,9 +208,10 @@ def run_trial(
 
     ``quick``: when the verdict is the outcome's likeness to GOOD's and BAD's (no ``--test``,
     no ``--timeout``), launch it with only what that needs
-    (:mod:`runsnap.experiments.quicktrial`): no context collected, no snapshot written."""
+    (:mod:`runsnap.experiments.quicktrial`): no context collected, no snapshot written.
+    The caller keeps the trial out of the trackers (``spec``'s environment made with
+    :func:`untracked`, which knows the variables under test)."""
     quick = quick and judge is not None and criteria.test is None and criteria.timeout is None
-    spec = spec.replace(env={**spec.env, **untracked(folder)})
     snap_path = os.path.join(folder, f"{name}.toml")
     log_path = os.path.join(folder, f"{name}.log")
     t0 = time.monotonic()
@@ -255,18 +257,55 @@ def run_trial(
                         log_path, time.monotonic() - t0)
 
 
-def untracked(folder: str) -> dict[str, str]:
+#: The variables :func:`untracked` sets, grouped by tracker: a group is left to the trial's
+#: own values when any variable of it is a difference in play.
+TRACKER_VARIABLES = {"MLflow": ("MLFLOW_TRACKING_URI", "MLFLOW_ALLOW_FILE_STORE"),
+                     "W&B": ("WANDB_MODE",)}
+
+
+def untracked(folder: str, keep: Collection[str] = ()) -> dict[str, str]:
     """The variables every trial's program gets so that its own tracker calls leave no run in
     the team's tracker, whatever the snapshots' ``--track`` was: MLflow logs into a file store
     in the trials' folder (``MLFLOW_ALLOW_FILE_STORE``: MLflow 3 refuses one otherwise), W&B
     is disabled (``wandb.init`` gives a run that logs nowhere). The trial's own capture is
     never tracked (``--track none``).
 
+    ``keep``: the variables that are themselves differences bisected or proven. Masking one
+    would hide the very change under test, so its tracker's variables keep the values the
+    trial applies (:func:`tracker_notes` says so before the trials run).
+
     >>> untracked("/w/bisect-1")["MLFLOW_TRACKING_URI"]
     'file:///w/bisect-1/mlruns'
+    >>> sorted(untracked("/w/bisect-1", keep={"MLFLOW_TRACKING_URI"}))
+    ['WANDB_MODE']
     """
-    return {"MLFLOW_TRACKING_URI": "file://" + os.path.join(os.path.abspath(folder), "mlruns"),
-            "MLFLOW_ALLOW_FILE_STORE": "true", "WANDB_MODE": "disabled"}
+    out = {"MLFLOW_TRACKING_URI": "file://" + os.path.join(os.path.abspath(folder), "mlruns"),
+           "MLFLOW_ALLOW_FILE_STORE": "true", "WANDB_MODE": "disabled"}
+    for group in TRACKER_VARIABLES.values():
+        if any(name in keep for name in group):
+            for name in group:
+                out.pop(name)
+    return out
+
+
+def env_keys(changes: Collection[Any]) -> frozenset[str]:
+    """The variables ``changes`` (records with a locator ``path``) change."""
+    return frozenset(str(c.path[1]) for c in changes if c.path[:1] == ("env",) and len(c.path) > 1)
+
+
+def tracker_notes(keep: Collection[str]) -> list[str]:
+    """What trials cannot promise when a tracker's variable is a difference in play.
+
+    >>> tracker_notes({"WANDB_MODE", "PATH"})
+    ['WANDB_MODE is a difference under test: trials apply its value, so a trial may log a run to W&B']
+    """
+    out = []
+    for tracker, group in TRACKER_VARIABLES.items():
+        named = [name for name in group if name in keep]
+        if named:
+            out.append(f"{' and '.join(named)} {'is' if len(named) == 1 else 'are'} a difference "
+                       f"under test: trials apply its value, so a trial may log a run to {tracker}")
+    return out
 
 
 def _read_fields(fd: int) -> dict[str, Any]:

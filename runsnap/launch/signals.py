@@ -48,6 +48,11 @@ FORWARDED_SIGNALS = (
 #: Signals that ask runsnap (and so the child) to stop; counted for escalation.
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
 
+#: How long a stop signal sent to runsnap alone waits for the same signal to the whole group
+#: before it is forwarded (:meth:`GroupWitness.follows`): timeout(1) sends the second one
+#: microseconds after the first; a signal meant for runsnap alone is forwarded this much later.
+GROUP_FOLLOWS = 0.1
+
 #: Default seconds between the SIGTERM of an escalation (or a timeout) and the SIGKILL.
 DEFAULT_KILL_GRACE = 10.0
 
@@ -166,6 +171,9 @@ class _Waiter:
             same_group = False
         witness = self.guard.witness
         to_group = witness is not None and witness.took(sig)
+        if witness is not None and same_group and not (from_kernel or to_group) \
+                and sig in STOP_SIGNALS:
+            to_group = witness.follows(sig)
         if (from_kernel or to_group) and same_group:
             return  # sent to the whole group (by the terminal, or a process): the child has it
         _kill(self.pid, sig)
@@ -231,6 +239,18 @@ class GroupWitness:
             self.close()
             self._start()
         return bool(mask & (1 << (sig - 1)))
+
+    def follows(self, sig: int, within: float = GROUP_FOLLOWS) -> bool:
+        """Whether ``sig`` reaches the whole group within ``within`` seconds of reaching
+        runsnap alone: ``timeout(1)`` sends it to its child first, then to the group (so do
+        some service managers); forwarded at once, the child's handler may run in between
+        and take it twice, where bare the two copies merge into one."""
+        end = time.monotonic() + within
+        while time.monotonic() < end:
+            time.sleep(0.005)
+            if self.took(sig):
+                return True
+        return False
 
     def close(self) -> None:
         """End the witness and reap it."""

@@ -12,8 +12,8 @@ from runsnap.base.patterns import on_use
 from runsnap.base.placeholder import PREFIX, is_fingerprint
 from runsnap.knowledge import secrets as rules
 
-__all__ = ["FINGERPRINT", "MIN_KNOWN", "PREFIX", "harmless_value", "is_fingerprint",
-           "is_secret_name", "looks_like_credential", "looks_opaque", "name_class", "norm",
+__all__ = ["FINGERPRINT", "MIN_KNOWN", "PREFIX", "harmless_value", "identifier_name",
+           "is_fingerprint", "is_secret_name", "looks_like_credential", "looks_opaque", "name_class", "norm",
            "secret_if_credential"]
 
 FINGERPRINT = on_use(r"<redacted:hmac-sha256:[0-9a-f]{16}>")
@@ -25,6 +25,21 @@ MIN_KNOWN = 6
 def norm(name: str) -> str:
     """``name`` as the name rules match it: upper case, ``-`` and ``.`` as ``_``."""
     return name.strip().strip("-").upper().replace("-", "_").replace(".", "_")
+
+
+#: The last word of a name that holds an identifier, random by design (``BUILD_ID``,
+#: ``RUN_UUID``, ``TRACE_GUID``).
+_ID_WORDS = frozenset(("ID", "IDS", "UUID", "GUID"))
+
+
+def identifier_name(name: str) -> bool:
+    """Whether a variable named ``name`` (normalised, not a secret name) holds an identifier:
+    its value is shown unless a credential format is found in it, however random it looks.
+
+    >>> identifier_name("BUILD_ID"), identifier_name("CI_PIPELINE_UUID"), identifier_name("SETTING_7")
+    (True, True, False)
+    """
+    return name.rpartition("_")[2] in _ID_WORDS
 
 
 @functools.lru_cache(maxsize=1 << 16)

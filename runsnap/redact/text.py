@@ -22,6 +22,7 @@ from runsnap.redact.names import (
     MIN_KNOWN,
     PREFIX,
     harmless_value,
+    identifier_name,
     looks_like_credential,
     looks_opaque,
     name_class,
@@ -416,6 +417,8 @@ class TextRedactor:
                 return self.scrub(value, where)
             self.redacted.append(where)
             return self.fingerprint(value)
+        if identifier_name(norm(name)) and "://" not in value and not rules.token_spans(value):
+            return self.replace_known(value)  # BUILD_ID: random by design, of no token format
         return self.whole(value, where)
 
     def whole(self, value: str, where: str) -> str:

@@ -21,6 +21,7 @@ from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.snapshot import load as load_path
+from runsnap.snapshot.folders import snapshot_paths
 from runsnap.snapshot.pins import pinned_names
 
 if TYPE_CHECKING:
@@ -201,8 +202,7 @@ def list_snapshots(folder: str | os.PathLike[str] | None = None) -> list[Entry]:
     """
     base = os.fspath(folder) if folder is not None else default_dir()
     try:
-        names = sorted(n for n in os.listdir(base) if n.endswith(".toml")
-                       and not n.startswith("."))
+        paths = snapshot_paths(base)
     except FileNotFoundError:
         raise UsageError(f"{base}: no such directory (capture a run first: runsnap capture "
                          f"-- COMMAND)") from None
@@ -210,8 +210,7 @@ def list_snapshots(folder: str | os.PathLike[str] | None = None) -> list[Entry]:
         raise UsageError(f"{base}: not a directory") from None
     except OSError as exc:
         raise UsageError(f"{base}: {exc.strerror or exc}") from None
-    entries = [_read(os.path.join(base, n)) for n in names
-               if os.path.isfile(os.path.join(base, n))]
+    entries = [_read(p) for p in paths if os.path.isfile(p)]
 
     def mtime(e: Entry) -> int:
         try:

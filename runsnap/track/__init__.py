@@ -24,9 +24,10 @@ reference is used, and the capture path imports neither.
 from __future__ import annotations
 
 import os
+import time
 
 from runsnap.errors import TrackerError, UsageError
-from runsnap.track.base import ARTIFACT, DEFAULT_TIMEOUT, TrackedRun
+from runsnap.track.base import ARTIFACT, DEFAULT_TIMEOUT, Deadline, TrackedRun
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ class Session:
         self.tracker, self.started, self.env, self.cwd = tracker, started, env, cwd
         self.timeout = timeout
         self._reported = 0
+        self._after: Deadline | None = None
 
     @classmethod
     def start(cls, name: str, env: Mapping[str, str], cwd: str,
@@ -140,11 +142,24 @@ class Session:
         self._reported = len(self.started.errors)
         return fresh
 
+    def left(self) -> float:
+        """The seconds the tracker may still take, once the child has ended: one deadline for
+        every request after the launch (logging the snapshot, a page), set at the first ask,
+        of ``timeout`` less what the launch waited for the run; 0 once it has passed."""
+        if self._after is None:
+            self._after = Deadline(max(0.0, self.timeout - self.started.waited))
+        return max(0.0, self._after.end - time.monotonic())
+
     def finish(self, snapshot: Snapshot, path: str | None) -> list[str]:
-        """Log the final ``snapshot`` (saved at ``path``, None: only in memory) to the run;
-        the problems, which also join :meth:`meta`'s ``errors``."""
-        problems = self.tracker.finish(self.started, snapshot, path, {**self.env},
-                                       self.cwd, self.timeout)
+        """Log the final ``snapshot`` (saved at ``path``, None: only in memory) to the run,
+        within :meth:`left`; the problems, which also join :meth:`meta`'s ``errors``."""
+        left = self.left()
+        if left <= 0 and self.started.ref:
+            problems = [f"{self.tracker.name}: no time left of --track-timeout "
+                        f"{self.timeout:g} s; the snapshot is not in {self.started.ref}"]
+        else:
+            problems = self.tracker.finish(self.started, snapshot, path, {**self.env},
+                                           self.cwd, left)
         self.started.errors.extend(problems)
         return problems
 

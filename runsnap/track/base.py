@@ -9,7 +9,9 @@ the modules that need them, only when a tracked run or a tracked reference is us
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import time
 
 from runsnap.base.digest import sha256
 from runsnap.errors import TrackerError
@@ -25,12 +27,16 @@ __all__ = [
     "ARTIFACT",
     "DEFAULT_TIMEOUT",
     "ENGINES",
+    "MLFLOW_EXPERIMENT_ID",
+    "RUN_IDS",
     "TAG_PREFIX",
     "Started",
     "TrackedRun",
     "Tracker",
     "TrackerError",
+    "Deadline",
     "cached_copy",
+    "check_run_id",
     "clean_url",
     "summary_tags",
 ]
@@ -49,6 +55,20 @@ ENGINES = ("sglang", "vllm", "tensorrt-llm", "text-generation-server", "deepspee
 #: A run id as the trackers write them (MLflow: 32 hex digits; W&B: 8 base-36 characters by
 #: default, or the user's own): what may be used in a cache file name.
 _ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+#: Each tracker's run ids, checked before an id (the user's, or one a server answered) is used
+#: in ``MLFLOW_RUN_ID``/``WANDB_RUN_ID``, ``[meta.track]``, a URL or a file name. MLflow makes
+#: every run id itself, ``uuid.uuid4().hex`` (``mlflow/store/tracking/sqlalchemy_store.py``):
+#: 32 hexadecimal digits. W&B makes 8 base-36 characters and takes a user's own id without
+#: ``:;,#?/'`` or surrounding white space (``wandb/sdk/wandb_settings.py``,
+#: ``validate_run_id``); runsnap takes, of those, the ones that can name a file and sit in a URL
+#: unquoted (letters, digits, ``_ - .``, not starting with ``.``, at most 128).
+RUN_IDS = {
+    "mlflow": (re.compile(r"[0-9a-f]{32}"), "MLflow's are 32 hexadecimal digits"),
+    "wandb": (re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}"),
+              "runsnap takes W&B ids of letters, digits, '_', '-' and '.'"),
+}
+#: MLflow's experiment ids (``_EXPERIMENT_ID_REGEX`` of ``mlflow/utils/validation.py``).
+MLFLOW_EXPERIMENT_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,63}", re.ASCII)
 
 
 class TrackedRun:
@@ -83,6 +103,9 @@ class Started:
         self.errors: list[str] = []
         #: Per tracker: what :meth:`Tracker.finish` needs.
         self.state: dict[str, Any] = {}
+        #: Seconds the launch waited for the tracker: taken from what is left for the rest of
+        #: the exchange (``--track-timeout`` bounds all of it together).
+        self.waited = 0.0
 
     def launch_env(self) -> dict[str, str]:
         """The variables the child gets, once the tracker answered or the deadline passed."""
@@ -244,6 +267,43 @@ def safe_id(run_id: str, what: str) -> str:
     if not run_id or run_id.startswith(".") or not set(run_id) <= _ID_CHARS:
         raise TrackerError(f"{what}:{run_id}: not a run id")
     return run_id
+
+
+def check_run_id(tracker: str, run_id: str) -> str:
+    """``run_id`` when it has ``tracker``'s run id format (:data:`RUN_IDS`), else
+    :class:`TrackerError` naming it (escaped: a server's answer may hold anything).
+
+    >>> check_run_id("mlflow", "9a89b248665d465290e6f12e5d9a0a74")
+    '9a89b248665d465290e6f12e5d9a0a74'
+    >>> check_run_id("mlflow", "../../../../tmp/x")
+    Traceback (most recent call last):
+    runsnap.errors.TrackerError: mlflow:../../../../tmp/x: not a run id (MLflow's are 32 hexadecimal digits)
+    """
+    pattern, says = RUN_IDS[tracker]
+    if not isinstance(run_id, str) or not pattern.fullmatch(run_id):
+        shown = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(run_id)[:80])
+        raise TrackerError(f"{tracker}:{shown}: not a run id ({says})")
+    return run_id
+
+
+class Deadline:
+    """One time limit for every request of an exchange: each gets what is left.
+
+    >>> Deadline(5).left() > 4
+    True
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        """The seconds left (more than 0), else :class:`TrackerError`."""
+        rest = self.end - time.monotonic()
+        if rest <= 0:
+            raise TrackerError(f"no complete answer within {self.seconds:g} s "
+                               f"(--track-timeout, all requests together)")
+        return rest
 
 
 def cached_copy(tracker: str, server: str, run_id: str, env: Mapping[str, str]) -> str:

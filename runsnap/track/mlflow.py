@@ -26,17 +26,20 @@ import threading
 import time
 from urllib.parse import quote
 
-from runsnap.errors import TrackerError
-from runsnap.snapshot import atomic_write, dumps
+from runsnap.errors import SnapshotError, TrackerError
+from runsnap.snapshot import atomic_write, dumps, loads
 from runsnap.track.base import (
     ARTIFACT,
+    MLFLOW_EXPERIMENT_ID,
+    RUN_IDS,
     TAG_PREFIX,
+    Deadline,
     Started,
     TrackedRun,
     Tracker,
     cached_copy,
+    check_run_id,
     clean_url,
-    safe_id,
     summary_tags,
 )
 from runsnap.track.web import request, request_json
@@ -78,25 +81,48 @@ def _headers(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _call(env: Mapping[str, str], method: str, endpoint: str, payload: Any = None, *,
-          timeout: float) -> dict[str, Any]:
+          timeout: Deadline) -> dict[str, Any]:
+    """One request of an exchange, within what is left of its deadline."""
     url = f"{server(env)}{_API}/{endpoint}"
-    return request_json(method, url, payload, timeout=timeout, headers=_headers(env))
+    return _timed(timeout, url, lambda left: request_json(method, url, payload, timeout=left,
+                                                          headers=_headers(env)))
 
 
-def _experiment_id(env: Mapping[str, str], name: str, timeout: float, create: bool) -> str:
+def _timed(deadline: Deadline, url: str, send: Any) -> Any:
+    """``send(seconds left)``'s answer; a request cut short by the deadline says so."""
+    try:
+        return send(deadline.left())
+    except TrackerError as exc:
+        if deadline.end > time.monotonic():
+            raise
+        raise TrackerError(f"{clean_url(url)}: {exc}" if "--track-timeout" in str(exc) else
+                           f"{clean_url(url)}: no complete answer within {deadline.seconds:g} s "
+                           f"(--track-timeout, all requests together)") from None
+
+
+def _experiment(env: Mapping[str, str], exp: Any) -> str:
+    """An experiment id a server answered (or the user gave), checked against MLflow's
+    format before it goes into a URL or the child's environment."""
+    if not isinstance(exp, (str, int)) or not MLFLOW_EXPERIMENT_ID.fullmatch(str(exp)):
+        shown = "".join(c if c.isprintable() else "?" for c in str(exp)[:80])
+        raise TrackerError(f"{clean_url(server(env))}: {shown!r} is not an experiment id")
+    return str(exp)
+
+
+def _experiment_id(env: Mapping[str, str], name: str, timeout: Deadline, create: bool) -> str:
     """The id of experiment ``name`` (created when ``create`` and missing); with no name,
     ``MLFLOW_EXPERIMENT_ID``, ``MLFLOW_EXPERIMENT_NAME``, else the default experiment ``0``."""
 
     if not name:
         if env.get("MLFLOW_EXPERIMENT_ID"):
-            return str(env["MLFLOW_EXPERIMENT_ID"])
+            return _experiment(env, env["MLFLOW_EXPERIMENT_ID"])
         name = env.get("MLFLOW_EXPERIMENT_NAME", "")
         if not name:
             return "0"
     try:
         found = _call(env, "GET", f"experiments/get-by-name?experiment_name={quote(name)}",
                       timeout=timeout)
-        return str(found["experiment"]["experiment_id"])
+        return _experiment(env, found["experiment"]["experiment_id"])
     except TrackerError as exc:
         if not create or "HTTP 404" not in str(exc):
             raise
@@ -104,7 +130,7 @@ def _experiment_id(env: Mapping[str, str], name: str, timeout: float, create: bo
         raise TrackerError(f"{clean_url(server(env))}: an experiment of an unexpected "
                            f"shape") from None
     made = _call(env, "POST", "experiments/create", {"name": name}, timeout=timeout)
-    return str(made.get("experiment_id", ""))
+    return _experiment(env, made.get("experiment_id", ""))
 
 
 def run_status(snap: Snapshot) -> str:
@@ -131,7 +157,9 @@ class _Creating(Started):
         self.abandoned = False
 
     def launch_env(self) -> dict[str, str]:
-        self.done.wait(max(0.0, self.deadline - time.monotonic()))
+        t0 = time.monotonic()
+        self.done.wait(max(0.0, self.deadline - t0))
+        self.waited += time.monotonic() - t0
         with self.lock:
             if not self.done.is_set():
                 self.abandoned = True
@@ -158,6 +186,11 @@ class MLflow(Tracker):
             return started
         if run_id:  # the user chose the run: the child attaches to it, runsnap logs there too
             started = Started("mlflow", deadline)
+            try:
+                check_run_id("mlflow", run_id)
+            except TrackerError as exc:
+                started.errors.append(f"mlflow: MLFLOW_RUN_ID: {exc}; the run is not tracked")
+                return started
             started.state.update(server=clean_url(base), run_id=run_id, created=False)
             started.ref = f"mlflow:{run_id}"
             return started
@@ -170,8 +203,9 @@ class MLflow(Tracker):
 
     def _create(self, started: _Creating, env: dict[str, str], experiment: str) -> None:
         error = ""
+        within = Deadline(started.timeout)
         try:
-            exp = _experiment_id(env, experiment, started.timeout, create=True)
+            exp = _experiment_id(env, experiment, within, create=True)
             tags = [{"key": "mlflow.source.type", "value": "LOCAL"}]
             user = env.get("USER") or env.get("LOGNAME")
             if user:
@@ -179,8 +213,11 @@ class MLflow(Tracker):
             made = _call(env, "POST", "runs/create",
                          {"experiment_id": exp, "start_time": int(time.time() * 1000),
                           "tags": tags, **({"user_id": user} if user else {})},
-                         timeout=started.timeout)
+                         timeout=within)
             run_id = str(made["run"]["info"]["run_id"])
+            if not RUN_IDS["mlflow"][0].fullmatch(run_id):  # never repeated: it is not used
+                raise TrackerError(f"{started.state['server']}: the run id it answered is not "
+                                   f"one ({RUN_IDS['mlflow'][1]})")
         except TrackerError as exc:
             error = f"mlflow: {exc}; the run is not tracked"
         except (KeyError, TypeError):
@@ -206,12 +243,12 @@ class MLflow(Tracker):
         if not run_id:
             return []
         try:
-            return self._finish(started, str(run_id), snapshot, path, env, timeout)
+            return self._finish(started, str(run_id), snapshot, path, env, Deadline(timeout))
         except TrackerError as exc:
             return [f"mlflow: {exc}; the snapshot is not in {started.ref}"]
 
     def _finish(self, started: Started, run_id: str, snapshot: Snapshot, path: str | None,
-                env: Mapping[str, str], timeout: float) -> list[str]:
+                env: Mapping[str, str], timeout: Deadline) -> list[str]:
         got = _call(env, "GET", f"runs/get?run_id={run_id}", timeout=timeout)
         try:
             info = got["run"]["info"]
@@ -221,7 +258,7 @@ class MLflow(Tracker):
                                f"shape") from None
         if not started.where:
             started.where = (f"{started.state['server']}/#/experiments/"
-                             f"{info.get('experiment_id')}/runs/{run_id}")
+                             f"{_experiment(env, info.get('experiment_id'))}/runs/{run_id}")
         summary = summary_tags(snapshot)
         tags = {f"{TAG_PREFIX}{k}": v for k, v in summary.items()}
         # What the mlflow client records when it creates a run itself; runsnap created this
@@ -249,7 +286,7 @@ class MLflow(Tracker):
     def fetch(self, key: str, env: Mapping[str, str], timeout: float) -> str:
 
 
-        run_id = safe_id(key, "mlflow")
+        run_id = check_run_id("mlflow", key)
         base = server(env)
         target = cached_copy("mlflow", clean_url(base), run_id, env)
         if os.path.isfile(target):
@@ -262,11 +299,13 @@ class MLflow(Tracker):
                 raise TrackerError(f"mlflow:{run_id}: no such run, or it holds no runsnap "
                                    f"snapshot ({ARTIFACT}) on {clean_url(base)}") from None
             raise TrackerError(f"mlflow:{run_id}: {exc}") from None
+        _check_snapshot(data, f"mlflow:{run_id}")  # validated before it is cached
         atomic_write(target, data)
         return target
 
     def runs(self, experiment: str, env: Mapping[str, str], timeout: float) -> list[TrackedRun]:
-        exp = _experiment_id(env, experiment, timeout, create=False)
+        within = Deadline(timeout)
+        exp = _experiment_id(env, experiment, within, create=False)
         base = clean_url(server(env))
         found: list[TrackedRun] = []
         token = ""
@@ -277,8 +316,8 @@ class MLflow(Tracker):
                 "order_by": ["attributes.start_time DESC"]}
             if token:
                 query["page_token"] = token
-            page = _call(env, "POST", "runs/search", query, timeout=timeout)
-            found.extend(_entry(run, base) for run in page.get("runs") or ())
+            page = _call(env, "POST", "runs/search", query, timeout=within)
+            found.extend(e for e in (_entry(run, base, exp) for run in page.get("runs") or ()) if e)
             token = str(page.get("next_page_token") or "")
             if not token:
                 break
@@ -286,17 +325,18 @@ class MLflow(Tracker):
 
     def attach(self, key: str, name: str, data: bytes, env: Mapping[str, str],
                timeout: float) -> str:
-        run_id = safe_id(key, "mlflow")
+        run_id = check_run_id("mlflow", key)
+        within = Deadline(timeout)
         if "/" in name or name.startswith("."):
             raise TrackerError(f"{name!r}: a file name, without folders")
-        got = _call(env, "GET", f"runs/get?run_id={run_id}", timeout=timeout)
+        got = _call(env, "GET", f"runs/get?run_id={run_id}", timeout=within)
         try:
             info = got["run"]["info"]
         except (KeyError, TypeError):
             raise TrackerError(f"mlflow:{run_id}: a run of an unexpected shape") from None
-        _upload(env, run_id, str(info.get("artifact_uri", "")), data, timeout, f"runsnap/{name}")
+        _upload(env, run_id, str(info.get("artifact_uri", "")), data, within, f"runsnap/{name}")
         return (f"runsnap/{name} in {clean_url(server(env))}/#/experiments/"
-                f"{info.get('experiment_id')}/runs/{run_id}")
+                f"{_experiment(env, info.get('experiment_id'))}/runs/{run_id}")
 
     def log_active(self, snapshot: Snapshot, text: str) -> str | None:
         if "mlflow" not in sys.modules:  # a program with a run has imported the client
@@ -322,8 +362,15 @@ def _source(snap: Snapshot) -> str:
     return argv[0]
 
 
-def _entry(run: Mapping[str, Any], base: str) -> TrackedRun:
+def _entry(run: Mapping[str, Any], base: str, exp: str) -> TrackedRun | None:
+    """A run of a listing, or None for one whose id is not an MLflow run id (never used)."""
     info = run.get("info") or {}
+    if not isinstance(info, dict):
+        return None
+    try:
+        run_id = check_run_id("mlflow", str(info.get("run_id", "")))
+    except TrackerError:
+        return None
     tags = {t.get("key"): str(t.get("value", "")) for t in (run.get("data") or {}).get("tags") or ()
             if isinstance(t, dict)}
 
@@ -331,18 +378,30 @@ def _entry(run: Mapping[str, Any], base: str) -> TrackedRun:
         return tags.get(f"{TAG_PREFIX}{name}", "")
 
     status = tag("exit_status")
-    run_id = str(info.get("run_id", ""))
     return TrackedRun(
         ref=f"mlflow:{run_id}",
-        where=f"{base}/#/experiments/{info.get('experiment_id')}/runs/{run_id}",
+        where=f"{base}/#/experiments/{exp}/runs/{run_id}",
         captured_at=tag("captured_at"), label=tag("label") or str(info.get("run_name", "")),
         command=tag("command"), exit_status=int(status) if status.lstrip("-").isdigit() else None,
         host=tag("host"), id=tag("id"),
     )
 
 
+def _check_snapshot(data: bytes, ref: str) -> None:
+    """:class:`TrackerError` unless ``data`` is a runsnap snapshot (parsed and checked as
+    ``show`` would): what a server answered is never cached before it is known to be one."""
+    try:
+        loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TrackerError(f"{ref}: the tracker's answer is not text, not a runsnap snapshot; "
+                           f"nothing was cached") from None
+    except SnapshotError as exc:
+        raise TrackerError(f"{ref}: the tracker's answer is not a runsnap snapshot ({exc}); "
+                           f"nothing was cached") from None
+
+
 def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
-            timeout: float, name: str = ARTIFACT) -> None:
+            timeout: Deadline, name: str = ARTIFACT) -> None:
     """``data`` as the run's artifact ``name`` (under ``runsnap/``; default
     :data:`ARTIFACT`), where the mlflow client would put it."""
 
@@ -354,8 +413,9 @@ def _upload(env: Mapping[str, str], run_id: str, artifact_uri: str, data: bytes,
             base = f"{base.split('://')[0]}://{host}"
 
         url = f"{base}/api/2.0/mlflow-artifacts/artifacts/{quote(rest.strip('/'))}/{name}"
-        request("PUT", url, data=data, timeout=timeout, headers=_headers(env),
-                content_type="application/octet-stream")
+        _timed(timeout, url, lambda left: request("PUT", url, data=data, timeout=left,
+                                                  headers=_headers(env),
+                                                  content_type="application/octet-stream"))
         return
     if artifact_uri.startswith("/") or artifact_uri.startswith("file:"):
         folder = artifact_uri[len("file://"):] if artifact_uri.startswith("file://") \

@@ -27,14 +27,15 @@ import sys
 import tempfile
 import time
 
-from runsnap.errors import RunsnapError, TrackerError
-from runsnap.snapshot import atomic_write, dumps, load
+from runsnap.errors import RunsnapError, SnapshotError, TrackerError
+from runsnap.snapshot import atomic_write, dumps, load, loads
 from runsnap.track.base import (
     ARTIFACT,
     Started,
     TrackedRun,
     Tracker,
     cached_copy,
+    check_run_id,
     safe_id,
     summary_tags,
 )
@@ -95,6 +96,11 @@ class WandB(Tracker):
               experiment: str = "") -> Started:
         started = Started("wandb", time.monotonic() + timeout)
         run_id = env.get("WANDB_RUN_ID") or new_id()
+        try:
+            check_run_id("wandb", run_id)
+        except TrackerError as exc:
+            started.errors.append(f"wandb: WANDB_RUN_ID: {exc}; the run is not tracked")
+            return started
         if not env.get("WANDB_RUN_ID"):
             started.env["WANDB_RUN_ID"] = run_id
         if experiment and not env.get("WANDB_PROJECT"):
@@ -106,6 +112,8 @@ class WandB(Tracker):
     def finish(self, started: Started, snapshot: Snapshot, path: str | None,
                env: Mapping[str, str], cwd: str, timeout: float) -> list[str]:
 
+        if "run_id" not in started.state:
+            return []
         run_id = str(started.state["run_id"])
         with tempfile.TemporaryDirectory(prefix="runsnap-wandb-") as tmp:
             if path is None:
@@ -140,6 +148,13 @@ class WandB(Tracker):
                 return [f"wandb: {why[:300]}; the snapshot is not in {started.ref}"]
         if info.get("error"):
             return [f"wandb: {info['error']}; the snapshot is not in {started.ref}"]
+        if info.get("online"):
+            try:  # the path the server answered: ENTITY/PROJECT/RUN_ID, each checked
+                entity, project, made = str(info.get("path") or "").split("/")
+                safe_id(entity, "wandb"), safe_id(project, "wandb"), check_run_id("wandb", made)
+            except (ValueError, TrackerError):
+                return [f"wandb: the server named the run {str(info.get('path'))[:80]!r}, not "
+                        f"ENTITY/PROJECT/RUN_ID; it is not recorded"]
         started.ref = f"wandb:{info['path']}" if info.get("online") else f"wandb:{run_id}"
         if info.get("online"):  # offline, wandb:RUN_ID names the folder in ./wandb already
             started.where = str(info.get("url") or "")
@@ -157,7 +172,7 @@ class WandB(Tracker):
                 return os.path.join(newest[0], "files", ARTIFACT)
             raise TrackerError(f"wandb:{key}: holds no runsnap snapshot (files/{ARTIFACT})")
         if "/" not in key:
-            run_id = safe_id(key, "wandb")
+            run_id = check_run_id("wandb", key)
             where = _wandb_dir(env, cwd)
             folders = run_folders(where, run_id)
             if folders:
@@ -171,8 +186,9 @@ class WandB(Tracker):
         if len(parts) not in (2, 3) or not all(parts):
             raise TrackerError(f"wandb:{key}: name a run as wandb:ENTITY/PROJECT/RUN_ID, "
                                f"wandb:RUN_ID or wandb:FOLDER")
-        for part in parts:
+        for part in parts[:-1]:
             safe_id(part, "wandb")
+        check_run_id("wandb", parts[-1])
         target = cached_copy("wandb", env.get("WANDB_BASE_URL", "https://api.wandb.ai"),
                              key.replace("/", "_"), env)
         if os.path.isfile(target):
@@ -188,6 +204,11 @@ class WandB(Tracker):
                     data = fh.read()
         except Exception as exc:  # the client's own errors: network, auth, no such run/file
             raise TrackerError(f"wandb:{key}: {type(exc).__name__}: {str(exc)[:200]}") from None
+        try:  # validated before it is cached
+            loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, SnapshotError):
+            raise TrackerError(f"wandb:{key}: the tracker's answer is not a runsnap snapshot; "
+                               f"nothing was cached") from None
         atomic_write(target, data)
         return target
 

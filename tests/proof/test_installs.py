@@ -136,3 +136,127 @@ def test_the_trial_log_holds_only_what_the_program_printed(tmp_path: Path) -> No
     assert (tmp_path / "trial-01.log").read_text() == "loss 0.5\n"
     own = (tmp_path / "trial-01.runsnap.txt").read_text()
     assert f"# runsnap: --test {test}" in own and "runsnap: snapshot" in own
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throwaway venv with pipx and shiv from PyPI (the ordinary way people get them); the
+    tests that need them skip, saying so, when PyPI cannot be reached."""
+    where = tmp_path_factory.mktemp("tools") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    proc = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q",
+                           "pipx", "shiv"], capture_output=True, text=True, check=False,
+                          timeout=300)
+    if proc.returncode != 0:
+        pytest.skip(f"pipx and shiv cannot be installed from PyPI here: {proc.stderr[-300:]}")
+    return where / "bin"
+
+
+def _gone_python(tmp_path: Path) -> tuple[Path, Path]:
+    """GOOD and BAD captured with ``--python`` naming an interpreter removed since: no trial
+    of them can start, whichever runsnap runs it."""
+    import shutil  # only this test removes a venv
+    python = _bare_venv(tmp_path / "gone")
+    prog = child(tmp_path / "launch.py", "sys.exit(os.environ['MODE'] == 'x')\n")
+    out = []
+    for name, mode in (("good", "y"), ("bad", "x")):
+        full = {**os.environ, "MODE": mode}
+        proc = subprocess.run([sys.executable, "-m", "runsnap", "capture", "--python",
+                               str(python), "-o", str(tmp_path / f"{name}.toml"), "--",
+                               "python3", str(prog)], env=full, capture_output=True, text=True,
+                              check=False, timeout=120)
+        assert (tmp_path / f"{name}.toml").exists(), proc.stderr
+        out.append(tmp_path / f"{name}.toml")
+    shutil.rmtree(tmp_path / "gone")
+    return out[0], out[1]
+
+
+def _cannot_start(argv: list[str], tmp_path: Path, env: dict[str, str]) -> None:
+    """A trial that cannot start is exit 2 with its reason, from bisect and from why."""
+    good, bad = _gone_python(tmp_path / "gone-case")
+    for args in (["bisect", str(good), str(bad)],
+                 ["why", str(bad), "--against", str(good), "--prove"]):
+        proc = subprocess.run([*argv, *args, "--yes"], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300,
+                              stdin=subprocess.DEVNULL, check=False)
+        assert proc.returncode == 2, proc.stderr + proc.stdout
+        assert "could not run the trial" in proc.stderr and "no such interpreter" in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_pipx_install_finds_the_cause(tmp_path: Path, tools: Path,
+                                        hermetic_env: dict[str, str]) -> None:
+    """``pipx install .`` of this checkout (pipx's own venv, with the dependencies pip
+    resolves), run as the ``runsnap`` script pipx puts in its bin folder."""
+    env = {**hermetic_env, "PIPX_HOME": str(tmp_path / "pipx"),
+           "PIPX_BIN_DIR": str(tmp_path / "bin"), "PIPX_MAN_DIR": str(tmp_path / "man")}
+    proc = subprocess.run([str(tools / "pipx"), "install", str(ROOT)], env=env,
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    script = tmp_path / "bin" / "runsnap"
+    venv = tmp_path / "pipx" / "venvs" / "runsnap"
+    where = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import runsnap; print(runsnap.__file__)"], env=env,
+                           capture_output=True, text=True, check=True).stdout
+    assert where.startswith(str(venv))  # pipx's copy, not the checkout
+    good, bad = _incident(tmp_path)
+    answer = _bisect_with([str(script)], good, bad, env, tmp_path)
+    assert answer["status"] == "found"
+    assert [c["key"] for c in answer["cause"]] == ["MODE"]  # type: ignore[attr-defined]
+    _why_proves([str(script)], good, bad, env, tmp_path)
+    _cannot_start([str(script)], tmp_path, env)
+
+
+@pytest.mark.slow
+def test_a_zipapp_finds_the_cause(tmp_path: Path, tools: Path,
+                                  hermetic_env: dict[str, str]) -> None:
+    """runsnap as a zipapp is shiv's layout (docs/bisect.md): one ``.pyz`` holding runsnap
+    and its dependencies, unpacked on first run into ``SHIV_ROOT``, run by an interpreter
+    that has none of them. A plain zipimport archive cannot serve: the probe and the tracing
+    hook run in the program's interpreter, from files."""
+    pyz = tmp_path / "runsnap.pyz"
+    proc = subprocess.run([str(tools / "shiv"), "-c", "runsnap", "-o", str(pyz), str(ROOT)],
+                          env=hermetic_env, capture_output=True, text=True, check=False,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    python = _bare_venv(tmp_path / "bare")
+    env = {**hermetic_env, "SHIV_ROOT": str(tmp_path / "shiv")}
+    none = subprocess.run([str(python), "-c", "import runsnap"], env=env, capture_output=True,
+                          check=False)
+    assert none.returncode == 1  # only the archive holds runsnap
+    argv = [str(python), str(pyz)]
+    good, bad = _incident(tmp_path)
+    answer = _bisect_with(argv, good, bad, env, tmp_path)
+    assert answer["status"] == "found"
+    assert [c["key"] for c in answer["cause"]] == ["MODE"]  # type: ignore[attr-defined]
+    assert list((tmp_path / "shiv").glob("*/site-packages/runsnap/probe"))  # unpacked there
+    _why_proves(argv, good, bad, env, tmp_path)
+    _cannot_start(argv, tmp_path, env)
+
+
+def test_runsnap_imported_from_a_plain_zip_archive_says_why_it_cannot_launch(
+        tmp_path: Path, hermetic_env: dict[str, str]) -> None:
+    """``python -m zipapp`` of runsnap alone, run by an interpreter that has its
+    dependencies: runsnap imports from the archive, but the probe and the tracing hook cannot
+    run from it in the program's interpreter. One line says so, exit 2, nothing launched."""
+    import shutil  # only this test copies the package
+    stage = tmp_path / "stage"
+    shutil.copytree(ROOT / "runsnap", stage / "runsnap",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (stage / "__main__.py").write_text("from runsnap.cli import main\nmain()\n")
+    pyz = tmp_path / "runsnap.pyz"
+    subprocess.run([sys.executable, "-m", "zipapp", str(stage), "-o", str(pyz)], check=True)
+    marker = tmp_path / "ran"
+    proc = subprocess.run([sys.executable, str(pyz), "capture", "-o", str(tmp_path / "a.toml"),
+                           "--", "touch", str(marker)], env=hermetic_env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"runsnap: runsnap is imported from the zip archive '{pyz}'; its "
+                           "data, probe and tracing hook must be files the program's "
+                           "interpreter reads: unpack it (shiv's layout, see docs/bisect.md) "
+                           "or install it\n")
+    assert not marker.exists() and not (tmp_path / "a.toml").exists()
+    diff = subprocess.run([sys.executable, str(pyz), "diff", "a.toml", "b.toml"], env=hermetic_env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert (diff.returncode, diff.stderr) == (2, proc.stderr)

@@ -204,6 +204,8 @@ FORMATS: list[tuple[str, str, str, str, str]] = [
     ("twilio-api-key", "workspace", "tune", "SK{h:32}", "Twilio API key SIDs (SK)"),
     ("facebook-token", "workspace", "held", "EAAC{A:120}", "Meta access tokens (EAA...)"),
     ("twitter-bearer", "workspace", "tune", "AAAAAAAAAAAAAAAAAAAAA{A:22}%3D{A:50}", "X/Twitter app bearer tokens"),
+    ("twitter-access-token", "workspace", "tune", "{d:19}-{A:40}", "X/Twitter OAuth 1.0a access tokens (USER_ID-RANDOM, developer.x.com authentication docs); gitleaks twitter-access-token"),
+    ("kraken-private-key", "payments", "tune", "{b:86}==", "Kraken REST API private keys: 64 bytes, base64 (docs.kraken.com REST authentication); gitleaks kraken-access-token"),
     ("mapbox-secret", "workspace", "held", "sk.eyJ1Ijoi{u:60}.{u:22}", "Mapbox secret tokens (sk.eyJ)"),
     ("firebase-fcm", "workspace", "tune", "AAAA{u:7}:APA91b{u:134}", "Firebase Cloud Messaging server keys"),
     ("beamer", "workspace", "held", "b_{u:44}", "Beamer API keys (b_)"),

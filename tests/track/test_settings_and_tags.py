@@ -99,10 +99,11 @@ def test_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
 
 @pytest.mark.slow
 def test_a_tracked_reference_with_no_server_is_one_line(tmp_path: Path) -> None:
-    res = run_runsnap(["show", "mlflow:0123abcd"], tmp_path, base_env(tmp_path))
+    res = run_runsnap(["show", "mlflow:" + "0123abcd" * 4], tmp_path, base_env(tmp_path))
     assert (res.returncode, res.stdout) == (2, "")
     assert res.stderr == ("runsnap: MLFLOW_TRACKING_URI is not set (runsnap logs to a tracking "
                           "server: http://HOST:PORT)\n")
     bad = run_runsnap(["diff", "mlflow:../../etc", "mlflow:x"], tmp_path,
                       base_env(tmp_path, MLFLOW_TRACKING_URI="http://127.0.0.1:9"))
-    assert (bad.returncode, bad.stderr) == (2, "runsnap: mlflow:../../etc: not a run id\n")
+    assert (bad.returncode, bad.stderr) == (2, "runsnap: mlflow:../../etc: not a run id "
+                                            "(MLflow's are 32 hexadecimal digits)\n")
