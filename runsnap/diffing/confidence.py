@@ -15,11 +15,15 @@ The rules (docs/ranking.md has the same text):
   the runs show unread or read only incidentally (by the interpreter at start-up, or for a
   generic feature); over a difference the runs say nothing about (an option, a data file,
   a package: kinds ``name`` and ``static``), only the strongest evidence stands apart: read in
-  the function that raised (99), or named by the error itself (96).
+  the function that raised (99), or named by the error itself (96). ``failing-path``
+  evidence that the failing run's own words back too (its error quotes the value the run
+  read; a read on the failing path that its words or an engine's message name) stands apart
+  from a read in a caller of the raise (97-98) that nothing else backs.
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
 apart from the top one, or every likely cause when none has evidence from the runs, never one
-the runs show unread while another is left), and
+the runs show unread while another is left, nor one read only incidentally while a likely one
+the program decides is), and
 names the experiment that decides, ``runsnap bisect``, with about how many launches it takes
 (:func:`bisect_launches`).
 """
@@ -83,6 +87,12 @@ def _apart(top: Difference, other: Difference) -> bool:
     (k1, r1), (k2, r2) = strength(top), strength(other)
     if top.evidence_kind == "read":
         return other.evidence_kind in ("incidental", "unread")
+    if (top.corroborated and not other.corroborated and other.evidence_kind == "failing-path"
+            and r2 >= 1):
+        # the failing run's words back top beyond where it was read (its error quotes top's
+        # value, or an engine's message top governs); nothing but a read in a caller of the
+        # code that raised backs other (a rendezvous variable every job reads there)
+        return True
     if other.evidence_kind in ("static", "name") and r1 > 0:
         # the runs cannot see how an option, a data file or a package was used: only the
         # strongest evidence (read in the function that raised, named by the error) stands
@@ -120,6 +130,10 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
     # what the runs show unread changed nothing: never a candidate while anything else is
     pool = [d for d in causes if d.evidence_kind != "unread"] or causes
     likely = [d for d in pool if d.score >= LIKELY] or pool
+    # a start-up read by every process (threads, colour) is no decision of the program: while
+    # a difference the program decides (an option, its own variable, a config field) is
+    # likely, it is not one of the candidates
+    likely = [d for d in likely if d.evidence_kind != "incidental"] or likely
     why = ("no difference has evidence from the runs" if outcome else
            "no run to take evidence from")
     return Judgement("undecided", tuple(likely), bisect_launches(len(likely)), why)

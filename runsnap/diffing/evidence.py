@@ -16,7 +16,8 @@ named              94-96  the failing error, its traceback message, or a warning
                           one run only names the key (variable, option, config field,
                           package), or names the failing side's value of an option or field;
                           for torch's build facts, torch's own message about them
-read               91-93  the program read the variable (or imported the package) in a run
+read               91-93  the program read the variable (or imported the package, or read
+                          the field from the loaded model config) in a run
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
@@ -62,6 +63,7 @@ from runsnap.diffing.naming import (
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
+from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import read_inside_libc, read_natively
 from runsnap.knowledge.torchbuild import messages
@@ -104,6 +106,13 @@ class Evidence(FrozenRecord):
     lines: tuple[str, ...] = ()
     """More detail (other read sites, the traceback frame met)."""
 
+    corroborated: bool = False
+    """``failing-path`` evidence that the failing run's own words back too: its error quotes
+    the failing side's value of a variable it read (the value reached the code that raised),
+    or the variable is read on the failing path and named by the failing run's words or by an
+    engine's message it governs. :func:`runsnap.diffing.confidence.judge` tells it apart from
+    a read in a caller of the raise that nothing else backs."""
+
     def score(self, name_score: int) -> int:
         """The score of this evidence for a difference whose name scored ``name_score``.
 
@@ -141,7 +150,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             # read on the failing path, and the failing run's words name it too: two lines of
             # evidence, above a read there alone (a rendezvous variable every job reads)
             return found.replace(rank=found.rank - 1, sentence=f"{found.sentence}; and "
-                                 f"{also.sentence}")
+                                 f"{also.sentence}", corroborated=True)
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":
@@ -267,7 +276,7 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     said = named(d, runs)
     if said is not None and said[2]:
         # the error quotes the value the failing run read: it reached the code that raised
-        return Evidence("failing-path", said[0], rank=0)
+        return Evidence("failing-path", said[0], rank=0, corroborated=True)
     found = [f for f in (said and said[:2], engine_named(d, runs)) if f]
     if not found:
         return None
@@ -301,6 +310,21 @@ def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
                 best = ev
             break
     return best
+
+
+def _config_read(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
+    """A config field the program read while it ran (``[runtime] config_reads``, noted by the
+    tracing hook on the config object itself), in either run: read evidence, as a variable's
+    read is; a library's bookkeeping field never."""
+    path = d.key.partition(": ")[2]
+    field = re.split(r"[.\[\]]+", path.strip("]"))[-1]
+    if not field or bookkeeping(path) or field.startswith(("weights ", "file ")):
+        return None
+    who = [f.label for f in runs if field in f.config_reads]
+    if not who:
+        return None
+    return Evidence("read", f"the program read the config field {field} while it ran "
+                            f"(run {' and '.join(who)})", rank=0 if len(who) == 2 else 1)
 
 
 def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
@@ -449,7 +473,7 @@ def gather(
             ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
             ev = ev if ev.kind else None
         elif d.section == "models":
-            ev = _read_by_failing_code(d, runs) or _named(d, runs)
+            ev = _read_by_failing_code(d, runs) or _named(d, runs) or _config_read(d, runs)
         elif d.section == "command":
             ev = _named(d, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))

@@ -92,6 +92,7 @@ def assess(d: Difference, rules: RankContext) -> Difference:
     score, reason = _secret_note(d, rules, score, reason)
     kind, evidence = "name", d.evidence
     seen = rules.evidence.get((d.section, d.key))
+    corroborated = seen is not None and seen.corroborated
     if seen is not None:
         kind, evidence = seen.kind, (*d.evidence, *seen.lines)
         score = seen.score(score)
@@ -110,7 +111,7 @@ def assess(d: Difference, rules: RankContext) -> Difference:
     if p:
         hidden, reason = True, f"ignored by your rule {p!r} ({reason})"
     return d.replace(score=score, reason=reason, hidden=hidden, evidence_kind=kind,
-                     evidence=evidence)
+                     evidence=evidence, corroborated=corroborated)
 
 
 _SECTION_RANK = {name: i for i, name in enumerate(

@@ -85,6 +85,11 @@ class Difference(FrozenRecord):
     ('env', 'PATH')
     """
 
+    corroborated: bool = False
+    """Its ``failing-path`` evidence is backed by the failing run's own words too (the error
+    quotes the value the run read, or names it, or an engine's message it governs):
+    :attr:`runsnap.diffing.evidence.Evidence.corroborated`."""
+
     def __post_init__(self) -> None:
         if not self.path:
             object.__setattr__(self, "path", (self.section, self.key))

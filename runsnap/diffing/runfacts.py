@@ -79,6 +79,9 @@ class RunFacts(FrozenRecord):
     :data:`TAIL_LINES` of each): a failing run's last words, where an engine's own message
     may stand when no traceback carries it."""
 
+    config_reads: frozenset[str] = frozenset()
+    """``[runtime] config_reads``: the fields of a loaded model config the program read."""
+
     shared_failure: bool = False
     """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
     evidence about what differs between them."""
@@ -138,6 +141,8 @@ class RunFacts(FrozenRecord):
             first_error=first,
             stdlib=frozenset(str(m) for m in runtime.get("stdlib_modules") or ()),
             bulk_sites=tuple(runtime_bulk_sites(runtime)),
+            config_reads=frozenset(str(f) for f in runtime.get("config_reads") or ()
+                                   if isinstance(f, str)),
             tail=tuple(str(line) for key in ("stderr", "stdout")
                        for stream in (out.get(key),) if isinstance(stream, Mapping)
                        for line in (stream.get("tail") or ())[-TAIL_LINES:]),

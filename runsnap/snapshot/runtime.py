@@ -49,7 +49,7 @@ __all__ = [
 #: Tables and arrays of ``[runtime]`` written one entry a line (see runsnap.snapshot.writer).
 ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
                       "runtime.stacks", "runtime.values", "runtime.other_values",
-                      "runtime.stdlib_modules"})
+                      "runtime.stdlib_modules", "runtime.config_reads"})
 
 _EMPTY: Mapping[str, Any] = {}
 

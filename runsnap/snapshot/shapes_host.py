@@ -247,6 +247,8 @@ class RuntimeSection(TypedDict, total=False):
     modules: Annotated[dict[str, ImportedModule], Compare()]
     stdlib_modules: Annotated[list[str], NotCompared(
         "the standard library follows the interpreter, compared in [packages]")]
+    config_reads: Annotated[list[str], NotCompared(
+        "the config fields the program read: evidence for [models]' fields, compared there")]
     files: Annotated[list[str], NotCompared("the files read are the evidence of the reads compared")]
     frames: Annotated[list[str | list[Any]], NotCompared(
         "the stacks' frames, evidence of the reads compared")]

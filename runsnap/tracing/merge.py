@@ -232,10 +232,12 @@ def build_section(
     stdlib_modules: set[str] = set()
     bulk_sites: list[dict[str, Any]] = []
     dists = _Dists(packages) if index is None else index
+    config_reads: set[str] = set()
     for records in python:
         proc = _process(records[0])
         processes.append(proc["public"])
         _merge_process(records, proc, env, modules, stdlib_modules, bulk_sites, dists)
+        config_reads |= proc.get("config_reads") or set()
     for pid, reads in sorted(native.items()):
         for name, (was_set, count) in reads.items():
             if name.startswith("RUNSNAP_TRACE_"):
@@ -267,6 +269,8 @@ def build_section(
     }
     if bulk_sites:
         section["bulk_sites"] = bulk_sites
+    if config_reads:
+        section["config_reads"] = sorted(config_reads)
     if not processes:
         section["reason"] = "no Python process of the command reported (it ran no Python, or " \
                             "every Python ran with -I, -E or -S, which skip the hook)"
@@ -429,6 +433,8 @@ def _merge_process(
             entry["written"] = True
         elif kind == "M" and len(rec) >= 3:
             _module(rec[1], rec[2], proc, modules, stdlib_modules, dists)
+        elif kind == "F" and len(rec) >= 3 and isinstance(rec[2], str):
+            proc.setdefault("config_reads", set()).add(rec[2])
         elif kind == "C" and len(rec) >= 2 and isinstance(rec[1], dict):
             counts = rec[1]
         elif kind == "E":

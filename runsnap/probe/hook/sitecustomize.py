@@ -19,6 +19,7 @@ killed with SIGKILL loses at most the counts since its last new event):
   ``copy()``, ``dict(os.environ)``, ``repr``): a bulk read of those names;
 * ``("W", name)``: the program set or removed ``name`` itself;
 * ``("M", name, file, path_entry)``: a top-level module imported;
+* ``("F", class, field)``: a field of a loaded model config read (``_runsnap_trace_config``);
 * ``("C", {site: reads})``: cumulative read counts (written with new events and at the end);
 * ``("E", status)``: the process ended through ``sys.exit``/``atexit`` or ``os._exit``.
 
@@ -71,10 +72,11 @@ if _PRELOAD is not None:
     _restore("LD_PRELOAD", _PRELOAD)
 # The hook's parts, imported while its folder is on sys.path, then out of sys.modules: the
 # program sees neither them nor the folder.
+import _runsnap_trace_config as _config  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_log as _log  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_spawn as _spawn  # type: ignore[import-not-found]  # noqa: E402
 
-for _part in ("_runsnap_trace_log", "_runsnap_trace_spawn"):
+for _part in ("_runsnap_trace_log", "_runsnap_trace_spawn", "_runsnap_trace_config"):
     sys.modules.pop(_part, None)
 try:
     sys.path.remove(_HERE)
@@ -332,14 +334,25 @@ def _patch_subprocess(module):
     _spawn.patch_subprocess(module, _inject)
 
 
+def _patch_config(module):
+    _config.patch(module, _T.emit)
+
+
+#: Submodules patched right after they are executed (their config classes).
+_SUBMODULES = dict.fromkeys(_config.CONFIG_CLASSES, _patch_config)
+
+
 class _Finder:
-    """First on ``sys.meta_path``: notes each top-level module and where it is found."""
+    """First on ``sys.meta_path``: notes each top-level module and where it is found, and
+    patches the few modules whose objects the trace watches (:data:`_SUBMODULES`)."""
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
         if len(_KEEP) > 1:
             _unlist()
-        if path is not None or name in _T.mods:
+        if path is not None:
+            return cls._patched(name, path, target) if name in _SUBMODULES else None
+        if name in _T.mods:
             return None
         _T.mods.add(name)
         for finder in sys.meta_path:
@@ -354,6 +367,20 @@ class _Finder:
                 return spec
         return None
 
+    @classmethod
+    def _patched(cls, name, path, target):
+        try:
+            for finder in sys.meta_path:
+                find = None if finder is cls else getattr(finder, "find_spec", None)
+                spec = find and find(name, path, target)
+                if spec is not None:
+                    if spec.loader is not None:
+                        _after_exec(spec, _SUBMODULES[name])
+                    return spec
+        except Exception:
+            pass
+        return None
+
 
 def _module(name, spec):
     try:
@@ -364,13 +391,13 @@ def _module(name, spec):
         _T.emit(("M", name, origin, None))
         _T.counts()
         if name == "subprocess":
-            _after_exec(spec)
+            _after_exec(spec, _patch_subprocess)
     except Exception:
         pass
 
 
-def _after_exec(spec):
-    """Patch ``subprocess`` right after it is executed, restoring its own loader."""
+def _after_exec(spec, patch):
+    """``patch(module)`` right after the module is executed, restoring its own loader."""
     loader = spec.loader
 
     class _Patching:
@@ -381,7 +408,10 @@ def _after_exec(spec):
             module.__loader__ = loader
             spec.loader = loader
             loader.exec_module(module)
-            _patch_subprocess(module)
+            try:
+                patch(module)
+            except Exception:
+                pass
 
     spec.loader = _Patching()
 
