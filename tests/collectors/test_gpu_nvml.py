@@ -6,6 +6,9 @@ nvidia-smi path gives: every key, value and order, and the same errors."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ from runsnap.capturing.collectors import gpu, nvml
 from runsnap.capturing.collectors.gpu import parse_header, parse_query, parse_topology
 from tests.collectors import nvml_stub
 from tests.collectors.test_gpu import smi_path
-from tests.conftest import asset, run_runsnap
+from tests.conftest import ROOT, asset, run_runsnap
 
 pytestmark = pytest.mark.skipif(nvml_stub.compiler() is None, reason="no C compiler")
 
@@ -170,3 +173,20 @@ def test_gpu_facts_begun_for_another_environment_are_not_taken_over(tmp_path: Pa
     snap = runsnap.capture([], env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": lib},
                            cwd=tmp_path, started={"system.gpu": again})
     assert snap["system"]["gpu"]["devices"][0]["memory_mib"] == 81559
+
+
+def test_no_driver_no_thread_and_no_ctypes(tmp_path: Path) -> None:
+    """Where no NVIDIA driver is loaded, the system's NVML is not tried: no thread, no ctypes,
+    no dlopen (a capture on a machine without an NVIDIA GPU pays nothing for NVML); the answer
+    says why, and nvidia-smi's path is asked as before."""
+    if any(os.path.exists(p) for p in ("/dev/nvidiactl", "/proc/driver/nvidia")):
+        pytest.skip("an NVIDIA driver is loaded here")
+    code = ("import sys, threading; from runsnap.capturing.collectors import nvml; "
+            "asked = []; before = threading.active_count(); "
+            "job = nvml.start({'PATH': '/usr/bin:/bin'}, lambda: asked.append(1)); "
+            "print(threading.active_count() - before, 'ctypes' in sys.modules, asked, "
+            "job.result(1).absent)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, check=True)
+    assert done.stdout.split(" ", 3)[:3] == ["0", "False", "[1]"], done.stdout
+    assert "no NVIDIA driver loaded" in done.stdout

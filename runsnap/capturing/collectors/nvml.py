@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-__all__ = ["LIBRARY", "Job", "Reading", "facts", "find_library", "read", "start"]
+__all__ = ["DRIVER_MARKS", "LIBRARY", "Job", "Reading", "facts", "find_library", "read", "start"]
 
 #: The library's name (its soname: the file every driver installs, whatever its version).
 LIBRARY = "libnvidia-ml.so.1"
@@ -60,6 +60,13 @@ _NAME_SIZE = 96  # NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_S
 _VERSION_SIZE = 80  # NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 _CLOCK_SM, _CLOCK_MEM = 1, 2  # nvmlClockType_t
 _ENABLED = {0: "Disabled", 1: "Enabled"}  # nvmlEnableState_t; NVML_DEVICE_MIG_DISABLE/ENABLE
+
+
+#: What a loaded NVIDIA kernel driver shows (a container with GPUs passed through has the device
+#: node): without either, the system's NVML is not tried, which spares a capture on a machine
+#: without an NVIDIA GPU ctypes, a thread and a failing dlopen (~3-4 ms, benchmarks/RESULTS.md).
+#: A library named by ``LD_LIBRARY_PATH`` is always tried.
+DRIVER_MARKS = ("/dev/nvidiactl", "/proc/driver/nvidia")
 
 
 def find_library(env: Mapping[str, str]) -> str:
@@ -285,18 +292,25 @@ class Job:
     initialisation, no GPU), unless :meth:`result` gave up waiting first: it starts nvidia-smi's
     query, so that path loses no time to NVML's attempt."""
 
-    def __init__(self, library: str, otherwise: Callable[[], None] | None = None) -> None:
-        import threading  # deferred: a capture imports threading only when NVML is read
-
+    def __init__(self, library: str, otherwise: Callable[[], None] | None = None,
+                 absent: str = "") -> None:
         self._reading: Reading | None = None
         self._given_up = False
         self._otherwise = otherwise
+        self._thread: Any = None
+        if absent:  # nothing to load: answered here, without a thread or ctypes
+            self._answer(Reading(absent=absent))
+            return
+        import threading  # deferred: a capture imports threading only when NVML is read
+
         self._thread = threading.Thread(target=self._run, args=(library,), name="runsnap-nvml",
                                         daemon=True)
         self._thread.start()
 
     def _run(self, library: str) -> None:
-        reading = read(library)
+        self._answer(read(library))
+
+    def _answer(self, reading: Reading) -> None:
         if (reading.absent or reading.failed) and self._otherwise and not self._given_up:
             try:
                 self._otherwise()
@@ -310,7 +324,8 @@ class Job:
 
     def result(self, timeout: float) -> Reading:
         """The reading; one whose ``failed`` says so when NVML did not answer in ``timeout``."""
-        self._thread.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
         if self._reading is None:
             self._given_up = True
             return Reading(failed=f"NVML did not answer within {timeout:g} s")
@@ -324,7 +339,12 @@ def start(env: Mapping[str, str], otherwise: Callable[[], None] | None = None) -
     misbehaves then cannot take runsnap down with it)."""
     if os.environ.get("RUNSNAP_NO_NVML", "").strip() not in ("", "0"):
         return Job("", otherwise)
-    return Job(find_library(env), otherwise)
+    library = find_library(env)
+    if library == LIBRARY and not any(os.path.exists(p) for p in DRIVER_MARKS):
+        # the system's library with no NVIDIA driver loaded: nvmlInit could only fail
+        return Job(library, otherwise, absent="no NVIDIA driver loaded (" +
+                   ", ".join(DRIVER_MARKS) + " absent)")
+    return Job(library, otherwise)
 
 
 def facts(reading: Reading) -> dict[str, Any]:
