@@ -18,7 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["DEFAULT_DIR", "DIR", "DIR_HELP", "FORMAT", "OUTPUT", "YES", "Opt"]
+__all__ = ["ALLOW_MISSING_SECRETS", "DEFAULT_DIR", "DIR", "DIR_HELP", "FORMAT", "MAX_TRIALS", "METRIC",
+           "OUTPUT", "QUIET", "TEST", "TIMEOUT", "YES", "Opt"]
 
 
 class Opt(FrozenRecord):
@@ -35,8 +36,8 @@ class Opt(FrozenRecord):
     """The parameter (and record field) its value goes to."""
     kind: str = "str"
     """``str``; ``file`` / ``dir`` (a path that must not be an existing directory / file);
-    ``path``; ``count`` (an integer >= 0); ``int``; ``seconds`` (a number >= 0); ``flag``;
-    ``choice`` (one of ``choices``)."""
+    ``path``; ``count`` (an integer >= 0); ``positive`` (an integer >= 1); ``int``; ``seconds``
+    (a number >= 0); ``after`` (a number > 0); ``flag``; ``choice`` (one of ``choices``)."""
     default: Any = None
     multiple: bool = False
     """Repeatable: the values add up."""
@@ -70,3 +71,34 @@ FORMAT = Opt(("--format",), "fmt", kind="choice", help="")
 
 #: ``-y``/``--yes``: go on without showing what will run and asking.
 YES = Opt(("-y", "--yes"), "yes", kind="flag", default=False, help="")
+
+# How the launches of ``bisect`` and ``why`` are judged and told (the same words in both).
+
+#: ``--timeout S``: a server still running (or ready) after S seconds is good.
+TIMEOUT = Opt(("--timeout",), "timeout", kind="after", metavar="S",
+              help="A server: still running (or ready) after S seconds is good, an earlier "
+                   "exit is bad.")
+
+#: ``--test CMD``: a shell command's exit status judges each launch.
+TEST = Opt(("--test",), "test", metavar="CMD",
+           help="A shell command whose exit status judges each launch: 0 good, 125 cannot "
+                "tell, else bad.")
+
+#: ``--metric NAME``: the metric that decides when GOOD and BAD end alike.
+METRIC = Opt(("--metric",), "metric", metavar="NAME",
+             help="When GOOD and BAD end alike: the metric whose value decides (default: the "
+                  "first the diff finds beyond noise, else wall time, else peak memory).")
+
+#: ``--max-trials N``: stop after N launches with the best answer so far.
+MAX_TRIALS = Opt(("--max-trials",), "max_trials", kind="positive",
+                 help="Stop after this many launches, with the best answer so far.")
+
+#: ``--allow-missing-secrets``: launch without GOOD's secrets this environment lacks.
+ALLOW_MISSING_SECRETS = Opt(("--allow-missing-secrets",), "allow_missing_secrets", kind="flag",
+                            default=False,
+                            help="Launch without GOOD's secrets that are not in this "
+                                 "environment.")
+
+#: ``-q``/``--quiet``: no progress lines.
+QUIET = Opt(("-q", "--quiet"), "quiet", kind="flag", default=False,
+            help="No progress (on a terminal a status line, else one line a trial).")

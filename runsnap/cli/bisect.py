@@ -9,11 +9,12 @@ from typing import Any
 
 import click
 
+from runsnap.base.options import ALLOW_MISSING_SECRETS, MAX_TRIALS, METRIC, QUIET, TEST, TIMEOUT
 from runsnap.base.terminal import width
 from runsnap.cli.asking import progress, recorded, review
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
-from runsnap.cli.options import dir_option, echo, format_option, yes_option
+from runsnap.cli.options import click_option, dir_option, echo, format_option, yes_option
 from runsnap.commands import Result
 from runsnap.commands.progress import wiring
 from runsnap.render import render
@@ -24,21 +25,14 @@ __all__ = ["bisect"]
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("good", type=click.Path(), shell_complete=snapshot_names)
 @click.argument("bad", type=click.Path(), shell_complete=snapshot_names)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="S", help="A server: still running (or ready) after S seconds is good, "
-                                "an earlier exit is bad.")
+@click_option(TIMEOUT)
 @click.option("--ready-line", metavar="REGEX", default=None,
               help="With --timeout: good once a line of output matches REGEX.")
 @click.option("--ready-url", metavar="URL", default=None,
               help="With --timeout: good once URL answers.")
-@click.option("--test", "test", metavar="CMD", default=None,
-              help="A shell command whose exit status decides: 0 good, 125 cannot tell, "
-                   "else bad.")
-@click.option("--metric", "metric", metavar="NAME", default=None,
-              help="When GOOD and BAD end alike: the metric whose value decides (default: the "
-                   "first the diff finds beyond noise, else wall time, else peak memory).")
-@click.option("--max-trials", type=click.IntRange(min=1), default=None,
-              help="Stop after this many trials, with the best answer so far.")
+@click_option(TEST)
+@click_option(METRIC)
+@click_option(MAX_TRIALS)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Trials side by side (only for launches that can share the machine).")
 @click.option("--recheck", type=click.IntRange(min=1), default=2, show_default=True,
@@ -49,8 +43,7 @@ __all__ = ["bisect"]
               help="Go on despite differences that cannot be applied or another program "
                    "(they stay as in GOOD).")
 @click.option("--all", "include_hidden", is_flag=True, help="Also try noise differences.")
-@click.option("--allow-missing-secrets", is_flag=True,
-              help="Launch without GOOD's secrets that are not in this environment.")
+@click_option(ALLOW_MISSING_SECRETS)
 @click.option("--kill-after", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds a stopped trial gets between SIGTERM and SIGKILL.")
 @format_option("text", "markdown", "json",
@@ -59,8 +52,7 @@ __all__ = ["bisect"]
             help="Trials are kept in DIR/bisect-<id>/; @N, @LABEL name DIR's snapshots.")
 @yes_option(help="Run the trials without showing what will run and asking (needed without a "
                  "terminal for snapshots from another host or user).")
-@click.option("-q", "--quiet", is_flag=True,
-              help="No progress (on a terminal a status line, else one line a trial).")
+@click_option(QUIET)
 @runsnap_command
 def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
            ready_url: str | None, test: str | None, metric: str | None,

@@ -27,7 +27,8 @@ _FORMAT_WORDS = {"text": "text for terminals", "json": "json for programs",
 _KINDS: dict[str, Any] = {
     "str": None, "path": click.Path(), "file": click.Path(dir_okay=False),
     "dir": click.Path(file_okay=False), "count": click.IntRange(min=0), "int": int,
-    "seconds": click.FloatRange(min=0),
+    "seconds": click.FloatRange(min=0), "positive": click.IntRange(min=1),
+    "after": click.FloatRange(min=0, min_open=True),
 }
 
 

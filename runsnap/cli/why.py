@@ -9,8 +9,9 @@ import sys
 
 import click
 
+from runsnap.base.options import ALLOW_MISSING_SECRETS, MAX_TRIALS, METRIC, QUIET, TEST, TIMEOUT
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
-from runsnap.cli.options import dir_option, echo, format_option, yes_option
+from runsnap.cli.options import click_option, dir_option, echo, format_option, yes_option
 
 __all__ = ["why"]
 
@@ -22,22 +23,17 @@ __all__ = ["why"]
                    "newest earlier snapshot of the same launch that ended well).")
 @click.option("--prove", is_flag=True,
               help="When the evidence names the cause, prove it in two launches.")
-@click.option("--metric", metavar="NAME", default=None,
-              help="When both runs end alike: the metric whose value decides.")
-@click.option("--test", "test", metavar="CMD", default=None,
-              help="A shell command whose exit status judges each launch: 0 good, 125 cannot "
-                   "tell, else bad.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="S", help="A server: still running after S seconds is good.")
-@click.option("--max-trials", type=click.IntRange(min=1), default=None,
-              help="Stop after this many launches, with the best answer so far.")
-@click.option("--allow-missing-secrets", is_flag=True,
-              help="Launch without GOOD's secrets that are not in this environment.")
+@click_option(METRIC)
+@click_option(TEST)
+@click_option(TIMEOUT.but(help="A server: still running after S seconds is good, an earlier exit "
+                               "is bad."))
+@click_option(MAX_TRIALS)
+@click_option(ALLOW_MISSING_SECRETS)
 @format_option("text", "markdown", "json",
                help="text for people, markdown for an issue, json for programs.")
 @dir_option(dest="out_dir",
             help="The snapshots' folder (@N, @LABEL, the reference); trials go under it.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@click_option(QUIET)
 @yes_option("Launch without showing what will run and asking (needed without a terminal).")
 @runsnap_command
 def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
