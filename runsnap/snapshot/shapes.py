@@ -30,6 +30,7 @@ from runsnap.snapshot.shape_marks import (
     OptionValue,
     Ref,
 )
+from runsnap.snapshot.shape_records import write_records
 from runsnap.snapshot.shape_schema import schema_of
 from runsnap.snapshot.shapes_host import RuntimeSection, SystemSection
 
@@ -491,3 +492,4 @@ def write_schema(path: str = SCHEMA) -> dict[str, Any]:
 if __name__ == "__main__":  # python -m runsnap.snapshot.shapes
     write_schema()
     write_table(DECLARED)
+    write_records(DECLARED)
