@@ -104,6 +104,10 @@ class TorchBuild(SectionRecord):
     path: str | None
     git_version: str | None
     debug: bool | None
+    cuda: str | None
+    hip: str | None
+    rocm: str | None
+    xpu: str | None
     built_for: str | None
     bundled_libraries: Sequence[str]
     config: Mapping[str, str]

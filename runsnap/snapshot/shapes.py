@@ -365,6 +365,12 @@ class TorchBuild(TypedDict, total=False):
     path: str
     git_version: str
     debug: bool
+    cuda: str
+    """The CUDA version torch was built with (``torch.version.cuda``)."""
+    hip: str
+    """The HIP version torch was built with (``torch.version.hip``)."""
+    rocm: str
+    xpu: str
     built_for: str
     """``cuda``, ``rocm``, ``xpu`` or ``cpu``."""
     bundled_libraries: list[str]
