@@ -86,7 +86,8 @@ class Env(SectionRecord):
 
 
 class Distribution(SectionRecord):
-    """One installed distribution."""
+    """One installed distribution (``[packages]``' comparer reads it field by field: another
+    version is one difference, with where it lives as its evidence)."""
 
     version: str | None
     location: str | None
