@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runsnap.errors import SnapshotError
-from runsnap.snapshot import Snapshot, load, loads
+from runsnap.snapshot import Snapshot, load, loads, records_host
 from runsnap.snapshot import records as rec
 
 META = {"id": "0" * 32, "captured_at": "2026-01-01T00:00:00+00:00"}
@@ -60,6 +60,11 @@ def test_a_wrong_type_is_one_snapshot_error_naming_file_section_and_field() -> N
         _snap(outcome={"stdout": [1]}).records.all()
     with pytest.raises(SnapshotError, match=r"\[git\] repos.x.untracked\[1\]: expected a table"):
         _snap(git={"repos": {"x": {"untracked": [{}, "y"]}}}).records.all()
+
+
+def test_a_record_built_directly_says_the_field() -> None:
+    with pytest.raises(SnapshotError, match=r"^sites\[0\]: expected a table, found a string$"):
+        records_host.VariableRead({"sites": ["x"]})
 
 
 def test_true_is_not_an_integer_and_an_integer_is_a_number() -> None:

@@ -14,7 +14,8 @@ from runsnap.errors import UsageError
 from runsnap.render.hostsummary import render_markdown, render_text
 from runsnap.render.style import fence, md_text
 from runsnap.snapshot import Snapshot, encode, ordered_sections
-from runsnap.snapshot.records import Distribution, GitRepo, Outcome
+from runsnap.snapshot.records import Distribution, GitRepo, Outcome, Runtime
+from runsnap.snapshot.records_host import VariableRead
 from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.snapshot.writer import table_chunks
 from runsnap.views.facts import Facts, facts
@@ -273,35 +274,35 @@ MAX_READ_SHOWN = 30
 MAX_SITES_SHOWN = 2
 
 
-def runtime_lines(runtime: Mapping[str, Any], every_read: bool = False) -> list[str]:
+def runtime_lines(runtime: Runtime, every_read: bool = False) -> list[str]:
     """The ``runtime`` part of ``show``: variables read (with where), then modules imported
     from somewhere other than site-packages (a source checkout on ``PYTHONPATH``, the cwd).
     The variables read while unset (a library probing its settings: often dozens of
     ``AOT_INDUCTOR_*``) are one counted line unless ``every_read`` (then each is listed, and
     no list is capped)."""
-    if not runtime.get("traced"):
-        return ["runtime", f"  not traced: {runtime.get('reason', 'unknown')}"]
-    procs = runtime.get("processes") or []
-    native = str(runtime.get("native", ""))
-    out = ["runtime", f"  traced: {len(procs)} Python process(es); native reads "
+    if not runtime.traced:
+        return ["runtime", f"  not traced: {_or(runtime.reason, 'unknown')}"]
+    native = str(_or(runtime.native, ""))
+    out = ["runtime", f"  traced: {len(runtime.processes)} Python process(es); native reads "
                       f"{'observed' if native.startswith('observed') else native}"]
-    env: Mapping[str, Any] = runtime_variables(runtime)
-    read = [n for n, e in env.items() if isinstance(e, Mapping) and e.get("reads")]
-    native_only = [n for n, e in env.items() if isinstance(e, Mapping) and not e.get("reads")
-                   and e.get("native")]
-    bulk = [n for n, e in env.items() if isinstance(e, Mapping) and e.get("bulk")]
-    unset = [n for n in read if not env[n].get("set")]
+    # schema 1's records of the reads, from either schema's form (runsnap.snapshot.runtime)
+    env = {n: VariableRead(e) for n, e in runtime_variables(runtime.raw).items()
+           if isinstance(e, Mapping)}
+    read = [n for n, e in env.items() if e.reads]
+    native_only = [n for n, e in env.items() if not e.reads and e.native]
+    bulk = [n for n, e in env.items() if e.bulk]
+    unset = [n for n in read if not env[n].set]
     out.append(f"  {len(read)} variables read from Python ({len(unset)} unset: the default "
                f"taken), {len(native_only)} only natively, {len(bulk)} only in whole-"
                f"environment copies")
-    shown = read if every_read else [n for n in read if env[n].get("set")]
+    shown = read if every_read else [n for n in read if env[n].set]
     cap = len(shown) if every_read else MAX_READ_SHOWN
     for name in shown[:cap]:
         e = env[name]
-        value = f"={e.get('value', '')}" if e.get("set") else " (unset)"
-        out.append(f"    {name}{value}  {e.get('reads')} read(s)")
-        for site in (e.get("sites") or [])[:MAX_SITES_SHOWN]:
-            stack = site.get("stack") or [] if isinstance(site, Mapping) else []
+        value = f"={_or(e.value, '')}" if e.set else " (unset)"
+        out.append(f"    {name}{value}  {e.reads} read(s)")
+        for site in e.sites[:MAX_SITES_SHOWN]:
+            stack = site.stack
             if stack:
                 out.append(f"      at {' <- '.join(str(f) for f in stack[:3])}")
     if len(shown) > cap:
@@ -309,14 +310,13 @@ def runtime_lines(runtime: Mapping[str, Any], every_read: bool = False) -> list[
     if unset and not every_read:
         out.append(f"    {len(unset)} read while unset, the default taken (show --all lists "
                    f"them)")
-    modules: Mapping[str, Any] = runtime.get("modules") or {}
-    elsewhere = {n: m for n, m in modules.items()
-                 if isinstance(m, Mapping) and m.get("origin") != "site-packages"}
+    modules = runtime.modules
+    elsewhere = {n: m for n, m in modules.items() if m.origin != "site-packages"}
     out.append(f"  {len(modules)} packages imported, {len(elsewhere)} from outside "
                f"site-packages" + (":" if elsewhere else ""))
     for name, mod in elsewhere.items():
-        dist = f" ({mod['dist']} {mod.get('version', '')})" if mod.get("dist") else ""
-        out.append(f"    {name}  {mod.get('origin')}  {mod.get('file')}{dist}")
+        dist = f" ({mod.dist} {_or(mod.version, '')})" if mod.dist else ""
+        out.append(f"    {name}  {mod.origin}  {mod.file}{dist}")
     return out
 
 

@@ -193,8 +193,9 @@ def _default(kind: int, arg: Any, optional: bool) -> Any:
     return () if kind in (LIST, RECORDS) else {}
 
 
-class _WrongType(Exception):
-    """A value of the wrong type, at ``where`` (made a SnapshotError by :class:`Sections`)."""
+class _WrongType(SnapshotError):
+    """A value of the wrong type, at ``where`` (:class:`Sections` names the file and section
+    too; a record built directly says the field alone)."""
 
     def __init__(self, where: str, expected: str, value: Any) -> None:
         super().__init__(f"{where}: expected {expected}, found {_found(value)}")

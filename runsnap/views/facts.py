@@ -12,7 +12,15 @@ from runsnap.base.records import FrozenRecord, field
 from runsnap.knowledge.packages import stack_packages
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import Snapshot, ordered_sections
-from runsnap.snapshot.records import GitRepo, ModelEntry, Outcome, Process, System, Tests
+from runsnap.snapshot.records import (
+    GitRepo,
+    ModelEntry,
+    Outcome,
+    Process,
+    Runtime,
+    System,
+    Tests,
+)
 from runsnap.views.hostsummary import Groups, environment
 
 __all__ = [
@@ -72,7 +80,7 @@ class Facts(FrozenRecord):
     outcome_missing: bool
     """A wrapped launch whose outcome was never written (runsnap killed, or still running)."""
 
-    runtime: Mapping[str, Any] | None
+    runtime: Runtime | None
     """``[runtime]``: what the run read and imported, when it was traced (or why not)."""
 
     process: Process | None
@@ -182,7 +190,7 @@ def facts(snap: Snapshot) -> Facts:
         option_count=len(cmd.options),
         outcome=records.outcome or None,
         outcome_missing=not records.outcome and meta.launch == "wrapped",
-        runtime=snap.get("runtime") or None,
+        runtime=records.runtime or None,
         process=records.process or None,
         tests=records.tests or None,
         notable_libraries=tuple(f"{lib.name} {_or(lib.version)}"
