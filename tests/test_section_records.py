@@ -62,9 +62,13 @@ def test_a_wrong_type_is_one_snapshot_error_naming_file_section_and_field() -> N
         _snap(git={"repos": {"x": {"untracked": [{}, "y"]}}}).records.all()
 
 
-def test_a_record_built_directly_says_the_field() -> None:
+def test_a_field_is_read_when_first_asked_and_a_record_built_directly_says_it() -> None:
+    read = records_host.VariableRead({"sites": ["x"], "reads": 2})
+    assert read.reads == 2  # the other fields are not read yet, so not refused yet
     with pytest.raises(SnapshotError, match=r"^sites\[0\]: expected a table, found a string$"):
-        records_host.VariableRead({"sites": ["x"]})
+        read.sites  # noqa: B018 - reading it is the test
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        read.nope  # type: ignore[attr-defined]  # noqa: B018
 
 
 def test_true_is_not_an_integer_and_an_integer_is_a_number() -> None:

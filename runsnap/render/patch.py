@@ -13,7 +13,6 @@ from runsnap.base.terminal import clean, wrap
 from runsnap.diffing.sections.git import split_patch
 from runsnap.render.diff import patch_line
 from runsnap.render.style import Style
-from runsnap.snapshot.records import GitRepo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,8 +55,8 @@ def render_patch(a: Snapshot, b: Snapshot, color: bool = False, width: int = 0) 
     ra, rb = a.records.git.repos, b.records.git.repos
     out: list[str] = []
     for name in [*ra, *(n for n in rb if n not in ra)]:
-        x, y = ra.get(name) or GitRepo(), rb.get(name) or GitRepo()
-        pa, pb = split_patch(str(x.diff or "")), split_patch(str(y.diff or ""))
+        x, y = ra.get(name), rb.get(name)
+        pa, pb = (split_patch(str(r.diff or "") if r else "") for r in (x, y))
         for path in [*pa, *(p for p in pb if p not in pa)]:
             if pa.get(path) == pb.get(path):
                 continue
@@ -72,7 +71,7 @@ def render_patch(a: Snapshot, b: Snapshot, color: bool = False, width: int = 0) 
                         for part in wrap_code(line, width)]
             out.append("")
         for tag, repo in (("A", x), ("B", y)):
-            if repo.diff_truncated:
+            if repo is not None and repo.diff_truncated:
                 note = clean(f"{name}: {tag}'s stored diff was cut at the capture's "
                              "--max-diff-bytes; the rest is not in the snapshot")
                 out += [st.yellow(part) for part in wrap(note, width, "  ")]

@@ -1,16 +1,18 @@
-"""The base of the frozen records a snapshot's sections are read as (:mod:`runsnap.snapshot.records`,
-generated from the declarations of :mod:`runsnap.snapshot.shapes`).
+"""The base of the frozen records a snapshot's sections are read as
+(:mod:`runsnap.snapshot.records`, generated from the declarations of
+:mod:`runsnap.snapshot.shapes`).
 
 A section is written as a plain mapping (collectors, redaction, the writer and ``show`` keep it
-so); readers take it once as a record: ``snap.records.git.repos["."].commit``. As pipx turns its
-on-disk ``_RawPackageInfo`` into a frozen ``PackageInfo`` in one place, each record is built
-from its mapping in one place, :meth:`SectionRecord.__init__`: every declared field becomes an
-attribute (a declared record within becomes a record, a list or table of them a tuple or a
-table of records), an absent field its typed default (``None``; an empty tuple, table or
-record), and a value of the wrong type one :class:`~runsnap.errors.SnapshotError` naming the
-file, the section and the field. :func:`runsnap.snapshot.load` has already checked the whole
-document against ``schema.json``, written from the same declarations, so a loaded snapshot
-never raises here; a snapshot built in memory is checked as it is read.
+so); readers take it as a record: ``snap.records.git.repos["."].commit``. As pipx turns its
+on-disk ``_RawPackageInfo`` into a frozen ``PackageInfo`` in one place, a record's fields are
+read from its mapping in one place, :meth:`SectionRecord.__getattr__`, each the first time it
+is asked for, then kept: every declared field becomes an attribute (a declared record within
+becomes a record, a list or table of them a tuple or a table of records), an absent field its
+typed default (``None``; an empty tuple, table or record), and a value of the wrong type one
+:class:`~runsnap.errors.SnapshotError` naming the file, the section and the field.
+:func:`runsnap.snapshot.load` has already checked the whole document against ``schema.json``,
+written from the same declarations, so a loaded snapshot never raises here; a snapshot built in
+memory is checked as it is read (:meth:`Sections.all` reads every field at once).
 
 Leaves stay the objects read (a list of strings, a table of values): typed read-only
 (``Sequence``, ``Mapping``), not copied, so reading a record costs no more than reading the
@@ -77,6 +79,7 @@ class _RecordType(type):
         ns.setdefault("__slots__", tuple(spec[0] for spec in fields))
         if fields:
             ns["_fields"] = fields
+            ns["_specs"] = {spec[0]: spec[1:] for spec in fields}
         return super().__new__(mcs, name, bases, ns)
 
 
@@ -140,20 +143,46 @@ class SectionRecord(metaclass=_RecordType):
     ``raw`` is the mapping as written (fields not declared included: a build's facts of a
     package runsnap does not name); :meth:`has` tells a field written from one left out."""
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_raw", "_at", "_path")
     _raw: Mapping[str, Any]
+    _at: str
+    _path: str
     _fields: ClassVar[tuple[tuple[str, str, int, Any, bool], ...]] = ()
+    _specs: ClassVar[dict[str, tuple[str, int, Any, bool]]] = {}
 
-    def __init__(self, raw: Mapping[str, Any] | None = None, where: str = "") -> None:
-        raw = {} if raw is None else raw
+    def __init__(self, raw: Mapping[str, Any] | None = None, path: str = "", at: str = "") -> None:
         put = object.__setattr__
-        put(self, "_raw", raw)
-        for attr, key, kind, arg, optional in self._fields:
-            value = raw.get(key, _ABSENT)
-            if value is _ABSENT or (value is None and optional):
-                put(self, attr, _default(kind, arg, optional))
-            else:
-                put(self, attr, _read(value, kind, arg, f"{where}.{key}" if where else key))
+        put(self, "_raw", {} if raw is None else raw)
+        put(self, "_path", path)
+        put(self, "_at", at)
+
+    def __getattr__(self, name: str) -> Any:
+        """A field read for the first time: converted from the mapping and kept (a record
+        costs what its reader reads: a diff that asks a thousand ranks for one field builds
+        nothing else)."""
+        spec = self._specs.get(name)
+        if spec is None:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+        key, kind, arg, optional = spec
+        value = self._raw.get(key, _ABSENT)
+        path = f"{self._path}.{key}" if self._path else key
+        if value is _ABSENT or (value is None and optional):
+            made = _default(kind, arg, optional, path, self._at)
+        else:
+            made = _read(value, kind, arg, path, self._at)
+        object.__setattr__(self, name, made)
+        return made
+
+    def check(self) -> None:
+        """Read every field at every depth: :class:`~runsnap.errors.SnapshotError` here for
+        the first value of the wrong type."""
+        for attr, (_key, kind, _arg, _optional) in self._specs.items():
+            value = getattr(self, attr)
+            if kind == RECORD and value is not None:
+                value.check()
+            for inner in value if kind == RECORDS else value.values() if kind == RECORD_TABLE \
+                    else ():
+                inner.check()
 
     @property
     def raw(self) -> Mapping[str, Any]:
@@ -184,25 +213,26 @@ class SectionRecord(metaclass=_RecordType):
         raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
 
 
-def _default(kind: int, arg: Any, optional: bool) -> Any:
+def _default(kind: int, arg: Any, optional: bool, path: str, at: str) -> Any:
     """An absent field's typed default: ``None`` where the declaration allows it, else empty."""
     if optional or kind in (SCALAR, ANY):
         return None
     if kind == RECORD:
-        return arg()
+        return arg(None, path, at)
     return () if kind in (LIST, RECORDS) else {}
 
 
 class _WrongType(SnapshotError):
-    """A value of the wrong type, at ``where`` (:class:`Sections` names the file and section
-    too; a record built directly says the field alone)."""
+    """A value of the wrong type, at ``where`` (the file and the section first when the
+    record was read through :class:`Sections`; a record built directly says the field)."""
 
     def __init__(self, where: str, expected: str, value: Any) -> None:
         super().__init__(f"{where}: expected {expected}, found {_found(value)}")
 
 
-def _read(value: Any, kind: int, arg: Any, where: str) -> Any:
+def _read(value: Any, kind: int, arg: Any, path: str, at: str) -> Any:
     """A written value as its declaration reads it; :class:`_WrongType` when it does not fit."""
+    where = at + path
     if kind == SCALAR:
         if not _is(value, arg):
             raise _WrongType(where, " or ".join(_NAMES[t] for t in arg), value)
@@ -214,23 +244,24 @@ def _read(value: Any, kind: int, arg: Any, where: str) -> Any:
     if kind in (TABLE, RECORD, RECORD_TABLE) and not isinstance(value, dict):
         raise _WrongType(where, "a table", value)
     if kind == RECORD:
-        return arg(value, where)
+        return arg(value, path, at)
     if kind == RECORDS:
-        return tuple(_record(v, arg, f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_record(v, arg, f"{path}[{i}]", at) for i, v in enumerate(value))
     if kind == RECORD_TABLE:
-        return {k: _record(v, arg, f"{where}.{k}") for k, v in value.items()}
+        return {k: _record(v, arg, f"{path}.{k}", at) for k, v in value.items()}
     return value
 
 
-def _record(value: Any, cls: type[SectionRecord], where: str) -> SectionRecord:
+def _record(value: Any, cls: type[SectionRecord], path: str, at: str) -> SectionRecord:
     if not isinstance(value, dict):
-        raise _WrongType(where, "a table", value)
-    return cls(value, where)
+        raise _WrongType(at + path, "a table", value)
+    return cls(value, path, at)
 
 
 class Sections:
     """The declared sections of one snapshot as records, each built on first use and kept
-    (``snap.records``): a reader of ``[env]`` pays nothing for ``[packages]``."""
+    (``snap.records``), each field converted when first read: a reader of ``[env]`` pays
+    nothing for ``[packages]``."""
 
     __slots__ = ("_meta", "_sections", "_file", "_built")
     _records: ClassVar[dict[str, type[SectionRecord]]] = {}
@@ -244,13 +275,14 @@ class Sections:
         built = self._built.get(name)
         if built is None:
             raw = self._meta if name == "meta" else self._sections.get(name)
-            try:
-                built = self._built[name] = cls(raw)
-            except _WrongType as exc:
-                where = f"{self._file}: " if self._file else ""
-                raise SnapshotError(f"{where}[{name}] {exc}") from None
+            at = f"{self._file}: [{name}] " if self._file else f"[{name}] "
+            built = self._built[name] = cls(raw, "", at)
         return built  # type: ignore[return-value]
 
     def all(self) -> tuple[SectionRecord, ...]:
-        """Every declared section's record (each raises here if it holds a wrong type)."""
-        return tuple(self._section(name, cls) for name, cls in self._records.items())
+        """Every declared section's record, every field read: a value of the wrong type raises
+        :class:`~runsnap.errors.SnapshotError` here."""
+        made = tuple(self._section(name, cls) for name, cls in self._records.items())
+        for record in made:
+            record.check()
+        return made
