@@ -66,21 +66,28 @@ def _is(value: Any, types: tuple[type, ...]) -> bool:
 
 
 class _RecordType(type):
-    """Derives a record class's slots and field table (``_fields``: attribute, key, kind, the
-    accepted types or the record class, whether ``None`` is accepted) from its annotations, so
-    the generated module says each field once. The annotations are the generator's, in its
-    small grammar (:func:`_spec`)."""
+    """Gives a record class the slots of its annotated fields, so the generated module says
+    each field once; what each field is (:func:`_specs_of`) is read from the annotations when
+    the class is first read, not when it is imported."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _RecordType:
         annotations: dict[str, str] = ns.get("__annotations__", {})
-        scope = vars(sys.modules[ns["__module__"]])
-        fields = tuple((attr, _key(attr), *_spec(ann, scope)) for attr, ann in annotations.items()
-                       if not attr.startswith("_"))
-        ns.setdefault("__slots__", tuple(spec[0] for spec in fields))
-        if fields:
-            ns["_fields"] = fields
-            ns["_specs"] = {spec[0]: spec[1:] for spec in fields}
+        ns.setdefault("__slots__", tuple(a for a in annotations if not a.startswith("_")))
         return super().__new__(mcs, name, bases, ns)
+
+
+def _specs_of(cls: type) -> dict[str, tuple[str, int, Any, bool]]:
+    """A record class's fields: attribute -> (key, kind, the accepted types or the record
+    class, whether ``None`` is accepted), from its annotations, in the generator's small
+    grammar (:func:`_spec`); made once a class."""
+    specs: dict[str, tuple[str, int, Any, bool]] | None = cls.__dict__.get("_specs")
+    if specs is None:
+        scope = vars(sys.modules[cls.__module__])
+        specs = {attr: (_key(attr), *_spec(ann, scope))
+                 for attr, ann in cls.__dict__.get("__annotations__", {}).items()
+                 if not attr.startswith("_")}
+        type.__setattr__(cls, "_specs", specs)
+    return specs
 
 
 _SCALARS = {"str": str, "int": int, "float": float, "bool": bool}
@@ -147,8 +154,7 @@ class SectionRecord(metaclass=_RecordType):
     _raw: Mapping[str, Any]
     _at: str
     _path: str
-    _fields: ClassVar[tuple[tuple[str, str, int, Any, bool], ...]] = ()
-    _specs: ClassVar[dict[str, tuple[str, int, Any, bool]]] = {}
+    _specs: ClassVar[dict[str, tuple[str, int, Any, bool]]]
 
     def __init__(self, raw: Mapping[str, Any] | None = None, path: str = "", at: str = "") -> None:
         put = object.__setattr__
@@ -160,7 +166,7 @@ class SectionRecord(metaclass=_RecordType):
         """A field read for the first time: converted from the mapping and kept (a record
         costs what its reader reads: a diff that asks a thousand ranks for one field builds
         nothing else)."""
-        spec = self._specs.get(name)
+        spec = _specs_of(type(self)).get(name)
         if spec is None:
             raise AttributeError(f"{type(self).__name__} has no field {name!r}")
         key, kind, arg, optional = spec
@@ -176,7 +182,7 @@ class SectionRecord(metaclass=_RecordType):
     def check(self) -> None:
         """Read every field at every depth: :class:`~runsnap.errors.SnapshotError` here for
         the first value of the wrong type."""
-        for attr, (_key, kind, _arg, _optional) in self._specs.items():
+        for attr, (_key, kind, _arg, _optional) in _specs_of(type(self)).items():
             value = getattr(self, attr)
             if kind == RECORD and value is not None:
                 value.check()
