@@ -28,6 +28,7 @@ from runsnap.redact.fingerprint import load_key
 from runsnap.redact.scrub import scrub_snapshot
 from runsnap.snapshot import Snapshot, atomic_write, dumps
 from runsnap.snapshot.records import Distribution
+from runsnap.snapshot.records_host import VariableRead
 from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.views.report_blocks import Block, Part, ReportDoc, code, details, items, para, table
 from runsnap.views.report_title import status_words, title_of
@@ -196,26 +197,23 @@ def _facts(s: Snapshot) -> Part:
 
 def _variables(s: Snapshot) -> Part:
     env = s.records.env.vars
-    runtime = s.get("runtime") or {}  # read by runtime_variables as written (schema 1 or 2)
-    reads: Mapping[str, Any] = runtime_variables(runtime)
+    # schema 1's records of the reads, from either schema's form (runsnap.snapshot.runtime)
+    reads = {n: VariableRead(r) for n, r in runtime_variables(s.records.runtime.raw).items()
+             if isinstance(r, Mapping)}
     traced = bool(s.records.runtime.traced)
     rows: list[tuple[str, str, str]] = []
     seen: set[str] = set()
     for name, r in sorted(reads.items()):
-        if not isinstance(r, Mapping) or noise_reason(name):
+        if noise_reason(name):
             continue
         fam = family_of(name)
-        if not fam and not r.get("set"):
+        if not fam and not r.set:
             continue  # an interpreter's start-up probe (PYTHON*, LC_*): noise for a report
-        if not r.get("set") and not r.get("sites") and name.startswith(("PYTHON", "LC_", "LANG")):
+        if not r.set and not r.sites and name.startswith(("PYTHON", "LC_", "LANG")):
             continue  # the interpreter's own start-up look-ups, made by every Python
-        value = r.get("value", env.get(name)) if r.get("set") else None
-        site = ""
-        for st in r.get("sites") or []:
-            if isinstance(st, Mapping) and st.get("stack"):
-                site = str(st["stack"][0])
-                break
-        how = ("read" if r.get("set") else "read, not set (the program took its default)")
+        value = (r.value if r.has("value") else env.get(name)) if r.set else None
+        site = next((str(st.stack[0]) for st in r.sites if st.stack), "")
+        how = ("read" if r.set else "read, not set (the program took its default)")
         rows.append((name, "(unset)" if value is None else str(value),
                      how + (f" at {site}" if site else "")))
         seen.add(name)
@@ -344,7 +342,7 @@ def _diff(a: Snapshot, b: Snapshot) -> Part:
 
 
 def _scrub_note(snaps: Sequence[Snapshot]) -> str:
-    where = sorted({str(x) for s in snaps for x in s.meta.get("redacted") or ()})
+    where = sorted({str(x) for s in snaps for x in s.records.meta.redacted})
     listed = ", ".join(where[:12]) + (f" and {len(where) - 12} more" if len(where) > 12 else "")
     return ("Scrubbed by runsnap: every value here passed its secret rules (at capture and again "
             "now). A secret is never shown: it is replaced by a fingerprint "
