@@ -4,6 +4,7 @@ one SnapshotError naming the file, the section and the field."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,42 @@ def test_the_loader_refuses_the_wrong_type_before_any_reader(tmp_path: Path) -> 
     with pytest.raises(SnapshotError, match="commit"):
         loads(text, path="bad.toml")
     assert load(good.path_text or "").records.git.repos["lib"].commit == "abc"
+
+
+def _wrong_values() -> list[tuple[str, str, dict]]:
+    """(section, the field's place, the section holding a value of the wrong type there) for
+    every declared field of every section, and every field of the records they hold."""
+    from runsnap.snapshot import sectionrecord as sr
+
+    def fields(cls: type, depth: int) -> list[tuple[str, dict]]:
+        out: list[tuple[str, dict]] = []
+        for key, kind, arg, _optional in sr.field_specs(cls).values():
+            if kind != sr.ANY:
+                out.append((key, {key: [1] if kind == sr.SCALAR else 7}))
+            if depth and kind in (sr.RECORD, sr.RECORDS, sr.RECORD_TABLE):
+                for where, inner in fields(arg, depth - 1):
+                    value = inner if kind == sr.RECORD else [inner] if kind == sr.RECORDS \
+                        else {"x": inner}
+                    at = "[0]" if kind == sr.RECORDS else ".x" if kind == sr.RECORD_TABLE else ""
+                    out.append((f"{key}{at}.{where}", {key: value}))
+        return out
+
+    return [(name, where, value) for name, cls in rec.Sections._records.items()
+            for where, value in fields(cls, 2)]
+
+
+def test_the_loader_refuses_a_wrong_type_in_every_declared_field(tmp_path: Path) -> None:
+    """Whatever reaches a record has passed the loader's check of the same declarations, so a
+    reader of a loaded snapshot never meets a wrong type (one line, exit 2, at the load)."""
+    cases = _wrong_values()
+    assert len(cases) > 300
+    for n, (section, where, value) in enumerate(cases):
+        meta = {**META, **value} if section == "meta" else META
+        sections = {} if section == "meta" else {section: value}
+        path = tmp_path / f"{n}.toml"
+        Snapshot(meta=meta, sections=sections).save(path)
+        with pytest.raises(SnapshotError) as err:
+            load(path)
+        assert str(path) in str(err.value) and where.rsplit(".", 1)[-1] in str(err.value)
+        with pytest.raises(SnapshotError, match=rf"\[{section}\] {re.escape(where)}: expected"):
+            Snapshot(meta=meta, sections=sections, path=str(path)).records.all()

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     _R = TypeVar("_R", bound="SectionRecord")
 
-__all__ = ["SCALAR", "LIST", "TABLE", "RECORD", "RECORDS", "RECORD_TABLE", "ANY", "SectionRecord",
-           "Sections"]
+__all__ = ["ANY", "LIST", "RECORD", "RECORDS", "RECORD_TABLE", "SCALAR", "TABLE", "SectionRecord",
+           "Sections", "field_specs"]
 
 #: The kinds of field a generated record declares (``_fields``: attribute, key, kind, the
 #: accepted types or the record class, whether ``None`` is accepted).
@@ -67,7 +67,7 @@ def _is(value: Any, types: tuple[type, ...]) -> bool:
 
 class _RecordType(type):
     """Gives a record class the slots of its annotated fields, so the generated module says
-    each field once; what each field is (:func:`_specs_of`) is read from the annotations when
+    each field once; what each field is (:func:`field_specs`) is read from the annotations when
     the class is first read, not when it is imported."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _RecordType:
@@ -76,7 +76,7 @@ class _RecordType(type):
         return super().__new__(mcs, name, bases, ns)
 
 
-def _specs_of(cls: type) -> dict[str, tuple[str, int, Any, bool]]:
+def field_specs(cls: type) -> dict[str, tuple[str, int, Any, bool]]:
     """A record class's fields: attribute -> (key, kind, the accepted types or the record
     class, whether ``None`` is accepted), from its annotations, in the generator's small
     grammar (:func:`_spec`); made once a class."""
@@ -166,7 +166,7 @@ class SectionRecord(metaclass=_RecordType):
         """A field read for the first time: converted from the mapping and kept (a record
         costs what its reader reads: a diff that asks a thousand ranks for one field builds
         nothing else)."""
-        spec = _specs_of(type(self)).get(name)
+        spec = field_specs(type(self)).get(name)
         if spec is None:
             raise AttributeError(f"{type(self).__name__} has no field {name!r}")
         key, kind, arg, optional = spec
@@ -182,7 +182,7 @@ class SectionRecord(metaclass=_RecordType):
     def check(self) -> None:
         """Read every field at every depth: :class:`~runsnap.errors.SnapshotError` here for
         the first value of the wrong type."""
-        for attr, (_key, kind, _arg, _optional) in _specs_of(type(self)).items():
+        for attr, (_key, kind, _arg, _optional) in field_specs(type(self)).items():
             value = getattr(self, attr)
             if kind == RECORD and value is not None:
                 value.check()
