@@ -66,6 +66,17 @@ class GpuDevice(SectionRecord):
     vbios_version: str | None
     bus_type: str | None
     gsp_firmware: str | None
+    memory_mib: int | str | None
+    driver_version: str | None
+    compute_capability: str | None
+    persistence_mode: str | None
+    mig_mode: str | None
+    ecc_mode: str | None
+    power_limit_w: float | str | None
+    max_sm_clock_mhz: int | str | None
+    max_memory_clock_mhz: int | str | None
+    pcie_gen_max: int | str | None
+    pcie_width_max: int | str | None
 
 
 class GpuTopology(SectionRecord):
@@ -81,6 +92,9 @@ class AmdGpus(SectionRecord):
 
     devices: Sequence[Mapping[str, Any]] | None
     count: int | None
+    tool: str | None
+    driver_version: str | None
+    warning: str | None
 
 
 class Gpus(SectionRecord):

@@ -157,7 +157,7 @@ def _facts(s: Snapshot) -> Part:
     names = list(dict.fromkeys(str(d.name) for d in devices))
     gpus = (f"{len(devices)} x {', '.join(names)}" if devices else
             f"none ({_or(gpu.reason, 'not seen')})")
-    memory_mib = devices[0].raw.get("memory_mib") if devices else None  # not declared yet
+    memory_mib = devices[0].memory_mib if devices else None
     if memory_mib:
         gpus += f", {memory_mib} MiB each"
     nccl = next((f"{v.version} ({n})" for n, v in dists.items() if n.startswith("nvidia-nccl")),

@@ -161,14 +161,13 @@ def _gpu(system: System, pk: Packages, variables: Mapping[str, Any]) -> list[tup
              + (f" ({tools.cuda_home_from})" if tools.cuda_home else ""))]
     if gpu.available:
         for dev in gpu.devices or ():
-            more = dev.raw  # the driver's further fields are not declared field by field
-            extra = [f"{more.get('memory_mib', '?')} MiB"]
-            for key, label in (("compute_capability", "compute capability"),
-                               ("mig_mode", "MIG"), ("ecc_mode", "ECC"),
-                               ("persistence_mode", "persistence"),
-                               ("power_limit_w", "power limit W")):
-                if more.get(key) is not None:
-                    extra.append(f"{label} {more[key]}")
+            extra = [f"{_or(dev.memory_mib)} MiB"]
+            for value, label in ((dev.compute_capability, "compute capability"),
+                                 (dev.mig_mode, "MIG"), (dev.ecc_mode, "ECC"),
+                                 (dev.persistence_mode, "persistence"),
+                                 (dev.power_limit_w, "power limit W")):
+                if value is not None:
+                    extra.append(f"{label} {value}")
             rows.append((f"GPU {_or(dev.index)}", f"{_or(dev.name)} ({', '.join(extra)})"))
     else:
         rows.append(("GPU models and configuration", f"none ({_or(gpu.reason, 'unknown')})"))
@@ -193,7 +192,7 @@ def _gpu(system: System, pk: Packages, variables: Mapping[str, Any]) -> list[tup
         rows.append(("AMD GPUs", f"{_or(amd.count, 0)} x " + ", ".join(sorted(
             {str(d.get("name") or d.get("market_name") or d.get("card_series")
                  or d.get("gfx_version") or "?")
-             for d in amd.devices or []})) + f"; driver {amd.raw.get('driver_version', '?')}"))
+             for d in amd.devices or []})) + f"; driver {_or(amd.driver_version)}"))
     if gpu.unsupported_fields:
         rows.append(("Driver did not report", ", ".join(gpu.unsupported_fields)))
     rows += [("Is XPU available", _inferred(torch, "xpu_available")),
