@@ -35,6 +35,7 @@ from runsnap.render.diff_parts import (
     consequence_line,
     dedupe_keys,
     detailed,
+    news,
     only_differing,
 )
 from runsnap.render.html_diff import render_html
@@ -48,8 +49,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: Evidence lines shown per difference in text.
 EVIDENCE_LINES = 12
+#: Evidence lines shown per candidate when several are detailed (undecided), in text.
+CANDIDATE_EVIDENCE_LINES = 4
 #: Related differences (consequences) shown under a cause in text.
 RELATED_LINES = 8
+#: Other differences listed one a line at a terminal; the rest are named on the fold line.
+OTHER_LINES = 8
 
 
 # --------------------------------------------------------------------------- text
@@ -65,20 +70,23 @@ def _snap_line(tag: str, s: SnapInfo) -> str:
     return "  " + "  ".join(b for b in bits if b)
 
 
-def _detail(i: int, d: Difference, st: Style, show_all: bool = False) -> list[str]:
+def _detail(i: int, d: Difference, st: Style, show_all: bool = False,
+            budget: int = EVIDENCE_LINES) -> list[str]:
     lines = [f"  {i:>2}. {st.bold(d.where)}  {change_words(d)}  [{st.score(d.score).strip()}]"]
     a, b = only_differing(d.a, d.b)
     lines.append(f"        A: {shown(d, a, 400)}")
     lines.append(f"        B: {shown(d, b, 400)}")
-    lines += [st.dim(f"           {e}") for e in d.evidence[:EVIDENCE_LINES]]
-    if len(d.evidence) > EVIDENCE_LINES:
-        lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
+    budget = len(d.evidence) if show_all else budget
+    lines += [st.dim(f"           {e}") for e in d.evidence[:budget]]
+    if len(d.evidence) > budget:
+        lines.append(st.dim(f"           ... {len(d.evidence) - budget} more lines (--all)"))
     lines.append(st.dim(f"        why: {d.reason}"))
-    related = [r for r in d.related if show_all or not r.hidden]
+    related = news(d, show_all)
     if related:
         lines.append(f"        with it ({len(related)}):")
         # a consequence may sit in another section than its cause: name the section too
-        lines += [f"    {_one_line(r, st, r.where)}" for r in related[:RELATED_LINES]]
+        for r in related[:RELATED_LINES]:  # an edit's own lines too: the field and the file
+            lines += [f"    {_one_line(r, st, r.where)}", *_short_hunk(r, st, hint=False)]
         if len(related) > RELATED_LINES:
             lines.append(st.dim(f"           ... {len(related) - RELATED_LINES} more"))
     return lines
@@ -114,40 +122,59 @@ def _one_line(d: Difference, st: Style, name: str = "") -> str:
     else:
         a, b = elide_common(*only_differing(d.a, d.b))
         what = f"{d.change}: {shown(d, a, 60)} -> {shown(d, b, 60)}"
-    more = f"  (+{len(d.related)} with it)" if d.related else ""
+    related = news(d)
+    more = f"  (+{len(related)} with it)" if related else ""
     return f"    {st.score(d.score)}  {name or d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
+
+
+#: A pair of outcome values this short shares one line (``exit_status  A: 0  B: 1``).
+PAIR_WIDTH = 24
 
 
 def _outcome_block(diffs: Sequence[Difference], st: Style, width: int = 0,
                    show_all: bool = False) -> list[str]:
-    """What happened, A above B. The first error is the line that matters most: it gets the
-    whole width (cut only at the terminal's edge), and in full (wrapped) with ``--all`` or
-    when the output is not a terminal (``width`` 0)."""
+    """What happened: short values side by side on one line, a run's own words (the first
+    error) A above B. The first error is the line that matters most: it gets the whole width
+    (cut only at the terminal's edge), and in full (wrapped) with ``--all`` or when the output
+    is not a terminal (``width`` 0); when only one run has one, one line says which."""
     rows = [d for d in diffs if d.section == "outcome" and not d.hidden]
     if not rows:
         return []
     lines = ["", st.bold("Outcome (what happened)")]
     for d in rows:
-        for tag, value in (("A", d.a), ("B", d.b)):
-            head = f"  {d.key if tag == 'A' else '':<12} {tag}: "
-            if d.key == "warnings":
-                text = f"{len(value or [])} warnings"
-            elif d.key in WORDS and value is not None:
-                text = clean(without_timestamp(str(value))).replace("\n", " ⏎ ")
-            else:
-                text = short(value, max(110, width))
-            if d.key in WORDS and width and show_all:
-                body = wrap(text, max(width - len(head), 20), " " * len(head))
-                lines.append(head + st.outcome(d.key, value, body[0]))
-                lines += [st.outcome(d.key, value, part) for part in body[1:]]
-            else:
-                lines.append(head + st.outcome(d.key, value, text))
+        words = d.key in WORDS
+        texts = [_outcome_text(d, value, width) for value in (d.a, d.b)]
+        if not words and all(len(t) <= PAIR_WIDTH for t in texts):
+            lines.append(f"  {d.key:<12} A: {st.outcome(d.key, d.a, texts[0])}"
+                         f"  B: {st.outcome(d.key, d.b, texts[1])}")
+        else:
+            sides: tuple[tuple[str, Any, str], ...] = (("A", d.a, texts[0]),
+                                                       ("B", d.b, texts[1]))
+            if words and (d.a is None) != (d.b is None):  # one run's error: one line
+                sides = tuple((f"{tag} only", v, t) for tag, v, t in sides if v is not None)
+            for n, (tag, value, text) in enumerate(sides):
+                head = f"  {d.key if n == 0 else '':<12} {tag}: "
+                if words and width and show_all:
+                    body = wrap(text, max(width - len(head), 20), " " * len(head))
+                    lines.append(head + st.outcome(d.key, value, body[0]))
+                    lines += [st.outcome(d.key, value, part) for part in body[1:]]
+                else:
+                    lines.append(head + st.outcome(d.key, value, text))
         if d.key == "warnings":
             for e in d.evidence[:6]:
                 line = f"  {'':<12} {e}"
                 lines += [st.dim(part) for part in (wrap(line, width, " " * 15) if show_all
                                                     else [line])]
     return lines
+
+
+def _outcome_text(d: Difference, value: Any, width: int) -> str:
+    """One run's outcome value as the block shows it."""
+    if d.key == "warnings":
+        return f"{len(value or [])} warnings"
+    if d.key in WORDS and value is not None:
+        return clean(without_timestamp(str(value))).replace("\n", " ⏎ ")
+    return short(value, max(110, width))
 
 
 def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
@@ -173,8 +200,9 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     if likely:
         lines += ["", st.bold("Most likely cause" if report.confidence == "confident"
                               and len(likely) == 1 else "Most likely causes")]
+        budget = EVIDENCE_LINES if len(likely) == 1 else CANDIDATE_EVIDENCE_LINES
         for i, d in enumerate(likely, 1):
-            lines += _detail(i, d, st, report.show_all)
+            lines += _detail(i, d, st, report.show_all, budget)
     in_detail = {id(d) for d in likely}  # by identity: a record's == compares every field
     counted_rest = [d for d in shown if id(d) not in in_detail and not d.hidden]
     unread = [d for d in counted_rest if d.evidence_kind == "unread"]
@@ -183,7 +211,11 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     counted_rest = [d for d in counted_rest if not unread or d.evidence_kind != "unread"]
     if counted_rest:
         lines += ["", st.bold("Other differences" if likely else "Differences")]
-        lines += _grouped(counted_rest, st)
+        folded = counted_rest[OTHER_LINES:] if width and not report.show_all else []
+        lines += _grouped(counted_rest[:len(counted_rest) - len(folded)], st)
+        if folded:  # a terminal: the fold says what it holds; a pipe or --all gets them all
+            lines.append(st.dim(f"  ... {len(folded)} more, ranked lower (--all lists them): "
+                                f"{', '.join(dedupe_keys(folded))}"))
     if unread:
         names = ", ".join(dedupe_keys(unread)[:8]) + (", ..." if len(unread) > 8 else "")
         lines += ["", st.dim(f"{UNREAD_HEAD}{len(unread)} differences (--all lists them): "
@@ -217,6 +249,8 @@ def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
             lead = " " * (len(plain) - len(plain.lstrip()))
             more = "  " if i == 0 else " " * len("why: ")
             parts = wrap(plain.lstrip(), width - len(lead), more)
+            if plain.lstrip().startswith(UNREAD_HEAD) and len(parts) > 2:  # names: --all
+                parts = [parts[0], fit(parts[1].rstrip(", ") + ", ...", width - len(lead))]
             paint = st.bold if i == 0 else st.dim
             out += [paint(lead + part) for part in parts]
         else:
@@ -243,16 +277,28 @@ def _grouped(diffs: Sequence[Difference], st: Style) -> list[str]:
 HUNK_LINES = 8
 
 
-def _short_hunk(d: Difference, st: Style) -> list[str]:
-    """Under an uncommitted edit, the edit itself as ``git diff`` shows it, when it is short."""
+#: Changed lines of an edit shown under the difference it is a view of (a config field).
+EDIT_LINES = 4
+
+
+def _short_hunk(d: Difference, st: Style, hint: bool = True) -> list[str]:
+    """Under an uncommitted edit, the edit itself as ``git diff`` shows it, when it is short
+    (else, with ``hint``, where to see it). Without ``hint`` (the edit is another view of the
+    difference it sits under, which says where), only its changed lines, up to
+    :data:`EDIT_LINES`."""
     if d.section != "git" or len(d.path) < 4 or d.path[2] != "diff":
         return []
     body = [e for e in d.evidence if e[:2] == "@@" or (e[:1] in "+- " and e[:3] not in
                                                           ("+++", "---"))]
+    if not hint:
+        changed = [e for e in body if e[:1] in "+-"]
+        return ["          " + patch_line(e, st) for e in changed] \
+            if d.change in ("added", "removed") and len(changed) <= EDIT_LINES else []
     if d.change not in ("added", "removed") or not body:
-        return [st.dim("          (runsnap diff --patch shows the edits)")]
+        return [st.dim("          (runsnap diff --patch shows the edits)")] if hint else []
     if len(body) > HUNK_LINES:
-        return [st.dim(f"          {len(body)} lines of edits (runsnap diff --patch shows them)")]
+        return [st.dim(f"          {len(body)} lines of edits (runsnap diff --patch shows them)")
+                ] if hint else []
     return ["          " + patch_line(e, st) for e in body]
 
 
