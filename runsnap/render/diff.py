@@ -50,11 +50,17 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: Evidence lines shown per difference in text.
 EVIDENCE_LINES = 12
 #: Evidence lines shown per candidate when several are detailed (undecided), in text.
-CANDIDATE_EVIDENCE_LINES = 4
+CANDIDATE_EVIDENCE_LINES = 2
 #: Related differences (consequences) shown under a cause in text.
 RELATED_LINES = 8
+#: ... and under each candidate when several are detailed (undecided).
+CANDIDATE_RELATED_LINES = 2
 #: Other differences listed one a line at a terminal; the rest are named on the fold line.
 OTHER_LINES = 8
+#: ... fewer when the report would be longer than this many lines, but never fewer than
+#: :data:`OTHER_MIN` (issue 41: at most 40 lines above the fold for one cause).
+SCREEN = 40
+OTHER_MIN = 3
 
 
 # --------------------------------------------------------------------------- text
@@ -71,12 +77,15 @@ def _snap_line(tag: str, s: SnapInfo) -> str:
 
 
 def _detail(i: int, d: Difference, st: Style, show_all: bool = False,
-            budget: int = EVIDENCE_LINES) -> list[str]:
+            several: bool = False) -> list[str]:
+    """One difference in detail; ``several`` (an undecided verdict's candidates, one after
+    another) shows fewer evidence lines and consequences of each (``--all`` shows all)."""
     lines = [f"  {i:>2}. {st.bold(d.where)}  {change_words(d)}  [{st.score(d.score).strip()}]"]
     a, b = only_differing(d.a, d.b)
     lines.append(f"        A: {shown(d, a, 400)}")
     lines.append(f"        B: {shown(d, b, 400)}")
-    budget = len(d.evidence) if show_all else budget
+    budget = len(d.evidence) if show_all else \
+        CANDIDATE_EVIDENCE_LINES if several else EVIDENCE_LINES
     lines += [st.dim(f"           {e}") for e in d.evidence[:budget]]
     if len(d.evidence) > budget:
         lines.append(st.dim(f"           ... {len(d.evidence) - budget} more lines (--all)"))
@@ -85,10 +94,11 @@ def _detail(i: int, d: Difference, st: Style, show_all: bool = False,
     if related:
         lines.append(f"        with it ({len(related)}):")
         # a consequence may sit in another section than its cause: name the section too
-        for r in related[:RELATED_LINES]:  # an edit's own lines too: the field and the file
+        room = len(related) if show_all else CANDIDATE_RELATED_LINES if several else RELATED_LINES
+        for r in related[:room]:  # an edit's own lines too: the field and the file
             lines += [f"    {_one_line(r, st, r.where)}", *_short_hunk(r, st, hint=False)]
-        if len(related) > RELATED_LINES:
-            lines.append(st.dim(f"           ... {len(related) - RELATED_LINES} more"))
+        if len(related) > room:
+            lines.append(st.dim(f"           ... {len(related) - room} more (--all)"))
     return lines
 
 
@@ -200,9 +210,8 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     if likely:
         lines += ["", st.bold("Most likely cause" if report.confidence == "confident"
                               and len(likely) == 1 else "Most likely causes")]
-        budget = EVIDENCE_LINES if len(likely) == 1 else CANDIDATE_EVIDENCE_LINES
         for i, d in enumerate(likely, 1):
-            lines += _detail(i, d, st, report.show_all, budget)
+            lines += _detail(i, d, st, report.show_all, several=len(likely) > 1)
     in_detail = {id(d) for d in likely}  # by identity: a record's == compares every field
     counted_rest = [d for d in shown if id(d) not in in_detail and not d.hidden]
     unread = [d for d in counted_rest if d.evidence_kind == "unread"]
@@ -210,9 +219,13 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         unread = []
     counted_rest = [d for d in counted_rest if not unread or d.evidence_kind != "unread"]
     if counted_rest:
+        tail = (3 if unread else 0) + (2 if report.hidden else 0)  # the fold lines below
+        used = len(_fit_lines("\n".join(lines).split("\n"), width, st)) + 2 + tail
+        shown_rest = _room(counted_rest, st, used) if width and not report.show_all \
+            else counted_rest
+        folded = counted_rest[len(shown_rest):]
         lines += ["", st.bold("Other differences" if likely else "Differences")]
-        folded = counted_rest[OTHER_LINES:] if width and not report.show_all else []
-        lines += _grouped(counted_rest[:len(counted_rest) - len(folded)], st)
+        lines += _grouped(shown_rest, st)
         if folded:  # a terminal: the fold says what it holds; a pipe or --all gets them all
             lines.append(st.dim(f"  ... {len(folded)} more, ranked lower (--all lists them): "
                                 f"{', '.join(dedupe_keys(folded))}"))
@@ -236,6 +249,16 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
                 head = fmt.format(n=len(group), s="s" if len(group) != 1 else "")
                 lines.append(st.dim(f"{head} (--all shows them): {names}{more}"))
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
+
+
+def _room(rest: Sequence[Difference], st: Style, used: int) -> Sequence[Difference]:
+    """The first of ``rest`` a terminal lists one a line: up to :data:`OTHER_LINES`, fewer
+    when the report above (``used`` lines) would push them past :data:`SCREEN` lines, never
+    fewer than :data:`OTHER_MIN`; the fold line names the others."""
+    k = min(len(rest), OTHER_LINES)
+    while k > OTHER_MIN and used + len(_grouped(rest[:k], st)) + (k < len(rest)) > SCREEN:
+        k -= 1
+    return rest[:k]
 
 
 def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
