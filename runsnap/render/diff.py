@@ -49,12 +49,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: Evidence lines shown per difference in text.
 EVIDENCE_LINES = 12
-#: Evidence lines shown per candidate when several are detailed (undecided), in text.
-CANDIDATE_EVIDENCE_LINES = 2
 #: Related differences (consequences) shown under a cause in text.
 RELATED_LINES = 8
-#: ... and under each candidate when several are detailed (undecided).
-CANDIDATE_RELATED_LINES = 2
+#: (evidence lines, consequences) shown per candidate when several are detailed (undecided),
+#: in a terminal: the first that keeps the report within :data:`SCREEN` lines, else the last.
+CANDIDATE_BUDGETS = ((EVIDENCE_LINES, RELATED_LINES), (4, 3), (2, 2))
 #: Other differences listed one a line at a terminal; the rest are named on the fold line.
 OTHER_LINES = 8
 #: ... fewer when the report would be longer than this many lines, but never fewer than
@@ -77,24 +76,23 @@ def _snap_line(tag: str, s: SnapInfo) -> str:
 
 
 def _detail(i: int, d: Difference, st: Style, show_all: bool = False,
-            several: bool = False) -> list[str]:
-    """One difference in detail; ``several`` (an undecided verdict's candidates, one after
-    another) shows fewer evidence lines and consequences of each (``--all`` shows all)."""
+            budget: tuple[int, int] = (EVIDENCE_LINES, RELATED_LINES)) -> list[str]:
+    """One difference in detail, with at most ``budget`` evidence lines and consequences
+    (``--all`` shows all)."""
     lines = [f"  {i:>2}. {st.bold(d.where)}  {change_words(d)}  [{st.score(d.score).strip()}]"]
     a, b = only_differing(d.a, d.b)
     lines.append(f"        A: {shown(d, a, 400)}")
     lines.append(f"        B: {shown(d, b, 400)}")
-    budget = len(d.evidence) if show_all else \
-        CANDIDATE_EVIDENCE_LINES if several else EVIDENCE_LINES
-    lines += [st.dim(f"           {e}") for e in d.evidence[:budget]]
-    if len(d.evidence) > budget:
-        lines.append(st.dim(f"           ... {len(d.evidence) - budget} more lines (--all)"))
+    room = len(d.evidence) if show_all else budget[0]
+    lines += [st.dim(f"           {e}") for e in d.evidence[:room]]
+    if len(d.evidence) > room:
+        lines.append(st.dim(f"           ... {len(d.evidence) - room} more lines (--all)"))
     lines.append(st.dim(f"        why: {d.reason}"))
     related = news(d, show_all)
     if related:
         lines.append(f"        with it ({len(related)}):")
         # a consequence may sit in another section than its cause: name the section too
-        room = len(related) if show_all else CANDIDATE_RELATED_LINES if several else RELATED_LINES
+        room = len(related) if show_all else budget[1]
         for r in related[:room]:  # an edit's own lines too: the field and the file
             lines += [f"    {_one_line(r, st, r.where)}", *_short_hunk(r, st, hint=False)]
         if len(related) > room:
@@ -210,8 +208,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     if likely:
         lines += ["", st.bold("Most likely cause" if report.confidence == "confident"
                               and len(likely) == 1 else "Most likely causes")]
-        for i, d in enumerate(likely, 1):
-            lines += _detail(i, d, st, report.show_all, several=len(likely) > 1)
+        lines += _details(likely, lines, st, width, report.show_all)
     in_detail = {id(d) for d in likely}  # by identity: a record's == compares every field
     counted_rest = [d for d in shown if id(d) not in in_detail and not d.hidden]
     unread = [d for d in counted_rest if d.evidence_kind == "unread"]
@@ -249,6 +246,20 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
                 head = fmt.format(n=len(group), s="s" if len(group) != 1 else "")
                 lines.append(st.dim(f"{head} (--all shows them): {names}{more}"))
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
+
+
+def _details(likely: Sequence[Difference], above: list[str], st: Style, width: int,
+             show_all: bool) -> list[str]:
+    """The differences shown in detail. Several (an undecided verdict's candidates) get the
+    first of :data:`CANDIDATE_BUDGETS` that keeps a terminal's report within
+    :data:`SCREEN` lines (a pipe, a file and ``--all``: the most)."""
+    budgets = CANDIDATE_BUDGETS if len(likely) > 1 and width and not show_all \
+        else CANDIDATE_BUDGETS[:1]
+    for budget in budgets:
+        out = [line for i, d in enumerate(likely, 1) for line in _detail(i, d, st, show_all, budget)]
+        if len(_fit_lines("\n".join([*above, *out]).split("\n"), width, st)) <= SCREEN - 6:
+            break  # room left for the other differences' head and the fold lines
+    return out
 
 
 def _room(rest: Sequence[Difference], st: Style, used: int) -> Sequence[Difference]:
