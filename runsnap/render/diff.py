@@ -329,10 +329,9 @@ def _short_hunk(d: Difference, st: Style, hint: bool = True) -> list[str]:
         return ["          " + patch_line(e, st) for e in changed] \
             if d.change in ("added", "removed") and len(changed) <= EDIT_LINES else []
     if d.change not in ("added", "removed") or not body:
-        return [st.dim("          (runsnap diff --patch shows the edits)")] if hint else []
+        return [st.dim("          (runsnap diff --patch shows the edits)")]
     if len(body) > HUNK_LINES:
-        return [st.dim(f"          {len(body)} lines of edits (runsnap diff --patch shows them)")
-                ] if hint else []
+        return [st.dim(f"          {len(body)} lines of edits (runsnap diff --patch shows them)")]
     return ["          " + patch_line(e, st) for e in body]
 
 
