@@ -204,38 +204,26 @@ class GroupWitness:
     """
 
     def __init__(self) -> None:
-        self.pid: int | None = None
-        self._pipe = -1
+        self.proc: subprocess.Popen[bytes] | None = None
         self._start()
 
     def _start(self) -> None:
-        _reap_gone()
         cat = next((p for p in ("/usr/bin/cat", "/bin/cat") if os.access(p, os.X_OK)), None)
         if cat is None:
             return
-        # posix_spawn, not subprocess: no Popen record, the held signals inherited, and only
-        # the descriptors runsnap was given open (its own are close-on-exec) closed. stdin a
-        # pipe only runsnap writes to, which closes when runsnap goes (SIGKILL too): cat ends.
-        r, w = os.pipe()
-        try:
-            self.pid = os.posix_spawn(cat, [cat], {}, file_actions=[
-                (os.POSIX_SPAWN_DUP2, r, 0),
-                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_DUP2, 1, 2),
-                *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(r, w))])
-            self._pipe = w
+        try:  # stdout to /dev/null; the pipe closes when runsnap goes (SIGKILL too): cat ends
+            self.proc = subprocess.Popen([cat], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, close_fds=True, env={},
+                                         cwd="/", restore_signals=False)
         except OSError:
-            self.pid = None
-            os.close(w)
-        finally:
-            os.close(r)
+            self.proc = None
 
     def pending(self) -> int:
         """The witness's pending process-wide signals, as a bit mask (0 when unknown)."""
-        if self.pid is None:
+        if self.proc is None:
             return 0
         try:
-            with open(f"/proc/{self.pid}/status", "rb") as fh:
+            with open(f"/proc/{self.proc.pid}/status", "rb") as fh:
                 for line in fh:
                     if line.startswith(b"ShdPnd:"):
                         return int(line.split()[1], 16)
@@ -265,52 +253,13 @@ class GroupWitness:
         return False
 
     def close(self) -> None:
-        """End the witness; reap it if it is gone already, else later (:func:`_reap_gone`):
-        runsnap does not wait for a ``cat`` to be torn down (up to 10 ms under load) before
-        it exits."""
-        pid, self.pid = self.pid, None
-        if pid is None:
-            return
-        os.close(self._pipe)
-        try:
-            os.kill(pid, signal.SIGKILL)
-            if os.waitpid(pid, os.WNOHANG)[0] == 0:
-                _ENDED.append(pid)
-        except ChildProcessError:
-            pass
-
-
-def _inherited(*own: int) -> list[int]:
-    """The descriptors above 2 that a program runsnap starts would inherit (those runsnap was
-    given: a make jobserver's pipe, a shell's ``3>file``), less ``own``."""
-    try:
-        fds = [int(n) for n in os.listdir("/proc/self/fd")]
-    except OSError:
-        return []
-    return [fd for fd in fds if fd > 2 and fd not in own and _inheritable(fd)]
-
-
-def _inheritable(fd: int) -> bool:
-    try:
-        return os.get_inheritable(fd)
-    except OSError:  # the listing's own descriptor, closed since
-        return False
-
-
-#: Witnesses killed and not reaped yet (reaped when the next one starts, or by init).
-_ENDED: list[int] = []
-
-
-def _reap_gone() -> None:
-    """Reap the witnesses killed earlier that have ended since (no zombie is left behind by
-    a process that launches many children: bisect's trials)."""
-    for pid in list(_ENDED):
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == 0:
-                continue
-        except ChildProcessError:
-            pass
-        _ENDED.remove(pid)
+        """End the witness and reap it."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.kill()
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait()
 
 
 def escalate(proc: subprocess.Popen[bytes], steps: Sequence[tuple[int, float | None]]) -> None:
