@@ -32,6 +32,7 @@ from benchmarks.fresh3 import FRESH3
 from benchmarks.fresh4 import FRESH4
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
+from benchmarks.tune2 import TUNE2
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF = "fresh3", "fresh4"
@@ -73,6 +74,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, half_of(_name(b)), "third-party") for b in THIRD_PARTY),
     # distributed and engine incidents (issue 41), written to tune on: all in the tune half
     *(Entry(_name(b), b, TUNE, "engines") for b in ENGINES),
+    # one difference, one line (issue 41 item 9, w3-41c): all in the tune half
+    *(Entry(_name(b), b, TUNE, "tune2") for b in TUNE2),
     # never tuned on: the whole of benchmarks/fresh.py is the third half
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
     # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half
