@@ -94,7 +94,7 @@ class KnownValues:
         self.values[value] = fp
         self.version += 1
         self._all_rx = None
-        if len(value) <= 600 and _RUN.fullmatch(value):
+        if _RUN.fullmatch(value):
             key = value  # the secret is its own key: no copy of it is kept
         else:
             runs = _RUN.findall(value)
@@ -160,7 +160,6 @@ class KnownValues:
         if not parts:
             return text
         return "".join(parts) + text[done:]
-
 
     def _hits(self, text: str) -> bool:
         """Whether a run of ``text`` is the key of a secret (the runs compared as sets, at C
