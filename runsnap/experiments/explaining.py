@@ -209,7 +209,10 @@ def why(
         reference = "--against"
     else:
         good_snap, reference = find_reference(bad_snap, folder, files, load)
-    report = compare(good_snap, bad_snap, rules=load_user_rules(os.getcwd()), static=True)
+    given = (options.metric_tolerance if isinstance(options, WhySettings) else
+             options.criteria.metric_tolerance if options is not None else ())
+    rules = load_user_rules(os.getcwd()).with_metric_tolerance(given)
+    report = compare(good_snap, bad_snap, rules=rules, static=True)
     base: dict[str, Any] = {"bad": bad_snap.path_text or "BAD",
                             "good": good_snap.path_text or "GOOD",
                             "reference": reference, "report": report}
