@@ -1,8 +1,10 @@
 """Incidents where a library's deprecation notice names a variable set in one shell only, beside
 the real cause (issue 41): the notice is printed by real torch code (torch.hub's ``TORCH_HUB is
-deprecated, please use env TORCH_HOME instead`` and its ``TORCH_MODEL_ZOO`` twin), the variable
-it names changes nothing, and the planted cause (an option, a variable the program reads) acts
-through torch. In fail and metric kinds.
+deprecated, please use env TORCH_HOME instead`` and its ``TORCH_MODEL_ZOO`` twin; c10d's
+``Environment variable TORCH_NCCL_TRACE_CPP_STACK is deprecated; use TORCH_FR_CPP_STACK
+instead`` when a gloo process group starts), the variable it names changes nothing, and the
+planted cause (an option, a variable the program reads) acts through torch. In fail and metric
+kinds.
 
 Every incident here is ``tune`` (benchmarks/corpus.py): the rows of
 runsnap/knowledge/deprecation-notices.tsv they exercise are marked ``tune``.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchmarks.engines import _shells
 from benchmarks.incidents import Incident, Launch, _write
 from benchmarks.thirdparty import _incident, python_with, real_shell
 
@@ -109,5 +112,35 @@ def torch_hub_notice_batch(d: Path) -> Incident:
                      Launch((py, str(app)), b, d), ("env", "FIT_BATCH"))
 
 
+_ALLREDUCE = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    def main():
+        dist.init_process_group("gloo", init_method="env://")
+        scale = float(os.environ.get("GRAD_SCALE", "1.0"))
+        t = torch.arange(4, dtype=torch.float32) * scale
+        dist.all_reduce(t)
+        print(f"grad_norm={float(t.norm()):.4f}")
+        dist.destroy_process_group()
+
+    main()
+    """
+
+
+def c10d_renamed_notice_scale(d: Path) -> Incident:
+    """Both runs exit 0 (a one-process gloo group); B's shell exports TORCH_NCCL_TRACE_CPP_STACK
+    (c10d warns that it is deprecated for TORCH_FR_CPP_STACK: flight recording, which no
+    collective here uses) and GRAD_SCALE=2, which the program reads: the reported norm moves."""
+    py = python_with("torch")
+    app = _write(d / "allreduce.py", _ALLREDUCE)
+    a, b = _shells(d)
+    b.update({"TORCH_NCCL_TRACE_CPP_STACK": "1", "GRAD_SCALE": "2.0"})
+    return _incident(c10d_renamed_notice_scale, Launch((py, str(app)), a, d),
+                     Launch((py, str(app)), b, d), ("env", "GRAD_SCALE"))
+
+
 #: The incidents, in the order they were written (all in the tune half).
-TUNE_WARNINGS = [torch_hub_notice_width, torch_model_zoo_notice_lr, torch_hub_notice_batch]
+TUNE_WARNINGS = [torch_hub_notice_width, torch_model_zoo_notice_lr, torch_hub_notice_batch,
+                 c10d_renamed_notice_scale]
