@@ -58,7 +58,8 @@ def test_the_variable_a_notice_names_is_incidental(build, tmp_path: Path) -> Non
     report = diff(*run_incident(incident, tmp_path))
     counted = [d for d in report["differences"] if not d["hidden"]]
     top = [(d["section"], d["key"], d["evidence_kind"], d["reason"]) for d in counted[:3]]
-    noticed = [d for d in counted if d["key"] in ("TORCH_HUB", "TORCH_MODEL_ZOO")]
+    noticed = [d for d in counted
+               if d["key"] in ("TORCH_HUB", "TORCH_MODEL_ZOO", "TORCH_NCCL_TRACE_CPP_STACK")]
     assert noticed and all(d["evidence_kind"] == "incidental" for d in noticed), top
     assert "deprecated" in noticed[0]["reason"], noticed[0]["reason"]
     assert rank_of(report, incident.cause) == 1, top
