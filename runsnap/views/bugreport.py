@@ -42,6 +42,8 @@ FRAMES = 8
 WARNINGS = 20
 #: Variables listed before the rest fold away.
 VARIABLES = 40
+#: An output line longer than this is cut (a capture keeps 4,096 bytes of a line).
+LINE_CHARS = 4096
 
 
 def build(snaps: Sequence[Snapshot]) -> ReportDoc:
@@ -136,12 +138,30 @@ def _outcome(s: Snapshot, key: str = "outcome", title: str = "Outcome", priority
     for stream, t in (("stderr", o.stderr), ("stdout", o.stdout)):
         if t.tail:
             tails.append(details(f"Last {len(t.tail)} lines of {stream}",
-                                 [code([str(x) for x in t.tail])]))
+                                 [code([_bounded(str(x)) for x in t.tail])]))
     how = "`runsnap show SNAPSHOT --section outcome`"
     if not tails:
         return Part(key, title, tuple(blocks), priority, how=how)
     return Part(key, title, tuple(blocks + tails), max(priority, 5), how=how,
                 shorter=Part(key, title, tuple(blocks), priority, how=how))
+
+
+def _bounded(line: str) -> str:
+    """An output line as a report shows it: cut at :data:`LINE_CHARS` characters, saying how
+    many more it had (a report fits in 65,536 characters: a longer line is never shown whole,
+    and rendering all of it held copies of a 10 MB line). A placeholder the cut would split is
+    left out whole.
+
+    >>> _bounded("ok"), _bounded("x" * 5000)[-30:]
+    ('ok', 'xxxx ... (904 more characters)')
+    """
+    if len(line) <= LINE_CHARS:
+        return line
+    head = line[:LINE_CHARS]
+    cut = head.rfind("<redacted:", LINE_CHARS - 64)
+    if cut >= 0 and ">" not in head[cut:]:
+        head = head[:cut]
+    return f"{head} ... ({len(line) - len(head):,} more characters)"
 
 
 def _dists(s: Snapshot) -> dict[str, Distribution]:
