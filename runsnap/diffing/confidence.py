@@ -63,7 +63,7 @@ class Judgement(FrozenRecord):
     """About how many launches ``runsnap bisect`` takes to decide among the candidates."""
 
     why: str = ""
-    """Why it is undecided, in words."""
+    """Why it commits (what singles the cause out) or why it is undecided, in words."""
 
 
 def strength(d: Difference) -> tuple[int, int]:
@@ -111,6 +111,55 @@ def bisect_launches(k: int) -> int:
     return BISECT_FIXED + 2 * math.ceil(math.log2(max(k, 1)))
 
 
+def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
+    """The one difference the runs took in, when every other difference is one they never
+    touched: a confident verdict, with its reason. Judged over every difference (one more,
+    noise included, is one more the runs may have taken in: it can only undo the verdict).
+
+    The program took a difference in when the runs show it (read, on the failing path, named
+    by the error) or when it is what the program was launched with (its command line: an
+    option, an argument, the executable; the program is handed its argv). Untouched: what the
+    runs show unread, and what only the interpreter, a generic feature or every process of the
+    stack read at start-up (``incidental``). When nothing else was read at all, that one
+    incidental read is the only difference the runs touched, and it is the verdict."""
+    if outcome != "different":
+        return None
+    unread = [d for d in causes if d.evidence_kind == "unread"]
+    startup = [d for d in causes if d.evidence_kind == "incidental"]
+    rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")]
+    if len(rest) == 1 and (rest[0].evidence_kind in FROM_RUNS or rest[0].section == "command"):
+        n = len(unread) + len(startup)
+        what = "unread or read at start-up" if startup else "unread"
+        return Judgement("confident", (rest[0],), why=_sentence(
+            "the only difference the program took in", n, what))
+    if not rest and len(startup) == 1:
+        return Judgement("confident", (startup[0],), why=_sentence(
+            "the only difference the runs read", len(unread), "unread"))
+    return None
+
+
+def _sentence(head: str, n: int, what: str) -> str:
+    """``head``, and what the ``n`` other differences are, in a few words."""
+    if not n:
+        return head
+    return f"{head}; {'the other' if n == 1 else f'{n} others'} {what}"
+
+
+def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
+    """Why ``top`` stands apart from every other difference, in a few words."""
+    said = {"failing-path": "on the failing path", "named": "named by the failing run",
+            "read": "read by the program"}[top.evidence_kind]
+    if top.corroborated:
+        said += ", backed by its error"
+    rest = [d for d in causes if d is not top]
+    if not rest:
+        return said
+    weaker = sum(1 for d in rest if strength(d)[0] > strength(top)[0])
+    what = ("weaker evidence" if weaker == len(rest) else
+            "further from the failure" if not weaker else "weaker or further from the failure")
+    return _sentence(said, len(rest), what)
+
+
 def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
     """The judgement over ``counted`` (ranked, the differences that count) for runs whose
     outcome is ``outcome`` (``same``, ``different`` or ``""`` unknown)."""
@@ -124,9 +173,13 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
         # the runner-up (noise of another shell) never makes a verdict more sure
         tied = [d for d in causes if d is top or not _apart(top, d)]
         if len(tied) == 1:
-            return Judgement("confident", (top,))
-        return Judgement("undecided", tuple(tied), bisect_launches(len(tied)),
-                         "the evidence from the runs does not tell them apart")
+            return Judgement("confident", (top,), why=_apart_why(top, causes))
+        return _sole(causes, outcome) or Judgement(
+            "undecided", tuple(tied), bisect_launches(len(tied)),
+            "the evidence from the runs does not tell them apart")
+    sole = _sole(causes, outcome)
+    if sole is not None:
+        return sole
     # what the runs show unread changed nothing: never a candidate while anything else is
     pool = [d for d in causes if d.evidence_kind != "unread"] or causes
     likely = [d for d in pool if d.score >= LIKELY] or pool

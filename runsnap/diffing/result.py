@@ -264,6 +264,9 @@ class Report(FrozenRecord, Ranked["Difference"]):
     launches: int = 0
     """About how many launches ``runsnap bisect`` takes to decide among the candidates."""
 
+    because: str = ""
+    """Why a confident verdict commits, in words (what singles the cause out)."""
+
     def verdict(self) -> str:
         """One line that answers "do they differ, and why?": the outcome first when it is the
         same, a cause only when the evidence singles it out (else the candidates and the
@@ -290,7 +293,8 @@ class Report(FrozenRecord, Ranked["Difference"]):
             return head
         top = self.candidates[0]
         if self.confidence == "confident":
-            return f"{head}; most likely cause: {top.where} {describe_change(top)}"
+            because = f" ({self.because})" if self.because else ""
+            return f"{head}; most likely cause: {top.where} {describe_change(top)}{because}"
         k = len(self.candidates)
         if k == 1:
             return (f"{head}; the only candidate, without evidence from the runs: {top.where} "
@@ -312,6 +316,7 @@ class Report(FrozenRecord, Ranked["Difference"]):
             "notes": list(self.notes),
             "outcome": self.outcome or None,
             "confidence": self.confidence or None,
+            "because": self.because or None,
             "candidates": [d.where for d in self.candidates],
             "bisect_launches": self.launches or None,
             "differences": [d.to_dict(self.show_all) for d in self.shown],

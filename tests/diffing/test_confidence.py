@@ -84,15 +84,69 @@ def test_a_difference_more_never_makes_a_corroborated_verdict_surer() -> None:
                     combo, kind, score, c)
 
 
-def test_start_up_reads_leave_the_list_while_an_option_is_likely() -> None:
-    """A metric-only pair: `--lr` (88, no evidence from the runs) above thread variables read
-    at start-up by every process (incidental, 70-73): the option is the only candidate; with
-    only incidental reads likely, they stay the candidates."""
+def test_the_only_difference_the_program_took_in_is_the_cause() -> None:
+    """A metric-only pair: `--lr` (88, no evidence from the runs, but the program is handed its
+    command line) and thread variables read at start-up by every process (incidental, 70-73)
+    and variables no process read: the option is the only difference the program took in, a
+    confident verdict that says so. One more difference the runs may have taken in (a package
+    they say nothing about, another option, a variable the program read) undoes it: the
+    candidates are then the likely ones, start-up reads left out."""
     lr = Difference("command", "--lr", "changed", "0.001", "3.0", score=88)
     omp = Difference("env", "OMP_NUM_THREADS", "changed", "8", "16", score=73,
                      evidence_kind="incidental")
     mkl = Difference("env", "MKL_NUM_THREADS", "changed", "4", "8", score=71,
                      evidence_kind="incidental")
-    verdict = judge([lr, omp, mkl], "different")
-    assert verdict.confidence == "undecided" and verdict.candidates == (lr,)
-    assert judge([omp, mkl], "different").candidates == (omp, mkl)
+    nccl = Difference("env", "NCCL_ALGO", "added", None, "Ring", score=30, evidence_kind="unread")
+    verdict = judge([lr, omp, mkl, nccl], "different")
+    assert verdict.confidence == "confident" and verdict.candidates == (lr,)
+    assert verdict.why == ("the only difference the program took in; 3 others unread or read "
+                           "at start-up")
+    pkg = Difference("packages", "numpy", "changed", "1.26", "2.1", score=72)
+    seed = Difference("env", "SEED", "changed", "1", "2", score=91, evidence_kind="read")
+    for more in (pkg, Difference("command", "--wd", "changed", "0", "1", score=88), seed):
+        got = judge(sorted([lr, omp, mkl, nccl, more], key=ranking_key), "different")
+        assert got.confidence == "undecided" and lr in got.candidates
+        assert omp not in got.candidates and nccl not in got.candidates
+    # the same differences with the same outcome, or no run to judge by: nothing committed
+    assert judge([lr, omp, mkl, nccl], "same").confidence == "undecided"
+    assert judge([lr, omp, mkl, nccl], "").confidence == "undecided"
+    # an environment variable with no evidence is no input the runs show the program took
+    env = Difference("env", "LR", "changed", "0.001", "3.0", score=88)
+    assert judge([env, omp, nccl], "different").confidence == "undecided"
+
+
+def test_the_only_difference_the_runs_read_is_the_cause() -> None:
+    """Every other difference unread and one read only for a generic feature (tqdm's
+    TQDM_DISABLE): the only difference the runs touched at all. Two such reads stay undecided."""
+    tqdm = Difference("env", "TQDM_DISABLE", "added", None, "1", score=40,
+                      evidence_kind="incidental")
+    unread = [Difference("env", f"NCCL_{i}", "added", None, "1", score=30, evidence_kind="unread")
+              for i in range(3)]
+    verdict = judge([tqdm, *unread], "different")
+    assert verdict.confidence == "confident" and verdict.candidates == (tqdm,)
+    assert verdict.why == "the only difference the runs read; 3 others unread"
+    omp = Difference("env", "OMP_NUM_THREADS", "changed", "8", "16", score=73,
+                     evidence_kind="incidental")
+    assert judge([omp, tqdm, *unread], "different").confidence == "undecided"
+
+
+def test_an_option_or_a_start_up_read_more_never_makes_the_verdict_surer() -> None:
+    """The property of the first test over options (the program's own input, no evidence),
+    variables without evidence, start-up reads and unread ones, with an outcome that differs."""
+    kinds = [("command", "name", 88), ("env", "name", 88), ("env", "incidental", 73),
+             ("env", "incidental", 40), ("env", "unread", 30), ("env", "read", 91),
+             ("env", "failing-path", 98), ("packages", "name", 72)]
+    for size in (1, 2, 3):
+        for combo in itertools.combinations_with_replacement(kinds, size):
+            base = sorted((Difference(sec, f"V{i}", "changed", "a", "b", score=s,
+                                      evidence_kind=k) for i, (sec, k, s) in enumerate(combo)),
+                          key=ranking_key)
+            before = judge(base, "different").confidence
+            for sec, kind, score in kinds:
+                more = sorted([*base, Difference(sec, "V9", "changed", "a", "b", score=score,
+                                                 evidence_kind=kind)], key=ranking_key)
+                if more[0] is not base[0]:
+                    continue
+                after = judge(more, "different")
+                assert not (after.confidence == "confident" and before != "confident"), (
+                    combo, sec, kind, score)
