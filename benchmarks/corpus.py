@@ -29,6 +29,7 @@ from benchmarks.fresh2 import FRESH2
 from benchmarks.fresh3 import FRESH3
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
+from benchmarks.tune2 import TUNE2
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF = "fresh3"
@@ -56,6 +57,7 @@ class Entry:
     half: str
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries) or
+    ``engines`` and ``tune2`` (tune only: benchmarks/engines.py, benchmarks/tune2.py), or
     ``fresh`` / ``fresh2`` / ``fresh3`` (acts through real libraries, written from the outside:
     benchmarks/fresh.py, benchmarks/fresh2.py, benchmarks/fresh3.py)."""
 
@@ -70,6 +72,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, half_of(_name(b)), "third-party") for b in THIRD_PARTY),
     # distributed and engine incidents (issue 41), written to tune on: all in the tune half
     *(Entry(_name(b), b, TUNE, "engines") for b in ENGINES),
+    # more to tune on (issue 41, the verdict's confidence), written from the outside
+    *(Entry(_name(b), b, TUNE, "tune2") for b in TUNE2),
     # never tuned on: the whole of benchmarks/fresh.py is the third half
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
     # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half

@@ -29,7 +29,9 @@ starting ``runsnap capture`` for each rank, is compared folder to folder):
 - confident and right N/M: M counts the incidents whose two outcomes differ (a cause planted,
   and the diff's JSON ``outcome`` is ``different``: not a noise-only pair, not the same failure
   twice), N those of them whose verdict is confident with the planted cause first;
-- undecided lists of at most 3: how many undecided verdicts list more than 3 candidates;
+- undecided lists of at most 3: how many undecided verdicts tie more than 3 candidates (the
+  verdict names the first three, JSON ``candidates``, and counts the others,
+  ``more_candidates``; first-or-undecided looks for the planted cause among the named ones);
 - lines shown: lines of ``runsnap diff`` (text) at ``COLUMNS=80``.
 """
 
@@ -180,7 +182,9 @@ def score(report: Mapping[str, Any], incident: Incident) -> dict[str, Any]:
     undecided_ok = conf == "undecided" and bool(incident.cause) and \
         among_candidates(report, incident.cause)
     differ = bool(incident.cause) and report.get("outcome") == "different"
-    candidates = len(report.get("candidates") or ())
+    # the candidates tied, the verdict naming the first three (JSON ``more_candidates``: the
+    # others, which bisect decides among too)
+    candidates = len(report.get("candidates") or ()) + int(report.get("more_candidates") or 0)
     return {"rank": rank, "confidence": conf, "top1": first, "top3": rank is not None
             and (rank <= 3), "decided_or_undecided": first or undecided_ok,
             "confident_wrong": conf == "confident" and not first, "differ": differ,
@@ -251,7 +255,7 @@ def summary(rows: Sequence[Mapping[str, Any]], half: str) -> str:
             f"confident and right {count('confident_right')}/{count('differ')} (outcomes "
             f"differ), top-1 {count('top1')}/{n}, top-3 {count('top3')}/{n}, "
             f"first-or-undecided {count('decided_or_undecided')}/{n}, confident-and-wrong "
-            f"{count('confident_wrong')}/{n}, undecided lists over 3 candidates "
+            f"{count('confident_wrong')}/{n}, undecided with over 3 candidates tied "
             f"{count('long_list')}; lines shown at 80 columns: median "
             f"{_median(lines)}, max {lines[-1]}")
 

@@ -15,10 +15,15 @@ The rules (docs/ranking.md has the same text):
   the runs show unread or read only incidentally (by the interpreter at start-up, or for a
   generic feature); over a difference the runs say nothing about (an option, a data file,
   a package: kinds ``name`` and ``static``), only the strongest evidence stands apart: read in
-  the function that raised (99), or named by the error itself (96). ``failing-path``
+  the function that raised (99), named by the error itself (96), or evidence the failing
+  run's words back (an option whose failing value the error itself quotes). ``failing-path``
   evidence that the failing run's own words back too (its error quotes the value the run
   read; a read on the failing path that its words or an engine's message name) stands apart
   from a read in a caller of the raise (97-98) that nothing else backs.
+
+When the margin fails, the verdict still commits when the top difference is the only one the
+program took in (:func:`_sole`): every other difference is one the runs show unread or read
+only at start-up or for a generic feature. A confident verdict says why (:attr:`Judgement.why`).
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
 apart from the top one, or every likely cause when none has evidence from the runs, never one
@@ -93,10 +98,11 @@ def _apart(top: Difference, other: Difference) -> bool:
         # value, or an engine's message top governs); nothing but a read in a caller of the
         # code that raised backs other (a rendezvous variable every job reads there)
         return True
-    if other.evidence_kind in ("static", "name") and r1 > 0:
+    if other.evidence_kind in ("static", "name") and r1 > 0 and not top.corroborated:
         # the runs cannot see how an option, a data file or a package was used: only the
-        # strongest evidence (read in the function that raised, named by the error) stands
-        # apart from a difference they say nothing about
+        # strongest evidence (read in the function that raised, named by the error, the
+        # failing error quoting top's value) stands apart from a difference they say nothing
+        # about
         return False
     return k1 < k2 or (k1 == k2 and r2 - r1 >= MARGIN)
 
@@ -120,8 +126,9 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
     by the error) or when it is what the program was launched with (its command line: an
     option, an argument, the executable; the program is handed its argv). Untouched: what the
     runs show unread, and what only the interpreter, a generic feature or every process of the
-    stack read at start-up (``incidental``). When nothing else was read at all, that one
-    incidental read is the only difference the runs touched, and it is the verdict."""
+    stack read at start-up (``incidental``). A start-up read is never the verdict by itself,
+    even when it is the only difference read at all: two runs of a program that is not
+    deterministic differ beyond a metric's tolerance with nothing changed but the shell."""
     if outcome != "different":
         return None
     unread = [d for d in causes if d.evidence_kind == "unread"]
@@ -132,9 +139,6 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
         what = "unread or read at start-up" if startup else "unread"
         return Judgement("confident", (rest[0],), why=_sentence(
             "the only difference the program took in", n, what))
-    if not rest and len(startup) == 1:
-        return Judgement("confident", (startup[0],), why=_sentence(
-            "the only difference the runs read", len(unread), "unread"))
     return None
 
 
@@ -150,7 +154,8 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
     said = {"failing-path": "on the failing path", "named": "named by the failing run",
             "read": "read by the program"}[top.evidence_kind]
     if top.corroborated:
-        said += ", backed by its error"
+        said = ("its value quoted by the failing error" if top.evidence_kind == "named"
+                else f"{said}, backed by its error")
     rest = [d for d in causes if d is not top]
     if not rest:
         return said

@@ -110,7 +110,8 @@ class Evidence(FrozenRecord):
     """``failing-path`` evidence that the failing run's own words back too: its error quotes
     the failing side's value of a variable it read (the value reached the code that raised),
     or the variable is read on the failing path and named by the failing run's words or by an
-    engine's message it governs. :func:`runsnap.diffing.confidence.judge` tells it apart from
+    engine's message it governs; ``named`` evidence where the failing error itself quotes the
+    failing side's value (an option's, a config field's). :func:`runsnap.diffing.confidence.judge` tells it apart from
     a read in a caller of the raise that nothing else backs."""
 
     def score(self, name_score: int) -> int:
@@ -281,7 +282,10 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     if not found:
         return None
     sentence, rank = min(found, key=lambda f: f[1])
-    return Evidence("named", sentence, rank=rank)
+    # the failing error itself quotes the failing side's value (an option's, a field's): the
+    # run's own words back it, beyond a name nothing in the runs ties to the failure
+    quoted = said is not None and said[3] and sentence == said[0]
+    return Evidence("named", sentence, rank=rank, corroborated=quoted)
 
 
 def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:

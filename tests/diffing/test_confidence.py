@@ -115,19 +115,18 @@ def test_the_only_difference_the_program_took_in_is_the_cause() -> None:
     assert judge([env, omp, nccl], "different").confidence == "undecided"
 
 
-def test_the_only_difference_the_runs_read_is_the_cause() -> None:
-    """Every other difference unread and one read only for a generic feature (tqdm's
-    TQDM_DISABLE): the only difference the runs touched at all. Two such reads stay undecided."""
-    tqdm = Difference("env", "TQDM_DISABLE", "added", None, "1", score=40,
-                      evidence_kind="incidental")
+def test_a_start_up_read_is_never_the_verdict_alone() -> None:
+    """Every other difference unread and one read only for a generic feature or at start-up
+    (tqdm's TQDM_DISABLE, OMP_NUM_THREADS): still undecided, "the only candidate" named with
+    the experiment; a program that is not deterministic differs with nothing changed but the
+    shell, and the runs cannot tell that from a cause."""
     unread = [Difference("env", f"NCCL_{i}", "added", None, "1", score=30, evidence_kind="unread")
               for i in range(3)]
-    verdict = judge([tqdm, *unread], "different")
-    assert verdict.confidence == "confident" and verdict.candidates == (tqdm,)
-    assert verdict.why == "the only difference the runs read; 3 others unread"
-    omp = Difference("env", "OMP_NUM_THREADS", "changed", "8", "16", score=73,
-                     evidence_kind="incidental")
-    assert judge([omp, tqdm, *unread], "different").confidence == "undecided"
+    for key, score in (("TQDM_DISABLE", 40), ("OMP_NUM_THREADS", 73)):
+        alone = Difference("env", key, "added", None, "1", score=score,
+                           evidence_kind="incidental")
+        verdict = judge([alone, *unread], "different")
+        assert verdict.confidence == "undecided" and verdict.candidates == (alone,)
 
 
 def test_an_option_or_a_start_up_read_more_never_makes_the_verdict_surer() -> None:
@@ -150,3 +149,36 @@ def test_an_option_or_a_start_up_read_more_never_makes_the_verdict_surer() -> No
                 after = judge(more, "different")
                 assert not (after.confidence == "confident" and before != "confident"), (
                     combo, sec, kind, score)
+
+
+def test_an_error_quoting_the_value_stands_apart_from_what_the_runs_say_nothing_about() -> None:
+    """An option whose failing value the error quotes (named, 94, backed by the error) over
+    another option the runs say nothing about: confident. Named by a warning or the last lines
+    only (94, not backed), it stays a tie; another option the error quotes too stays a tie."""
+    quoted = Difference("command", "--optim", "changed", "sgd", "radamw", score=94,
+                        evidence_kind="named", corroborated=True)
+    other = Difference("command", "--log-every", "changed", "10", "20", score=88)
+    got = judge([quoted, other], "different")
+    assert got.confidence == "confident" and got.why.startswith("its value quoted")
+    assert judge([quoted.replace(corroborated=False), other], "different").confidence == \
+        "undecided"
+    assert judge([quoted, other.replace(score=94, evidence_kind="named", corroborated=True)],
+                 "different").confidence == "undecided"
+
+
+def test_an_undecided_verdict_names_three_candidates_and_counts_the_others() -> None:
+    """Five differences without evidence from the runs: bisect decides among all five, the
+    verdict names the three ranked first and counts the rest (JSON ``more_candidates``)."""
+    from runsnap.diffing.result import Report, SnapInfo
+
+    five = [Difference("command", f"--opt{i}", "changed", "a", "b", score=88 - i) for i in range(5)]
+    j = judge(five, "different")
+    assert j.confidence == "undecided" and len(j.candidates) == 5
+    report = Report(SnapInfo(None, "a", "", ""), SnapInfo(None, "b", "", ""), tuple(five),
+                    outcome="different", confidence=j.confidence, candidates=j.candidates,
+                    launches=j.launches)
+    assert "undecided between 5 candidates (command --opt0, command --opt1, command --opt2 " \
+           "and 2 more)" in report.verdict()
+    out = report.to_dict()
+    assert out["candidates"] == ["command --opt0", "command --opt1", "command --opt2"]
+    assert out["more_candidates"] == 2 and out["bisect_launches"] == j.launches

@@ -1,0 +1,84 @@
+"""When the verdict commits (runsnap/diffing/confidence.py), on real launches of a small real
+program from two real shells (other terminals, thread counts, Slurm allocations, tuning
+variables nobody reads here): the only difference the program took in is the cause; a second
+input that differs undoes it; an error that quotes one option's value singles it out; and a
+confident verdict says why beside the cause."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmarks.diagnosis import diff, run_incident
+from benchmarks.incidents import Incident, Launch, _write
+from benchmarks.thirdparty import real_shell
+
+PROGRAM = """
+    import argparse, os, random
+
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--momentum", type=float, default=0.0)
+        p.add_argument("--optim", default="sgd")
+        p.add_argument("--log-every", type=int, default=10)
+        a = p.parse_args()
+        if a.optim not in ("sgd", "adam"):
+            raise ValueError(f"unknown optimizer {a.optim!r}")
+        tag = os.environ.get("RUN_TAG", "")
+        rng = random.Random(0)
+        w, v = 0.0, 0.0
+        for step in range(50):
+            grad = (w - 3.0) + 0.01 * rng.random()
+            v = a.momentum * v + grad
+            w -= 0.02 * v
+            if step % a.log_every == 0:
+                print(f"{tag}step {step}")
+        print(f"loss={(w - 3.0) ** 2:.5f}")
+
+    main()
+    """
+
+
+def _verdict(tmp: Path, good: tuple[str, ...], bad: tuple[str, ...],
+             extra_b: dict[str, str] | None = None) -> dict[str, Any]:
+    app = _write(tmp / "train.py", PROGRAM)
+    incident = Incident("committing", "", Launch((sys.executable, str(app), *good),
+                                                 real_shell(0, tmp), tmp),
+                        Launch((sys.executable, str(app), *bad),
+                               {**real_shell(1, tmp), **(extra_b or {})}, tmp), ())
+    return diff(*run_incident(incident, tmp))
+
+
+def test_the_only_input_that_differs_is_the_cause(tmp_path: Path) -> None:
+    """Both runs exit 0 and the loss moves; of all differences only --momentum is one the
+    program took in (the shells' other variables unread or read at start-up): confident, and
+    it says so. One more input that differs (another option; a variable the program reads)
+    leaves it undecided between them, the experiment named."""
+    report = _verdict(tmp_path / "one", ("--momentum", "0.9"), ("--momentum", "0.0"))
+    assert report["outcome"] == "different"
+    assert report["confidence"] == "confident", report["verdict"]
+    assert report["candidates"] == ["command --momentum"]
+    assert report["because"].startswith("the only difference the program took in")
+    assert report["because"] in report["verdict"]
+    for good, bad, extra in (
+            (("--momentum", "0.9", "--log-every", "10"), ("--momentum", "0.0", "--log-every", "20"),
+             None),
+            (("--momentum", "0.9"), ("--momentum", "0.0"), {"RUN_TAG": "b-"})):
+        report = _verdict(tmp_path / f"two-{len(good)}", good, bad, extra)
+        assert report["confidence"] == "undecided", report["verdict"]
+        assert "command --momentum" in report["candidates"]
+        assert len(report["candidates"]) == 2 and "runsnap bisect" in report["verdict"]
+        assert not report.get("because")
+
+
+def test_an_error_quoting_one_options_value_singles_it_out(tmp_path: Path) -> None:
+    """B fails with an error that quotes --optim's value; --log-every differs too and nothing
+    names it: the option whose value the error quotes is the cause, said beside it."""
+    report = _verdict(tmp_path, ("--optim", "adam", "--log-every", "10"),
+                      ("--optim", "radamw", "--log-every", "20"))
+    assert report["confidence"] == "confident", report["verdict"]
+    assert report["candidates"] == ["command --optim"]
+    assert report["because"].startswith("its value quoted by the failing error")
+    top = next(d for d in report["differences"] if not d["hidden"])
+    assert (top["key"], top["evidence_kind"], top["corroborated"]) == ("--optim", "named", True)
