@@ -9,7 +9,10 @@ torch's own code. Each class is one an expert commits on, or one where they woul
   inputs differ, so the verdict must not commit, however sure the first one looks;
 - an error that quotes the value of an option (an optimizer's name looked up in torch.optim),
   alone or beside another option that differs;
-- a c10d store that waits for more ranks than the job has, its size given as an option.
+- a c10d store that waits for more ranks than the job has, its size given as an option;
+- a YAML config edited inside the run's git tree (the runs do not show it was read);
+- an option that moves the loss while a library's deprecation warning, printed in one run
+  only, names a variable an old launch script still exports.
 
 Every incident here is ``tune`` (benchmarks/corpus.py, source ``tune2``).
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.incidents import Incident, Launch, _write
+from benchmarks.incidents import Incident, Launch, _git, _write
 from benchmarks.thirdparty import _incident, python_with, real_shell
 
 _TRAIN = """
@@ -122,6 +125,83 @@ def store_world_size_option(d: Path) -> Incident:
                      ("command", "--nprocs"))
 
 
+def yaml_config_edit_metric(d: Path) -> Incident:
+    """Both runs exit 0; the run's YAML config (OmegaConf, inside a git tree) has an
+    uncommitted edit to its learning rate between them, and the loss moves."""
+    py = python_with("omegaconf", "torch")
+    repo = d / "exp"
+    _write(repo / "conf.yaml", "optim:\n  lr: 0.01\n  steps: 40\nlog_every: 10\n")
+    app = _write(repo / "train.py", """
+        import torch
+        from omegaconf import OmegaConf
+
+        def main():
+            cfg = OmegaConf.load("conf.yaml")
+            torch.manual_seed(0)
+            x = torch.randn(128, 4)
+            y = x.sum(-1)
+            w = torch.zeros(4, requires_grad=True)
+            opt = torch.optim.SGD([w], lr=cfg.optim.lr)
+            for _ in range(cfg.optim.steps):
+                opt.zero_grad()
+                loss = ((x @ w - y) ** 2).mean()
+                loss.backward()
+                opt.step()
+            print(f"loss={loss.item():.4f}")
+
+        main()
+        """)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "first")
+
+    def edit() -> None:
+        _write(repo / "conf.yaml", "optim:\n  lr: 0.002\n  steps: 40\nlog_every: 10\n")
+
+    return _incident(yaml_config_edit_metric, Launch((py, str(app)), real_shell(0, d), repo),
+                     Launch((py, str(app)), real_shell(1, d), repo),
+                     ("git", "exp: conf.yaml"), between=edit)
+
+
+def lr_with_deprecated_hub_variable(d: Path) -> Incident:
+    """Both runs exit 0; --lr differs and the loss moves. B's shell still exports TORCH_HUB
+    from an old launch script, so torch.hub.get_dir() warns in B only ("TORCH_HUB is
+    deprecated, please use env TORCH_HOME instead"): the warning names a variable the run took
+    in, not what changed the loss."""
+    py = python_with("torch")
+    app = _write(d / "finetune.py", """
+        import argparse, os
+        import torch
+
+        def main():
+            p = argparse.ArgumentParser()
+            p.add_argument("--lr", type=float, default=0.01)
+            a = p.parse_args()
+            cache = torch.hub.get_dir()
+            os.makedirs(cache, exist_ok=True)
+            torch.manual_seed(0)
+            x = torch.randn(128, 4)
+            y = x.sum(-1)
+            w = torch.zeros(4, requires_grad=True)
+            opt = torch.optim.SGD([w], lr=a.lr)
+            for _ in range(30):
+                opt.zero_grad()
+                loss = ((x @ w - y) ** 2).mean()
+                loss.backward()
+                opt.step()
+            print(f"loss={loss.item():.4f}")
+
+        main()
+        """)
+    a = {**real_shell(0, d), "TORCH_HOME": str(d / "torch-home")}
+    b = {**real_shell(1, d), "TORCH_HOME": str(d / "torch-home"),
+         "TORCH_HUB": str(d / "old-hub")}
+    return _incident(lr_with_deprecated_hub_variable,
+                     Launch((py, str(app), "--lr", "0.01"), a, d),
+                     Launch((py, str(app), "--lr", "0.002"), b, d), ("command", "--lr"))
+
+
 #: The incidents of this module, in the tune half.
 TUNE2 = [sgd_momentum_metric, weight_decay_and_log_interval, optimizer_name_quoted,
-         optimizer_name_and_log_interval, store_world_size_option]
+         optimizer_name_and_log_interval, store_world_size_option, yaml_config_edit_metric,
+         lr_with_deprecated_hub_variable]

@@ -133,10 +133,16 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
         return None
     unread = [d for d in causes if d.evidence_kind == "unread"]
     startup = [d for d in causes if d.evidence_kind == "incidental"]
-    rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")]
+    # without evidence from the runs, what scores under LIKELY (host facts, a branch's name,
+    # a tree's dirty flag beside its edits) is never a candidate either
+    unlikely = [d for d in causes if d.evidence_kind in ("name", "static") and d.score < LIKELY]
+    rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")
+            and all(d is not u for u in unlikely)]
     if len(rest) == 1 and (rest[0].evidence_kind in FROM_RUNS or rest[0].section == "command"):
-        n = len(unread) + len(startup)
-        what = "unread or read at start-up" if startup else "unread"
+        n = len(unread) + len(startup) + len(unlikely)
+        what = ", ".join(w for w, some in (("unread", unread), ("read at start-up", startup),
+                                           ("minor", unlikely)) if some)
+        what = " or ".join(what.rsplit(", ", 1))
         return Judgement("confident", (rest[0],), why=_sentence(
             "the only difference the program took in", n, what))
     return None

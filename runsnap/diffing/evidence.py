@@ -12,12 +12,14 @@ failing-path       97-99  a read of the variable (a frame of its call stack), or
                           the changed package or file, is in a function of the failing
                           traceback, at most one frame of the program's own code above the
                           one that raised
-named              94-96  the failing error, its traceback message, or a warning printed by
-                          one run only names the key (variable, option, config field,
-                          package), or names the failing side's value of an option or field;
-                          for torch's build facts, torch's own message about them
+named              94-96  the failing error or its traceback message names the key
+                          (variable, option, config field, package), or names the failing
+                          side's value of an option or field; for torch's build facts,
+                          torch's own message about them
 read               91-93  the program read the variable (or imported the package, or read
-                          the field from the loaded model config) in a run
+                          the field from the loaded model config) in a run; a warning printed
+                          by one run only names it (the run took it in; a warning is no
+                          failure and says nothing of what changed the outcome)
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
@@ -278,7 +280,13 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     if said is not None and said[2]:
         # the error quotes the value the failing run read: it reached the code that raised
         return Evidence("failing-path", said[0], rank=0, corroborated=True)
-    found = [f for f in (said and said[:2], engine_named(d, runs)) if f]
+    warned = said is not None and said[4]
+    found = [f for f in (None if warned else said and said[:2], engine_named(d, runs)) if f]
+    if not found and warned:
+        # a warning one run printed alone (a deprecation, a setting ignored): the run took the
+        # difference in, as a read would show; it is no failure and no metric, and says
+        # nothing of what changed the outcome
+        return Evidence("read", f"{said[0]}: the run took it in (a warning, not the outcome)")
     if not found:
         return None
     sentence, rank = min(found, key=lambda f: f[1])

@@ -93,17 +93,21 @@ def value_tokens(value: Any, other: Any) -> list[str]:
     return out
 
 
+#: How :func:`texts` says where a warning one run printed alone is.
+WARNED = "a warning printed by"
+
+
 def texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
     """What can name a key: ``(where, text, rank, run)``, the failing runs' errors and the
-    warnings one run printed alone (rank 0)."""
+    warnings one run printed alone (rank 0; ``where`` begins with :data:`WARNED`)."""
     out: list[tuple[str, str, int, RunFacts]] = [
         (f"the error of failing run {f.label}", e, 0, f) for f in runs
         if f.failed and not f.shared_failure for e in f.errors]
     if len(runs) == 2:
         a, b = runs
-        out += [(f"a warning printed by {a.label} only", w, 0, a) for w in a.warnings
+        out += [(f"{WARNED} {a.label} only", w, 0, a) for w in a.warnings
                 if w not in b.warnings]
-        out += [(f"a warning printed by {b.label} only", w, 0, b) for w in b.warnings
+        out += [(f"{WARNED} {b.label} only", w, 0, b) for w in b.warnings
                 if w not in a.warnings]
     return out
 
@@ -120,25 +124,28 @@ def _last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]
     return out
 
 
-def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool] | None:
-    """(sentence, rank, reached, quoted) when the runs' words name ``d``'s key, or a
+def named(d: Difference, runs: Sequence[RunFacts]
+          ) -> tuple[str, int, bool, bool, bool] | None:
+    """(sentence, rank, reached, quoted, warned) when the runs' words name ``d``'s key, or a
     distinctive part of the failing side's value: rank 0 for the key, and for a variable's
     value when the failing run read that variable by name (a bulk copy handed to a child is no
     read); rank 2 otherwise. ``reached``: the failing error itself quotes the value of a
     variable the failing run read, so the value reached the code that raised. ``quoted``: the
-    failing error itself (not a warning, not a last line) quotes the value."""
+    failing error itself (not a warning, not a last line) quotes the value. ``warned``: only
+    a warning one run printed alone names it."""
     names = names_for(d, runs)
     said = texts(runs)
     for where, text, rank, _run in said:
         toks = tokens(text)
         for n in names:
             if n in toks:
-                return f"{where} names {n}: \"{excerpt(text, n)}\"", rank, False, False
+                return (f"{where} names {n}: \"{excerpt(text, n)}\"", rank, False, False,
+                        where.startswith(WARNED))
     if d.section not in ("command", "models", "env") or d.change == "reordered" or (
             d.section == "env" and noise_reason(d.key)) or (
             d.section == "models" and bookkeeping(d.key.partition(": ")[2])):
         return None
-    best: tuple[str, int, bool, bool] | None = None
+    best: tuple[str, int, bool, bool, bool] | None = None
     for where, text, _rank, f in (*said, *_last_words(runs)):
         if not f.failed or f.shared_failure:
             continue
@@ -151,7 +158,7 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool
             how = f", which {f.label} read" if read else ""
             found = (f"{where} names {f.label}'s value {token}{how}: "
                      f"\"{excerpt(text, token)}\"", rank,
-                     read and text in f.errors, text in f.errors)
+                     read and text in f.errors, text in f.errors, where.startswith(WARNED))
             if best is None or rank < best[1]:
                 best = found
             break

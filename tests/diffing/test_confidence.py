@@ -107,6 +107,10 @@ def test_the_only_difference_the_program_took_in_is_the_cause() -> None:
         got = judge(sorted([lr, omp, mkl, nccl, more], key=ranking_key), "different")
         assert got.confidence == "undecided" and lr in got.candidates
         assert omp not in got.candidates and nccl not in got.candidates
+    # a host fact or a tree's dirty flag (scored under 60, no evidence) is never a candidate
+    kernel = Difference("system", "kernel", "changed", "6.1", "6.8", score=30)
+    got = judge([lr, omp, mkl, nccl, kernel], "different")
+    assert got.confidence == "confident" and got.why.endswith("unread, read at start-up or minor")
     # the same differences with the same outcome, or no run to judge by: nothing committed
     assert judge([lr, omp, mkl, nccl], "same").confidence == "undecided"
     assert judge([lr, omp, mkl, nccl], "").confidence == "undecided"
