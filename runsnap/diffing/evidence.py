@@ -113,8 +113,9 @@ class Evidence(FrozenRecord):
     the failing side's value of a variable it read (the value reached the code that raised),
     or the variable is read on the failing path and named by the failing run's words or by an
     engine's message it governs; ``named`` evidence where the failing error itself quotes the
-    failing side's value (an option's, a config field's). :func:`runsnap.diffing.confidence.judge` tells it apart from
-    a read in a caller of the raise that nothing else backs."""
+    failing side's value (an option's, a config field's).
+    :func:`runsnap.diffing.confidence.judge` tells it apart from a read in a caller of the
+    raise that nothing else backs, and from what the runs say nothing about."""
 
     def score(self, name_score: int) -> int:
         """The score of this evidence for a difference whose name scored ``name_score``.
@@ -282,7 +283,7 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
         return Evidence("failing-path", said[0], rank=0, corroborated=True)
     warned = said is not None and said[4]
     found = [f for f in (None if warned else said and said[:2], engine_named(d, runs)) if f]
-    if not found and warned:
+    if not found and warned and said is not None:
         # a warning one run printed alone (a deprecation, a setting ignored): the run took the
         # difference in, as a read would show; it is no failure and no metric, and says
         # nothing of what changed the outcome

@@ -15,7 +15,7 @@ from benchmarks.incidents import Incident, Launch, _write
 from benchmarks.thirdparty import real_shell
 
 PROGRAM = """
-    import argparse, os, random
+    import argparse, os, random, warnings
 
     def main():
         p = argparse.ArgumentParser()
@@ -26,6 +26,8 @@ PROGRAM = """
         if a.optim not in ("sgd", "adam"):
             raise ValueError(f"unknown optimizer {a.optim!r}")
         tag = os.environ.get("RUN_TAG", "")
+        if os.environ.get("OLD_CACHE_DIR"):
+            warnings.warn("OLD_CACHE_DIR is deprecated, please use CACHE_DIR instead")
         rng = random.Random(0)
         w, v = 0.0, 0.0
         for step in range(50):
@@ -82,3 +84,16 @@ def test_an_error_quoting_one_options_value_singles_it_out(tmp_path: Path) -> No
     assert report["because"].startswith("its value quoted by the failing error")
     top = next(d for d in report["differences"] if not d["hidden"])
     assert (top["key"], top["evidence_kind"], top["corroborated"]) == ("--optim", "named", True)
+
+
+def test_a_warning_one_run_printed_is_no_cause_beside_an_input(tmp_path: Path) -> None:
+    """--momentum moves the loss; B's shell still exports a variable the program warns is
+    deprecated (a warning printed by B only names it): the run took it in (read), the warning
+    says nothing of the loss, so the verdict is undecided between the two, never confident on
+    the variable the warning names."""
+    report = _verdict(tmp_path, ("--momentum", "0.9"), ("--momentum", "0.0"),
+                      {"OLD_CACHE_DIR": str(tmp_path)})
+    assert report["confidence"] == "undecided", report["verdict"]
+    assert sorted(report["candidates"]) == ["command --momentum", "env OLD_CACHE_DIR"]
+    old = next(d for d in report["differences"] if d["key"] == "OLD_CACHE_DIR")
+    assert old["evidence_kind"] == "read" and "a warning" in old["reason"], old["reason"]
