@@ -160,7 +160,7 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
     said = {"failing-path": "on the failing path", "named": "named by the failing run",
             "read": "read by the program"}[top.evidence_kind]
     if top.corroborated:
-        said = ("its value quoted by the failing error" if top.evidence_kind == "named"
+        said = ("the failing run's words back it" if top.evidence_kind == "named"
                 else f"{said}, backed by its error")
     rest = [d for d in causes if d is not top]
     if not rest:

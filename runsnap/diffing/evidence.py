@@ -113,7 +113,8 @@ class Evidence(FrozenRecord):
     the failing side's value of a variable it read (the value reached the code that raised),
     or the variable is read on the failing path and named by the failing run's words or by an
     engine's message it governs; ``named`` evidence where the failing error itself quotes the
-    failing side's value (an option's, a config field's).
+    failing side's value (an option's, a config field's), or an engine's own message that the
+    difference governs.
     :func:`runsnap.diffing.confidence.judge` tells it apart from a read in a caller of the
     raise that nothing else backs, and from what the runs say nothing about."""
 
@@ -282,7 +283,8 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
         # the error quotes the value the failing run read: it reached the code that raised
         return Evidence("failing-path", said[0], rank=0, corroborated=True)
     warned = said is not None and said[4]
-    found = [f for f in (None if warned else said and said[:2], engine_named(d, runs)) if f]
+    engine = engine_named(d, runs)
+    found = [f for f in (None if warned else said and said[:2], engine) if f]
     if not found and warned and said is not None:
         # a warning one run printed alone (a deprecation, a setting ignored): the run took the
         # difference in, as a read would show; it is no failure and no metric, and says
@@ -291,10 +293,12 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     if not found:
         return None
     sentence, rank = min(found, key=lambda f: f[1])
-    # the failing error itself quotes the failing side's value (an option's, a field's): the
-    # run's own words back it, beyond a name nothing in the runs ties to the failure
-    quoted = said is not None and said[3] and sentence == said[0]
-    return Evidence("named", sentence, rank=rank, corroborated=quoted)
+    # the failing error itself quotes the failing side's value (an option's, a field's), or
+    # the failing run printed an engine's own message that the difference governs: the run's
+    # own words back it, beyond a name nothing in the runs ties to the failure
+    backed = (said is not None and said[3] and sentence == said[0]) or (
+        engine is not None and sentence == engine[0])
+    return Evidence("named", sentence, rank=rank, corroborated=backed)
 
 
 def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:

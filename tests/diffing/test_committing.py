@@ -81,7 +81,7 @@ def test_an_error_quoting_one_options_value_singles_it_out(tmp_path: Path) -> No
                       ("--optim", "radamw", "--log-every", "20"))
     assert report["confidence"] == "confident", report["verdict"]
     assert report["candidates"] == ["command --optim"]
-    assert report["because"].startswith("its value quoted by the failing error")
+    assert report["because"].startswith("the failing run's words back it")
     top = next(d for d in report["differences"] if not d["hidden"])
     assert (top["key"], top["evidence_kind"], top["corroborated"]) == ("--optim", "named", True)
 
@@ -97,3 +97,48 @@ def test_a_warning_one_run_printed_is_no_cause_beside_an_input(tmp_path: Path) -
     assert sorted(report["candidates"]) == ["command --momentum", "env OLD_CACHE_DIR"]
     old = next(d for d in report["differences"] if d["key"] == "OLD_CACHE_DIR")
     assert old["evidence_kind"] == "read" and "a warning" in old["reason"], old["reason"]
+
+
+BOOTSTRAP = """
+    import argparse, os, subprocess, sys
+
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--log-every", type=int, default=10)
+        p.parse_args()
+        # the communicator's bootstrap runs natively (a helper process here, handed the whole
+        # environment): no Python read of the variable to trace
+        probe = 'case "$NCCL_SOCKET_IFNAME" in ib*) exit 3;; esac'
+        if subprocess.run(["sh", "-c", probe], env=dict(os.environ)).returncode:
+            print("host:1:1 [0] NCCL WARN Bootstrap : no socket interface found", file=sys.stderr)
+            raise RuntimeError("NCCL error: invalid usage")
+        print("ok")
+
+    main()
+    """
+
+
+def test_an_engines_own_message_singles_out_the_setting_it_names(tmp_path: Path) -> None:
+    """B fails with NCCL's own bootstrap message (engine-messages.tsv backs NCCL_SOCKET_IFNAME),
+    and --log-every differs too, which nothing names: the setting the engine's message is about
+    is the cause, said beside it."""
+    app = _write(tmp_path / "job.py", BOOTSTRAP)
+
+    def verdict(folder: str, extra_b: dict[str, str]) -> dict[str, Any]:
+        d = tmp_path / folder
+        d.mkdir()
+        incident = Incident("engine", "", Launch((sys.executable, str(app), "--log-every", "10"),
+                                                 {**real_shell(0, d), "NCCL_SOCKET_IFNAME": "eth0"},
+                                                 d),
+                            Launch((sys.executable, str(app), "--log-every", "20"),
+                                   {**real_shell(1, d), "NCCL_SOCKET_IFNAME": "ib0", **extra_b},
+                                   d), ())
+        return diff(*run_incident(incident, d))
+
+    report = verdict("one", {})
+    assert report["confidence"] == "confident", report["verdict"]
+    assert report["candidates"] == ["env NCCL_SOCKET_IFNAME"]
+    assert report["because"].startswith("the failing run's words back it")
+    top = next(d for d in report["differences"] if not d["hidden"])
+    assert (top["evidence_kind"], top["corroborated"]) == ("named", True)
+    assert "NCCL's own message" in top["reason"] or "nccl" in top["reason"].lower()

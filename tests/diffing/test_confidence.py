@@ -163,7 +163,7 @@ def test_an_error_quoting_the_value_stands_apart_from_what_the_runs_say_nothing_
                         evidence_kind="named", corroborated=True)
     other = Difference("command", "--log-every", "changed", "10", "20", score=88)
     got = judge([quoted, other], "different")
-    assert got.confidence == "confident" and got.why.startswith("its value quoted")
+    assert got.confidence == "confident" and got.why.startswith("the failing run's words back it")
     assert judge([quoted.replace(corroborated=False), other], "different").confidence == \
         "undecided"
     assert judge([quoted, other.replace(score=94, evidence_kind="named", corroborated=True)],
