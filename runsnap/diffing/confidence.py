@@ -144,7 +144,7 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
                                            ("minor", unlikely)) if some)
         what = " or ".join(what.rsplit(", ", 1))
         return Judgement("confident", (rest[0],), why=_sentence(
-            "the only difference the program took in", n, what))
+            "the only input that differs", n, what))
     return None
 
 
@@ -165,10 +165,7 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
     rest = [d for d in causes if d is not top]
     if not rest:
         return said
-    weaker = sum(1 for d in rest if strength(d)[0] > strength(top)[0])
-    what = ("weaker evidence" if weaker == len(rest) else
-            "further from the failure" if not weaker else "weaker or further from the failure")
-    return _sentence(said, len(rest), what)
+    return _sentence(said, len(rest), "weaker")
 
 
 def judge(counted: Sequence[Difference], outcome: str) -> Judgement:

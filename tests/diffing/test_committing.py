@@ -61,7 +61,7 @@ def test_the_only_input_that_differs_is_the_cause(tmp_path: Path) -> None:
     assert report["outcome"] == "different"
     assert report["confidence"] == "confident", report["verdict"]
     assert report["candidates"] == ["command --momentum"]
-    assert report["because"].startswith("the only difference the program took in")
+    assert report["because"].startswith("the only input that differs")
     assert report["because"] in report["verdict"]
     for good, bad, extra in (
             (("--momentum", "0.9", "--log-every", "10"), ("--momentum", "0.0", "--log-every", "20"),

@@ -99,8 +99,7 @@ def test_the_only_difference_the_program_took_in_is_the_cause() -> None:
     nccl = Difference("env", "NCCL_ALGO", "added", None, "Ring", score=30, evidence_kind="unread")
     verdict = judge([lr, omp, mkl, nccl], "different")
     assert verdict.confidence == "confident" and verdict.candidates == (lr,)
-    assert verdict.why == ("the only difference the program took in; 3 others unread or read "
-                           "at start-up")
+    assert verdict.why == "the only input that differs; 3 others unread or read at start-up"
     pkg = Difference("packages", "numpy", "changed", "1.26", "2.1", score=72)
     seed = Difference("env", "SEED", "changed", "1", "2", score=91, evidence_kind="read")
     for more in (pkg, Difference("command", "--wd", "changed", "0", "1", score=88), seed):
