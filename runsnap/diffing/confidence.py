@@ -7,7 +7,8 @@ The rules (docs/ranking.md has the same text):
 * the top candidate must have evidence from the runs (``failing-path``, ``named`` or ``read``,
   :data:`runsnap.diffing.evidence.KINDS`);
 * and a clear margin over every other candidate (not only the next one: a difference more
-  can never make the verdict surer): stronger evidence (a kind higher in
+  can never make the verdict surer; without evidence, one scored under :data:`LIKELY` is no
+  candidate): stronger evidence (a kind higher in
   :data:`~runsnap.diffing.evidence.KINDS`, or, within a kind, a rank at least
   :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
   family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
@@ -135,7 +136,7 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
     startup = [d for d in causes if d.evidence_kind == "incidental"]
     # without evidence from the runs, what scores under LIKELY (host facts, a branch's name,
     # a tree's dirty flag beside its edits) is never a candidate either
-    unlikely = [d for d in causes if d.evidence_kind in ("name", "static") and d.score < LIKELY]
+    unlikely = [d for d in causes if _unlikely(d)]
     rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")
             and all(d is not u for u in unlikely)]
     if len(rest) == 1 and (rest[0].evidence_kind in FROM_RUNS or rest[0].section == "command"):
@@ -146,6 +147,12 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
         return Judgement("confident", (rest[0],), why=_sentence(
             "the only input that differs", n, what))
     return None
+
+
+def _unlikely(d: Difference) -> bool:
+    """A difference without evidence from the runs that scores under :data:`LIKELY` (a host
+    fact, a branch's name, a tree's dirty flag): never a candidate."""
+    return d.evidence_kind in ("name", "static") and d.score < LIKELY
 
 
 def _sentence(head: str, n: int, what: str) -> str:
@@ -179,7 +186,8 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
     if top.evidence_kind in FROM_RUNS:
         # apart from every other candidate, not only the runner-up: a difference added below
         # the runner-up (noise of another shell) never makes a verdict more sure
-        tied = [d for d in causes if d is top or not _apart(top, d)]
+        # without evidence, what scores under LIKELY is never a candidate (as below)
+        tied = [d for d in causes if d is top or not (_apart(top, d) or _unlikely(d))]
         if len(tied) == 1:
             return Judgement("confident", (top,), why=_apart_why(top, causes))
         return _sole(causes, outcome) or Judgement(

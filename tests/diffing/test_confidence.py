@@ -185,3 +185,18 @@ def test_an_undecided_verdict_names_three_candidates_and_counts_the_others() -> 
     out = report.to_dict()
     assert out["candidates"] == ["command --opt0", "command --opt1", "command --opt2"]
     assert out["more_candidates"] == 2 and out["bisect_launches"] == j.launches
+
+
+def test_what_scores_under_likely_without_evidence_never_ties_with_evidence() -> None:
+    """A read in the caller of the raise (failing-path 98) beside a host fact (kernel, 30) and
+    a tree's dirty flag (50), neither with evidence: they are never candidates, so the verdict
+    commits; beside a package the runs say nothing about (72), it stays a tie."""
+    top = Difference("env", "SERVE_MODE", "changed", "a", "b", score=98,
+                     evidence_kind="failing-path")
+    kernel = Difference("system", "kernel", "changed", "6.1", "6.8", score=30)
+    dirty = Difference("git", "proj.dirty", "changed", False, True, score=50)
+    got = judge([top, dirty, kernel], "different")
+    assert got.confidence == "confident" and got.candidates == (top,)
+    pkg = Difference("packages", "numpy", "changed", "1.26", "2.1", score=72)
+    got = judge([top, pkg, dirty, kernel], "different")
+    assert got.confidence == "undecided" and got.candidates == (top, pkg)
