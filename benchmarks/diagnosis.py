@@ -8,6 +8,9 @@
                                                               # capture and diff alike
     .venv/bin/python benchmarks/diagnosis.py --before REV     # also the ranker of commit REV,
                                                               # on the very same snapshots
+    .venv/bin/python benchmarks/diagnosis.py --rescore DIR --ranker REV
+                                                              # every figure with the ranker
+                                                              # of REV (the before figures)
     .venv/bin/python benchmarks/diagnosis.py --corpus-venv DIR
                                                               # make (once) and use a venv with
                                                               # torch and transformers
