@@ -186,7 +186,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     readers = decided
     if readers:
         bits = []
-        lines: list[str] = []
+        sites: dict[str, list[str]] = {}  # a place both runs read it from: one line
         for f, got in readers:
             n = int(got.get("reads") or 1)
             how = []
@@ -202,9 +202,10 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             for site in (got.get("sites") or ())[:3]:
                 stack = site.get("stack") if isinstance(site, Mapping) else None
                 if stack:
-                    lines.append(f"read in {f.label} at " + " <- ".join(str(s) for s in stack[:3]))
+                    sites.setdefault(" <- ".join(str(s) for s in stack[:3]), []).append(f.label)
+        lines = tuple(f"read in {' and '.join(labels)} at {where}" for where, labels in sites.items())
         return Evidence("read", "the program read it while it ran, in " + " and ".join(bits),
-                        lines=tuple(lines))
+                        lines=lines)
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
         where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
