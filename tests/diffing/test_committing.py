@@ -28,6 +28,8 @@ PROGRAM = """
         tag = os.environ.get("RUN_TAG", "")
         if os.environ.get("OLD_CACHE_DIR"):
             warnings.warn("OLD_CACHE_DIR is deprecated, please use CACHE_DIR instead")
+        if os.environ.get("SLOW_CACHE"):
+            warnings.warn("SLOW_CACHE is set: the cache is written through")
         rng = random.Random(0)
         w, v = 0.0, 0.0
         for step in range(50):
@@ -87,16 +89,23 @@ def test_an_error_quoting_one_options_value_singles_it_out(tmp_path: Path) -> No
 
 
 def test_a_warning_one_run_printed_is_no_cause_beside_an_input(tmp_path: Path) -> None:
-    """--momentum moves the loss; B's shell still exports a variable the program warns is
-    deprecated (a warning printed by B only names it): the run took it in (read), the warning
-    says nothing of the loss, so the verdict is undecided between the two, never confident on
-    the variable the warning names."""
-    report = _verdict(tmp_path, ("--momentum", "0.9"), ("--momentum", "0.0"),
+    """--momentum moves the loss; B's shell also sets a variable the program warns about (a
+    warning printed by B only names it). A deprecation notice says the variable decided nothing
+    but that line: --momentum is the only input that differs, confident. Another warning says
+    the run took the variable in (read), not what it changed: undecided between the two. The
+    variable a warning names is never the confident cause."""
+    report = _verdict(tmp_path / "notice", ("--momentum", "0.9"), ("--momentum", "0.0"),
                       {"OLD_CACHE_DIR": str(tmp_path)})
-    assert report["confidence"] == "undecided", report["verdict"]
-    assert sorted(report["candidates"]) == ["command --momentum", "env OLD_CACHE_DIR"]
+    assert report["confidence"] == "confident", report["verdict"]
+    assert report["candidates"] == ["command --momentum"]
     old = next(d for d in report["differences"] if d["key"] == "OLD_CACHE_DIR")
-    assert old["evidence_kind"] == "read" and "a warning" in old["reason"], old["reason"]
+    assert old["evidence_kind"] == "incidental", old["reason"]
+    report = _verdict(tmp_path / "other", ("--momentum", "0.9"), ("--momentum", "0.0"),
+                      {"SLOW_CACHE": "1"})
+    assert report["confidence"] == "undecided", report["verdict"]
+    assert sorted(report["candidates"]) == ["command --momentum", "env SLOW_CACHE"]
+    slow = next(d for d in report["differences"] if d["key"] == "SLOW_CACHE")
+    assert slow["evidence_kind"] == "read", slow["reason"]
 
 
 BOOTSTRAP = """
