@@ -26,7 +26,7 @@ from runsnap.knowledge.notices import notice_about
 from runsnap.knowledge.packages import normalize_name
 
 __all__ = ["WARNED", "called_where_raised", "engine_named", "excerpt", "named", "names_for",
-           "not_heeded", "read_by_failing_code", "texts", "value_tokens"]
+           "not_heeded", "only_notices_differ", "read_by_failing_code", "texts", "value_tokens"]
 
 #: The rank of what a warning says (:func:`texts`): below anything the failing run's error
 #: says. A warning shows that a value was seen, not that it failed; :mod:`runsnap.diffing.
@@ -177,12 +177,22 @@ def not_heeded(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, str] | Non
             row = notice_about(line, d.key) if line not in f.errors else None
             if row is None:
                 continue
-            if any(d.key in tokens(e) for g in runs if g.failed for e in g.errors):
+            if any(d.key in tokens(e) for g in runs if g.failed for e in g.errors) \
+                    or only_notices_differ(runs, d.key):
                 return None
             who = "a library's" if row.library == "any" else f"{row.library}'s"
             return (f"{f.label} printed {who} notice \"{excerpt(line, d.key, 24)}\": "
                     f"{row.says()}; it decided nothing but that line"), row.effect
     return None
+
+
+def only_notices_differ(runs: Sequence[RunFacts], key: str) -> bool:
+    """Whether two runs ended alike and printed the same last lines and warnings but for the
+    lines that name ``key``: then the notice is the whole difference, and ``key`` made it."""
+    if len(runs) != 2 or any(r.failed for r in runs) or runs[0].status != runs[1].status:
+        return False
+    a, b = ({line for line in (*r.warnings, *r.tail) if key not in line} for r in runs)
+    return a == b
 
 
 def read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
