@@ -82,6 +82,13 @@ class RunFacts(FrozenRecord):
     config_reads: frozenset[str] = frozenset()
     """``[runtime] config_reads``: the fields of a loaded model config the program read."""
 
+    native_startup: frozenset[str] = frozenset()
+    """``[runtime] native_startup``: the variables native code read only at a start-up (the
+    interpreter's, a library's load, a Python import), never while the program ran."""
+
+    pids: tuple[int, ...] = ()
+    """The traced Python processes of the run (``[runtime] processes``)."""
+
     shared_failure: bool = False
     """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
     evidence about what differs between them."""
@@ -143,6 +150,9 @@ class RunFacts(FrozenRecord):
             bulk_sites=tuple(runtime_bulk_sites(runtime)),
             config_reads=frozenset(str(f) for f in runtime.get("config_reads") or ()
                                    if isinstance(f, str)),
+            native_startup=frozenset(str(n) for n in runtime.get("native_startup") or ()),
+            pids=tuple(p["pid"] for p in runtime.get("processes") or ()
+                       if isinstance(p, Mapping) and isinstance(p.get("pid"), int)),
             tail=tuple(str(line) for key in ("stderr", "stdout")
                        for stream in (out.get(key),) if isinstance(stream, Mapping)
                        for line in (stream.get("tail") or ())[-TAIL_LINES:]),

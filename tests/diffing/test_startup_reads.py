@@ -1,0 +1,125 @@
+"""Start-up reads told from the data, not from a list of names (runsnap/diffing/ambient.py,
+``startup_reads`` and ``import_reads``): the getenv interposer says when native code read a
+variable (while a library was loaded, while Python imported a module, or while the program
+ran), and a Python read's stack says whether it was a package's module body under an import.
+Each pair is two real traced launches; the libraries are built here with the C compiler and
+loaded as torch loads its own (``ctypes.CDLL``: a ``dlopen``, the library's constructor run by
+the dynamic loader), and the package is a real installed one (fsspec)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runsnap.diffing import compare
+from runsnap.diffing.ambient import CEILING
+from tests.diffing.conftest import Capture, write_script
+
+needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+
+# A runtime library that reads its settings in its constructor, as libgomp's initialize_env
+# reads OMP_* and c10 reads TORCH_SHOW_CPP_STACKTRACES when torch loads; and one function
+# that reads a variable each time it is called (a decision while the program runs).
+LIBRARY = r"""
+#include <stdlib.h>
+static const char *mode;
+__attribute__((constructor)) static void init(void) { mode = getenv("STACKLIB_TRACEBACKS"); }
+const char *stacklib_mode(void) { return mode ? mode : "0"; }
+const char *stacklib_algo(void) { const char *v = getenv("STACKLIB_ALGO"); return v ? v : "ring"; }
+"""
+
+PROGRAM = """
+    import ctypes, os, sys
+
+    lib = ctypes.CDLL(sys.argv[1])
+    lib.stacklib_algo.restype = ctypes.c_char_p
+
+    def train():
+        lr = float(os.environ.get("TRAIN_LR", "0.1"))
+        algo = lib.stacklib_algo().decode()
+        print(f"algo={algo} loss={3 * lr:.4f}")
+
+    train()
+    """
+
+
+@pytest.fixture
+def stacklib(tmp_path: Path) -> Path:
+    src = tmp_path / "stacklib.c"
+    src.write_text(LIBRARY)
+    lib = tmp_path / "libstacklib.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    return lib
+
+
+@needs_cc
+def test_a_library_constructors_read_ranks_below_the_programs_read(
+        launched: Capture, tmp_path: Path, stacklib: Path) -> None:
+    """Before: both variables were "read" (the constructor's read 92, beside the program's
+    91), undecided between them. The interposer now sees the constructor's read while the
+    library loaded, in every process of both runs, and never again: incidental, below the
+    program's own read, which is then the one cause the runs show."""
+    app = write_script(tmp_path, "train.py", PROGRAM)
+    argv = [sys.executable, str(app), str(stacklib)]
+    a = launched(env={"TRAIN_LR": "0.1", "STACKLIB_TRACEBACKS": "0"}, argv=argv)
+    b = launched(env={"TRAIN_LR": "0.2", "STACKLIB_TRACEBACKS": "1"}, argv=argv)
+    assert a["runtime"]["native"] == "observed"
+    assert "STACKLIB_TRACEBACKS" in a["runtime"]["native_startup"]
+    assert "STACKLIB_ALGO" not in a["runtime"]["native_startup"]
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert (report.candidates[0].key, report.confidence) == ("TRAIN_LR", "confident"), \
+        report.verdict()
+    d = ranked["STACKLIB_TRACEBACKS"]
+    assert d.evidence_kind == "incidental" and d.score <= CEILING, (d.score, d.reason)
+    assert "read only at start-up, in every process of both runs" in d.reason
+
+
+@needs_cc
+def test_a_native_read_while_the_program_runs_stays_a_decision(
+        launched: Capture, tmp_path: Path, stacklib: Path) -> None:
+    """The library's function reads STACKLIB_ALGO each time the program calls it: a read
+    while the program ran (no loader, no import on the stack), read evidence as before,
+    undecided beside the program's own read."""
+    app = write_script(tmp_path, "train.py", PROGRAM)
+    argv = [sys.executable, str(app), str(stacklib)]
+    a = launched(env={"TRAIN_LR": "0.1", "STACKLIB_ALGO": "ring"}, argv=argv)
+    b = launched(env={"TRAIN_LR": "0.2", "STACKLIB_ALGO": "tree"}, argv=argv)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["STACKLIB_ALGO"].evidence_kind == "read", ranked["STACKLIB_ALGO"].reason
+    assert report.confidence == "undecided"
+    assert {d.key for d in report.candidates} == {"TRAIN_LR", "STACKLIB_ALGO"}
+
+
+def test_a_packages_setting_read_at_import_ranks_below_the_programs_option(
+        launched: Capture, tmp_path: Path) -> None:
+    """fsspec reads FSSPEC_CONFIG_DIR in the body of fsspec/config.py when it is imported,
+    in every process: a package's setting, ranked below the option the program decides
+    with, still a candidate (a package's settings module may read a decision so), never
+    first while the option is."""
+    pytest.importorskip("fsspec")
+    app = write_script(tmp_path, "job.py", """
+        import argparse
+        import fsspec
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch", type=int, default=8)
+        batch = parser.parse_args().batch
+        print(f"loss={1.0 / batch:.4f}")
+        """)
+    a = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-a")},
+                 argv=[sys.executable, str(app), "--batch", "8"])
+    b = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-b")},
+                 argv=[sys.executable, str(app), "--batch", "16"])
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    d = ranked["FSSPEC_CONFIG_DIR"]
+    assert d.score <= CEILING < ranked["--batch"].score, (d.score, d.reason)
+    assert "while importing fsspec" in d.reason
+    assert report.candidates[0].key == "--batch", report.verdict()
+    assert report.confidence == "undecided"
