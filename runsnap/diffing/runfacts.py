@@ -192,7 +192,14 @@ class RunFacts(FrozenRecord):
             stack = [str(x) for x in row.get("stack") or ()]
             prefixes = [str(p) for p in row.get("prefixes") or ()]
             suffixes = [str(p) for p in row.get("suffixes") or ()]
-            if not (prefixes or suffixes) or row.get("scan") is None:
+            contains = [str(p) for p in row.get("contains") or ()]
+            if name in (row.get("kept") or ()):
+                return self._scan_read(row, stack, name)
+            for part in contains:
+                if len(part) >= 3 and part in name and name != part:
+                    return self._scan_read(row, stack, "*" + part + "*")
+            if not (prefixes or suffixes or contains or row.get("kept")) \
+                    or row.get("scan") is None:
                 top = next((_top(s) for s in stack if not _top(s).startswith("<")
                             and _top(s) not in self.stdlib), "")
                 if top and top in self.modules:
@@ -215,7 +222,8 @@ class RunFacts(FrozenRecord):
         """The bulk reads that copied every variable (or whose code was not there to say),
         not scans that kept some."""
         return [r for r in self.bulk_sites if r.get("scan") is not True and not (
-            r.get("scan") is None and (r.get("prefixes") or r.get("suffixes")))]
+            r.get("scan") is None and (r.get("prefixes") or r.get("suffixes")
+                                       or r.get("contains") or r.get("kept")))]
 
     def bulk_site(self, name: str) -> str:
         """Where ``name`` was seen in a bulk copy (``file:line`` of the first copy's first

@@ -15,7 +15,7 @@ import re
 
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
-from runsnap.tracing.scans import filter_literals
+from runsnap.tracing.scans import filter_literals, filter_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -339,11 +339,17 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
         window = "".join(lines[max(0, n - SCAN_LINES): n + SCAN_BELOW])
         # a filter's own literals decide what it keeps, nearest the read first (the loop's
         # body, or a comprehension on the read's line); other literals are not names it read
-        kept = filter_literals("".join(lines[max(0, n - 2): n + SCAN_BELOW])) \
-            or filter_literals(window)
-        if kept is not None:
-            return {"scan": True, **({"prefixes": kept[0][:8]} if kept[0] else {}),
-                    **({"suffixes": kept[1][:8]} if kept[1] else {})}
+        near = "".join(lines[max(0, n - 2): n + SCAN_BELOW])
+        kept = filter_literals(near) or filter_literals(window)
+        # "NCCL" in k, k in ("A", "B"): only next to the read, where the loop's test is
+        member = filter_names(near)
+        if kept is not None or member is not None:
+            pre, suf = kept or ([], [])
+            sub, whole = member or ([], [])
+            return {"scan": True, **({"prefixes": pre[:8]} if pre else {}),
+                    **({"suffixes": suf[:8]} if suf else {}),
+                    **({"contains": sub[:8]} if sub else {}),
+                    **({"kept": whole[:32]} if whole else {})}
         named = re.findall(_PREFIX, window)
         if not named and not re.search(_FILTER, window):
             return {"scan": False}
