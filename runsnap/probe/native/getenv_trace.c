@@ -214,8 +214,9 @@ static int in_import(void) {
 static char when(void) {
     find_python();
     if (py.initialized && !py.initialized()) return 'S';
+    if (in_import()) return 'I';  /* before the backtrace, which costs more: a dlopen under an
+                                   * import (torch's _C) is an import's start-up either way */
     if (in_loader()) return 'L';
-    if (in_import()) return 'I';
     return 'R';
 }
 
