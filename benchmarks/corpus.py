@@ -13,7 +13,9 @@ The fourth half, ``fresh2`` (benchmarks/fresh2.py), is a second batch written th
 the outside, with other libraries and mechanisms; it is never tuned on either. The fifth,
 ``fresh3`` (benchmarks/fresh3.py), a third batch written from the outside, is mostly distributed
 and engine incidents with real torch (torchrun jobs compared job to job among them); it is never
-tuned on either.
+tuned on either. The sixth, ``fresh4`` (benchmarks/fresh4.py), a fourth batch written from the
+outside, is real workloads (the Hugging Face Trainer, torchrun gloo jobs, uvicorn and aiohttp
+servers, datasets and polars pipelines, MLflow, jsonargparse, gin); it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -27,15 +29,16 @@ from benchmarks.engines import ENGINES
 from benchmarks.fresh import FRESH
 from benchmarks.fresh2 import FRESH2
 from benchmarks.fresh3 import FRESH3
+from benchmarks.fresh4 import FRESH4
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
-FRESH3_HALF = "fresh3"
+FRESH3_HALF, FRESH4_HALF = "fresh3", "fresh4"
 #: Every half, in the order reports show them.
-HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF)
+HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF)
 #: The halves written from the outside, never tuned on.
-FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF)
+FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF)
 
 
 def half_of(name: str) -> str:
@@ -56,8 +59,8 @@ class Entry:
     half: str
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries) or
-    ``fresh`` / ``fresh2`` / ``fresh3`` (acts through real libraries, written from the outside:
-    benchmarks/fresh.py, benchmarks/fresh2.py, benchmarks/fresh3.py)."""
+    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` (acts through real libraries, written from
+    the outside: benchmarks/fresh.py, fresh2.py, fresh3.py, fresh4.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -76,4 +79,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH2_HALF, "fresh2") for b in FRESH2),
     # never tuned on either: the whole of benchmarks/fresh3.py is the fifth half
     *(Entry(_name(b), b, FRESH3_HALF, "fresh3") for b in FRESH3),
+    # never tuned on either: the whole of benchmarks/fresh4.py is the sixth half
+    *(Entry(_name(b), b, FRESH4_HALF, "fresh4") for b in FRESH4),
 ]

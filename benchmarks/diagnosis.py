@@ -16,10 +16,10 @@ Each incident is launched twice for real under ``runsnap capture`` (traced; the 
 then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differences. The
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
-nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh and
-fresh2 and fresh3, the whole of benchmarks/fresh.py, fresh2.py and fresh3.py, written from the
-outside and never tuned on; ``--half fresh3`` runs only the third; a job incident, torchrun
-starting ``runsnap capture`` for each rank, is compared folder to folder):
+nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
+fresh2, fresh3 and fresh4, the whole of benchmarks/fresh.py, fresh2.py, fresh3.py and fresh4.py,
+written from the outside and never tuned on; ``--half fresh4`` runs only the fourth; a job
+incident, torchrun starting ``runsnap capture`` for each rank, is compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -58,7 +58,10 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
                    "omegaconf", "hydra-core", "dynaconf", "python-decouple", "marshmallow",
                    "jsonschema", "accelerate", "platformdirs", "safetensors",
                    # benchmarks/fresh3.py
-                   "scikit-learn", "numba", "sqlalchemy", "pandas", "tzlocal", "ml-collections")
+                   "scikit-learn", "numba", "sqlalchemy", "pandas", "tzlocal", "ml-collections",
+                   # benchmarks/fresh4.py
+                   "mlflow-skinny", "datasets", "pyarrow", "polars", "tokenizers", "fastapi",
+                   "uvicorn", "aiohttp", "environs", "jsonargparse", "gin-config")
 
 
 def is_job(launch: Launch) -> bool:
