@@ -46,7 +46,7 @@ from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.checks.finding import CONSEQUENCES
-from runsnap.diffing.ambient import CEILING, ambient_reads, import_reads, startup_reads
+from runsnap.diffing.ambient import CEILING, ambient_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import (
@@ -187,8 +187,6 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("incidental", "read only on behalf of " + "; ".join(generic[:2])
                         + ", not a decision of the program")
     readers = decided
-    if readers and (imported := import_reads(name, runs)) is not None:
-        return Evidence("name", imported, ceiling=CEILING)
     if readers:
         bits = []
         lines: list[str] = []
