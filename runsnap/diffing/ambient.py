@@ -33,7 +33,7 @@ from runsnap.diffing.attribution import frames_of, generic_frame
 from runsnap.diffing.runfacts import RunFacts
 from runsnap.knowledge.readers import ambient_setting
 
-__all__ = ["CEILING", "ambient_reads", "executables", "startup_reads"]
+__all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "startup_reads"]
 
 #: The highest score of a variable read only at start-up: below the launch options (88), the
 #: command's executable (84) and a model's config fields (85-88), as below the program's reads.
@@ -129,11 +129,21 @@ def _startup_only(name: str, f: RunFacts) -> tuple[str, ...] | None:
     return tuple(how) or None
 
 
-def startup_reads(name: str, runs: Sequence[RunFacts]) -> str | None:
+def decides_otherwise(name: str, a: Any, b: Any) -> bool:
+    """Whether what ``name`` decides, where the table says and the runs record it, differs
+    between snapshots ``a`` and ``b``: ``PATH`` and the executables the runs resolved."""
+    rule = ambient_setting(name)
+    return rule is not None and rule[0] == "executable" and executables(a) != executables(b)
+
+
+def startup_reads(name: str, runs: Sequence[RunFacts], a: Any = None, b: Any = None
+                  ) -> str | None:
     """The sentence of ``incidental`` evidence when both runs read ``name`` natively and only
     at a start-up, in every process (told from the data: the interposer saw no read of it
     while the program ran), else None. Python reads at import, beside, leave it so; a variable
     read only from Python is not judged here."""
+    if a is not None and decides_otherwise(name, a, b):
+        return None  # read at start-up, and what it decided there differs: the executables
     hows = [_startup_only(name, f) for f in runs]
     if len(runs) < 2 or any(h is None for h in hows) or not all(
             f.env.get(name, {}).get("native") for f in runs):

@@ -168,7 +168,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return listed
     if a is not None and (ambient := ambient_reads(name, runs, a, b)):  # OMP_*, PATH...
         return Evidence("incidental", ambient, ceiling=CEILING)
-    if (ambient := startup_reads(name, runs)) is not None:  # told from the data
+    if (ambient := startup_reads(name, runs, a, b)) is not None:  # told from the data
         return Evidence("incidental", ambient, ceiling=CEILING)
     readers: list[tuple[RunFacts, Mapping[str, Any]]] = [
         (f, got) for f in runs for got in (f.reads(name),) if got is not None]

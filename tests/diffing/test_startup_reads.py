@@ -120,3 +120,25 @@ def test_a_packages_setting_read_at_import_keeps_its_read_evidence(
     assert ranked["FSSPEC_CONFIG_DIR"].evidence_kind == "read", ranked["FSSPEC_CONFIG_DIR"].reason
     assert report.confidence == "undecided"
     assert {"FSSPEC_CONFIG_DIR", "--batch"} <= {d.key for d in report.candidates}
+
+
+def test_path_read_at_start_up_counts_when_the_runs_resolved_other_interpreters(
+        launched: Capture, tmp_path: Path) -> None:
+    """The interpreter reads PATH natively at start-up, in every process: a start-up read.
+    But B's PATH finds another ``python3`` (a venv without the package the program imports),
+    and what PATH decides, the executable, differs: PATH is no incidental read there."""
+    import venv
+
+    other = tmp_path / "other"
+    venv.create(other, with_pip=False)
+    app = write_script(tmp_path, "job.py", """
+        import click
+        print("ok", click.__name__)
+        """)
+    path = str(Path(sys.executable).parent) + ":/usr/bin:/bin"
+    a = launched(env={"PATH": path}, argv=["python3", str(app)])
+    b = launched(env={"PATH": f"{other / 'bin'}:{path}"}, argv=["python3", str(app)])
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["PATH"].evidence_kind != "incidental", ranked["PATH"].reason
