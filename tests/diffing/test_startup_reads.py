@@ -142,3 +142,33 @@ def test_path_read_at_start_up_counts_when_the_runs_resolved_other_interpreters(
     report = compare(a, b)
     ranked = {d.key: d for d in report.counted}
     assert ranked["PATH"].evidence_kind != "incidental", ranked["PATH"].reason
+
+
+@needs_cc
+def test_a_native_read_in_the_programs_own_module_body_is_the_programs(
+        launched: Capture, tmp_path: Path, stacklib: Path) -> None:
+    """The program's own module calls into the library in its body, while the script imports
+    it: an import runs, but the module body on the stack is the program's, whose top-level
+    code decides what the program does. The library's read there is not a start-up read."""
+    write_script(tmp_path, "trainlib.py", """
+        import ctypes, os, sys
+
+        # PyDLL: called with the GIL held, as an extension module's functions are
+        lib = ctypes.PyDLL(os.environ["STACKLIB_PATH"])
+        lib.stacklib_algo.restype = ctypes.c_char_p
+        ALGO = lib.stacklib_algo().decode()
+        """)
+    app = write_script(tmp_path, "train.py", """
+        import trainlib
+        print("algo", trainlib.ALGO)
+        """)
+    argv = [sys.executable, str(app)]
+    env = {"STACKLIB_PATH": str(stacklib), "PYTHONPATH": str(tmp_path)}
+    a = launched(env={**env, "STACKLIB_ALGO": "ring", "STACKLIB_TRACEBACKS": "0"}, argv=argv)
+    b = launched(env={**env, "STACKLIB_ALGO": "tree", "STACKLIB_TRACEBACKS": "1"}, argv=argv)
+    startup = a["runtime"].get("native_startup") or []
+    assert "STACKLIB_ALGO" not in startup and "STACKLIB_TRACEBACKS" in startup
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["STACKLIB_ALGO"].evidence_kind == "read", ranked["STACKLIB_ALGO"].reason
+    assert ranked["STACKLIB_TRACEBACKS"].evidence_kind == "incidental"

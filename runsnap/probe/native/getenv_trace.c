@@ -13,10 +13,12 @@
  * program ran: "S" while the interpreter is not (or no longer) initialised (CPython's own
  * start-up: getpath reads PATH), "L" while the dynamic loader runs a library's constructors
  * (ld.so's frames on the stack: libgomp's initialize_env reads OMP_*), "I" while Python imports
- * a module (an importlib frame on the Python stack of the thread that holds the GIL: a native
- * extension's module init), else "R". A name first read at start-up that is read again while
- * the program runs gets one more line, "R\t<name>\n". Telling costs a backtrace(3) and, with
- * the GIL held, a walk of the Python frames: only for a name with no "R" read yet.
+ * a library (an importlib frame on the Python stack of the thread that holds the GIL, and the
+ * innermost module body there an installed package's or Python's own: an extension's module
+ * init; not the program's own module calling into a library as it is imported), else "R".
+ * A name first read at start-up that is read again while the program runs gets one more line,
+ * "R\t<name>\n". Telling costs, with the GIL held, a walk of the Python frames, and else a
+ * backtrace(3): only for a name with no "R" read yet.
  * Nothing is ever printed, and a failure of ours only stops the recording.
  */
 #define _GNU_SOURCE
@@ -180,25 +182,36 @@ static int in_loader(void) {
     return 0;
 }
 
-/* Whether the Python stack of this thread (which holds the GIL) runs an import. */
+/* A module body's file of an installed package or of Python's own library (not the
+ * program's own code, whose module bodies decide what the program does). */
+static int library_file(const char *file) {
+    return strstr(file, "/site-packages/") || strstr(file, "/dist-packages/")
+           || (strstr(file, "/lib/python") && !strstr(file, "-packages/"));
+}
+
+/* Whether the Python stack of this thread (which holds the GIL) runs an import of a library:
+ * an importlib frame on it, and the innermost module body on it a library's (torch's
+ * __init__.py importing its extension; not the program's own module calling into torch). */
 static int in_import(void) {
     if (!(py.gil_held && py.frame && py.back && py.code && py.getattr && py.utf8 && py.decref
           && py.fetch && py.restore) || !py.gil_held())
         return 0;
     void *type, *val, *tb;
     py.fetch(&type, &val, &tb);  /* an exception in flight stays as it was */
-    int found = 0;
+    int importing = 0, module = -1;  /* module: the innermost body's file is a library's */
     void *frame = py.frame();  /* borrowed */
     void *owned = NULL;
-    for (int depth = 0; frame && depth < 200 && !found; depth++) {
+    for (int depth = 0; frame && depth < 200 && !(importing && module >= 0); depth++) {
         void *code = py.code(frame);
         if (code) {
             void *file = py.getattr(code, "co_filename");
-            if (file) {
-                const char *text = py.utf8(file);
-                if (text && strncmp(text, "<frozen importlib._bootstrap", 28) == 0) found = 1;
-                py.decref(file);
-            }
+            void *name = module < 0 ? py.getattr(code, "co_name") : NULL;
+            const char *f = file ? py.utf8(file) : NULL;
+            const char *n = name ? py.utf8(name) : NULL;
+            if (f && strncmp(f, "<frozen importlib._bootstrap", 28) == 0) importing = 1;
+            else if (f && n && strcmp(n, "<module>") == 0) module = library_file(f);
+            if (file) py.decref(file);
+            if (name) py.decref(name);
             py.decref(code);
         }
         void *next = py.back(frame);  /* a new reference */
@@ -208,7 +221,7 @@ static int in_import(void) {
     }
     if (owned) py.decref(owned);
     py.restore(type, val, tb);
-    return found;
+    return importing && module == 1;
 }
 
 static char when(void) {
