@@ -32,6 +32,8 @@ from benchmarks.fresh3 import FRESH3
 from benchmarks.fresh4 import FRESH4
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
+from benchmarks.tune2 import TUNE2
+from benchmarks.tune_warnings import TUNE_WARNINGS
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF = "fresh3", "fresh4"
@@ -58,7 +60,8 @@ class Entry:
     build: Callable[[Path], Incident]
     half: str
     source: str
-    """``rules`` (written beside the rules), ``third-party`` (acts through real libraries) or
+    """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
+    ``engines``, ``tune2`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` (acts through real libraries, written from
     the outside: benchmarks/fresh.py, fresh2.py, fresh3.py, fresh4.py)."""
 
@@ -73,6 +76,10 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, half_of(_name(b)), "third-party") for b in THIRD_PARTY),
     # distributed and engine incidents (issue 41), written to tune on: all in the tune half
     *(Entry(_name(b), b, TUNE, "engines") for b in ENGINES),
+    # one difference, one line (issue 41 item 9, w3-41c): all in the tune half
+    *(Entry(_name(b), b, TUNE, "tune2") for b in TUNE2),
+    # deprecation notices beside the real cause (issue 41, w3-41d): all in the tune half
+    *(Entry(_name(b), b, TUNE, "tune_warnings") for b in TUNE_WARNINGS),
     # never tuned on: the whole of benchmarks/fresh.py is the third half
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
     # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half

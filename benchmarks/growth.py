@@ -18,8 +18,9 @@ in the same run?
   (time, peak RSS, bytes printed).
 * **hidden** (issue 37): ``runsnap diff`` (text) against ``--format json`` of two traced
   snapshots with N differing variables no process read, up to 100,000 (text <= 2x JSON).
-* **line** (issue 37): ``report`` and ``scrub`` of a snapshot holding one N MB output line:
-  peak RSS against the snapshot's size.
+* **line** (issue 37): ``report``, ``scrub``, ``show`` and ``diff`` of a snapshot holding one
+  N MB output line: peak RSS against the snapshot's size and against a tomllib parse of the
+  same file, and CPU time per MB (linear: the same at every size).
 
 Times are medians of ``--repeat`` runs; on a shared machine CPU time (user + system of the
 children) is steadier than wall time, and both are printed.
@@ -252,40 +253,52 @@ def diff_hidden(work: Path, counts: list[int], repeat: int) -> list[str]:
 
 
 def long_line(work: Path, sizes_mb: list[int], repeat: int) -> list[str]:
-    """Issue 37: ``report`` and ``scrub`` of a snapshot whose output tail holds one line of N
-    MB (words of random letters and digits, what a token search looks at): peak RSS against
-    the snapshot's size, and time."""
+    """Issue 37: ``report``, ``scrub``, ``show`` and ``diff`` (against the same snapshot
+    without the line) of a snapshot whose output tail holds one line of N MB (words of random
+    letters and digits, what a token search looks at): peak RSS against the snapshot's size
+    and against ``python -c`` parsing the same file with tomllib, and CPU time per MB."""
     import random
     import string
 
     base = _traced_base(work)
     rng = random.Random(37)
     alpha = string.ascii_letters + string.digits
-    rows = ["| line MB | snapshot MB | report: wall s (CPU s) | report peak RSS MiB | "
-            "scrub: wall s (CPU s) | scrub peak RSS MiB | RSS / snapshot size (worse) |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    env = {**os.environ, "RUNSNAP_KEY_FILE": str(work / "key"),
+           "RUNSNAP_CACHE_DIR": str(work / "cache")}
+    rows = ["| line MB | snapshot MB | command | wall s (CPU s) | CPU s per MB | peak RSS MiB | "
+            "RSS / snapshot size | RSS / tomllib's |",
+            "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
     for mb in sizes_mb:
-        words = " ".join("".join(rng.choice(alpha) for _ in range(40))
-                         for _ in range(mb * 1_000_000 // 41))
+        words = " ".join("".join(rng.choices(alpha, k=40)) for _ in range(mb * 1_000_000 // 41))
         at = base.index("tail = [", base.index("[outcome.stdout]"))
         end = base.index("]\n", at)
         snap = work / f"line-{mb}.toml"
         snap.write_text(base[:at] + f'tail = [\n    "{words}",\n' + base[end:])
+        del words
         size = snap.stat().st_size
-        report = [RUNSNAP, "report", snap.name, "-o", os.devnull]
-        rep = _median([_timed(report, work)[:2] for _ in range(repeat)])
-        rep_peak = _peak_kib(report, work)
-        scrub_runs, scrub_peak = [], 0
-        for _ in range(repeat):
+        parse = [sys.executable, "-c", "import sys, tomllib; tomllib.load(open(sys.argv[1], 'rb'))",
+                 snap.name]
+
+        def scrub_copy(snap: Path = snap) -> list[str]:
             shutil.copy(snap, work / "scrubbed.toml")
-            scrub_runs.append(_timed([RUNSNAP, "scrub", "scrubbed.toml"], work)[:2])
-        shutil.copy(snap, work / "scrubbed.toml")
-        scrub_peak = _peak_kib([RUNSNAP, "scrub", "scrubbed.toml"], work)
-        scr = _median(scrub_runs)
-        worst = max(rep_peak, scrub_peak) * 1024 / size
-        rows.append(f"| {mb} | {size / 1e6:.1f} | {rep[0]:.2f} ({rep[1]:.2f}) | "
-                    f"{rep_peak / 1024:.1f} | {scr[0]:.2f} ({scr[1]:.2f}) | "
-                    f"{scrub_peak / 1024:.1f} | {worst:.1f}x |")
+            return [RUNSNAP, "scrub", "scrubbed.toml"]
+
+        name = snap.name
+        commands = {"python -c tomllib.load": lambda parse=parse: parse,
+                    "report": lambda name=name: [RUNSNAP, "report", name, "-o", os.devnull],
+                    "scrub": scrub_copy,
+                    "show": lambda name=name: [RUNSNAP, "show", name],
+                    "diff": lambda name=name: [RUNSNAP, "diff", "traced.toml", name]}
+        measured: dict[str, tuple[float, float, int]] = {}
+        for name, argv in commands.items():
+            runs = [_timed(argv(), work, env)[:2] for _ in range(repeat)]
+            wall, cpu = _median(runs)
+            measured[name] = (wall, cpu, _peak_kib(argv(), work, env=env))
+        floor = measured["python -c tomllib.load"][2]
+        for name, (wall, cpu, peak) in measured.items():
+            rows.append(f"| {mb} | {size / 1e6:.1f} | {name} | {wall:.2f} ({cpu:.2f}) | "
+                        f"{cpu / mb:.2f} | {peak / 1024:.1f} | {peak * 1024 / size:.1f}x | "
+                        f"{peak / floor:.2f}x |")
     return rows
 
 
@@ -308,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         counts = [1000, 5000, 20000] if not args.quick else [1000, 4000]
         lengths = [1_000, 1_000_000, 50_000_000] if not args.quick else [1_000, 5_000_000]
         hidden = [2_000, 20_000, 100_000] if not args.quick else [2_000, 8_000]
-        line_mb = [1, 10] if not args.quick else [1, 3]
+        line_mb = [1, 10, 50] if not args.quick else [1, 3]
         load = os.getloadavg()[0]
         out = ["## Growth (issue 24): relay, variables in diff, label length", "",
                f"- load average before: {load:.2f} (2 CPUs shared with other work)",
@@ -327,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
                   lambda: ls_label(work, lengths, args.repeat)),
                  ("hidden", "### diff: text against JSON, N hidden (unread) differences",
                   lambda: diff_hidden(work, hidden, args.repeat)),
-                 ("line", "### report and scrub: one output line of N MB",
+                 ("line", "### report, scrub, show and diff: one output line of N MB",
                   lambda: long_line(work, line_mb, args.repeat)))
         print("\n".join(out), flush=True)
         for key, title, part in parts:  # each table as soon as it is measured

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
 
 import click
@@ -78,3 +79,26 @@ def test_every_kind_of_finding_is_named_where_the_recipe_says() -> None:
     kind_doc = source.split("kind: str", 1)[1].split('"""', 2)[1]  # Finding.kind's docstring
     assert "kind" in Finding._fields
     assert sorted(k for k in kinds if f"``{k}``" not in kind_doc) == []
+
+
+def test_the_field_recipe_counts_the_files_the_generator_writes() -> None:
+    """The field recipe's count: the files written by hand it names, and those
+    ``python -m runsnap.snapshot.shapes`` writes (one records module per field)."""
+    from runsnap.snapshot import shape_compare, shape_records, shapes
+
+    recipe = _recipes().split("**A command**", 1)[0]
+    m = re.search(r"touches\s+(\d+)\s+files:\s+(\d+)\s+written\s+by\s+hand\s+\((.+?)\)\s+and\s+"
+                  r"(\d+)\s+that\s+`python -m runsnap.snapshot.shapes`\s+writes\s+\((.+?)\)\.",
+                  recipe, re.S)
+    assert m, recipe[:400]
+    total, by_hand, hand, made, generated = int(m[1]), int(m[2]), m[3], int(m[4]), m[5]
+    assert total == by_hand + made and by_hand == len(re.findall(r"collector|`[\w/.]+`", hand))
+    named = set(re.findall(r"`runsnap/snapshot/([\w.]+)`", generated))
+    written = {os.path.basename(shapes.SCHEMA), os.path.basename(shape_compare.TABLE),
+               *(f"{module}.py" for module in shape_records.MODULES.values())}
+    assert named == written
+    # what the command runs: the three writers
+    main = (ROOT / "runsnap" / "snapshot" / "shapes.py").read_text().split("__main__", 1)[1]
+    assert all(f"{w}(" in main for w in ("write_schema", "write_table", "write_records"))
+    # one field's record lives in one records module: the count has one of them
+    assert made == len(written) - (len(shape_records.MODULES) - 1)

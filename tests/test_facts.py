@@ -23,8 +23,8 @@ def test_facts_of_a_real_capture(tmp_path: Path) -> None:
     f = facts(snap)
     assert (f.label, f.argv[1:3], f.option_count) == ("good", ("-m", "srv"), 2)
     assert f.executable == sys.executable and not f.outcome and not f.outcome_missing
-    assert [(r.name, r.dirty, r.untracked, r.roles) for r in f.repos if r.name == "proj"] == [
-        ("proj", True, 1, ("cwd",))]
+    proj = f.repos["proj"]
+    assert (proj.dirty, proj.untracked_count, tuple(proj.roles)) == (True, 1, ("cwd",))
     assert f.variable_count == 4 and f.secret_count == 1
     assert sorted(k for k, _v in f.notable_env) == ["HF_TOKEN", "NCCL_ALGO"]
     assert dict(f.notable_env)["HF_TOKEN"].startswith("<redacted:")

@@ -8,7 +8,7 @@ import inspect
 import re
 
 import runsnap
-from runsnap.base.options import DIR, FORMAT, OUTPUT, YES
+from runsnap.base.options import DIR, FORMAT, METRIC_TOLERANCE, OUTPUT, YES
 from runsnap.capturing.options import CAPTURE_OPTIONS, CaptureOptions
 from runsnap.commands.capture import CaptureRequest
 from tests.conftest import ROOT
@@ -19,7 +19,7 @@ NOT_OPTIONS = {"argv", "pid", "env", "cwd", "on_saved", "companion", "started"}
 
 
 def test_each_shared_flag_is_declared_once() -> None:
-    for opt in (DIR, FORMAT, OUTPUT, YES):
+    for opt in (DIR, FORMAT, OUTPUT, YES, METRIC_TOLERANCE):
         for flag in opt.flags:
             places = [f"{p.relative_to(ROOT)}:{n}"
                       for p in sorted((ROOT / "runsnap").rglob("*.py"))

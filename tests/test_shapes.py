@@ -202,3 +202,16 @@ def test_a_field_without_a_mark_is_found_at_every_depth_compared_field_by_field(
     assert shape_compare.unmarked({"x": _Section}) == ["x.by_field.forgotten_inside", "x.forgotten"]
     assert shape_compare.table_of({"x": _Section})["by_declaration"] == {
         "x.by_field": {"marked": (10, "a reason")}}
+
+
+def test_the_records_are_the_declarations(tmp_path) -> None:
+    """runsnap/snapshot/records*.py, the classes readers read sections as, are generated from
+    the declarations (one declaration of each field: a reader's wrong name is a type error)."""
+    from runsnap.snapshot import shape_records
+
+    for path, text in shape_records.write_records(shapes.DECLARED, str(tmp_path)).items():
+        name = path.rsplit("/", 1)[1]
+        with open(f"{shape_records.HERE}/{name}", encoding="utf-8") as fh:
+            assert fh.read() == text, (
+                f"runsnap/snapshot/{name} is not what the declarations say: rewrite it with "
+                "python -m runsnap.snapshot.shapes")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["ALLOW_MISSING_SECRETS", "DEFAULT_DIR", "DIR", "DIR_HELP", "FORMAT", "MAX_TRIALS", "METRIC",
-           "OUTPUT", "QUIET", "TEST", "TIMEOUT", "YES", "Opt"]
+           "METRIC_TOLERANCE", "OUTPUT", "QUIET", "TEST", "TIMEOUT", "YES", "Opt"]
 
 
 class Opt(FrozenRecord):
@@ -88,6 +88,14 @@ TEST = Opt(("--test",), "test", metavar="CMD",
 METRIC = Opt(("--metric",), "metric", metavar="NAME",
              help="When GOOD and BAD end alike: the metric whose value decides (default: the "
                   "first the diff finds beyond noise, else wall time, else peak memory).")
+
+#: ``--metric-tolerance [NAME=]TOL``: how far a metric may move between two runs that ended
+#: alike and still be noise (``diff``, and ``why``/``bisect`` when a metric judges).
+METRIC_TOLERANCE = Opt(("--metric-tolerance",), "metric_tolerance", multiple=True,
+                       metavar="[NAME=]TOL",
+                       help="How far a metric may move and still be noise, relative to the "
+                            "larger value (0.001 or 0.1%; 0 for bit-exact runs; NAME may be a "
+                            "glob; repeatable; default 1%, 50% for speed and time).")
 
 #: ``--max-trials N``: stop after N launches with the best answer so far.
 MAX_TRIALS = Opt(("--max-trials",), "max_trials", kind="positive",

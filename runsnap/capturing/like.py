@@ -23,24 +23,20 @@ def context_args(snap: Snapshot) -> dict[str, Any]:
     ...     "cwd": "/nonexistent"}}))["argv"]
     ['python', 'x.py']
     """
-    cmd: Mapping[str, Any] = snap.get("command") or {}
-    cwd = cmd.get("cwd")
+    records = snap.records
+    cwd = records.command.cwd
     args: dict[str, Any] = {
-        "argv": list(cmd.get("argv") or []),
+        "argv": list(records.command.argv),
         "cwd": cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         "label": "now",
     }
-    pk: Mapping[str, Any] = snap.get("packages") or {}
-    if pk.get("reason") == "--python" and pk.get("interpreter") \
-            and os.path.exists(str(pk["interpreter"])):  # gone: today's choice, a difference
-        args["python"] = pk["interpreter"]
-    repos = (snap.get("git") or {}).get("repos") or {}
-    args["repos"] = [r["path"] for r in repos.values()
-                     if "--repo" in (r.get("roles") or []) and r.get("path")]
-    models = (snap.get("models") or {}).get("models") or {}
-    args["models"] = [m["given"] for m in models.values()
-                      if any(str(s).startswith("runsnap --model") for s in m.get("sources") or [])
-                      and m.get("given")]
+    pk = records.packages
+    if pk.reason == "--python" and pk.interpreter \
+            and os.path.exists(pk.interpreter):  # gone: today's choice, a difference
+        args["python"] = pk.interpreter
+    args["repos"] = [r.path for r in records.git.repos.values() if "--repo" in r.roles and r.path]
+    args["models"] = [m.given for m in records.models.models.values()
+                      if any(str(s).startswith("runsnap --model") for s in m.sources) and m.given]
     return args
 
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from runsnap.checks.finding import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["requires_dist", "unmet_requirements"]
 
@@ -108,12 +111,17 @@ def _egg_requires(folder: str) -> list[str] | None:
     return out
 
 
-def _marker_env(snap: Any) -> dict[str, str]:
+def _or(found: str | None) -> str:
+    """A recorded version, ``""`` when none was written."""
+    return "" if found is None else found
+
+
+def _marker_env(snap: Snapshot) -> dict[str, str]:
     # deferred: packaging, ~153 ms measured under load; only _marker_env() needs it
     from packaging.markers import default_environment
 
     env = {k: str(v) for k, v in default_environment().items()}
-    version = str((snap.get("packages") or {}).get("python_version") or "")
+    version = str(snap.records.packages.python_version or "")
     if re.fullmatch(r"\d+\.\d+(\.\d+)?.*", version):
         env["python_full_version"] = version
         env["python_version"] = ".".join(version.split(".")[:2])
@@ -121,23 +129,22 @@ def _marker_env(snap: Any) -> dict[str, str]:
     return env
 
 
-def unmet_requirements(snap: Any, requires: Requires = requires_dist) -> list[Finding]:
+def unmet_requirements(snap: Snapshot, requires: Requires = requires_dist) -> list[Finding]:
     """What ``pip check`` reports for the snapshot's interpreter, one finding per line of it
     (``X 1.0 requires Y, which is not installed.``, ``X 1.0 has requirement Y>=2, but you have
     Y 1.5.``)."""
     # deferred: packaging, ~140 ms measured under load; only unmet_requirements() needs it
     from packaging.requirements import InvalidRequirement, Requirement
 
-    dists: Mapping[str, Any] = (snap.get("packages") or {}).get("distributions") or {}
-    installed = {_norm(n): (n, str(d.get("version", ""))) for n, d in dists.items()
-                 if isinstance(d, Mapping)}
+    dists = snap.records.packages.distributions
+    installed = {_norm(n): (n, str(_or(d.version))) for n, d in dists.items()}
     env = _marker_env(snap)
     out: list[Finding] = []
     for name, d in sorted(dists.items()):
-        if not isinstance(d, Mapping) or not d.get("location"):
+        if not d.location:
             continue
-        version = str(d.get("version", ""))
-        lines = requires(str(d["location"]), str(name), version)
+        version = str(_or(d.version))
+        lines = requires(d.location, str(name), version)
         for line in lines or ():
             try:
                 req = Requirement(line)

@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from runsnap.snapshot import Snapshot
+
     #: ``who_reads(name) -> places``: static readers in the installed packages (who-reads).
     WhoReads = Callable[[str], Sequence[str]]
 
@@ -170,33 +172,33 @@ def draft_target_disagreement(snap: Any) -> list[Finding]:
     return out
 
 
-def shadowed_imports(snap: Any) -> list[Finding]:
+def _or(found: str | None) -> str:
+    """A recorded version, ``?`` when none was written."""
+    return "?" if found is None else found
+
+
+def shadowed_imports(snap: Snapshot) -> list[Finding]:
     """Packages imported from somewhere other than where they are installed."""
-    pkgs = snap.get("packages") or {}
-    dists: Mapping[str, Any] = pkgs.get("distributions") or {}
-    by_norm = {normalize_name(k): (k, v) for k, v in dists.items()}
+    pkgs = snap.records.packages
+    by_norm = {normalize_name(k): (k, v) for k, v in pkgs.distributions.items()}
     out: list[Finding] = []
-    modules = _runtime(snap).get("modules") or {}
-    for mod, table in modules.items():
-        if not isinstance(table, Mapping) or table.get("origin") not in ("pythonpath", "cwd",
-                                                                         "other"):
+    for mod, table in snap.records.runtime.modules.items():
+        if table.origin not in ("pythonpath", "cwd", "other"):
             continue
         installed = by_norm.get(normalize_name(mod))
         if installed is None:
             continue
         name, dist = installed
-        loc = str(dist.get("location") or "")
-        file = str(table.get("file") or "")
+        loc = str(dist.location or "")
+        file = str(table.file or "")
         if loc and file.startswith(loc.rstrip("/") + "/"):
             continue
         out.append(Finding("shadowed-import", 87, (
-            f"{mod} was imported from {file} ({table.get('origin')}), not from the installed "
-            f"{name} {dist.get('version', '?')} in {loc or '?'}"), ("runtime", "modules", mod),
-            (f"imported: {file}", f"installed: {name} {dist.get('version', '?')} at {loc}")))
+            f"{mod} was imported from {file} ({table.origin}), not from the installed "
+            f"{name} {_or(dist.version)} in {loc or '?'}"), ("runtime", "modules", mod),
+            (f"imported: {file}", f"installed: {name} {_or(dist.version)} at {loc}")))
     seen = {f.path[-1] for f in out}
-    for s in pkgs.get("shadowed") or ():
-        if not isinstance(s, Mapping):
-            continue
+    for s in pkgs.shadowed:  # as the probe wrote them (not declared field by field)
         name = str(s.get("name", "?"))
         if normalize_name(name) in {normalize_name(m) for m in seen}:
             continue

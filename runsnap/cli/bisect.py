@@ -9,7 +9,15 @@ from typing import Any
 
 import click
 
-from runsnap.base.options import ALLOW_MISSING_SECRETS, MAX_TRIALS, METRIC, QUIET, TEST, TIMEOUT
+from runsnap.base.options import (
+    ALLOW_MISSING_SECRETS,
+    MAX_TRIALS,
+    METRIC,
+    METRIC_TOLERANCE,
+    QUIET,
+    TEST,
+    TIMEOUT,
+)
 from runsnap.base.terminal import width
 from runsnap.cli.asking import progress, recorded, review
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
@@ -32,6 +40,7 @@ __all__ = ["bisect"]
               help="With --timeout: good once URL answers.")
 @click_option(TEST)
 @click_option(METRIC)
+@click_option(METRIC_TOLERANCE)
 @click_option(MAX_TRIALS)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Trials side by side (only for launches that can share the machine).")
@@ -56,6 +65,7 @@ __all__ = ["bisect"]
 @runsnap_command
 def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
            ready_url: str | None, test: str | None, metric: str | None,
+           metric_tolerance: tuple[str, ...],
            max_trials: int | None, jobs: int, recheck: int, dry_run: bool, force: bool,
            include_hidden: bool, allow_missing_secrets: bool, kill_after: float, fmt: str,
            out_dir: str, yes: bool, quiet: bool) -> None:
@@ -84,7 +94,8 @@ def bisect(good: str, bad: str, timeout: float | None, ready_line: str | None,
 
     signal.signal(signal.SIGTERM, stop)  # a scheduler's stop: end the running trial cleanly
     criteria = Criteria(timeout=timeout, ready_line=ready_line, ready_url=ready_url, test=test,
-                        kill_grace=kill_after, metric=metric)
+                        kill_grace=kill_after, metric=metric,
+                        metric_tolerance=tuple(metric_tolerance))
     snaps = [load(good, out_dir), load(bad, out_dir)]
     if not dry_run:
         review(snaps, [recorded(s) for s in snaps], yes)

@@ -8,9 +8,10 @@ import sys
 
 import click
 
+from runsnap.base.options import METRIC_TOLERANCE
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.complete import snapshot_names
-from runsnap.cli.options import dir_option, echo, format_option, output_option
+from runsnap.cli.options import click_option, dir_option, echo, format_option, output_option
 
 __all__ = ["DIFF_FORMATS", "diff"]
 
@@ -30,10 +31,7 @@ DIFF_FORMATS = ("text", "markdown", "json", "html")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text report (default: on a terminal, unless NO_COLOR is set).")
 @output_option()
-@click.option("--metric-tolerance", "metric_tolerance", multiple=True, metavar="[NAME=]TOL",
-              help="How far a metric may move and still be noise, relative to the larger "
-                   "value (0.001 or 0.1%; 0 for bit-exact runs; NAME may be a glob; "
-                   "repeatable; default 1%, 50% for speed and time).")
+@click_option(METRIC_TOLERANCE)
 @click.option("--name-only", "name_only", is_flag=True,
               help="Only where the runs differ: one locator a line (env.NCCL_ALGO), most "
                    "likely cause first, as git diff --name-only lists files.")

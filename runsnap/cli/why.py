@@ -9,7 +9,15 @@ import sys
 
 import click
 
-from runsnap.base.options import ALLOW_MISSING_SECRETS, MAX_TRIALS, METRIC, QUIET, TEST, TIMEOUT
+from runsnap.base.options import (
+    ALLOW_MISSING_SECRETS,
+    MAX_TRIALS,
+    METRIC,
+    METRIC_TOLERANCE,
+    QUIET,
+    TEST,
+    TIMEOUT,
+)
 from runsnap.cli.boundary import CONTEXT_SETTINGS, finish, runsnap_command
 from runsnap.cli.options import click_option, dir_option, echo, format_option, yes_option
 
@@ -24,6 +32,7 @@ __all__ = ["why"]
 @click.option("--prove", is_flag=True,
               help="When the evidence names the cause, prove it in two launches.")
 @click_option(METRIC)
+@click_option(METRIC_TOLERANCE)
 @click_option(TEST)
 @click_option(TIMEOUT.but(help="A server: still running after S seconds is good, an earlier exit "
                                "is bad."))
@@ -37,7 +46,7 @@ __all__ = ["why"]
 @yes_option("Launch without showing what will run and asking (needed without a terminal).")
 @runsnap_command
 def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
-        test: str | None, timeout: float | None, max_trials: int | None,
+        metric_tolerance: tuple[str, ...], test: str | None, timeout: float | None, max_trials: int | None,
         allow_missing_secrets: bool, fmt: str, out_dir: str, quiet: bool, yes: bool) -> None:
     """Say why BAD went wrong, and prove it: one verdict with its cause.
 
@@ -54,6 +63,7 @@ def why(bad: str | None, against: str | None, prove: bool, metric: str | None,
     from runsnap.experiments.verdicts import WhySettings
 
     settings = WhySettings(test=test, timeout=timeout, metric=metric, max_trials=max_trials,
-                           allow_missing_secrets=allow_missing_secrets)
+                           allow_missing_secrets=allow_missing_secrets,
+                           metric_tolerance=tuple(metric_tolerance))
     sys.exit(finish(run_why(bad, out_dir, fmt, against=against, prove=prove, settings=settings,
                             quiet=quiet, yes=yes), echo))

@@ -12,7 +12,6 @@ anything, and 2 (as ``capture --strict`` refusing the launch) when ``--strict`` 
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from runsnap.base.terminal import say
 from runsnap.capturing import CaptureOptions, capture_context
@@ -25,6 +24,10 @@ from runsnap.diffing.static import readers_of
 from runsnap.errors import FAILED, NO, OK, UsageError
 from runsnap.render.check import render
 from runsnap.views.names import load
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["check_context", "check_file", "refuse_both"]
 
@@ -53,9 +56,8 @@ def check_file(snapshot: str, snap_dir: str, fmt: str, width: int) -> Result:
     return Result(render(report, fmt, width=width), NO if report else OK)
 
 
-def _cwd(snap: Any) -> str | None:
-    command = snap.get("command") or {}
-    return command.get("cwd") if isinstance(command, dict) else None
+def _cwd(snap: Snapshot) -> str | None:
+    return snap.records.command.cwd
 
 
 def refuse_both(snapshot: str | None, command: list[str] | None) -> None:

@@ -47,7 +47,7 @@ def reference(path: str) -> Entry | None:
 def keep_diff_page(session: Session, snap: Snapshot, asked: bool) -> list[str]:
     """Log :data:`PAGE` to the tracked run of ``snap`` when it failed or ``asked``; the
     problems, one line each (said only when the page was asked for, or could not be kept)."""
-    status = (snap.get("outcome") or {}).get("exit_status")
+    status = snap.records.outcome.exit_status
     if not asked and status in (0, None):
         return []
     if not session.tracker.takes_files:  # W&B: not yet; said only when asked

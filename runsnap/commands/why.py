@@ -32,7 +32,7 @@ def _asker(yes: bool) -> Any:
     def ask(snapshots: Any) -> None:
         for snap in snapshots:
             review.check_launchable(snap)
-            review.refuse_cwd(str((snap.get("command") or {}).get("cwd") or os.getcwd()))
+            review.refuse_cwd(str(snap.records.command.cwd or os.getcwd()))
         if yes:
             return
         interactive = sys.stdin.isatty()
@@ -41,10 +41,8 @@ def _asker(yes: bool) -> Any:
             _say(reason)
         _say("this will run (GOOD's launch, with BAD's differences applied in turn):")
         for snap in snapshots[:1]:
-            cmd = snap.get("command") or {}
-            env = (snap.get("env") or {}).get("vars") or {}
-            for line in review.what_runs([str(a) for a in cmd.get("argv") or []],
-                                         str(cmd.get("cwd") or os.getcwd()),
+            cmd, env = snap.records.command, snap.records.env.vars
+            for line in review.what_runs([str(a) for a in cmd.argv], str(cmd.cwd or os.getcwd()),
                                          {str(k): str(v) for k, v in env.items()}):
                 for part in wrap(line, width(sys.stderr), "      "):
                     say(part + "\n")

@@ -123,7 +123,7 @@ class SectionCache:
         try:
             value = self._from_base(name, text)
             if value is None:
-                schema_check.check_depth(text.encode("utf-8", "surrogatepass"), "")
+                schema_check.check_depth(text, "")
                 where: list[Any] = []
                 doc = self._reader.document(text, where)
                 by_lines = doc is not None
@@ -175,7 +175,7 @@ class SectionCache:
         for i in at:
             if where[i] is None:  # not a value line
                 return None
-        schema_check.check_depth(joined.encode("utf-8", "surrogatepass"), "")
+        schema_check.check_depth(joined, "")
         root = dict(doc)
         copies: dict[tuple[Any, ...], Any] = {(): root}
         fresh: set[tuple[Any, ...]] = set()  # arrays copied already
@@ -224,8 +224,13 @@ class SectionCache:
         data = read_checked(path)  # the plain loader's checks before anything is parsed
         try:
             text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return load(path)
+        del data  # not held while the text is parsed (a 10 MB line: one copy fewer)
+        try:
             return self._split_load(text, path)
-        except (UnicodeDecodeError, _Fallback):
+        except _Fallback:
+            del text
             return load(path)
 
     def _split_load(self, text: str, path: str) -> Snapshot:
@@ -335,7 +340,7 @@ class SectionCache:
         hit = self._parsed.get(text)
         if hit is None:
             try:
-                schema_check.check_depth(text.encode("utf-8", "surrogatepass"), "")
+                schema_check.check_depth(text, "")
                 hit = decode(self._toml.loads(text))
                 schema_check.validate_section("schema", hit.get("schema", 1))
             except (self._toml.TOMLDecodeError, RecursionError, SnapshotError):

@@ -12,12 +12,12 @@ failing-path       97-99  a read of the variable (a frame of its call stack), or
                           the changed package or file, is in a function of the failing
                           traceback, at most one frame of the program's own code above the
                           one that raised
-named              94-96  the failing error, its traceback message, or a warning printed by
-                          one run only names the key (variable, option, config field,
-                          package), or names the failing side's value of an option or field;
-                          for torch's build facts, torch's own message about them
+named              94-96  the failing error or its traceback message names the key (variable,
+                          option, config field, package), or names the failing side's value
+                          of an option or field; for torch's build facts, torch's own message
 read               91-93  the program read the variable (or imported the package, or read
-                          the field from the loaded model config) in a run
+                          the field from the loaded model config) in a run; or only a warning
+                          printed by one run names it (the value was seen, not that it failed)
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
@@ -25,8 +25,10 @@ incidental         0-90   read, but only by the interpreter at its start-up, for
                           feature (terminal size, locale), or at start-up by every process
                           of a stack (:mod:`runsnap.diffing.ambient`: ``OMP_*``, ``PATH``,
                           or natively only at a start-up in every process, told from the
-                          data): the name rules' score, at most 83, below what the runs tie
-                          to the outcome
+                          data: at most 83); or a library's notice says it is deprecated,
+                          renamed, ignored (``knowledge/deprecation-notices.tsv``; a renamed
+                          one whose value reached the failing code keeps that evidence): the
+                          name rules' score, below what the runs tie to the outcome
 unread             <=30   both runs traced, and no process read it from Python, for a
                           variable of a family read from Python (``NCCL_*`` and other
                           families read by native libraries are never called unread on a
@@ -49,17 +51,15 @@ from runsnap.checks.finding import CONSEQUENCES
 from runsnap.diffing.ambient import CEILING, ambient_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.edits import edit_evidence
-from runsnap.diffing.failingpath import (
-    called_on_failing_path,
-    code_on_failing_path,
-    on_failing_path,
-)
+from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.naming import (
+    WARNED,
     called_where_raised,
     engine_named,
     excerpt,
     named,
-    names_for,
+    not_heeded,
+    read_by_failing_code,
     texts,
 )
 from runsnap.diffing.result import Difference
@@ -148,6 +148,20 @@ def _failing(found: tuple[str, int] | None) -> Evidence | None:
 
 def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None,
                   a: Any = None, b: Any = None) -> Evidence | None:
+    """A variable's evidence; a library's notice that it is deprecated (``not_heeded``) makes
+    it incidental, unless the value, copied to a new name, reached the failing code."""
+    notice = not_heeded(d, runs)
+    if notice is None:
+        return _run_evidence(d, runs, who_reads, a, b)
+    ev = _run_evidence(d, runs, who_reads, a, b) if notice[1] == "renamed" else None
+    said = named(d, runs) if ev is not None and ev.kind in ("failing-path", "named") else None
+    if said is not None and said[1] < WARNED:  # the error quotes the value: not only a read
+        return ev
+    return Evidence("incidental", notice[0])
+
+
+def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None,
+                  a: Any = None, b: Any = None) -> Evidence | None:
     name = d.key
     found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
     if found:
@@ -189,7 +203,7 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     readers = decided
     if readers:
         bits = []
-        lines: list[str] = []
+        sites: dict[str, list[str]] = {}  # a place both runs read it from: one line
         for f, got in readers:
             n = int(got.get("reads") or 1)
             how = []
@@ -205,9 +219,10 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             for site in (got.get("sites") or ())[:3]:
                 stack = site.get("stack") if isinstance(site, Mapping) else None
                 if stack:
-                    lines.append(f"read in {f.label} at " + " <- ".join(str(s) for s in stack[:3]))
+                    sites.setdefault(" <- ".join(str(s) for s in stack[:3]), []).append(f.label)
+        lines = tuple(f"read in {' and '.join(labels)} at {where}" for where, labels in sites.items())
         return Evidence("read", "the program read it while it ran, in " + " and ".join(bits),
-                        lines=tuple(lines))
+                        lines=lines)
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
         where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
@@ -289,35 +304,8 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     if not found:
         return None
     sentence, rank = min(found, key=lambda f: f[1])
-    return Evidence("named", sentence, rank=rank)
-
-
-def _read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    """A config field the failing code reads: the function of a failing traceback frame, or
-    the class whose method it is, accesses it (``config.field``, ``getattr(config,
-    "field")``, ``cfg["field"]``; the frame's ``names``, taken at capture by
-    :mod:`runsnap.launch.frame_names`): on the failing path, as a read there would be; the
-    frame that raised ranks above its callers."""
-    names = names_for(d, runs)
-    if not names:
-        return None
-    best: Evidence | None = None
-    for failing in (v for r in runs for v in r.views()):
-        frames = [f for f in (failing.traceback or {}).get("frames") or ()
-                  if isinstance(f, Mapping)]
-        for depth, frame in enumerate(reversed(frames)):
-            got = [n for n in names if n in (frame.get("names") or ())]
-            if not got:
-                continue
-            where = (f"{str(frame.get('file', '?')).rsplit('/', 1)[-1]}:{frame.get('line', '?')} "
-                     f"in {frame.get('function', '?')}")
-            what = "the frame that raised" if depth == 0 else "on the failing traceback"
-            ev = Evidence("failing-path", f"the failing code reads {got[0]}: {where}, {what} "
-                                          f"(failing run {failing.label})", rank=min(depth, 2))
-            if best is None or ev.rank < best.rank:
-                best = ev
-            break
-    return best
+    # what only a warning says (rank WARNED) shows the value was seen, not that it failed
+    return Evidence("read", sentence) if rank >= WARNED else Evidence("named", sentence, rank=rank)
 
 
 def _config_read(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
@@ -481,7 +469,7 @@ def gather(
             ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
             ev = ev if ev.kind else None
         elif d.section == "models":
-            ev = _read_by_failing_code(d, runs) or _named(d, runs) or _config_read(d, runs)
+            ev = _failing(read_by_failing_code(d, runs)) or _named(d, runs) or _config_read(d, runs)
         elif d.section == "command":
             ev = _named(d, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))

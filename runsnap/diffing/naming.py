@@ -22,10 +22,16 @@ from runsnap.diffing.runfacts import RunFacts, tokens
 from runsnap.knowledge.engines import governing
 from runsnap.knowledge.env import noise_reason
 from runsnap.knowledge.models import bookkeeping
+from runsnap.knowledge.notices import notice_about
 from runsnap.knowledge.packages import normalize_name
 
-__all__ = ["called_where_raised", "engine_named", "excerpt", "named", "names_for", "texts",
-           "value_tokens"]
+__all__ = ["WARNED", "called_where_raised", "engine_named", "excerpt", "named", "names_for",
+           "not_heeded", "read_by_failing_code", "texts", "value_tokens"]
+
+#: The rank of what a warning says (:func:`texts`): below anything the failing run's error
+#: says. A warning shows that a value was seen, not that it failed; :mod:`runsnap.diffing.
+#: evidence` takes it as corroboration (``read``), never as the error naming a cause.
+WARNED = 3
 
 #: Values too common to single out a setting, whatever the message around them.
 _PLAIN = frozenset({"true", "false", "none", "yes", "no", "on", "off", "auto", "default",
@@ -94,16 +100,16 @@ def value_tokens(value: Any, other: Any) -> list[str]:
 
 
 def texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
-    """What can name a key: ``(where, text, rank, run)``, the failing runs' errors and the
-    warnings one run printed alone (rank 0)."""
+    """What can name a key: ``(where, text, rank, run)``, the failing runs' errors (rank 0)
+    and the warnings one run printed alone (rank :data:`WARNED`)."""
     out: list[tuple[str, str, int, RunFacts]] = [
         (f"the error of failing run {f.label}", e, 0, f) for f in runs
         if f.failed and not f.shared_failure for e in f.errors]
     if len(runs) == 2:
         a, b = runs
-        out += [(f"a warning printed by {a.label} only", w, 0, a) for w in a.warnings
+        out += [(f"a warning printed by {a.label} only", w, WARNED, a) for w in a.warnings
                 if w not in b.warnings]
-        out += [(f"a warning printed by {b.label} only", w, 0, b) for w in b.warnings
+        out += [(f"a warning printed by {b.label} only", w, WARNED, b) for w in b.warnings
                 if w not in a.warnings]
     return out
 
@@ -124,7 +130,8 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] | No
     """(sentence, rank, reached) when the runs' words name ``d``'s key, or a distinctive part
     of the failing side's value: rank 0 for the key, and for a variable's value when the
     failing run read that variable by name (a bulk copy handed to a child is no read); rank 2
-    otherwise. ``reached``: the failing error itself quotes the value of a variable the failing
+    otherwise; :data:`WARNED` when only a warning names it. ``reached``: the failing error
+    itself quotes the value of a variable the failing
     run read, so the value reached the code that raised."""
     names = names_for(d, runs)
     said = texts(runs)
@@ -138,7 +145,7 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] | No
             d.section == "models" and bookkeeping(d.key.partition(": ")[2])):
         return None
     best: tuple[str, int, bool] | None = None
-    for where, text, _rank, f in (*said, *_last_words(runs)):
+    for where, text, said_rank, f in (*said, *_last_words(runs)):
         if not f.failed or f.shared_failure:
             continue
         mine, theirs = (d.b, d.a) if f.label == "B" else (d.a, d.b)
@@ -146,12 +153,60 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] | No
             if not _quoted_or_word(token, text):
                 continue
             read = d.section == "env" and f.reads(d.key) is not None
-            rank = 0 if read else 2
+            rank = max(said_rank, 0 if read else 2)
             how = f", which {f.label} read" if read else ""
             found = (f"{where} names {f.label}'s value {token}{how}: "
                      f"\"{excerpt(text, token)}\"", rank,
                      read and text in f.errors)
             if best is None or rank < best[1]:
+                best = found
+            break
+    return best
+
+
+def not_heeded(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, str] | None:
+    """(why, effect): why variable ``d`` decided nothing, when a run printed a library's notice that it is
+    deprecated, renamed or ignored (``knowledge/deprecation-notices.tsv``), in a warning or its
+    last lines, and no failing run's error names it (a notice raised as the error, under
+    ``PYTHONWARNINGS=error``, is the failure itself); else None."""
+    if d.section != "env":
+        return None
+    for f in runs:
+        for line in (*f.warnings, *f.tail):
+            row = notice_about(line, d.key) if line not in f.errors else None
+            if row is None:
+                continue
+            if any(d.key in tokens(e) for g in runs if g.failed for e in g.errors):
+                return None
+            who = "a library's" if row.library == "any" else f"{row.library}'s"
+            return (f"{f.label} printed {who} notice \"{excerpt(line, d.key, 24)}\": "
+                    f"{row.says()}; it decided nothing but that line"), row.effect
+    return None
+
+
+def read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
+    """A config field the failing code reads: the function of a failing traceback frame, or
+    the class whose method it is, accesses it (``config.field``, ``getattr(config,
+    "field")``, ``cfg["field"]``; the frame's ``names``, taken at capture by
+    :mod:`runsnap.launch.frame_names`): on the failing path, as a read there would be; the
+    frame that raised ranks above its callers: (sentence, rank) for ``failing-path`` evidence."""
+    names = names_for(d, runs)
+    if not names:
+        return None
+    best: tuple[str, int] | None = None
+    for failing in (v for r in runs for v in r.views()):
+        frames = [f for f in (failing.traceback or {}).get("frames") or ()
+                  if isinstance(f, Mapping)]
+        for depth, frame in enumerate(reversed(frames)):
+            got = [n for n in names if n in (frame.get("names") or ())]
+            if not got:
+                continue
+            where = (f"{str(frame.get('file', '?')).rsplit('/', 1)[-1]}:{frame.get('line', '?')} "
+                     f"in {frame.get('function', '?')}")
+            what = "the frame that raised" if depth == 0 else "on the failing traceback"
+            found = (f"the failing code reads {got[0]}: {where}, {what} (failing run "
+                     f"{failing.label})", min(depth, 2))
+            if best is None or found[1] < best[1]:
                 best = found
             break
     return best

@@ -29,6 +29,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
 from runsnap.knowledge.env import list_separator, split_list
+from runsnap.snapshot.records import GitRepo
 
 if TYPE_CHECKING:
     from runsnap.diffing import Difference
@@ -134,14 +135,13 @@ def plan(
     """Sort ``ranked`` (the diff of GOOD and BAD, most likely cause first) into changes and
     skipped differences. ``secret(name, stored)`` returns the value behind a redacted value
     (or None); without it, a change whose BAD value is a secret is skipped."""
-    gcmd: Mapping[str, Any] = good.get("command") or {}
     changes: list[Change] = []
     skipped: list[Skipped] = []
     program: Skipped | None = None
     diffs = _flatten(ranked)
     env_moves_path = any(d.section == "env" and d.key in ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX")
                          for d in diffs)
-    bare_program = "/" not in str((gcmd.get("argv") or [""])[0])
+    bare_program = "/" not in str((good.records.command.argv or [""])[0])
     model_options = _moved_model_options(good, diffs)
     program_slots = max(_program_slots(good), _program_slots(bad))
     configs = _applied_configs(good, diffs)
@@ -227,9 +227,8 @@ def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
     fields are applied (the file's own diff, or a dirty flag set by nothing else); else ""."""
     if not configs or len(path) < 3:
         return ""
-    repos = [((s.get("git") or {}).get("repos") or {}).get(str(path[1])) or {}
-             for s in (good, bad)]
-    root = next((str(r.get("path")) for r in repos if r.get("path")), "")
+    repos = [s.records.git.repos.get(str(path[1])) or GitRepo() for s in (good, bad)]
+    root = next((str(r.path) for r in repos if r.path), "")
     if not root:
         return ""
 
@@ -239,9 +238,8 @@ def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
     if len(path) > 3 and path[2] in ("diff", "untracked"):
         return source(path[3])
     if path[2] == "dirty":
-        files = [f for r in repos for f in split_patch(str(r.get("diff") or ""))]
-        files += [str(u.get("path") or "") for r in repos for u in r.get("untracked") or []
-                  if isinstance(u, Mapping)]
+        files = [f for r in repos for f in split_patch(str(r.diff or ""))]
+        files += [str(u.path or "") for r in repos for u in r.untracked]
         found = {source(f) for f in files}
         return found.pop() if files and len(found) == 1 and "" not in found else ""
     return ""
@@ -255,7 +253,7 @@ def _program_slots(snap: Snapshot) -> int:
     >>> _program_slots(Snapshot({}, {"command": {"argv": ["python3", "-u", "-m", "x", "y"]}}))
     4
     """
-    pos = positionals([str(a) for a in (snap.get("command") or {}).get("argv") or []])
+    pos = positionals([str(a) for a in snap.records.command.argv])
     if not pos or not is_python_name(os.path.basename(pos[0])):
         return 1
     for i in range(1, len(pos)):
@@ -307,8 +305,8 @@ def _moved_model_options(good: Snapshot, diffs: Sequence[Difference]) -> set[str
 
 
 def _model_dir(snap: Snapshot, src: str) -> str | None:
-    model = ((snap.get("models") or {}).get("models") or {}).get(src) or {}
-    path = model.get("path")
+    model = snap.records.models.models.get(src)
+    path = model.path if model else None
     if not isinstance(path, str) or not os.path.isdir(path):
         return None
     if not (src.startswith("--") or src.startswith("argv[")):
@@ -371,9 +369,15 @@ def apply(
     return base.replace(argv=tuple(argv), env=env, cwd=cwd)
 
 
+def _config_of(snap: Snapshot, src: str) -> Mapping[str, Any]:
+    """The config.json of model ``src`` as recorded (``{}``: none)."""
+    model = snap.records.models.models.get(src)
+    return model.config.raw if model and model.config else {}
+
+
 def _apply_entries(name: str, good: Snapshot, bad: Snapshot, chosen: Sequence[Change]) -> str:
-    a = str(((good.get("env") or {}).get("vars") or {}).get(name, ""))
-    b = str(((bad.get("env") or {}).get("vars") or {}).get(name, ""))
+    a = str(good.records.env.vars.get(name, ""))
+    b = str(bad.records.env.vars.get(name, ""))
     sep = list_separator(name, a, b) or ":"
     xs, ys = split_list(a, sep), split_list(b, sep)
     drop = {c.path[3] for c in chosen if c.path[2] == "-"}
@@ -464,8 +468,7 @@ def copy_model(
 
     from runsnap.capturing.collectors.models import WEIGHT_SUFFIXES
 
-    cfg_a = ((good.get("models") or {}).get("models") or {}).get(src, {}).get("config") or {}
-    cfg_b = ((bad.get("models") or {}).get("models") or {}).get(src, {}).get("config") or {}
+    cfg_a, cfg_b = (_config_of(s, src) for s in (good, bad))
     wanted = [[str(p) for p in c.path[3:]] for c in chosen]
     full = DeepDiff(cfg_a, cfg_b, verbose_level=2) if wanted else {}
     subset: dict[str, Any] = {}

@@ -63,8 +63,7 @@ def launch_identity(snap: Snapshot | Sequence[str]) -> tuple[str, ...]:
     >>> launch_identity(["torchrun", "--nproc-per-node", "2", "-m", "pkg.train"])
     ('torchrun',)
     """
-    argv = [str(a) for a in (snap.get("command") or {}).get("argv") or []] \
-        if isinstance(snap, Snapshot) else [str(a) for a in snap]
+    argv = [str(a) for a in (snap.records.command.argv if isinstance(snap, Snapshot) else snap)]
     pos = positionals(argv)
     if not pos:
         return ()
@@ -107,8 +106,8 @@ def newest_first(folder: str) -> list[str]:
 
 
 def _ended_well(snap: Snapshot) -> bool:
-    outcome = snap.get("outcome") or {}
-    return outcome.get("exit_status") == 0 and not outcome.get("signal")
+    outcome = snap.records.outcome
+    return outcome.exit_status == 0 and not outcome.signal
 
 
 def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = None,
@@ -116,7 +115,7 @@ def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = Non
     """The newest snapshot in ``folder`` captured before ``bad``, of the same launch, that
     ended well (exit 0, no signal), and how it was found; UsageError when there is none.
     Files are read newest first (``load``), and only until it is found."""
-    when = str(bad.meta.get("captured_at", "")).replace("Z", "+00:00")
+    when = str(bad.records.meta.captured_at or "").replace("Z", "+00:00")
     same = launch_identity(bad)
     bad_path = os.path.realpath(bad.path_text) if bad.path_text else ""
     for n, path in enumerate(newest_first(folder) if files is None else files, 1):
@@ -126,7 +125,7 @@ def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = Non
             snap = load(path)
         except SnapshotError:
             continue
-        captured = str(snap.meta.get("captured_at", "")).replace("Z", "+00:00")
+        captured = str(snap.records.meta.captured_at or "").replace("Z", "+00:00")
         if when and captured and captured >= when:
             continue
         if launch_identity(snap) == same and _ended_well(snap):
@@ -135,8 +134,7 @@ def find_reference(bad: Snapshot, folder: str, files: Sequence[str] | None = Non
     tracked = _tracked_reference(bad, same, when)
     if tracked is not None:
         return tracked
-    track = bad.meta.get("track") or {}
-    name = str(track.get("tracker") or "") if isinstance(track, dict) else ""
+    name = str(bad.records.meta.track.tracker or "")
     also = f" nor in the {name} runs BAD was logged to" if name in ("mlflow", "wandb") else ""
     raise UsageError(f"no earlier snapshot of the same launch ({' '.join(same) or 'no command'})"
                      f" ended well in {folder}{also}: name one with --against REF")
@@ -146,14 +144,14 @@ def _tracked_reference(bad: Snapshot, same: tuple[str, ...], when: str
                        ) -> tuple[Snapshot, str] | None:
     """The newest earlier run of the same launch that exited 0 in the tracker BAD was logged
     to (``[meta.track]``), its experiment named as BAD's environment named it."""
-    track = bad.meta.get("track") or {}
-    name = str(track.get("tracker") or "") if isinstance(track, dict) else ""
+    track = bad.records.meta.track
+    name = str(track.tracker or "")
     if name not in ("mlflow", "wandb"):
         return None
-    recorded = (bad.get("env") or {}).get("vars") or {}
+    recorded = bad.records.env.vars
     env = {**os.environ, **{k: str(v) for k, v in recorded.items()
                             if k.startswith(("MLFLOW_", "WANDB_")) and "<redacted" not in str(v)}}
-    own = str(track.get("run") or "")
+    own = str(track.run or "")
     for run in tracked_runs(name, "", env):
         captured = run.captured_at.replace("Z", "+00:00")
         if run.ref == own or run.exit_status != 0 or (when and captured and captured >= when):
@@ -209,7 +207,10 @@ def why(
         reference = "--against"
     else:
         good_snap, reference = find_reference(bad_snap, folder, files, load)
-    report = compare(good_snap, bad_snap, rules=load_user_rules(os.getcwd()), static=True)
+    given = (options.metric_tolerance if isinstance(options, WhySettings) else
+             options.criteria.metric_tolerance if options is not None else ())
+    rules = load_user_rules(os.getcwd()).with_metric_tolerance(given)
+    report = compare(good_snap, bad_snap, rules=rules, static=True)
     base: dict[str, Any] = {"bad": bad_snap.path_text or "BAD",
                             "good": good_snap.path_text or "GOOD",
                             "reference": reference, "report": report}

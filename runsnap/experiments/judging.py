@@ -80,8 +80,8 @@ class Measure:
         return GOOD if dg < db else BAD if db < dg else UNCLEAR
 
 
-def _measure(good: Mapping[str, Any], bad: Mapping[str, Any], metric: str | None
-             ) -> Measure | None:
+def _measure(good: Mapping[str, Any], bad: Mapping[str, Any], metric: str | None,
+             tolerances: tuple[str, ...] = ()) -> Measure | None:
     """The behaviour that tells GOOD from BAD (see the module's docstring), None if none."""
     if metric:
         va = Measure(metric, ("metrics", metric), 0, 0).value(good)
@@ -94,7 +94,7 @@ def _measure(good: Mapping[str, Any], bad: Mapping[str, Any], metric: str | None
             raise UsageError(f"--metric {metric}: GOOD and BAD printed the same value ({va:g})")
         return Measure(metric, ("metrics", metric), va, vb)
     found = behaviour(good, bad)
-    rules = load_user_rules(os.getcwd())
+    rules = load_user_rules(os.getcwd()).with_metric_tolerance(tolerances)
     for prefix, key in (("metric ", None), ("wall time", ("duration_s",)),
                         ("peak memory", ("peak_rss_bytes",))):
         for d in found:
@@ -131,7 +131,7 @@ class OutcomeJudge:
     """Good or bad by likeness to GOOD's and BAD's recorded outcomes (module docstring)."""
 
     def __init__(self, good: Mapping[str, Any], bad: Mapping[str, Any],
-                 metric: str | None = None) -> None:
+                 metric: str | None = None, tolerances: tuple[str, ...] = ()) -> None:
         if not good or not bad or "exit_status" not in good or "exit_status" not in bad:
             raise UsageError("GOOD or BAD has no outcome (captured without running): say what "
                              "bad means with --test CMD or --timeout S")
@@ -143,7 +143,7 @@ class OutcomeJudge:
                 raise UsageError(f"--metric {metric}: GOOD and BAD ended another way "
                                  f"({describe(good)} vs {describe(bad)}): that decides")
         elif metric or _masked(good.get("first_error")) == _masked(bad.get("first_error")):
-            self.measure = _measure(good, bad, metric)
+            self.measure = _measure(good, bad, metric, tolerances)
             self.warned = _warned(good), _warned(bad)
             if self.measure is None and self.warned[0] == self.warned[1]:
                 raise UsageError(f"GOOD and BAD ended the same way ({describe(bad)}) and no "

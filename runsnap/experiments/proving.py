@@ -30,7 +30,8 @@ def options_of(given: Options | WhySettings | None) -> Options:
     if isinstance(given, Options):
         return given
     s = given or WhySettings()
-    return Options(criteria=Criteria(test=s.test, timeout=s.timeout, metric=s.metric),
+    return Options(criteria=Criteria(test=s.test, timeout=s.timeout, metric=s.metric,
+                                     metric_tolerance=s.metric_tolerance),
                    max_trials=s.max_trials, allow_missing_secrets=s.allow_missing_secrets,
                    progress=s.progress, on_trial=s.on_trial)
 

@@ -62,7 +62,7 @@ class _Secrets:
 
         self.redactor = Redactor(key)
         self.environ = environ
-        self.same_key = str(snapshot.meta.get("fingerprint_key", "")) == key.id
+        self.same_key = str(snapshot.records.meta.fingerprint_key or "") == key.id
         blank = self.redactor.fingerprint("")
         self.placeholder = re.compile(re.escape(blank[: blank.rindex(":") + 1]) + r"[0-9a-f]+>")
         self._by_print: dict[str, str] | None = None
@@ -111,8 +111,8 @@ def restore(
     :class:`~runsnap.errors.UsageError` when the snapshot recorded no command.
     """
 
-    cmd: Mapping[str, Any] = snapshot.get("command") or {}
-    argv = [str(a) for a in cmd.get("argv") or []]
+    cmd = snapshot.records.command
+    argv = [str(a) for a in cmd.argv]
     if not argv:
         raise UsageError(f"{snapshot.path_text or 'snapshot'}: it recorded no command to launch")
     environ = os.environ if environ is None else environ
@@ -120,7 +120,7 @@ def restore(
     taken: list[str] = []
     missing: list[str] = []
     env: dict[str, str] = {}
-    for name, stored in ((snapshot.get("env") or {}).get("vars") or {}).items():
+    for name, stored in snapshot.records.env.vars.items():
         if not isinstance(stored, str):
             continue
         if not secrets.has(stored):
@@ -140,9 +140,9 @@ def restore(
             else:
                 argv[i] = value
                 taken.append(f"argv[{i}]")
-    packages: Mapping[str, Any] = snapshot.get("packages") or {}
-    python = packages.get("interpreter") if packages.get("reason") == "--python" else None
-    cwd = str(cmd.get("cwd") or os.getcwd())
+    packages = snapshot.records.packages
+    python = packages.interpreter if packages.reason == "--python" else None
+    cwd = str(cmd.cwd or os.getcwd())
     spec = LaunchSpec(tuple(argv), os.path.abspath(cwd), env, python)
     return Restored(spec, tuple(taken), tuple(missing))
 

@@ -32,7 +32,6 @@ from runsnap.redact import load_key
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import Any
 
     from runsnap.snapshot import Snapshot
 
@@ -49,15 +48,15 @@ def check_launchable(snapshot: Snapshot) -> None:
     process can be started with: a NUL in an argument, the working directory or a variable,
     ``=`` in a variable name, an empty name."""
     where = snapshot.path_text or "snapshot"
-    cmd: Mapping[str, Any] = snapshot.get("command") or {}
-    for i, arg in enumerate(cmd.get("argv") or []):
+    cmd = snapshot.records.command
+    for i, arg in enumerate(cmd.argv):
         if isinstance(arg, str) and "\0" in arg:
             raise SnapshotError(f"{where}: argv[{i}] holds a NUL byte, which no program can "
                                 f"be given ({neutralise(arg[:80])!s})")
-    cwd = cmd.get("cwd")
+    cwd = cmd.cwd
     if isinstance(cwd, str) and "\0" in cwd:
         raise SnapshotError(f"{where}: the working directory holds a NUL byte")
-    for name, value in ((snapshot.get("env") or {}).get("vars") or {}).items():
+    for name, value in snapshot.records.env.vars.items():
         shown = neutralise(str(name)[:80])
         if not name or "=" in name or "\0" in name:
             raise SnapshotError(f"{where}: [env] variable name {shown!r} cannot be set "
@@ -70,14 +69,14 @@ def check_launchable(snapshot: Snapshot) -> None:
 def foreign(snapshot: Snapshot) -> list[str]:
     """Why ``snapshot`` did not come from this machine and this user ([] when it did)."""
 
-    meta: Mapping[str, Any] = snapshot.meta or {}
+    meta = snapshot.records.meta
     reasons = []
-    host = meta.get("host")
+    host = meta.host
     here = os.uname().nodename
     if host != here:
         reasons.append(f"captured on host {neutralise(str(host))!r}, this is {here!r}"
                        if host else "it records no host")
-    key = meta.get("fingerprint_key")
+    key = meta.fingerprint_key
     if key != load_key().id:
         reasons.append("made with another user's fingerprint key" if key
                        else "it records no fingerprint key")

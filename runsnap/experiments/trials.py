@@ -94,6 +94,9 @@ class Criteria(FrozenRecord):
     metric: str | None = None
     """When GOOD and BAD ended alike: the metric that decides (``--metric NAME``; default the
     first metric the diff finds beyond noise, else wall time, else peak memory)."""
+    metric_tolerance: tuple[str, ...] = ()
+    """``--metric-tolerance [NAME=]TOL`` specs: how far a metric may move and still be noise,
+    before the project's ``metric-tolerance`` (as ``runsnap diff`` reads them)."""
 
     def __post_init__(self) -> None:
         if (self.ready_line or self.ready_url) and self.timeout is None:

@@ -24,6 +24,8 @@ class WhySettings(FrozenRecord):
     test: str | None = None
     timeout: float | None = None
     metric: str | None = None
+    metric_tolerance: tuple[str, ...] = ()
+    """``--metric-tolerance [NAME=]TOL`` specs, before the project's (the diff's rule)."""
     max_trials: int | None = None
     allow_missing_secrets: bool = False
     progress: Any = None

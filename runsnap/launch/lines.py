@@ -16,6 +16,7 @@ __all__ = [
     "ANSI_ESCAPES",
     "ERROR_PATTERN",
     "ERROR_WORDS",
+    "LAUNCHER_PREFIX",
     "LONGEST_TOKEN",
     "MAX_LINE_BYTES",
     "TRACEBACK",
@@ -27,6 +28,7 @@ __all__ = [
     "cut_line",
     "is_error_line",
     "is_warning_line",
+    "without_launcher_prefix",
 ]
 
 #: A line longer than this is cut, so one endless line cannot exhaust memory.
@@ -68,6 +70,19 @@ ERROR_WORDS = (b"Error", b"Exception", b"ERROR", b"FATAL", b"Fatal", b"fatal", b
 # below it are not errors of their own.
 CXX_REPORT = on_use(rb"\s*what\(\):\s+(\S)|terminate called after throwing an instance of "
                     rb"|\s*frame #\d+: ")
+
+# A launcher's mark in front of each line of one process, nested where launchers are
+# (``[default0]:[rank0]: ``): torchrun's ``[{role}{local_rank}]:`` (torch/distributed/elastic/
+# multiprocessing/tail_log.py, TailLog.start, with --tee or --redirects), the ``[rank{N}]`` that
+# init_process_group's excepthook puts before each line of a traceback with one space after the
+# colon (torch/distributed/distributed_c10d.py, _distributed_excepthook), Open MPI's
+# ``--tag-output`` ``[jobid,rank]<stdout>:``, MPICH's ``-prepend-rank`` and Intel MPI's ``-l``
+# ``[rank] ``, and Slurm's ``srun --label`` ``rank: `` (right-aligned). The spaces after the
+# mark are not part of it.
+_PREFIX = (r"^(?:\[[A-Za-z_]*\d+\]:|\[\d+,\d+\]<std(?:out|err|diag)>:|\[\d+\](?= )"
+           r"| *\d+:(?= ))+")
+LAUNCHER_PREFIX = on_use(_PREFIX)
+_PREFIX_BYTES = on_use(_PREFIX.encode())
 
 WARNING_WORDS = (b"WARN", b"Warning", b"warning", b"LOAD REPORT", b"MISSING", b"UNEXPECTED",
                  b"MISMATCH")
@@ -116,6 +131,24 @@ def is_error_line(line: str) -> bool:
     if not any(word in data for word in ERROR_WORDS) and not (b"." in data and b":" in data):
         return False  # no branch of ERROR_PATTERN can match: every one needs a word or a dotted name
     return bool(ERROR_PATTERN.search(data)) and TRACEBACK not in data
+
+
+def without_launcher_prefix(raw: bytes) -> bytes:
+    """``raw`` without the launcher's mark in front (:data:`LAUNCHER_PREFIX`) and the one space
+    after it, when it has one.
+
+    >>> without_launcher_prefix(b"[default0]:[rank0]: ValueError: bad")
+    b'ValueError: bad'
+    >>> without_launcher_prefix(b"[1,0]<stderr>:  File \\"/x/a.py\\", line 2")
+    b' File "/x/a.py", line 2'
+    >>> without_launcher_prefix(b" 3: error: x"), without_launcher_prefix(b"[W1204 10:00] hi")
+    (b'error: x', b'[W1204 10:00] hi')
+    """
+    m = _PREFIX_BYTES.match(raw)
+    if m is None:
+        return raw
+    rest = raw[m.end():]
+    return rest[1:] if rest[:1] == b" " else rest
 
 
 def is_warning_line(line: str) -> bool:

@@ -27,6 +27,7 @@ from runsnap.launch.lines import (
     clean_line,
     cut_line,
     is_error_line,
+    without_launcher_prefix,
 )
 from runsnap.launch.metrics import MetricWatch
 from runsnap.launch.tracebacks import TracebackWatch
@@ -305,7 +306,11 @@ class StreamWatch:
                     self.warnings.append(line)
 
     def _find_error(self, lines: list[bytes]) -> None:
+        """The first error line of ``lines``, seen through a launcher's mark (torchrun's
+        ``[rank0]: ``, :func:`~runsnap.launch.lines.without_launcher_prefix`): the mark says
+        which process printed it, the error is what follows."""
         for raw in lines:
+            raw = without_launcher_prefix(raw)
             if TRACEBACK in raw:
                 self._traceback_seen = True
                 continue

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from runsnap.launch.lines import LAUNCHER_PREFIX
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -46,6 +48,8 @@ MAX_EARLIER = 4
 MAX_CODE = 300
 #: Lines a traceback may span before it is given up as not one.
 MAX_LINES = 2000
+#: Processes whose tracebacks are read at once, each behind its launcher's prefix.
+MAX_PROCESSES = 64
 #: Lines after the exception's own that may continue its message (``str(exc)`` with line
 #: ends: pydantic's ValidationError lists each field and the input it refused there).
 MAX_MESSAGE_LINES = 20
@@ -57,12 +61,72 @@ _EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
 
 
 class TracebackWatch:
-    """Follows lines of one stream and keeps the last complete traceback seen."""
+    """Follows lines of one stream and keeps the last complete traceback seen.
+
+    A launcher that gathers several processes' output marks each line with the process
+    (:data:`runsnap.launch.lines.LAUNCHER_PREFIX`: torchrun's ``[default0]:``, c10d's
+    ``[rank0]: ``, Open MPI's ``[1,0]<stderr>:``, ``srun --label``'s ``0: ``): a traceback
+    whose header carries such a prefix is read from the lines that carry the same one, the
+    prefix taken off, while the other processes' lines interleave with it."""
 
     def __init__(self) -> None:
         self.last: Traceback | None = None
         self.earlier: list[Traceback] = []
         """Complete tracebacks before :attr:`last` (at most :data:`MAX_EARLIER`, the latest)."""
+        self._readers: dict[str, _Reader] = {"": _Reader()}
+        """By launcher prefix (``""``: lines without one); a prefixed reader is dropped once
+        done."""
+
+    @property
+    def active(self) -> bool:
+        """Whether a traceback is being read (every line then matters)."""
+        return any(r.active for r in self._readers.values())
+
+    def interrupt(self) -> None:
+        """Lines were lost (not scanned): a traceback being read is given up, not joined
+        with later lines."""
+        for r in self._readers.values():
+            r.interrupt()
+        self._readers = {"": self._readers[""]}
+
+    def line(self, text: str) -> None:
+        """Take one output line (no line end, colours removed)."""
+        key, rest = "", text
+        at = text.find(HEADER)
+        if at > 0:
+            m = LAUNCHER_PREFIX.match(text, 0, at)
+            if m is not None and not text[m.end():at].strip(" "):
+                key, rest = m.group(), text[m.end():]
+                if key not in self._readers and len(self._readers) <= MAX_PROCESSES:
+                    self._readers[key] = _Reader(len(rest) - len(rest.lstrip(" ")))
+        elif len(self._readers) > 1:
+            m = LAUNCHER_PREFIX.match(text)
+            if m is not None and m.group() in self._readers:
+                key = m.group()
+                rest = text[m.end():]
+                space = self._readers[key].space
+                if rest[:space] == " " * space:
+                    rest = rest[space:]
+        reader = self._readers.get(key)
+        if reader is None:
+            return
+        before = reader.last
+        reader.line(rest)
+        if reader.last is not before and reader.last is not None:
+            if self.last is not None:
+                self.earlier = [*self.earlier, self.last][-MAX_EARLIER:]
+            self.last = reader.last
+        if key and reader.done:
+            del self._readers[key]
+
+
+class _Reader:
+    """Reads the tracebacks of one process's lines (one launcher prefix, or none)."""
+
+    def __init__(self, space: int = 0) -> None:
+        self.space = space
+        """Spaces the launcher put between its prefix and the line (c10d's ``[rank0]: ``)."""
+        self.last: Traceback | None = None
         self._frames: list[Frame] | None = None
         self._lines = 0
         self._code_next = False
@@ -73,6 +137,11 @@ class TracebackWatch:
     def active(self) -> bool:
         """Whether a traceback is being read (every line then matters)."""
         return self._frames is not None
+
+    @property
+    def done(self) -> bool:
+        """Whether nothing being read needs more lines (no traceback, no message going on)."""
+        return self._frames is None and self._more is None
 
     def interrupt(self) -> None:
         """Lines were lost (not scanned): a traceback being read is given up, not joined
@@ -121,8 +190,6 @@ class TracebackWatch:
             return
         m = _EXC.match(stripped)
         if m and frames and _looks_like_type(m["type"]):
-            if self.last is not None:
-                self.earlier = [*self.earlier, self.last][-MAX_EARLIER:]
             self.last = {"type": m["type"], "message": m["msg"] or "", "frames": list(frames)}
             self._more = []
         self._frames = None

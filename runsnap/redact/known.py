@@ -13,6 +13,13 @@ Up to :data:`SMALL` secrets (every ordinary capture) are searched with one regul
 instead, compiled once per set: it also finds a long secret glued to other letters
 (``x<secret>y``), which the index of whole runs cannot. A short or plain one (``postgres``) is
 found only standing on its own, never inside a longer word (``postgresql://``).
+
+Memory stays a small multiple of what is remembered, whatever the texts: a long text's runs are
+listed a piece at a time (a 10 MB line is 244,000 runs), and a secret found by a rule that looks
+at the word alone (an opaque random word: :meth:`add` with ``weak``) is remembered only while
+fewer than :data:`WEAK_MAX` are. That rule finds it again wherever it stands on its own, so
+past the budget only its copies inside a longer word (a URL's path) go unfound; without it, a
+line of random words was remembered word by word (560 bytes each: 25 times the snapshot).
 """
 
 from __future__ import annotations
@@ -24,12 +31,17 @@ from runsnap.base.patterns import on_use
 __all__ = ["KnownValues"]
 
 _RUN = on_use(r"[A-Za-z0-9]+")
+_NOT_RUN = on_use(r"[^A-Za-z0-9]")
 _MIN_KEY = 4
 #: Up to this many secrets, one regular expression of all of them (compiled in a few ms).
 SMALL = 256
 #: Up to this many (a capture usually knows a handful), a text that holds none of them as a
 #: substring is passed over before any regular expression runs.
 FEW = 16
+#: At most this many secrets found by a rule on the word alone are remembered (~2 MiB).
+WEAK_MAX = 4096
+#: A text longer than this has its runs listed a piece of about this size at a time.
+PIECE = 1 << 16
 
 
 class KnownValues:
@@ -41,12 +53,18 @@ class KnownValues:
     'echo <fp:a>; pw=<fp:b> and <fp:a>'
     >>> k.sub("nothing here"), len(k)
     ('nothing here', 2)
+    >>> k.add("Zq8vLm3nRt5wXy7Q4pK2sD9f", "<fp:c>", weak=True); k.sub("at Zq8vLm3nRt5wXy7Q4pK2sD9f")
+    'at <fp:c>'
     """
 
     def __init__(self, placeholder: re.Pattern[str]) -> None:
         self.values: dict[str, str] = {}
         """Raw secret -> fingerprint."""
-        self._by_key: dict[str, list[tuple[int, str]]] = {}
+        self._by_key: dict[str, str | list[str]] = {}
+        """The longest run of letters and digits of each secret -> the secret (or the secrets,
+        longest first, that share it)."""
+        self.weak = 0
+        """How many secrets found by a rule on the word alone are remembered (see :meth:`add`)."""
         self._odd: list[str] = []
         self._odd_rx: re.Pattern[str] | None = None
         self._all_rx: re.Pattern[str] | None = None
@@ -61,21 +79,33 @@ class KnownValues:
     def __contains__(self, value: object) -> bool:
         return value in self.values
 
-    def add(self, value: str, fp: str) -> None:
-        """Remember ``value`` (found as a secret) and the fingerprint that stands for it."""
+    def add(self, value: str, fp: str, weak: bool = False) -> None:
+        """Remember ``value`` (found as a secret) and the fingerprint that stands for it.
+
+        ``weak``: found by a rule that looks at the word alone (an opaque random word), which
+        finds it again wherever it stands on its own; remembered while fewer than
+        :data:`WEAK_MAX` such are (for where it stands inside a longer word), else not."""
         if value in self.values:
             return
+        if weak:
+            if self.weak >= WEAK_MAX:
+                return
+            self.weak += 1
         self.values[value] = fp
         self.version += 1
         self._all_rx = None
-        runs = _RUN.findall(value)
-        key = max(runs, key=len) if runs else ""
+        if _RUN.fullmatch(value):
+            key = value  # the secret is its own key: no copy of it is kept
+        else:
+            runs = _RUN.findall(value)
+            key = max(runs, key=len) if runs else ""
         if len(key) >= _MIN_KEY:
-            at = value.find(key)
-            entries = self._by_key.setdefault(key, [])
-            entries.append((at, value))
-            if len(entries) > 1:
-                entries.sort(key=lambda e: -len(e[1]))  # the longest secret wins
+            entry = self._by_key.get(key)
+            if entry is None:
+                self._by_key[key] = value
+            else:  # several secrets share a key: the longest wins
+                shared = [entry, value] if isinstance(entry, str) else [*entry, value]
+                self._by_key[key] = sorted(shared, key=lambda v: -len(v))
         else:
             self._odd.append(value)
             self._odd_rx = None
@@ -98,18 +128,16 @@ class KnownValues:
                     + ([f"(?<![A-Za-z0-9])(?:{weak})(?![A-Za-z0-9])"] if weak else [])))
             spans = [(m.start(), m.end(), self.values[m.group()])
                      for m in self._all_rx.finditer(text)]
-        elif self._by_key:
-            hits = self._by_key.keys() & set(_RUN.findall(text))
-            if hits:
-                for m in _RUN.finditer(text):
-                    run = m.group()
-                    if run not in hits:
-                        continue
-                    for offset, value in self._by_key[run]:
-                        start = m.start() - offset
-                        if start >= 0 and text.startswith(value, start):
-                            spans.append((start, start + len(value), self.values[value]))
-                            break
+        elif self._by_key and self._hits(text):
+            for m in _RUN.finditer(text):
+                entry = self._by_key.get(m.group())
+                if entry is None:
+                    continue
+                for value in (entry,) if isinstance(entry, str) else entry:
+                    start = m.start() - value.find(m.group())
+                    if start >= 0 and text.startswith(value, start):
+                        spans.append((start, start + len(value), self.values[value]))
+                        break
         if self._odd and len(self.values) > SMALL:
             if self._odd_rx is None:
                 self._odd_rx = re.compile("|".join(
@@ -132,6 +160,32 @@ class KnownValues:
         if not parts:
             return text
         return "".join(parts) + text[done:]
+
+    def _hits(self, text: str) -> bool:
+        """Whether a run of ``text`` is the key of a secret (the runs compared as sets, at C
+        speed; a long text a piece at a time, cut after a character no run holds).
+
+        >>> k = KnownValues(re.compile("<>")); k.add("ab-efgh", "<fp>")
+        >>> k._hits("x " * 40000 + "efgh"), k._hits("x " * 40000 + "efghi")
+        (True, False)
+        """
+        keys = self._by_key.keys()
+        lo = 0
+        while lo < len(text):
+            hi = _cut(text, lo + PIECE)
+            if not keys.isdisjoint(_RUN.findall(text, lo, hi)):
+                return True
+            lo = hi
+        return False
+
+
+def _cut(text: str, at: int) -> int:
+    """Where a piece of ``text`` ending near ``at`` ends: after the first character from ``at``
+    on that is not a letter or digit (so no run is cut), else at the end."""
+    if at >= len(text):
+        return len(text)
+    m = _NOT_RUN.search(text, at)
+    return m.end() if m else len(text)
 
 
 def _strong(value: str) -> bool:

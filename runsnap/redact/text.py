@@ -11,7 +11,7 @@ import re
 
 from runsnap._version import __version__
 from runsnap.base.digest import Hmac, sha256, text_sha256
-from runsnap.base.linesub import sub_lines
+from runsnap.base.linesub import sub_lines, sub_words
 from runsnap.base.patterns import on_use
 from runsnap.knowledge import secrets as rules
 from runsnap.knowledge.secrets import Policy
@@ -133,8 +133,9 @@ class TextRedactor:
             self.clean.add(value, "credential")
         return found
 
-    def fingerprint(self, value: str) -> str:
-        """The placeholder that stands for ``value``; the value is remembered as a secret."""
+    def fingerprint(self, value: str, weak: bool = False) -> str:
+        """The placeholder that stands for ``value``; the value is remembered as a secret
+        (``weak``: found by a rule on the word alone, see :meth:`KnownValues.add`)."""
         if value.startswith(PREFIX) and FINGERPRINT.fullmatch(value):
             return value
         if self._found is not None:
@@ -144,13 +145,13 @@ class TextRedactor:
             self._mac = Hmac(self.key.key)
         digest = self._mac.hexdigest(raw)[:16]
         fp = f"{PREFIX}{digest}>"
-        self._remember(value, fp)
+        self._remember(value, fp, weak)
         return fp
 
-    def _remember(self, value: str, fp: str) -> None:
+    def _remember(self, value: str, fp: str, weak: bool = False) -> None:
         if len(value) >= MIN_KNOWN and PREFIX not in value and value.isprintable() \
                 and not value[0].isspace() and not value[-1].isspace():
-            self.known.add(value, fp)  # one line, nothing to strip: the common case
+            self.known.add(value, fp, weak)  # one line, nothing to strip: the common case
             return
         for piece in {value, value.strip(), *value.splitlines()}:
             piece = piece.strip()
@@ -275,7 +276,7 @@ class TextRedactor:
                 done = b
             out = "".join(parts) + out[done:]
         if len(out) >= 20:
-            out = _WORD.sub(self._opaque_word, out)
+            out = sub_words(_WORD, self._opaque_word, out)
         return out
 
     def _opaque_word(self, m: re.Match[str]) -> str:
@@ -286,7 +287,7 @@ class TextRedactor:
             before = m.string[max(0, m.start() - 8):m.start()].upper()
             if before.endswith(_DIGEST_NAMES):
                 return word  # a key's fingerprint (SHA256:...), not a key
-            return self.fingerprint(word)
+            return self.fingerprint(word, weak=True)
         return word
 
     def _pem(self, m: re.Match[str]) -> str:

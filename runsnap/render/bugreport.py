@@ -206,18 +206,35 @@ def fit_width(text: str, width: int) -> str:
     A heading long
       enough to wrap
     ================
+
+    A code block under a paragraph that promises it "in full" (the first error) is wrapped,
+    never cut:
+
+    >>> err = "    ValueError: the knob is bad, see docs"
+    >>> print(fit_width(chr(10).join(["First error (in full):", "", err, "Traceback:", err]), 28))
+    First error (in full):
+    <BLANKLINE>
+        ValueError: the knob is
+          bad, see docs
+    Traceback:
+        ValueError: the knob is…
     """
     if width <= 0:
         return text
 
     out: list[str] = []
+    whole = False  # under a paragraph that promises a block "in full": its lines wrap
     for line in text.split("\n"):
         body = line.lstrip(" ")
         lead = line[: len(line) - len(body)]
+        if body and len(lead) < 4:  # prose: a new paragraph
+            whole = body.endswith("(in full):")
         if len(line) <= width:
             out.append(line)
         elif set(body) <= set("=-"):
             out.append(line[:width])
+        elif len(lead) >= 4 and whole:
+            out += [lead + part for part in wrap(body, max(width - len(lead), 20), "  ")]
         elif "  " in body or len(lead) >= 4:  # a table's columns or a code line
             out.append(cut(line, width))
         else:

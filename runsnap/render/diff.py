@@ -35,6 +35,7 @@ from runsnap.render.diff_parts import (
     consequence_line,
     dedupe_keys,
     detailed,
+    news,
     only_differing,
 )
 from runsnap.render.html_diff import render_html
@@ -50,6 +51,15 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 EVIDENCE_LINES = 12
 #: Related differences (consequences) shown under a cause in text.
 RELATED_LINES = 8
+#: (evidence lines, consequences) shown per candidate when several are detailed (undecided),
+#: in a terminal: the first that keeps the report within :data:`SCREEN` lines, else the last.
+CANDIDATE_BUDGETS = ((EVIDENCE_LINES, RELATED_LINES), (4, 3), (2, 2))
+#: Other differences listed one a line at a terminal; the rest are named on the fold line.
+OTHER_LINES = 8
+#: ... fewer when the report would be longer than this many lines, but never fewer than
+#: :data:`OTHER_MIN` (issue 41: at most 40 lines above the fold for one cause).
+SCREEN = 40
+OTHER_MIN = 3
 
 
 # --------------------------------------------------------------------------- text
@@ -65,22 +75,28 @@ def _snap_line(tag: str, s: SnapInfo) -> str:
     return "  " + "  ".join(b for b in bits if b)
 
 
-def _detail(i: int, d: Difference, st: Style, show_all: bool = False) -> list[str]:
+def _detail(i: int, d: Difference, st: Style, show_all: bool = False,
+            budget: tuple[int, int] = (EVIDENCE_LINES, RELATED_LINES)) -> list[str]:
+    """One difference in detail, with at most ``budget`` evidence lines and consequences
+    (``--all`` shows all)."""
     lines = [f"  {i:>2}. {st.bold(d.where)}  {change_words(d)}  [{st.score(d.score).strip()}]"]
     a, b = only_differing(d.a, d.b)
     lines.append(f"        A: {shown(d, a, 400)}")
     lines.append(f"        B: {shown(d, b, 400)}")
-    lines += [st.dim(f"           {e}") for e in d.evidence[:EVIDENCE_LINES]]
-    if len(d.evidence) > EVIDENCE_LINES:
-        lines.append(st.dim(f"           ... {len(d.evidence) - EVIDENCE_LINES} more lines"))
+    room = len(d.evidence) if show_all else budget[0]
+    lines += [st.dim(f"           {e}") for e in d.evidence[:room]]
+    if len(d.evidence) > room:
+        lines.append(st.dim(f"           ... {len(d.evidence) - room} more lines (--all)"))
     lines.append(st.dim(f"        why: {d.reason}"))
-    related = [r for r in d.related if show_all or not r.hidden]
+    related = news(d, show_all)
     if related:
         lines.append(f"        with it ({len(related)}):")
         # a consequence may sit in another section than its cause: name the section too
-        lines += [f"    {_one_line(r, st, r.where)}" for r in related[:RELATED_LINES]]
-        if len(related) > RELATED_LINES:
-            lines.append(st.dim(f"           ... {len(related) - RELATED_LINES} more"))
+        room = len(related) if show_all else budget[1]
+        for r in related[:room]:  # an edit's own lines too: the field and the file
+            lines += [f"    {_one_line(r, st, r.where)}", *_short_hunk(r, st, hint=False)]
+        if len(related) > room:
+            lines.append(st.dim(f"           ... {len(related) - room} more (--all)"))
     return lines
 
 
@@ -114,40 +130,59 @@ def _one_line(d: Difference, st: Style, name: str = "") -> str:
     else:
         a, b = elide_common(*only_differing(d.a, d.b))
         what = f"{d.change}: {shown(d, a, 60)} -> {shown(d, b, 60)}"
-    more = f"  (+{len(d.related)} with it)" if d.related else ""
+    related = news(d)
+    more = f"  (+{len(related)} with it)" if related else ""
     return f"    {st.score(d.score)}  {name or d.key}  {what}{more}  {st.dim('(' + d.reason + ')')}"
+
+
+#: A pair of outcome values this short shares one line (``exit_status  A: 0  B: 1``).
+PAIR_WIDTH = 24
 
 
 def _outcome_block(diffs: Sequence[Difference], st: Style, width: int = 0,
                    show_all: bool = False) -> list[str]:
-    """What happened, A above B. The first error is the line that matters most: it gets the
-    whole width (cut only at the terminal's edge), and in full (wrapped) with ``--all`` or
-    when the output is not a terminal (``width`` 0)."""
+    """What happened: short values side by side on one line, a run's own words (the first
+    error) A above B. The first error is the line that matters most: it gets the whole width
+    (cut only at the terminal's edge), and in full (wrapped) with ``--all`` or when the output
+    is not a terminal (``width`` 0); when only one run has one, one line says which."""
     rows = [d for d in diffs if d.section == "outcome" and not d.hidden]
     if not rows:
         return []
     lines = ["", st.bold("Outcome (what happened)")]
     for d in rows:
-        for tag, value in (("A", d.a), ("B", d.b)):
-            head = f"  {d.key if tag == 'A' else '':<12} {tag}: "
-            if d.key == "warnings":
-                text = f"{len(value or [])} warnings"
-            elif d.key in WORDS and value is not None:
-                text = clean(without_timestamp(str(value))).replace("\n", " ⏎ ")
-            else:
-                text = short(value, max(110, width))
-            if d.key in WORDS and width and show_all:
-                body = wrap(text, max(width - len(head), 20), " " * len(head))
-                lines.append(head + st.outcome(d.key, value, body[0]))
-                lines += [st.outcome(d.key, value, part) for part in body[1:]]
-            else:
-                lines.append(head + st.outcome(d.key, value, text))
+        words = d.key in WORDS
+        texts = [_outcome_text(d, value, width) for value in (d.a, d.b)]
+        if not words and all(len(t) <= PAIR_WIDTH for t in texts):
+            lines.append(f"  {d.key:<12} A: {st.outcome(d.key, d.a, texts[0])}"
+                         f"  B: {st.outcome(d.key, d.b, texts[1])}")
+        else:
+            sides: tuple[tuple[str, Any, str], ...] = (("A", d.a, texts[0]),
+                                                       ("B", d.b, texts[1]))
+            if words and (d.a is None) != (d.b is None):  # one run's error: one line
+                sides = tuple((f"{tag} only", v, t) for tag, v, t in sides if v is not None)
+            for n, (tag, value, text) in enumerate(sides):
+                head = f"  {d.key if n == 0 else '':<12} {tag}: "
+                if words and width and show_all:
+                    body = wrap(text, max(width - len(head), 20), " " * len(head))
+                    lines.append(head + st.outcome(d.key, value, body[0]))
+                    lines += [st.outcome(d.key, value, part) for part in body[1:]]
+                else:
+                    lines.append(head + st.outcome(d.key, value, text))
         if d.key == "warnings":
             for e in d.evidence[:6]:
                 line = f"  {'':<12} {e}"
                 lines += [st.dim(part) for part in (wrap(line, width, " " * 15) if show_all
                                                     else [line])]
     return lines
+
+
+def _outcome_text(d: Difference, value: Any, width: int) -> str:
+    """One run's outcome value as the block shows it."""
+    if d.key == "warnings":
+        return f"{len(value or [])} warnings"
+    if d.key in WORDS and value is not None:
+        return clean(without_timestamp(str(value))).replace("\n", " ⏎ ")
+    return short(value, max(110, width))
 
 
 def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
@@ -173,8 +208,7 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     if likely:
         lines += ["", st.bold("Most likely cause" if report.confidence == "confident"
                               and len(likely) == 1 else "Most likely causes")]
-        for i, d in enumerate(likely, 1):
-            lines += _detail(i, d, st, report.show_all)
+        lines += _details(likely, lines, st, width, report.show_all)
     in_detail = {id(d) for d in likely}  # by identity: a record's == compares every field
     counted_rest = [d for d in shown if id(d) not in in_detail and not d.hidden]
     unread = [d for d in counted_rest if d.evidence_kind == "unread"]
@@ -182,8 +216,16 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
         unread = []
     counted_rest = [d for d in counted_rest if not unread or d.evidence_kind != "unread"]
     if counted_rest:
+        tail = (3 if unread else 0) + (2 if report.hidden else 0)  # the fold lines below
+        used = len(_fit_lines("\n".join(lines).split("\n"), width, st)) + 2 + tail
+        shown_rest = _room(counted_rest, st, used) if width and not report.show_all \
+            else counted_rest
+        folded = counted_rest[len(shown_rest):]
         lines += ["", st.bold("Other differences" if likely else "Differences")]
-        lines += _grouped(counted_rest, st)
+        lines += _grouped(shown_rest, st)
+        if folded:  # a terminal: the fold says what it holds; a pipe or --all gets them all
+            lines.append(st.dim(f"  ... {len(folded)} more, ranked lower (--all lists them): "
+                                f"{', '.join(dedupe_keys(folded))}"))
     if unread:
         names = ", ".join(dedupe_keys(unread)[:8]) + (", ..." if len(unread) > 8 else "")
         lines += ["", st.dim(f"{UNREAD_HEAD}{len(unread)} differences (--all lists them): "
@@ -206,6 +248,30 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
     return "".join(line + "\n" for line in _fit_lines("\n".join(lines).split("\n"), width, st))
 
 
+def _details(likely: Sequence[Difference], above: list[str], st: Style, width: int,
+             show_all: bool) -> list[str]:
+    """The differences shown in detail. Several (an undecided verdict's candidates) get the
+    first of :data:`CANDIDATE_BUDGETS` that keeps a terminal's report within
+    :data:`SCREEN` lines (a pipe, a file and ``--all``: the most)."""
+    budgets = CANDIDATE_BUDGETS if len(likely) > 1 and width and not show_all \
+        else CANDIDATE_BUDGETS[:1]
+    for budget in budgets:
+        out = [line for i, d in enumerate(likely, 1) for line in _detail(i, d, st, show_all, budget)]
+        if len(_fit_lines("\n".join([*above, *out]).split("\n"), width, st)) <= SCREEN - 6:
+            break  # room left for the other differences' head and the fold lines
+    return out
+
+
+def _room(rest: Sequence[Difference], st: Style, used: int) -> Sequence[Difference]:
+    """The first of ``rest`` a terminal lists one a line: up to :data:`OTHER_LINES`, fewer
+    when the report above (``used`` lines) would push them past :data:`SCREEN` lines, never
+    fewer than :data:`OTHER_MIN`; the fold line names the others."""
+    k = min(len(rest), OTHER_LINES)
+    while k > OTHER_MIN and used + len(_grouped(rest[:k], st)) + (k < len(rest)) > SCREEN:
+        k -= 1
+    return rest[:k]
+
+
 def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
     """Every line cut to ``width``, except the verdict and the reasons (``why: ...``),
     sentences a reader checks: they are wrapped."""
@@ -217,6 +283,8 @@ def _fit_lines(lines: Sequence[str], width: int, st: Style) -> list[str]:
             lead = " " * (len(plain) - len(plain.lstrip()))
             more = "  " if i == 0 else " " * len("why: ")
             parts = wrap(plain.lstrip(), width - len(lead), more)
+            if plain.lstrip().startswith(UNREAD_HEAD) and len(parts) > 2:  # names: --all
+                parts = [parts[0], fit(parts[1].rstrip(", ") + ", ...", width - len(lead))]
             paint = st.bold if i == 0 else st.dim
             out += [paint(lead + part) for part in parts]
         else:
@@ -243,12 +311,23 @@ def _grouped(diffs: Sequence[Difference], st: Style) -> list[str]:
 HUNK_LINES = 8
 
 
-def _short_hunk(d: Difference, st: Style) -> list[str]:
-    """Under an uncommitted edit, the edit itself as ``git diff`` shows it, when it is short."""
+#: Changed lines of an edit shown under the difference it is a view of (a config field).
+EDIT_LINES = 4
+
+
+def _short_hunk(d: Difference, st: Style, hint: bool = True) -> list[str]:
+    """Under an uncommitted edit, the edit itself as ``git diff`` shows it, when it is short
+    (else, with ``hint``, where to see it). Without ``hint`` (the edit is another view of the
+    difference it sits under, which says where), only its changed lines, up to
+    :data:`EDIT_LINES`."""
     if d.section != "git" or len(d.path) < 4 or d.path[2] != "diff":
         return []
     body = [e for e in d.evidence if e[:2] == "@@" or (e[:1] in "+- " and e[:3] not in
                                                           ("+++", "---"))]
+    if not hint:
+        changed = [e for e in body if e[:1] in "+-"]
+        return ["          " + patch_line(e, st) for e in changed] \
+            if d.change in ("added", "removed") and len(changed) <= EDIT_LINES else []
     if d.change not in ("added", "removed") or not body:
         return [st.dim("          (runsnap diff --patch shows the edits)")]
     if len(body) > HUNK_LINES:

@@ -92,8 +92,39 @@ def only_differing(a: Any, b: Any) -> tuple[Any, Any]:
     return side(only_a), side(only_b)
 
 
+def echoes(cause: Difference, r: Difference) -> bool:
+    """Whether ``r``, grouped under ``cause``, only repeats it: the run-time record of the
+    cause's own variable, each run having read the value it was launched with (the cause's
+    reason already says where it was read). A run that did not read it, or read another
+    value, is news and stays.
+
+    >>> env = Difference("env", "X", "changed", "1", "2", path=("env", "X"))
+    >>> seen = Difference("runtime", "env X", "changed", "1", "2", path=("runtime", "env", "X"))
+    >>> echoes(env, seen), echoes(env, seen.replace(b=None))
+    (True, False)
+    >>> echoes(env.replace(a=None), seen.replace(a="(unset: default taken)", b="(set)"))
+    True
+    """
+    if r.path != ("runtime", "env", *cause.path[1:]) or cause.section != "env":
+        return False
+
+    def same(launched: Any, seen: Any) -> bool:
+        if launched is None:
+            return isinstance(seen, str) and seen.startswith("(unset")
+        return seen in (launched, "(set)")
+
+    return same(cause.a, r.a) and same(cause.b, r.b)
+
+
+def news(cause: Difference, show_all: bool = False) -> list[Difference]:
+    """The differences grouped under ``cause`` that a reader is shown: not hidden (unless
+    ``--all``), and not an echo of the cause (:func:`echoes`; JSON and ``--all`` keep them)."""
+    return [r for r in cause.related
+            if show_all or not (r.hidden or echoes(cause, r))]
+
+
 #: Candidates of an undecided verdict shown in detail (the verdict names them all).
-CANDIDATES_DETAILED = 5
+CANDIDATES_DETAILED = 3
 #: Differences the runs show unread listed one a line up to this many; more are one line.
 UNREAD_LISTED = 3
 #: How the line of those begins.

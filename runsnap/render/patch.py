@@ -9,13 +9,14 @@ further part starting with the line's own ``+``/``-``/`` `` and ``↪``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from runsnap.base.terminal import clean, wrap
 from runsnap.diffing.sections.git import split_patch
 from runsnap.render.diff import patch_line
 from runsnap.render.style import Style
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["render_patch", "wrap_code"]
 
@@ -46,22 +47,16 @@ def wrap_code(line: str, cols: int) -> list[str]:
     return parts
 
 
-def _repos(snap: Any) -> Mapping[str, Any]:
-    git = snap.get("git") or {}
-    repos = git.get("repos") if isinstance(git, Mapping) else None
-    return repos if isinstance(repos, Mapping) else {}
-
-
-def render_patch(a: Any, b: Any, color: bool = False, width: int = 0) -> str:
+def render_patch(a: Snapshot, b: Snapshot, color: bool = False, width: int = 0) -> str:
     """The uncommitted edits that differ between snapshots ``a`` and ``b``; ``""`` when none.
     ``width``: the terminal's; code lines are wrapped to it (:func:`wrap_code`), headings at
     spaces."""
     st = Style(color)
-    ra, rb = _repos(a), _repos(b)
+    ra, rb = a.records.git.repos, b.records.git.repos
     out: list[str] = []
     for name in [*ra, *(n for n in rb if n not in ra)]:
-        x, y = ra.get(name) or {}, rb.get(name) or {}
-        pa, pb = split_patch(str(x.get("diff") or "")), split_patch(str(y.get("diff") or ""))
+        x, y = ra.get(name), rb.get(name)
+        pa, pb = (split_patch(str(r.diff or "") if r else "") for r in (x, y))
         for path in [*pa, *(p for p in pb if p not in pa)]:
             if pa.get(path) == pb.get(path):
                 continue
@@ -76,7 +71,7 @@ def render_patch(a: Any, b: Any, color: bool = False, width: int = 0) -> str:
                         for part in wrap_code(line, width)]
             out.append("")
         for tag, repo in (("A", x), ("B", y)):
-            if repo.get("diff_truncated"):
+            if repo is not None and repo.diff_truncated:
                 note = clean(f"{name}: {tag}'s stored diff was cut at the capture's "
                              "--max-diff-bytes; the rest is not in the snapshot")
                 out += [st.yellow(part) for part in wrap(note, width, "  ")]

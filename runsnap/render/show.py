@@ -14,6 +14,8 @@ from runsnap.errors import UsageError
 from runsnap.render.hostsummary import render_markdown, render_text
 from runsnap.render.style import fence, md_text
 from runsnap.snapshot import Snapshot, encode, ordered_sections
+from runsnap.snapshot.records import Distribution, GitRepo, Outcome, Runtime
+from runsnap.snapshot.records_host import VariableRead
 from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.snapshot.writer import table_chunks
 from runsnap.views.facts import Facts, facts
@@ -104,22 +106,26 @@ def _outcome_block(f: Facts) -> list[str]:
         return ["outcome", "  none recorded: the launch never reported back (runsnap was "
                            "killed, or still runs)"] if f.outcome_missing else []
     lines = ["outcome", f"  {status_line(outcome)}"]
-    if outcome.get("peak_rss_bytes"):
-        lines.append(f"  peak memory of the process tree: {size(outcome['peak_rss_bytes'])}")
-    if outcome.get("first_error"):
-        lines.append(f"  first error ({outcome.get('first_error_stream', '?')}): "
-                     f"{outcome['first_error']}")
-    warnings = outcome.get("warnings") or []
+    if outcome.peak_rss_bytes:
+        lines.append(f"  peak memory of the process tree: {size(outcome.peak_rss_bytes)}")
+    if outcome.first_error:
+        lines.append(f"  first error ({_or(outcome.first_error_stream)}): {outcome.first_error}")
+    warnings = outcome.warnings
     if warnings:
-        lines.append(f"  warnings ({outcome.get('warnings_count', len(warnings))}):")
+        lines.append(f"  warnings ({_or(outcome.warnings_count, len(warnings))}):")
         lines.extend(f"    {w}" for w in warnings[:5])
         if len(warnings) > 5:
             lines.append(f"    ... and {len(warnings) - 5} more")
-    log = outcome.get("log")
+    log = outcome.log
     if log:
-        lines.append(f"  log {log.get('path')} ({size(log.get('bytes', 0))}, "
-                     f"sha256 {str(log.get('sha256', ''))[:12]})")
+        lines.append(f"  log {log.path} ({size(_or(log.bytes, 0))}, "
+                     f"sha256 {str(_or(log.sha256, ''))[:12]})")
     return lines
+
+
+def _or(found: Any, what: Any = "?") -> Any:
+    """A field as written, ``what`` when it was not (``mapping.get(key, what)``)."""
+    return what if found is None else found
 
 
 def _runtime_block(f: Facts) -> list[str]:
@@ -131,14 +137,12 @@ def _process_block(f: Facts) -> list[str]:
     if not process:
         return []
     lines = ["process (snapshotted while running)",
-             f"  pid {process.get('pid')} ({process.get('name', '?')}), user "
-             f"{process.get('user', '?')}, started {process.get('started_at', '?')}, "
-             f"{process.get('status', '?')}",
-             f"  exe {process.get('exe', '?')}"]
-    children = process.get("children") or []
-    if children:
-        lines.append(f"  {len(children)} child processes")
-    count = len(process.get("libraries") or {})
+             f"  pid {process.pid} ({_or(process.name)}), user {_or(process.user)}, started "
+             f"{_or(process.started_at)}, {_or(process.status)}",
+             f"  exe {_or(process.exe)}"]
+    if process.children:
+        lines.append(f"  {len(process.children)} child processes")
+    count = len(process.libraries)
     notable = ", ".join(f.notable_libraries)
     lines.append(f"  {count} shared libraries mapped" + (f": {notable}" if notable else ""))
     return lines
@@ -154,14 +158,12 @@ def _tests_block(f: Facts) -> list[str]:
     tests = f.tests
     if not tests:
         return []
-    counts: Mapping[str, Any] = tests.get("counts") or {}
-    lines = ["tests", f"  {sum(int(n) for n in counts.values())} by {tests.get('runner', '?')}: "
+    counts = tests.counts
+    lines = ["tests", f"  {sum(int(n) for n in counts.values())} by {_or(tests.runner)}: "
                       + ", ".join(f"{n} {k}" for k, n in counts.items())]
-    cases: Mapping[str, Any] = tests.get("cases") or {}
-    bad = [(n, c) for n, c in cases.items()
-           if isinstance(c, Mapping) and c.get("outcome") in ("failed", "error")]
+    bad = [(n, c) for n, c in tests.cases.items() if c.outcome in ("failed", "error")]
     for nodeid, case in bad[:MAX_TESTS_SHOWN]:
-        lines.append(f"  {case.get('outcome')} {nodeid}: {case.get('error', '')}")
+        lines.append(f"  {case.outcome} {nodeid}: {_or(case.error, '')}")
     if len(bad) > MAX_TESTS_SHOWN:
         lines.append(f"  ... and {len(bad) - MAX_TESTS_SHOWN} more (show --section tests)")
     return lines
@@ -169,18 +171,25 @@ def _tests_block(f: Facts) -> list[str]:
 
 def _git_block(f: Facts) -> list[str]:
     lines = ["git"] + ([] if f.repos else ["  no repository"])
-    for repo in f.repos:
-        commit = repo.commit[:12] or "(no commit)"
-        state = "dirty" if repo.dirty else "clean"
-        lines.append(f"  {repo.name}: {commit} {repo.branch} {state} "
-                     f"({', '.join(repo.roles)})".rstrip())
-        if repo.changed or repo.untracked:
-            diff_note = f", diff {size(repo.diff_bytes)}"
-            if repo.diff_truncated:
-                diff_note += " (truncated)"
-            lines.append(f"    {repo.changed} changed, {repo.untracked} untracked{diff_note}")
-        lines.extend(f"    {flag} repository" for flag in repo.flags)
+    for name, repo in f.repos.items():
+        lines += _repo_lines(name, repo)
     lines.extend(f"  {path}: not a git repository" for path in f.not_repositories)
+    return lines
+
+
+def _repo_lines(name: str, repo: GitRepo) -> list[str]:
+    commit = (repo.commit or "")[:12] or "(no commit)"
+    state = "dirty" if repo.dirty else "clean"
+    branch = repo.branch or ("detached HEAD" if repo.detached else "")
+    lines = [f"  {name}: {commit} {branch} {state} ({', '.join(repo.roles)})".rstrip()]
+    changed, untracked = len(repo.changed), repo.untracked_count or 0
+    if changed or untracked:
+        diff_note = f", diff {size(repo.diff_bytes or 0)}"
+        if repo.diff_truncated:
+            diff_note += " (truncated)"
+        lines.append(f"    {changed} changed, {untracked} untracked{diff_note}")
+    flags = (("bare", repo.bare), ("shallow", repo.shallow), ("unborn", repo.unborn))
+    lines.extend(f"    {flag} repository" for flag, holds in flags if holds)
     return lines
 
 
@@ -211,26 +220,21 @@ def _models_block(f: Facts) -> list[str]:
 
 def _system_block(f: Facts) -> list[str]:
     system = f.system
-    cpu = system.get("cpu") or {}
-    mem = system.get("memory") or {}
+    cpu, mem, gpu = system.cpu, system.memory, system.gpu
     lines = ["system",
-             f"  {system.get('host', '?')}: {system.get('os', '?')}, kernel "
-             f"{system.get('kernel', '?')}, {system.get('machine', '')}",
-             f"  {cpu.get('model', '?')}, {cpu.get('logical', '?')} CPUs, "
-             f"{size(mem.get('total_bytes', 0))} memory"]
-    gpu = system.get("gpu") or {}
-    if gpu.get("available"):
-        inferred = " (from the driver branch)" if gpu.get("cuda_version_from") and \
-            gpu.get("cuda_version") else ""
-        lines.append(f"  {gpu.get('count')} x {', '.join(f.gpu_names)}; driver "
-                     f"{gpu.get('driver_version')}, CUDA {gpu.get('cuda_version') or 'unknown'}"
-                     f"{inferred}")
+             f"  {_or(system.host)}: {_or(system.os)}, kernel {_or(system.kernel)}, "
+             f"{_or(system.machine, '')}",
+             f"  {_or(cpu.model)}, {_or(cpu.logical)} CPUs, {size(_or(mem.total_bytes, 0))} memory"]
+    if gpu.available:
+        inferred = " (from the driver branch)" if gpu.cuda_version_from and gpu.cuda_version else ""
+        lines.append(f"  {gpu.count} x {', '.join(f.gpu_names)}; driver "
+                     f"{gpu.driver_version}, CUDA {gpu.cuda_version or 'unknown'}{inferred}")
     else:
-        lines.append(f"  no GPU ({gpu.get('reason', 'unknown')})")
-    if gpu.get("source"):  # read from the driver's files: say so, and why
-        why = gpu.get("nvidia_smi_error") or "nvidia-smi failed"
-        note = f"; {gpu['count_note']}" if gpu.get("count_note") else ""
-        lines.append(f"  GPUs read from {gpu['source']} ({why}){note}")
+        lines.append(f"  no GPU ({_or(gpu.reason, 'unknown')})")
+    if gpu.source:  # read from the driver's files: say so, and why
+        why = gpu.nvidia_smi_error or "nvidia-smi failed"
+        note = f"; {gpu.count_note}" if gpu.count_note else ""
+        lines.append(f"  GPUs read from {gpu.source} ({why}){note}")
     return lines
 
 
@@ -270,35 +274,35 @@ MAX_READ_SHOWN = 30
 MAX_SITES_SHOWN = 2
 
 
-def runtime_lines(runtime: Mapping[str, Any], every_read: bool = False) -> list[str]:
+def runtime_lines(runtime: Runtime, every_read: bool = False) -> list[str]:
     """The ``runtime`` part of ``show``: variables read (with where), then modules imported
     from somewhere other than site-packages (a source checkout on ``PYTHONPATH``, the cwd).
     The variables read while unset (a library probing its settings: often dozens of
     ``AOT_INDUCTOR_*``) are one counted line unless ``every_read`` (then each is listed, and
     no list is capped)."""
-    if not runtime.get("traced"):
-        return ["runtime", f"  not traced: {runtime.get('reason', 'unknown')}"]
-    procs = runtime.get("processes") or []
-    native = str(runtime.get("native", ""))
-    out = ["runtime", f"  traced: {len(procs)} Python process(es); native reads "
+    if not runtime.traced:
+        return ["runtime", f"  not traced: {_or(runtime.reason, 'unknown')}"]
+    native = str(_or(runtime.native, ""))
+    out = ["runtime", f"  traced: {len(runtime.processes)} Python process(es); native reads "
                       f"{'observed' if native.startswith('observed') else native}"]
-    env: Mapping[str, Any] = runtime_variables(runtime)
-    read = [n for n, e in env.items() if isinstance(e, Mapping) and e.get("reads")]
-    native_only = [n for n, e in env.items() if isinstance(e, Mapping) and not e.get("reads")
-                   and e.get("native")]
-    bulk = [n for n, e in env.items() if isinstance(e, Mapping) and e.get("bulk")]
-    unset = [n for n in read if not env[n].get("set")]
+    # schema 1's records of the reads, from either schema's form (runsnap.snapshot.runtime)
+    env = {n: VariableRead(e) for n, e in runtime_variables(runtime.raw).items()
+           if isinstance(e, Mapping)}
+    read = [n for n, e in env.items() if e.reads]
+    native_only = [n for n, e in env.items() if not e.reads and e.native]
+    bulk = [n for n, e in env.items() if e.bulk]
+    unset = [n for n in read if not env[n].set]
     out.append(f"  {len(read)} variables read from Python ({len(unset)} unset: the default "
                f"taken), {len(native_only)} only natively, {len(bulk)} only in whole-"
                f"environment copies")
-    shown = read if every_read else [n for n in read if env[n].get("set")]
+    shown = read if every_read else [n for n in read if env[n].set]
     cap = len(shown) if every_read else MAX_READ_SHOWN
     for name in shown[:cap]:
         e = env[name]
-        value = f"={e.get('value', '')}" if e.get("set") else " (unset)"
-        out.append(f"    {name}{value}  {e.get('reads')} read(s)")
-        for site in (e.get("sites") or [])[:MAX_SITES_SHOWN]:
-            stack = site.get("stack") or [] if isinstance(site, Mapping) else []
+        value = f"={_or(e.value, '')}" if e.set else " (unset)"
+        out.append(f"    {name}{value}  {e.reads} read(s)")
+        for site in e.sites[:MAX_SITES_SHOWN]:
+            stack = site.stack
             if stack:
                 out.append(f"      at {' <- '.join(str(f) for f in stack[:3])}")
     if len(shown) > cap:
@@ -306,34 +310,33 @@ def runtime_lines(runtime: Mapping[str, Any], every_read: bool = False) -> list[
     if unset and not every_read:
         out.append(f"    {len(unset)} read while unset, the default taken (show --all lists "
                    f"them)")
-    modules: Mapping[str, Any] = runtime.get("modules") or {}
-    elsewhere = {n: m for n, m in modules.items()
-                 if isinstance(m, Mapping) and m.get("origin") != "site-packages"}
+    modules = runtime.modules
+    elsewhere = {n: m for n, m in modules.items() if m.origin != "site-packages"}
     out.append(f"  {len(modules)} packages imported, {len(elsewhere)} from outside "
                f"site-packages" + (":" if elsewhere else ""))
     for name, mod in elsewhere.items():
-        dist = f" ({mod['dist']} {mod.get('version', '')})" if mod.get("dist") else ""
-        out.append(f"    {name}  {mod.get('origin')}  {mod.get('file')}{dist}")
+        dist = f" ({mod.dist} {_or(mod.version, '')})" if mod.dist else ""
+        out.append(f"    {name}  {mod.origin}  {mod.file}{dist}")
     return out
 
 
-def status_line(outcome: Mapping[str, Any]) -> str:
+def status_line(outcome: Outcome) -> str:
     """How the run ended, in one line.
 
-    >>> status_line({"status": "signalled", "signal": "SIGKILL", "exit_status": 137,
-    ...              "duration_s": 1.5})
+    >>> status_line(Outcome({"status": "signalled", "signal": "SIGKILL", "exit_status": 137,
+    ...                      "duration_s": 1.5}))
     'killed by SIGKILL (exit status 137) after 1.5 s'
     """
-    status = outcome.get("status")
-    code = outcome.get("exit_status", "?")
+    status = outcome.status
+    code = _or(outcome.exit_status)
     if status == "signalled":
-        text = f"killed by {outcome.get('signal', '?')} (exit status {code})"
+        text = f"killed by {_or(outcome.signal)} (exit status {code})"
     elif status in ("not_found", "not_executable", "failed"):
-        text = f"did not start: {outcome.get('error', status)} (exit status {code})"
+        text = f"did not start: {_or(outcome.error, status)} (exit status {code})"
     else:
         text = f"exit status {code}"
-    if outcome.get("duration_s") is not None:
-        text += f" after {outcome['duration_s']} s"
+    if outcome.duration_s is not None:
+        text += f" after {outcome.duration_s} s"
     return text
 
 
@@ -357,31 +360,31 @@ def render_section(snap: Snapshot, name: str, width: int = 0) -> str:
         raise UsageError(f"--section {name}: this snapshot has no such section ({have})")
     lines: list[str] = []
     if name == "packages":
-        lines.append(f"{data.get('count', 0)} distributions for {data.get('interpreter', '?')} "
-                     f"(Python {data.get('python_version', '?')})")
-        dists: Mapping[str, Any] = data.get("distributions") or {}
-        rows = [(n, str(d.get("version", "")), _where(d)) for n, d in sorted(
-            dists.items(), key=lambda kv: kv[0].lower())]
+        pk = snap.records.packages
+        lines.append(f"{_or(pk.count, 0)} distributions for {_or(pk.interpreter)} "
+                     f"(Python {_or(pk.python_version)})")
+        rows = [(n, str(_or(d.version, "")), _where(d)) for n, d in sorted(
+            pk.distributions.items(), key=lambda kv: kv[0].lower())]
         wide = max((len(r[0]) for r in rows), default=0)
         wver = max((len(r[1]) for r in rows), default=0)
         lines += [f"{n:<{wide}}  {v:<{wver}}  {w}".rstrip() for n, v, w in rows]
-        for d in data.get("shadowed") or []:
+        for d in pk.shadowed:  # not declared field by field: what the probe found
             lines.append(f"{d.get('name')}  {d.get('version', '')}  shadowed: "
                          f"{d.get('location', '')}")
-        lines += [f"error: {e}" for e in data.get("errors") or []]
+        lines += [f"error: {e}" for e in pk.errors]
     elif name == "env":
-        variables: Mapping[str, Any] = data.get("vars") or {}
-        lines += [f"{k}={v}" for k, v in sorted(variables.items())]
-        lines += [f"error: {e}" for e in data.get("errors") or []]
+        env = snap.records.env
+        lines += [f"{k}={v}" for k, v in sorted(env.vars.items())]
+        lines += [f"error: {e}" for e in env.errors]
     else:
         lines += "".join(table_chunks(encode({name: dict(data)}), "")).splitlines()
     return "".join(fit(clean(line), width) + "\n" for line in lines)
 
 
-def _where(d: Mapping[str, Any]) -> str:
-    if d.get("editable"):
-        return f"editable: {d.get('source') or d.get('location', '')}"
-    return str(d.get("location", ""))
+def _where(d: Distribution) -> str:
+    if d.editable:
+        return f"editable: {d.source or _or(d.location, '')}"
+    return str(_or(d.location, ""))
 
 
 def render(snap: Snapshot, fmt: str = "text", width: int = 0, every_read: bool = False) -> str:

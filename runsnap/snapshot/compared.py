@@ -45,8 +45,17 @@ NOT_COMPARED: dict[str, frozenset[str]] = {
         'earlier_tracebacks', 'error', 'first_error_stream', 'log', 'peak_rss', 'pid',
         'signal_number', 'status', 'tail_lines', 'traceback', 'warnings_count',
     }),
+    'outcome.stderr': frozenset({
+        'bytes', 'captured', 'lines', 'mode', 'reason', 'unscanned_bytes',
+    }),
+    'outcome.stdout': frozenset({
+        'bytes', 'captured', 'lines', 'mode', 'reason', 'unscanned_bytes',
+    }),
     'packages': frozenset({
         'base_prefix', 'count', 'probe', 'probe_exit_status', 'reason',
+    }),
+    'packages.distributions': frozenset({
+        'metadata_dir', 'shadowed_by',
     }),
     'process': frozenset({
         'libraries_count',

@@ -24,7 +24,7 @@ def loads(text: str, path: str | os.PathLike[str] | None = None) -> Snapshot:
     """Parse and validate snapshot TOML text (bounded, checked against the schema)."""
     tomllib = toml_parser()
     where = f"{path_str(path)}: " if path is not None else ""
-    validate.check_depth(text.encode("utf-8", "surrogatepass"), where)
+    validate.check_depth(text, where)
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -32,7 +32,7 @@ def loads(text: str, path: str | os.PathLike[str] | None = None) -> Snapshot:
     except RecursionError:
         raise SnapshotError(f"{where}nested too deeply: not a runsnap snapshot") from None
     newer = isinstance(raw.get("schema"), int) and raw["schema"] > SCHEMA_VERSION
-    if "schema" in raw and not newer and text.rstrip().rpartition("\n")[2].strip() != END_MARKER:
+    if "schema" in raw and not newer and _last_line(text) != END_MARKER:
         raise SnapshotError(f"{where}the snapshot is truncated (its last line is not "
                             f"'{END_MARKER}')")
     validate.tree_depth(raw, where)
@@ -58,7 +58,24 @@ def load(path: str | os.PathLike[str]) -> Snapshot:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise SnapshotError(f"{p}: not a text file, not a runsnap snapshot") from None
+    del data  # not held while the text is parsed (a 10 MB line: one copy fewer at the peak)
     return loads(text, path=p)
+
+
+def _last_line(text: str) -> str:
+    """The last line of ``text`` that is not blank, stripped, read from the text's end (no copy
+    of a long text is made).
+
+    >>> _last_line("a\\nb  \\n\\n "), _last_line("x" * 70000 + "\\n# end\\n"), _last_line("")
+    ('b', '# end', '')
+    """
+    tail = text[-_TAIL:].rstrip()
+    if "\n" not in tail and len(text) > _TAIL:
+        tail = text.rstrip()  # a last line longer than the tail read (or blanks): read whole
+    return tail[tail.rfind("\n") + 1:].strip()
+
+
+_TAIL = 1 << 16
 
 
 def read_checked(path: str) -> bytes:

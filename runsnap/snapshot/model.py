@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from runsnap.snapshot.records import Sections
+
 __all__ = ["END_MARKER", "SCHEMA_VERSION", "SECTION_ORDER", "Snapshot", "dumps", "ordered_sections"]
 
 #: The schema version this runsnap writes. Readers accept this and every older one.
@@ -63,7 +65,7 @@ class Snapshot(FrozenRecord):
 
     # The path is kept as text and made a Path when asked for: the capture path does not import
     # pathlib (see runsnap/base/paths.py).
-    __slots__ = ("meta", "sections", "schema", "_path")
+    __slots__ = ("meta", "sections", "schema", "_path", "_records")
     _fields = _repr_fields = ("meta", "sections", "schema", "path")
     _eq_fields = ("meta", "sections", "schema")
 
@@ -80,6 +82,9 @@ class Snapshot(FrozenRecord):
     _path: str | None
     """:attr:`path` as ``str(path)`` writes it."""
 
+    _records: Sections | None
+    """:attr:`records` once read."""
+
     def __init__(
         self,
         meta: Mapping[str, Any],
@@ -91,6 +96,23 @@ class Snapshot(FrozenRecord):
         object.__setattr__(self, "sections", sections)
         object.__setattr__(self, "schema", schema)
         object.__setattr__(self, "_path", None if path is None else path_str(path))
+        object.__setattr__(self, "_records", None)
+
+    @property
+    def records(self) -> Sections:
+        """Each declared section read as its frozen record (``snap.records.git.repos``),
+        built once, on first use (:mod:`runsnap.snapshot.records`, generated from the
+        declarations). Readers read these; the writer, redaction and ``show --raw`` read
+        :attr:`sections`, the document as written."""
+        made = self._records
+        if made is None:
+            # deferred: the records' classes (runsnap.snapshot.records): read by the views and
+            # renderers, never by a capture, whose start-up they would cost
+            from runsnap.snapshot.records import Sections
+
+            made = Sections(self.meta, self.sections, self._path)
+            object.__setattr__(self, "_records", made)
+        return made
 
     @property
     def path(self) -> Path | None:

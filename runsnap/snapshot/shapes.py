@@ -30,6 +30,7 @@ from runsnap.snapshot.shape_marks import (
     OptionValue,
     Ref,
 )
+from runsnap.snapshot.shape_records import write_records
 from runsnap.snapshot.shape_schema import schema_of
 from runsnap.snapshot.shapes_host import RuntimeSection, SystemSection
 
@@ -98,16 +99,24 @@ class ProcessSection(TypedDict, total=False):
 
 
 class Stream(TypedDict, total=False):
-    """What one of the child's output streams showed (``[outcome] stdout``/``stderr``)."""
+    """What one of the child's output streams showed (``[outcome] stdout``/``stderr``).
 
-    mode: str | None
+    Marked field by field: ``diff`` compares what the run said (its last lines), not how much
+    or how runsnap read it."""
+
+    mode: Annotated[str | None, NotCompared("how runsnap read the stream, a setting of the capture")]
     """How runsnap read it: ``pty``, ``pipe``, ``inherit``, ``none``, ``exec``."""
-    lines: int | None
-    bytes: int | None
-    unscanned_bytes: int | None
-    tail: list[str]
-    captured: bool | None
-    reason: str | None
+    lines: Annotated[int | None, NotCompared(
+        "how much the run printed; what it printed last is compared through tail")]
+    bytes: Annotated[int | None, NotCompared(
+        "how much the run printed; what it printed last is compared through tail")]
+    unscanned_bytes: Annotated[int | None, NotCompared(
+        "what runsnap left unread for errors, a bound of the capture")]
+    tail: Annotated[list[str], Compare()]
+    """Its last lines; the outcome's comparer compares the last one printed (stderr's when
+    stdout printed none), its numbers as metrics."""
+    captured: Annotated[bool | None, NotCompared("whether runsnap kept the stream, a setting of the capture")]
+    reason: Annotated[str | None, NotCompared("why it was not captured; captured says it")]
     """Why it was not captured."""
 
 
@@ -172,8 +181,8 @@ class OutcomeSection(TypedDict, total=False):
         "The last value of each key=value / key: value number the run printed, and of each "
         "--metric (runsnap/launch/metrics.py).")]
     timed_out: Annotated[bool | None, Compare(75, "the run hit its time limit in one run only")]
-    stdout: Annotated[Stream, Ref("stream"), Compare()]
-    stderr: Annotated[Stream, Ref("stream"), Compare()]
+    stdout: Annotated[Stream, Ref("stream"), Compare(fields=True)]
+    stderr: Annotated[Stream, Ref("stream"), Compare(fields=True)]
     log: Annotated[LogFile, NotCompared(
         "where the output was kept; its lines are compared through stdout and stderr")]
     peak_rss: Annotated[PeakRss, NotCompared("how peak_rss_bytes was measured")]
@@ -346,15 +355,19 @@ class MetaSection(_MetaKeys, total=False):
 
 
 class Distribution(TypedDict, total=False):
-    """One installed distribution."""
+    """One installed distribution (``[packages]``' comparer reads it field by field: another
+    version is one difference, with where it lives as its evidence)."""
 
-    version: str | None
-    location: str | None
-    editable: bool | None
-    source: str | None
-    metadata_dir: str | None
-    direct_url: dict[str, Any]
-    shadowed_by: str | None
+    version: Annotated[str | None, Compare()]
+    location: Annotated[str | None, Compare()]
+    editable: Annotated[bool | None, Compare()]
+    source: Annotated[str | None, Compare()]
+    """Where an editable or direct-URL install came from (its URL or folder)."""
+    metadata_dir: Annotated[str | None, NotCompared(
+        "where its metadata sits, which follows location, compared")]
+    direct_url: Annotated[dict[str, Any], Compare()]
+    shadowed_by: Annotated[str | None, NotCompared(
+        "the copy that hides it; [packages] shadowed compares the hidden copies")]
 
 
 class TorchBuild(TypedDict, total=False):
@@ -364,6 +377,12 @@ class TorchBuild(TypedDict, total=False):
     path: str
     git_version: str
     debug: bool
+    cuda: str
+    """The CUDA version torch was built with (``torch.version.cuda``)."""
+    hip: str
+    """The HIP version torch was built with (``torch.version.hip``)."""
+    rocm: str
+    xpu: str
     built_for: str
     """``cuda``, ``rocm``, ``xpu`` or ``cpu``."""
     bundled_libraries: list[str]
@@ -411,7 +430,7 @@ class PackagesSection(TypedDict, total=False):
     """The package probe's exit status when it failed."""
     sys_path: Annotated[list[str], Compare()]
     shadowed: Annotated[list[dict[str, Any]], Compare()]
-    distributions: Annotated[dict[str, Distribution], Compare()]
+    distributions: Annotated[dict[str, Distribution], Compare(fields=True)]
     builds: Annotated[Builds, Extra(dict[str, Any]), Compare()]
     libraries: Annotated[dict[str, dict[str, Any]], Compare()]
     conda: Annotated[Conda | None, Compare()]
@@ -491,3 +510,4 @@ def write_schema(path: str = SCHEMA) -> dict[str, Any]:
 if __name__ == "__main__":  # python -m runsnap.snapshot.shapes
     write_schema()
     write_table(DECLARED)
+    write_records(DECLARED)

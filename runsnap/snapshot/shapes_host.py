@@ -66,6 +66,18 @@ class GpuDevice(TypedDict, total=False):
     vbios_version: str | None
     bus_type: str | None
     gsp_firmware: str | None
+    memory_mib: int | str | None
+    """Its memory (an answer nvidia-smi gives in other words is kept as text)."""
+    driver_version: str | None
+    compute_capability: str | None
+    persistence_mode: str | None
+    mig_mode: str | None
+    ecc_mode: str | None
+    power_limit_w: float | str | None
+    max_sm_clock_mhz: int | str | None
+    max_memory_clock_mhz: int | str | None
+    pcie_gen_max: int | str | None
+    pcie_width_max: int | str | None
 
 
 class GpuTopology(TypedDict, total=False):
@@ -81,6 +93,11 @@ class AmdGpus(TypedDict, total=False):
 
     devices: list[dict[str, Any]] | None
     count: int | None
+    tool: str | None
+    """``amd-smi`` or ``rocm-smi``."""
+    driver_version: str | None
+    warning: str | None
+    """What the tool printed before its JSON."""
 
 
 class Gpus(TypedDict, total=False):

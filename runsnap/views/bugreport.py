@@ -27,6 +27,8 @@ from runsnap.redact import Redactor, load_policy
 from runsnap.redact.fingerprint import load_key
 from runsnap.redact.scrub import scrub_snapshot
 from runsnap.snapshot import Snapshot, atomic_write, dumps
+from runsnap.snapshot.records import Distribution
+from runsnap.snapshot.records_host import VariableRead
 from runsnap.snapshot.runtime import variables as runtime_variables
 from runsnap.views.report_blocks import Block, Part, ReportDoc, code, details, items, para, table
 from runsnap.views.report_title import status_words, title_of
@@ -40,6 +42,8 @@ FRAMES = 8
 WARNINGS = 20
 #: Variables listed before the rest fold away.
 VARIABLES = 40
+#: An output line longer than this is cut (a capture keeps 4,096 bytes of a line).
+LINE_CHARS = 4096
 
 
 def build(snaps: Sequence[Snapshot]) -> ReportDoc:
@@ -80,18 +84,23 @@ def _name(s: Snapshot) -> str:
     return s.label or (s.path_text or s.id).rsplit("/", 1)[-1]
 
 
+def _or(found: Any, what: Any = "?") -> Any:
+    """A field as written, ``what`` when it was not (``mapping.get(key, what)``)."""
+    return what if found is None else found
+
+
 def _command(s: Snapshot) -> Part:
-    c = s.get("command") or {}
-    argv = [str(a) for a in c.get("argv") or []]
-    rows: list[tuple[str, Any]] = [("working directory", c.get("cwd")),
+    c, meta = s.records.command, s.records.meta
+    argv = [str(a) for a in c.argv]
+    rows: list[tuple[str, Any]] = [("working directory", c.cwd),
                                    ("label", s.label or None),
-                                   ("captured", f"{s.meta.get('captured_at', '')} on "
-                                                f"{s.meta.get('host', '')}"),
-                                   ("runsnap", s.meta.get("runsnap_version"))]
-    launcher = s.meta.get("launcher")
-    if isinstance(launcher, Mapping):
-        rows.append(("launcher", f"{launcher.get('name')}: rank {launcher.get('rank', '?')} of "
-                                 f"{launcher.get('world_size', '?')}, job {launcher.get('job', '?')}"))
+                                   ("captured", f"{_or(meta.captured_at, '')} on "
+                                                f"{_or(meta.host, '')}"),
+                                   ("runsnap", meta.runsnap_version)]
+    launcher = meta.launcher
+    if meta.has("launcher"):
+        rows.append(("launcher", f"{launcher.name}: rank {_or(launcher.rank)} of "
+                                 f"{_or(launcher.world_size)}, job {_or(launcher.job)}"))
     blocks = [code([shlex.join(argv) if argv else "(no command: the context alone)"]),
               table(("", ""), [(k, v) for k, v in rows if v], code=(1,))]
     return Part("command", "Command", tuple(blocks), 0)
@@ -99,38 +108,37 @@ def _command(s: Snapshot) -> Part:
 
 def _outcome(s: Snapshot, key: str = "outcome", title: str = "Outcome", priority: int = 0
              ) -> Part:
-    o = s.get("outcome") or {}
+    o = s.records.outcome
     if not o:
         return Part(key, title, (para("Not run: this snapshot records the context only."),),
                     priority)
-    head = status_words(o) + (f" after {o['duration_s']} s" if "duration_s" in o else "")
-    if o.get("peak_rss_bytes"):
-        head += f", peak memory {int(o['peak_rss_bytes']) / 2**20:.0f} MiB"
+    head = status_words(o) + (f" after {o.duration_s} s" if o.has("duration_s") else "")
+    if o.peak_rss_bytes:
+        head += f", peak memory {int(o.peak_rss_bytes) / 2**20:.0f} MiB"
     blocks: list[Block] = [para(head[:1].upper() + head[1:] + ".")]
-    first = str(o.get("first_error") or "")
-    tb = o.get("traceback") if isinstance(o.get("traceback"), Mapping) else None
+    first = str(o.first_error or "")
+    tb = o.traceback if o.has("traceback") else None
     if first:
         blocks += [para("First error (in full):"), code(first.splitlines() or [first])]
     if tb:
-        frames = [f for f in tb.get("frames") or [] if isinstance(f, Mapping)]
+        frames = tb.frames
         lines = [f"... {len(frames) - FRAMES} frames above"] if len(frames) > FRAMES else []
         for f in frames[-FRAMES:]:
-            lines.append(f'File "{f.get("file")}", line {f.get("line")}, in {f.get("function")}')
-            if f.get("code"):
-                lines.append(f"    {f.get('code')}")
-        lines.append(f"{tb.get('type')}: {tb.get('message')}")
+            lines.append(f'File "{f.file}", line {f.line}, in {f.function}')
+            if f.code:
+                lines.append(f"    {f.code}")
+        lines.append(f"{tb.type}: {tb.message}")
         blocks += [para(f"Traceback, last {min(len(frames), FRAMES)} frames:"), code(lines)]
-    warnings = [str(w) for w in o.get("warnings") or []]
+    warnings = [str(w) for w in o.warnings]
     if warnings:
-        count = int(o.get("warnings_count") or len(warnings))
+        count = int(o.warnings_count or len(warnings))
         shown = list(dict.fromkeys(warnings))[:WARNINGS]
         blocks += [para(f"Warnings ({count}):"), items(shown)]
     tails = []
-    for stream in ("stderr", "stdout"):
-        t = o.get(stream)
-        if isinstance(t, Mapping) and t.get("tail"):
-            tails.append(details(f"Last {len(t['tail'])} lines of {stream}",
-                                 [code([str(x) for x in t["tail"]])]))
+    for stream, t in (("stderr", o.stderr), ("stdout", o.stdout)):
+        if t.tail:
+            tails.append(details(f"Last {len(t.tail)} lines of {stream}",
+                                 [code([_bounded(str(x)) for x in t.tail])]))
     how = "`runsnap show SNAPSHOT --section outcome`"
     if not tails:
         return Part(key, title, tuple(blocks), priority, how=how)
@@ -138,52 +146,68 @@ def _outcome(s: Snapshot, key: str = "outcome", title: str = "Outcome", priority
                 shorter=Part(key, title, tuple(blocks), priority, how=how))
 
 
-def _dists(s: Snapshot) -> dict[str, Mapping[str, Any]]:
-    d = (s.get("packages") or {}).get("distributions") or {}
-    return {normalize_name(k): v for k, v in d.items() if isinstance(v, Mapping)}
+def _bounded(line: str) -> str:
+    """An output line as a report shows it: cut at :data:`LINE_CHARS` characters, saying how
+    many more it had (a report fits in 65,536 characters: a longer line is never shown whole,
+    and rendering all of it held copies of a 10 MB line). A placeholder the cut would split is
+    left out whole.
+
+    >>> _bounded("ok"), _bounded("x" * 5000)[-30:]
+    ('ok', 'xxxx ... (904 more characters)')
+    """
+    if len(line) <= LINE_CHARS:
+        return line
+    head = line[:LINE_CHARS]
+    cut = head.rfind("<redacted:", LINE_CHARS - 64)
+    if cut >= 0 and ">" not in head[cut:]:
+        head = head[:cut]
+    return f"{head} ... ({len(line) - len(head):,} more characters)"
+
+
+def _dists(s: Snapshot) -> dict[str, Distribution]:
+    return {normalize_name(k): v for k, v in s.records.packages.distributions.items()}
 
 
 def _facts(s: Snapshot) -> Part:
-    sysm = s.get("system") or {}
-    pk = s.get("packages") or {}
-    gpu = sysm.get("gpu") or {}
+    sysm, pk = s.records.system, s.records.packages
+    gpu, cpu = sysm.gpu, sysm.cpu
     dists = _dists(s)
-    cpu = sysm.get("cpu") or {}
-    mem = (sysm.get("memory") or {}).get("total_bytes")
-    devices = [d for d in gpu.get("devices") or [] if isinstance(d, Mapping)]
-    names = list(dict.fromkeys(str(d.get("name")) for d in devices))
+    mem = sysm.memory.total_bytes
+    devices = gpu.devices or ()
+    names = list(dict.fromkeys(str(d.name) for d in devices))
     gpus = (f"{len(devices)} x {', '.join(names)}" if devices else
-            f"none ({gpu.get('reason', 'not seen')})")
-    if devices and devices[0].get("memory_mib"):
-        gpus += f", {devices[0]['memory_mib']} MiB each"
-    nccl = next((f"{v.get('version')} ({n})" for n, v in dists.items()
-                 if n.startswith("nvidia-nccl")), None)
-    cuda_rt = next((f"{v.get('version')} ({n})" for n, v in dists.items()
+            f"none ({_or(gpu.reason, 'not seen')})")
+    memory_mib = devices[0].memory_mib if devices else None
+    if memory_mib:
+        gpus += f", {memory_mib} MiB each"
+    nccl = next((f"{v.version} ({n})" for n, v in dists.items() if n.startswith("nvidia-nccl")),
+                None)
+    cuda_rt = next((f"{v.version} ({n})" for n, v in dists.items()
                     if n.startswith("nvidia-cuda-runtime")), None)
     rows = [
-        ("Python", f"{pk.get('python_version', '?')} {pk.get('implementation', '')} "
-                   f"({pk.get('interpreter', '?')})"),
-        ("OS", f"{sysm.get('os', '?')}, kernel {sysm.get('kernel', '?')} ({sysm.get('machine', '')})"),
-        ("CPU", f"{cpu.get('model', '?')}, {cpu.get('logical', '?')} logical CPUs"),
+        ("Python", f"{_or(pk.python_version)} {_or(pk.implementation, '')} ({_or(pk.interpreter)})"),
+        ("OS", f"{_or(sysm.os)}, kernel {_or(sysm.kernel)} ({_or(sysm.machine, '')})"),
+        ("CPU", f"{_or(cpu.model)}, {_or(cpu.logical)} logical CPUs"),
         ("memory", f"{int(mem) / 2**30:.0f} GiB" if isinstance(mem, int) else None),
         ("GPU", gpus),
-        ("driver", gpu.get("driver_version") or None),
-        ("CUDA (driver)", gpu.get("cuda_version") or None),
+        ("driver", gpu.driver_version or None),
+        ("CUDA (driver)", gpu.cuda_version or None),
         ("CUDA runtime", cuda_rt),
         ("NCCL", nccl),
     ]
-    torch = (pk.get("builds") or {}).get("torch") or {}
+    torch = pk.builds.torch
     for fact, label in (("cuda_available", "torch.cuda.is_available()"),
                         ("xpu_available", "torch.xpu.is_available()")):
-        if isinstance(torch.get(fact), bool) and (fact == "cuda_available" or torch[fact]):
-            rows.append((label, f"{torch[fact]} ({torch.get(fact + '_reason') or '?'})"))
+        found = getattr(torch, fact)
+        if isinstance(found, bool) and (fact == "cuda_available" or found):
+            rows.append((label, f"{found} ({getattr(torch, fact + '_reason') or '?'})"))
     stack = [n for n in stack_packages("report") if n in dists]
     stack += sorted(n for n in dists if is_core_package(n) and n not in stack
                     and not n.startswith(("nvidia-nccl", "nvidia-cuda-runtime")))
     for n in stack:
         v = dists[n]
-        where = " (editable)" if v.get("editable") else ""
-        rows.append((n, f"{v.get('version', '?')}{where}"))
+        where = " (editable)" if v.editable else ""
+        rows.append((n, f"{_or(v.version)}{where}"))
     missing = [n for n in stack_packages("expected") if n not in dists]
     blocks = [table(("", ""), [(k, v) for k, v in rows if v], code=(1,))]
     if missing:
@@ -192,27 +216,24 @@ def _facts(s: Snapshot) -> Part:
 
 
 def _variables(s: Snapshot) -> Part:
-    env = (s.get("env") or {}).get("vars") or {}
-    runtime = s.get("runtime") or {}
-    reads: Mapping[str, Any] = runtime_variables(runtime)
-    traced = bool(runtime.get("traced"))
+    env = s.records.env.vars
+    # schema 1's records of the reads, from either schema's form (runsnap.snapshot.runtime)
+    reads = {n: VariableRead(r) for n, r in runtime_variables(s.records.runtime.raw).items()
+             if isinstance(r, Mapping)}
+    traced = bool(s.records.runtime.traced)
     rows: list[tuple[str, str, str]] = []
     seen: set[str] = set()
     for name, r in sorted(reads.items()):
-        if not isinstance(r, Mapping) or noise_reason(name):
+        if noise_reason(name):
             continue
         fam = family_of(name)
-        if not fam and not r.get("set"):
+        if not fam and not r.set:
             continue  # an interpreter's start-up probe (PYTHON*, LC_*): noise for a report
-        if not r.get("set") and not r.get("sites") and name.startswith(("PYTHON", "LC_", "LANG")):
+        if not r.set and not r.sites and name.startswith(("PYTHON", "LC_", "LANG")):
             continue  # the interpreter's own start-up look-ups, made by every Python
-        value = r.get("value", env.get(name)) if r.get("set") else None
-        site = ""
-        for st in r.get("sites") or []:
-            if isinstance(st, Mapping) and st.get("stack"):
-                site = str(st["stack"][0])
-                break
-        how = ("read" if r.get("set") else "read, not set (the program took its default)")
+        value = (r.value if r.has("value") else env.get(name)) if r.set else None
+        site = next((str(st.stack[0]) for st in r.sites if st.stack), "")
+        how = ("read" if r.set else "read, not set (the program took its default)")
         rows.append((name, "(unset)" if value is None else str(value),
                      how + (f" at {site}" if site else "")))
         seen.add(name)
@@ -255,28 +276,25 @@ def _findings(s: Snapshot) -> list[Block]:
 
 
 def _git(s: Snapshot) -> Part:
-    repos = (s.get("git") or {}).get("repos") or {}
+    repos = s.records.git.repos
     if not repos:
         return Part("git", "Git", (para("No git repository in play."),), 3)
     rows = []
     diffs: list[Block] = []
     for name, r in repos.items():
-        if not isinstance(r, Mapping):
-            continue
-        changed = [str(c.get("path")) for c in r.get("changed") or [] if isinstance(c, Mapping)]
-        state = "dirty" if r.get("dirty") else "clean"
+        changed = [str(c.path) for c in r.changed]
+        state = "dirty" if r.dirty else "clean"
         if changed:
             state += f": {len(changed)} changed ({', '.join(changed[:8])}" + \
                 (", ..." if len(changed) > 8 else "") + ")"
-        untracked = r.get("untracked") or []
-        if untracked:
-            state += f", {len(untracked)} untracked"
-        rows.append((r.get("path") or name, str(r.get("commit", ""))[:12],
-                     r.get("branch") or r.get("describe") or "", state))
-        if r.get("diff"):
-            diffs.append(details(f"Uncommitted diff of {r.get('path') or name} "
-                                 f"({r.get('diff_bytes', len(str(r['diff'])))} bytes)",
-                                 [code(str(r["diff"]).splitlines())]))
+        if r.untracked:
+            state += f", {len(r.untracked)} untracked"
+        rows.append((r.path or name, str(_or(r.commit, ""))[:12], r.branch or r.describe or "",
+                     state))
+        if r.diff:
+            diffs.append(details(f"Uncommitted diff of {r.path or name} "
+                                 f"({_or(r.diff_bytes, len(str(r.diff)))} bytes)",
+                                 [code(str(r.diff).splitlines())]))
     head = table(("repository", "commit", "branch", "state"), rows, code=(0, 1))
     how = "`runsnap show SNAPSHOT --section git`"
     return Part("git", "Git", (head, *diffs), 7 if diffs else 3, how=how,
@@ -303,19 +321,17 @@ def _compact(v: Any) -> str:
 
 
 def _models(s: Snapshot) -> Part:
-    models = (s.get("models") or {}).get("models") or {}
     blocks: list[Block] = []
     full: list[Block] = []
-    for src, m in models.items():
-        if not isinstance(m, Mapping):
-            continue
-        rows = _config_rows(m.get("config") or {})
-        blocks += [para(f"{src}: {m.get('path', '')}"),
+    for src, m in s.records.models.models.items():
+        config = m.config.raw if m.config else {}  # the whole config.json as read
+        rows = _config_rows(config)
+        blocks += [para(f"{src}: {_or(m.path, '')}"),
                    table(("config field", "value"), rows, code=(0, 1)) if rows else
                    para("(no config.json read)")]
-        if m.get("config"):
+        if config:
             full.append(details(f"config.json of {src}",
-                                [code(json.dumps(m["config"], indent=1).splitlines())]))
+                                [code(json.dumps(config, indent=1).splitlines())]))
     if not blocks:
         return Part("models", "Models", (), 5)
     how = "`runsnap show SNAPSHOT --section models`"
@@ -325,11 +341,10 @@ def _models(s: Snapshot) -> Part:
 
 
 def _packages(s: Snapshot) -> Part:
-    dists = (s.get("packages") or {}).get("distributions") or {}
+    dists = s.records.packages.distributions
     if not dists:
         return Part("packages", "Packages", (), 9)
-    lines = [f"{n}=={v.get('version', '?')}" for n, v in sorted(dists.items())
-             if isinstance(v, Mapping)]
+    lines = [f"{n}=={_or(v.version)}" for n, v in sorted(dists.items())]
     return Part("packages", "All packages", (details(f"{len(lines)} distributions "
                                                      f"(pip freeze style)", [code(lines)]),), 8,
                 how="`runsnap show SNAPSHOT --section packages`")
@@ -347,7 +362,7 @@ def _diff(a: Snapshot, b: Snapshot) -> Part:
 
 
 def _scrub_note(snaps: Sequence[Snapshot]) -> str:
-    where = sorted({str(x) for s in snaps for x in s.meta.get("redacted") or ()})
+    where = sorted({str(x) for s in snaps for x in s.records.meta.redacted})
     listed = ", ".join(where[:12]) + (f" and {len(where) - 12} more" if len(where) > 12 else "")
     return ("Scrubbed by runsnap: every value here passed its secret rules (at capture and again "
             "now). A secret is never shown: it is replaced by a fingerprint "

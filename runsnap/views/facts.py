@@ -12,13 +12,21 @@ from runsnap.base.records import FrozenRecord, field
 from runsnap.knowledge.packages import stack_packages
 from runsnap.redact import is_fingerprint
 from runsnap.snapshot import Snapshot, ordered_sections
+from runsnap.snapshot.records import (
+    GitRepo,
+    ModelEntry,
+    Outcome,
+    Process,
+    Runtime,
+    System,
+    Tests,
+)
 from runsnap.views.hostsummary import Groups, environment
 
 __all__ = [
     "NOTABLE_LIBS",
     "NOTABLE_PREFIXES",
     "Facts",
-    "GitRepo",
     "Model",
     "facts",
     "max_positions",
@@ -33,25 +41,6 @@ NOTABLE_PREFIXES = ("SGLANG_", "SGL_", "VLLM_", "NCCL_", "CUDA_", "TORCH_", "PYT
 NOTABLE_LIBS = ("libnccl", "libcudart", "libcublas", "libcudnn", "libtorch", "libcuda",
                 "libnvrtc")
 
-
-
-class GitRepo(FrozenRecord):
-    """One repository in play."""
-
-    name: str
-    commit: str
-    """The full commit id (empty: no commit yet)."""
-    branch: str
-    """The branch, ``detached HEAD``, or empty."""
-    dirty: bool
-    roles: tuple[str, ...]
-    """Why it is recorded: ``cwd``, ``--repo``, ``editable install of X``."""
-    changed: int
-    untracked: int
-    diff_bytes: int
-    diff_truncated: bool
-    flags: tuple[str, ...]
-    """``bare``, ``shallow``, ``unborn`` where they hold."""
 
 
 class Model(FrozenRecord):
@@ -86,22 +75,23 @@ class Facts(FrozenRecord):
     executable_real: str | None
     option_count: int
 
-    outcome: Mapping[str, Any] | None
+    outcome: Outcome | None
     """``[outcome]`` as recorded (None: no run, or it never reported back)."""
     outcome_missing: bool
     """A wrapped launch whose outcome was never written (runsnap killed, or still running)."""
 
-    runtime: Mapping[str, Any] | None
+    runtime: Runtime | None
     """``[runtime]``: what the run read and imported, when it was traced (or why not)."""
 
-    process: Mapping[str, Any] | None
+    process: Process | None
     """``[process]`` of ``capture --pid``."""
-    tests: Mapping[str, Any] | None
+    tests: Tests | None
     """``[tests]`` of a pytest session (``pytest --runsnap``)."""
     notable_libraries: tuple[str, ...]
     """``libnccl 2.21.5`` ... of the libraries the process mapped."""
 
-    repos: tuple[GitRepo, ...]
+    repos: Mapping[str, GitRepo]
+    """Name -> the repository as recorded."""
     not_repositories: tuple[str, ...]
 
     package_count: int
@@ -116,7 +106,7 @@ class Facts(FrozenRecord):
 
     models: tuple[Model, ...]
 
-    system: Mapping[str, Any]
+    system: System
     gpu_names: tuple[str, ...]
 
     variable_count: int
@@ -145,95 +135,84 @@ def max_positions(cfg: Mapping[str, Any]) -> Any:
     return None
 
 
-def _repo(name: str, repo: Mapping[str, Any]) -> GitRepo:
-    return GitRepo(
-        name=name,
-        commit=str(repo.get("commit") or ""),
-        branch=str(repo.get("branch") or ("detached HEAD" if repo.get("detached") else "")),
-        dirty=bool(repo.get("dirty")),
-        roles=tuple(repo.get("roles") or ()),
-        changed=len(repo.get("changed") or ()),
-        untracked=int(repo.get("untracked_count") or 0),
-        diff_bytes=int(repo.get("diff_bytes") or 0),
-        diff_truncated=bool(repo.get("diff_truncated")),
-        flags=tuple(f for f in ("bare", "shallow", "unborn") if repo.get(f)),
-    )
-
-
-def _model(source: str, model: Mapping[str, Any]) -> Model:
-    cfg = model.get("config") or {}
+def _model(source: str, model: ModelEntry) -> Model:
+    cfg = model.config
     return Model(
         source=source,
-        path=str(model.get("path", "?")),
-        architecture=",".join(cfg.get("architectures") or []) or str(cfg.get("model_type", "?")),
-        max_positions=max_positions(cfg),
-        weights_count=int(model.get("weights_count") or 0),
-        weights_bytes=int(model.get("weights_bytes") or 0),
-        repo_id=str(model.get("repo_id") or ""),
-        revision=str(model.get("revision") or ""),
+        path=str(_or(model.path)),
+        architecture=",".join(cfg.architectures or []) if cfg and cfg.architectures
+        else str(_or(cfg.model_type if cfg else None)),
+        max_positions=max_positions(cfg.raw) if cfg else None,
+        weights_count=int(model.weights_count or 0),
+        weights_bytes=int(model.weights_bytes or 0),
+        repo_id=str(model.repo_id or ""),
+        revision=str(model.revision or ""),
     )
+
+
+def _or(found: Any, what: Any = "?") -> Any:
+    """A field as written, ``what`` when it was not (``mapping.get(key, what)``)."""
+    return what if found is None else found
+
+
+def _errors(snap: Snapshot) -> list[tuple[str, str]]:
+    """``(where, message)`` of every error a collector recorded: in every section as written
+    (declared or not), in each repository and model, in the tracked run."""
+    records = snap.records
+    errors = [(name, str(e)) for name in ordered_sections(snap.sections)
+              for e in snap.sections[name].get("errors", [])]
+    errors += [(f"git.{n}", str(e)) for n, r in records.git.repos.items() for e in r.errors]
+    errors += [(f"models.{n}", str(e)) for n, m in records.models.models.items() for e in m.errors]
+    # capture --track: why the tracked run is missing or partial
+    errors += [("meta.track", str(e)) for e in records.meta.track.errors]
+    return errors
 
 
 def facts(snap: Snapshot) -> Facts:
     """The key facts of ``snap``."""
-    meta = snap.meta
-    cmd = snap.get("command") or {}
-    argv = tuple(cmd.get("argv") or ())
-    process = snap.get("process")
-    libs: Mapping[str, Any] = (process or {}).get("libraries") or {}
-    git = snap.get("git") or {}
-    repos: Mapping[str, Any] = git.get("repos") or {}
-    pk = snap.get("packages") or {}
-    dists: Mapping[str, Any] = pk.get("distributions") or {}
-    models: Mapping[str, Any] = (snap.get("models") or {}).get("models") or {}
-    system = snap.get("system") or {}
-    gpu = system.get("gpu") or {}
-    variables: Mapping[str, Any] = (snap.get("env") or {}).get("vars") or {}
-    errors = [(name, str(e)) for name in ordered_sections(snap.sections)
-              for e in snap.sections[name].get("errors", [])]
-    errors += [(f"git.{n}", str(e)) for n, r in repos.items() for e in r.get("errors", [])]
-    errors += [(f"models.{n}", str(e)) for n, m in models.items() for e in m.get("errors", [])]
-    track = snap.meta.get("track")
-    if isinstance(track, dict):  # capture --track: why the tracked run is missing or partial
-        errors += [("meta.track", str(e)) for e in track.get("errors") or ()]
+    records = snap.records
+    meta, cmd, pk = records.meta, records.command, records.packages
+    argv = tuple(cmd.argv)
+    dists = pk.distributions
+    variables = records.env.vars
     return Facts(
         id=snap.id,
         label=snap.label,
-        captured_at=str(meta.get("captured_at", "?")),
-        host=str(meta.get("host", "?")),
-        runsnap_version=str(meta.get("runsnap_version", "?")),
+        captured_at=str(_or(meta.captured_at)),
+        host=str(_or(meta.host)),
+        runsnap_version=str(_or(meta.runsnap_version)),
         schema=snap.schema,
         path=snap.path_text,
         argv=argv,
-        cwd=str(cmd.get("cwd", "")),
-        executable=(cmd.get("executable") or None) if argv else None,
-        executable_real=(cmd.get("executable_real") or None) if argv else None,
-        option_count=len(cmd.get("options") or {}),
-        outcome=snap.get("outcome") or None,
-        outcome_missing=not snap.get("outcome") and meta.get("launch") == "wrapped",
-        runtime=snap.get("runtime") or None,
-        process=process or None,
-        tests=snap.get("tests") or None,
-        notable_libraries=tuple(f"{lib.get('name')} {lib.get('version', '?')}"
-                                for lib in libs.values()
-                                if str(lib.get("name", "")).startswith(NOTABLE_LIBS)),
-        repos=tuple(_repo(n, r) for n, r in repos.items()),
-        not_repositories=tuple(git.get("not_repositories") or ()),
-        package_count=int(pk.get("count") or 0),
-        interpreter=str(pk.get("interpreter", "?")),
-        python_version=str(pk.get("python_version", "?")),
-        interpreter_reason=str(pk.get("reason", "?")),
-        editable=tuple(n for n, d in dists.items() if d.get("editable")),
-        stack_versions=tuple((n, str(dists[n].get("version", ""))) for n in stack_packages("summary")
+        cwd=str(_or(cmd.cwd, "")),
+        executable=(cmd.executable or None) if argv else None,
+        executable_real=(cmd.executable_real or None) if argv else None,
+        option_count=len(cmd.options),
+        outcome=records.outcome or None,
+        outcome_missing=not records.outcome and meta.launch == "wrapped",
+        runtime=records.runtime or None,
+        process=records.process or None,
+        tests=records.tests or None,
+        notable_libraries=tuple(f"{lib.name} {_or(lib.version)}"
+                                for lib in records.process.libraries.values()
+                                if str(_or(lib.name, "")).startswith(NOTABLE_LIBS)),
+        repos=records.git.repos,
+        not_repositories=tuple(records.git.not_repositories),
+        package_count=int(pk.count or 0),
+        interpreter=str(_or(pk.interpreter)),
+        python_version=str(_or(pk.python_version)),
+        interpreter_reason=str(_or(pk.reason)),
+        editable=tuple(n for n, d in dists.items() if d.editable),
+        stack_versions=tuple((n, str(_or(dists[n].version, ""))) for n in stack_packages("summary")
                              if n in dists),
-        shadowed=len(pk.get("shadowed") or ()),
-        models=tuple(_model(s, m) for s, m in models.items()),
-        system=system,
-        gpu_names=tuple(sorted({str(d.get("name", "?")) for d in gpu.get("devices", [])
-                                if d.get("usable") is not False})),
+        shadowed=len(pk.shadowed),
+        models=tuple(_model(s, m) for s, m in records.models.models.items()),
+        system=records.system,
+        gpu_names=tuple(sorted({str(_or(d.name)) for d in records.system.gpu.devices or ()
+                                if d.usable is not False})),
         variable_count=len(variables),
         secret_count=sum(1 for v in variables.values() if is_fingerprint(v)),
         notable_env=tuple((k, v) for k, v in variables.items() if k.startswith(NOTABLE_PREFIXES)),
-        errors=tuple(errors),
+        errors=tuple(_errors(snap)),
         environment=environment(snap),
     )

@@ -15,6 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.knowledge.packages import distribution_version, normalize_name
+from runsnap.snapshot.records import Packages, System, TorchBuild
+from runsnap.snapshot.records_host import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["RELEVANT_PACKAGES", "Groups", "environment"]
 
@@ -53,21 +59,26 @@ def _bytes(n: Any) -> str:
 
 
 def _not(found: Any, what: str = "could not collect") -> str:
-    return str(found) if found not in (None, "", [], {}) else what
+    return str(found) if found not in (None, "", [], {}, ()) else what
 
 
-def _torch(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
-    builds = pk.get("builds") or {}
-    torch = builds.get("torch") or {}
-    dists = pk.get("distributions") or {}
-    version = torch.get("version") or (dists.get("torch") or {}).get("version")
+def _or(found: Any, what: Any = "?") -> Any:
+    """A field as written, ``what`` when it was not (``mapping.get(key, what)``)."""
+    return what if found is None else found
+
+
+def _torch(pk: Packages) -> list[tuple[str, str]]:
+    builds = pk.builds.raw  # the engines' builds beside torch are not declared field by field
+    torch = pk.builds.torch
+    dists = pk.distributions
+    version = torch.version or (dists["torch"].version if "torch" in dists else None)
     rows = [("PyTorch version", _not(version, "not installed")),
-            ("Is debug build", _not(torch.get("debug"), "could not collect"))]
+            ("Is debug build", _not(torch.debug, "could not collect"))]
     if torch:
-        rows += [("CUDA used to build PyTorch", torch.get("cuda") or "None"),
-                 ("ROCM used to build PyTorch", torch.get("hip") or "N/A")]
-        if torch.get("git_version"):
-            rows.append(("PyTorch git version", torch["git_version"]))
+        rows += [("CUDA used to build PyTorch", torch.cuda or "None"),
+                 ("ROCM used to build PyTorch", torch.hip or "N/A")]
+        if torch.git_version:
+            rows.append(("PyTorch git version", torch.git_version))
     for name, label in (("vllm", "vLLM"), ("sglang", "SGLang"), ("sgl_kernel", "sgl-kernel"),
                         ("flashinfer", "FlashInfer"), ("xformers", "xformers"),
                         ("triton", "Triton"), ("flash_attn", "flash-attn"),
@@ -76,7 +87,8 @@ def _torch(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
         if not b:
             continue
         # a snapshot written before builds took the distribution's version: read it here
-        detail = [b.get("version") or distribution_version(name, dists) or "version unknown"]
+        detail = [b.get("version") or distribution_version(name, pk.raw.get("distributions") or {})
+                  or "version unknown"]
         if b.get("built_for"):
             detail.append(f"built for {b['built_for']}")
         if b.get("architectures"):
@@ -89,43 +101,40 @@ def _torch(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _os(system: Mapping[str, Any], pk: Mapping[str, Any]) -> list[tuple[str, str]]:
-    tools = system.get("toolchain") or {}
+def _tool(t: Tool) -> str:
+    return t.line or ("not found" if t.found is False else "could not collect")
 
-    def tool(name: str) -> str:
-        t = tools.get(name) or {}
-        return t.get("line") or ("not found" if t.get("found") is False else "could not collect")
 
-    rows = [("OS", f"{system.get('os', '?')} ({system.get('machine', '?')})"),
-            ("Kernel", _not(system.get("kernel"))),
-            ("GCC version", tool("gcc")), ("C compiler (cc)", tool("cc")),
-            ("C++ compiler (c++)", tool("cxx")), ("Clang version", tool("clang")),
-            ("CMake version", tool("cmake")), ("Ninja version", tool("ninja")),
-            ("Libc version", _not(tools.get("libc"))),
-            ("Python platform", f"{system.get('system', '?')}-{system.get('kernel', '?')}-"
-                                f"{system.get('machine', '?')}"
-                                + (f"-with-{tools['libc'].replace(' ', '')}"
-                                   if tools.get("libc") else "")),
-            ("Python version", f"{_not(pk.get('python_version'))} "
-                               f"({_not(pk.get('implementation'), '?')})"),
-            ("Python interpreter", f"{_not(pk.get('interpreter'))} ({pk.get('reason', '')})")]
+def _os(system: System, pk: Packages) -> list[tuple[str, str]]:
+    tools = system.toolchain
+    rows = [("OS", f"{_or(system.os)} ({_or(system.machine)})"),
+            ("Kernel", _not(system.kernel)),
+            ("GCC version", _tool(tools.gcc)), ("C compiler (cc)", _tool(tools.cc)),
+            ("C++ compiler (c++)", _tool(tools.cxx)), ("Clang version", _tool(tools.clang)),
+            ("CMake version", _tool(tools.cmake)), ("Ninja version", _tool(tools.ninja)),
+            ("Libc version", _not(tools.libc)),
+            ("Python platform", f"{_or(system.system)}-{_or(system.kernel)}-{_or(system.machine)}"
+                                + (f"-with-{tools.libc.replace(' ', '')}" if tools.libc else "")),
+            ("Python version", f"{_not(pk.python_version)} ({_not(pk.implementation, '?')})"),
+            ("Python interpreter", f"{_not(pk.interpreter)} ({_or(pk.reason, '')})")]
     return rows
 
 
-def _inferred(torch: Mapping[str, Any], fact: str) -> str:
+def _inferred(torch: TorchBuild, fact: str) -> str:
     """``False (why)``: an availability fact of the torch build with its reason; collect_env's
     ``N/A`` without torch, ``could not collect`` from a snapshot that did not infer it.
 
-    >>> _inferred({"version": "2.9", "cuda_available": False,
-    ...            "cuda_available_reason": "built without CUDA"}, "cuda_available")
+    >>> _inferred(TorchBuild({"version": "2.9", "cuda_available": False,
+    ...            "cuda_available_reason": "built without CUDA"}), "cuda_available")
     'False (built without CUDA)'
     """
     if not torch:
         return "N/A"
-    if not isinstance(torch.get(fact), bool):
+    found = getattr(torch, fact)
+    if not isinstance(found, bool):
         return "could not collect"
-    why = torch.get(f"{fact}_reason")
-    return f"{torch[fact]}" + (f" ({why})" if why else "")
+    why = getattr(torch, f"{fact}_reason")
+    return f"{found}" + (f" ({why})" if why else "")
 
 
 def _allocator(variables: Mapping[str, Any]) -> str:
@@ -135,37 +144,35 @@ def _allocator(variables: Mapping[str, Any]) -> str:
     return str(conf) if conf else "N/A"
 
 
-def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any],
-         variables: Mapping[str, Any]) -> list[tuple[str, str]]:
-    tools = system.get("toolchain") or {}
-    gpu = system.get("gpu") or {}
-    libs = pk.get("libraries") or {}
-    nvcc = tools.get("nvcc") or {}
-    torch = (pk.get("builds") or {}).get("torch") or {}
+def _gpu(system: System, pk: Packages, variables: Mapping[str, Any]) -> list[tuple[str, str]]:
+    tools = system.toolchain
+    gpu = system.gpu
+    libs = pk.libraries
+    nvcc = tools.nvcc
+    torch = pk.builds.torch
     loading = "N/A"
-    if torch.get("cuda_available") is True:  # torch.cuda.init() sets LAZY when it is unset
+    if torch.cuda_available is True:  # torch.cuda.init() sets LAZY when it is unset
         loading = str(variables.get("CUDA_MODULE_LOADING") or "LAZY")
     rows = [("Is CUDA available", _inferred(torch, "cuda_available")),
             ("CUDA_MODULE_LOADING set to", loading),
-            ("CUDA runtime version (nvcc)", nvcc.get("version") or
-             ("nvcc not found" if nvcc.get("found") is False else "could not collect")),
-            ("CUDA_HOME", _not(tools.get("cuda_home"), "not found")
-             + (f" ({tools['cuda_home_from']})" if tools.get("cuda_home") else ""))]
-    if gpu.get("available"):
-        for dev in gpu.get("devices") or []:
-            extra = [f"{dev.get('memory_mib', '?')} MiB"]
-            for key, label in (("compute_capability", "compute capability"),
-                               ("mig_mode", "MIG"), ("ecc_mode", "ECC"),
-                               ("persistence_mode", "persistence"),
-                               ("power_limit_w", "power limit W")):
-                if dev.get(key) is not None:
-                    extra.append(f"{label} {dev[key]}")
-            rows.append((f"GPU {dev.get('index', '?')}", f"{dev.get('name', '?')} "
-                                                         f"({', '.join(extra)})"))
+            ("CUDA runtime version (nvcc)", nvcc.version or
+             ("nvcc not found" if nvcc.found is False else "could not collect")),
+            ("CUDA_HOME", _not(tools.cuda_home, "not found")
+             + (f" ({tools.cuda_home_from})" if tools.cuda_home else ""))]
+    if gpu.available:
+        for dev in gpu.devices or ():
+            extra = [f"{_or(dev.memory_mib)} MiB"]
+            for value, label in ((dev.compute_capability, "compute capability"),
+                                 (dev.mig_mode, "MIG"), (dev.ecc_mode, "ECC"),
+                                 (dev.persistence_mode, "persistence"),
+                                 (dev.power_limit_w, "power limit W")):
+                if value is not None:
+                    extra.append(f"{label} {value}")
+            rows.append((f"GPU {_or(dev.index)}", f"{_or(dev.name)} ({', '.join(extra)})"))
     else:
-        rows.append(("GPU models and configuration", f"none ({gpu.get('reason', 'unknown')})"))
-    rows += [("Nvidia driver version", _not(gpu.get("driver_version"), "none")),
-             ("CUDA version (driver)", _not(gpu.get("cuda_version"), "none"))]
+        rows.append(("GPU models and configuration", f"none ({_or(gpu.reason, 'unknown')})"))
+    rows += [("Nvidia driver version", _not(gpu.driver_version, "none")),
+             ("CUDA version (driver)", _not(gpu.cuda_version, "none"))]
     for family, label in (("cudnn", "cuDNN version"), ("nccl", "NCCL version"),
                           ("cuda-runtime", "CUDA runtime library"), ("cublas", "cuBLAS version"),
                           ("hip", "HIP runtime"), ("miopen", "MIOpen runtime"),
@@ -174,20 +181,20 @@ def _gpu(system: Mapping[str, Any], pk: Mapping[str, Any],
         if lib:
             rows.append((label, f"{lib.get('version') or '?'} ({lib.get('source') or lib.get('dir')})"))
         elif family in ("cudnn", "nccl"):
-            ld = {**(tools.get("ldconfig") or {}), **(tools.get("ld_library_path") or {})}
+            ld = {**(tools.ldconfig or {}), **tools.ld_library_path}
             found = [f"{v.get('file')} ({v.get('path')})" for k, v in ld.items()
                      if k.startswith(f"lib{family}.so")]
-            built = (torch.get("config") or {}).get("CUDNN_VERSION") if family == "cudnn" else ""
+            built = torch.config.get("CUDNN_VERSION") if family == "cudnn" else ""
             rows.append((label, found[0] if found else "could not collect" + (
                 f" (torch is built against {built})" if built else "")))
-    amd = gpu.get("amd")
+    amd = gpu.amd
     if amd:
-        rows.append(("AMD GPUs", f"{amd.get('count', 0)} x " + ", ".join(sorted(
+        rows.append(("AMD GPUs", f"{_or(amd.count, 0)} x " + ", ".join(sorted(
             {str(d.get("name") or d.get("market_name") or d.get("card_series")
                  or d.get("gfx_version") or "?")
-             for d in amd.get("devices") or []})) + f"; driver {amd.get('driver_version', '?')}"))
-    if gpu.get("unsupported_fields"):
-        rows.append(("Driver did not report", ", ".join(gpu["unsupported_fields"])))
+             for d in amd.devices or []})) + f"; driver {_or(amd.driver_version)}"))
+    if gpu.unsupported_fields:
+        rows.append(("Driver did not report", ", ".join(gpu.unsupported_fields)))
     rows += [("Is XPU available", _inferred(torch, "xpu_available")),
              ("Is XNNPACK available", _inferred(torch, "xnnpack_available")),
              ("Caching allocator config", _allocator(variables))]
@@ -212,11 +219,11 @@ def _flags(text: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def _torch_config(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _torch_config(pk: Packages) -> list[tuple[str, str]]:
     """torch.__config__.show()'s "Build settings" (every non-empty one, by name, as torch
     prints them; compiler flags in brief), then the switches of ``TorchConfig.cmake``."""
-    torch = (pk.get("builds") or {}).get("torch") or {}
-    config = torch.get("config") or {}
+    torch = pk.builds.torch
+    config = torch.config
     # deferred: runsnap.capturing.collectors.torchconfig, ~185 ms measured under load; only _torch_config()
     # needs it
     from runsnap.capturing.collectors.torchconfig import switch
@@ -229,57 +236,59 @@ def _torch_config(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
                  and switch(v) is state]
         if names:
             rows.append((label, " ".join(names)))
-    switches = torch.get("switches") or {}
+    switches = torch.switches
     if switches:
         rows.append(("TorchConfig.cmake", ", ".join(
             f"{k}={'ON' if v else 'OFF'}" for k, v in sorted(switches.items()))))
-    if isinstance(torch.get("cxx11_abi"), bool):
-        rows.append(("_GLIBCXX_USE_CXX11_ABI", str(int(torch["cxx11_abi"]))))
+    if isinstance(torch.cxx11_abi, bool):
+        rows.append(("_GLIBCXX_USE_CXX11_ABI", str(int(torch.cxx11_abi))))
     return rows
 
 
-def _topology(system: Mapping[str, Any]) -> list[tuple[str, str]]:
-    topo = (system.get("gpu") or {}).get("topology") or {}
-    rows = [(pair, link) for pair, link in (topo.get("links") or {}).items()]
+def _topology(system: System) -> list[tuple[str, str]]:
+    topo = system.gpu.topology
+    rows = [(pair, str(link)) for pair, link in topo.links.items()]
     rows += [(f"{g} affinity", f"CPUs {a.get('cpus', '')}" + (f", NUMA {a['numa']}"
                                                               if a.get("numa") else ""))
-             for g, a in (topo.get("affinity") or {}).items()]
+             for g, a in topo.affinity.items()]
     return rows
 
 
-def _cpu(system: Mapping[str, Any]) -> list[tuple[str, str]]:
-    cpu = system.get("cpu") or {}
-    mem = system.get("memory") or {}
-    rows = [("Model name", _not(cpu.get("model"))),
-            ("Vendor ID", _not(cpu.get("vendor"))),
-            ("CPU(s)", f"{cpu.get('logical', '?')} logical, {cpu.get('physical', '?')} physical, "
-                       f"{cpu.get('affinity', '?')} usable")]
-    if "sockets" in cpu:
-        rows.append(("Socket(s)", str(cpu["sockets"])))
-    if "threads_per_core" in cpu:
-        rows.append(("Thread(s) per core", str(cpu["threads_per_core"])))
-    if cpu.get("caches"):
-        rows.append(("Caches", ", ".join(
-            f"{name} {_size(c.get('size_kib', 0) * c.get('instances', 1))} "
-            f"({c.get('instances', 1)} instance{'s' if c.get('instances', 1) != 1 else ''})"
-            for name, c in cpu["caches"].items())))
-    flags = [f for f in cpu.get("flags") or [] if _NOTABLE_FLAGS.match(f)]
-    if cpu.get("flags") is not None:
+def _cache(name: str, c: Mapping[str, int | None]) -> str:
+    """One CPU cache as lscpu prints it: ``L2 2 MiB (2 instances)``."""
+    size, count = c.get("size_kib", 0) or 0, _or(c.get("instances", 1), 1)
+    return f"{name} {_size(size * count)} ({count} instance{'s' if count != 1 else ''})"
+
+
+def _cpu(system: System) -> list[tuple[str, str]]:
+    cpu = system.cpu
+    mem = system.memory
+    rows = [("Model name", _not(cpu.model)),
+            ("Vendor ID", _not(cpu.vendor)),
+            ("CPU(s)", f"{_or(cpu.logical)} logical, {_or(cpu.physical)} physical, "
+                       f"{_or(cpu.affinity)} usable")]
+    if cpu.has("sockets"):
+        rows.append(("Socket(s)", str(cpu.sockets)))
+    if cpu.has("threads_per_core"):
+        rows.append(("Thread(s) per core", str(cpu.threads_per_core)))
+    if cpu.caches:
+        rows.append(("Caches", ", ".join(_cache(name, c) for name, c in cpu.caches.items())))
+    flags = [f for f in cpu.flags or () if _NOTABLE_FLAGS.match(f)]
+    if cpu.flags is not None:
         rows.append(("Notable flags", " ".join(flags) or "none of avx*, amx*, sve*"))
-    hyp = cpu.get("hypervisor") or {}
+    hyp = cpu.hypervisor
     if hyp:
-        rows.append(("Hypervisor", hyp.get("vendor") or (
+        rows.append(("Hypervisor", str(hyp.get("vendor") or '') or (
             "present (vendor not shown: no DMI)" if hyp.get("present") else "none")))
-    numa = system.get("numa") or {}
-    for name, node in (numa.get("nodes") or {}).items():
+    for name, node in system.numa.nodes.items():
         rows.append((f"NUMA {name} CPU(s)", f"{node.get('cpus', '')}" + (
             f", {_bytes(node['memory_bytes'])}" if "memory_bytes" in node else "")))
-    rows.append(("Memory", f"{_bytes(mem.get('total_bytes'))} total"))
-    if mem.get("hugepages"):
-        hp = mem["hugepages"]
+    rows.append(("Memory", f"{_bytes(mem.total_bytes)} total"))
+    if mem.hugepages:
+        hp = mem.hugepages
         rows.append(("Huge pages", f"{hp.get('total')} x {hp.get('size_kib')} KiB "
-                                   f"({hp.get('free')} free); THP {mem.get('transparent_hugepage', '?')}"))
-    cg = system.get("cgroup") or {}
+                                   f"({hp.get('free')} free); THP {_or(mem.transparent_hugepage)}"))
+    cg = system.cgroup
     if cg.get("version"):
         rows.append(("cgroup", f"v{cg['version']}: CPUs {cg.get('cpu_limit', '?')}, cpuset "
                                f"{cg.get('cpuset', '?')}, memory "
@@ -287,41 +296,40 @@ def _cpu(system: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _limits_network(system: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _limits_network(system: System) -> list[tuple[str, str]]:
     def limit(name: str, value: Any) -> str:
         return _bytes(value) if name in ("memlock", "stack", "as") else str(value)
 
     rows = [(f"ulimit {name}", f"{limit(name, v.get('soft'))} (hard {limit(name, v.get('hard'))})")
-            for name, v in (system.get("limits") or {}).items()]
-    net = system.get("network") or {}
-    for name, iface in (net.get("interfaces") or {}).items():
+            for name, v in system.limits.items()]
+    net = system.network
+    for name, iface in net.interfaces.items():
         rows.append((f"Interface {name}", f"{iface.get('state', '?')}, MTU {iface.get('mtu', '?')}"
                      + (f", {iface['speed_mbps']} Mb/s" if "speed_mbps" in iface else "")
                      + (f", {iface['driver']}" if "driver" in iface else "")))
-    for dev, info in (net.get("infiniband") or {}).items():
+    for dev, info in net.infiniband.items():
         ports = "; ".join(f"port {p}: {v.get('state')}, {v.get('rate')}, {v.get('link_layer')}"
-                          for p, v in (info.get("ports") or {}).items())
+                          for p, v in info.ports.items())
         rows.append((f"RDMA {dev}", ports or "no ports"))
-    if "peer_memory" in net:
-        rows.append(("GPUDirect peer memory", " ".join(net["peer_memory"]) or "not loaded"))
+    if net.has("peer_memory"):
+        rows.append(("GPUDirect peer memory", " ".join(net.peer_memory or ()) or "not loaded"))
     return rows
 
 
-def _libraries(pk: Mapping[str, Any]) -> list[tuple[str, str]]:
-    dists = pk.get("distributions") or {}
-    rows = [("[pip3]", f"{name}=={d.get('version', '')}") for name, d in sorted(dists.items())
+def _libraries(pk: Packages) -> list[tuple[str, str]]:
+    dists = pk.distributions
+    rows = [("[pip3]", f"{name}=={_or(d.version, '')}") for name, d in sorted(dists.items())
             if RELEVANT_PACKAGES.match(normalize_name(name))]
-    conda = (pk.get("conda") or {}).get("packages") or {}
-    rows += [("[conda]", f"{name} {c.get('version', '')} {c.get('build', '')}")
+    conda = (pk.conda.packages if pk.conda else None) or {}
+    rows += [("[conda]", f"{name} {(c or {}).get('version', '')} {(c or {}).get('build', '')}")
              for name, c in sorted(conda.items()) if _CONDA_RELEVANT.match(name)]
     return rows
 
 
-def environment(snapshot: Any) -> Groups:
+def environment(snapshot: Snapshot) -> Groups:
     """The groups of facts, in the order maintainers read them."""
-    system: Mapping[str, Any] = snapshot.get("system") or {}
-    pk: Mapping[str, Any] = snapshot.get("packages") or {}
-    variables: Mapping[str, Any] = (snapshot.get("env") or {}).get("vars") or {}
+    system, pk = snapshot.records.system, snapshot.records.packages
+    variables = snapshot.records.env.vars
     groups: Groups = [
         ("PyTorch and engines", _torch(pk)),
         ("PyTorch build settings (torch.__config__.show())", _torch_config(pk)),

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from runsnap.base.argv import is_python_name
 from runsnap.snapshot import Snapshot
+from runsnap.snapshot.records import Outcome
 
 #: GitHub's limit on an issue title.
 TITLE_MAX = 256
@@ -18,13 +18,13 @@ TITLE_MAX = 256
 def title_of(s: Snapshot) -> str:
     """A heading a maintainer would write: the program, how it ended, the error's type and its
     first clause, in whole words, within a GitHub title's length."""
-    o = s.get("outcome") or {}
-    argv = [str(a) for a in (s.get("command") or {}).get("argv") or []]
+    o = s.records.outcome
+    argv = [str(a) for a in s.records.command.argv]
     what = program_name(argv) if argv else "the current context"
     if not o:
         return what
     head = f"{what} {status_words(o)}"
-    err = error_clause(str(o.get("first_error") or ""))
+    err = error_clause(str(o.first_error or ""))
     return whole_words(f"{head}: {err}" if err else head, TITLE_MAX)
 
 
@@ -91,16 +91,16 @@ def whole_words(text: str, limit: int) -> str:
     return (cut[:space] if space > 0 else cut).rstrip(" ,;") + "…"
 
 
-def status_words(o: Mapping[str, Any]) -> str:
-    if o.get("timed_out"):
+def status_words(o: Outcome) -> str:
+    if o.timed_out:
         return "timed out"
-    if o.get("status") == "signalled":
-        return f"killed by {o.get('signal') or 'a signal'}"
-    if o.get("status") in ("not_found", "not_executable", "failed"):
-        return f"did not start ({o.get('error') or o.get('status')})"
-    if "exit_status" in o:
-        return f"exited with status {o.get('exit_status')}"
-    return str(o.get("status") or "")
+    if o.status == "signalled":
+        return f"killed by {o.signal or 'a signal'}"
+    if o.status in ("not_found", "not_executable", "failed"):
+        return f"did not start ({o.error or o.status})"
+    if o.has("exit_status"):
+        return f"exited with status {o.exit_status}"
+    return str(o.status or "")
 
 
 # --------------------------------------------------------------------------- parts

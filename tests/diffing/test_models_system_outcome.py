@@ -4,6 +4,7 @@ stand-in nvidia-smi replaying recorded output: no GPU here) and [outcome]."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from runsnap.diffing import compare
@@ -227,3 +228,10 @@ def test_a_config_edit_inside_a_git_tree_is_one_difference_with_both_views(cap, 
         ("models", "--model-path: text_config.max_position_embeddings")]
     assert sorted(r.key.rpartition(": ")[2] for r in top[0].related if r.section == "git") == [
         "model/config.json", "work.dirty"]
+    # the text shows both views at once: the field, and under it the file's edit itself
+    from runsnap.render.diff import render_text
+
+    text = render_text(report, width=80)
+    field = text.index("1. models --model-path: text_config.max_position_embeddings")
+    edit = text.index("model/config.json", field)
+    assert re.search(r"\n +\+ +\"max_position_embeddings\": 131072", text[edit:]), text

@@ -75,8 +75,9 @@ for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
           signal.SIGUSR1, signal.SIGUSR2):
     signal.signal(s, handler)
 print("child ready", flush=True)  # before the handshake: a test may kill it right after
-with open(ready, "w") as fh:
+with open(ready + ".tmp", "w") as fh:  # whole when it appears: a test reads the pid in it
     fh.write(str(os.getpid()))
+os.replace(ready + ".tmp", ready)
 while not os.path.exists(go):
     time.sleep(0.02)
 sys.exit(7)

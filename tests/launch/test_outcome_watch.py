@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from runsnap.launch import LaunchResult
@@ -124,3 +126,16 @@ def test_a_cxx_exceptions_first_error_is_its_what_line() -> None:
                b"/x/libc10.so)\n")
     assert watch.first_error == ("Unrecognized key 'expandable_segment' in CUDA allocator "
                                  "config.")
+
+
+def test_torchs_cxx_stack_trace_below_the_python_error_is_not_the_first_error() -> None:
+    """Recorded from a real run (torch 2.13.0+cpu, ``TORCH_SHOW_CPP_STACKTRACES=1``): a shape
+    mismatch raises c10::Error, and torch prints its C++ frames (``#4 c10::Error::Error(...)``)
+    under the Python error line; the first error is that line, the frames are not."""
+    data = (Path(__file__).parent / "recorded" / "torch213_cpp_stacktrace.stderr").read_bytes()
+    assert b"c10::Error::Error(c10::SourceLocation" in data
+    watch = StreamWatch("stderr")
+    for i in range(0, len(data), 300):  # as a pipe delivers it
+        watch.feed(data[i:i + 300])
+    assert watch.first_error == ("RuntimeError: mat1 and mat2 shapes cannot be multiplied "
+                                 "(2x3 and 4x5)")

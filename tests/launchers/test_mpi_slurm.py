@@ -157,3 +157,45 @@ def test_two_srun_jobs_rank_against_rank(slurm, tmp_path):
     good = _job(srun, tmp_path / "jobs", slurm, app)
     bad = _job(srun, tmp_path / "jobs", slurm, app, broken="sixty")
     _check(good, bad)
+
+
+# A whole job captured from outside its launcher: each line of the ranks' output carries the
+# launcher's mark (mpirun --tag-output, srun --label); the traceback is read through it.
+FAILING = """
+def load(path):
+    raise FileNotFoundError(f"no shard at {path}")
+
+load("/data/shard-7")
+"""
+
+
+def _job_traceback(launcher: list[str], tmp_path: Path, env: dict[str, str]) -> dict:
+    app = tmp_path / "fail.py"
+    app.write_text(FAILING)
+    out = tmp_path / "job.toml"
+    done = subprocess.run([*runsnap_argv(), "capture", "-o", str(out), "--", *launcher,
+                           sys.executable, str(app)], env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0, done.stderr
+    return runsnap.load(out)["outcome"]
+
+
+@pytest.mark.slow
+def test_mpirun_tag_output_traceback(mpirun, tmp_path):
+    outcome = _job_traceback([*mpirun, "-np", "2", "--tag-output"], tmp_path, MPI_ROOT)
+    assert "[1,0]<stderr>:FileNotFoundError" in "\n".join(outcome["stderr"]["tail"])
+    tb = outcome["traceback"]
+    assert (tb["type"], tb["message"]) == ("FileNotFoundError", "no shard at /data/shard-7")
+    assert [f["function"] for f in tb["frames"]] == ["<module>", "load"]
+    assert outcome["first_error"] == "FileNotFoundError: no shard at /data/shard-7"
+
+
+@pytest.mark.slow
+def test_srun_label_traceback(slurm, tmp_path):
+    outcome = _job_traceback(["srun", "-n", "2", "--overcommit", "-t", "5", "--label"],
+                             tmp_path, slurm)
+    assert "0: FileNotFoundError" in "\n".join(outcome["stderr"]["tail"])
+    tb = outcome["traceback"]
+    assert (tb["type"], tb["message"]) == ("FileNotFoundError", "no shard at /data/shard-7")
+    assert [f["function"] for f in tb["frames"]] == ["<module>", "load"]
+    assert outcome["first_error"] == "FileNotFoundError: no shard at /data/shard-7"

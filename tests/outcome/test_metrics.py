@@ -177,3 +177,22 @@ def test_identities_and_clocks_are_not_metrics() -> None:
 def test_a_user_metric_needs_a_name_and_a_pattern() -> None:
     name, pattern = parse_metric(r"ttft=TTFT ([\d.]+) ms")
     assert scan([b"TTFT 12.5 ms", b"TTFT 13.25 ms"], [(name, pattern)])["ttft"] == 13.25
+
+
+def test_a_real_hf_trainer_log_gives_its_metrics_and_its_bars_none() -> None:
+    """Recorded from a real run (transformers 5.25.0, torch 2.13.0+cpu: a one-layer GPT-2
+    trained by ``Trainer`` for 8 steps, evaluated every 4): the log dicts on stdout, tqdm's
+    bars (``\\r``-separated, ``it/s``) on stderr, fed as the streams arrive, in chunks."""
+    recorded = Path(__file__).parent / "recorded"
+    watch = MetricWatch()
+    for name in ("hf_trainer5.stdout", "hf_trainer5.stderr"):
+        data = (recorded / name).read_bytes()
+        for i in range(0, len(data), 512):
+            watch.feed(data[i:i + 512])
+    assert watch.values["loss"] == 3.884 and watch.values["eval_loss"] == 3.888
+    assert watch.values["train_loss"] == 3.895 and watch.values["learning_rate"] == 0.000125
+    assert watch.values["epoch"] == 2.0 and watch.values["train_runtime"] == 5.227
+    assert set(watch.values) == {
+        "epoch", "eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second",
+        "grad_norm", "learning_rate", "loss", "train_loss", "train_runtime",
+        "train_samples_per_second", "train_steps_per_second"}

@@ -127,3 +127,18 @@ def test_a_proof_that_fails_hands_over_to_bisect(tmp_path: Path) -> None:
     assert str(out["how"]).startswith("the evidence named env A, which 2 launches did not "
                                       "confirm")
     assert out["proof"]["holds"] is False  # type: ignore[index]
+
+
+def test_metric_tolerance_makes_a_small_move_count(tmp_path: Path) -> None:
+    """The loss moves by 0.04 %: the same outcome for the default tolerance (1 %), a
+    difference with ``--metric-tolerance loss=0`` (bit-exact CPU runs), as for ``diff``; a
+    malformed one is one line and status 2, before anything runs."""
+    _store(tmp_path, _TRAIN, {"LR": "0.1"}, {"LR": "0.1001"})
+    code, out, _ = _why(tmp_path)
+    assert code == 1 and out["status"] == "none", out
+    code, out, err = _why(tmp_path, "--metric-tolerance", "loss=0", "--yes")
+    assert code == 0 and out["status"] in ("confident", "found"), (out, err)
+    assert [c["key"] for c in out["cause"]] == ["LR"]  # type: ignore[attr-defined]
+    bad = run_runsnap("why", "--metric-tolerance", "loss=tight", cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    assert bad.stderr.startswith("runsnap: --metric-tolerance loss=tight: expected [NAME=]TOL")

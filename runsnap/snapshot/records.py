@@ -1,0 +1,439 @@
+"""Each declared section, and each record within, as frozen records: GENERATED from
+the declarations of ``runsnap/snapshot/shapes*.py`` by ``python -m runsnap.snapshot.shapes``;
+do not edit (``tests/test_shapes.py`` fails when it differs from them). The fields' meanings
+are documented in the declarations; how a record is read from its mapping, in
+:mod:`runsnap.snapshot.sectionrecord`. Read through ``snap.records``.
+"""
+
+from __future__ import annotations
+
+from runsnap.snapshot.records_host import (
+    Runtime,
+    System,
+)
+from runsnap.snapshot.sectionrecord import SectionRecord
+from runsnap.snapshot.sectionrecord import Sections as _Sections
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+__all__ = ["Builds", "Command", "Conda", "Distribution", "Env", "Frame", "Git", "GitRepo",
+           "Launcher", "LogFile", "Meta", "ModelConfig", "ModelEntry", "Models", "Outcome",
+           "Packages", "PeakRss", "Process", "ProcessChild", "ProcessLibrary", "RepoChange",
+           "Sections", "Stream", "Submodule", "TestResult", "Tests", "TorchBuild", "Traceback",
+           "TrackedRun", "UntrackedFile"]
+
+
+class Launcher(SectionRecord):
+    """Who the snapshot is in a job: the launcher and the rank (``capturing/naming.py``)."""
+
+    name: str | None
+    rank: int | None
+    local_rank: int | None
+    world_size: int | None
+    local_world_size: int | None
+    node_rank: int | None
+    job: str | None
+    also: Sequence[str]
+    vars: Mapping[str, str | None]
+
+
+class TrackedRun(SectionRecord):
+    """The experiment tracker's run that holds the snapshot."""
+
+    tracker: str | None
+    run: str | None
+    where: str | None
+    errors: Sequence[str]
+
+
+class Meta(SectionRecord):
+    """``[meta]``: who captured what, when, and how the capture went."""
+
+    id: str | None
+    captured_at: str | None
+    label: str | None
+    host: str | None
+    runsnap_version: str | None
+    fingerprint_key: str | None
+    launch: str | None
+    launcher: Launcher
+    log: str | None
+    redacted: Sequence[str]
+    collect_ms: Mapping[str, float]
+    track: TrackedRun
+
+
+class Command(SectionRecord):
+    """``[command]``: the command line exactly as given, where it runs and what it runs."""
+
+    errors: Sequence[str]
+    argv: Sequence[str]
+    cwd: str | None
+    executable: str | None
+    executable_real: str | None
+    options: Mapping[str, str | bool | int | float | Sequence[str | bool | int | float | None] | None]
+
+
+class Env(SectionRecord):
+    """``[env]``: the child's complete environment (secrets replaced by fingerprints)."""
+
+    errors: Sequence[str]
+    vars: Mapping[str, str | None]
+    count: int | None
+
+
+class Distribution(SectionRecord):
+    """One installed distribution (``[packages]``' comparer reads it field by field: another
+    version is one difference, with where it lives as its evidence)."""
+
+    version: str | None
+    location: str | None
+    editable: bool | None
+    source: str | None
+    metadata_dir: str | None
+    direct_url: Mapping[str, Any]
+    shadowed_by: str | None
+
+
+class TorchBuild(SectionRecord):
+    """How the installed torch was built (``torch.__config__``)."""
+
+    version: str | None
+    path: str | None
+    git_version: str | None
+    debug: bool | None
+    cuda: str | None
+    hip: str | None
+    rocm: str | None
+    xpu: str | None
+    built_for: str | None
+    bundled_libraries: Sequence[str]
+    config: Mapping[str, str]
+    switches: Mapping[str, bool]
+    cxx11_abi: bool | None
+    cuda_available: bool | None
+    cuda_available_reason: str | None
+    xpu_available: bool | None
+    xpu_available_reason: str | None
+    xnnpack_available: bool | None
+    xnnpack_available_reason: str | None
+
+
+class Builds(SectionRecord):
+    """Build facts of packages whose build matters (other packages: free-form)."""
+
+    torch: TorchBuild
+
+
+class Conda(SectionRecord):
+    """The conda environment's own package list."""
+
+    packages: Mapping[str, Mapping[str, Any] | None] | None
+    prefix: str | None
+    count: int | None
+
+
+class Packages(SectionRecord):
+    """``[packages]``: the child's interpreter and what it can import."""
+
+    errors: Sequence[str]
+    count: int | None
+    interpreter: str | None
+    interpreter_real: str | None
+    reason: str | None
+    python_version: str | None
+    implementation: str | None
+    prefix: str | None
+    base_prefix: str | None
+    probe: str | None
+    probe_exit_status: int | None
+    sys_path: Sequence[str]
+    shadowed: Sequence[Mapping[str, Any]]
+    distributions: Mapping[str, Distribution]
+    builds: Builds
+    libraries: Mapping[str, Mapping[str, Any]]
+    conda: Conda | None
+
+
+class RepoChange(SectionRecord):
+    """"""
+
+    path: str | None
+    status: str | None
+    from_: str | None
+
+
+class UntrackedFile(SectionRecord):
+    """An untracked file, with its digest when small enough."""
+
+    path: str | None
+    sha256: str | None
+    size: int | None
+    link: str | None
+    kind: str | None
+    error: str | None
+
+
+class Submodule(SectionRecord):
+    """A submodule of the repository (``git submodule status``)."""
+
+    path: str | None
+    commit: str | None
+    state: str | None
+
+
+class GitRepo(SectionRecord):
+    """One repository of ``[git] repos`` (``$defs/repo``)."""
+
+    path: str | None
+    commit: str | None
+    branch: str | None
+    describe: str | None
+    upstream: str | None
+    dirty: bool | None
+    detached: bool | None
+    bare: bool | None
+    shallow: bool | None
+    unborn: bool | None
+    in_progress: str | None
+    ahead: int | None
+    behind: int | None
+    diff: str | None
+    diff_bytes: int | None
+    diff_sha256: str | None
+    diff_truncated: bool | None
+    diff_stat: str | None
+    untracked_count: int | None
+    roles: Sequence[str]
+    errors: Sequence[str]
+    remotes: Mapping[str, str | None]
+    changed: tuple[RepoChange, ...]
+    untracked: tuple[UntrackedFile, ...]
+    submodules: tuple[Submodule, ...]
+
+
+class Git(SectionRecord):
+    """``[git]``: the repositories in play."""
+
+    errors: Sequence[str]
+    repos: Mapping[str, GitRepo]
+    not_repositories: Sequence[str]
+
+
+class ModelConfig(SectionRecord):
+    """The fields of a model's ``config.json`` that runsnap reads itself."""
+
+    architectures: Sequence[str] | None
+    model_type: str | None
+    text_config: Mapping[str, Any] | None
+
+
+class ModelEntry(SectionRecord):
+    """One model of ``[models] models`` (``$defs/model``)."""
+
+    path: str | None
+    real_path: str | None
+    given: str | None
+    repo_id: str | None
+    revision: str | None
+    config: ModelConfig | None
+    errors: Sequence[str]
+    sources: Sequence[str]
+    files_sha256: Mapping[str, str | None]
+    weights: Mapping[str, int | None]
+    weights_bytes: int | None
+    weights_count: int | None
+
+
+class Models(SectionRecord):
+    """``[models]``: the model directories and Hugging Face repos in play."""
+
+    errors: Sequence[str]
+    models: Mapping[str, ModelEntry]
+
+
+class ProcessChild(SectionRecord):
+    """A child process of a process snapshotted with ``capture --pid``."""
+
+    argv: Sequence[str]
+    pid: int | None
+    ppid: int | None
+    name: str | None
+    error: str | None
+
+
+class ProcessLibrary(SectionRecord):
+    """A shared library the running process has mapped."""
+
+    name: str | None
+    path: str | None
+    version: str | None
+
+
+class Process(SectionRecord):
+    """``[process]``: what only a process already running shows (``capture --pid``)."""
+
+    errors: Sequence[str]
+    pid: int | None
+    ppid: int | None
+    name: str | None
+    exe: str | None
+    user: str | None
+    status: str | None
+    started_at: str | None
+    num_threads: int | None
+    libraries_count: int | None
+    children: tuple[ProcessChild, ...]
+    libraries: Mapping[str, ProcessLibrary]
+
+
+class Stream(SectionRecord):
+    """What one of the child's output streams showed (``[outcome] stdout``/``stderr``)."""
+
+    mode: str | None
+    lines: int | None
+    bytes: int | None
+    unscanned_bytes: int | None
+    tail: Sequence[str]
+    captured: bool | None
+    reason: str | None
+
+
+class LogFile(SectionRecord):
+    """The ``--log`` file the child's whole output went to."""
+
+    path: str | None
+    sha256: str | None
+    bytes: int | None
+
+
+class PeakRss(SectionRecord):
+    """How ``peak_rss_bytes`` was measured."""
+
+    how: str | None
+    samples: int | None
+    interval_s: float | None
+
+
+class Frame(SectionRecord):
+    """One frame of a Python traceback the child printed."""
+
+    file: str | None
+    line: int | None
+    function: str | None
+    code: str | None
+    names: Sequence[str]
+
+
+class Traceback(SectionRecord):
+    """A complete Python traceback the child printed."""
+
+    type: str | None
+    message: str | None
+    frames: tuple[Frame, ...]
+
+
+class Outcome(SectionRecord):
+    """``[outcome]``: how the launch ended, written when the child ends."""
+
+    errors: Sequence[str]
+    status: str | None
+    exit_status: int | None
+    signal: str | None
+    signal_number: int | None
+    error: str | None
+    started_at: str | None
+    ended_at: str | None
+    duration_s: float | None
+    pid: int | None
+    peak_rss_bytes: int | None
+    tail_lines: int | None
+    first_error: str | None
+    first_error_stream: str | None
+    warnings: Sequence[str]
+    warnings_count: int | None
+    metrics: Mapping[str, float]
+    timed_out: bool | None
+    stdout: Stream
+    stderr: Stream
+    log: LogFile
+    peak_rss: PeakRss
+    traceback: Traceback
+    earlier_tracebacks: tuple[Traceback, ...]
+
+
+class TestResult(SectionRecord):
+    """One test of a pytest session (``runsnap/pytestplugin``), keyed by its node id."""
+
+    outcome: str | None
+    error: str | None
+    duration_s: float | None
+
+
+class Tests(SectionRecord):
+    """``[tests]``: each test's outcome in a pytest session run with ``--runsnap``
+    (docs/pytest.md): the session's behaviour, as ``[outcome]`` is a launch's."""
+
+    errors: Sequence[str]
+    runner: str | None
+    counts: Mapping[str, int]
+    cases: Mapping[str, TestResult]
+
+
+class Sections(_Sections):
+    """Each declared section of one snapshot as its record, built on first use
+    (``snap.records.env``)."""
+
+    __slots__ = ()
+    _records = {
+        'meta': Meta, 'command': Command, 'env': Env, 'packages': Packages, 'git': Git, 'models':
+        Models, 'system': System, 'process': Process, 'outcome': Outcome, 'runtime': Runtime,
+        'tests': Tests,
+    }
+
+    @property
+    def meta(self) -> Meta:
+        return self._section('meta', Meta)
+
+    @property
+    def command(self) -> Command:
+        return self._section('command', Command)
+
+    @property
+    def env(self) -> Env:
+        return self._section('env', Env)
+
+    @property
+    def packages(self) -> Packages:
+        return self._section('packages', Packages)
+
+    @property
+    def git(self) -> Git:
+        return self._section('git', Git)
+
+    @property
+    def models(self) -> Models:
+        return self._section('models', Models)
+
+    @property
+    def system(self) -> System:
+        return self._section('system', System)
+
+    @property
+    def process(self) -> Process:
+        return self._section('process', Process)
+
+    @property
+    def outcome(self) -> Outcome:
+        return self._section('outcome', Outcome)
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._section('runtime', Runtime)
+
+    @property
+    def tests(self) -> Tests:
+        return self._section('tests', Tests)

@@ -1,0 +1,267 @@
+"""The host's sections (``[system]``, ``[runtime]``) as frozen records: GENERATED from
+the declarations of ``runsnap/snapshot/shapes*.py`` by ``python -m runsnap.snapshot.shapes``;
+do not edit (``tests/test_shapes.py`` fails when it differs from them). The fields' meanings
+are documented in the declarations; how a record is read from its mapping, in
+:mod:`runsnap.snapshot.sectionrecord`. Read through ``snap.records``.
+"""
+
+from __future__ import annotations
+
+from runsnap.snapshot.sectionrecord import SectionRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+__all__ = ["AmdGpus", "Cpu", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "ImportedModule",
+           "InfinibandDevice", "Memory", "Network", "Numa", "ReadSite", "Runtime", "System", "Tool",
+           "Toolchain", "TracedProcess", "VariableRead"]
+
+
+class Cpu(SectionRecord):
+    """The CPUs."""
+
+    model: str | None
+    logical: int | None
+    physical: int | None
+    affinity: int | None
+    vendor: str | None
+    flags: Sequence[str] | None
+    online: str | None
+    microcode: str | None
+    family: int | None
+    model_number: int | None
+    stepping: int | None
+    sockets: int | None
+    threads_per_core: int | None
+    address_sizes: str | None
+    caches: Mapping[str, Mapping[str, int | None]]
+    smt: Mapping[str, bool | str | None]
+    hypervisor: Mapping[str, bool | str | None]
+    vulnerabilities: Mapping[str, str | None]
+
+
+class Memory(SectionRecord):
+    """Memory totals."""
+
+    total_bytes: int | None
+    available_bytes: int | None
+    hugepages: Mapping[str, Any]
+    transparent_hugepage: str | None
+    swap_total_bytes: int | None
+
+
+class GpuDevice(SectionRecord):
+    """One GPU."""
+
+    name: str | None
+    index: int | None
+    uuid: str | None
+    pci_bus_id: str | None
+    minor: int | None
+    device_node: str | None
+    usable: bool | None
+    excluded: bool | None
+    vbios_version: str | None
+    bus_type: str | None
+    gsp_firmware: str | None
+    memory_mib: int | str | None
+    driver_version: str | None
+    compute_capability: str | None
+    persistence_mode: str | None
+    mig_mode: str | None
+    ecc_mode: str | None
+    power_limit_w: float | str | None
+    max_sm_clock_mhz: int | str | None
+    max_memory_clock_mhz: int | str | None
+    pcie_gen_max: int | str | None
+    pcie_width_max: int | str | None
+
+
+class GpuTopology(SectionRecord):
+    """How GPUs and NICs are linked (``nvidia-smi topo``)."""
+
+    links: Mapping[str, str | None]
+    affinity: Mapping[str, Mapping[str, Any]]
+    nics: Sequence[Any] | Mapping[str, Any] | None
+
+
+class AmdGpus(SectionRecord):
+    """AMD GPUs (``amd-smi``/``rocm-smi``)."""
+
+    devices: Sequence[Mapping[str, Any]] | None
+    count: int | None
+    tool: str | None
+    driver_version: str | None
+    warning: str | None
+
+
+class Gpus(SectionRecord):
+    """The GPUs, their driver and CUDA."""
+
+    available: bool | None
+    count: int | None
+    reason: str | None
+    driver_version: str | None
+    cuda_version: str | None
+    devices: tuple[GpuDevice, ...]
+    unsupported_fields: Sequence[Any] | None
+    topology: GpuTopology
+    amd: AmdGpus
+    source: str | None
+    nvidia_smi: str | None
+    nvidia_smi_error: str | None
+    cuda_version_from: str | None
+    kernel_module: str | None
+    listed: int | None
+    count_note: str | None
+    control_node: bool | None
+
+
+class HostPython(SectionRecord):
+    """runsnap's own interpreter."""
+
+    executable: str | None
+    implementation: str | None
+    version: str | None
+    note: str | None
+
+
+class Numa(SectionRecord):
+    """NUMA nodes."""
+
+    count: int | None
+    nodes: Mapping[str, Mapping[str, Any]]
+
+
+class InfinibandDevice(SectionRecord):
+    """One InfiniBand device."""
+
+    ports: Mapping[str, Mapping[str, Any]]
+
+
+class Network(SectionRecord):
+    """Network interfaces and RDMA."""
+
+    interfaces: Mapping[str, Mapping[str, Any]]
+    infiniband: Mapping[str, InfinibandDevice]
+    modules: Sequence[Any] | None
+    peer_memory: Sequence[Any] | None
+    modules_note: str | None
+
+
+class Tool(SectionRecord):
+    """One compiler or build tool found on ``PATH``."""
+
+    found: bool | None
+    path: str | None
+    version: str | None
+    line: str | None
+    release: str | None
+
+
+class Toolchain(SectionRecord):
+    """Compilers, CUDA home, the C library."""
+
+    cuda_home: str | None
+    cuda_home_from: str | None
+    libc: str | None
+    ldconfig: Mapping[str, Mapping[str, Any]] | None
+    ld_library_path: Mapping[str, Mapping[str, Any]]
+    cc: Tool
+    cxx: Tool
+    gcc: Tool
+    clang: Tool
+    ninja: Tool
+    cmake: Tool
+    nvcc: Tool
+
+
+class System(SectionRecord):
+    """``[system]``: the host: OS, CPUs, memory, GPUs, limits, network, toolchain."""
+
+    errors: Sequence[str]
+    host: str | None
+    os: str | None
+    kernel: str | None
+    machine: str | None
+    system: str | None
+    cpu: Cpu
+    memory: Memory
+    gpu: Gpus
+    python: HostPython
+    numa: Numa
+    cgroup: Mapping[str, Any]
+    limits: Mapping[str, Mapping[str, Any]]
+    network: Network
+    toolchain: Toolchain
+
+
+class TracedProcess(SectionRecord):
+    """A traced Python process of the run."""
+
+    pid: int | None
+    ppid: int | None
+    argv: Sequence[str]
+    executable: str | None
+    how: str | None
+    ended: str | None
+
+
+class ReadSite(SectionRecord):
+    """Where a variable was read."""
+
+    stack: Sequence[str]
+    pid: int | None
+    via: str | None
+    set: bool | None
+    reads: int | None
+
+
+class VariableRead(SectionRecord):
+    """How the run read one environment variable (schema 1)."""
+
+    set: bool | None
+    value: str | None
+    reads: int | None
+    bulk: bool | None
+    python: bool | None
+    native: bool | None
+    pids: Sequence[int]
+    bulk_reads: int | None
+    native_reads: int | None
+    via: Sequence[str]
+    written: bool | None
+    sites: tuple[ReadSite, ...]
+
+
+class ImportedModule(SectionRecord):
+    """A module the run imported."""
+
+    file: str | None
+    dist: str | None
+    version: str | None
+    origin: str | None
+
+
+class Runtime(SectionRecord):
+    """``[runtime]``: what the run read and imported (docs/runtime.md)."""
+
+    errors: Sequence[str]
+    traced: bool | None
+    reason: str | None
+    native: str | None
+    processes: tuple[TracedProcess, ...]
+    env: Mapping[str, VariableRead]
+    modules: Mapping[str, ImportedModule]
+    stdlib_modules: Sequence[str]
+    config_reads: Sequence[str]
+    files: Sequence[str]
+    frames: Sequence[str | Sequence[Any]]
+    stacks: Sequence[Sequence[int]]
+    vars: Mapping[str, Mapping[str, Any] | Sequence[Any]]
+    native_reads: Mapping[str, int]
+    native_startup: Sequence[str]
+    values: Mapping[str, Any]
+    other_values: Mapping[str, Sequence[Any]]
