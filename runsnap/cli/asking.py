@@ -12,6 +12,10 @@ import click
 from runsnap.base.terminal import clean, fit, neutralise, say, width, wrap
 from runsnap.errors import UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
 __all__ = ["progress", "recorded", "review", "say_line"]
 
 
@@ -52,12 +56,11 @@ def review(snapshots: list[Any], launches: list[tuple[Any, str, Any]], yes: bool
         raise UsageError("not run")
 
 
-def recorded(snap: Any) -> tuple[list[str], str, dict[str, str]]:
+def recorded(snap: Snapshot) -> tuple[list[str], str, dict[str, str]]:
     """The argv, working directory and environment a snapshot recorded (what its trials run,
     secrets still redacted)."""
-    cmd = snap.get("command") or {}
-    env = (snap.get("env") or {}).get("vars") or {}
-    return ([str(a) for a in cmd.get("argv") or []], str(cmd.get("cwd") or os.getcwd()),
+    cmd, env = snap.records.command, snap.records.env.vars
+    return ([str(a) for a in cmd.argv], cmd.cwd or os.getcwd(),
             {str(k): str(v) for k, v in env.items()})
 
 

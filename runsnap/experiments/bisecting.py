@@ -352,7 +352,7 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
     c = options.criteria
     judge = None
     if c.timeout is None and not c.test:
-        judge = OutcomeJudge(good.get("outcome") or {}, bad.get("outcome") or {}, c.metric,
+        judge = OutcomeJudge(good.records.outcome, bad.records.outcome, c.metric,
                              c.metric_tolerance)
     return the_plan, restored.spec, (judge, secret)
 

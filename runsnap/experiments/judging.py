@@ -24,9 +24,10 @@ from runsnap.diffing.rules import load_user_rules
 from runsnap.diffing.sections.outcome import behaviour, tolerance
 from runsnap.errors import UsageError
 from runsnap.launch.metrics import relative_change
+from runsnap.snapshot.records import Outcome
 
 __all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Measure", "OutcomeJudge", "Verdict",
-           "describe"]
+           "as_outcome", "describe"]
 
 
 class Verdict(str, enum.Enum):
@@ -50,9 +51,20 @@ class Verdict(str, enum.Enum):
 GOOD, BAD, UNCLEAR, STOPPED = Verdict.GOOD, Verdict.BAD, Verdict.UNCLEAR, Verdict.STOPPED
 
 
-def _warned(outcome: Mapping[str, Any]) -> frozenset[str]:
+def as_outcome(outcome: Outcome | Mapping[str, Any]) -> Outcome:
+    """``outcome`` as its record: a loaded snapshot's already is one; the fields a quick trial
+    wrote (or a test's mapping) are read through the ``[outcome]`` declaration here, once, so a
+    value of the wrong type is one :class:`~runsnap.errors.SnapshotError` naming the field.
+
+    >>> as_outcome({"exit_status": 1}).exit_status
+    1
+    """
+    return outcome if isinstance(outcome, Outcome) else Outcome(outcome, "", "[outcome] ")
+
+
+def _warned(outcome: Outcome) -> frozenset[str]:
     """The warnings an outcome holds, numbers and addresses masked."""
-    return frozenset(_masked(w) for w in outcome.get("warnings") or () if isinstance(w, str))
+    return frozenset(_masked(w) for w in outcome.warnings if isinstance(w, str))
 
 
 class Measure:
@@ -62,10 +74,11 @@ class Measure:
     def __init__(self, name: str, key: tuple[str, ...], good: float, bad: float) -> None:
         self.name, self.key, self.good, self.bad = name, key, good, bad
 
-    def value(self, outcome: Mapping[str, Any]) -> float | None:
+    def value(self, outcome: Outcome) -> float | None:
         """This measure's value in ``outcome`` (None: not there)."""
-        v: Any = outcome
-        for k in self.key:
+        first, *rest = self.key
+        v: Any = getattr(outcome, first)
+        for k in rest:
             v = v.get(k) if isinstance(v, Mapping) else None
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
@@ -80,20 +93,20 @@ class Measure:
         return GOOD if dg < db else BAD if db < dg else UNCLEAR
 
 
-def _measure(good: Mapping[str, Any], bad: Mapping[str, Any], metric: str | None,
+def _measure(good: Outcome, bad: Outcome, metric: str | None,
              tolerances: tuple[str, ...] = ()) -> Measure | None:
     """The behaviour that tells GOOD from BAD (see the module's docstring), None if none."""
     if metric:
         va = Measure(metric, ("metrics", metric), 0, 0).value(good)
         vb = Measure(metric, ("metrics", metric), 0, 0).value(bad)
         if va is None or vb is None:
-            printed = sorted(set(good.get("metrics") or {}) & set(bad.get("metrics") or {}))
+            printed = sorted(set(good.metrics) & set(bad.metrics))
             raise UsageError(f"--metric {metric}: GOOD and BAD did not both print it (both "
                              f"printed: {', '.join(printed) or 'no metric'})")
         if va == vb:
             raise UsageError(f"--metric {metric}: GOOD and BAD printed the same value ({va:g})")
         return Measure(metric, ("metrics", metric), va, vb)
-    found = behaviour(good, bad)
+    found = behaviour(good.raw, bad.raw)
     rules = load_user_rules(os.getcwd()).with_metric_tolerance(tolerances)
     for prefix, key in (("metric ", None), ("wall time", ("duration_s",)),
                         ("peak memory", ("peak_rss_bytes",))):
@@ -115,13 +128,13 @@ def _masked(line: Any) -> str:
     return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", str(line or "")).strip()
 
 
-def describe(outcome: Mapping[str, Any]) -> str:
+def describe(outcome: Outcome | Mapping[str, Any]) -> str:
     """``exit 1: ValueError: ...`` for an ``[outcome]`` section (first error cut short)."""
+    outcome = as_outcome(outcome)
     if not outcome:
         return "no outcome recorded"
-    text = f"killed by {outcome['signal']}" if outcome.get("signal") else \
-        f"exit {outcome.get('exit_status')}"
-    err = str(outcome.get("first_error") or "")
+    text = f"killed by {outcome.signal}" if outcome.signal else f"exit {outcome.exit_status}"
+    err = str(outcome.first_error or "")
     if err:
         text += ": " + (err if len(err) <= 70 else err[:69] + "…")
     return text
@@ -130,9 +143,10 @@ def describe(outcome: Mapping[str, Any]) -> str:
 class OutcomeJudge:
     """Good or bad by likeness to GOOD's and BAD's recorded outcomes (module docstring)."""
 
-    def __init__(self, good: Mapping[str, Any], bad: Mapping[str, Any],
+    def __init__(self, good: Outcome | Mapping[str, Any], bad: Outcome | Mapping[str, Any],
                  metric: str | None = None, tolerances: tuple[str, ...] = ()) -> None:
-        if not good or not bad or "exit_status" not in good or "exit_status" not in bad:
+        good, bad = as_outcome(good), as_outcome(bad)
+        if not good.has("exit_status") or not bad.has("exit_status"):
             raise UsageError("GOOD or BAD has no outcome (captured without running): say what "
                              "bad means with --test CMD or --timeout S")
         self.good, self.bad = good, bad
@@ -142,7 +156,7 @@ class OutcomeJudge:
             if metric:
                 raise UsageError(f"--metric {metric}: GOOD and BAD ended another way "
                                  f"({describe(good)} vs {describe(bad)}): that decides")
-        elif metric or _masked(good.get("first_error")) == _masked(bad.get("first_error")):
+        elif metric or _masked(good.first_error) == _masked(bad.first_error):
             self.measure = _measure(good, bad, metric, tolerances)
             self.warned = _warned(good), _warned(bad)
             if self.measure is None and self.warned[0] == self.warned[1]:
@@ -151,8 +165,8 @@ class OutcomeJudge:
                                  "say what bad means with --test CMD or --timeout S")
 
     @staticmethod
-    def _sig(outcome: Mapping[str, Any]) -> tuple[Any, Any]:
-        return outcome.get("exit_status"), outcome.get("signal")
+    def _sig(outcome: Outcome) -> tuple[int | None, str | None]:
+        return outcome.exit_status, outcome.signal
 
     @property
     def basis(self) -> str:
@@ -163,7 +177,7 @@ class OutcomeJudge:
                     f"BAD {m.bad:g})")
         return "exit status" if self.by_exit else "first error"
 
-    def _by_measure(self, outcome: Mapping[str, Any], what: str) -> tuple[Verdict, str]:
+    def _by_measure(self, outcome: Outcome, what: str) -> tuple[Verdict, str]:
         m = self.measure
         assert m is not None
         if self._sig(outcome) != self._sig(self.bad):
@@ -175,7 +189,7 @@ class OutcomeJudge:
         like = {GOOD: "like GOOD", BAD: "like BAD"}.get(side, "halfway")
         return side, f"{m.name} {v:g}, {like} (GOOD {m.good:g}, BAD {m.bad:g})"
 
-    def _by_warnings(self, outcome: Mapping[str, Any], what: str) -> tuple[Verdict, str]:
+    def _by_warnings(self, outcome: Outcome, what: str) -> tuple[Verdict, str]:
         """By the warnings only one of GOOD and BAD printed: a trial with BAD's own and none
         of GOOD's is bad, and the other way round (none of either: like the side that printed
         none)."""
@@ -195,26 +209,26 @@ class OutcomeJudge:
                 return BAD, f"{what}, without GOOD's warnings"
         return UNCLEAR, f"{what}: warnings like neither GOOD's nor BAD's"
 
-    def __call__(self, outcome: Mapping[str, Any]) -> tuple[Verdict, str]:
+    def __call__(self, outcome: Outcome | Mapping[str, Any]) -> tuple[Verdict, str]:
+        outcome = as_outcome(outcome)
         what = describe(outcome)
         if not outcome:
             return UNCLEAR, what
         if self.measure is not None:
             return self._by_measure(outcome, what)
-        if not self.by_exit and _masked(self.good.get("first_error")) == \
-                _masked(self.bad.get("first_error")):
+        if not self.by_exit and _masked(self.good.first_error) == _masked(self.bad.first_error):
             return self._by_warnings(outcome, what)
-        sig, err = self._sig(outcome), _masked(outcome.get("first_error"))
+        sig, err = self._sig(outcome), _masked(outcome.first_error)
         if self.by_exit:
             if sig == self._sig(self.bad):
                 return BAD, f"{what}, like BAD"
             if sig == self._sig(self.good):
                 return GOOD, f"{what}, like GOOD"
         elif sig == self._sig(self.bad):
-            if err == _masked(self.bad.get("first_error")):
+            if err == _masked(self.bad.first_error):
                 return BAD, f"{what}, like BAD"
-            if err == _masked(self.good.get("first_error")):
+            if err == _masked(self.good.first_error):
                 return GOOD, f"{what}, like GOOD"
-        if err and err == _masked(self.bad.get("first_error")):
+        if err and err == _masked(self.bad.first_error):
             return BAD, f"{what}, BAD's error"
         return UNCLEAR, f"{what}: like neither GOOD ({describe(self.good)}) nor BAD"

@@ -35,7 +35,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.records import FrozenRecord
@@ -47,6 +47,7 @@ from runsnap.experiments.judging import (
     UNCLEAR,
     OutcomeJudge,
     Verdict,
+    as_outcome,
     describe,
 )
 from runsnap.experiments.selfrun import runsnap_argv
@@ -425,15 +426,15 @@ def _judge_ended(criteria: Criteria, judge: OutcomeJudge | None, snap_path: str,
     should have kept running, else ``--test``, else likeness to GOOD's and BAD's outcomes."""
 
     try:
-        outcome: Mapping[str, Any] = load(snap_path).get("outcome") or {}
+        outcome = load(snap_path).records.outcome
     except SnapshotError:
-        outcome = {}
+        outcome = as_outcome({})
     if criteria.timeout is not None:
         limit = "before it was ready" if criteria.ready_line or criteria.ready_url else \
             f"within {criteria.timeout:g}s"
         return BAD, f"{describe(outcome)}, {limit}"
     if criteria.test:
-        return _run_test(criteria, snap_path, log_path, outcome.get("exit_status"))
+        return _run_test(criteria, snap_path, log_path, outcome.exit_status)
     if judge is not None:
         return judge(outcome)
     return UNCLEAR, ""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from runsnap.snapshot import Snapshot
+    from runsnap.snapshot.records import GitRepo
 
 __all__ = [
     "ARTIFACT",
@@ -84,6 +85,24 @@ class TrackedRun:
 
     def __repr__(self) -> str:
         return f"TrackedRun({self.ref!r}, {self.where!r})"
+
+    @classmethod
+    def of_tags(cls, ref: str, where: str, tags: Mapping[str, str], name: str = "") -> TrackedRun:
+        """A run listed from the :func:`summary_tags` runsnap wrote into it (keys without
+        :data:`TAG_PREFIX`; a tag not there is empty); ``name``: the tracker's own name of the
+        run, the label when runsnap's is empty.
+
+        >>> run = TrackedRun.of_tags("mlflow:ab", "", {"label": "", "exit_status": "-9"}, "r1")
+        >>> run.label, run.exit_status, run.host
+        ('r1', -9, '')
+        """
+        said = {key: tags.get(key, "") for key in ("captured_at", "label", "command",
+                                                     "exit_status", "host", "id")}
+        status = said["exit_status"]
+        return cls(ref=ref, where=where, captured_at=said["captured_at"],
+                   label=said["label"] or name, command=said["command"],
+                   exit_status=int(status) if status.lstrip("-").isdigit() else None,
+                   host=said["host"], id=said["id"])
 
 
 class Started:
@@ -165,15 +184,12 @@ class Tracker:
                            "(mlflow can)")
 
 
-def _git(snap: Snapshot) -> dict[str, Any]:
+def _git(snap: Snapshot) -> GitRepo | None:
     """The repository a person means by "the commit": the one of the working directory, else
-    the first recorded."""
-    repos = (snap.get("git") or {}).get("repos") or {}
-    chosen: dict[str, Any] = {}
-    for repo in repos.values():
-        if not isinstance(repo, dict):
-            continue
-        if "cwd" in (repo.get("roles") or ()):
+    the first recorded (None: no repository)."""
+    chosen = None
+    for repo in snap.records.git.repos.values():
+        if "cwd" in repo.roles:
             return repo
         chosen = chosen or repo
     return chosen
@@ -187,8 +203,7 @@ def _gpu(snap: Snapshot) -> str:
     >>> _gpu(Snapshot(meta={}, sections={"system": {"gpu": gpu}}))
     '2x NVIDIA H100'
     """
-    gpu = (snap.get("system") or {}).get("gpu") or {}
-    names = [str(d.get("name") or "?") for d in gpu.get("devices") or () if isinstance(d, dict)]
+    names = [d.name or "?" for d in snap.records.system.gpu.devices]
     if not names:
         return "none"
     counts: dict[str, int] = {}
@@ -199,23 +214,23 @@ def _gpu(snap: Snapshot) -> str:
 
 def _engine(snap: Snapshot) -> str:
     """The first of :data:`ENGINES` installed, with its version (``vllm 0.6.3``), or empty."""
-    dists = (snap.get("packages") or {}).get("distributions") or {}
+    dists = snap.records.packages.distributions
     by_name = {str(k).lower().replace("_", "-"): v for k, v in dists.items()}
     for name in ENGINES:
         dist = by_name.get(name)
-        if isinstance(dist, dict):
-            return f"{name} {dist.get('version', '?')}"
+        if dist is not None:
+            return f"{name} {'?' if dist.version is None else dist.version}"
     return ""
 
 
 def _outcome(snap: Snapshot) -> tuple[str, str]:
     """``(outcome, exit_status)`` as tags: ``exited``/``signalled``/... and the status, or
     ``not run`` / ``running`` when there is no outcome."""
-    outcome = snap.get("outcome")
-    if not isinstance(outcome, dict):
-        return ("running" if snap.meta.get("launch") == "pid" else "not run"), ""
-    status = outcome.get("exit_status")
-    word = "timed out" if outcome.get("timed_out") else str(outcome.get("status") or "?")
+    if "outcome" not in snap.sections:
+        return ("running" if snap.records.meta.launch == "pid" else "not run"), ""
+    outcome = snap.records.outcome
+    status = outcome.exit_status
+    word = "timed out" if outcome.timed_out else str(outcome.status or "?")
     return word, "" if status is None else str(status)
 
 
@@ -224,22 +239,23 @@ def summary_tags(snap: Snapshot) -> dict[str, str]:
     :data:`TAG_PREFIX`; empty values are left out."""
     repo = _git(snap)
     outcome, status = _outcome(snap)
-    argv = [str(a) for a in (snap.get("command") or {}).get("argv") or ()]
+    meta = snap.records.meta
+    argv = [str(a) for a in snap.records.command.argv]
     tags = {
         "snapshot": ARTIFACT,
         "id": snap.id,
-        "captured_at": str(snap.meta.get("captured_at", "")),
+        "captured_at": meta.captured_at or "",
         "label": snap.label,
-        "host": str(snap.meta.get("host", "")),
-        "commit": str(repo.get("commit") or ""),
-        "dirty": "" if not repo else ("true" if repo.get("dirty") else "false"),
-        "branch": str(repo.get("branch") or ""),
+        "host": meta.host or "",
+        "commit": (repo and repo.commit) or "",
+        "dirty": "" if not repo else ("true" if repo.dirty else "false"),
+        "branch": (repo and repo.branch) or "",
         "gpu": _gpu(snap),
         "engine": _engine(snap),
         "outcome": outcome,
         "exit_status": status,
         "command": shlex.join(argv)[:500],
-        "version": str(snap.meta.get("runsnap_version", "")),
+        "version": meta.runsnap_version or "",
     }
     return {k: v for k, v in tags.items() if v}
 

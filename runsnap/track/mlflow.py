@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from runsnap.errors import SnapshotError, TrackerError
 from runsnap.snapshot import atomic_write, dumps, loads
+from runsnap.track.answers import MlflowRun, experiment_of, run_of, runs_page_of
 from runsnap.track.base import (
     ARTIFACT,
     MLFLOW_EXPERIMENT_ID,
@@ -122,26 +123,25 @@ def _experiment_id(env: Mapping[str, str], name: str, timeout: Deadline, create:
     try:
         found = _call(env, "GET", f"experiments/get-by-name?experiment_name={quote(name)}",
                       timeout=timeout)
-        return _experiment(env, found["experiment"]["experiment_id"])
     except TrackerError as exc:
         if not create or "HTTP 404" not in str(exc):
             raise
-    except (KeyError, TypeError):
-        raise TrackerError(f"{clean_url(server(env))}: an experiment of an unexpected "
-                           f"shape") from None
+    else:
+        where = f"{clean_url(server(env))} experiments/get-by-name"
+        return _experiment(env, experiment_of(found, where, "experiment"))
     made = _call(env, "POST", "experiments/create", {"name": name}, timeout=timeout)
-    return _experiment(env, made.get("experiment_id", ""))
+    return _experiment(env, experiment_of(made, f"{clean_url(server(env))} experiments/create"))
 
 
 def run_status(snap: Snapshot) -> str:
     """The MLflow status of a run that ended as ``snap`` says: ``FINISHED``, ``KILLED`` (a
     signal, a timeout) or ``FAILED``; no outcome (nothing run) is ``FINISHED``."""
-    outcome = snap.get("outcome")
-    if not isinstance(outcome, dict):
+    if "outcome" not in snap.sections:
         return "FINISHED"
-    if outcome.get("timed_out") or outcome.get("status") == "signalled":
+    outcome = snap.records.outcome
+    if outcome.timed_out or outcome.status == "signalled":
         return "KILLED"
-    return "FINISHED" if outcome.get("exit_status") == 0 else "FAILED"
+    return "FINISHED" if outcome.exit_status == 0 else "FAILED"
 
 
 class _Creating(Started):
@@ -214,15 +214,12 @@ class MLflow(Tracker):
                          {"experiment_id": exp, "start_time": int(time.time() * 1000),
                           "tags": tags, **({"user_id": user} if user else {})},
                          timeout=within)
-            run_id = str(made["run"]["info"]["run_id"])
+            run_id = run_of(made, f"{started.state['server']} runs/create").run_id
             if not RUN_IDS["mlflow"][0].fullmatch(run_id):  # never repeated: it is not used
                 raise TrackerError(f"{started.state['server']}: the run id it answered is not "
                                    f"one ({RUN_IDS['mlflow'][1]})")
         except TrackerError as exc:
             error = f"mlflow: {exc}; the run is not tracked"
-        except (KeyError, TypeError):
-            error = f"mlflow: {started.state['server']}: a run of an unexpected shape; the run " \
-                    f"is not tracked"
         with started.lock:
             if started.abandoned:
                 return
@@ -249,16 +246,11 @@ class MLflow(Tracker):
 
     def _finish(self, started: Started, run_id: str, snapshot: Snapshot, path: str | None,
                 env: Mapping[str, str], timeout: Deadline) -> list[str]:
-        got = _call(env, "GET", f"runs/get?run_id={run_id}", timeout=timeout)
-        try:
-            info = got["run"]["info"]
-            have = {t["key"] for t in (got["run"].get("data") or {}).get("tags") or ()}
-        except (KeyError, TypeError):
-            raise TrackerError(f"{started.state['server']}: a run of an unexpected "
-                               f"shape") from None
+        run = run_of(_call(env, "GET", f"runs/get?run_id={run_id}", timeout=timeout),
+                     f"{started.state['server']} runs/get")
         if not started.where:
             started.where = (f"{started.state['server']}/#/experiments/"
-                             f"{_experiment(env, info.get('experiment_id'))}/runs/{run_id}")
+                             f"{_experiment(env, run.experiment_id)}/runs/{run_id}")
         summary = summary_tags(snapshot)
         tags = {f"{TAG_PREFIX}{k}": v for k, v in summary.items()}
         # What the mlflow client records when it creates a run itself; runsnap created this
@@ -267,7 +259,7 @@ class MLflow(Tracker):
             own = {"mlflow.source.git.commit": summary.get("commit", ""),
                    "mlflow.source.git.branch": summary.get("branch", ""),
                    "mlflow.source.name": _source(snapshot)}
-            tags.update({k: v for k, v in own.items() if v and k not in have})
+            tags.update({k: v for k, v in own.items() if v and k not in run.tags})
         _call(env, "POST", "runs/log-batch",
               {"run_id": run_id, "tags": [{"key": k, "value": v[:5000]}
                                           for k, v in tags.items()]}, timeout=timeout)
@@ -276,8 +268,8 @@ class MLflow(Tracker):
                 data = fh.read()
         else:
             data = dumps(snapshot).encode("utf-8")
-        _upload(env, run_id, str(info.get("artifact_uri", "")), data, timeout)
-        if started.state.get("created") and info.get("status") == "RUNNING":
+        _upload(env, run_id, run.artifact_uri, data, timeout)
+        if started.state.get("created") and run.status == "RUNNING":
             _call(env, "POST", "runs/update",
                   {"run_id": run_id, "status": run_status(snapshot),
                    "end_time": int(time.time() * 1000)}, timeout=timeout)
@@ -316,9 +308,10 @@ class MLflow(Tracker):
                 "order_by": ["attributes.start_time DESC"]}
             if token:
                 query["page_token"] = token
-            page = _call(env, "POST", "runs/search", query, timeout=within)
-            found.extend(e for e in (_entry(run, base, exp) for run in page.get("runs") or ()) if e)
-            token = str(page.get("next_page_token") or "")
+            page = runs_page_of(_call(env, "POST", "runs/search", query, timeout=within),
+                                f"{base} runs/search")
+            found.extend(e for e in (_entry(run, base, exp) for run in page.runs) if e)
+            token = page.next_page_token
             if not token:
                 break
         return found
@@ -329,14 +322,11 @@ class MLflow(Tracker):
         within = Deadline(timeout)
         if "/" in name or name.startswith("."):
             raise TrackerError(f"{name!r}: a file name, without folders")
-        got = _call(env, "GET", f"runs/get?run_id={run_id}", timeout=within)
-        try:
-            info = got["run"]["info"]
-        except (KeyError, TypeError):
-            raise TrackerError(f"mlflow:{run_id}: a run of an unexpected shape") from None
-        _upload(env, run_id, str(info.get("artifact_uri", "")), data, within, f"runsnap/{name}")
+        run = run_of(_call(env, "GET", f"runs/get?run_id={run_id}", timeout=within),
+                     f"mlflow:{run_id}: runs/get")
+        _upload(env, run_id, run.artifact_uri, data, within, f"runsnap/{name}")
         return (f"runsnap/{name} in {clean_url(server(env))}/#/experiments/"
-                f"{_experiment(env, info.get('experiment_id'))}/runs/{run_id}")
+                f"{_experiment(env, run.experiment_id)}/runs/{run_id}")
 
     def log_active(self, snapshot: Snapshot, text: str) -> str | None:
         if "mlflow" not in sys.modules:  # a program with a run has imported the client
@@ -354,7 +344,7 @@ class MLflow(Tracker):
 
 def _source(snap: Snapshot) -> str:
     """What ``mlflow.source.name`` would say: the script a Python child runs, else argv[0]."""
-    argv = [str(a) for a in (snap.get("command") or {}).get("argv") or ()]
+    argv = [str(a) for a in snap.records.command.argv]
     if not argv:
         return ""
     if os.path.basename(argv[0]).startswith("python") and len(argv) > 1:
@@ -362,29 +352,16 @@ def _source(snap: Snapshot) -> str:
     return argv[0]
 
 
-def _entry(run: Mapping[str, Any], base: str, exp: str) -> TrackedRun | None:
+def _entry(run: MlflowRun, base: str, exp: str) -> TrackedRun | None:
     """A run of a listing, or None for one whose id is not an MLflow run id (never used)."""
-    info = run.get("info") or {}
-    if not isinstance(info, dict):
-        return None
     try:
-        run_id = check_run_id("mlflow", str(info.get("run_id", "")))
+        run_id = check_run_id("mlflow", run.run_id)
     except TrackerError:
         return None
-    tags = {t.get("key"): str(t.get("value", "")) for t in (run.get("data") or {}).get("tags") or ()
-            if isinstance(t, dict)}
 
-    def tag(name: str) -> str:
-        return tags.get(f"{TAG_PREFIX}{name}", "")
-
-    status = tag("exit_status")
-    return TrackedRun(
-        ref=f"mlflow:{run_id}",
-        where=f"{base}/#/experiments/{exp}/runs/{run_id}",
-        captured_at=tag("captured_at"), label=tag("label") or str(info.get("run_name", "")),
-        command=tag("command"), exit_status=int(status) if status.lstrip("-").isdigit() else None,
-        host=tag("host"), id=tag("id"),
-    )
+    ours = {k[len(TAG_PREFIX):]: v for k, v in run.tags.items() if k.startswith(TAG_PREFIX)}
+    return TrackedRun.of_tags(f"mlflow:{run_id}", f"{base}/#/experiments/{exp}/runs/{run_id}",
+                              ours, run.run_name)
 
 
 def _check_snapshot(data: bytes, ref: str) -> None:

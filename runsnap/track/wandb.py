@@ -29,6 +29,7 @@ import time
 
 from runsnap.errors import RunsnapError, SnapshotError, TrackerError
 from runsnap.snapshot import atomic_write, dumps, load, loads
+from runsnap.track.answers import logged_of, summary_of
 from runsnap.track.base import (
     ARTIFACT,
     Started,
@@ -121,14 +122,13 @@ class WandB(Tracker):
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(dumps(snapshot))
             result = os.path.join(tmp, "result.json")
-            outcome = snapshot.get("outcome") or {}
             # W&B's own error report, sent on the client's way out after a failure, goes to the
             # server that just failed: against one that never answers it held the capture ~14 s
             # past --track-timeout. runsnap's helper sends none unless the user asked for it.
             child_env = {"WANDB_ERROR_REPORTING": "false", **env, **started.env,
                          "WANDB_SILENT": "true"}
             argv = [sys.executable, "-m", "runsnap.track.wandb_log", run_id, path,
-                    json.dumps(summary_tags(snapshot)), str(outcome.get("exit_status") or 0),
+                    json.dumps(summary_tags(snapshot)), str(snapshot.records.outcome.exit_status or 0),
                     str(timeout), result]
             try:
                 done = subprocess.run(argv, env=child_env, cwd=cwd, stdin=subprocess.DEVNULL,
@@ -141,23 +141,27 @@ class WandB(Tracker):
                 return [f"wandb: cannot start {sys.executable}: {exc.strerror or exc}"]
             try:
                 with open(result, encoding="utf-8") as fh:
-                    info = json.load(fh)
+                    answer = json.load(fh)
             except (OSError, ValueError):
                 last = done.stderr.decode("utf-8", "replace").strip().splitlines()
                 why = last[-1] if last else f"exit status {done.returncode}"
                 return [f"wandb: {why[:300]}; the snapshot is not in {started.ref}"]
-        if info.get("error"):
-            return [f"wandb: {info['error']}; the snapshot is not in {started.ref}"]
-        if info.get("online"):
+        try:
+            info = logged_of(answer, "wandb: its helper's answer")
+        except TrackerError as exc:
+            return [f"{exc}; the snapshot is not in {started.ref}"]
+        if info.error:
+            return [f"wandb: {info.error}; the snapshot is not in {started.ref}"]
+        if info.online:
             try:  # the path the server answered: ENTITY/PROJECT/RUN_ID, each checked
-                entity, project, made = str(info.get("path") or "").split("/")
+                entity, project, made = info.path.split("/")
                 safe_id(entity, "wandb"), safe_id(project, "wandb"), check_run_id("wandb", made)
             except (ValueError, TrackerError):
-                return [f"wandb: the server named the run {str(info.get('path'))[:80]!r}, not "
+                return [f"wandb: the server named the run {info.path[:80]!r}, not "
                         f"ENTITY/PROJECT/RUN_ID; it is not recorded"]
-        started.ref = f"wandb:{info['path']}" if info.get("online") else f"wandb:{run_id}"
-        if info.get("online"):  # offline, wandb:RUN_ID names the folder in ./wandb already
-            started.where = str(info.get("url") or "")
+        started.ref = f"wandb:{info.path}" if info.online else f"wandb:{run_id}"
+        if info.online:  # offline, wandb:RUN_ID names the folder in ./wandb already
+            started.where = info.url
         return []
 
     def fetch(self, key: str, env: Mapping[str, str], timeout: float) -> str:
@@ -226,12 +230,7 @@ class WandB(Tracker):
                 tags = summary_tags(load(path))
             except RunsnapError:  # listed all the same: diff and show say what is wrong
                 tags = {}
-            status = tags.get("exit_status", "")
-            found.append(TrackedRun(
-                ref=f"wandb:{os.path.relpath(folder)}", where=folder, captured_at=tags.get("captured_at", ""),
-                label=tags.get("label", ""), command=tags.get("command", ""),
-                exit_status=int(status) if status.lstrip("-").isdigit() else None,
-                host=tags.get("host", ""), id=tags.get("id", "")))
+            found.append(TrackedRun.of_tags(f"wandb:{os.path.relpath(folder)}", folder, tags))
         return found
 
     def _online_runs(self, project: str, timeout: float) -> list[TrackedRun]:
@@ -240,15 +239,11 @@ class WandB(Tracker):
         try:
             for run in wandb.Api(timeout=int(max(1, timeout))).runs(
                     project, filters={"tags": "runsnap"}):
-                tags = dict(run.config.get("runsnap") or {})
-                status = str(tags.get("exit_status", ""))
-                found.append(TrackedRun(
-                    ref=f"wandb:{'/'.join(run.path)}", where=str(run.url),
-                    captured_at=str(tags.get("captured_at", "")),
-                    label=str(tags.get("label", "") or run.name),
-                    command=str(tags.get("command", "")),
-                    exit_status=int(status) if status.lstrip("-").isdigit() else None,
-                    host=str(tags.get("host", "")), id=str(tags.get("id", ""))))
+                tags = summary_of(run.config.get("runsnap"), f"wandb: {project}: run {run.id}")
+                found.append(TrackedRun.of_tags(f"wandb:{'/'.join(run.path)}", str(run.url),
+                                                tags, str(run.name)))
+        except TrackerError:
+            raise
         except Exception as exc:  # the client's own errors: network, auth, no such project
             raise TrackerError(f"wandb: {project}: {type(exc).__name__}: "
                                f"{str(exc)[:200]}") from None
