@@ -8,6 +8,9 @@
                                                               # capture and diff alike
     .venv/bin/python benchmarks/diagnosis.py --before REV     # also the ranker of commit REV,
                                                               # on the very same snapshots
+    .venv/bin/python benchmarks/diagnosis.py --rescore DIR --ranker REV
+                                                              # every figure with the ranker
+                                                              # of REV (the before figures)
     .venv/bin/python benchmarks/diagnosis.py --corpus-venv DIR
                                                               # make (once) and use a venv with
                                                               # torch and transformers
@@ -26,6 +29,12 @@ incident, torchrun starting ``runsnap capture`` for each rank, is compared folde
 - confident-and-wrong: the verdict is confident (JSON ``confidence``; a diff without that field
   counts as confident) and the planted cause is not first (for nothing planted: a diff that
   names any cause);
+- confident and right N/M: M counts the incidents whose two outcomes differ (a cause planted,
+  and the diff's JSON ``outcome`` is ``different``: not a noise-only pair, not the same failure
+  twice), N those of them whose verdict is confident with the planted cause first;
+- undecided lists of at most 3: how many undecided verdicts tie more than 3 candidates (the
+  verdict names the first three, JSON ``candidates``, and counts the others,
+  ``more_candidates``; first-or-undecided looks for the planted cause among the named ones);
 - lines shown: lines of ``runsnap diff`` (text) at ``COLUMNS=80``.
 """
 
@@ -117,10 +126,11 @@ def diff(a: Path, b: Path, src: Path | None = None, runsnap: str = sys.executabl
     return json.loads(res.stdout)
 
 
-def lines_shown(a: Path, b: Path, runsnap: str = sys.executable) -> int:
+def lines_shown(a: Path, b: Path, runsnap: str = sys.executable, src: Path | None = None
+                ) -> int:
     """How many lines ``runsnap diff A B`` prints in a terminal 80 columns wide."""
     res = subprocess.run([runsnap, "-m", "runsnap", "diff", "--no-color", str(a), str(b)],
-                         env=_diff_env(None, COLUMNS="80"), cwd=a.parent, capture_output=True,
+                         env=_diff_env(src, COLUMNS="80"), cwd=a.parent, capture_output=True,
                          text=True, check=False, timeout=120)
     return len(res.stdout.splitlines())
 
@@ -177,16 +187,24 @@ def score(report: Mapping[str, Any], incident: Incident) -> dict[str, Any]:
     first = rank == 1 or (not incident.cause and rank == 0)
     undecided_ok = conf == "undecided" and bool(incident.cause) and \
         among_candidates(report, incident.cause)
+    differ = bool(incident.cause) and report.get("outcome") == "different"
+    # the candidates tied, the verdict naming the first three (JSON ``more_candidates``: the
+    # others, which bisect decides among too)
+    candidates = len(report.get("candidates") or ()) + int(report.get("more_candidates") or 0)
     return {"rank": rank, "confidence": conf, "top1": first, "top3": rank is not None
             and (rank <= 3), "decided_or_undecided": first or undecided_ok,
-            "confident_wrong": conf == "confident" and not first}
+            "confident_wrong": conf == "confident" and not first, "differ": differ,
+            "confident_right": differ and conf == "confident" and first,
+            "candidates": candidates, "long_list": conf == "undecided" and candidates > 3}
 
 
 def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
              options: Sequence[str] = (), runsnap: str = sys.executable,
-             log: Any = None, rescore: bool = False) -> list[dict[str, Any]]:
+             log: Any = None, rescore: bool = False, ranker: Path | None = None
+             ) -> list[dict[str, Any]]:
     """Every incident, launched in its own folder under ``folder``, ranked now (and before).
-    ``rescore``: launch nothing, diff the snapshots an earlier run kept in ``folder``."""
+    ``rescore``: launch nothing, diff the snapshots an earlier run kept in ``folder``;
+    ``ranker``: diff with the runsnap package in that folder (another commit's) instead."""
     rows = []
     for entry in entries:
         d = folder / entry.build.__name__
@@ -205,8 +223,9 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
                 continue
         else:
             good, bad = run_incident(incident, d, options, runsnap)
-        now = diff(good, bad, runsnap=runsnap)
-        row.update(score(now, incident), top=_top(now), lines=lines_shown(good, bad, runsnap),
+        now = diff(good, bad, ranker, runsnap=runsnap)
+        row.update(score(now, incident), top=_top(now),
+                   lines=lines_shown(good, bad, runsnap, ranker),
                    seconds=round(time.monotonic() - started, 1))
         if before is not None:
             row["before"] = rank_of(diff(good, bad, before), incident.cause)
@@ -234,15 +253,24 @@ def summary(rows: Sequence[Mapping[str, Any]], half: str) -> str:
         return f"{half}: nothing run"
 
     def count(key: str) -> int:
-        return sum(bool(r[key]) for r in run)
+        return sum(bool(r.get(key)) for r in run)
 
     lines = sorted(r["lines"] for r in run)
     skipped = sum(1 for r in rows if r.get("half") == half and "unavailable" in r)
     return (f"{half}: {n} incidents{f' ({skipped} not run)' if skipped else ''}; "
-            f"top-1 {count('top1')}/{n}, top-3 {count('top3')}/{n}, first-or-undecided "
-            f"{count('decided_or_undecided')}/{n}, confident-and-wrong "
-            f"{count('confident_wrong')}/{n}; lines shown at 80 columns: median "
-            f"{lines[n // 2]}, max {lines[-1]}")
+            f"confident and right {count('confident_right')}/{count('differ')} (outcomes "
+            f"differ), top-1 {count('top1')}/{n}, top-3 {count('top3')}/{n}, "
+            f"first-or-undecided {count('decided_or_undecided')}/{n}, confident-and-wrong "
+            f"{count('confident_wrong')}/{n}, undecided with over 3 candidates tied "
+            f"{count('long_list')}; lines shown at 80 columns: median "
+            f"{_median(lines)}, max {lines[-1]}")
+
+
+def _median(values: Sequence[int]) -> float | int:
+    """The median of sorted ``values`` (the mean of the middle two for an even count)."""
+    n = len(values)
+    mid = values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+    return int(mid) if mid == int(mid) else mid
 
 
 def render(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -305,6 +333,9 @@ def _export(rev: str, into: Path) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--before", metavar="REV", help="also rank with the ranker of REV")
+    parser.add_argument("--ranker", metavar="REV",
+                        help="diff with the ranker of REV only (the before figures of a change, "
+                             "every figure alike, with --rescore)")
     parser.add_argument("--keep", metavar="DIR", help="launch the incidents in DIR (kept)")
     parser.add_argument("--no-trace", action="store_true",
                         help="capture with --no-trace (evidence from the outcome only)")
@@ -328,8 +359,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="runsnap-diagnosis-") as tmp:
         folder = Path(args.rescore or args.keep or Path(tmp) / "incidents")
         before = _export(args.before, Path(tmp)) if args.before else None
+        ranker = None
+        if args.ranker:
+            (Path(tmp) / "ranker").mkdir()
+            ranker = _export(args.ranker, Path(tmp) / "ranker")
         rows = evaluate(entries, folder, before, ("--no-trace",) if args.no_trace else (),
-                        args.runsnap, sys.stderr, rescore=bool(args.rescore))
+                        args.runsnap, sys.stderr, rescore=bool(args.rescore), ranker=ranker)
     table = render(rows)
     sys.stdout.write(table)
     if args.json:

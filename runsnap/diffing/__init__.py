@@ -135,7 +135,8 @@ def compare(
     return Report(info_a, info_b, ranked, show_all=show_all,
                   notes=(*notes, *extra), outcome=outcome, outcome_words=words,
                   consequences=folded, confidence=j.confidence, candidates=j.candidates,
-                  launches=j.launches)
+                  launches=j.launches,
+                  because=j.why if j.confidence == "confident" else "")
 
 
 def compare_many(

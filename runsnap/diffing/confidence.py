@@ -7,7 +7,8 @@ The rules (docs/ranking.md has the same text):
 * the top candidate must have evidence from the runs (``failing-path``, ``named`` or ``read``,
   :data:`runsnap.diffing.evidence.KINDS`);
 * and a clear margin over every other candidate (not only the next one: a difference more
-  can never make the verdict surer): stronger evidence (a kind higher in
+  can never make the verdict surer; without evidence, one scored under :data:`LIKELY` is no
+  candidate): stronger evidence (a kind higher in
   :data:`~runsnap.diffing.evidence.KINDS`, or, within a kind, a rank at least
   :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
   family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
@@ -15,10 +16,15 @@ The rules (docs/ranking.md has the same text):
   the runs show unread or read only incidentally (by the interpreter at start-up, or for a
   generic feature); over a difference the runs say nothing about (an option, a data file,
   a package: kinds ``name`` and ``static``), only the strongest evidence stands apart: read in
-  the function that raised (99), or named by the error itself (96). ``failing-path``
+  the function that raised (99), named by the error itself (96), or evidence the failing
+  run's words back (an option whose failing value the error itself quotes). ``failing-path``
   evidence that the failing run's own words back too (its error quotes the value the run
   read; a read on the failing path that its words or an engine's message name) stands apart
   from a read in a caller of the raise (97-98) that nothing else backs.
+
+When the margin fails, the verdict still commits when the top difference is the only one the
+program took in (:func:`_sole`): every other difference is one the runs show unread or read
+only at start-up or for a generic feature. A confident verdict says why (:attr:`Judgement.why`).
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
 apart from the top one, or every likely cause when none has evidence from the runs, never one
@@ -63,7 +69,7 @@ class Judgement(FrozenRecord):
     """About how many launches ``runsnap bisect`` takes to decide among the candidates."""
 
     why: str = ""
-    """Why it is undecided, in words."""
+    """Why it commits (what singles the cause out) or why it is undecided, in words."""
 
 
 def strength(d: Difference) -> tuple[int, int]:
@@ -93,10 +99,11 @@ def _apart(top: Difference, other: Difference) -> bool:
         # value, or an engine's message top governs); nothing but a read in a caller of the
         # code that raised backs other (a rendezvous variable every job reads there)
         return True
-    if other.evidence_kind in ("static", "name") and r1 > 0:
+    if other.evidence_kind in ("static", "name") and r1 > 0 and not top.corroborated:
         # the runs cannot see how an option, a data file or a package was used: only the
-        # strongest evidence (read in the function that raised, named by the error) stands
-        # apart from a difference they say nothing about
+        # strongest evidence (read in the function that raised, named by the error, the
+        # failing error quoting top's value) stands apart from a difference they say nothing
+        # about
         return False
     return k1 < k2 or (k1 == k2 and r2 - r1 >= MARGIN)
 
@@ -111,6 +118,63 @@ def bisect_launches(k: int) -> int:
     return BISECT_FIXED + 2 * math.ceil(math.log2(max(k, 1)))
 
 
+def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
+    """The one difference the runs took in, when every other difference is one they never
+    touched: a confident verdict, with its reason. Judged over every difference (one more,
+    noise included, is one more the runs may have taken in: it can only undo the verdict).
+
+    The program took a difference in when the runs show it (read, on the failing path, named
+    by the error) or when it is what the program was launched with (its command line: an
+    option, an argument, the executable; the program is handed its argv). Untouched: what the
+    runs show unread, and what only the interpreter, a generic feature or every process of the
+    stack read at start-up (``incidental``). A start-up read is never the verdict by itself,
+    even when it is the only difference read at all: two runs of a program that is not
+    deterministic differ beyond a metric's tolerance with nothing changed but the shell."""
+    if outcome != "different":
+        return None
+    unread = [d for d in causes if d.evidence_kind == "unread"]
+    startup = [d for d in causes if d.evidence_kind == "incidental"]
+    # without evidence from the runs, what scores under LIKELY (host facts, a branch's name,
+    # a tree's dirty flag beside its edits) is never a candidate either
+    unlikely = [d for d in causes if _unlikely(d)]
+    rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")
+            and all(d is not u for u in unlikely)]
+    if len(rest) == 1 and (rest[0].evidence_kind in FROM_RUNS or rest[0].section == "command"):
+        n = len(unread) + len(startup) + len(unlikely)
+        what = ", ".join(w for w, some in (("unread", unread), ("read at start-up", startup),
+                                           ("minor", unlikely)) if some)
+        what = " or ".join(what.rsplit(", ", 1))
+        return Judgement("confident", (rest[0],), why=_sentence(
+            "the only input that differs", n, what))
+    return None
+
+
+def _unlikely(d: Difference) -> bool:
+    """A difference without evidence from the runs that scores under :data:`LIKELY` (a host
+    fact, a branch's name, a tree's dirty flag): never a candidate."""
+    return d.evidence_kind in ("name", "static") and d.score < LIKELY
+
+
+def _sentence(head: str, n: int, what: str) -> str:
+    """``head``, and what the ``n`` other differences are, in a few words."""
+    if not n:
+        return head
+    return f"{head}; {'the other' if n == 1 else f'{n} others'} {what}"
+
+
+def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
+    """Why ``top`` stands apart from every other difference, in a few words."""
+    said = {"failing-path": "on the failing path", "named": "named by the failing run",
+            "read": "read by the program"}[top.evidence_kind]
+    if top.corroborated:
+        said = ("the failing run's words back it" if top.evidence_kind == "named"
+                else f"{said}, backed by its error")
+    rest = [d for d in causes if d is not top]
+    if not rest:
+        return said
+    return _sentence(said, len(rest), "weaker")
+
+
 def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
     """The judgement over ``counted`` (ranked, the differences that count) for runs whose
     outcome is ``outcome`` (``same``, ``different`` or ``""`` unknown)."""
@@ -122,11 +186,16 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
     if top.evidence_kind in FROM_RUNS:
         # apart from every other candidate, not only the runner-up: a difference added below
         # the runner-up (noise of another shell) never makes a verdict more sure
-        tied = [d for d in causes if d is top or not _apart(top, d)]
+        # without evidence, what scores under LIKELY is never a candidate (as below)
+        tied = [d for d in causes if d is top or not (_apart(top, d) or _unlikely(d))]
         if len(tied) == 1:
-            return Judgement("confident", (top,))
-        return Judgement("undecided", tuple(tied), bisect_launches(len(tied)),
-                         "the evidence from the runs does not tell them apart")
+            return Judgement("confident", (top,), why=_apart_why(top, causes))
+        return _sole(causes, outcome) or Judgement(
+            "undecided", tuple(tied), bisect_launches(len(tied)),
+            "the evidence from the runs does not tell them apart")
+    sole = _sole(causes, outcome)
+    if sole is not None:
+        return sole
     # what the runs show unread changed nothing: never a candidate while anything else is
     pool = [d for d in causes if d.evidence_kind != "unread"] or causes
     likely = [d for d in pool if d.score >= LIKELY] or pool

@@ -112,8 +112,10 @@ class Evidence(FrozenRecord):
     """``failing-path`` evidence that the failing run's own words back too: its error quotes
     the failing side's value of a variable it read (the value reached the code that raised),
     or the variable is read on the failing path and named by the failing run's words or by an
-    engine's message it governs. :func:`runsnap.diffing.confidence.judge` tells it apart from
-    a read in a caller of the raise that nothing else backs."""
+    engine's message it governs; ``named`` evidence where the failing error itself quotes the
+    failing side's value (an option's, a config field's), or an engine's own message that the
+    difference governs. :func:`runsnap.diffing.confidence.judge` tells it apart from a read in
+    a caller of the raise that nothing else backs, and from what the runs say nothing about."""
 
     ceiling: int = 100
     """The highest score it may give: a read only at start-up ranks below the launch options
@@ -300,12 +302,19 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     if said is not None and said[2]:
         # the error quotes the value the failing run read: it reached the code that raised
         return Evidence("failing-path", said[0], rank=0, corroborated=True)
-    found = [f for f in (said and said[:2], engine_named(d, runs)) if f]
+    engine = engine_named(d, runs)
+    found = [f for f in (said and said[:2], engine) if f]
     if not found:
         return None
     sentence, rank = min(found, key=lambda f: f[1])
-    # what only a warning says (rank WARNED) shows the value was seen, not that it failed
-    return Evidence("read", sentence) if rank >= WARNED else Evidence("named", sentence, rank=rank)
+    if rank >= WARNED:  # what only a warning says shows the value was seen, not that it failed
+        return Evidence("read", sentence)
+    # the failing error itself quotes the failing side's value (an option's, a field's), or
+    # the failing run printed an engine's own message that the difference governs: the run's
+    # own words back it, beyond a name nothing in the runs ties to the failure
+    backed = (said is not None and said[3] and sentence == said[0]) or (
+        engine is not None and sentence == engine[0])
+    return Evidence("named", sentence, rank=rank, corroborated=backed)
 
 
 def _config_read(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:

@@ -126,25 +126,26 @@ def _last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]
     return out
 
 
-def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] | None:
-    """(sentence, rank, reached) when the runs' words name ``d``'s key, or a distinctive part
-    of the failing side's value: rank 0 for the key, and for a variable's value when the
-    failing run read that variable by name (a bulk copy handed to a child is no read); rank 2
-    otherwise; :data:`WARNED` when only a warning names it. ``reached``: the failing error
-    itself quotes the value of a variable the failing
-    run read, so the value reached the code that raised."""
+def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool] | None:
+    """(sentence, rank, reached, quoted) when the runs' words name ``d``'s key, or a
+    distinctive part of the failing side's value: rank 0 for the key, and for a variable's
+    value when the failing run read that variable by name (a bulk copy handed to a child is no
+    read); rank 2 otherwise; :data:`WARNED` when only a warning names it. ``reached``: the
+    failing error itself quotes the value of a variable the failing run read, so the value
+    reached the code that raised. ``quoted``: the failing error itself (not a warning, not a
+    last line) quotes the failing side's value."""
     names = names_for(d, runs)
     said = texts(runs)
     for where, text, rank, _run in said:
         toks = tokens(text)
         for n in names:
             if n in toks:
-                return f"{where} names {n}: \"{excerpt(text, n)}\"", rank, False
+                return f"{where} names {n}: \"{excerpt(text, n)}\"", rank, False, False
     if d.section not in ("command", "models", "env") or d.change == "reordered" or (
             d.section == "env" and noise_reason(d.key)) or (
             d.section == "models" and bookkeeping(d.key.partition(": ")[2])):
         return None
-    best: tuple[str, int, bool] | None = None
+    best: tuple[str, int, bool, bool] | None = None
     for where, text, said_rank, f in (*said, *_last_words(runs)):
         if not f.failed or f.shared_failure:
             continue
@@ -157,7 +158,7 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] | No
             how = f", which {f.label} read" if read else ""
             found = (f"{where} names {f.label}'s value {token}{how}: "
                      f"\"{excerpt(text, token)}\"", rank,
-                     read and text in f.errors)
+                     read and text in f.errors, text in f.errors)
             if best is None or rank < best[1]:
                 best = found
             break

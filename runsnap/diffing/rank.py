@@ -118,11 +118,15 @@ _SECTION_RANK = {name: i for i, name in enumerate(
     ("command", "env", "models", "packages", "git", "system", "outcome", "runtime"))}
 
 
-def ranking_key(d: Difference) -> tuple[int, int, int, str]:
-    """Sort key: shown before hidden, higher score first; on a tie, the section in the order
-    command, env, models, packages, git, system, outcome, others (what the user chose before
-    what the machine provides), then the key alphabetically so the order is stable."""
-    return (int(d.hidden), -d.score, _SECTION_RANK.get(d.section, len(SECTION_ORDER)), d.key)
+def ranking_key(d: Difference) -> tuple[int, int, int, int, str]:
+    """Sort key: shown before hidden; what happened (section ``outcome``, an effect) after
+    every cause but those the runs show unread; higher score first; on a tie, the section in
+    the order command, env, models, packages, git, system, outcome, others (what the user
+    chose before what the machine provides), then the key alphabetically so the order is
+    stable."""
+    effect = d.section == "outcome" or d.evidence_kind == "unread"
+    return (int(d.hidden), int(effect), -d.score,
+            _SECTION_RANK.get(d.section, len(SECTION_ORDER)), d.key)
 
 
 def rank(diffs: Iterable[Difference], rules: RankContext) -> tuple[Difference, ...]:

@@ -28,6 +28,10 @@ CHANGES = ("added", "removed", "changed", "reordered", "upgraded", "downgraded")
 #: from noise.
 UNCHANGED = "changed nothing the runs show"
 
+#: How many candidates an undecided verdict names (the first, most likely ones); the others
+#: are counted ("and 2 more"), and bisect decides among all of them.
+LISTED = 3
+
 #: The ``format`` field of the JSON report; bumped when a field changes meaning or goes away.
 REPORT_FORMAT = "runsnap-diff/1"
 
@@ -264,6 +268,15 @@ class Report(FrozenRecord, Ranked["Difference"]):
     launches: int = 0
     """About how many launches ``runsnap bisect`` takes to decide among the candidates."""
 
+    because: str = ""
+    """Why a confident verdict commits, in words (what singles the cause out)."""
+
+    @property
+    def listed(self) -> tuple[Difference, ...]:
+        """The candidates the verdict names: the first :data:`LISTED` (bisect decides among
+        all of them)."""
+        return self.candidates[:LISTED]
+
     def verdict(self) -> str:
         """One line that answers "do they differ, and why?": the outcome first when it is the
         same, a cause only when the evidence singles it out (else the candidates and the
@@ -290,12 +303,14 @@ class Report(FrozenRecord, Ranked["Difference"]):
             return head
         top = self.candidates[0]
         if self.confidence == "confident":
-            return f"{head}; most likely cause: {top.where} {describe_change(top)}"
+            because = f" ({self.because})" if self.because else ""
+            return f"{head}; most likely cause: {top.where} {describe_change(top)}{because}"
         k = len(self.candidates)
         if k == 1:
             return (f"{head}; the only candidate, without evidence from the runs: {top.where} "
                     f"{describe_change(top)}")
-        names = ", ".join(d.where for d in self.candidates[:4]) + (", …" if k > 4 else "")
+        more = k - len(self.listed)
+        names = ", ".join(d.where for d in self.listed) + (f" and {more} more" if more else "")
         return (f"{head}; undecided between {k} candidates ({names}): "
                 f"{decides(self.candidates, self.launches, self.outcome)}")
 
@@ -312,7 +327,9 @@ class Report(FrozenRecord, Ranked["Difference"]):
             "notes": list(self.notes),
             "outcome": self.outcome or None,
             "confidence": self.confidence or None,
-            "candidates": [d.where for d in self.candidates],
+            "because": self.because or None,
+            "candidates": [d.where for d in self.listed],
+            "more_candidates": len(self.candidates) - len(self.listed),
             "bisect_launches": self.launches or None,
             "differences": [d.to_dict(self.show_all) for d in self.shown],
             "consequences": {

@@ -273,9 +273,12 @@ def looks_opaque(value: str) -> bool:
         parts = value.split("/")
         if all(len(p) <= 24 for p in parts):
             return False  # a relative path
-    longest = max(_PARTS.split(value.rstrip("=")), key=len).replace("/", "").replace("+", "")
+    part = max(_PARTS.split(value.rstrip("=")), key=len)
+    longest = part.replace("/", "").replace("+", "")
     if len(longest) < 16 or _HEXISH.match(longest):
         return False
+    # base64's own marks: a "+" inside, or "=" padding on a length of 4n; no identifier has them
+    base64 = "+" in part or (value.endswith("=") and len(value) % 4 == 0)
     # counted by deleting them from its bytes (C speed; ``longest`` is ASCII: see _OPAQUE)
     raw = longest.encode("ascii")
     size = len(raw)
@@ -285,7 +288,7 @@ def looks_opaque(value: str) -> bool:
     letters = upper + lower
     if (upper > 0) + (lower > 0) + (digits > 0) < 2:
         return False  # one kind of character: a word, a number
-    if digits * 6 < len(longest) and _wordy(longest) * 2 >= len(longest):
+    if not base64 and digits * 6 < len(longest) and _wordy(longest) * 2 >= len(longest):
         return False  # words run together: an identifier
     need = min(3.6, 0.75 * math.log2(len(longest)))
     if upper and lower and digits:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.many_result import NReport
-from runsnap.diffing.result import Difference, Report, short
+from runsnap.diffing.result import LISTED, Difference, Report, short
 from runsnap.render.style import LIKELY
 
 #: A report of two snapshots or of N.
@@ -123,8 +123,9 @@ def news(cause: Difference, show_all: bool = False) -> list[Difference]:
             if show_all or not (r.hidden or echoes(cause, r))]
 
 
-#: Candidates of an undecided verdict shown in detail (the verdict names them all).
-CANDIDATES_DETAILED = 3
+#: Candidates of an undecided verdict shown in detail: those the verdict names (the others a
+#: line each below).
+CANDIDATES_DETAILED = LISTED
 #: Differences the runs show unread listed one a line up to this many; more are one line.
 UNREAD_LISTED = 3
 #: How the line of those begins.
