@@ -12,6 +12,16 @@ of an undecided list while one of those is a candidate. Where the rule says what
 decides and the runs record it, the decision is compared: ``PATH`` decides which executables
 run, and when the runs resolved other ones (the command's executable, each Python process's
 interpreter) the rule does not apply.
+
+Beyond the table, told from the data (:func:`startup_reads`): a variable that native code of
+both runs read only at a start-up, in every process (``[runtime] native_startup``: the getenv
+interposer saw each read while the interpreter started, while the dynamic loader ran a
+library's constructors, or while Python imported a module, and none while the program ran),
+is ``incidental`` too, at most :data:`CEILING`. A variable read only from Python in the body
+of a package's import is not demoted so: a package's settings module reads its decisions at
+import (``huggingface_hub/constants.py``), and nothing in the runs says this one decided
+nothing (measured: ranked at most 83, such reads fell out of the top three on a half never
+tuned on).
 """
 
 from __future__ import annotations
@@ -23,7 +33,11 @@ from runsnap.diffing.attribution import frames_of, generic_frame
 from runsnap.diffing.runfacts import RunFacts
 from runsnap.knowledge.readers import ambient_setting
 
-__all__ = ["ambient_reads", "executables"]
+__all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "startup_reads"]
+
+#: The highest score of a variable read only at start-up: below the launch options (88), the
+#: command's executable (84) and a model's config fields (85-88), as below the program's reads.
+CEILING = 83
 
 
 def executables(snap: Any) -> tuple[str, ...]:
@@ -75,3 +89,65 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
             return None  # the program (or a package, in a function) read it for itself
     return (f"read at start-up by nearly every process of the stack ({who}), for the "
             f"{decides} every process takes, not a decision of the program")
+
+
+def _in_every_process(got: Mapping[str, Any], f: RunFacts) -> bool:
+    pids = set(got.get("pids") or ())
+    return bool(pids) and set(f.pids) <= pids
+
+
+def _under_import(site: Mapping[str, Any], f: RunFacts) -> str | None:
+    """The package whose import read at ``site`` (its module body, or code it called, with no
+    frame of the program's own code inside it), or None."""
+    for fr in frames_of(site.get("stack") or (), f):
+        if fr.origin == "program":
+            return None
+        if fr.function == "<module>":
+            return fr.top if fr.origin == "package" else None
+    return None
+
+
+def _startup_only(name: str, f: RunFacts) -> tuple[str, ...] | None:
+    """How run ``f`` read ``name`` when every read of it, in every one of its Python
+    processes, was at a start-up: natively while the interpreter started, a library was
+    loaded or a module imported (``[runtime] native_startup``), or from Python in the body of
+    a package's import; None when some read was not (or it was not read so)."""
+    got = f.reads(name)
+    if not got or got.get("scan") or not _in_every_process(got, f):
+        return None
+    how: list[str] = []
+    if got.get("native"):
+        if name not in f.native_startup:
+            return None
+        how.append("natively at start-up (the interpreter's, a library's load or an import)")
+    sites = [s for s in got.get("sites") or () if isinstance(s, Mapping)]
+    if got.get("python") or sites:
+        tops = [_under_import(s, f) for s in sites]
+        if not sites or None in tops:
+            return None
+        how.append("while importing " + ", ".join(sorted({str(t) for t in tops})))
+    return tuple(how) or None
+
+
+def decides_otherwise(name: str, a: Any, b: Any) -> bool:
+    """Whether what ``name`` decides, where the table says and the runs record it, differs
+    between snapshots ``a`` and ``b``: ``PATH`` and the executables the runs resolved."""
+    rule = ambient_setting(name)
+    return rule is not None and rule[0] == "executable" and executables(a) != executables(b)
+
+
+def startup_reads(name: str, runs: Sequence[RunFacts], a: Any = None, b: Any = None
+                  ) -> str | None:
+    """The sentence of ``incidental`` evidence when both runs read ``name`` natively and only
+    at a start-up, in every process (told from the data: the interposer saw no read of it
+    while the program ran), else None. Python reads at import, beside, leave it so; a variable
+    read only from Python is not judged here."""
+    if a is not None and decides_otherwise(name, a, b):
+        return None  # read at start-up, and what it decided there differs: the executables
+    hows = [_startup_only(name, f) for f in runs]
+    if len(runs) < 2 or any(h is None for h in hows) or not all(
+            f.env.get(name, {}).get("native") for f in runs):
+        return None
+    return (f"read only at start-up, in every process of both runs ({'; '.join(hows[0] or ())}): "
+            "how the stack started, not a decision of the program")
+

@@ -23,11 +23,12 @@ static             89-90  an installed package reads the variable (who-reads), w
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
 incidental         0-90   read, but only by the interpreter at its start-up, for a generic
                           feature (terminal size, locale), or at start-up by every process
-                          of a stack (:mod:`runsnap.diffing.ambient`: ``OMP_*``, ``PATH``);
-                          or a library's notice says it is deprecated, renamed, ignored
-                          (``knowledge/deprecation-notices.tsv``; a renamed one whose value
-                          reached the failing code keeps that evidence): the name rules'
-                          score, below what the runs tie to the outcome
+                          of a stack (:mod:`runsnap.diffing.ambient`: ``OMP_*``, ``PATH``,
+                          or natively only at a start-up in every process, told from the
+                          data: at most 83); or a library's notice says it is deprecated,
+                          renamed, ignored (``knowledge/deprecation-notices.tsv``; a renamed
+                          one whose value reached the failing code keeps that evidence): the
+                          name rules' score, below what the runs tie to the outcome
 unread             <=30   both runs traced, and no process read it from Python, for a
                           variable of a family read from Python (``NCCL_*`` and other
                           families read by native libraries are never called unread on a
@@ -47,7 +48,7 @@ from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.checks.finding import CONSEQUENCES
-from runsnap.diffing.ambient import ambient_reads
+from runsnap.diffing.ambient import CEILING, ambient_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
@@ -116,6 +117,10 @@ class Evidence(FrozenRecord):
     difference governs. :func:`runsnap.diffing.confidence.judge` tells it apart from a read in
     a caller of the raise that nothing else backs, and from what the runs say nothing about."""
 
+    ceiling: int = 100
+    """The highest score it may give: a read only at start-up ranks below the launch options
+    (:data:`runsnap.diffing.ambient.CEILING`)."""
+
     def score(self, name_score: int) -> int:
         """The score of this evidence for a difference whose name scored ``name_score``.
 
@@ -127,7 +132,7 @@ class Evidence(FrozenRecord):
         if self.kind == "unread":
             return min(name_score, UNREAD_CEILING)
         if self.kind not in BANDS:
-            return name_score
+            return min(name_score, self.ceiling)
         low, high = BANDS[self.kind]
         if self.kind in ("failing-path", "named"):
             return max(low, high - self.rank)
@@ -178,7 +183,9 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     if listed is not None:
         return listed
     if a is not None and (ambient := ambient_reads(name, runs, a, b)):  # OMP_*, PATH...
-        return Evidence("incidental", ambient)
+        return Evidence("incidental", ambient, ceiling=CEILING)
+    if (ambient := startup_reads(name, runs, a, b)) is not None:  # told from the data
+        return Evidence("incidental", ambient, ceiling=CEILING)
     readers: list[tuple[RunFacts, Mapping[str, Any]]] = [
         (f, got) for f in runs for got in (f.reads(name),) if got is not None]
     startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]

@@ -47,6 +47,8 @@ EPHEMERAL = range(32768, 65536)
 
 #: A name ``tempfile`` makes (``mkdtemp(prefix=...)``: 8 of ``[a-z0-9_]``), or a hex id.
 _TEMP = re.compile(r"[a-z0-9_]{8}|[0-9a-f]{12,}")
+#: The 8 characters ``tempfile`` draws a name's random part from (``_RandomNameSequence``).
+_RANDOM = re.compile(r"[a-z0-9_]{8}")
 
 
 def _launcher(snap: Any) -> Mapping[str, Any]:
@@ -69,6 +71,12 @@ def _same_but_temp(x: str, y: str) -> bool:
     True
     >>> _same_but_temp("/data/run-a/out", "/data/run-b/out")
     False
+
+    The 8 characters ``tempfile`` adds may hold ``_`` themselves (two real torchrun jobs):
+
+    >>> _same_but_temp("/tmp/torchelastic__yrwwr1l/ID_xleu73cy/attempt_0/0/error.json",
+    ...                "/tmp/torchelastic_ayiuqrzf/ID_ze789v3d/attempt_0/0/error.json")
+    True
     """
     px, py = x.split("/"), y.split("/")
     if len(px) != len(py):
@@ -76,6 +84,9 @@ def _same_but_temp(x: str, y: str) -> bool:
     for u, v in zip(px, py, strict=True):
         if u == v:
             continue
+        if len(u) == len(v) > 8 and u[:-8] == v[:-8] and _RANDOM.fullmatch(u[-8:]) \
+                and _RANDOM.fullmatch(v[-8:]) and any(c.isdigit() for c in u[-8:] + v[-8:]):
+            continue  # mkdtemp(prefix=...): the prefix, then 8 of [a-z0-9_], "_" included
         n = 0
         while n < min(len(u), len(v)) and u[n] == v[n]:
             n += 1

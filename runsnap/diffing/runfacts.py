@@ -82,6 +82,13 @@ class RunFacts(FrozenRecord):
     config_reads: frozenset[str] = frozenset()
     """``[runtime] config_reads``: the fields of a loaded model config the program read."""
 
+    native_startup: frozenset[str] = frozenset()
+    """``[runtime] native_startup``: the variables native code read only at a start-up (the
+    interpreter's, a library's load, a Python import), never while the program ran."""
+
+    pids: tuple[int, ...] = ()
+    """The traced Python processes of the run (``[runtime] processes``)."""
+
     shared_failure: bool = False
     """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
     evidence about what differs between them."""
@@ -143,6 +150,9 @@ class RunFacts(FrozenRecord):
             bulk_sites=tuple(runtime_bulk_sites(runtime)),
             config_reads=frozenset(str(f) for f in runtime.get("config_reads") or ()
                                    if isinstance(f, str)),
+            native_startup=frozenset(str(n) for n in runtime.get("native_startup") or ()),
+            pids=tuple(p["pid"] for p in runtime.get("processes") or ()
+                       if isinstance(p, Mapping) and isinstance(p.get("pid"), int)),
             tail=tuple(str(line) for key in ("stderr", "stdout")
                        for stream in (out.get(key),) if isinstance(stream, Mapping)
                        for line in (stream.get("tail") or ())[-TAIL_LINES:]),
@@ -182,7 +192,14 @@ class RunFacts(FrozenRecord):
             stack = [str(x) for x in row.get("stack") or ()]
             prefixes = [str(p) for p in row.get("prefixes") or ()]
             suffixes = [str(p) for p in row.get("suffixes") or ()]
-            if not (prefixes or suffixes) or row.get("scan") is None:
+            contains = [str(p) for p in row.get("contains") or ()]
+            if name in (row.get("kept") or ()):
+                return self._scan_read(row, stack, name)
+            for part in contains:
+                if len(part) >= 3 and part in name and name != part:
+                    return self._scan_read(row, stack, "*" + part + "*")
+            if not (prefixes or suffixes or contains or row.get("kept")) \
+                    or row.get("scan") is None:
                 top = next((_top(s) for s in stack if not _top(s).startswith("<")
                             and _top(s) not in self.stdlib), "")
                 if top and top in self.modules:
@@ -205,7 +222,8 @@ class RunFacts(FrozenRecord):
         """The bulk reads that copied every variable (or whose code was not there to say),
         not scans that kept some."""
         return [r for r in self.bulk_sites if r.get("scan") is not True and not (
-            r.get("scan") is None and (r.get("prefixes") or r.get("suffixes")))]
+            r.get("scan") is None and (r.get("prefixes") or r.get("suffixes")
+                                       or r.get("contains") or r.get("kept")))]
 
     def bulk_site(self, name: str) -> str:
         """Where ``name`` was seen in a bulk copy (``file:line`` of the first copy's first

@@ -262,5 +262,6 @@ class Runtime(SectionRecord):
     stacks: Sequence[Sequence[int]]
     vars: Mapping[str, Mapping[str, Any] | Sequence[Any]]
     native_reads: Mapping[str, int]
+    native_startup: Sequence[str]
     values: Mapping[str, Any]
     other_values: Mapping[str, Sequence[Any]]

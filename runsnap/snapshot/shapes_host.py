@@ -272,5 +272,7 @@ class RuntimeSection(TypedDict, total=False):
     stacks: Annotated[list[list[int]], NotCompared("the stacks of the reads, evidence of the reads compared")]
     vars: Annotated[dict[str, dict[str, Any] | list[Any]], NotCompared("schema 2 of env, which is compared")]
     native_reads: Annotated[dict[str, int], NotCompared("counts of native reads; env says which were read")]
+    native_startup: Annotated[list[str], NotCompared(
+        "when native reads happened: evidence for env's differences, which are compared")]
     values: Annotated[dict[str, Any], NotCompared("the values of env's reads, compared there")]
     other_values: Annotated[dict[str, list[Any]], NotCompared("the values of env's reads, compared there")]

@@ -15,14 +15,14 @@ import re
 
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
-from runsnap.tracing.scans import filter_literals
+from runsnap.tracing.scans import filter_literals, filter_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Any
 
-__all__ = ["MAX_SITES", "PLUMBING", "build_section", "read_logs", "scan_filter"]
+__all__ = ["MAX_SITES", "PLUMBING", "STARTUP", "build_section", "read_logs", "scan_filter"]
 
 #: Read sites kept per variable in the snapshot (over all processes).
 MAX_SITES = 12
@@ -34,6 +34,12 @@ def _lines(path: str) -> Iterator[str]:
             yield from fh
     except OSError:
         return
+
+
+#: When the interposer saw a variable's first native read (``probe/native/getenv_trace.c``):
+#: the interpreter starting (``S``), a library's constructors at load (``L``), a Python import
+#: (``I``): a start-up, not a decision of the program while it ran (``R``).
+STARTUP = frozenset("SLI")
 
 
 def read_logs(folder: str) -> tuple[list[list[tuple[Any, ...]]], dict[int, dict[str, Any]]]:
@@ -59,8 +65,12 @@ def read_logs(folder: str) -> tuple[list[list[tuple[Any, ...]]], dict[int, dict[
             reads: dict[str, Any] = native.setdefault(pid, {})
             for line in _lines(path):
                 parts = line.rstrip("\n").split("\t")
-                if len(parts) == 2 and parts[0] in ("0", "1") and parts[1]:
-                    reads.setdefault(parts[1], [parts[0] == "1", 1])
+                if len(parts) in (2, 3) and parts[0] in ("0", "1") and parts[1]:
+                    # the third column: when it was read (S, L, I: at a start-up; R: later)
+                    startup = len(parts) == 3 and parts[2] in STARTUP
+                    reads.setdefault(parts[1], [parts[0] == "1", 1, startup])
+                elif len(parts) == 2 and parts[0] == "R" and parts[1] in reads:
+                    reads[parts[1]][2] = False  # read again while the program ran
                 elif len(parts) == 3 and parts[0] == "#" and parts[2] in reads:
                     try:
                         reads[parts[2]][1] = int(parts[1])
@@ -238,10 +248,12 @@ def build_section(
         processes.append(proc["public"])
         _merge_process(records, proc, env, modules, stdlib_modules, bulk_sites, dists)
         config_reads |= proc.get("config_reads") or set()
+    startup: dict[str, bool] = {}
     for pid, reads in sorted(native.items()):
-        for name, (was_set, count) in reads.items():
+        for name, (was_set, count, at_start) in reads.items():
             if name.startswith("RUNSNAP_TRACE_"):
                 continue
+            startup[name] = startup.get(name, True) and at_start
             if name in OURS and env_given is not None:
                 was_set = name in env_given
             entry = env.setdefault(name, _new_var(was_set))
@@ -271,6 +283,8 @@ def build_section(
         section["bulk_sites"] = bulk_sites
     if config_reads:
         section["config_reads"] = sorted(config_reads)
+    if any(startup.values()):
+        section["native_startup"] = sorted(n for n, yes in startup.items() if yes)
     if not processes:
         section["reason"] = "no Python process of the command reported (it ran no Python, or " \
                             "every Python ran with -I, -E or -S, which skip the hook)"
@@ -325,11 +339,17 @@ def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
         window = "".join(lines[max(0, n - SCAN_LINES): n + SCAN_BELOW])
         # a filter's own literals decide what it keeps, nearest the read first (the loop's
         # body, or a comprehension on the read's line); other literals are not names it read
-        kept = filter_literals("".join(lines[max(0, n - 2): n + SCAN_BELOW])) \
-            or filter_literals(window)
-        if kept is not None:
-            return {"scan": True, **({"prefixes": kept[0][:8]} if kept[0] else {}),
-                    **({"suffixes": kept[1][:8]} if kept[1] else {})}
+        near = "".join(lines[max(0, n - 2): n + SCAN_BELOW])
+        kept = filter_literals(near) or filter_literals(window)
+        # "NCCL" in k, k in ("A", "B"): only next to the read, where the loop's test is
+        member = filter_names(near)
+        if kept is not None or member is not None:
+            pre, suf = kept or ([], [])
+            sub, whole = member or ([], [])
+            return {"scan": True, **({"prefixes": pre[:8]} if pre else {}),
+                    **({"suffixes": suf[:8]} if suf else {}),
+                    **({"contains": sub[:8]} if sub else {}),
+                    **({"kept": whole[:32]} if whole else {})}
         named = re.findall(_PREFIX, window)
         if not named and not re.search(_FILTER, window):
             return {"scan": False}

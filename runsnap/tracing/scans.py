@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["filter_literals"]
+__all__ = ["filter_literals", "filter_names"]
 
 # A string literal without escapes: "SGL_", 'SGL_', r"^SGL_" (its text: one of two groups).
 _LIT = r"""[rRbBuU]{0,2}(?:"([^"\\\n]*)"|'([^'\\\n]*)')"""
@@ -24,6 +24,11 @@ _AFFIX_CALL = re.compile(r"""\.(startswith|endswith)\(\s*(\([^()\n]*\)|""" + _LI
 _SLICE = re.compile(r"""\[\s*(-\d+\s*:|:\s*\d+)\s*\]\s*==\s*""" + _LIT)
 # re.match(r"^SGL_", k), re.compile(r"^SGL_.*"), re.search(r"_PROXY$", k, ...).
 _REGEX = re.compile(r"""\bre\.(match|fullmatch|search|compile)\(\s*""" + _LIT)
+# "NCCL" in k: a substring every kept name holds.
+_CONTAINS = re.compile(_LIT + r"""\s+in\s+[A-Za-z_]\w*(?!\s*\()""")
+# k in ("A", "B"), k in {"A"}, k not in [...]: the names themselves.
+_MEMBER = re.compile(r"""\b[A-Za-z_]\w*\s+(?:not\s+)?in\s+([(\[{][^()\[\]{}\n]*[)\]}])""")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Za-z0-9_]+")
 _PREFIX_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_?")
 _SUFFIX_SHAPE = re.compile(r"_[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*")
@@ -85,3 +90,35 @@ def filter_literals(window: str) -> tuple[list[str], list[str]] | None:
     if not (prefixes or suffixes):
         return None
     return sorted(prefixes), sorted(suffixes)
+
+
+def filter_names(window: str) -> tuple[list[str], list[str]] | None:
+    """The (substrings, whole names) the membership filters in ``window`` keep: ``"NCCL" in
+    key`` keeps the names that hold ``NCCL``, ``key in ("HF_HOME", "HF_TOKEN")`` those two;
+    None when it holds neither. A substring has a variable name's shape (upper case, or with
+    an ``_``), and so does each name of a literal collection (``mode in ("train", "eval")``
+    filters no variable), with nothing else in it.
+
+    >>> filter_names('keep = {k: v for k, v in os.environ.items() if "NCCL" in k}')
+    (['NCCL'], [])
+    >>> filter_names("for key in os.environ:\\n    if key in ('HF_HOME', 'HF_TOKEN'):")
+    ([], ['HF_HOME', 'HF_TOKEN'])
+    >>> filter_names('if "=" in line or "#" in line:') is None
+    True
+    >>> filter_names('if mode in ("train", "eval"):') is None
+    True
+    """
+    contains = {m.group(1) or m.group(2) or "" for m in _CONTAINS.finditer(window)}
+    contains = {c for c in contains if _PREFIX_SHAPE.fullmatch(c.strip("_")) and len(c) >= 3
+                and (c.isupper() or "_" in c)}
+    names: set[str] = set()
+    for m in _MEMBER.finditer(window):
+        inner = m.group(1)[1:-1]
+        found = _literals(inner)
+        rest = re.sub(_LIT, "", inner).replace(",", "").strip()
+        if found and not rest and all(_VARIABLE.fullmatch(f) and (f.isupper() or "_" in f)
+                                      for f in found):
+            names.update(found)
+    if not (contains or names):
+        return None
+    return sorted(contains), sorted(names)

@@ -55,6 +55,24 @@ def test_a_port_and_a_run_id_the_launcher_made_are_not_causes(launched: Capture,
     assert (report.confidence, report.candidates[0].key) == ("confident", "TRAIN_BUCKET_MB")
 
 
+def test_temporary_names_whose_random_part_holds_an_underscore(launched: Capture,
+                                                               tmp_path: Path) -> None:
+    """The temporary folders of two real torchrun jobs (torch 2.13, ``--standalone``):
+    ``tempfile`` drew ``_yrwwr1l`` for one, its random part beginning with ``_``, the same
+    character that ends the prefix. The error file is still a value the launcher made."""
+    app = write_script(tmp_path, "worker.py", WORKER)
+    argv = [sys.executable, str(app)]
+    a = launched(env=_job("8e502555-7285-4c83-8822-0d8af379b9a0", "37305",
+                          ("_yrwwr1l", "xleu73cy")), argv=argv)
+    b = launched(env={**_job("ae82299c-0001-4be7-adf3-3db904de351b", "33479",
+                             ("ayiuqrzf", "ze789v3d")), "TRAIN_BUCKET_MB": "25mb"}, argv=argv)
+    report = compare(a, b)
+    hidden = {d.key: d for d in report.hidden}
+    assert "job id" in hidden["TORCHELASTIC_ERROR_FILE"].reason, [
+        (d.key, d.reason) for d in report.counted]
+    assert (report.confidence, report.candidates[0].key) == ("confident", "TRAIN_BUCKET_MB")
+
+
 def test_a_port_the_user_chose_stays_a_candidate(launched: Capture, tmp_path: Path) -> None:
     """``--master-port 29500`` against ``29501``: ports below the kernel's range were chosen,
     and the one the failing run read stays a candidate."""

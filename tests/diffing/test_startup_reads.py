@@ -1,0 +1,174 @@
+"""Start-up reads told from the data, not from a list of names (runsnap/diffing/ambient.py,
+``startup_reads``): the getenv interposer says when native code read a variable (while a
+library was loaded, while Python imported a module, or while the program ran).
+Each pair is two real traced launches; the libraries are built here with the C compiler and
+loaded as torch loads its own (``ctypes.CDLL``: a ``dlopen``, the library's constructor run by
+the dynamic loader), and the package is a real installed one (fsspec)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runsnap.diffing import compare
+from runsnap.diffing.ambient import CEILING
+from tests.diffing.conftest import Capture, write_script
+
+needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+
+# A runtime library that reads its settings in its constructor, as libgomp's initialize_env
+# reads OMP_* and c10 reads TORCH_SHOW_CPP_STACKTRACES when torch loads; and one function
+# that reads a variable each time it is called (a decision while the program runs).
+LIBRARY = r"""
+#include <stdlib.h>
+static const char *mode;
+__attribute__((constructor)) static void init(void) { mode = getenv("STACKLIB_TRACEBACKS"); }
+const char *stacklib_mode(void) { return mode ? mode : "0"; }
+const char *stacklib_algo(void) { const char *v = getenv("STACKLIB_ALGO"); return v ? v : "ring"; }
+"""
+
+PROGRAM = """
+    import ctypes, os, sys
+
+    lib = ctypes.CDLL(sys.argv[1])
+    lib.stacklib_algo.restype = ctypes.c_char_p
+
+    def train():
+        lr = float(os.environ.get("TRAIN_LR", "0.1"))
+        algo = lib.stacklib_algo().decode()
+        print(f"algo={algo} loss={3 * lr:.4f}")
+
+    train()
+    """
+
+
+@pytest.fixture
+def stacklib(tmp_path: Path) -> Path:
+    src = tmp_path / "stacklib.c"
+    src.write_text(LIBRARY)
+    lib = tmp_path / "libstacklib.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    return lib
+
+
+@needs_cc
+def test_a_library_constructors_read_ranks_below_the_programs_read(
+        launched: Capture, tmp_path: Path, stacklib: Path) -> None:
+    """Before: both variables were "read" (the constructor's read 92, beside the program's
+    91), undecided between them. The interposer now sees the constructor's read while the
+    library loaded, in every process of both runs, and never again: incidental, below the
+    program's own read, which is then the one cause the runs show."""
+    app = write_script(tmp_path, "train.py", PROGRAM)
+    argv = [sys.executable, str(app), str(stacklib)]
+    a = launched(env={"TRAIN_LR": "0.1", "STACKLIB_TRACEBACKS": "0"}, argv=argv)
+    b = launched(env={"TRAIN_LR": "0.2", "STACKLIB_TRACEBACKS": "1"}, argv=argv)
+    assert a["runtime"]["native"] == "observed"
+    assert "STACKLIB_TRACEBACKS" in a["runtime"]["native_startup"]
+    assert "STACKLIB_ALGO" not in a["runtime"]["native_startup"]
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert (report.candidates[0].key, report.confidence) == ("TRAIN_LR", "confident"), \
+        report.verdict()
+    d = ranked["STACKLIB_TRACEBACKS"]
+    assert d.evidence_kind == "incidental" and d.score <= CEILING, (d.score, d.reason)
+    assert "read only at start-up, in every process of both runs" in d.reason
+
+
+@needs_cc
+def test_a_native_read_while_the_program_runs_stays_a_decision(
+        launched: Capture, tmp_path: Path, stacklib: Path) -> None:
+    """The library's function reads STACKLIB_ALGO each time the program calls it: a read
+    while the program ran (no loader, no import on the stack), read evidence as before,
+    undecided beside the program's own read."""
+    app = write_script(tmp_path, "train.py", PROGRAM)
+    argv = [sys.executable, str(app), str(stacklib)]
+    a = launched(env={"TRAIN_LR": "0.1", "STACKLIB_ALGO": "ring"}, argv=argv)
+    b = launched(env={"TRAIN_LR": "0.2", "STACKLIB_ALGO": "tree"}, argv=argv)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["STACKLIB_ALGO"].evidence_kind == "read", ranked["STACKLIB_ALGO"].reason
+    assert report.confidence == "undecided"
+    assert {d.key for d in report.candidates} == {"TRAIN_LR", "STACKLIB_ALGO"}
+
+
+def test_a_packages_setting_read_at_import_keeps_its_read_evidence(
+        launched: Capture, tmp_path: Path) -> None:
+    """fsspec reads FSSPEC_CONFIG_DIR in the body of fsspec/config.py when it is imported,
+    in every process. A package's settings module reads its decisions so (huggingface_hub's
+    ``constants.py``): such a read is no start-up of the stack, and keeps ``read`` evidence,
+    a candidate beside the option the program decides with."""
+    pytest.importorskip("fsspec")
+    app = write_script(tmp_path, "job.py", """
+        import argparse
+        import fsspec
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch", type=int, default=8)
+        batch = parser.parse_args().batch
+        print(f"loss={1.0 / batch:.4f}")
+        """)
+    a = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-a")},
+                 argv=[sys.executable, str(app), "--batch", "8"])
+    b = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-b")},
+                 argv=[sys.executable, str(app), "--batch", "16"])
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["FSSPEC_CONFIG_DIR"].evidence_kind == "read", ranked["FSSPEC_CONFIG_DIR"].reason
+    assert report.confidence == "undecided"
+    assert {"FSSPEC_CONFIG_DIR", "--batch"} <= {d.key for d in report.candidates}
+
+
+def test_path_read_at_start_up_counts_when_the_runs_resolved_other_interpreters(
+        launched: Capture, tmp_path: Path) -> None:
+    """The interpreter reads PATH natively at start-up, in every process: a start-up read.
+    But B's PATH finds another ``python3`` (a venv without the package the program imports),
+    and what PATH decides, the executable, differs: PATH is no incidental read there."""
+    import venv
+
+    other = tmp_path / "other"
+    venv.create(other, with_pip=False)
+    app = write_script(tmp_path, "job.py", """
+        import click
+        print("ok", click.__name__)
+        """)
+    path = str(Path(sys.executable).parent) + ":/usr/bin:/bin"
+    a = launched(env={"PATH": path}, argv=["python3", str(app)])
+    b = launched(env={"PATH": f"{other / 'bin'}:{path}"}, argv=["python3", str(app)])
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["PATH"].evidence_kind != "incidental", ranked["PATH"].reason
+
+
+@needs_cc
+def test_a_native_read_in_the_programs_own_module_body_is_the_programs(
+        launched: Capture, tmp_path: Path, stacklib: Path) -> None:
+    """The program's own module calls into the library in its body, while the script imports
+    it: an import runs, but the module body on the stack is the program's, whose top-level
+    code decides what the program does. The library's read there is not a start-up read."""
+    write_script(tmp_path, "trainlib.py", """
+        import ctypes, os, sys
+
+        # PyDLL: called with the GIL held, as an extension module's functions are
+        lib = ctypes.PyDLL(os.environ["STACKLIB_PATH"])
+        lib.stacklib_algo.restype = ctypes.c_char_p
+        ALGO = lib.stacklib_algo().decode()
+        """)
+    app = write_script(tmp_path, "train.py", """
+        import trainlib
+        print("algo", trainlib.ALGO)
+        """)
+    argv = [sys.executable, str(app)]
+    env = {"STACKLIB_PATH": str(stacklib), "PYTHONPATH": str(tmp_path)}
+    a = launched(env={**env, "STACKLIB_ALGO": "ring", "STACKLIB_TRACEBACKS": "0"}, argv=argv)
+    b = launched(env={**env, "STACKLIB_ALGO": "tree", "STACKLIB_TRACEBACKS": "1"}, argv=argv)
+    startup = a["runtime"].get("native_startup") or []
+    assert "STACKLIB_ALGO" not in startup and "STACKLIB_TRACEBACKS" in startup
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert ranked["STACKLIB_ALGO"].evidence_kind == "read", ranked["STACKLIB_ALGO"].reason
+    assert ranked["STACKLIB_TRACEBACKS"].evidence_kind == "incidental"
