@@ -10,6 +10,7 @@ from runsnap.base.argv import positionals
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import keyed, locator
+from runsnap.snapshot.records import Command
 
 __all__ = ["compare", "score"]
 
@@ -18,9 +19,10 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """argv option by option (``--tp`` added, removed, given another value), the remaining
     arguments position by position, the resolved executable (same ``python``, another
     interpreter) and the working directory."""
-    out = keyed("command", a.get("options") or {}, b.get("options") or {}, "--{}",
+    ca, cb = Command(a), Command(b)
+    out = keyed("command", ca.options, cb.options, "--{}",
                 under=("options",), name="--{}")
-    pa, pb = positionals(a.get("argv") or []), positionals(b.get("argv") or [])
+    pa, pb = positionals(ca.argv), positionals(cb.argv)
     if pa != pb:
         if len(pa) == len(pb):
             for i, (x, y) in enumerate(zip(pa, pb, strict=True)):
@@ -34,14 +36,14 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
             evidence = tuple(line for line in difflib.ndiff(pa, pb) if line[:1] in "+-")
             out.append(Difference("command", "arguments", "changed", pa, pb, evidence=evidence,
                                   path=("command", "argv")))
-    ra, rb = a.get("executable_real") or "", b.get("executable_real") or ""
+    ra, rb = ca.executable_real or "", cb.executable_real or ""
     if (ra or rb) and ra != rb:
-        ea, eb = a.get("executable") or "", b.get("executable") or ""
+        ea, eb = ca.executable or "", cb.executable or ""
         evidence = (f"A: {ea} -> {ra}", f"B: {eb} -> {rb}")
         out.append(Difference("command", "executable", "changed", ra or None, rb or None,
                               evidence=evidence, path=("command", "executable")))
-    if a.get("cwd") != b.get("cwd") and (a.get("cwd") or b.get("cwd")):
-        out.append(Difference("command", "cwd", "changed", a.get("cwd"), b.get("cwd"),
+    if ca.cwd != cb.cwd and (ca.cwd or cb.cwd):
+        out.append(Difference("command", "cwd", "changed", ca.cwd, cb.cwd,
                               path=("command", "cwd")))
     return out
 

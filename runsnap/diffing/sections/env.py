@@ -17,6 +17,7 @@ from runsnap.knowledge.env import (
     noise_reason,
     split_list,
 )
+from runsnap.snapshot.records import Env
 
 __all__ = ["compare", "score"]
 
@@ -24,8 +25,7 @@ __all__ = ["compare", "score"]
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Variables added, removed, changed; list-like values (``PATH``, ``CUDA_VISIBLE_DEVICES``)
     compared entry by entry, so a reordering is called ``reordered``."""
-    va: Mapping[str, Any] = a.get("vars") or {}
-    vb: Mapping[str, Any] = b.get("vars") or {}
+    va, vb = Env(a).vars, Env(b).vars
     out: list[Difference] = []
     for name, x in va.items():
         y = vb.get(name)

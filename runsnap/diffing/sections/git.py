@@ -10,7 +10,9 @@ from typing import Any
 from runsnap.diffing.gitlog import CommitLog
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
+from runsnap.diffing.sections.written import written
 from runsnap.diffing.walk import declared, declared_score, dedupe, dotted, locator, walk
+from runsnap.snapshot.records import Git, GitRepo, UntrackedFile
 
 __all__ = ["compare", "score", "split_patch"]
 
@@ -22,66 +24,66 @@ def compare(
     branch, dirty vs clean, which files' uncommitted changes differ (a diff of the two diffs,
     file by file), untracked files added / removed / changed, remotes."""
     out: list[Difference] = []
-    ra: Mapping[str, Any] = a.get("repos") or {}
-    rb: Mapping[str, Any] = b.get("repos") or {}
+    ra, rb = Git(a).repos, Git(b).repos
     for name, x in ra.items():
         if name not in rb:
-            out.append(Difference("git", name, "removed", x.get("commit") or x.get("path"), None,
-                                  evidence=(f"repository at {x.get('path')}",),
+            out.append(Difference("git", name, "removed", x.commit or x.path, None,
+                                  evidence=(f"repository at {x.path}",),
                                   path=("git", name)))
         else:
             out += _repo(name, x, rb[name], commit_log)
-    out += [Difference("git", n, "added", None, y.get("commit") or y.get("path"),
-                       evidence=(f"repository at {y.get('path')}",), path=("git", n))
+    out += [Difference("git", n, "added", None, y.commit or y.path,
+                       evidence=(f"repository at {y.path}",), path=("git", n))
             for n, y in rb.items() if n not in ra]
     return out
 
 
 def _repo(
-    name: str, x: Mapping[str, Any], y: Mapping[str, Any], commit_log: CommitLog | None
+    name: str, x: GitRepo, y: GitRepo, commit_log: CommitLog | None
 ) -> list[Difference]:
     out: list[Difference] = []
-    ca, cb = x.get("commit") or "", y.get("commit") or ""
+    ca, cb = x.commit or "", y.commit or ""
     if ca != cb:
         evidence: list[str] = []
-        if x.get("describe") or y.get("describe"):
-            evidence.append(f"describe: {x.get('describe', '')} -> {y.get('describe', '')}")
+        if x.describe or y.describe:
+            evidence.append(f"describe: {written(x, 'describe')} -> {written(y, 'describe')}")
         if commit_log and ca and cb:
-            for path in dedupe([str(y.get("path") or ""), str(x.get("path") or "")]):
+            for path in dedupe([str(y.path or ""), str(x.path or "")]):
                 found = commit_log(path, ca, cb) if path else None
                 if found is not None:
                     evidence += found or ["(no commits between: the same history)"]
                     break
         out.append(Difference("git", f"{name}.commit", "changed", ca or None, cb or None,
                               evidence=tuple(evidence), path=("git", name, "commit")))
-    out += declared("git", x, y, "git.repos", under=(name,), key=f"{name}.")
-    if bool(x.get("dirty")) != bool(y.get("dirty")):
+    out += declared("git", x.raw, y.raw, "git.repos", under=(name,), key=f"{name}.")
+    if bool(x.dirty) != bool(y.dirty):
         # in words: "clean -> uncommitted changes", not a truth value
         out.append(Difference("git", f"{name}.dirty", "changed", _state(x), _state(y),
                               path=("git", name, "dirty")))
-    if x.get("diff_sha256") != y.get("diff_sha256") or x.get("diff") != y.get("diff"):
+    if x.diff_sha256 != y.diff_sha256 or x.diff != y.diff:
         out += _diff_of_diffs(name, x, y)
     out += _untracked(name, x, y)
     for parts, change, fx, fy in walk(_submodules(x), _submodules(y)):
         out.append(Difference("git", f"{name}.submodules.{dotted(parts)}", change, fx, fy,
                               path=locator("git", name, "submodules", *parts)))
     where = ("git", name, "errors")
-    for e in x.get("errors") or []:
-        if e not in (y.get("errors") or []):
+    for e in x.errors:
+        if e not in y.errors:
             out.append(Difference("git", f"{name}.errors", "removed", e, None, path=where))
-    for e in y.get("errors") or []:
-        if e not in (x.get("errors") or []):
+    for e in y.errors:
+        if e not in x.errors:
             out.append(Difference("git", f"{name}.errors", "added", None, e, path=where))
     return out
 
 
-def _state(repo: Mapping[str, Any]) -> str:
-    return "uncommitted changes" if repo.get("dirty") else "clean"
+def _state(repo: GitRepo) -> str:
+    return "uncommitted changes" if repo.dirty else "clean"
 
 
-def _diff_of_diffs(name: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Difference]:
+
+def _diff_of_diffs(name: str, x: GitRepo, y: GitRepo) -> list[Difference]:
     out: list[Difference] = []
-    pa, pb = split_patch(x.get("diff") or ""), split_patch(y.get("diff") or "")
+    pa, pb = split_patch(x.diff or ""), split_patch(y.diff or "")
     for path, patch in pa.items():
         if path not in pb:
             out.append(Difference("git", f"{name}: {path}", "removed", _stat(patch), None,
@@ -95,9 +97,9 @@ def _diff_of_diffs(name: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> lis
                        evidence=("uncommitted changes in B only", *hunks(patch)),
                        path=("git", name, "diff", p))
             for p, patch in pb.items() if p not in pa]
-    if not out and (x.get("diff_truncated") or y.get("diff_truncated")):
+    if not out and (x.diff_truncated or y.diff_truncated):
         out.append(Difference(
-            "git", f"{name}.diff", "changed", x.get("diff_sha256"), y.get("diff_sha256"),
+            "git", f"{name}.diff", "changed", x.diff_sha256, y.diff_sha256,
             evidence=("the uncommitted diffs differ beyond the part stored in the snapshots",),
             path=("git", name, "diff")))
     return out
@@ -183,44 +185,44 @@ def _stat(patch: str) -> str:
     return f"uncommitted +{plus} -{minus}"
 
 
-def _untracked(name: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Difference]:
-    ua = {u.get("path"): u for u in x.get("untracked") or []}
-    ub = {u.get("path"): u for u in y.get("untracked") or []}
+def _untracked(name: str, x: GitRepo, y: GitRepo) -> list[Difference]:
+    ua = {u.path: u for u in x.untracked}
+    ub = {u.path: u for u in y.untracked}
     out: list[Difference] = []
     for path, u in ua.items():
         if path not in ub:
             out.append(Difference("git", f"{name}: {path}", "removed", _untracked_desc(u), None,
                                   evidence=("untracked file in A only",),
-                                  path=locator("git", name, "untracked", path)))
+                                  path=locator("git", name, "untracked", str(path))))
         elif _untracked_desc(ub[path]) != _untracked_desc(u):
             out.append(Difference("git", f"{name}: {path}", "changed", _untracked_desc(u),
                                   _untracked_desc(ub[path]),
                                   evidence=("untracked file with other content",),
-                                  path=locator("git", name, "untracked", path)))
+                                  path=locator("git", name, "untracked", str(path))))
     out += [Difference("git", f"{name}: {p}", "added", None, _untracked_desc(u),
                        evidence=("untracked file in B only",),
-                       path=locator("git", name, "untracked", p))
+                       path=locator("git", name, "untracked", str(p)))
             for p, u in ub.items() if p not in ua]
     return out
 
 
-def _untracked_desc(u: Mapping[str, Any]) -> str:
+def _untracked_desc(u: UntrackedFile) -> str:
     """``untracked, 12 bytes, sha256 ab12cd34ef56``."""
     parts = ["untracked"]
-    if "link" in u:
-        parts.append(f"link to {u['link']}")
-    if "size" in u:
-        parts.append(f"{u['size']} bytes")
-    if u.get("sha256"):
-        parts.append(f"sha256 {str(u['sha256'])[:12]}")
-    if u.get("error"):
-        parts.append(str(u["error"]))
+    if u.has("link"):
+        parts.append(f"link to {u.link}")
+    if u.has("size"):
+        parts.append(f"{u.size} bytes")
+    if u.sha256:
+        parts.append(f"sha256 {str(u.sha256)[:12]}")
+    if u.error:
+        parts.append(str(u.error))
     return ", ".join(parts)
 
 
-def _submodules(repo: Mapping[str, Any]) -> dict[str, Any]:
-    return {str(s.get("path", i)): s.get("commit", "")
-            for i, s in enumerate(repo.get("submodules") or [])}
+def _submodules(repo: GitRepo) -> dict[str, Any]:
+    return {str(s.path if s.has("path") else i): written(s, "commit")
+            for i, s in enumerate(repo.submodules)}
 
 
 def score(d: Difference, rules: RankContext) -> Verdict:

@@ -11,6 +11,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import dotted, keyed, locator, walk
 from runsnap.knowledge.models import config_field_reason
+from runsnap.snapshot.records import ModelEntry, Models
 
 __all__ = ["compare", "score"]
 
@@ -20,34 +21,34 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     by field with the full path of each field, weight files added / removed / resized, side
     files whose hash changed, another Hugging Face revision, another directory."""
     out: list[Difference] = []
-    ma: Mapping[str, Any] = a.get("models") or {}
-    mb: Mapping[str, Any] = b.get("models") or {}
+    ma, mb = Models(a).models, Models(b).models
     for src, x in ma.items():
         if src not in mb:
-            out.append(Difference("models", src, "removed", x.get("path"), None,
+            out.append(Difference("models", src, "removed", x.path, None,
                                   path=("models", src)))
         else:
             out += _model(src, x, mb[src])
-    out += [Difference("models", s, "added", None, y.get("path"), path=("models", s))
+    out += [Difference("models", s, "added", None, y.path, path=("models", s))
             for s, y in mb.items() if s not in ma]
     return out
 
 
-def _model(src: str, x: Mapping[str, Any], y: Mapping[str, Any]) -> list[Difference]:
-    out = [Difference("models", f"{src}: {field}", "changed", x.get(field), y.get(field),
-                      path=("models", src, field))
-           for field in ("repo_id", "revision") if x.get(field) != y.get(field)]
-    for parts, change, fx, fy in walk(x.get("config") or {}, y.get("config") or {}):
+def _model(src: str, x: ModelEntry, y: ModelEntry) -> list[Difference]:
+    out = [Difference("models", f"{src}: {field}", "changed", fx, fy, path=("models", src, field))
+           for field, fx, fy in (("repo_id", x.repo_id, y.repo_id),
+                                 ("revision", x.revision, y.revision)) if fx != fy]
+    for parts, change, fx, fy in walk(x.config.raw if x.config else {},
+                                      y.config.raw if y.config else {}):
         out.append(Difference("models", f"{src}: {dotted(parts)}", change, fx, fy,
                               path=locator("models", src, "config", *parts)))
-    out += keyed("models", x.get("weights") or {}, y.get("weights") or {},
+    out += keyed("models", x.weights, y.weights,
                  f"{src}: weights {{}}", changed_evidence=("resized (bytes)",),
                  under=(src, "weights"))
-    out += keyed("models", x.get("files_sha256") or {}, y.get("files_sha256") or {},
+    out += keyed("models", x.files_sha256, y.files_sha256,
                  f"{src}: file {{}}", under=(src, "files"))
-    if x.get("real_path") != y.get("real_path"):
-        out.append(Difference("models", f"{src}: path", "changed", x.get("real_path"),
-                              y.get("real_path"), path=("models", src, "path")))
+    if x.real_path != y.real_path:
+        out.append(Difference("models", f"{src}: path", "changed", x.real_path,
+                              y.real_path, path=("models", src, "path")))
     return out
 
 
