@@ -29,6 +29,7 @@ from runsnap.base.timestamps import without_timestamp
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.launch.metrics import relative_change
+from runsnap.snapshot.records import Outcome
 
 __all__ = ["METRIC_NOISE", "TIMING_NOISE", "WALL_FACTOR", "behaviour", "behaviour_differs",
            "compare", "score"]
@@ -51,14 +52,11 @@ _NUMBER = re.compile(r"[-+]?\d+(?:[.,:]\d+)*(?:[eE][-+]?\d+)?")
 BEHAVIOUR_KEYS = ("last line", "wall time", "peak memory")
 
 
-def _last_line(o: Mapping[str, Any]) -> str | None:
-    for name in ("stdout", "stderr"):
-        stream = o.get(name)
-        tail = stream.get("tail") if isinstance(stream, Mapping) else None
-        if isinstance(tail, list):
-            for line in reversed(tail):
-                if isinstance(line, str) and line.strip():
-                    return line.strip()
+def _last_line(o: Outcome) -> str | None:
+    for stream in (o.stdout, o.stderr):
+        for line in reversed(stream.tail):
+            if isinstance(line, str) and line.strip():
+                return line.strip()
     return None
 
 
@@ -75,11 +73,12 @@ def behaviour(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     >>> [(d.key, d.a, d.b) for d in out]
     [('metric loss', 4.96, 6.25)]
     """
-    if a.get("exit_status") != b.get("exit_status") or a.get("signal") != b.get("signal"):
+    oa, ob = Outcome(a), Outcome(b)
+    if oa.exit_status != ob.exit_status or oa.signal != ob.signal:
         return []  # the outcomes differ already: what one run printed after is a consequence
     out: list[Difference] = []
-    ma, mb = a.get("metrics"), b.get("metrics")
-    if isinstance(ma, Mapping) and isinstance(mb, Mapping):
+    ma, mb = oa.metrics, ob.metrics
+    if ma and mb:
         for name, x in ma.items():
             va, vb = _num(x), _num(mb.get(name))
             if va is None or vb is None:
@@ -90,18 +89,18 @@ def behaviour(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                     evidence=(f"{name} printed by both runs: {va:g} vs {vb:g}, a change of "
                               f"{_percent(relative_change(va, vb))}",),
                     path=("outcome", "metrics", name)))
-    la, lb = _last_line(a), _last_line(b)
+    la, lb = _last_line(oa), _last_line(ob)
     if la is not None and lb is not None and la != lb \
             and _NUMBER.sub("#", without_timestamp(la)) != _NUMBER.sub("#", without_timestamp(lb)):
         out.append(Difference("outcome", "last line", "changed", la, lb,
                               evidence=("the last line each run printed differs in words",),
                               path=("outcome", "last_line")))
-    da, db = _num(a.get("duration_s")), _num(b.get("duration_s"))
+    da, db = _num(oa.duration_s), _num(ob.duration_s)
     if da is not None and db is not None and abs(da - db) >= WALL_MIN_S \
             and max(da, db) >= WALL_FACTOR * max(min(da, db), 1e-9):
         out.append(Difference("outcome", "wall time", "changed", da, db,
                               evidence=(f"{da:g} s vs {db:g} s",), path=("outcome", "duration_s")))
-    pa, pb = _num(a.get("peak_rss_bytes")), _num(b.get("peak_rss_bytes"))
+    pa, pb = _num(oa.peak_rss_bytes), _num(ob.peak_rss_bytes)
     if pa is not None and pb is not None and abs(pa - pb) >= MEMORY_MIN_BYTES \
             and relative_change(pa, pb) > MEMORY_NOISE:
         out.append(Difference("outcome", "peak memory", "changed", int(pa), int(pb),
@@ -123,8 +122,9 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Exit status, signal, the first error line and the warnings of each run; timings last.
     Lines are compared without the time stamps loggers put in front of them."""
     out: list[Difference] = []
+    oa, ob = Outcome(a), Outcome(b)
     for key in ("exit_status", "signal", "first_error"):
-        x, y = a.get(key), b.get(key)
+        x, y = getattr(oa, key), getattr(ob, key)
         if key == "first_error" and isinstance(x, str) and isinstance(y, str) \
                 and without_timestamp(x) == without_timestamp(y):
             continue
@@ -132,7 +132,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
             out.append(Difference("outcome", key, "changed" if x is not None and y is not None
                                   else "added" if x is None else "removed", x, y,
                                   path=("outcome", key)))
-    wa, wb = list(a.get("warnings") or []), list(b.get("warnings") or [])
+    wa, wb = list(oa.warnings), list(ob.warnings)
     # each message once (a snapshot from before runsnap kept one line per time stamp)
     ka, kb = (list(dict.fromkeys(without_timestamp(str(w)) for w in ws)) for ws in (wa, wb))
     if set(ka) != set(kb):
@@ -142,7 +142,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                               path=("outcome", "warnings")))
     out.extend(behaviour(a, b))
     for key in ("duration_s", "started_at", "ended_at"):
-        x, y = a.get(key), b.get(key)
+        x, y = getattr(oa, key), getattr(ob, key)
         if x != y:
             out.append(Difference("outcome", key, "changed", x, y, path=("outcome", key)))
     return out

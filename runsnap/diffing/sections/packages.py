@@ -9,8 +9,10 @@ from typing import Any
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
+from runsnap.diffing.sections.written import written
 from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
 from runsnap.knowledge.packages import is_core_package, normalize_name, version_change
+from runsnap.snapshot.records import Distribution, Packages
 
 __all__ = ["compare", "score"]
 
@@ -18,37 +20,36 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """The interpreter, then distributions added / removed / upgraded / downgraded (PEP 440), and
     an install location or editable source that moved even when the version is equal."""
     out: list[Difference] = []
+    pa, pb = Packages(a), Packages(b)
     for key, label in (("interpreter_real", "interpreter"), ("python_version", "python_version"),
                        ("implementation", "implementation")):
-        x, y = a.get(key), b.get(key)
+        x, y = getattr(pa, key), getattr(pb, key)
         if x != y and (x or y):
             ev: tuple[str, ...] = ()
             if key == "interpreter_real":
-                ev = (f"A: {a.get('interpreter')} ({a.get('reason', '')})",
-                      f"B: {b.get('interpreter')} ({b.get('reason', '')})")
+                ev = _interpreters(pa, pb)
             out.append(Difference("packages", label, "changed", x, y, evidence=ev,
                                   path=("packages", label)))
-    if a.get("prefix") != b.get("prefix") and a.get("prefix") and b.get("prefix"):
+    if pa.prefix != pb.prefix and pa.prefix and pb.prefix:
         # another virtual environment: the interpreter binary is often the same file
-        out.append(Difference("packages", "prefix", "changed", a["prefix"], b["prefix"],
-                              evidence=(f"A: {a.get('interpreter')} ({a.get('reason', '')})",
-                                        f"B: {b.get('interpreter')} ({b.get('reason', '')})"),
+        out.append(Difference("packages", "prefix", "changed", pa.prefix, pb.prefix,
+                              evidence=_interpreters(pa, pb),
                               path=("packages", "prefix")))
-    sa, sb = list(a.get("sys_path") or []), list(b.get("sys_path") or [])
-    if sa != sb and (sa or sb) and a.get("distributions") is not None:
+    sa, sb = list(pa.sys_path), list(pb.sys_path)
+    if sa != sb and (sa or sb) and pa.has("distributions"):
         change, ev = compare_lists(sa, sb)
         out.append(Difference("packages", "sys.path", change, sa, sb, evidence=ev,
                               path=("packages", "sys_path")))
-    da = {normalize_name(k): (k, v) for k, v in (a.get("distributions") or {}).items()}
-    db = {normalize_name(k): (k, v) for k, v in (b.get("distributions") or {}).items()}
+    da = {normalize_name(k): (k, v) for k, v in pa.distributions.items()}
+    db = {normalize_name(k): (k, v) for k, v in pb.distributions.items()}
     for norm, (name, x) in da.items():
         if norm not in db:
-            out.append(Difference("packages", name, "removed", x.get("version"), None,
-                                  evidence=(f"was at {x.get('location', '?')}",),
+            out.append(Difference("packages", name, "removed", x.version, None,
+                                  evidence=(f"was at {written(x, 'location', '?')}",),
                                   path=("packages", name)))
             continue
         y = db[norm][1]
-        vx, vy = str(x.get("version", "")), str(y.get("version", ""))
+        vx, vy = str(written(x, "version")), str(written(y, "version"))
         moved = list(_dist_fields(x, y))
         if vx != vy:  # where the other version lives is evidence, not another difference
             ev = tuple(f"{dotted(parts)}: {fx} -> {fy}" for parts, fx, fy in moved)
@@ -60,13 +61,13 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                                   path=locator("packages", name, *parts)))
     for norm, (name, y) in db.items():
         if norm not in da:
-            out.append(Difference("packages", name, "added", None, y.get("version"),
-                                  evidence=(f"at {y.get('location', '?')}",),
+            out.append(Difference("packages", name, "added", None, y.version,
+                                  evidence=(f"at {written(y, 'location', '?')}",),
                                   path=("packages", name)))
     shadow_a = {(normalize_name(s.get("name", "")), s.get("location", "")): s
-                for s in a.get("shadowed") or []}
+                for s in pa.shadowed}
     shadow_b = {(normalize_name(s.get("name", "")), s.get("location", "")): s
-                for s in b.get("shadowed") or []}
+                for s in pb.shadowed}
     for k, s in shadow_a.items():
         if k not in shadow_b:
             out.append(Difference("packages", f"{s.get('name')}.shadowed", "removed",
@@ -80,13 +81,20 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     return out + facts.packages(a, b)  # engine builds, CUDA libraries, conda
 
 
-def _dist_fields(x: Mapping[str, Any], y: Mapping[str, Any]) -> Iterator[tuple[Parts, Any, Any]]:
+def _interpreters(pa: Packages, pb: Packages) -> tuple[str, str]:
+    """The two interpreters and why each was chosen, the evidence of another one."""
+    return (f"A: {pa.interpreter} ({written(pa, 'reason')})",
+            f"B: {pb.interpreter} ({written(pb, 'reason')})")
+
+
+def _dist_fields(x: Distribution, y: Distribution) -> Iterator[tuple[Parts, Any, Any]]:
     for field in ("location", "editable", "source"):
-        if x.get(field) != y.get(field):
-            yield (field,), x.get(field), y.get(field)
+        fx, fy = getattr(x, field), getattr(y, field)
+        if fx != fy:
+            yield (field,), fx, fy
     # direct_url.url and .editable are already compared as source and editable.
-    skip = {"editable", "url"} if "source" in x and "source" in y else {"editable"}
-    for parts, _change, fx, fy in walk(x.get("direct_url") or {}, y.get("direct_url") or {}):
+    skip = {"editable", "url"} if x.has("source") and y.has("source") else {"editable"}
+    for parts, _change, fx, fy in walk(x.direct_url, y.direct_url):
         if dotted(parts) not in skip:
             yield ("direct_url", *parts), fx, fy
 

@@ -29,6 +29,8 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
+from runsnap.diffing.sections.written import written
+from runsnap.snapshot.records_host import ImportedModule, Runtime, VariableRead
 from runsnap.snapshot.runtime import (
     differing,
     names,
@@ -41,21 +43,28 @@ from runsnap.snapshot.runtime import (
 __all__ = ["compare", "score"]
 
 
-def _read(entry: Any) -> bool:
-    return isinstance(entry, Mapping) and bool(entry.get("reads") or entry.get("native"))
+def _variable(section: Mapping[str, Any], name: str) -> VariableRead | None:
+    """What the run did with variable ``name`` (:func:`~runsnap.snapshot.runtime.variable`,
+    either stored form) as a record, or ``None``."""
+    got = variable(section, name)
+    return VariableRead(got) if isinstance(got, Mapping) else None
 
 
-def _shown(entry: Mapping[str, Any]) -> str:
-    if not entry.get("set"):
+def _read(entry: VariableRead | None) -> bool:
+    return entry is not None and bool(entry.reads or entry.native)
+
+
+def _shown(entry: VariableRead) -> str:
+    if not entry.set:
         return "(unset: default taken)"
-    return str(entry.get("value", "(set)"))
+    return str(written(entry, "value", "(set)"))
 
 
-def _places(entry: Mapping[str, Any]) -> list[str]:
+def _places(entry: VariableRead) -> list[str]:
     """``file in func`` of each read site's innermost frame, in order, without repeats."""
     out: list[str] = []
-    for site in entry.get("sites") or ():
-        stack = site.get("stack") if isinstance(site, Mapping) else None
+    for site in entry.sites:
+        stack = site.stack
         if stack:
             file_line, _, func = str(stack[0]).partition(" in ")
             place = f"{file_line.rsplit(':', 1)[0]} in {func}"
@@ -64,9 +73,9 @@ def _places(entry: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _where(side: str, entry: Mapping[str, Any]) -> str:
+def _where(side: str, entry: VariableRead) -> str:
     places = _places(entry)
-    how = "natively" if entry.get("native") and not entry.get("reads") else "at " + (
+    how = "natively" if entry.native and not entry.reads else "at " + (
         ", ".join(places[:3]) if places else "an unknown place")
     return f"{side}: read {how}"
 
@@ -83,11 +92,11 @@ def _values_only(sa: Mapping[str, Any], sb: Mapping[str, Any], few: list[str]
     for name in few:
         if stored(sa, name) == stored(sb, name):
             continue
-        x = variable(sa, name)
-        if not isinstance(x, Mapping) or not _read(x):
+        x = _variable(sa, name)
+        if x is None or not _read(x):
             continue
-        was_set, y = bool(x.get("set")), value_seen(sb, name, _NONE)
-        if x.get("value") == (None if y is _NONE else y):
+        was_set, y = bool(x.set), value_seen(sb, name, _NONE)
+        if x.value == (None if y is _NONE else y):
             continue
         shown = "(unset: default taken)" if not was_set else "(set)" if y is _NONE else str(y)
         out.append(Difference("runtime", f"env {name}", "changed", _shown(x), shown,
@@ -106,23 +115,23 @@ def _env(sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[Difference]:
     for name in few if few is not None else sorted(set(names(sa)) | set(names(sb))):
         if shortcut and stored(sa, name) == stored(sb, name):
             continue
-        x, y = variable(sa, name), variable(sb, name)
+        x, y = _variable(sa, name), _variable(sb, name)
         rx, ry = _read(x), _read(y)
         if not rx and not ry:
             continue
         key = f"env {name}"
         path = ("runtime", "env", name)
-        if rx and not ry and isinstance(x, Mapping):
+        if rx and not ry and x is not None:
             out.append(Difference("runtime", key, "removed", _shown(x), None,
                                   evidence=(_where("A", x), "B: not read"), path=path))
             continue
-        if ry and not rx and isinstance(y, Mapping):
+        if ry and not rx and y is not None:
             out.append(Difference("runtime", key, "added", None, _shown(y),
                                   evidence=("A: not read", _where("B", y)), path=path))
             continue
-        if not isinstance(x, Mapping) or not isinstance(y, Mapping):
+        if x is None or y is None:
             continue
-        if (bool(x.get("set")), x.get("value")) != (bool(y.get("set")), y.get("value")):
+        if (bool(x.set), x.value) != (bool(y.set), y.value):
             out.append(Difference("runtime", key, "changed", _shown(x), _shown(y),
                                   evidence=(_where("A", x), _where("B", y)), path=path))
         pa, pb = _places(x), _places(y)
@@ -137,28 +146,29 @@ def _env(sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[Difference]:
 _MODULE_FIELDS = ("file", "origin", "dist", "version")
 
 
-def _modules(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+def _modules(a: Mapping[str, ImportedModule], b: Mapping[str, ImportedModule]
+             ) -> list[Difference]:
     out: list[Difference] = []
     for name in sorted(set(a) | set(b)):
         x, y = a.get(name), b.get(name)
-        if x is y:
+        if x is not None and y is not None and x.raw is y.raw:
             continue
         key = f"module {name}"
         path = ("runtime", "modules", name)
-        if not isinstance(y, Mapping):
-            if isinstance(x, Mapping):
-                out.append(Difference("runtime", key, "removed", dict(x), None,
+        if y is None:
+            if x is not None:
+                out.append(Difference("runtime", key, "removed", dict(x.raw), None,
                                       evidence=("imported in A only",), path=path))
             continue
-        if not isinstance(x, Mapping):
-            out.append(Difference("runtime", key, "added", None, dict(y),
+        if x is None:
+            out.append(Difference("runtime", key, "added", None, dict(y.raw),
                                   evidence=("imported in B only",), path=path))
             continue
-        ev = tuple(f"{f}: {x.get(f)} -> {y.get(f)}" for f in _MODULE_FIELDS
-                   if x.get(f) != y.get(f))
+        ev = tuple(f"{f}: {fx} -> {fy}" for f in _MODULE_FIELDS
+                   for fx, fy in ((getattr(x, f), getattr(y, f)),) if fx != fy)
         if ev:
-            out.append(Difference("runtime", key, "changed", dict(x), dict(y), evidence=ev,
-                                  path=path))
+            out.append(Difference("runtime", key, "changed", dict(x.raw), dict(y.raw),
+                                  evidence=ev, path=path))
     return out
 
 
@@ -166,22 +176,22 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Differences between two ``[runtime]`` sections (``{}`` when a snapshot has none)."""
     if not a and not b:
         return []
-    ta, tb = bool(a.get("traced")), bool(b.get("traced"))
+    xa, xb = Runtime(a), Runtime(b)
+    ta, tb = bool(xa.traced), bool(xb.traced)
     if ta != tb:
         return [Difference("runtime", "traced", "changed", ta, tb, evidence=tuple(
-            f"{side}: not traced ({s.get('reason') or 'no [runtime]'})"
-            for side, s, t in (("A", a, ta), ("B", b, tb)) if not t))]
+            f"{side}: not traced ({s.reason or 'no [runtime]'})"
+            for side, s, t in (("A", xa, ta), ("B", xb, tb)) if not t))]
     if not ta:
         return []
     out: list[Difference] = []
-    na, nb = str(a.get("native", "")), str(b.get("native", ""))
+    na, nb = str(written(xa, "native")), str(written(xb, "native"))
     if na.startswith("observed") != nb.startswith("observed"):
         out.append(Difference("runtime", "native", "changed", na, nb))
     out += _env(a, b)
-    ma, mb = a.get("modules") or {}, b.get("modules") or {}
-    if ma is not mb:
-        out += _modules(ma, mb)
-    pa, pb = len(a.get("processes") or ()), len(b.get("processes") or ())
+    if not (xa.has("modules") and xb.has("modules") and xa.raw["modules"] is xb.raw["modules"]):
+        out += _modules(xa.modules, xb.modules)  # (a table shared by the bulk loader: equal)
+    pa, pb = len(xa.processes), len(xb.processes)
     if pa != pb:
         out.append(Difference("runtime", "processes", "changed", pa, pb,
                               evidence=(f"Python processes: {pa} in A, {pb} in B",)))

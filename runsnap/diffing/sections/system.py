@@ -9,8 +9,11 @@ from typing import Any
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
+from runsnap.diffing.sections.written import written
 from runsnap.diffing.walk import compare_lists
 from runsnap.knowledge.drift import moved_within
+from runsnap.snapshot.records_host import System
+from runsnap.snapshot.sectionrecord import SectionRecord
 
 __all__ = ["SYSTEM_FIELDS", "compare", "score"]
 
@@ -24,23 +27,23 @@ _SYSTEM_FIELDS = (
 )
 
 
-def _get(data: Any, path: Sequence[str]) -> Any:
+def _get(record: SectionRecord, path: Sequence[str]) -> Any:
+    """The field at ``path`` (records within records, then a value)."""
+    got: Any = record
     for p in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(p)
-    return data
+        got = getattr(got, p)
+    return got
 
 
-def _gpu_models(section: Mapping[str, Any], memory: bool = True) -> list[str]:
+def _gpu_models(section: System, memory: bool = True) -> list[str]:
     """``['8 x NVIDIA H100 80GB HBM3 (81559 MiB)']`` (without the memory when ``memory`` is
     false); devices the driver lists without their device node here are left out."""
     counts: dict[str, int] = {}
-    for dev in _get(section, ("gpu", "devices")) or []:
-        if dev.get("usable") is False:
+    for dev in section.gpu.devices:
+        if dev.usable is False:
             continue
-        label = (f"{dev.get('name', '?')} ({dev.get('memory_mib', '?')} MiB)" if memory
-                 else str(dev.get("name", "?")))
+        label = (f"{written(dev, 'name', '?')} ({written(dev, 'memory_mib', '?')} MiB)" if memory
+                 else str(written(dev, "name", "?")))
         counts[label] = counts.get(label, 0) + 1
     return [f"{n} x {label}" for label, n in sorted(counts.items())]
 
@@ -50,24 +53,25 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     and which physical devices (UUIDs). Facts that move on their own (memory totals, free
     memory: :mod:`runsnap.knowledge.drift`) count only past their tolerance."""
     out: list[Difference] = []
+    xa, xb = System(a), System(b)
     # GPU facts read from the driver's files (no nvidia-smi) lack what only nvidia-smi says (the
     # driver's CUDA version, memory): on one side only, not knowing is not a difference.
-    sa, sb = _get(a, ("gpu", "source")), _get(b, ("gpu", "source"))
+    sa, sb = xa.gpu.source, xb.gpu.source
     for key, path in _SYSTEM_FIELDS:
-        x, y = _get(a, path), _get(b, path)
+        x, y = _get(xa, path), _get(xb, path)
         if key == "gpu.cuda_version" and (not x and sa or not y and sb):
             continue
         if x != y:
             out.append(Difference("system", key, "changed", x, y, path=("system", *path)))
-    if sa != sb and _get(a, ("gpu", "available")) and _get(b, ("gpu", "available")):
+    if sa != sb and xa.gpu.available and xb.gpu.available:
         out.append(Difference("system", "gpu.source", "changed", sa or "nvidia-smi",
                               sb or "nvidia-smi", path=("system", "gpu", "source")))
-    ga, gb = _gpu_models(a, memory=sa == sb), _gpu_models(b, memory=sa == sb)
+    ga, gb = _gpu_models(xa, memory=sa == sb), _gpu_models(xb, memory=sa == sb)
     if ga != gb:
         out.append(Difference("system", "gpu.models", "changed", ga, gb,
                               path=("system", "gpu", "models")))
-    ua = [d.get("uuid") for d in _get(a, ("gpu", "devices")) or [] if d.get("usable") is not False]
-    ub = [d.get("uuid") for d in _get(b, ("gpu", "devices")) or [] if d.get("usable") is not False]
+    ua = [d.uuid for d in xa.gpu.devices if d.usable is not False]
+    ub = [d.uuid for d in xb.gpu.devices if d.usable is not False]
     if ua != ub:
         change, ev = compare_lists([str(u) for u in ua], [str(u) for u in ub])
         out.append(Difference("system", "gpu.uuids", change, ua, ub, evidence=ev,

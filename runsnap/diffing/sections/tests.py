@@ -14,17 +14,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
+from runsnap.snapshot.records import TestResult, Tests
 
 __all__ = ["changed_tests", "compare"]
 
 
-def _cases(section: Mapping[str, Any]) -> Mapping[str, Any]:
-    cases = section.get("cases") if isinstance(section, Mapping) else None
-    return cases if isinstance(cases, Mapping) else {}
+def _cases(section: Mapping[str, Any]) -> Mapping[str, TestResult]:
+    return Tests(section).cases if isinstance(section, Mapping) else {}
 
 
-def _outcome(case: Any) -> str | None:
-    return str(case.get("outcome")) if isinstance(case, Mapping) and case.get("outcome") else None
+def _outcome(case: TestResult | None) -> str | None:
+    return str(case.outcome) if case is not None and case.outcome else None
 
 
 def changed_tests(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
@@ -46,8 +46,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     for nodeid in changed_tests(a, b):
         x, y = ca.get(nodeid), cb.get(nodeid)
         ox, oy = _outcome(x), _outcome(y)
-        evidence = tuple(f"{side}: {case.get('error')}" for side, case in (("A", x), ("B", y))
-                         if isinstance(case, Mapping) and case.get("error"))
+        evidence = tuple(f"{side}: {case.error}" for side, case in (("A", x), ("B", y))
+                         if case is not None and case.error)
         change = "changed" if ox and oy else "added" if oy else "removed"
         out.append(Difference("outcome", f"test {nodeid}", change, ox, oy, evidence=evidence,
                               path=("tests", "cases", nodeid)))
