@@ -9,7 +9,10 @@ from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.base.timestamps import without_timestamp
+from runsnap.diffing.written import written
 from runsnap.knowledge.packages import normalize_name
+from runsnap.snapshot.records import Frame, Traceback
+from runsnap.snapshot.records_host import ImportedModule, VariableRead
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 
@@ -110,10 +113,10 @@ class RunFacts(FrozenRecord):
 
     @classmethod
     def _of(cls, snap: Any, label: str) -> RunFacts:
-        runtime = snap.get("runtime") or {}
-        out = snap.get("outcome") or {}
-        env: Mapping[str, Mapping[str, Any]] = runtime_variables(runtime)
-        legacy = runtime.get("env_read")  # before the run-time section had its tables
+        runtime, out = snap.records.runtime, snap.records.outcome
+        env: Mapping[str, Mapping[str, Any]] = runtime_variables(runtime.raw)
+        # before the run-time section had its tables (not declared: read as written)
+        legacy = runtime.raw["env_read"] if runtime.has("env_read") else None
         if isinstance(legacy, (list, Mapping)):
             more = dict(env)
             for item in legacy:
@@ -121,41 +124,36 @@ class RunFacts(FrozenRecord):
                 if isinstance(name, str):
                     more.setdefault(name, {"python": True, "reads": 1})
             env = more
-        modules = runtime.get("modules")
-        tb = out.get("traceback")
-        tb = tb if isinstance(tb, Mapping) and tb.get("frames") else None
-        status = out.get("exit_status")
-        failed = bool(out) and (status not in (0, None) or bool(out.get("signal")))
-        earlier = tuple(t for t in out.get("earlier_tracebacks") or ()
-                        if isinstance(t, Mapping) and t.get("frames"))
-        errors = [f"{t.get('type', '')}: {t.get('message', '')}"
+        tb = out.traceback if out.traceback.frames else None
+        status = out.exit_status
+        failed = bool(out) and (status not in (0, None) or bool(out.signal))
+        earlier = tuple(t for t in out.earlier_tracebacks if t.frames)
+        errors = [f"{written(t, 'type')}: {written(t, 'message')}"
                   for t in ((tb,) if tb else ()) + earlier]
-        first = str(out.get("first_error") or "")
+        first = str(out.first_error or "")
         if first and first not in errors:
             errors.append(first)
         return cls(
             label=label,
-            traced=bool(runtime.get("traced")) or bool(legacy),
-            native=str(runtime.get("native") or "").startswith("observed"),
+            traced=bool(runtime.traced) or bool(legacy),
+            native=str(runtime.native or "").startswith("observed"),
             env=env,
-            modules=modules if isinstance(modules, Mapping) else {},
+            # the table as written (its rows are read by name, a few per diff)
+            modules=runtime.raw["modules"] if runtime.has("modules") else {},
             failed=failed,
-            traceback=tb,
-            earlier=earlier,
+            traceback=tb.raw if tb else None,
+            earlier=tuple(t.raw for t in earlier),
             errors=tuple(errors),
-            warnings=tuple(str(w) for w in out.get("warnings") or ()),
+            warnings=tuple(str(w) for w in out.warnings),
             status=status,
             first_error=first,
-            stdlib=frozenset(str(m) for m in runtime.get("stdlib_modules") or ()),
-            bulk_sites=tuple(runtime_bulk_sites(runtime)),
-            config_reads=frozenset(str(f) for f in runtime.get("config_reads") or ()
-                                   if isinstance(f, str)),
-            native_startup=frozenset(str(n) for n in runtime.get("native_startup") or ()),
-            pids=tuple(p["pid"] for p in runtime.get("processes") or ()
-                       if isinstance(p, Mapping) and isinstance(p.get("pid"), int)),
-            tail=tuple(str(line) for key in ("stderr", "stdout")
-                       for stream in (out.get(key),) if isinstance(stream, Mapping)
-                       for line in (stream.get("tail") or ())[-TAIL_LINES:]),
+            stdlib=frozenset(str(m) for m in runtime.stdlib_modules),
+            bulk_sites=tuple(runtime_bulk_sites(runtime.raw)),
+            config_reads=frozenset(str(f) for f in runtime.config_reads if isinstance(f, str)),
+            native_startup=frozenset(str(n) for n in runtime.native_startup),
+            pids=tuple(p.pid for p in runtime.processes if isinstance(p.pid, int)),
+            tail=tuple(str(line) for stream in (out.stderr, out.stdout)
+                       for line in stream.tail[-TAIL_LINES:]),
         )
 
     def views(self) -> list[RunFacts]:
@@ -172,9 +170,16 @@ class RunFacts(FrozenRecord):
         got = self.env.get(name)
         if not got:
             return None
-        if not (got.get("python") or got.get("native") or got.get("reads")):
+        read = VariableRead(got)
+        if not (read.python or read.native or read.reads):
             return self.scanned(name)
         return got
+
+    def _bulk(self, name: str) -> bool:
+        """Whether ``name`` was seen in a read of the whole environment."""
+        got = self.env.get(name)
+        read = VariableRead(got) if got else None
+        return read is not None and bool(read.bulk or read.bulk_reads)
 
     def scanned(self, name: str) -> Mapping[str, Any] | None:
         """``name`` as read by a scan of the whole environment that kept the variables of a
@@ -183,8 +188,7 @@ class RunFacts(FrozenRecord):
         scanning package's own name (``TQDM_`` for ``tqdm``). The result has the shape of a
         read (``sites``: the scan's stack), with ``scan``: the names it kept (``TQDM_*``,
         ``*_proxy``)."""
-        got = self.env.get(name) or {}
-        if not (got.get("bulk") or got.get("bulk_reads")):
+        if not self._bulk(name):
             return None
         for row in self.bulk_sites:
             if row.get("scan") is False:
@@ -228,8 +232,7 @@ class RunFacts(FrozenRecord):
     def bulk_site(self, name: str) -> str:
         """Where ``name`` was seen in a bulk copy (``file:line`` of the first copy's first
         frame outside Python's own library), or ``""``."""
-        got = self.env.get(name) or {}
-        if not (got.get("bulk") or got.get("bulk_reads")):
+        if not self._bulk(name):
             return ""
         for row in self._copies():
             for entry in row.get("stack") or ():
@@ -242,17 +245,16 @@ class RunFacts(FrozenRecord):
         """Whether ``name`` was only seen in copies of the whole environment (passed on to a
         child, which may read it): neither read nor unread. Scans that kept other names
         leave it unread."""
-        got = self.env.get(name)
-        if got is None or self.reads(name) is not None:
+        if name not in self.env or self.reads(name) is not None:
             return False
-        return bool(got.get("bulk") or got.get("bulk_reads")) and bool(self._copies())
+        return self._bulk(name) and bool(self._copies())
 
     def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
         """Normalised distribution name -> (top-level package, its module table)."""
         out: dict[str, tuple[str, Mapping[str, Any]]] = {}
         for mod, table in self.modules.items():
             if isinstance(table, Mapping):
-                dist = str(table.get("dist") or mod)
+                dist = str(ImportedModule(table).dist or mod)
                 out.setdefault(normalize_name(dist), (str(mod), table))
         return out
 
@@ -272,13 +274,12 @@ def failure_key(f: RunFacts) -> tuple[Any, ...] | None:
     if not f.failed:
         return None
 
-    tb = f.traceback
-    if tb:
-        frames = [x for x in tb.get("frames") or () if isinstance(x, Mapping)]
-        last = frames[-1] if frames else {}
-        site = (str(last.get("file", "")).rsplit("/", 1)[-1], str(last.get("function", "")))
-        message = _ADDRESS.sub("…", without_timestamp(str(tb.get("message") or "")))
-        return (f.status, str(tb.get("type") or ""), message, site)
+    if f.traceback:
+        tb = Traceback(f.traceback)
+        last = tb.frames[-1] if tb.frames else Frame()
+        site = (str(written(last, "file")).rsplit("/", 1)[-1], str(written(last, "function")))
+        message = _ADDRESS.sub("…", without_timestamp(str(tb.message or "")))
+        return (f.status, str(tb.type or ""), message, site)
     return (f.status, _ADDRESS.sub("…", without_timestamp(f.first_error)))
 
 

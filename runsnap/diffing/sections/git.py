@@ -10,8 +10,8 @@ from typing import Any
 from runsnap.diffing.gitlog import CommitLog
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
-from runsnap.diffing.sections.written import written
 from runsnap.diffing.walk import declared, declared_score, dedupe, dotted, locator, walk
+from runsnap.diffing.written import written
 from runsnap.snapshot.records import Git, GitRepo, UntrackedFile
 
 __all__ = ["compare", "score", "split_patch"]

@@ -9,8 +9,8 @@ from typing import Any
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
-from runsnap.diffing.sections.written import written
 from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
+from runsnap.diffing.written import written
 from runsnap.knowledge.packages import is_core_package, normalize_name, version_change
 from runsnap.snapshot.records import Distribution, Packages
 

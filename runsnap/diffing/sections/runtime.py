@@ -29,7 +29,7 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
-from runsnap.diffing.sections.written import written
+from runsnap.diffing.written import written
 from runsnap.snapshot.records_host import ImportedModule, Runtime, VariableRead
 from runsnap.snapshot.runtime import (
     differing,

@@ -9,8 +9,8 @@ from typing import Any
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
-from runsnap.diffing.sections.written import written
 from runsnap.diffing.walk import compare_lists
+from runsnap.diffing.written import written
 from runsnap.knowledge.drift import moved_within
 from runsnap.snapshot.records_host import System
 from runsnap.snapshot.sectionrecord import SectionRecord
