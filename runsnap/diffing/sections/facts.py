@@ -18,9 +18,12 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.walk import dotted, locator, walk
+from runsnap.diffing.written import written
 from runsnap.knowledge import torchbuild
 from runsnap.knowledge.factscores import fact_names, fact_rule
 from runsnap.knowledge.packages import version_change
+from runsnap.snapshot.records import Packages
+from runsnap.snapshot.records_host import Gpus, Memory, Network, System, Toolchain
 
 __all__ = ["packages", "score", "system"]
 
@@ -45,14 +48,14 @@ def _sets(x: list[str], y: list[str]) -> tuple[str, ...]:
                                                                if v not in y])
 
 
-def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
+def _gpu(ga: Gpus, gb: Gpus) -> list[Difference]:
     out: list[Difference] = []
-    da, db = ga.get("devices") or [], gb.get("devices") or []
+    da, db = ga.devices, gb.devices
     # the driver's files (``source``) know none of nvidia-smi's device details or topology
-    same_source = ga.get("source") == gb.get("source")
+    same_source = ga.source == gb.source
     for field in fact_names("gpu") if same_source else ():
-        va = [d.get(field) for d in da if isinstance(d, Mapping)]
-        vb = [d.get(field) for d in db if isinstance(d, Mapping)]
+        va = [getattr(d, field) for d in da]
+        vb = [getattr(d, field) for d in db]
         if not any(v is not None for v in va + vb) or va == vb:
             continue
         va = ["not reported" if v is None else v for v in va]
@@ -65,12 +68,12 @@ def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
             ea = [f"GPU{i}: {v}" for i, v in enumerate(va)]
             eb = [f"GPU{i}: {v}" for i, v in enumerate(vb)]
             out.append(_diff("system", f"gpu.{field}", ea, eb, _sets(ea, eb)))
-    ta, tb = ga.get("topology") or {}, gb.get("topology") or {}
+    ta, tb = ga.topology, gb.topology
     if ta != tb and (ta or tb) and da and db and same_source:
-        la, lb = ta.get("links") or {}, tb.get("links") or {}
+        la, lb = ta.links, tb.links
         pairs = sorted(set(la) | set(lb))
         ev = [f"{p}: {la.get(p, '-')} -> {lb.get(p, '-')}" for p in pairs if la.get(p) != lb.get(p)]
-        aa, ab = ta.get("affinity") or {}, tb.get("affinity") or {}
+        aa, ab = ta.affinity, tb.affinity
         ev += [f"{g} affinity: {aa.get(g)} -> {ab.get(g)}" for g in sorted(set(aa) | set(ab))
                if aa.get(g) != ab.get(g)]
         if ev:
@@ -81,14 +84,13 @@ def _gpu(ga: Mapping[str, Any], gb: Mapping[str, Any]) -> list[Difference]:
                                   b="; ".join(f"{p} {lb.get(p, '-')}" for p in pairs
                                               if la.get(p) != lb.get(p)) or "affinity",
                                   evidence=tuple(ev)))
-    amd_a, amd_b = ga.get("amd"), gb.get("amd")
-    if amd_a != amd_b and (amd_a or amd_b):
-        xa, xb = amd_a or {}, amd_b or {}
-        if xa.get("driver_version") != xb.get("driver_version"):
-            out.append(_diff("system", "gpu.amd.driver_version", xa.get("driver_version"),
-                             xb.get("driver_version")))
-        ma = [_amd_model(d) for d in xa.get("devices", [])]
-        mb = [_amd_model(d) for d in xb.get("devices", [])]
+    xa, xb = ga.amd, gb.amd
+    if xa != xb and (xa or xb):
+        if xa.driver_version != xb.driver_version:
+            out.append(_diff("system", "gpu.amd.driver_version", xa.driver_version,
+                             xb.driver_version))
+        ma = [_amd_model(d) for d in xa.devices or ()]
+        mb = [_amd_model(d) for d in xb.devices or ()]
         if ma != mb:
             out.append(_diff("system", "gpu.amd.models", ma, mb))
     return out
@@ -118,9 +120,9 @@ def _limits(la: Mapping[str, Any], lb: Mapping[str, Any]) -> list[Difference]:
     return out
 
 
-def _network(na: Mapping[str, Any], nb: Mapping[str, Any]) -> list[Difference]:
+def _network(na: Network, nb: Network) -> list[Difference]:
     out: list[Difference] = []
-    ia, ib = na.get("interfaces") or {}, nb.get("interfaces") or {}
+    ia, ib = na.interfaces, nb.interfaces
     for name in sorted(set(ia) | set(ib)):
         x, y = ia.get(name), ib.get(name)
         if x is None or y is None:
@@ -132,13 +134,13 @@ def _network(na: Mapping[str, Any], nb: Mapping[str, Any]) -> list[Difference]:
                          y.get(field), path=("network", "interfaces", name, field))
                    for field in ("state", "mtu", "speed_mbps", "type", "driver")
                    if x.get(field) != y.get(field))
-    ra, rb = na.get("infiniband") or {}, nb.get("infiniband") or {}
+    ra, rb = na.infiniband, nb.infiniband
     if sorted(ra) != sorted(rb):
         out.append(Difference("system", "network.infiniband", "changed", sorted(ra), sorted(rb),
                               evidence=_sets(sorted(ra), sorted(rb)),
                               path=locator("system", "network", "infiniband")))
     for dev in sorted(set(ra) & set(rb)):
-        pa, pb = ra[dev].get("ports") or {}, rb[dev].get("ports") or {}
+        pa, pb = ra[dev].ports, rb[dev].ports
         for port in sorted(set(pa) | set(pb)):
             for field in ("state", "phys_state", "rate", "link_layer"):
                 x, y = (pa.get(port) or {}).get(field), (pb.get(port) or {}).get(field)
@@ -146,32 +148,35 @@ def _network(na: Mapping[str, Any], nb: Mapping[str, Any]) -> list[Difference]:
                     out.append(_diff("system", f"network.infiniband.{dev}.port{port}.{field}",
                                      x, y, path=("network", "infiniband", dev, "ports", port,
                                                  field)))
-        if ra[dev].get("fw_ver") != rb[dev].get("fw_ver"):
-            out.append(_diff("system", f"network.infiniband.{dev}.fw_ver", ra[dev].get("fw_ver"),
-                             rb[dev].get("fw_ver"), path=("network", "infiniband", dev, "fw_ver")))
+        # not declared (``InfinibandDevice`` declares its ports): read as written
+        fa, fb = ra[dev].raw.get("fw_ver"), rb[dev].raw.get("fw_ver")
+        if fa != fb:
+            out.append(_diff("system", f"network.infiniband.{dev}.fw_ver", fa, fb,
+                             path=("network", "infiniband", dev, "fw_ver")))
     for field in ("peer_memory", "modules"):
-        x, y = list(na.get(field) or []), list(nb.get(field) or [])
-        if x != y and (field in na and field in nb):
-            out.append(Difference("system", f"network.{field}", "changed", x, y,
-                                  evidence=_sets(x, y), path=locator("system", "network", field)))
+        lx, ly = list(getattr(na, field) or []), list(getattr(nb, field) or [])
+        if lx != ly and (na.has(field) and nb.has(field)):
+            out.append(Difference("system", f"network.{field}", "changed", lx, ly,
+                                  evidence=_sets(lx, ly), path=locator("system", "network", field)))
     return out
 
 
-def _toolchain(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> list[Difference]:
+def _toolchain(ta: Toolchain, tb: Toolchain) -> list[Difference]:
     out: list[Difference] = []
     for tool in fact_names("tool"):
-        x, y = ta.get(tool) or {}, tb.get(tool) or {}
-        vx = x.get("version") if x.get("found") else "not found"
-        vy = y.get("version") if y.get("found") else "not found"
+        x, y = getattr(ta, tool), getattr(tb, tool)
+        vx = x.version if x.found else "not found"
+        vy = y.version if y.found else "not found"
         if vx != vy:
-            ev = tuple(f"{side}: {t.get('path', '')} {t.get('line', '')}".rstrip()
-                       for side, t in (("A", x), ("B", y)) if t.get("found"))
+            ev = tuple(f"{side}: {written(t, 'path')} {written(t, 'line')}".rstrip()
+                       for side, t in (("A", x), ("B", y)) if t.found)
             out.append(_diff("system", f"toolchain.{tool}", vx, vy, ev,
                              path=("toolchain", tool, "version")))
-    out.extend(_diff("system", f"toolchain.{field}", ta.get(field), tb.get(field))
-               for field in ("cuda_home", "libc") if ta.get(field) != tb.get(field))
+    out.extend(_diff("system", f"toolchain.{field}", fx, fy)
+               for field in ("cuda_home", "libc")
+               for fx, fy in ((getattr(ta, field), getattr(tb, field)),) if fx != fy)
     for view in ("ld_library_path", "ldconfig"):
-        xa, xb = ta.get(view) or {}, tb.get(view) or {}
+        xa, xb = getattr(ta, view) or {}, getattr(tb, view) or {}
         for soname in sorted(set(xa) | set(xb)):
             fa = (xa.get(soname) or {}).get("file"), (xa.get(soname) or {}).get("path")
             fb = (xb.get(soname) or {}).get("file"), (xb.get(soname) or {}).get("path")
@@ -193,38 +198,46 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """GPU details, topology and AMD GPUs; limits; cgroup; network; CPU layout; NUMA; memory
     layout; toolchain."""
     out: list[Difference] = []
-    if (both := _part(a, b, "gpu")) and both[0] and both[1]:
-        out += _gpu(both[0], both[1])
-    if both := _part(a, b, "limits"):
-        out += _limits(both[0] or {}, both[1] or {})
-    if both := _part(a, b, "cgroup"):
-        out += _leaves("cgroup", both[0] or {}, both[1] or {}, skip=("path",))
-    if both := _part(a, b, "network"):
-        out += _network(both[0] or {}, both[1] or {})
-    ca, cb = a.get("cpu") or {}, b.get("cpu") or {}
-    if "flags" in ca and "flags" in cb:
-        if ca["flags"] != cb["flags"]:
-            out.append(Difference("system", "cpu.flags", "changed", len(ca["flags"]),
-                                  len(cb["flags"]),
-                                  evidence=_sets(list(ca["flags"]), list(cb["flags"])),
+    xa, xb = System(a), System(b)
+
+    def both(key: str) -> bool:
+        return xa.has(key) and xb.has(key)
+
+    if both("gpu") and xa.gpu and xb.gpu:
+        out += _gpu(xa.gpu, xb.gpu)
+    if both("limits"):
+        out += _limits(xa.limits, xb.limits)
+    if both("cgroup"):
+        out += _leaves("cgroup", xa.cgroup, xb.cgroup, skip=("path",))
+    if both("network"):
+        out += _network(xa.network, xb.network)
+    ca, cb = xa.cpu, xb.cpu
+    if ca.has("flags") and cb.has("flags"):
+        fa, fb = ca.flags or (), cb.flags or ()
+        if fa != fb:
+            out.append(Difference("system", "cpu.flags", "changed", len(fa), len(fb),
+                                  evidence=_sets(list(fa), list(fb)),
                                   path=locator("system", "cpu", "flags")))
         keep = ("vendor", "family", "model_number", "stepping", "microcode", "sockets",
                 "threads_per_core", "smt", "caches", "hypervisor", "vulnerabilities")
-        out += _leaves("cpu", {k: ca.get(k) for k in keep}, {k: cb.get(k) for k in keep})
-    if both := _part(a, b, "numa"):
-        out += _leaves("numa", both[0] or {}, both[1] or {})
-    ma, mb = a.get("memory") or {}, b.get("memory") or {}
-    if "hugepages" in ma and "hugepages" in mb:
-        fields = ("transparent_hugepage", "swap_total_bytes")
-        out += _leaves("memory", {"hugepages.total": ma["hugepages"].get("total"),
-                                  "hugepages.size_kib": ma["hugepages"].get("size_kib"),
-                                  **{f: ma.get(f) for f in fields}},
-                       {"hugepages.total": mb["hugepages"].get("total"),
-                        "hugepages.size_kib": mb["hugepages"].get("size_kib"),
-                        **{f: mb.get(f) for f in fields}})
-    if both := _part(a, b, "toolchain"):
-        out += _toolchain(both[0] or {}, both[1] or {})
+        out += _leaves("cpu", {k: written(ca, k, None) for k in keep},
+                       {k: written(cb, k, None) for k in keep})
+    if both("numa"):
+        out += _leaves("numa", xa.numa.raw, xb.numa.raw)
+    ma, mb = xa.memory, xb.memory
+    if ma.has("hugepages") and mb.has("hugepages"):
+        out += _leaves("memory", _memory_layout(ma), _memory_layout(mb))
+    if both("toolchain"):
+        out += _toolchain(xa.toolchain, xb.toolchain)
     return out
+
+
+def _memory_layout(memory: Memory) -> dict[str, Any]:
+    """The memory facts compared (huge pages' entries are not declared: read as written)."""
+    pages = memory.hugepages
+    return {"hugepages.total": pages.get("total"), "hugepages.size_kib": pages.get("size_kib"),
+            "transparent_hugepage": memory.transparent_hugepage,
+            "swap_total_bytes": memory.swap_total_bytes}
 
 
 def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
@@ -264,10 +277,10 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                 out.append(Difference("packages", f"libraries.{family}.source", "changed",
                                       f"{sx} {x.get('files')}", f"{sy} {y.get('files')}",
                                       path=locator("packages", "libraries", family, "source")))
-    conda_a, conda_b = a.get("conda"), b.get("conda")
+    conda_a, conda_b = Packages(a).conda, Packages(b).conda
     if conda_a or conda_b:
-        pa = (conda_a or {}).get("packages") or {}
-        pb = (conda_b or {}).get("packages") or {}
+        pa: Mapping[str, Any] = (conda_a.packages if conda_a else None) or {}
+        pb: Mapping[str, Any] = (conda_b.packages if conda_b else None) or {}
         for name in sorted(set(pa) | set(pb)):
             vx, vy = (pa.get(name) or {}).get("version"), (pb.get(name) or {}).get("version")
             if vx != vy:
