@@ -5,7 +5,8 @@ read ``None``."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from runsnap.snapshot.sectionrecord import SectionRecord
 
@@ -20,3 +21,25 @@ def written(record: SectionRecord, field: str, absent: Any = "") -> Any:
     (None, '')
     """
     return getattr(record, field) if record.has(field) else absent
+
+
+_R = TypeVar("_R", bound=SectionRecord)
+_MADE: dict[tuple[type, int], tuple[Mapping[str, Any], SectionRecord]] = {}
+
+
+def record(cls: type[_R], section: Mapping[str, Any]) -> _R:
+    """``section`` read as a ``cls`` record. The N-way diff compares one reference section with
+    each rank's in turn: the last few records made are kept (a section is never changed once
+    loaded, and a record is frozen), so the reference's fields are converted once, not once a
+    rank (the least recently used goes first)."""
+    key = (cls, id(section))
+    hit = _MADE.get(key)
+    if hit is not None and hit[0] is section:
+        del _MADE[key]  # the most recently used last: the reference stays while ranks pass
+        _MADE[key] = hit
+        return hit[1]  # type: ignore[return-value]
+    made = cls(section)
+    if len(_MADE) >= 64:
+        _MADE.pop(next(iter(_MADE)))
+    _MADE[key] = (section, made)
+    return made

@@ -10,6 +10,7 @@ from runsnap.base.argv import positionals
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import keyed, locator
+from runsnap.diffing.written import record
 from runsnap.snapshot.records import Command
 
 __all__ = ["compare", "score"]
@@ -19,7 +20,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """argv option by option (``--tp`` added, removed, given another value), the remaining
     arguments position by position, the resolved executable (same ``python``, another
     interpreter) and the working directory."""
-    ca, cb = Command(a), Command(b)
+    ca, cb = record(Command, a), record(Command, b)
     out = keyed("command", ca.options, cb.options, "--{}",
                 under=("options",), name="--{}")
     pa, pb = positionals(ca.argv), positionals(cb.argv)

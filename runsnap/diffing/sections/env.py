@@ -9,6 +9,7 @@ from typing import Any
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import compare_lists
+from runsnap.diffing.written import record
 from runsnap.knowledge.env import (
     family_of,
     is_known_name,
@@ -25,7 +26,7 @@ __all__ = ["compare", "score"]
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Variables added, removed, changed; list-like values (``PATH``, ``CUDA_VISIBLE_DEVICES``)
     compared entry by entry, so a reordering is called ``reordered``."""
-    va, vb = Env(a).vars, Env(b).vars
+    va, vb = record(Env, a).vars, record(Env, b).vars
     out: list[Difference] = []
     for name, x in va.items():
         y = vb.get(name)

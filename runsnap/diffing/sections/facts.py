@@ -18,7 +18,7 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.walk import dotted, locator, walk
-from runsnap.diffing.written import written
+from runsnap.diffing.written import record, written
 from runsnap.knowledge import torchbuild
 from runsnap.knowledge.factscores import fact_names, fact_rule
 from runsnap.knowledge.packages import version_change
@@ -198,10 +198,12 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """GPU details, topology and AMD GPUs; limits; cgroup; network; CPU layout; NUMA; memory
     layout; toolchain."""
     out: list[Difference] = []
-    xa, xb = System(a), System(b)
+    xa, xb = record(System, a), record(System, b)
 
     def both(key: str) -> bool:
-        return xa.has(key) and xb.has(key)
+        """Recorded in both, and differing: equal parts make no difference (the nodes of one
+        job: all but the host)."""
+        return xa.has(key) and xb.has(key) and getattr(xa, key) != getattr(xb, key)
 
     if both("gpu") and xa.gpu and xb.gpu:
         out += _gpu(xa.gpu, xb.gpu)
@@ -212,7 +214,7 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     if both("network"):
         out += _network(xa.network, xb.network)
     ca, cb = xa.cpu, xb.cpu
-    if ca.has("flags") and cb.has("flags"):
+    if ca.has("flags") and cb.has("flags") and ca != cb:
         fa, fb = ca.flags or (), cb.flags or ()
         if fa != fb:
             out.append(Difference("system", "cpu.flags", "changed", len(fa), len(fb),
@@ -225,7 +227,7 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     if both("numa"):
         out += _leaves("numa", xa.numa.raw, xb.numa.raw)
     ma, mb = xa.memory, xb.memory
-    if ma.has("hugepages") and mb.has("hugepages"):
+    if ma.has("hugepages") and mb.has("hugepages") and ma != mb:
         out += _leaves("memory", _memory_layout(ma), _memory_layout(mb))
     if both("toolchain"):
         out += _toolchain(xa.toolchain, xb.toolchain)
@@ -277,7 +279,7 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                 out.append(Difference("packages", f"libraries.{family}.source", "changed",
                                       f"{sx} {x.get('files')}", f"{sy} {y.get('files')}",
                                       path=locator("packages", "libraries", family, "source")))
-    conda_a, conda_b = Packages(a).conda, Packages(b).conda
+    conda_a, conda_b = record(Packages, a).conda, record(Packages, b).conda
     if conda_a or conda_b:
         pa: Mapping[str, Any] = (conda_a.packages if conda_a else None) or {}
         pb: Mapping[str, Any] = (conda_b.packages if conda_b else None) or {}

@@ -11,7 +11,7 @@ from runsnap.diffing.gitlog import CommitLog
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import declared, declared_score, dedupe, dotted, locator, walk
-from runsnap.diffing.written import written
+from runsnap.diffing.written import record, written
 from runsnap.snapshot.records import Git, GitRepo, UntrackedFile
 
 __all__ = ["compare", "score", "split_patch"]
@@ -24,7 +24,7 @@ def compare(
     branch, dirty vs clean, which files' uncommitted changes differ (a diff of the two diffs,
     file by file), untracked files added / removed / changed, remotes."""
     out: list[Difference] = []
-    ra, rb = Git(a).repos, Git(b).repos
+    ra, rb = record(Git, a).repos, record(Git, b).repos
     for name, x in ra.items():
         if name not in rb:
             out.append(Difference("git", name, "removed", x.commit or x.path, None,

@@ -10,6 +10,7 @@ from typing import Any
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import dotted, keyed, locator, walk
+from runsnap.diffing.written import record
 from runsnap.knowledge.models import config_field_reason
 from runsnap.snapshot.records import ModelEntry, Models
 
@@ -21,7 +22,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     by field with the full path of each field, weight files added / removed / resized, side
     files whose hash changed, another Hugging Face revision, another directory."""
     out: list[Difference] = []
-    ma, mb = Models(a).models, Models(b).models
+    ma, mb = record(Models, a).models, record(Models, b).models
     for src, x in ma.items():
         if src not in mb:
             out.append(Difference("models", src, "removed", x.path, None,

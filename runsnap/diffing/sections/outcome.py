@@ -28,6 +28,7 @@ from typing import Any
 from runsnap.base.timestamps import without_timestamp
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
+from runsnap.diffing.written import record
 from runsnap.launch.metrics import relative_change
 from runsnap.snapshot.records import Outcome
 
@@ -73,7 +74,7 @@ def behaviour(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     >>> [(d.key, d.a, d.b) for d in out]
     [('metric loss', 4.96, 6.25)]
     """
-    oa, ob = Outcome(a), Outcome(b)
+    oa, ob = record(Outcome, a), record(Outcome, b)
     if oa.exit_status != ob.exit_status or oa.signal != ob.signal:
         return []  # the outcomes differ already: what one run printed after is a consequence
     out: list[Difference] = []
@@ -122,7 +123,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Exit status, signal, the first error line and the warnings of each run; timings last.
     Lines are compared without the time stamps loggers put in front of them."""
     out: list[Difference] = []
-    oa, ob = Outcome(a), Outcome(b)
+    oa, ob = record(Outcome, a), record(Outcome, b)
     for key in ("exit_status", "signal", "first_error"):
         x, y = getattr(oa, key), getattr(ob, key)
         if key == "first_error" and isinstance(x, str) and isinstance(y, str) \

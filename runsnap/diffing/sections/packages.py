@@ -10,7 +10,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import Parts, compare_lists, dotted, locator, walk
-from runsnap.diffing.written import written
+from runsnap.diffing.written import record, written
 from runsnap.knowledge.packages import is_core_package, normalize_name, version_change
 from runsnap.snapshot.records import Distribution, Packages
 
@@ -20,7 +20,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """The interpreter, then distributions added / removed / upgraded / downgraded (PEP 440), and
     an install location or editable source that moved even when the version is equal."""
     out: list[Difference] = []
-    pa, pb = Packages(a), Packages(b)
+    pa, pb = record(Packages, a), record(Packages, b)
     for key, label in (("interpreter_real", "interpreter"), ("python_version", "python_version"),
                        ("implementation", "implementation")):
         x, y = getattr(pa, key), getattr(pb, key)

@@ -29,7 +29,7 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
-from runsnap.diffing.written import written
+from runsnap.diffing.written import record, written
 from runsnap.snapshot.records_host import ImportedModule, Runtime, VariableRead
 from runsnap.snapshot.runtime import (
     differing,
@@ -47,7 +47,7 @@ def _variable(section: Mapping[str, Any], name: str) -> VariableRead | None:
     """What the run did with variable ``name`` (:func:`~runsnap.snapshot.runtime.variable`,
     either stored form) as a record, or ``None``."""
     got = variable(section, name)
-    return VariableRead(got) if isinstance(got, Mapping) else None
+    return record(VariableRead, got) if isinstance(got, Mapping) else None
 
 
 def _read(entry: VariableRead | None) -> bool:
@@ -151,8 +151,8 @@ def _modules(a: Mapping[str, ImportedModule], b: Mapping[str, ImportedModule]
     out: list[Difference] = []
     for name in sorted(set(a) | set(b)):
         x, y = a.get(name), b.get(name)
-        if x is not None and y is not None and x.raw is y.raw:
-            continue
+        if x is not None and y is not None and x.raw == y.raw:
+            continue  # the same import (each rank of a job: every module)
         key = f"module {name}"
         path = ("runtime", "modules", name)
         if y is None:
@@ -176,7 +176,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Differences between two ``[runtime]`` sections (``{}`` when a snapshot has none)."""
     if not a and not b:
         return []
-    xa, xb = Runtime(a), Runtime(b)
+    xa, xb = record(Runtime, a), record(Runtime, b)
     ta, tb = bool(xa.traced), bool(xb.traced)
     if ta != tb:
         return [Difference("runtime", "traced", "changed", ta, tb, evidence=tuple(

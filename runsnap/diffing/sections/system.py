@@ -10,7 +10,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.sections import facts
 from runsnap.diffing.walk import compare_lists
-from runsnap.diffing.written import written
+from runsnap.diffing.written import record, written
 from runsnap.knowledge.drift import moved_within
 from runsnap.snapshot.records_host import System
 from runsnap.snapshot.sectionrecord import SectionRecord
@@ -53,7 +53,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     and which physical devices (UUIDs). Facts that move on their own (memory totals, free
     memory: :mod:`runsnap.knowledge.drift`) count only past their tolerance."""
     out: list[Difference] = []
-    xa, xb = System(a), System(b)
+    xa, xb = record(System, a), record(System, b)
     # GPU facts read from the driver's files (no nvidia-smi) lack what only nvidia-smi says (the
     # driver's CUDA version, memory): on one side only, not knowing is not a difference.
     sa, sb = xa.gpu.source, xb.gpu.source

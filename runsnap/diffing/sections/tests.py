@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.diffing.result import Difference
+from runsnap.diffing.written import record
 from runsnap.snapshot.records import TestResult, Tests
 
 __all__ = ["changed_tests", "compare"]
 
 
 def _cases(section: Mapping[str, Any]) -> Mapping[str, TestResult]:
-    return Tests(section).cases if isinstance(section, Mapping) else {}
+    return record(Tests, section).cases if isinstance(section, Mapping) else {}
 
 
 def _outcome(case: TestResult | None) -> str | None:
