@@ -279,8 +279,9 @@ def by_devices(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Gr
         # a numbering, not a list: the same CUDA_VISIBLE_DEVICES then names other GPUs
         lines += [f"device numbers in A: {device_order(_text(order.a))}",
                   f"device numbers in B: {device_order(_text(order.b))}"]
-        listed = _env(a).get("CUDA_VISIBLE_DEVICES")
-        if cause is order and listed is not None and listed == _env(b).get("CUDA_VISIBLE_DEVICES"):
+        listed = a.records.env.vars.get("CUDA_VISIBLE_DEVICES")
+        if cause is order and listed is not None \
+                and listed == b.records.env.vars.get("CUDA_VISIBLE_DEVICES"):
             lines.append(f"both list CUDA_VISIBLE_DEVICES={listed}: under the other numbering "
                          f"these numbers can name other GPUs")
     return [Group(cause, tuple(members), lines=tuple(lines))]
@@ -288,11 +289,6 @@ def by_devices(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Gr
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-def _env(snap: Any) -> Mapping[str, Any]:
-    env = snap.get("env") if hasattr(snap, "get") else None
-    return env if isinstance(env, Mapping) else {}
 
 
 def by_misspelling(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
