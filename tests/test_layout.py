@@ -134,8 +134,8 @@ def test_an_import_inside_a_function_says_why() -> None:
                 twice.append(f"{path.relative_to(PACKAGE)}: {module or ''} {alias.name}")
     assert missing == []
     assert twice == []
-    # 130, and 4 for `runsnap why` (issue 36), each the house's pattern: its click-free fast
-    # path in cli/__init__, its click face's body, the launching half imported only to launch,
-    # and its renderer chosen by render(); and 1 for Snapshot.records (issue 35): the sections'
-    # record classes, which a capture never imports
-    assert len(_imports_in_functions()) <= 135
+    # 130: five that deferred nothing were removed (issue 35): threading where the module, or
+    # every command that imports it, already has it (subprocess imports it; so do a capture,
+    # show, report and scrub before redaction), and fnmatch, which every reader of the
+    # knowledge has loaded before a pattern is compiled
+    assert len(_imports_in_functions()) <= 130

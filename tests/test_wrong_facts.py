@@ -33,6 +33,24 @@ def test_cuda_device_order_is_a_numbering_not_a_device_list(tmp_path: Path) -> N
     assert "device numbers in B: numbered in PCI bus order" in said, said
 
 
+def test_the_same_device_list_under_another_numbering_is_said(tmp_path: Path) -> None:
+    """Both runs list CUDA_VISIBLE_DEVICES=1; only the numbering differs: the same number can
+    name another GPU, and the diff says so (it read the variable from the wrong table before)."""
+    for label, extra in (("a", {"CUDA_VISIBLE_DEVICES": "1"}),
+                         ("b", {"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})):
+        r = run_runsnap("capture", "--label", label, "-o", str(tmp_path / f"{label}.toml"),
+                        "--", sys.executable, "-c", "pass", cwd=tmp_path, env=_env(**extra))
+        assert r.returncode == 0, r.stderr
+    r = run_runsnap("diff", str(tmp_path / "a.toml"), str(tmp_path / "b.toml"), "--format",
+                    "json", "--all", cwd=tmp_path, env=_env())
+    import json
+
+    found = [d for d in json.loads(r.stdout)["differences"] if d["key"] == "CUDA_DEVICE_ORDER"]
+    assert found, r.stdout
+    said = "\n".join(found[0]["evidence"])
+    assert "both list CUDA_VISIBLE_DEVICES=1: under the other numbering" in said, said
+
+
 def test_show_takes_sglang_and_triton_versions_from_the_package_list(
         tmp_path: Path, stack_venv: Path) -> None:
     snap = tmp_path / "s.toml"

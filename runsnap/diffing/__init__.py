@@ -68,7 +68,7 @@ def differences(
 
 def _rules_for(snaps: Sequence[Snapshot], rules: RankContext | None) -> tuple[RankContext, tuple[str, ...]]:
     rules = rules or RankContext()
-    keys = {str(s.meta.get("fingerprint_key", "")) for s in snaps}
+    keys = {s.records.meta.fingerprint_key or "" for s in snaps}
     comparable = len(keys) <= 1
     notes: tuple[str, ...] = ()
     if not comparable:
@@ -155,8 +155,7 @@ def compare_many(
 
 def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> frozenset[str]:
     """Model sources (``--model-path``) present in both whose only difference is the path."""
-    ma = (a.get("models") or {}).get("models") or {}
-    mb = (b.get("models") or {}).get("models") or {}
+    ma, mb = a.records.models.models, b.records.models.models
     out = set()
     for src in set(ma) & set(mb):
         if not src.startswith("--"):

@@ -33,6 +33,10 @@ from runsnap.diffing.attribution import frames_of, generic_frame
 from runsnap.diffing.runfacts import RunFacts
 from runsnap.knowledge.readers import ambient_setting
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
 __all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "startup_reads"]
 
 #: The highest score of a variable read only at start-up: below the launch options (88), the
@@ -40,14 +44,12 @@ __all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "star
 CEILING = 83
 
 
-def executables(snap: Any) -> tuple[str, ...]:
+def executables(snap: Snapshot) -> tuple[str, ...]:
     """The executables a run resolved: its command's (the real path when recorded) and each
     traced Python process's interpreter."""
-    command = snap.get("command") or {}
-    out = {str(command.get("executable_real") or command.get("executable") or "")}
-    for proc in (snap.get("runtime") or {}).get("processes") or ():
-        if isinstance(proc, Mapping) and proc.get("executable"):
-            out.add(str(proc["executable"]))
+    command = snap.records.command
+    out = {str(command.executable_real or command.executable or "")}
+    out.update(str(proc.executable) for proc in snap.records.runtime.processes if proc.executable)
     return tuple(sorted(out - {""}))
 
 

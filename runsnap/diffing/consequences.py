@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from runsnap.diffing.result import UNCHANGED, Difference, SnapInfo
 from runsnap.diffing.runfacts import RunFacts, failure_key
 from runsnap.diffing.sections.tests import changed_tests
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["AMBIENT", "fold", "is_consequence", "outcome_of", "per_rank", "unchanged"]
 
@@ -60,12 +63,12 @@ def _ended(f: RunFacts) -> str:
     return f"failed (exit status {f.status})"
 
 
-def outcome_of(a: Any, b: Any) -> tuple[str, str]:
+def outcome_of(a: Snapshot, b: Snapshot) -> tuple[str, str]:
     """``(kind, words)``: ``same`` (both exited 0, or both failed the same way:
     :func:`runsnap.diffing.runfacts.failure_key`), ``different``, or ``""`` when a snapshot
     has no outcome (a context captured without a launch)."""
-    oa, ob = a.get("outcome") or {}, b.get("outcome") or {}
-    if not oa or not ob or "exit_status" not in oa or "exit_status" not in ob:
+    oa, ob = a.records.outcome, b.records.outcome
+    if not oa or not ob or not oa.has("exit_status") or not ob.has("exit_status"):
         return "", ""
     fa, fb = RunFacts.of(a, "A"), RunFacts.of(b, "B")
     if fa.failed != fb.failed or failure_key(fa) != failure_key(fb) or fa.status != fb.status:

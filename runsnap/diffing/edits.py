@@ -13,29 +13,31 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
 __all__ = ["edit_evidence"]
 
 
-def _root(snap: Any, repo: str) -> str:
-    repos = ((snap.get("git") or {}).get("repos") or {}) if snap is not None else {}
-    got = repos.get(repo)
-    return str(got.get("path") or "") if isinstance(got, Mapping) else ""
+def _root(snap: Snapshot | None, repo: str) -> str:
+    got = snap.records.git.repos.get(repo) if snap is not None else None
+    return str(got.path or "") if got is not None else ""
 
 
-def _script(snap: Any, full: str) -> bool:
+def _script(snap: Snapshot, full: str) -> bool:
     """Whether the command ran ``full`` itself (``python train.py``)."""
-    command = snap.get("command") or {}
-    cwd = str(command.get("cwd") or "")
+    command = snap.records.command
+    cwd = str(command.cwd or "")
     return any(os.path.normpath(os.path.join(cwd, str(arg))) == full
-               for arg in command.get("argv") or () if str(arg).endswith(".py"))
+               for arg in command.argv if str(arg).endswith(".py"))
 
 
-def edit_evidence(d: Difference, runs: Sequence[RunFacts], a: Any, b: Any
+def edit_evidence(d: Difference, runs: Sequence[RunFacts], a: Snapshot | None, b: Snapshot | None
                   ) -> tuple[str, str] | None:
     """(kind, sentence) for an uncommitted edit to a ``.py`` file ``d`` (key ``REPO: PATH``):
     ``read`` when a run imported it or ran it as its script, ``unread`` when both runs were

@@ -70,6 +70,11 @@ from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import read_inside_libc, read_natively
 from runsnap.knowledge.torchbuild import messages
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+    from runsnap.snapshot.records import Distribution
+
 __all__ = [
     "BANDS",
     "KINDS",
@@ -332,7 +337,7 @@ def _config_read(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
                             f"(run {' and '.join(who)})", rank=0 if len(who) == 2 else 1)
 
 
-def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Mapping[str, Any]]
+def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[Distribution]
                       ) -> Evidence | None:
     name = d.key.partition(".")[0]
     norm = normalize_name(name)
@@ -350,7 +355,7 @@ def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[M
                 else:
                     dirs.append(file)
     for dist in dists:
-        loc = str(dist.get("location") or "")
+        loc = str(dist.location or "")
         if loc:
             top = name.replace("-", "_").lower()
             dirs.append(f"{loc.rstrip('/')}/{top}")
@@ -435,8 +440,8 @@ _WITH_EVIDENCE = frozenset({"env", "packages", "git", "models", "command"})
 
 def gather(
     diffs: Iterable[Difference],
-    a: Any,
-    b: Any,
+    a: Snapshot,
+    b: Snapshot,
     who_reads: WhoReads | None = None,
 ) -> dict[tuple[str, str], Evidence]:
     """The strongest evidence for each difference between snapshots ``a`` and ``b``, keyed
@@ -445,7 +450,7 @@ def gather(
     if not any(d.section in _WITH_EVIDENCE for d in diffs):
         return {}  # the runs' facts are not read (an N-way diff's timings, per rank)
     runs = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
-    pa, pb = (a.get("packages") or {}), (b.get("packages") or {})
+    pa, pb = a.records.packages.distributions, b.records.packages.distributions
     out: dict[tuple[str, str], Evidence] = {}
     diffs = list(diffs)
     prefetch = getattr(who_reads, "prefetch", None)
@@ -462,13 +467,12 @@ def gather(
         elif d.section == "packages" and d.key not in ("interpreter", "python_version",
                                                        "implementation", "sys.path"):
             name = d.key.partition(".")[0]
-            dists = [x for x in ((pa.get("distributions") or {}).get(name),
-                                 (pb.get("distributions") or {}).get(name)) if x]
+            dists = [x for x in (pa.get(name), pb.get(name)) if x]
             ev = _package_evidence(d, runs, dists)
         elif d.section == "git" and d.key.endswith(".commit"):
             repo = d.key[: -len(".commit")]
-            paths = [str(r.get("path")) for r in (_repo(a, repo), _repo(b, repo))
-                     if r.get("path")]
+            paths = [str(r.path) for r in (a.records.git.repos.get(repo),
+                                            b.records.git.repos.get(repo)) if r and r.path]
             ev = _failing(code_on_failing_path(
                 runs, [p.rstrip("/") + "/" for p in paths],
                 f"code of {repo}, at another commit"))
@@ -485,12 +489,6 @@ def gather(
         if ev is not None:
             out[(d.section, d.key)] = ev
     return out
-
-
-def _repo(snap: Any, name: str) -> Mapping[str, Any]:
-    repos = (snap.get("git") or {}).get("repos") or {}
-    got = repos.get(name)
-    return got if isinstance(got, Mapping) else {}
 
 
 def traced(a: Any, b: Any) -> bool:

@@ -43,6 +43,11 @@ from runsnap.knowledge.devices import (
 from runsnap.knowledge.env import likely_misspelling
 from runsnap.knowledge.packages import normalize_name
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+    from runsnap.snapshot.records_host import GpuDevice
+
 __all__ = ["GROUPERS", "Group", "group"]
 
 
@@ -77,11 +82,11 @@ def _under(path: Any, prefixes: Iterable[str]) -> bool:
 # --------------------------------------------------------------------------- groupers
 
 
-def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:
     """Another interpreter or virtual environment, with everything that moved with it."""
-    pa, pb = a.get("packages") or {}, b.get("packages") or {}
-    ea, eb = (a.get("env") or {}).get("vars") or {}, (b.get("env") or {}).get("vars") or {}
-    prefixes = {str(x) for x in (pa.get("prefix"), pb.get("prefix"), ea.get("VIRTUAL_ENV"),
+    pa, pb = a.records.packages, b.records.packages
+    ea, eb = a.records.env.vars, b.records.env.vars
+    prefixes = {str(x) for x in (pa.prefix, pb.prefix, ea.get("VIRTUAL_ENV"),
                                  eb.get("VIRTUAL_ENV"), ea.get("CONDA_PREFIX"),
                                  eb.get("CONDA_PREFIX")) if x}
     keys = _by_key(diffs)
@@ -106,8 +111,8 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
             if d.key in ("python_version", "implementation", "sys.path", "prefix") or field:
                 members.append(d)
                 continue
-            dists = [(p.get("distributions") or {}).get(name) or {} for p in (pa, pb)]
-            if any(_under(x.get("location"), prefixes) for x in dists):
+            dists = [p.distributions.get(name) for p in (pa, pb)]
+            if any(x is not None and _under(x.location, prefixes) for x in dists):
                 members.append(d)
         elif d.section == "runtime" and d.path[:2] == ("runtime", "modules"):
             files = [x.get("file") if isinstance(x, Mapping) else None for x in (d.a, d.b)]
@@ -132,9 +137,9 @@ def by_interpreter(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
             if (_under(d.a, prefixes) and _under(d.b, prefixes)) or all(
                     n.startswith("python") for n in names):
                 members.append(d)
-    title = (f"another Python environment: A {pa.get('prefix') or '?'} "
-             f"(Python {pa.get('python_version') or '?'}), B {pb.get('prefix') or '?'} "
-             f"(Python {pb.get('python_version') or '?'})")
+    title = (f"another Python environment: A {pa.prefix or '?'} "
+             f"(Python {pa.python_version or '?'}), B {pb.prefix or '?'} "
+             f"(Python {pb.python_version or '?'})")
     lines = tuple(
         f"{len(names)} {what}{'s' if len(names) != 1 else ''} at the same version {how}: "
         f"{', '.join(sorted(names))}"
@@ -167,20 +172,18 @@ def by_model(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     return out
 
 
-def _model_dirs(snap: Any) -> dict[str, str]:
+def _model_dirs(snap: Snapshot) -> dict[str, str]:
     """Model source (``--model-path``) -> its directory, as captured."""
-    models = (snap.get("models") or {}).get("models") or {}
-    return {str(src): str(m.get("path")).rstrip("/") for src, m in models.items()
-            if isinstance(m, Mapping) and m.get("path")}
+    return {str(src): str(m.path).rstrip("/") for src, m in snap.records.models.models.items()
+            if m.path}
 
 
-def _repo_dirs(snap: Any) -> dict[str, str]:
-    repos = (snap.get("git") or {}).get("repos") or {}
-    return {str(name): str(r.get("path")).rstrip("/") for name, r in repos.items()
-            if isinstance(r, Mapping) and r.get("path")}
+def _repo_dirs(snap: Snapshot) -> dict[str, str]:
+    return {str(name): str(r.path).rstrip("/") for name, r in snap.records.git.repos.items()
+            if r.path}
 
 
-def by_model_file(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+def by_model_file(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:
     """A file of a model directory inside a git tree, changed there (``git REPO: PATH``), is
     the same change as the model's config fields that differ: one difference with both views,
     the field first (it says what changed), the file's diff under it."""
@@ -204,27 +207,24 @@ def by_model_file(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     return out
 
 
-def by_commit(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+def by_commit(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:
     """A repository at another commit: its branch, describe, upstream, and the editable
     packages installed from it."""
     out: list[Group] = []
-    ra = (a.get("git") or {}).get("repos") or {}
-    rb = (b.get("git") or {}).get("repos") or {}
-    pa, pb = a.get("packages") or {}, b.get("packages") or {}
+    ra, rb = a.records.git.repos, b.records.git.repos
+    pa, pb = a.records.packages, b.records.packages
     for d in diffs:
         if d.section != "git" or not d.key.endswith(".commit"):
             continue
         repo = d.key[: -len(".commit")]
-        paths = {str(r.get("path")) for r in (ra.get(repo) or {}, rb.get(repo) or {})
-                 if r.get("path")}
+        paths = {str(r.path) for r in (ra.get(repo), rb.get(repo)) if r is not None and r.path}
         members = [m for m in diffs if m is not d and m.section == "git"
                    and m.key in {f"{repo}.{f}" for f in ("branch", "detached", "upstream")}]
         for m in diffs:
             if m.section != "packages" or "." in m.key:
                 continue
-            dists = [(p.get("distributions") or {}).get(m.key) or {} for p in (pa, pb)]
-            if any(_under(x.get("editable") or x.get("source") or x.get("location"), paths)
-                   for x in dists):
+            dists = [x for x in (pa.distributions.get(m.key), pb.distributions.get(m.key)) if x]
+            if any(_under(x.editable or x.source or x.location, paths) for x in dists):
                 members.append(m)
         if members:
             out.append(Group(d, tuple(members)))
@@ -234,25 +234,30 @@ def by_commit(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
 _DEVICES = (*DEVICE_LISTS, *ORDER_VARIABLES)
 
 
-def _seen(value: Any, devices: Sequence[Mapping[str, Any]]) -> str:
+def _seen(value: Any, devices: Sequence[GpuDevice]) -> str:
     if value is None:
         return f"all {len(devices)} GPU{'s' if len(devices) != 1 else ''}" if devices \
             else "every GPU (none recorded)"
     # read as the CUDA runtime reads it: up to the first entry that names no device ("" and
     # "-1" hide them all); without recorded GPUs only the form of an entry is checked
-    uuids = [str(x["uuid"]) for x in devices if x.get("uuid")]
+    uuids = [str(x.uuid) for x in devices if x.uuid]
     left, why = visible_devices(str(value), len(devices) if devices else 1 << 30, uuids)
     if not left:
         return f"no GPU ({why or f'{value!r} names no device'})"
     names = []
     for part in [p.strip() for p in str(value).split(",")][:left]:
-        dev = next((x for x in devices if str(x.get("index")) == part
-                    or str(x.get("uuid", "")).startswith(part) and part.startswith("GPU-")), None)
-        names.append(f"{part} ({dev.get('name', '?')}, {dev.get('uuid', '?')})" if dev else part)
+        dev = next((x for x in devices if str(x.index) == part
+                    or str(x.uuid or "").startswith(part) and part.startswith("GPU-")), None)
+        names.append(f"{part} ({_or_mark(dev, 'name')}, {_or_mark(dev, 'uuid')})" if dev else part)
     return ", ".join(names)
 
 
-def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+def _or_mark(dev: GpuDevice, field: str) -> Any:
+    """A device's field as written, ``?`` where it was not."""
+    return getattr(dev, field) if dev.has(field) else "?"
+
+
+def by_devices(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:
     """``CUDA_VISIBLE_DEVICES`` (and its kin): the devices each run saw, the other device
     variables under it, and ``torch.cuda.is_available()`` when they changed it."""
     keys = _by_key(diffs)
@@ -265,8 +270,7 @@ def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     members += [d for d in diffs if d.section == "packages"
                 and d.key == "builds.torch.cuda_available"
                 and any("_VISIBLE_DEVICES=" in str(e) for e in d.evidence)]
-    da = ((a.get("system") or {}).get("gpu") or {}).get("devices") or []
-    db = ((b.get("system") or {}).get("gpu") or {}).get("devices") or []
+    da, db = a.records.system.gpu.devices, b.records.system.gpu.devices
     lines: list[str] = []
     if cause.key in DEVICE_LISTS:
         lines += [f"devices A saw: {_seen(cause.a, da)}", f"devices B saw: {_seen(cause.b, db)}"]
@@ -275,8 +279,9 @@ def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
         # a numbering, not a list: the same CUDA_VISIBLE_DEVICES then names other GPUs
         lines += [f"device numbers in A: {device_order(_text(order.a))}",
                   f"device numbers in B: {device_order(_text(order.b))}"]
-        listed = _env(a).get("CUDA_VISIBLE_DEVICES")
-        if cause is order and listed is not None and listed == _env(b).get("CUDA_VISIBLE_DEVICES"):
+        listed = a.records.env.vars.get("CUDA_VISIBLE_DEVICES")
+        if cause is order and listed is not None \
+                and listed == b.records.env.vars.get("CUDA_VISIBLE_DEVICES"):
             lines.append(f"both list CUDA_VISIBLE_DEVICES={listed}: under the other numbering "
                          f"these numbers can name other GPUs")
     return [Group(cause, tuple(members), lines=tuple(lines))]
@@ -284,11 +289,6 @@ def by_devices(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-def _env(snap: Any) -> Mapping[str, Any]:
-    env = snap.get("env") if hasattr(snap, "get") else None
-    return env if isinstance(env, Mapping) else {}
 
 
 def by_misspelling(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:

@@ -32,12 +32,18 @@ Each is hidden, with the reason; ``--all`` shows it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.knowledge.launchers import LAUNCHERS
+from runsnap.snapshot.records_host import VariableRead
 from runsnap.snapshot.runtime import variable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+    from runsnap.snapshot.records import Launcher
 
 __all__ = ["EPHEMERAL", "made", "mark"]
 
@@ -51,15 +57,8 @@ _TEMP = re.compile(r"[a-z0-9_]{8}|[0-9a-f]{12,}")
 _RANDOM = re.compile(r"[a-z0-9_]{8}")
 
 
-def _launcher(snap: Any) -> Mapping[str, Any]:
-    got = (getattr(snap, "meta", None) or {}).get("launcher")
-    return got if isinstance(got, Mapping) else {}
-
-
-def _tracked(snap: Any) -> str:
-    track = (getattr(snap, "meta", None) or {}).get("track")
-    run = str(track.get("run") or "") if isinstance(track, Mapping) else ""
-    return run.partition(":")[2]
+def _tracked(snap: Snapshot) -> str:
+    return str(snap.records.meta.track.run or "").partition(":")[2]
 
 
 def _same_but_temp(x: str, y: str) -> bool:
@@ -104,29 +103,29 @@ def _port(value: Any) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def made(name: str, va: Any, vb: Any, a: Any, b: Any) -> str | None:
+def made(name: str, va: Any, vb: Any, a: Snapshot, b: Snapshot) -> str | None:
     """Why variable ``name``'s values ``va`` (in snapshot ``a``) and ``vb`` (in ``b``) were
     made for their run rather than chosen, or None (see the module's text)."""
     if not (isinstance(va, str) and isinstance(vb, str)) or va == vb:
         return None
-    la, lb = _launcher(a), _launcher(b)
-    ja, jb = str(la.get("job") or ""), str(lb.get("job") or "")
+    la, lb = a.records.meta.launcher, b.records.meta.launcher
+    ja, jb = str(la.job or ""), str(lb.job or "")
     if ja and jb and ja != jb and len(ja) >= 2 and len(jb) >= 2 and ja in va and jb in vb:
         if va == ja and vb == jb:
-            return f"the id of each run's job, which {la.get('name') or 'the launcher'} made"
+            return f"the id of each run's job, which {la.name or 'the launcher'} made"
         if va.replace(ja, "\0") == vb.replace(jb, "\0") or _same_but_temp(
                 va.replace(ja, "\0"), vb.replace(jb, "\0")):
             return (f"made from each run's job id ({ja}, {jb}) by "
-                    f"{la.get('name') or 'the launcher'}: another in every job")
+                    f"{la.name or 'the launcher'}: another in every job")
     pa, pb = _port(va), _port(vb)
     if name.upper().endswith("PORT") and pa in EPHEMERAL and pb in EPHEMERAL and ja != jb \
             and _launchers(name, la) and _launchers(name, lb):
-        return (f"a port the kernel chose for each job of {la.get('name') or 'the launcher'} "
+        return (f"a port the kernel chose for each job of {la.name or 'the launcher'} "
                 f"({pa}, {pb}: both in the range it hands out for port 0, "
                 f"{EPHEMERAL.start}-{EPHEMERAL.stop - 1}), another in every job")
     if ja != jb and not (va.isdigit() or vb.isdigit()) and _shape(va) == _shape(vb) \
             and _launchers(name, la) and _launchers(name, lb):
-        return (f"made by {la.get('name') or 'the launcher'} for each job: the values differ "
+        return (f"made by {la.name or 'the launcher'} for each job: the values differ "
                 "only in its process ids, ports and job numbers")
     ta, tb = _tracked(a), _tracked(b)
     if ta and tb and va == ta and vb == tb:
@@ -154,25 +153,24 @@ def _shape(value: str) -> str:
     return _PER_JOB.sub("#", value)
 
 
-def _launchers(name: str, launcher: Mapping[str, Any]) -> bool:
+def _launchers(name: str, launcher: Launcher) -> bool:
     """Whether the launcher of the record ``launcher`` set variable ``name``: one of the
     variables it was told by (its ``vars``), or of its own namespace or that of a launcher
     around it (``also``), the first word of the variables that mark it (``SLURM_`` for
     Slurm's ``SLURM_SRUN_COMM_PORT``, ``TORCHELASTIC_`` for torchrun, ``OMPI_`` and ``PMIX_``
     for mpirun: :data:`runsnap.knowledge.launchers.LAUNCHERS`)."""
-    if name in (launcher.get("vars") or {}):
+    if name in launcher.vars:
         return True
-    names = {launcher.get("name"), *(launcher.get("also") or ())}
+    names = {launcher.name, *launcher.also}
     marks = [m for n, ms, _f in LAUNCHERS if n in names for m in ms]
     return any(name.startswith(m.split("_", 1)[0] + "_") for m in marks)
 
 
-def _written_not_given(name: str, snap: Any) -> bool:
-    env = ((snap.get("env") or {}).get("vars") or {}) if hasattr(snap, "get") else {}
-    if name in env:
+def _written_not_given(name: str, snap: Snapshot) -> bool:
+    if name in snap.records.env.vars:
         return False
-    got = variable(snap.get("runtime"), name)
-    return got is not None and bool(got.get("written"))
+    got = variable(snap.records.runtime.raw, name)
+    return got is not None and bool(VariableRead(got).written)
 
 
 def _variable(d: Difference) -> str | None:
@@ -183,7 +181,7 @@ def _variable(d: Difference) -> str | None:
     return None
 
 
-def mark(diffs: Sequence[Difference], a: Any, b: Any) -> tuple[Difference, ...]:
+def mark(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> tuple[Difference, ...]:
     """``diffs`` with the values made for each run (:func:`made`) marked hidden, the reason
     said: they differ between any two jobs or tracked runs, whatever read them."""
     out: list[Difference] = []

@@ -148,14 +148,13 @@ class SnapInfo(FrozenRecord):
     def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
         """The info of ``snap`` (``path`` overrides the snapshot's own)."""
         where = path if path is not None else snap.path_text
-        env = (snap.get("env") or {}).get("vars") or {}
-        who = identity(snap.meta, env)
+        who = identity(snap.meta, snap.records.env.vars)
         return cls(
             path=where,
             id=snap.id,
             label=snap.label,
-            time=str(snap.meta.get("captured_at", "")),
-            host=str(snap.meta.get("host", "")),
+            time=snap.records.meta.captured_at or "",
+            host=snap.records.meta.host or "",
             rank=who.get("rank"),
             local_rank=who.get("local_rank"),
             job=str(who.get("job", "")),

@@ -11,10 +11,14 @@ this machine besides ``git log``; ``compare(..., static=False)`` turns it off.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from runsnap.knowledge.packages import normalize_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["readers_of", "who_reads_for"]
 
@@ -38,24 +42,23 @@ def _metadata_dir(location: str, name: str, version: str) -> str | None:
     return None
 
 
-def _installed(snap: Any) -> list[dict[str, Any]]:
-    dists: Mapping[str, Any] = (snap.get("packages") or {}).get("distributions") or {}
+def _installed(snap: Snapshot) -> list[dict[str, Any]]:
     out = []
-    for name, d in dists.items():
-        if not isinstance(d, Mapping) or not d.get("location"):
+    for name, d in snap.records.packages.distributions.items():
+        if not d.location:
             continue
-        meta = _metadata_dir(str(d["location"]), str(name), str(d.get("version", "")))
+        meta = _metadata_dir(str(d.location), str(name), str(d.version or ""))
         if meta is not None:
-            out.append({"name": name, "version": d.get("version", ""),
-                        "location": d["location"], "metadata_dir": meta})
+            out.append({"name": name, "version": d.version or "",
+                        "location": d.location, "metadata_dir": meta})
     return out
 
 
-def who_reads_for(a: Any, b: Any) -> Callable[[str], Sequence[str]] | None:
+def who_reads_for(a: Snapshot, b: Snapshot) -> Callable[[str], Sequence[str]] | None:
     """``name -> places`` over the installed distributions of B (then A), or None when either
     run was traced (the trace says more) or none is installed here."""
     for snap in (a, b):
-        if (snap.get("runtime") or {}).get("traced"):
+        if snap.records.runtime.traced:
             return None
     return readers_of(b) or readers_of(a)
 

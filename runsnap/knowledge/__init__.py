@@ -10,6 +10,7 @@ Diff ranks with this knowledge; check, who-reads, reports and redaction share it
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 
@@ -80,9 +81,6 @@ class Glob:
         core = glob.strip("*")
         if any(c in core for c in "*?[") or not core or glob.count("*") > 1 \
                 or (glob.startswith("*") and glob.endswith("*")):
-            # deferred: fnmatch, a few imports; only __init__() needs it
-            import fnmatch
-
             self.match = re.compile(fnmatch.translate(glob)).match
         elif glob.endswith("*"):
             self.match = lambda name: name.startswith(core)

@@ -8,6 +8,7 @@ import functools
 import json
 import os
 import re
+import threading
 
 from runsnap._version import __version__
 from runsnap.base.digest import Hmac, sha256, text_sha256
@@ -31,7 +32,6 @@ from runsnap.redact.names import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import threading
     from collections.abc import Callable
 
     from runsnap.base.cache import CleanTexts, ScrubbedTexts
@@ -208,9 +208,6 @@ class TextRedactor:
         whose texts were all known clean (:attr:`clean`) never needs them before the launch,
         and the child's output is searched between its end and the outcome written. Join the
         thread before that search, so that the rules are not compiled twice at once."""
-        # deferred: threading, ~1 ms measured under load; only warm() needs it
-        import threading
-
         thread = threading.Thread(target=_compile_rules, name="runsnap-rules", daemon=True)
         thread.start()
         return thread

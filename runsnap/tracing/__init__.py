@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 
 from runsnap.base.programs import which
 from runsnap.knowledge.readers import native_reader as reader
@@ -123,9 +124,7 @@ class Trace:
         """Prepare what :meth:`finish` needs while the child runs (its module, and the index
         of the distributions in ``packages``, in a thread of its own): that time then does not
         come between the child's end and the outcome written."""
-        # deferred: runsnap.tracing.merge, threading, ~15 ms measured under load; only warm() needs it
-        import threading
-
+        # deferred: runsnap.tracing.merge, ~15 ms measured under load; only warm() needs it
         from runsnap.tracing.merge import package_index
 
         def build() -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 from runsnap.base.atomic import atomic_build
 from runsnap.base.cache import cache_dir
@@ -54,8 +55,6 @@ _EARLY: dict[str, Any] = {}
 def prebuild(env: Mapping[str, str] | None = None) -> None:
     """Begin :func:`interposer` for ``env`` (this process's by default) in a thread; the
     next :func:`interposer` call for the same environment takes its answer."""
-    import threading  # deferred: only a traced launch builds the interposer in a thread
-
     env = dict(os.environ if env is None else env)
 
     def run() -> None:

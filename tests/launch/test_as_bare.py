@@ -142,6 +142,23 @@ def test_timeout_1_stops_the_child_once_as_bare(tmp_path: Path) -> None:
     assert seen[0] == seen[1] == (124, "TERM\n")
 
 
+def test_a_group_signal_after_a_copy_to_runsnap_alone_reaches_the_child_once(
+        tmp_path: Path) -> None:
+    """timeout(1) descheduled between its two kills (a loaded machine): runsnap takes the copy
+    sent to it alone before the group's arrives, so its own copy of the group signal is pending
+    on its own; it is not judged again as a second signal to runsnap alone."""
+    child, log, ready = _counting(tmp_path, "late-group")
+    proc = subprocess.Popen([*RUNSNAP, "capture", "-o", str(tmp_path / "s.toml"), "--", *child],
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(ready)
+    time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGTERM)  # timeout(1)'s first kill: its child, runsnap
+    time.sleep(0.04)  # taken by runsnap, which now waits for the group's copy
+    os.killpg(proc.pid, signal.SIGTERM)  # its second: the whole group
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, log.read_text()) == (3, "TERM\n"), err
+
+
 def test_a_signal_sent_to_runsnap_alone_still_reaches_the_child(tmp_path: Path) -> None:
     child, log, ready = _counting(tmp_path, "alone")
     proc = subprocess.Popen([*RUNSNAP, "capture", "-o", str(tmp_path / "s.toml"), "--", *child],

@@ -44,6 +44,7 @@ recorded nvidia-smi answers there (tests/collectors/nvml_stub.py).
 from __future__ import annotations
 
 import os
+import threading
 
 from runsnap.base.records import Record, field
 
@@ -301,8 +302,6 @@ class Job:
         if absent:  # nothing to load: answered here, without a thread or ctypes
             self._answer(Reading(absent=absent))
             return
-        import threading  # deferred: a capture imports threading only when NVML is read
-
         self._thread = threading.Thread(target=self._run, args=(library,), name="runsnap-nvml",
                                         daemon=True)
         self._thread.start()
