@@ -9,7 +9,7 @@ from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.base.timestamps import without_timestamp
-from runsnap.diffing.written import written
+from runsnap.diffing.written import record, written
 from runsnap.knowledge.packages import normalize_name
 from runsnap.snapshot.records import Frame, Traceback
 from runsnap.snapshot.records_host import ImportedModule, VariableRead
@@ -170,7 +170,7 @@ class RunFacts(FrozenRecord):
         got = self.env.get(name)
         if not got:
             return None
-        read = VariableRead(got)
+        read = record(VariableRead, got)
         if not (read.python or read.native or read.reads):
             return self.scanned(name)
         return got
@@ -178,7 +178,7 @@ class RunFacts(FrozenRecord):
     def _bulk(self, name: str) -> bool:
         """Whether ``name`` was seen in a read of the whole environment."""
         got = self.env.get(name)
-        read = VariableRead(got) if got else None
+        read = record(VariableRead, got) if got else None
         return read is not None and bool(read.bulk or read.bulk_reads)
 
     def scanned(self, name: str) -> Mapping[str, Any] | None:

@@ -39,7 +39,7 @@ def record(cls: type[_R], section: Mapping[str, Any]) -> _R:
         _MADE[key] = hit
         return hit[1]  # type: ignore[return-value]
     made = cls(section)
-    if len(_MADE) >= 64:
+    if len(_MADE) >= 1024:
         _MADE.pop(next(iter(_MADE)))
     _MADE[key] = (section, made)
     return made
