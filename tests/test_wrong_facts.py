@@ -16,8 +16,9 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, "COLUMNS": "200", **extra}
 
 
-def test_cuda_device_order_is_a_numbering_not_a_device_list(tmp_path: Path) -> None:
-    for label, extra in (("a", {}), ("b", {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"})):
+def _device_order_evidence(tmp_path: Path, a: dict[str, str], b: dict[str, str]) -> str:
+    """The evidence lines of ``CUDA_DEVICE_ORDER`` in the diff of two real captures."""
+    for label, extra in (("a", a), ("b", b)):
         r = run_runsnap("capture", "--label", label, "-o", str(tmp_path / f"{label}.toml"),
                         "--", sys.executable, "-c", "pass", cwd=tmp_path, env=_env(**extra))
         assert r.returncode == 0, r.stderr
@@ -28,7 +29,11 @@ def test_cuda_device_order_is_a_numbering_not_a_device_list(tmp_path: Path) -> N
 
     found = [d for d in json.loads(r.stdout)["differences"] if d["key"] == "CUDA_DEVICE_ORDER"]
     assert found, r.stdout
-    said = "\n".join(found[0]["evidence"])
+    return "\n".join(found[0]["evidence"])
+
+
+def test_cuda_device_order_is_a_numbering_not_a_device_list(tmp_path: Path) -> None:
+    said = _device_order_evidence(tmp_path, {}, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
     assert "names no device" not in said and "no GPU" not in said and "saw" not in said, said
     assert "device numbers in B: numbered in PCI bus order" in said, said
 
@@ -36,18 +41,8 @@ def test_cuda_device_order_is_a_numbering_not_a_device_list(tmp_path: Path) -> N
 def test_the_same_device_list_under_another_numbering_is_said(tmp_path: Path) -> None:
     """Both runs list CUDA_VISIBLE_DEVICES=1; only the numbering differs: the same number can
     name another GPU, and the diff says so (it read the variable from the wrong table before)."""
-    for label, extra in (("a", {"CUDA_VISIBLE_DEVICES": "1"}),
-                         ("b", {"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})):
-        r = run_runsnap("capture", "--label", label, "-o", str(tmp_path / f"{label}.toml"),
-                        "--", sys.executable, "-c", "pass", cwd=tmp_path, env=_env(**extra))
-        assert r.returncode == 0, r.stderr
-    r = run_runsnap("diff", str(tmp_path / "a.toml"), str(tmp_path / "b.toml"), "--format",
-                    "json", "--all", cwd=tmp_path, env=_env())
-    import json
-
-    found = [d for d in json.loads(r.stdout)["differences"] if d["key"] == "CUDA_DEVICE_ORDER"]
-    assert found, r.stdout
-    said = "\n".join(found[0]["evidence"])
+    said = _device_order_evidence(tmp_path, {"CUDA_VISIBLE_DEVICES": "1"},
+                                  {"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
     assert "both list CUDA_VISIBLE_DEVICES=1: under the other numbering" in said, said
 
 
