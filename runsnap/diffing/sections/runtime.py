@@ -191,11 +191,18 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     out += _env(a, b)
     if not (xa.has("modules") and xb.has("modules") and xa.raw["modules"] is xb.raw["modules"]):
         out += _modules(xa.modules, xb.modules)  # (a table shared by the bulk loader: equal)
-    pa, pb = len(xa.processes), len(xb.processes)
+    pa, pb = _processes(xa), _processes(xb)
     if pa != pb:
         out.append(Difference("runtime", "processes", "changed", pa, pb,
                               evidence=(f"Python processes: {pa} in A, {pb} in B",)))
     return out
+
+
+def _processes(x: Runtime) -> int:
+    """How many Python processes ran: the entries counted, not read, so that a stored form
+    broken inside (a snapshot not checked by the loader) still counts and never raises."""
+    listed = x.raw["processes"] if x.has("processes") else ()
+    return len(listed) if isinstance(listed, (list, tuple)) else 0
 
 
 def score(d: Difference, rules: RankContext) -> Verdict:
