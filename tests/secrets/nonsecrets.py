@@ -73,6 +73,8 @@ def _ids(rng: random.Random) -> list[tuple[str, str, str]]:
         ("ci build id", "BUILDKITE_BUILD_ID", str(uuid.UUID(bytes=rng.randbytes(16), version=4))),
         ("git describe", "VERSION", f"v{rng.randint(0, 3)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}"
                                     f"-{rng.randint(1, 300)}-g{_hex(rng, 9)}"),
+        ("dated build of a commit", "BUILD_TAG",
+         f"{rng.randint(2023, 2026)}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}-{_hex(rng, 40)}"),
         ("torch version", "TORCH_VERSION",
          f"2.{rng.randint(3, 9)}.{rng.randint(0, 3)}+cu12{rng.randint(1, 9)}"),
         ("k8s pod", "POD_NAME", f"trainer-{_hex(rng, 10)}-{_a36(rng, 5)}"),
