@@ -133,13 +133,24 @@ def test_a_signal_to_the_whole_group_reaches_the_child_once(runsnap: bool,
 
 
 def test_timeout_1_stops_the_child_once_as_bare(tmp_path: Path) -> None:
-    seen = []
-    for runsnap in (False, True):
-        child, log, ready = _counting(tmp_path, str(runsnap))
-        under = [*RUNSNAP, "capture", "-o", str(tmp_path / "t.toml"), "--"] if runsnap else []
-        done = subprocess.run(["timeout", "3", *under, *child], capture_output=True, timeout=60)
-        seen.append((done.returncode, log.read_text()))
-    assert seen[0] == seen[1] == (124, "TERM\n")
+    """timeout(1) signals its child, then the whole group, microseconds apart: bare, the two
+    copies merge into one. On a loaded machine even bare can take two (timeout descheduled
+    between its kills, the child's handler run in between: seen in CI), so each attempt runs
+    bare then under runsnap, and one attempt of the three where both took one is the proof; a
+    runsnap that forwards the group's signal again takes two in every attempt."""
+    attempts = []
+    for attempt in range(3):
+        seen = []
+        for runsnap in (False, True):
+            child, log, ready = _counting(tmp_path, f"{attempt}-{runsnap}")
+            under = [*RUNSNAP, "capture", "-o", str(tmp_path / "t.toml"), "--"] if runsnap else []
+            done = subprocess.run(["timeout", "3", *under, *child], capture_output=True,
+                                  timeout=60)
+            seen.append((done.returncode, log.read_text()))
+        attempts.append(seen)
+        if seen[0] == seen[1] == (124, "TERM\n"):
+            return
+    pytest.fail(f"bare and under runsnap, (status, TERMs taken) in 3 attempts: {attempts}")
 
 
 def test_a_group_signal_after_a_copy_to_runsnap_alone_reaches_the_child_once(
