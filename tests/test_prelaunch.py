@@ -8,6 +8,7 @@ import subprocess
 import sys
 import venv
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,19 @@ def _demo(tmp: Path, *extra: str, options: tuple[str, ...] = (), **env: str
 
 def _check_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("runsnap: check [")]
+
+
+def _as_pip_check(python: Path, tmp_path: Path) -> list[Any]:
+    """check's unmet-requirement findings for ``python``'s packages, asserted to be what a real
+    ``pip check`` of the same interpreter lists (which finds problems: status 1)."""
+    pip_check = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "check"],
+                               capture_output=True, text=True, check=False)
+    assert pip_check.returncode == 1, pip_check.stdout
+    snap = runsnap.capture([str(python), "-c", "pass"], cwd=tmp_path, env=_env(tmp_path))
+    found = [f for f in check(snap, installed=True).findings if f.kind == "unmet-requirement"]
+    assert sorted(f.message.lower() for f in found) == sorted(
+        line.strip().lower() for line in pip_check.stdout.splitlines() if line.strip())
+    return found
 
 
 def test_strict_refuses_the_incidents_launch(tmp_path: Path) -> None:
@@ -188,13 +202,7 @@ def test_unmet_requirements_of_legacy_egg_info_installs_are_what_pip_check_says(
         (info / "installed-files.txt").write_text(f"../{name}/__init__.py\nPKG-INFO\n")
         if requires:
             (info / "requires.txt").write_text(requires)
-    pip_check = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "check"],
-                               capture_output=True, text=True, check=False)
-    assert pip_check.returncode == 1, pip_check.stdout
-    snap = runsnap.capture([str(python), "-c", "pass"], cwd=tmp_path, env=_env(tmp_path))
-    found = [f for f in check(snap, installed=True).findings if f.kind == "unmet-requirement"]
-    assert sorted(f.message.lower() for f in found) == sorted(
-        line.strip().lower() for line in pip_check.stdout.splitlines() if line.strip())
+    found = _as_pip_check(python, tmp_path)
     assert len(found) == 2  # betalib too old, gammalib missing; the rest never applies
 
 
@@ -235,11 +243,5 @@ def test_a_metadata_header_with_blank_continuation_lines_is_read_as_pip_reads_it
         (info / "METADATA").write_text(meta.format(name=name, version=version, blank=blank))
         (info / "RECORD").write_text(f"{name}/__init__.py,,\n{info.name}/METADATA,,\n")
         (info / "INSTALLER").write_text("pip\n")
-    pip_check = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "check"],
-                               capture_output=True, text=True, check=False)
-    assert pip_check.returncode == 1, pip_check.stdout
-    snap = runsnap.capture([str(python), "-c", "pass"], cwd=tmp_path, env=_env(tmp_path))
-    found = [f for f in check(snap, installed=True).findings if f.kind == "unmet-requirement"]
-    assert sorted(f.message.lower() for f in found) == sorted(
-        line.strip().lower() for line in pip_check.stdout.splitlines() if line.strip())
+    found = _as_pip_check(python, tmp_path)
     assert len(found) == 3  # betalib too old, gammalib and thetalib missing
