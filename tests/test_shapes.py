@@ -129,6 +129,16 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
         child.kill()
         child.wait()
     git_snap = _git_capture(where / "repo")
+    # the engines' builds and the CUDA libraries, from files laid out as their wheels lay
+    # them out; triton with no version file, so its distribution's version is taken
+    from tests.collectors.test_toolchain_builds import dist, wheel_layout
+
+    wheel_layout(where / "site")
+    dist(where / "site", "triton", "3.5.0")
+    wheels = runsnap.capture([sys.executable, "-c", "pass"], cwd=where,
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(where / "site")},
+                             output=str(where / "w.toml"))
+    assert wheels.records.packages.builds.raw["triton"]["version_from"] == "distribution"
     rank = ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml"
     # a pytest session (runsnap/pytestplugin): every outcome a test can have, one failing
     (where / "test_shape.py").write_text(
@@ -146,6 +156,7 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for name, path in (("context", context.path_text), ("run", ran.path_text),
                        ("pid", pid.path_text), ("git", git_snap), ("rank", rank),
+                       ("wheels", wheels.path_text),
                        ("pytest", where / "s.toml")):
         with open(path, encoding="utf-8") as fh:
             out.append((name, loads(fh.read()).to_document()))

@@ -130,6 +130,7 @@ class Build(SectionRecord):
     path: str | None
     version: str | None
     version_file: str | None
+    version_from: str | None
     built_for: str | None
     built_with: Mapping[str, str]
     native: Sequence[str]
@@ -141,6 +142,7 @@ class TorchBuild(SectionRecord):
     """How the installed torch was built (``torch.__config__``)."""
 
     version: str | None
+    version_from: str | None
     path: str | None
     git_version: str | None
     debug: bool | None

@@ -286,6 +286,8 @@ class TorchBuild(TypedDict, total=False):
     """How the installed torch was built (``torch.__config__``)."""
 
     version: str
+    version_from: str
+    """``distribution`` where torch had no version file and its distribution's version is used."""
     path: str
     git_version: str
     debug: bool
@@ -317,6 +319,8 @@ class Build(TypedDict, total=False):
     version: str | None
     version_file: str | None
     """The file its version was read from."""
+    version_from: str | None
+    """``distribution`` where it has no version file (SGLang, Triton): its distribution's."""
     built_for: str | None
     """``cuda`` or ``rocm`` (vLLM, from its native extension's name)."""
     built_with: dict[str, str]
