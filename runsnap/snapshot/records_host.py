@@ -14,11 +14,32 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-__all__ = ["AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "GpuAffinity", "GpuDevice",
-           "GpuTopology", "Gpus", "HostPython", "Hugepages", "ImportedModule", "InfinibandDevice",
-           "InfinibandPort", "Interface", "LibraryFile", "Memory", "Network", "Numa", "NumaNode",
-           "ReadSite", "ResourceLimit", "Runtime", "System", "Tool", "Toolchain", "TracedProcess",
-           "VariableRead"]
+__all__ = ["AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "GpuAffinity",
+           "GpuDevice", "GpuTopology", "Gpus", "HostPython", "Hugepages", "Hypervisor",
+           "ImportedModule", "InfinibandDevice", "InfinibandPort", "Interface", "LibraryFile",
+           "Memory", "Network", "Numa", "NumaNode", "ReadSite", "ResourceLimit", "Runtime", "Smt",
+           "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
+
+
+class CpuCache(SectionRecord):
+    """One level of CPU cache, read from cpu0's cache indexes."""
+
+    size_kib: int | None
+    instances: int | None
+
+
+class Smt(SectionRecord):
+    """Simultaneous multithreading (``/sys/devices/system/cpu/smt``)."""
+
+    active: bool | str | None
+    control: bool | str | None
+
+
+class Hypervisor(SectionRecord):
+    """The hypervisor the CPU flags say the host runs under."""
+
+    present: bool | str | None
+    vendor: bool | str | None
 
 
 class Cpu(SectionRecord):
@@ -38,9 +59,9 @@ class Cpu(SectionRecord):
     sockets: int | None
     threads_per_core: int | None
     address_sizes: str | None
-    caches: Mapping[str, Mapping[str, int | None]]
-    smt: Mapping[str, bool | str | None]
-    hypervisor: Mapping[str, bool | str | None]
+    caches: Mapping[str, CpuCache]
+    smt: Smt
+    hypervisor: Hypervisor
     vulnerabilities: Mapping[str, str | None]
 
 

@@ -10,12 +10,35 @@ from typing import Annotated, Any, TypedDict
 from runsnap.snapshot.shape_marks import Compare, Errors, NotCompared
 
 __all__ = [
-    "AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "GpuAffinity", "GpuDevice",
-    "GpuTopology", "Gpus", "HostPython", "Hugepages", "ImportedModule", "InfinibandDevice",
-    "InfinibandPort", "Interface", "LibraryFile", "Memory", "Network", "Numa", "NumaNode",
-    "ReadSite", "ResourceLimit", "RuntimeSection", "SystemSection", "Tool", "Toolchain",
-    "TracedProcess", "VariableRead",
+    "AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "GpuAffinity", "GpuDevice",
+    "GpuTopology", "Gpus", "HostPython", "Hugepages", "Hypervisor", "ImportedModule",
+    "InfinibandDevice", "InfinibandPort", "Interface", "LibraryFile", "Memory", "Network", "Numa",
+    "NumaNode", "ReadSite", "ResourceLimit", "RuntimeSection", "Smt", "SystemSection", "Tool",
+    "Toolchain", "TracedProcess", "VariableRead",
 ]
+
+
+class CpuCache(TypedDict, total=False):
+    """One level of CPU cache, read from cpu0's cache indexes."""
+
+    size_kib: int | None
+    instances: int | None
+    """How many copies the online CPUs share out (``lscpu``'s instances)."""
+
+
+class Smt(TypedDict, total=False):
+    """Simultaneous multithreading (``/sys/devices/system/cpu/smt``)."""
+
+    active: bool | str | None
+    control: bool | str | None
+
+
+class Hypervisor(TypedDict, total=False):
+    """The hypervisor the CPU flags say the host runs under."""
+
+    present: bool | str | None
+    vendor: bool | str | None
+    """From DMI, where readable."""
 
 
 class Cpu(TypedDict, total=False):
@@ -35,12 +58,10 @@ class Cpu(TypedDict, total=False):
     sockets: int | None
     threads_per_core: int | None
     address_sizes: str | None
-    caches: dict[str, dict[str, int | None]]
-    """``L1d``, ``L1i``, ``L2``, ``L3`` -> ``size_kib``, ``instances``."""
-    smt: dict[str, bool | str | None]
-    """``active``, ``control`` (``/sys/devices/system/cpu/smt``)."""
-    hypervisor: dict[str, bool | str | None]
-    """``present``, ``vendor``."""
+    caches: dict[str, CpuCache]
+    """``L1d``, ``L1i``, ``L2``, ``L3``."""
+    smt: Smt
+    hypervisor: Hypervisor
     vulnerabilities: dict[str, str | None]
 
 

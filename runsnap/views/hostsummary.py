@@ -16,7 +16,7 @@ from typing import Any
 
 from runsnap.knowledge.packages import distribution_version, normalize_name
 from runsnap.snapshot.records import Build, Packages, System, TorchBuild
-from runsnap.snapshot.records_host import Tool
+from runsnap.snapshot.records_host import CpuCache, Tool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -253,9 +253,9 @@ def _topology(system: System) -> list[tuple[str, str]]:
     return rows
 
 
-def _cache(name: str, c: Mapping[str, int | None]) -> str:
+def _cache(name: str, c: CpuCache) -> str:
     """One CPU cache as lscpu prints it: ``L2 2 MiB (2 instances)``."""
-    size, count = c.get("size_kib", 0) or 0, _or(c.get("instances", 1), 1)
+    size, count = c.size_kib or 0, _or(c.instances, 1)
     return f"{name} {_size(size * count)} ({count} instance{'s' if count != 1 else ''})"
 
 
@@ -277,8 +277,8 @@ def _cpu(system: System) -> list[tuple[str, str]]:
         rows.append(("Notable flags", " ".join(flags) or "none of avx*, amx*, sve*"))
     hyp = cpu.hypervisor
     if hyp:
-        rows.append(("Hypervisor", str(hyp.get("vendor") or '') or (
-            "present (vendor not shown: no DMI)" if hyp.get("present") else "none")))
+        rows.append(("Hypervisor", str(hyp.vendor or '') or (
+            "present (vendor not shown: no DMI)" if hyp.present else "none")))
     for name, node in system.numa.nodes.items():
         rows.append((f"NUMA {name} CPU(s)", f"{_or(node.cpus, '')}" + (
             f", {_bytes(node.memory_bytes)}" if node.has("memory_bytes") else "")))

@@ -237,8 +237,9 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                                   path=locator("system", "cpu", "flags")))
         keep = ("vendor", "family", "model_number", "stepping", "microcode", "sockets",
                 "threads_per_core", "smt", "caches", "hypervisor", "vulnerabilities")
-        out += _leaves("cpu", {k: written(ca, k, None) for k in keep},
-                       {k: written(cb, k, None) for k in keep})
+        # as written: the caches, SMT and hypervisor records' leaves
+        out += _leaves("cpu", {k: ca.raw[k] if ca.has(k) else None for k in keep},
+                       {k: cb.raw[k] if cb.has(k) else None for k in keep})
     if both("numa"):
         out += _leaves("numa", xa.numa.raw, xb.numa.raw)
     ma, mb = xa.memory, xb.memory
