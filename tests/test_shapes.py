@@ -226,3 +226,33 @@ def test_the_records_are_the_declarations(tmp_path) -> None:
             assert fh.read() == text, (
                 f"runsnap/snapshot/{name} is not what the declarations say: rewrite it with "
                 "python -m runsnap.snapshot.shapes")
+
+
+def _field_names(shape: Any, seen: set[Any]) -> set[str]:
+    """Every field name a declaration holds, at every depth (an ``Extra``'s entries too)."""
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if origin is Annotated:
+        extra = {n for m in shape.__metadata__ if isinstance(m, shapes.Extra)
+                 for n in _field_names(m.shape, seen)}
+        return extra | _field_names(args[0], seen)
+    if typing.is_typeddict(shape):
+        if shape in seen:
+            return set()
+        seen.add(shape)
+        hints = typing.get_type_hints(shape, include_extras=True)
+        return set(hints) | {n for h in hints.values() for n in _field_names(h, seen)}
+    return {n for a in args for n in _field_names(a, seen)}
+
+
+#: The snapshot reference: docs/schema.md, and the pages it sends a section's details to.
+REFERENCE = ("schema", "launch", "launchers", "runtime", "pytest", "trackers")
+
+
+@pytest.mark.parametrize("section", sorted(shapes.DECLARED))
+def test_every_declared_field_is_named_in_the_reference(section: str) -> None:
+    """A field declared is said in docs/schema.md (or the page it links for that part), named
+    as `field`: adding one without saying it fails here (docs/development.md's recipe)."""
+    text = "".join((ROOT / "docs" / f"{name}.md").read_text() for name in REFERENCE)
+    names = _field_names(shapes.DECLARED[section], set()) - {"errors"}
+    assert sorted(n for n in names if f"`{n}`" not in text) == [], (
+        f"say these [{section}] fields in docs/schema.md, in the section's row")
