@@ -139,6 +139,19 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(where / "site")},
                              output=str(where / "w.toml"))
     assert wheels.records.packages.builds.raw["triton"]["version_from"] == "distribution"
+    # GPUs from output recorded on real machines, replayed: an H100 node through nvidia-smi
+    # (with its topology), eight MI300X through amd-smi, an MI250 through rocm-smi
+    from tests.collectors.test_gpu import printing, smi_path
+    from tests.conftest import asset
+
+    gpus = {}
+    for name, path in (
+            ("nvidia", smi_path(where, "h100-r590")),
+            ("amd-smi", printing(where, "amd-smi", asset("amd-smi", "mi300x8-rocm721.json"))),
+            ("rocm-smi", printing(where, "rocm-smi", asset("rocm-smi", "mi250-older.json")))):
+        gpus[name] = runsnap.capture([], env={"PATH": f"{path}:/usr/bin:/bin",
+                                              "RUNSNAP_NO_NVML": "1"},
+                                     cwd=where, output=str(where / f"{name}.toml")).path_text
     rank = ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml"
     # a pytest session (runsnap/pytestplugin): every outcome a test can have, one failing
     (where / "test_shape.py").write_text(
@@ -157,6 +170,7 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
     for name, path in (("context", context.path_text), ("run", ran.path_text),
                        ("pid", pid.path_text), ("git", git_snap), ("rank", rank),
                        ("wheels", wheels.path_text),
+                       *gpus.items(),
                        ("pytest", where / "s.toml")):
         with open(path, encoding="utf-8") as fh:
             out.append((name, loads(fh.read()).to_document()))

@@ -129,7 +129,7 @@ class AmdDevice(SectionRecord):
     """One AMD GPU, the same keys from ``amd-smi`` and ``rocm-smi`` (a fact the tool does not
     give is left out)."""
 
-    gpu: int | None
+    gpu: int | str | None
     name: str | None
     gfx_version: str | None
     pci_bus: str | None

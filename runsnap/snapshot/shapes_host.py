@@ -130,7 +130,8 @@ class AmdDevice(TypedDict, total=False):
     """One AMD GPU, the same keys from ``amd-smi`` and ``rocm-smi`` (a fact the tool does not
     give is left out)."""
 
-    gpu: int | None
+    gpu: int | str | None
+    """amd-smi's index, or rocm-smi's card (``card0``)."""
     name: str | None
     gfx_version: str | None
     pci_bus: str | None
