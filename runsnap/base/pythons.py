@@ -79,22 +79,28 @@ def add_direct_url(dist: dict[str, Any]) -> None:
     if not isinstance(data, dict):
         dist["direct_url"] = {"error": "direct_url.json is not an object"}
         return
-    out: dict[str, Any] = {"url": data.get("url", "")}
+    out: dict[str, Any] = {"url": _text(data.get("url", ""))}
     dir_info = data.get("dir_info") or {}
     if isinstance(dir_info, dict) and dir_info.get("editable"):
         out["editable"] = True
     vcs = data.get("vcs_info")
     if isinstance(vcs, dict):
-        out["vcs"] = vcs.get("vcs", "")
-        out["commit_id"] = vcs.get("commit_id", "")
+        out["vcs"] = _text(vcs.get("vcs", ""))
+        out["commit_id"] = _text(vcs.get("commit_id", ""))
         if vcs.get("requested_revision"):
-            out["requested_revision"] = vcs["requested_revision"]
+            out["requested_revision"] = _text(vcs["requested_revision"])
     dist["direct_url"] = out
     if out.get("editable"):
         dist["editable"] = True
     url = out["url"]
     if isinstance(url, str) and url.startswith("file://"):
         dist["source"] = file_url_path(url)
+
+
+def _text(value: Any) -> str:
+    """A PEP 610 field, which is text: another JSON value is kept as its JSON (``[packages]``
+    declares these fields as strings, and the loader refuses any other type)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def file_url_path(url: str) -> str:

@@ -189,6 +189,19 @@ def test_vcs_direct_url_is_read_without_the_probe_parsing_json(tmp_path) -> None
     assert dists["broken"]["direct_url"]["error"].startswith("direct_url.json is not JSON")
 
 
+
+def test_a_direct_url_json_of_the_wrong_types_still_gives_a_snapshot_that_loads(
+        tmp_path: Path) -> None:
+    """PEP 610's fields are text: a file that gives a number or a list is kept as its JSON,
+    so the snapshot fits its declaration and loads."""
+    py, site = bare_venv(tmp_path / "venv")
+    write_dist(site, "odd", "1.0", {"url": 5, "vcs_info": {"vcs": ["git"], "commit_id": 7}})
+    out = tmp_path / "s.toml"
+    runsnap.capture([str(py)], env=base_env(), cwd=tmp_path, output=str(out))
+    direct = runsnap.load(out).records.packages.distributions["odd"].direct_url
+    assert (direct.url, direct.vcs, direct.commit_id) == ("5", '["git"]', "7")
+
+
 def test_packages_are_those_on_the_childs_sys_path(tmp_path: Path) -> None:
     """`python app/run.py` has app/ first on sys.path, not the working directory (which only
     `python -c` and `-m` have): a distribution lying in the working directory, as a source
