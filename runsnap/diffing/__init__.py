@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-from runsnap.diffing import consequences, evidence, grouping, made, sections
+from runsnap.diffing import consequences, datafiles, evidence, grouping, made, sections
 from runsnap.diffing.bulkload import snapshot_files
 from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
@@ -114,6 +114,7 @@ def compare(
         found = kept
     if not b_is_now:
         found += sections.findings.compare(a, b)
+    found = datafiles.one_view(found, a, b)  # a file git or [models] shows: shown there
     rules = rules.replace(same_models=_same_models(a, b, found))
     who = None
     if static:

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-__all__ = ["AmdGpus", "Cpu", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "ImportedModule",
-           "InfinibandDevice", "Memory", "Network", "Numa", "ReadSite", "Runtime", "System", "Tool",
-           "Toolchain", "TracedProcess", "VariableRead"]
+__all__ = ["AmdGpus", "Cpu", "DataFile", "GpuDevice", "GpuTopology", "Gpus", "HostPython",
+           "ImportedModule", "InfinibandDevice", "Memory", "Network", "Numa", "ReadSite", "Runtime",
+           "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
 
 
 class Cpu(SectionRecord):
@@ -245,6 +245,20 @@ class ImportedModule(SectionRecord):
     origin: str | None
 
 
+class DataFile(SectionRecord):
+    """A file the run opened for reading (``runtime.data_files``, keyed by its absolute path):
+    its content identity when the run ended (runsnap/tracing/datafiles.py)."""
+
+    sha256: str | None
+    size: int | None
+    hashed: str | None
+    missing: bool | None
+    written: bool | None
+    error: str | None
+    pids: Sequence[int]
+    stack: Sequence[str]
+
+
 class Runtime(SectionRecord):
     """``[runtime]``: what the run read and imported (docs/runtime.md)."""
 
@@ -257,6 +271,8 @@ class Runtime(SectionRecord):
     modules: Mapping[str, ImportedModule]
     stdlib_modules: Sequence[str]
     config_reads: Sequence[str]
+    data_files: Mapping[str, DataFile]
+    data_files_left_out: int | None
     files: Sequence[str]
     frames: Sequence[str | Sequence[Any]]
     stacks: Sequence[Sequence[int]]

@@ -49,7 +49,8 @@ __all__ = [
 #: Tables and arrays of ``[runtime]`` written one entry a line (see runsnap.snapshot.writer).
 ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
                       "runtime.stacks", "runtime.values", "runtime.other_values",
-                      "runtime.stdlib_modules", "runtime.config_reads"})
+                      "runtime.stdlib_modules", "runtime.config_reads",
+                      "runtime.data_files"})
 
 _EMPTY: Mapping[str, Any] = {}
 
