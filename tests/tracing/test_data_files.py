@@ -143,3 +143,16 @@ def test_a_file_only_one_run_opened_is_folded_as_where_it_went(tmp_path: Path) -
     assert not any(d.key.startswith("file ") for d in report.counted)
     assert any(d.key == f"file {tmp_path / 'later.csv'}" for d in report.consequences)
     assert os.path.exists(tmp_path / "later.csv")
+
+
+def test_a_process_lists_256_files_and_counts_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "many").mkdir()
+    for i in range(300):
+        (tmp_path / "many" / f"{i}.txt").write_text(str(i))
+    (tmp_path / "prog.py").write_text(
+        "for i in range(300):\n    open(f'many/{i}.txt').read()\n")
+    snap = run([sys.executable, "prog.py"], env=child_env(), cwd=tmp_path,
+               output=tmp_path / "s.toml").snapshot
+    runtime = snap.get("runtime")
+    assert len(runtime["data_files"]) == 256
+    assert runtime["data_files_left_out"] == 44
