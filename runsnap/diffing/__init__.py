@@ -120,7 +120,8 @@ def compare(
     if static:
         who = who_reads_for(a, b)
     rules = _with_evidence(rules, a, b, found, who)
-    ranked, folded = consequences.fold(grouping.group(rank(found, rules), a, b, key=ranking_key))
+    ranked, folded = consequences.fold(grouping.group(
+        datafiles.outputs(rank(found, rules), a, b), a, b, key=ranking_key))
     info_a, info_b = SnapInfo.of(a), SnapInfo.of(b)
     ranked = tuple(sorted(made.mark(consequences.per_rank(ranked, info_a, info_b), a, b),
                           key=ranking_key))

@@ -15,6 +15,12 @@ better view) and gets the run's evidence (:func:`edit_read`); a file under a mod
 ``unread`` when its kind is read from Python only (:data:`runsnap.knowledge.datafiles.
 PYTHON_READ`); a kind native code loads (``tokenizer.json``, a sentencepiece ``.model``) stays
 without evidence: opens from C are not seen.
+
+An output is not a cause (:func:`outputs`): a file git lists as changed or untracked that a
+traced run opened for writing before it read it (``[runtime] data_files_written``: a log, a
+metrics file, a results table that happens to be tracked) is rewritten by every run; its
+difference is hidden, as a compiled cache's is, and so is the tree's ``dirty`` flag when every
+changed file of the tree that differs is hidden.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
     from runsnap.snapshot.records_host import DataFile, Runtime
 
-__all__ = ["compare", "edit_read", "file_evidence", "one_view"]
+__all__ = ["compare", "edit_read", "file_evidence", "one_view", "outputs"]
 
 
 def _content(f: DataFile) -> str:
@@ -131,11 +137,15 @@ def edit_read(d: Difference, a: Snapshot, b: Snapshot) -> tuple[str, str] | None
     full = _repo_file(d, a) or _repo_file(d, b)
     if not full or full.endswith(".py"):
         return None
+    opened = False
     for side, snap in (("B", b), ("A", a)):
         got = snap.records.runtime.data_files.get(full)
         if got is not None and not got.written:
             return "read", (f"the program opened the file for reading while it ran: "
                             f"{_opened(side, snap.records.runtime, got)}")
+        opened = opened or got is not None
+    if opened:  # opened, then rewritten by the run: neither unread nor only an input
+        return None
     rts = (a.records.runtime, b.records.runtime)
     if all(rt.traced and rt.has("data_files") for rt in rts) and full.endswith(PYTHON_READ):
         return "unread", ("no process opened it in either run (both traced; its kind is read "
@@ -162,3 +172,37 @@ def one_view(found: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Diff
     return [d for d in found if id(d) not in ids or not (
         str(d.path[2]) in shown or str(d.path[2]).startswith(tuple(folders)))]
 
+
+
+def outputs(ranked: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Difference]:
+    """``ranked`` with the runs' outputs hidden: a git difference of one file (``REPO: PATH``)
+    that a traced run opened for writing before it read it, and a tree's ``dirty`` flag when
+    every changed file of that tree that differs is hidden (outputs, compiled caches)."""
+    written = {side: frozenset(snap.records.runtime.data_files_written)
+               for side, snap in (("A", a), ("B", b))}
+    out: list[Difference] = []
+    for d in ranked:
+        if d.section == "git" and ": " in d.key and not d.hidden:
+            full = {p for p in (_repo_file(d, a), _repo_file(d, b)) if p}
+            who = [side for side, paths in written.items() if full & paths]
+            if who:
+                d = d.replace(hidden=True, reason=(
+                    f"an output of the run: run {' and '.join(who)} opened it for writing "
+                    f"before reading it, so each run rewrites it; not an input ({d.reason})"))
+        out.append(d)
+    return [_dirty(d, out) for d in out]
+
+
+def _dirty(d: Difference, found: Sequence[Difference]) -> Difference:
+    """``d``, hidden when it is a tree's ``dirty`` flag and the files of that tree that differ
+    are all hidden (and its diffs were not cut: no ``REPO.diff`` difference)."""
+    if d.section != "git" or not d.key.endswith(".dirty") or d.hidden:
+        return d
+    repo = d.key[: -len(".dirty")]
+    files = [x for x in found if x.section == "git" and x.key.startswith(repo + ": ")]
+    if not files or not all(x.hidden for x in files) or any(
+            x.section == "git" and x.key == f"{repo}.diff" for x in found):
+        return d
+    return d.replace(hidden=True, reason=(
+        f"the tree's only changes that differ are hidden ({len(files)} file"
+        f"{'s' if len(files) != 1 else ''}: outputs of the run, compiled caches); {d.reason}"))

@@ -272,6 +272,7 @@ class Runtime(SectionRecord):
     stdlib_modules: Sequence[str]
     config_reads: Sequence[str]
     data_files: Mapping[str, DataFile]
+    data_files_written: Sequence[str]
     data_files_left_out: int | None
     files: Sequence[str]
     frames: Sequence[str | Sequence[Any]]

@@ -50,7 +50,7 @@ __all__ = [
 ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
                       "runtime.stacks", "runtime.values", "runtime.other_values",
                       "runtime.stdlib_modules", "runtime.config_reads",
-                      "runtime.data_files"})
+                      "runtime.data_files", "runtime.data_files_written"})
 
 _EMPTY: Mapping[str, Any] = {}
 

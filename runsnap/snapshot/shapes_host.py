@@ -288,6 +288,9 @@ class RuntimeSection(TypedDict, total=False):
     config_reads: Annotated[list[str], NotCompared(
         "the config fields the program read: evidence for [models]' fields, compared there")]
     data_files: Annotated[dict[str, DataFile], Compare()]
+    data_files_written: Annotated[list[str], NotCompared(
+        "the outputs of the run: evidence that a file git lists as changed is one")]
+    """The files a traced process opened for writing before it read them: outputs."""
     data_files_left_out: Annotated[int | None, NotCompared(
         "how many more files were opened than listed: a count of the run, not an input")]
     files: Annotated[list[str], NotCompared("the files read are the evidence of the reads compared")]

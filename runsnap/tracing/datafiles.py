@@ -1,7 +1,7 @@
 """``[runtime.data_files]``: the data files the traced processes opened for reading, each with
 a content identity taken when the run ended.
 
-The tracing hook's audit hook (``runsnap/probe/hook/_runsnap_trace_files.py``) writes one
+The tracing hook's wrappers of ``open`` (``runsnap/probe/hook/_runsnap_trace_files.py``) write one
 ``("O", path, stack)`` record per file a process opened for reading, ``("o", path)`` per file
 it opened for writing, and ``("Q", n)`` for the files beyond its cap. Here, after the child
 ended, runsnap reads each file once (the child pays nothing for it, but the outcome is written after
@@ -22,6 +22,9 @@ configs pays about a millisecond.
 A file written during the run (opened for writing by a traced process, or modified after the
 launch began: ``mtime`` at or after it) is an output, marked ``written``, never hashed; a file
 gone by the end is ``missing`` (an open that failed is recorded too: the program tried it).
+The files a process opened for writing before it read them are listed apart
+(``[runtime] data_files_written``): outputs, which the diff tells from inputs when git lists
+them as changed (:func:`runsnap.diffing.datafiles.outputs`).
 Contents are never stored, only their hash, the size, the paths and the opening frames.
 """
 
@@ -50,10 +53,11 @@ MAX_LISTED = 512
 
 
 def data_files(python: Sequence[Sequence[tuple[Any, ...]]], started_ns: int | None
-               ) -> tuple[dict[str, dict[str, Any]], int]:
-    """``(files, left_out)``: path -> what is known of it, from the processes' records
-    (``python``: one list per process, its ``P`` record first), and how many files were
-    opened beyond the caps. ``started_ns``: when the launch began (``time.time_ns()``)."""
+               ) -> tuple[dict[str, dict[str, Any]], list[str], int]:
+    """``(files, written, left_out)``: path -> what is known of a file opened for reading,
+    from the processes' records (``python``: one list per process, its ``P`` record first);
+    the paths opened for writing first, sorted; how many files were opened beyond the caps.
+    ``started_ns``: when the launch began (``time.time_ns()``)."""
     files: dict[str, dict[str, Any]] = {}
     written: set[str] = set()
     left_out = 0
@@ -77,7 +81,9 @@ def data_files(python: Sequence[Sequence[tuple[Any, ...]]], started_ns: int | No
     budget = [BUDGET]
     for path, entry in sorted(files.items()):
         entry.update(_identity(path, path in written, started_ns, budget))
-    return dict(sorted(files.items())), left_out
+    outputs = sorted(written)
+    left_out += max(0, len(outputs) - MAX_LISTED)
+    return dict(sorted(files.items())), outputs[:MAX_LISTED], left_out
 
 
 def _identity(path: str, written: bool, started_ns: int | None, budget: list[int]

@@ -286,8 +286,9 @@ def build_section(
         section["bulk_sites"] = bulk_sites
     if config_reads:
         section["config_reads"] = sorted(config_reads)
-    files, left_out = data_files(python, started_ns)  # when the launch began: see datafiles
+    files, written, left_out = data_files(python, started_ns)  # see runsnap.tracing.datafiles
     section.update({"data_files": files} if files else {}, **(
+        {"data_files_written": written} if written else {}), **(
         {"data_files_left_out": left_out} if left_out else {}))
     if any(startup.values()):
         section["native_startup"] = sorted(n for n, yes in startup.items() if yes)

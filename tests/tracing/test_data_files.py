@@ -156,3 +156,50 @@ def test_a_process_lists_256_files_and_counts_the_rest(tmp_path: Path) -> None:
     runtime = snap.get("runtime")
     assert len(runtime["data_files"]) == 256
     assert runtime["data_files_left_out"] == 44
+
+
+OUTPUTS = """
+import os, sys
+import helper
+with open("metrics.json", "w") as fh:
+    fh.write('{"pid": %d}' % os.getpid())
+with open("run.log", "a") as fh:
+    fh.write("started %d\\n" % os.getpid())
+layers = int(os.environ.get("LAYERS", "2"))
+if layers > 3:
+    sys.exit("the model has room for 3 layers, not %d" % layers)
+"""
+
+
+def test_outputs_and_compiled_caches_git_lists_are_never_candidates(tmp_path: Path) -> None:
+    """A tracked metrics file and a log the runs write, and a tracked compiled cache the
+    interpreter rewrites: git lists them as changed in B (A's run changed them), none is a
+    candidate, nor is the tree's dirty flag they alone make; the variable is the cause."""
+    (tmp_path / "prog.py").write_text(OUTPUTS)
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "metrics.json").write_text("{}")
+    (tmp_path / ".gitignore").write_text("*.toml\n")
+    subprocess.run([sys.executable, "-m", "py_compile", "helper.py"], cwd=tmp_path, check=True)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A", "-f")
+    _git(tmp_path, "commit", "-qm", "start")
+    assert any("__pycache__" in p for p in subprocess.run(
+        ["git", "ls-files"], cwd=tmp_path, capture_output=True, text=True).stdout.split())
+    st = os.stat(tmp_path / "helper.py")  # the source looks newer: A's run rewrites the cache
+    os.utime(tmp_path / "helper.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    good = run([sys.executable, "prog.py"], env=child_env(), cwd=tmp_path,
+               output=tmp_path / "good.toml").snapshot
+    bad = run([sys.executable, "prog.py"], env=child_env(LAYERS="4"), cwd=tmp_path,
+              output=tmp_path / "bad.toml").snapshot
+    assert bad.get("runtime")["data_files_written"] == [
+        str(tmp_path / "metrics.json"), str(tmp_path / "run.log")]
+    report = compare(good, bad)
+    assert report.counted[0].key == "LAYERS", report.counted
+    assert report.confidence == "confident", report.because
+    assert not [d.key for d in report.counted if d.section == "git"], report.counted
+    hidden = {d.key.partition(": ")[2] or d.key: d.reason for d in report.differences
+              if d.section == "git" and d.hidden}
+    assert "an output of the run" in hidden["metrics.json"]
+    assert "an output of the run" in hidden["run.log"]
+    assert any("__pycache__" in k and "compiled cache" in r for k, r in hidden.items()), hidden
+    assert any(k.endswith(".dirty") and "outputs of the run" in r for k, r in hidden.items())
