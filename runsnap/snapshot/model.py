@@ -29,7 +29,7 @@ from runsnap.base.paths import path_str
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import CaptureError, SnapshotError
 from runsnap.snapshot.codec import encode
-from runsnap.snapshot.runtime import ONE_LINE
+from runsnap.snapshot.runtime_form import ONE_LINE
 from runsnap.snapshot.writer import table_chunks
 
 TYPE_CHECKING = False

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from runsnap.snapshot.runtime import SITE_KEYS, VAR_KEYS, is_compact
+from runsnap.snapshot.runtime_form import SITE_KEYS, VAR_KEYS, is_compact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
