@@ -100,11 +100,9 @@ def test_an_import_inside_a_function_says_why() -> None:
     aside), which prints each one with its reason and the counts by the other definitions."""
     found = [f for f in imports_inside.find() if imports_inside.CAPPED(f)]
     missing = [f.where for f in found if not f.reason]
-    twice, seen = [], {}
-    for f in found:
-        for name in f.names:
-            if seen.setdefault((f.path, f.module, name), f.function) != f.function:
-                twice.append(f"{f.where}: {f.module} {name}")
+    seen: dict[tuple[object, ...], str | None] = {}
+    twice = [f"{f.where}: {f.module} {name}" for f in found for name in f.names
+             if seen.setdefault((f.path, f.module, name), f.function) != f.function]
     assert missing == []
     assert twice == []
     # 126: five more that deferred nothing measurable were removed (issue 35), found by
