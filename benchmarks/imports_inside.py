@@ -79,7 +79,7 @@ def _reason(lines: list[str], node: ast.stmt) -> str:
         if "#" in lines[k]:
             return lines[k].split("#", 1)[1].strip()
     if at > 0 and lines[at - 1].lstrip().startswith("#"):
-        block = []
+        block: list[str] = []
         k = at - 1
         while k >= 0 and lines[k].lstrip().startswith("#"):
             block.insert(0, lines[k].strip().lstrip("#").strip())
@@ -123,7 +123,7 @@ def _scan(path: Path) -> list[Found]:
                                    _reason(lines, child)))
             else:
                 called = _is_import_call(child)
-                if called is not None and func is not None:
+                if called is not None and func is not None and isinstance(child, ast.expr):
                     found.append(Found(path, child.lineno, child.end_lineno or child.lineno,
                                        func, (called,), "", False, tc, probe, ""))
                 visit(child, func, tc, depth + (isinstance(child, ast.stmt) and hasattr(
