@@ -75,10 +75,9 @@ def _git_env(child_env: Mapping[str, str]) -> dict[str, str]:
 
 def _editable_candidates(ctx: CaptureContext) -> list[tuple[str, str]]:
     """(path, role) for the source checkout of every editable install (needs the probe)."""
-    dists = ctx.probe.get("distributions", [])
     return [
         (d["source"], f"editable install of {d['name']}")
-        for d in dists
+        for d in ctx.probe["distributions"]
         if d.get("editable") and d.get("source")
     ]
 
