@@ -217,9 +217,8 @@ def read_by_name(runtime: Section) -> frozenset[str]:
             c = {"sites": c}
         if not isinstance(c, Mapping):
             continue
-        sites = c.get("sites")
-        reads = c.get("reads", len(sites) if isinstance(sites, list) else 0)
-        if reads or c.get("native", n in natives) or c.get("python", bool(reads) or "sites" in c):
+        line = _Line(c, n in natives)
+        if line.reads or line.native or line.python:
             out.add(n)
     got = frozenset(out)
     if len(_READ) >= _CACHE_MAX:
@@ -301,6 +300,48 @@ def _stacks_of(stacks: Sequence[Any], frames: Sequence[Any], files: Sequence[Any
     return made
 
 
+_DERIVED: Any = object()
+
+#: What the writer (:func:`runsnap.snapshot.runtime_write.compact`) leaves out of a variable's
+#: line in ``[runtime.vars]``: the value it stands for, or ``_DERIVED`` where that follows from
+#: the line's other fields (:class:`_Line`).
+_LEFT_OUT: Mapping[str, Any] = {
+    "sites": None, "reads": _DERIVED, "bulk_reads": 0, "native": _DERIVED, "python": _DERIVED,
+    "bulk": _DERIVED, "set": False, "via": _DERIVED, "procs": None, "pids": None,
+    "written": False}
+
+
+class _Line:
+    """One variable's line in ``[runtime.vars]`` with what the writer left out filled in: the
+    one place that reads a line's fields (its record, :func:`read_by_name` and the order of
+    :meth:`_Context.names` all take them from here). ``native``: whether the variable has a
+    line in ``native_reads``, which a line that does not say otherwise stands for."""
+
+    __slots__ = ("bulk", "bulk_reads", "native", "pids", "pids_given", "procs", "python",
+                 "reads", "set", "sites", "via", "written")
+
+    def __init__(self, c: Mapping[str, Any], native: bool) -> None:
+        got = {**_LEFT_OUT, **c}
+        self.sites: list[Any] | None = got["sites"] if isinstance(got["sites"], list) else None
+        reads = got["reads"]
+        self.reads: Any = len(self.sites or ()) if reads is _DERIVED else reads
+        self.bulk_reads: Any = got["bulk_reads"]
+        self.native: Any = native if got["native"] is _DERIVED else got["native"]
+        python, bulk, via = got["python"], got["bulk"], got["via"]
+        self.python: Any = bool(self.reads) or "sites" in c if python is _DERIVED else python
+        self.bulk: Any = (not self.reads and bool(self.bulk_reads) and not self.native
+                          if bulk is _DERIVED else bulk)
+        if via is _DERIVED:
+            via = "get" if self.sites else None
+        self.via: list[Any] = [via] if isinstance(via, str) else list(via) if isinstance(
+            via, list) else []
+        self.set = bool(got["set"])
+        self.procs: Any = got["procs"]
+        self.pids: Any = got["pids"]
+        self.pids_given = "procs" in c or "pids" in c
+        self.written = bool(got["written"])
+
+
 class _Context:
     """Expands the compact records of one section."""
 
@@ -350,9 +391,8 @@ class _Context:
             return bool(c)
         if not isinstance(c, Mapping):
             return name in self.natives
-        sites = c.get("sites")
-        return bool(c.get("reads", len(sites) if isinstance(sites, list) else 0)
-                    or c.get("native", name in self.natives))
+        line = _Line(c, name in self.natives)
+        return bool(line.reads or line.native)
 
     def has(self, name: str) -> bool:
         """Whether :meth:`record` gives a record for ``name`` (without building it)."""
@@ -367,26 +407,17 @@ class _Context:
             c = {"sites": c}
         if not isinstance(c, Mapping):
             return None
-        sites = c.get("sites")
-        reads = c.get("reads", len(sites) if isinstance(sites, list) else 0)
-        bulk_reads = c.get("bulk_reads", 0)
-        native = c.get("native", name in self.natives)
-        if "procs" in c or "pids" in c:
-            procs = c.get("procs")
-            raw = c.get("pids")
-            found = [self._pid(i) for i in (procs if isinstance(procs, list) else [])]
-            found += raw if isinstance(raw, list) else []
+        line = _Line(c, name in self.natives)
+        if line.pids_given:
+            found = [self._pid(i) for i in (line.procs if isinstance(line.procs, list) else [])]
+            found += line.pids if isinstance(line.pids, list) else []
             pids = sorted(p for p in found if isinstance(p, int) and not isinstance(p, bool))
         else:
             pids = list(self.every)
-        via_c = c.get("via", "get" if isinstance(sites, list) and sites else None)
-        via = [via_c] if isinstance(via_c, str) else list(via_c) if isinstance(via_c, list) else []
-        was_set = bool(c.get("set", False))
+        via = line.via
         rec: dict[str, Any] = {
-            "set": was_set, "reads": reads, "bulk_reads": bulk_reads,
-            "bulk": c.get("bulk", not reads and bool(bulk_reads) and not native),
-            "python": c.get("python", bool(reads) or "sites" in c),
-            "native": native, "pids": pids,
+            "set": line.set, "reads": line.reads, "bulk_reads": line.bulk_reads,
+            "bulk": line.bulk, "python": line.python, "native": line.native, "pids": pids,
         }
         if via:
             rec["via"] = via
@@ -396,21 +427,21 @@ class _Context:
             rec["other_values"] = self.others[name]
         if name in self.natives:
             rec["native_reads"] = self.natives[name]
-        if c.get("written"):
+        if line.written:
             rec["written"] = True
         rec.update((k, v) for k, v in c.items() if k not in VAR_KEYS and k != "procs")
-        if isinstance(sites, list):
+        if line.sites is not None:
             one_pid = pids[0] if len(pids) == 1 else None
             one_via = via[0] if len(via) == 1 else None
             rows = []
-            for s in sites:
-                s = {"stack": s} if not isinstance(s, Mapping) else s
-                row: dict[str, Any] = {"stack": self.stack(s.get("stack"))}
-                row["pid"] = self._pid(s["proc"]) if "proc" in s else s.get("pid", one_pid)
-                row["via"] = s.get("via", one_via)
-                row["set"] = s.get("set", was_set)
-                row["reads"] = s.get("reads", reads)
-                row.update((k, v) for k, v in s.items() if k not in SITE_KEYS)
+            for s in line.sites:
+                # a site's fields left out are its variable's: the writer's rule, inverted
+                site = {"stack": None, "pid": one_pid, "via": one_via, "set": line.set,
+                        "reads": line.reads, **(s if isinstance(s, Mapping) else {"stack": s})}
+                row: dict[str, Any] = {"stack": self.stack(site["stack"])}
+                row["pid"] = self._pid(site["proc"]) if "proc" in site else site["pid"]
+                row["via"], row["set"], row["reads"] = site["via"], site["set"], site["reads"]
+                row.update((k, v) for k, v in site.items() if k not in SITE_KEYS)
                 rows.append(row)
             rec["sites"] = rows
         return rec
