@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["DirectUrl", "add_direct_url", "check_python", "file_url_path", "first_error"]
+__all__ = ["DirectUrl", "add_direct_url", "check_python", "editable_source", "file_url_path",
+           "first_error"]
 
 
 def check_python(prog: str, cwd: str, env: Mapping[str, str]) -> str:
@@ -140,6 +141,17 @@ def add_direct_url(dist: dict[str, Any]) -> None:
         dist["editable"] = True
     if found.url.startswith("file://"):
         dist["source"] = file_url_path(found.url)
+
+
+def editable_source(dist: Mapping[str, Any]) -> str:
+    """The source folder of ``dist`` when it is an editable install of a local folder (what
+    :func:`add_direct_url` records: ``editable`` and ``source``), else ``""``; a probe's
+    distribution and one of ``[packages] distributions`` alike.
+
+    >>> editable_source({"editable": True, "source": "/src/x"}), editable_source({"source": "/s"})
+    ('/src/x', '')
+    """
+    return str(dist.get("source") or "") if dist.get("editable") else ""
 
 
 def file_url_path(url: str) -> str:

@@ -18,7 +18,7 @@ from runsnap.base.argv import is_python_name
 from runsnap.base.files import read_head
 from runsnap.base.paths import current_dir, zip_refusal
 from runsnap.base.probeanswer import checked, failed
-from runsnap.base.pythons import add_direct_url, first_error
+from runsnap.base.pythons import add_direct_url, editable_source, first_error
 from runsnap.base.records import FrozenRecord, Record
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.errors import CaptureError
@@ -317,8 +317,7 @@ class CaptureContext(Record):
 
     def editable_sources(self) -> list[str]:
         """Source directories of the editable installs in the child's environment."""
-        return [d["source"] for d in self.probe["distributions"]
-                if d.get("editable") and d.get("source")]
+        return [source for d in self.probe["distributions"] if (source := editable_source(d))]
 
 
 @functools.lru_cache(maxsize=1)

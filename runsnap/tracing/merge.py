@@ -13,6 +13,7 @@ import ast
 import os
 import re
 
+from runsnap.base.pythons import editable_source
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
 from runsnap.tracing.scans import filter_literals, filter_names
@@ -110,9 +111,9 @@ class _Dists:
         self.dists: Mapping[str, Any] = packages.get("distributions") or {}
         self.by_folder: dict[str, dict[str, tuple[str, str]]] = {}
         # (source folder, name, version) of the editable installs, looked up for every module
-        self.sources = [(str(d["source"]), name, str(d.get("version", "")))
+        self.sources = [(source, name, str(d.get("version", "")))
                         for name, d in self.dists.items()
-                        if isinstance(d, dict) and d.get("editable") and d.get("source")]
+                        if isinstance(d, dict) and (source := editable_source(d))]
 
     def editable(self, path: str) -> tuple[str, str] | None:
         for source, name, version in self.sources:
