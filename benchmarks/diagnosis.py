@@ -21,8 +21,9 @@ planted cause is found at rank N when it is the N-th difference that counts, or 
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
 fresh2, fresh3 and fresh4, the whole of benchmarks/fresh.py, fresh2.py, fresh3.py and fresh4.py,
-written from the outside and never tuned on; ``--half fresh4`` runs only the fourth; a job
-incident, torchrun starting ``runsnap capture`` for each rank, is compared folder to folder):
+written from the outside and never tuned on; ``--half fresh4`` runs only the fourth; likewise
+fresh6, benchmarks/fresh6.py; a job incident, torchrun or mpirun starting ``runsnap capture`` for
+each rank, is compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -70,7 +71,9 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
                    "scikit-learn", "numba", "sqlalchemy", "pandas", "tzlocal", "ml-collections",
                    # benchmarks/fresh4.py
                    "mlflow-skinny", "datasets", "pyarrow", "polars", "tokenizers", "fastapi",
-                   "uvicorn", "aiohttp", "environs", "jsonargparse", "gin-config")
+                   "uvicorn", "aiohttp", "environs", "jsonargparse", "gin-config",
+                   # benchmarks/fresh6.py (its mpirun jobs also need Open MPI's mpirun)
+                   "mpi4py")
 
 
 def is_job(launch: Launch) -> bool:
