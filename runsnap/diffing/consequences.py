@@ -60,7 +60,7 @@ def _ended(f: RunFacts) -> str:
         return f"exited {f.status}"
     tb = f.traceback
     if tb:
-        return f"failed with {tb.get('type') or 'an error'}"
+        return f"failed with {tb.type or 'an error'}"
     return f"failed (exit status {f.status})"
 
 
@@ -74,7 +74,7 @@ def outcome_of(a: Snapshot, b: Snapshot) -> tuple[str, str]:
     fa, fb = RunFacts.of(a, "A"), RunFacts.of(b, "B")
     if fa.failed != fb.failed or failure_key(fa) != failure_key(fb) or fa.status != fb.status:
         return "different", f"A {_ended(fa)}, B {_ended(fb)}"
-    tests = changed_tests(a.get("tests") or {}, b.get("tests") or {})
+    tests = changed_tests(a.records.tests.raw, b.records.tests.raw)
     if tests:  # two pytest sessions that failed alike as a whole, but not test by test
         return "different", (f"A {_ended(fa)}, B {_ended(fb)}, but {len(tests)} test"
                              f"{'s' if len(tests) != 1 else ''} ended otherwise")
