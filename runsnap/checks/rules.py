@@ -204,12 +204,12 @@ def shadowed_imports(snap: Snapshot) -> list[Finding]:
             f"{name} {_or(dist.version)} in {loc or '?'}"), ("runtime", "modules", mod),
             (f"imported: {file}", f"installed: {name} {_or(dist.version)} at {loc}")))
     seen = {f.path[-1] for f in out}
-    for s in pkgs.shadowed:  # as the probe wrote them (not declared field by field)
-        name = str(s.get("name", "?"))
+    for s in pkgs.shadowed:
+        name = str(_or(s.name))
         if normalize_name(name) in {normalize_name(m) for m in seen}:
             continue
         out.append(Finding("shadowed-import", 80, (
-            f"a second copy of {name} ({s.get('version', '?')} at {s.get('location', '?')}) is "
+            f"a second copy of {name} ({_or(s.version)} at {_or(s.location)}) is "
             f"hidden behind the one found first on sys.path"), ("packages", name, "shadowed")))
     return out
 
