@@ -50,6 +50,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.checks.finding import CONSEQUENCES
 from runsnap.diffing.ambient import CEILING, ambient_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.datafiles import edit_read, file_evidence
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.naming import (
@@ -451,7 +452,7 @@ def gather(
     """The strongest evidence for each difference between snapshots ``a`` and ``b``, keyed
     by ``(section, key)``; differences without any are left out."""
     diffs = list(diffs)
-    if not any(d.section in _WITH_EVIDENCE for d in diffs):
+    if not any(d.section in _WITH_EVIDENCE or d.path[1:2] == ("data_files",) for d in diffs):
         return {}  # the runs' facts are not read (an N-way diff's timings, per rank)
     runs = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
     pa, pb = a.records.packages.distributions, b.records.packages.distributions
@@ -483,12 +484,15 @@ def gather(
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
-            ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
+            ev = ev or _named(d, runs) or Evidence(*(
+                edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
             ev = ev if ev.kind else None
         elif d.section == "models":
             ev = _failing(read_by_failing_code(d, runs)) or _named(d, runs) or _config_read(d, runs)
         elif d.section == "command":
             ev = _named(d, runs)
+        elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
+            ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
         ev = _stronger(ev, backed.get((d.section, d.key)))
         if ev is not None:
             out[(d.section, d.key)] = ev
