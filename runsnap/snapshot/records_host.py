@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "DataFile",
-           "GpuAffinity", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "Hugepages", "Hypervisor",
-           "ImportedModule", "InfinibandDevice", "InfinibandPort", "Interface", "LibraryFile",
-           "Memory", "Network", "Numa", "NumaNode", "ReadSite", "ResourceLimit", "Runtime", "Smt",
-           "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
+           "GpuAffinity", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "Hugepages",
+           "Hypervisor", "ImportedModule", "InfinibandDevice", "InfinibandPort", "Interface",
+           "LibraryFile", "Memory", "Network", "Numa", "NumaNode", "ReadSite", "ResourceLimit",
+           "Runtime", "Smt", "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
 
 
 class CpuCache(SectionRecord):
@@ -357,20 +357,6 @@ class ImportedModule(SectionRecord):
     origin: str | None
 
 
-class BulkSite(SectionRecord):
-    """A place that read the whole environment (``os.environ`` copied or iterated)."""
-
-    stack: Sequence[str] | int | None
-    pid: int | None
-    reads: int | None
-    names: int | None
-    scan: bool | None
-    prefixes: Sequence[str]
-    suffixes: Sequence[str]
-    contains: Sequence[str]
-    kept: Sequence[str]
-
-
 class DataFile(SectionRecord):
     """A file the run opened for reading (``runtime.data_files``, keyed by its absolute path):
     its content identity when the run ended (runsnap/tracing/datafiles.py)."""
@@ -383,6 +369,20 @@ class DataFile(SectionRecord):
     error: str | None
     pids: Sequence[int]
     stack: Sequence[str]
+
+
+class BulkSite(SectionRecord):
+    """A place that read the whole environment (``os.environ`` copied or iterated)."""
+
+    stack: Sequence[str] | int | None
+    pid: int | None
+    reads: int | None
+    names: int | None
+    scan: bool | None
+    prefixes: Sequence[str]
+    suffixes: Sequence[str]
+    contains: Sequence[str]
+    kept: Sequence[str]
 
 
 class Runtime(SectionRecord):
