@@ -132,7 +132,7 @@ def compare(
     if outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
     if outcome == "same":
-        ranked = consequences.unchanged(ranked, words)
+        ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b))
     j = judge([d for d in ranked if not d.hidden], outcome)
     return Report(info_a, info_b, ranked, show_all=show_all,
                   notes=(*notes, *extra), outcome=outcome, outcome_words=words,
