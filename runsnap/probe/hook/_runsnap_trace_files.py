@@ -25,8 +25,8 @@ too): a Python audit hook runs for *every* audit event of the process, and ``id(
 ``sys._getframe()`` raise one each; measured (benchmarks/RESULTS-datafiles.md), a hook that
 returns at once for all but ``open`` took ``id()`` from 41 to 287 ns (``copy.deepcopy``,
 pytrees), and a traced ``os.environ.get`` pays that three times (its read-site key takes two
-``id()`` and one ``_getframe``). A wrapper costs only the opens. A failure inside it is swallowed, never raised
-into the program.
+``id()`` and one ``_getframe``). A wrapper costs only the opens. A failure inside it is
+swallowed, never raised into the program.
 """
 
 import os
