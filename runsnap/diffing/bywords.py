@@ -52,9 +52,11 @@ def name_parts(text: str) -> list[str]:
     return [p.lower() for p in _PARTS.findall(text)]
 
 
-def name_words(d: Difference) -> tuple[str, ...]:
+def name_words(d: Difference, runs: Sequence[RunFacts] = ()) -> tuple[str, ...]:
     """The words of ``d``'s name a message must hold to name it, or ``()`` when the name has
-    fewer than two (one word, ``--workers``, is any message's word).
+    fewer than two (one word, ``--workers``, is any message's word). A variable's first word
+    is left out when it is a stack's family word or the name of a package the runs imported
+    (``UVICORN`` of ``UVICORN_LIMIT_CONCURRENCY``, which uvicorn's command line reads).
 
     >>> name_words(Difference("command", "--max-queue-size", "changed", "8", "2"))
     ('max', 'queue', 'size')
@@ -68,7 +70,8 @@ def name_words(d: Difference) -> tuple[str, ...]:
         if noise_reason(d.key):
             return ()
         words = name_parts(d.key)
-        if len(words) > 1 and words[0] in _family_words():
+        if len(words) > 1 and (words[0] in _family_words()
+                               or any(words[0] in f.modules for f in runs)):
             words = words[1:]
     elif d.section == "command" and d.key.startswith("-"):
         words = name_parts(d.key)
@@ -115,11 +118,11 @@ def _said_by_other(words: Sequence[str], f: RunFacts, runs: Sequence[RunFacts]) 
                for line in (*g.errors, *g.warnings, *g.tail))
 
 
-def by_words(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] | None:
-    """(sentence, rank, in the error) when a message only one side printed holds every word
+def by_words(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
+    """(sentence, rank) when a message only one side printed holds every word
     of ``d``'s name (:func:`name_words`): rank 1 for the failing run's error (below the name
     spelled out, rank 0), :data:`~runsnap.diffing.naming.WARNED` for a warning."""
-    words = name_words(d)
+    words = name_words(d, runs)
     if not words:
         return None
     failing = any(f.failed and not f.shared_failure for f in runs)
@@ -128,7 +131,6 @@ def by_words(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool] |
             continue  # a warning of the run that did not fail
         if not _holds(words, text) or _said_by_other(words, f, runs):
             continue
-        error = rank == 0
         return (f"{where} names {d.key} by its words ({', '.join(words)}): "
-                f"\"{excerpt(text, '')}\"", 1 if error else rank, error)
+                f"\"{excerpt(text, '')}\"", 1 if rank == 0 else rank)
     return None

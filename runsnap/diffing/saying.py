@@ -63,19 +63,27 @@ def said(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, str, int, bool, 
         return "failing-path", quote[0], 0, True, True
     found: list[tuple[str, int, bool]] = []
     if quote is not None:
-        found.append((quote[0], quote[1], quote[3]))
+        found.append((quote[0], quote[1], quote[3] and quote[1] < WARNED))
     engine = engine_named(d, runs)
     if engine is not None:
         found.append((engine[0], engine[1], True))
     worded = by_words(d, runs)
-    if worded is not None:
-        found.append(worded)
+    if worded is not None:  # the failing side's words, in its error or a warning of its own
+        found.append((worded[0], worded[1], True))
     value = implied_named(d, runs)
     if value is not None:
-        found.append((value[0], value[1], value[1] < WARNED))
+        found.append((value[0], value[1], True))
     if not found:
         return None
     sentence, rank, backed = min(found, key=lambda f: f[1])
-    if rank >= WARNED:  # what only a warning says shows the value was seen, not that it failed
-        return "read", sentence, 0, False, False
+    if rank >= WARNED:
+        # what only a warning says shows the value was seen, not that it failed: read; the
+        # failing side's warning naming it by its words or implying its value backs it (first
+        # among reads of the same score, never a margin)
+        return "read", sentence, 0, backed and _failing_alone(runs), False
     return "named", sentence, rank, backed, False
+
+
+def _failing_alone(runs: Sequence[RunFacts]) -> bool:
+    """Whether one run failed and not the other: a warning of it is the failing side's."""
+    return sum(1 for f in runs if f.failed and not f.shared_failure) == 1

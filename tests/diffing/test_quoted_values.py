@@ -12,7 +12,12 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from benchmarks.diagnosis import diff, run_incident
+from benchmarks.tune5 import aiohttp_body_size_quoted, uvicorn_concurrency_env_warning
 from runsnap.capturing import run
 from runsnap.diffing import compare
 from runsnap.diffing.result import Report
@@ -199,3 +204,38 @@ def test_a_value_an_engines_message_implies_names_the_input_that_holds_it(tmp_pa
     assert "test_store_timeout_on_missing_clients" in top.reason  # the row's provenance
     assert next(d for d in report.counted if d.key == "--batch").evidence_kind == "name"
     assert report.confidence == "confident"
+
+
+def _incident(build: Any, tmp_path: Path) -> dict[str, Any]:
+    """A tune5 incident (benchmarks/tune5.py) launched for real with this venv's interpreter
+    (its test extra has aiohttp, uvicorn and httpx), ranked by ``runsnap diff --format json``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RUNSNAP_CORPUS_PYTHON", sys.executable)
+        incident = build(tmp_path)
+    return diff(*run_incident(incident, tmp_path))
+
+
+@pytest.mark.slow
+def test_aiohttps_own_413_quotes_the_body_size_option(tmp_path: Path) -> None:
+    """aiohttp's 413 text, surfaced by the client, quotes --max-body-size's value and holds
+    its words; --batches differs too: confident, the quote said."""
+    report = _incident(aiohttp_body_size_quoted, tmp_path)
+    top = next(d for d in report["differences"] if not d["hidden"])
+    assert (top["key"], top["evidence_kind"], top["quoted"]) == (
+        "--max-body-size", "failing-path", True), top["reason"]
+    assert "Maximum request body size 1024 exceeded" in top["reason"]
+    assert report["confidence"] == "confident"
+
+
+@pytest.mark.slow
+def test_uvicorns_warning_names_its_variable_by_its_words(tmp_path: Path) -> None:
+    """uvicorn's command line reads UVICORN_LIMIT_CONCURRENCY; its warning "Exceeded
+    concurrency limit." holds the variable's words (UVICORN, the package's own word, left
+    out): read evidence backed by the failing side's words, first of the two reads, and the
+    verdict stays undecided (a read alone never decides)."""
+    report = _incident(uvicorn_concurrency_env_warning, tmp_path)
+    shown = [d for d in report["differences"] if not d["hidden"]]
+    assert [d["key"] for d in shown[:2]] == ["UVICORN_LIMIT_CONCURRENCY", "APP_SLOW_MS"]
+    assert "by its words (limit, concurrency)" in shown[0]["reason"]
+    assert (shown[0]["evidence_kind"], shown[0]["corroborated"]) == ("read", True)
+    assert report["confidence"] == "undecided"
