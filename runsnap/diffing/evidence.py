@@ -13,8 +13,10 @@ failing-path       97-99  a read of the variable (a frame of its call stack), or
                           traceback, at most one frame of the program's own code above the
                           one that raised
 named              94-96  the failing error or its traceback message names the key (variable,
-                          option, config field, package), or names the failing side's value
-                          of an option or field; for torch's build facts, torch's own message
+                          option, config field, package) or every word of it, or names the
+                          failing side's value (quoted in the error, of an input the run took
+                          in: failing-path 99) or implies it; for torch's build facts, torch's
+                          own message
 read               91-93  the program read the variable (or imported the package, or read
                           the field from the loaded model config) in a run; or only a warning
                           printed by one run names it (the value was seen, not that it failed)
