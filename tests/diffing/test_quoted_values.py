@@ -239,3 +239,30 @@ def test_uvicorns_warning_names_its_variable_by_its_words(tmp_path: Path) -> Non
     assert "by its words (limit, concurrency)" in shown[0]["reason"]
     assert (shown[0]["evidence_kind"], shown[0]["corroborated"]) == ("read", True)
     assert report["confidence"] == "undecided"
+
+
+def test_a_quoted_variable_read_by_name_outranks_one_only_copied_to_a_child(tmp_path: Path
+                                                                           ) -> None:
+    """The error quotes two values: APP_BACKEND's, which the failing process read by name,
+    and APP_MIRROR's, which it only handed to a shell in a copy of its environment (the shell
+    echoes it back): the read one is the quote that decides."""
+    a, b = _pair(tmp_path, """
+        import os, subprocess
+
+        def connect():
+            backend = os.environ.get("APP_BACKEND", "fast")
+            mirror = subprocess.run(["sh", "-c", 'echo "$APP_MIRROR"'], env=dict(os.environ),
+                                    capture_output=True, text=True).stdout.strip()
+            if backend not in ("fast", "slow"):
+                raise ValueError(f"unknown backend {backend!r} (mirror {mirror})")
+            print("connected")
+
+        connect()
+        """, ({"APP_BACKEND": "fast", "APP_MIRROR": "eu-mirror"}, []),
+        ({"APP_BACKEND": "quick", "APP_MIRROR": "us-mirror"}, []))
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert (ranked["APP_BACKEND"].evidence_kind, ranked["APP_BACKEND"].quoted) == (
+        "failing-path", True)
+    assert (ranked["APP_MIRROR"].evidence_kind, ranked["APP_MIRROR"].quoted) == ("named", False)
+    assert report.confidence == "confident" and report.counted[0].key == "APP_BACKEND"
