@@ -19,7 +19,8 @@ named              94-96  the failing error or its traceback message names the k
                           own message
 read               91-93  the program read the variable (or imported the package, or read
                           the field from the loaded model config) in a run; or only a warning
-                          printed by one run names it (the value was seen, not that it failed)
+                          printed by one run names it (the value was seen, not that it failed);
+                          83 when read only at a library's import (:mod:`.ambient`)
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
@@ -50,7 +51,7 @@ from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.checks.finding import CONSEQUENCES
-from runsnap.diffing.ambient import CEILING, ambient_reads, startup_reads
+from runsnap.diffing.ambient import CEILING, ambient_reads, import_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
@@ -150,7 +151,7 @@ class Evidence(FrozenRecord):
         if self.kind in ("failing-path", "named"):
             return max(low, high - self.rank)
         bonus = 2 if name_score >= 85 else 1 if name_score >= 75 else 0
-        return min(high, low + bonus)
+        return min(high, low + bonus, self.ceiling)
 
 
 # --------------------------------------------------------------------------- gathering
@@ -216,6 +217,8 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("incidental", "read only on behalf of " + "; ".join(generic[:2])
                         + ", not a decision of the program")
     readers = decided
+    if readers and (imported := import_reads(name, runs)) is not None:  # a library's setting
+        return Evidence("read", imported, ceiling=CEILING)
     if readers:
         bits = []
         sites: dict[str, list[str]] = {}  # a place both runs read it from: one line
