@@ -35,6 +35,7 @@ from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
 from benchmarks.tune3 import TUNE3
 from benchmarks.tune5 import TUNE5
+from benchmarks.tune6 import TUNE6
 from benchmarks.tune_warnings import TUNE_WARNINGS
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
@@ -63,9 +64,9 @@ class Entry:
     half: str
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
-    ``engines``, ``tune2``, ``tune3``, ``tune5`` and ``tune_warnings`` (issue 41's tune incidents) or
-    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` (acts through real libraries, written from
-    the outside: benchmarks/fresh.py, fresh2.py, fresh3.py, fresh4.py)."""
+    ``engines``, ``tune2``, ``tune3``, ``tune5``, ``tune6`` and ``tune_warnings`` (issue 41's tune
+    incidents) or ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` (acts through real libraries,
+    written from the outside: benchmarks/fresh.py, fresh2.py, fresh3.py, fresh4.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -86,6 +87,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, TUNE, "tune_warnings") for b in TUNE_WARNINGS),
     # values quoted, messages naming inputs by their words (issue 41, w5-41b): tune half
     *(Entry(_name(b), b, TUNE, "tune5") for b in TUNE5),
+    # a library's setting read at its import beside the real cause (issue 41 item 4): tune half
+    *(Entry(_name(b), b, TUNE, "tune6") for b in TUNE6),
     # never tuned on: the whole of benchmarks/fresh.py is the third half
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
     # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half
