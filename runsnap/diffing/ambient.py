@@ -22,7 +22,7 @@ of a package's import is not made incidental: a package's settings module reads 
 decisions at import (``huggingface_hub/constants.py``), and nothing in the runs says this one
 decided nothing (measured: made incidental, such reads fell out of the top three on a half
 never tuned on). Told from the data (:func:`import_reads`: every read in a library's import,
-in every process that read it, no package of those imports on a failing traceback), it keeps
+in every process of a run that read it, no package of those imports on a failing traceback), it keeps
 ``read`` evidence and stays a candidate, but scores :data:`CEILING`, below the program's own
 reads, launch options and config fields, so it is not first of an undecided list while one
 of those is a candidate (issue 41 item 4: a cache folder, a home, a logging switch).
@@ -190,7 +190,7 @@ def _on_traceback(packages: frozenset[str], runs: Sequence[RunFacts]) -> bool:
 def import_reads(name: str, runs: Sequence[RunFacts]) -> str | None:
     """The sentence for a variable every run that read it read only while a library was
     imported (the module body of an installed package or of Python's own library, or code it
-    called, with no function of the program's own code on the way), in every one of its
+    called, with no function of the program's own code on the way), in every one of that run's
     Python processes (natively only at a start-up, if at all), when no package of those
     imports is on a failing traceback; else None.
 
@@ -217,6 +217,5 @@ def import_reads(name: str, runs: Sequence[RunFacts]) -> str | None:
             packages.update(found[1])
     if not readers or _on_traceback(frozenset(packages), runs):
         return None
-    return (f"read only while importing {', '.join(sorted(who))}, in every process that read "
-            "it, on no failing path: a library's start-up setting, not a decision of the "
-            "program")
+    return (f"read only while importing {', '.join(sorted(who))}, in every process of the run, "
+            "on no failing path: a library's start-up setting, not a decision of the program")

@@ -120,7 +120,7 @@ def test_a_packages_setting_read_at_import_ranks_below_the_option_and_stays_a_ca
     ranked = {d.key: d for d in report.counted}
     d = ranked["FSSPEC_CONFIG_DIR"]
     assert d.evidence_kind == "read" and d.score <= CEILING, (d.score, d.reason)
-    assert "read only while importing fsspec, in every process that read it" in d.reason
+    assert "read only while importing fsspec, in every process of the run" in d.reason
     assert report.confidence == "undecided"
     assert [d.key for d in report.candidates][:2] == ["--batch", "FSSPEC_CONFIG_DIR"]
 
