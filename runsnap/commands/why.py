@@ -13,6 +13,7 @@ from typing import Any
 from runsnap.base.terminal import fit, neutralise, say, width, wrap
 from runsnap.commands import Result
 from runsnap.commands.progress import wiring
+from runsnap.commands.whyjob import is_job_folder, why_job
 from runsnap.errors import UsageError
 from runsnap.experiments import review
 from runsnap.experiments.explaining import why as explain
@@ -77,6 +78,10 @@ def run_why(bad: str | None, out_dir: str, fmt: str = "text", *, against: str | 
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    if bad and os.path.isdir(bad) and is_job_folder(bad, out_dir):
+        # a job's ranks, folder against folder: nothing is launched
+        job = why_job(bad, against, out_dir, settings)
+        return Result(render(job, fmt, width() if fmt == "text" else 0), job.exit_status)
     progress, on_trial, line = wiring(quiet, _say)
     settings = (settings or WhySettings()).replace(progress=progress, on_trial=on_trial)
     try:

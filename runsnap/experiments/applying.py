@@ -28,6 +28,7 @@ from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
+from runsnap.experiments.bytecode import bytecode_only
 from runsnap.knowledge.env import list_separator, split_list
 from runsnap.snapshot.records import GitRepo
 
@@ -99,7 +100,6 @@ class Plan(FrozenRecord):
 
 
 # --------------------------------------------------------------------------- the plan
-
 #: The keys of ``[packages]`` differences that say the interpreter itself differs.
 _INTERPRETER = frozenset({"interpreter", "python_version", "implementation"})
 
@@ -200,6 +200,8 @@ def plan(
             skip("follows env PYTHONPATH (applied with it)")
         elif d.section == "git" and (src := _config_edit(good, bad, path, configs)):
             skip(f"the model's config.json: its fields are applied ({src})")
+        elif d.section == "git" and bytecode_only(good, bad, path):
+            skip("Python's bytecode cache: written by the runs, never their input")
         elif d.section in _BLOCKING_WHY:
             skip(_BLOCKING_WHY[d.section], True)
         else:

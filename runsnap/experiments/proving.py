@@ -17,6 +17,7 @@ from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
+from runsnap.experiments.yourself import experiment_line
 
 if TYPE_CHECKING:
     from runsnap.diffing import Report
@@ -47,10 +48,21 @@ def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any]
     cannot = tuple(f"{s.where}: {s.why}" for s in answer.plan.skipped if s.blocking)
     if answer.plan.program is not None:
         cannot = (f"{answer.plan.program.where}: GOOD and BAD run different programs", *cannot)
+    experiment = () if answer.cause else _first_line(
+        [s for s in answer.plan.skipped if s.blocking], good, bad)
     return WhyResult(answer.status, answer.message, **base, cause=answer.cause,
                      how=before + (how if answer.runs else ""),
                      launches=launched + len(answer.runs), elapsed=time.monotonic() - t0,
-                     bisect=answer, cannot=cannot)
+                     bisect=answer, cannot=cannot, experiment=experiment)
+
+
+def _first_line(causes: Sequence[Any], good: Snapshot, bad: Snapshot) -> tuple[str, ...]:
+    """The experiment a person runs for the highest-ranked of ``causes`` that has one."""
+    for cause in causes:
+        line = experiment_line(cause, good, bad)
+        if line:
+            return (line,)
+    return ()
 
 
 def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
@@ -69,7 +81,8 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
     if not changes:
         return WhyResult("confident", named, **base, cause=(top,),
                          how=how, elapsed=time.monotonic() - t0,
-                         cannot=(f"{top.where}: cannot be applied to prove it ({via})",))
+                         cannot=(f"{top.where}: cannot be applied to prove it ({via})",),
+                         experiment=_first_line([top], good, bad))
     if via:
         how = f"{how}; {top.where} {via}"
     if before_launch is not None:

@@ -77,6 +77,9 @@ class WhyResult(FrozenRecord):
     proof: Proof | None = None
     cannot: tuple[str, ...] = field(default_factory=tuple)
     """What could not be applied by a launch, each with why."""
+    experiment: tuple[str, ...] = field(default_factory=tuple)
+    """Where no launch of ``why`` could apply the cause: the experiment a person runs, one
+    shell line (:mod:`runsnap.experiments.yourself`)."""
 
     @property
     def exit_status(self) -> int:
@@ -97,6 +100,7 @@ class WhyResult(FrozenRecord):
                        "b": c.b} for c in self.cause],
             "how": self.how, "restore": list(self.restore), "launches": self.launches,
             "elapsed_s": round(self.elapsed, 3), "cannot": list(self.cannot),
+            "experiment": list(self.experiment),
             "bisect": self.bisect.to_dict() if self.bisect is not None else None,
             "proof": self.proof.to_dict() if self.proof is not None else None,
         }

@@ -25,6 +25,10 @@ _HEAD = {"proven": "cause proven", "found": "cause found by experiment",
          "max-trials": "stopped (--max-trials)", "interrupted": "interrupted"}
 
 
+#: Before the experiment lines a person runs (no launch of ``why`` could apply the cause).
+_TRY = "Experiment (run it yourself: BAD's launch with the cause as GOOD had it must go as GOOD went):"
+
+
 def _change(c: Any) -> str:
     return f"{short(c.where, 70)}: GOOD {short(c.a, 60)} -> BAD {short(c.b, 60)}"
 
@@ -50,6 +54,8 @@ def _lines(result: WhyResult) -> list[str]:
     if result.status == "confident" and not result.cannot:
         lines += ["", "Prove it in two launches: runsnap why --prove"]
     lines += [f"Not applied: {short(c, 300)}" for c in result.cannot]
+    if result.experiment:
+        lines += ["", _TRY, *[f"  {e}" for e in result.experiment]]
     if b is not None and b.folder:
         lines += ["", f"Trials: {shown(b.folder)}/ (runsnap bisect's answer: bisect.json)"]
     return lines
@@ -84,6 +90,8 @@ def render_markdown(result: WhyResult) -> str:
     if result.restore and result.status in ("proven", "found", "confident"):
         lines += ["**Restores GOOD:** " + "; ".join(cell(r, 200) for r in result.restore), ""]
     lines += [f"Not applied: {md_text(c)}" for c in result.cannot]
+    if result.experiment:
+        lines += ["", f"**{_TRY}**", "", "```sh", *result.experiment, "```"]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

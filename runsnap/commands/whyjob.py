@@ -1,0 +1,122 @@
+"""``runsnap why JOB/``: a job's folder (one snapshot a rank, as its launcher's ranks each ran
+``runsnap capture -o JOB/{rank}.toml``) against the job that went well, rank against rank.
+
+The verdict is the diff's, job against job (:func:`runsnap.views.compare.compare_jobs_in`): the
+pair of the lowest rank whose outcomes differ, the ranks' own differences noted. A job's ranks
+are no launch of their own (its launcher started them, with the rendezvous it made), so ``why``
+launches nothing here: where the evidence names a cause it says so, and where a launch would
+settle it, it says the experiment as one line (the launcher's words and the ranks' program,
+with the cause put back: :mod:`runsnap.experiments.yourself`).
+
+GOOD is ``--against JOB/``, or found: the newest other folder beside BAD's (``runs/job-7/``
+beside ``runs/job-8/``) whose ranks were captured before BAD's, run the same program and all
+ended well."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from runsnap.diffing import expand
+from runsnap.diffing.bulkload import load_many
+from runsnap.diffing.rules import load_user_rules
+from runsnap.errors import SnapshotError, UsageError
+from runsnap.experiments.explaining import launch_identity
+from runsnap.experiments.verdicts import WhyResult, WhySettings, evidence
+from runsnap.experiments.yourself import experiment_line
+from runsnap.snapshot import Snapshot
+from runsnap.views.compare import compare_jobs_in
+from runsnap.views.names import resolve
+
+__all__ = ["is_job_folder", "why_job"]
+
+#: Candidates of an undecided verdict given an experiment line each.
+MAX_LINES = 3
+
+
+def is_job_folder(ref: str | None, folder: str) -> bool:
+    """Whether ``ref`` names a folder of more than one snapshot (a job's ranks)."""
+    if not ref:
+        return False
+    path = resolve(ref, folder)
+    return os.path.isdir(path) and len(expand([path])) > 1
+
+
+def _ranks(path: str) -> list[Snapshot]:
+    return load_many(expand([path]))
+
+
+def _captured(snaps: Sequence[Snapshot]) -> str:
+    return max((str(s.records.meta.captured_at or "") for s in snaps), default="")
+
+
+def _ended_well(snaps: Sequence[Snapshot]) -> bool:
+    return all(s.records.outcome.exit_status == 0 and not s.records.outcome.signal for s in snaps)
+
+
+def find_reference_job(bad: str, bad_ranks: Sequence[Snapshot]) -> tuple[str, str]:
+    """The newest folder beside ``bad`` holding an earlier job of the same program whose ranks
+    all ended well, and how it was found; UsageError when there is none."""
+    parent = os.path.dirname(os.path.abspath(bad).rstrip("/"))
+    when, same = _captured(bad_ranks), launch_identity(bad_ranks[0])
+    found: list[tuple[str, str]] = []
+    for entry in os.scandir(parent):
+        if (not entry.is_dir() or entry.name.startswith(".")
+                or os.path.samefile(entry.path, bad)):
+            continue
+        try:
+            ranks = _ranks(entry.path)
+        except (SnapshotError, OSError):
+            continue
+        if len(ranks) < 2 or launch_identity(ranks[0]) != same or not _ended_well(ranks):
+            continue
+        captured = _captured(ranks)
+        if not when or captured < when:
+            found.append((captured, entry.path))
+    if not found:
+        raise UsageError(f"no earlier job of the same launch ({' '.join(same) or 'no command'}) "
+                         f"ended well beside {bad}: name one with --against JOB/")
+    path = max(found)[1]
+    return path, f"the newest earlier job beside it of the same launch ({' '.join(same)}) " \
+                 f"whose ranks all exited 0"
+
+
+def why_job(bad: str, against: str | None, folder: str,
+            settings: WhySettings | None = None) -> WhyResult:
+    """The verdict of job ``bad`` against job ``against`` (or the one found), launching
+    nothing (see the module's text)."""
+    t0 = time.monotonic()
+    bad_path = resolve(bad, folder)
+    bad_ranks = _ranks(bad_path)
+    if against is not None:
+        good_path, reference = resolve(against, folder), "--against"
+    else:
+        good_path, reference = find_reference_job(bad_path, bad_ranks)
+    given = settings.metric_tolerance if settings is not None else ()
+    rules = load_user_rules(os.getcwd()).with_metric_tolerance(given)
+    report = compare_jobs_in([good_path, bad_path], rules, static=True)
+    if report is None:
+        raise UsageError(f"{bad_path} and {good_path}: not two jobs whose ranks pair by id "
+                         "(each folder one snapshot a rank, captured under its launcher)")
+    good_ranks = _ranks(good_path)
+    base: dict[str, Any] = {"bad": bad_path, "good": good_path, "reference": reference,
+                            "report": report}
+    if not report.candidates:
+        return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
+    good_one, bad_one = good_ranks[0], bad_ranks[0]
+    launcher = str(bad_one.records.meta.launcher.name or "its launcher")
+    cannot = f"a job of {len(bad_ranks)} ranks started by {launcher}: runsnap does not relaunch a job"
+    if report.confidence == "confident":
+        top = report.candidates[0]
+        line = experiment_line(top, good_one, bad_one)
+        return WhyResult("confident", f"most likely cause, from the evidence: {top.where}",
+                         **base, cause=(top,), how=evidence(top), elapsed=time.monotonic() - t0,
+                         cannot=(f"{top.where}: cannot be proven by launching ({cannot})",),
+                         experiment=(line,) if line else ())
+    lines = [experiment_line(c, good_one, bad_one) for c in report.candidates[:MAX_LINES]]
+    return WhyResult("undecided", f"undecided between {len(report.candidates)} candidates, and "
+                     "a job is not relaunched: the experiments below decide",
+                     **base, elapsed=time.monotonic() - t0, cannot=(cannot,),
+                     experiment=tuple(x for x in lines if x))
