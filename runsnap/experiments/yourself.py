@@ -107,7 +107,8 @@ def _git_line(cause: Any, good: Snapshot, bad: Snapshot) -> str | None:
             words.append(shlex.quote(os.path.relpath(rel, inside)))
         else:
             words.append(f"{tree}/{shlex.quote(rel)}")
-    go = f"cd {tree}/{shlex.quote(inside)}" if inside is not None else \
+    go = (f"cd {tree}" + ("" if inside == "." else f"/{shlex.quote(str(inside))}")) \
+        if inside is not None else \
         (f"cd {shlex.quote(cwd)}" if cwd else "")
     add = f"{shlex.join(['git', '-C', repo, 'worktree', 'add', '--detach'])} {tree} {commit[:12]}"
     return " && ".join(x for x in (add, go, " ".join(words)) if x)

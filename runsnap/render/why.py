@@ -33,7 +33,44 @@ def _change(c: Any) -> str:
     return f"{short(c.where, 70)}: GOOD {short(c.a, 60)} -> BAD {short(c.b, 60)}"
 
 
-def _lines(result: WhyResult) -> list[str]:
+def _words(line: str) -> list[str]:
+    """A shell line's words, a quoted one (``"${TMPDIR:-/tmp}/x"``, ``'a b'``) kept whole."""
+    words, word, quote = [], "", ""
+    for ch in line:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == " ":
+            if word:
+                words.append(word)
+            word = ""
+            continue
+        word += ch
+    return [*words, word] if word else words
+
+
+def _shell(line: str, width: int) -> list[str]:
+    r"""One shell line as a person pastes it: within ``width`` (0: as it is), broken between
+    words with a backslash at each end, which the shell joins back.
+
+    >>> _shell("git -C /r worktree add --detach /t abc && cd /t && python run.py", 32)
+    ['  git -C /r worktree add \\', '    --detach /t abc && cd /t \\', '    && python run.py']
+    """
+    if not width or len(line) + 2 <= width:
+        return [f"  {line}"]
+    out, cur = [], "  "
+    for word in _words(line):
+        lead = cur.strip() == ""
+        if not lead and len(cur) + 1 + len(word) + 2 > width:
+            out.append(cur + " \\")
+            cur = "    " + word
+        else:
+            cur = cur + word if lead else f"{cur} {word}"
+    return [*out, cur]
+
+
+def _lines(result: WhyResult, width: int = 0) -> list[str]:
     lines = [f"runsnap why: {short(result.message, 200)}",
              f"  BAD  {shown(result.bad)}",
              f"  GOOD {shown(result.good)} ({short(result.reference, 120)})",
@@ -55,7 +92,7 @@ def _lines(result: WhyResult) -> list[str]:
         lines += ["", "Prove it in two launches: runsnap why --prove"]
     lines += [f"Not applied: {short(c, 300)}" for c in result.cannot]
     if result.experiment:
-        lines += ["", _TRY, *[f"  {e}" for e in result.experiment]]
+        lines += ["", _TRY, *[x for e in result.experiment for x in _shell(e, width)]]
     if b is not None and b.folder:
         lines += ["", f"Trials: {shown(b.folder)}/ (runsnap bisect's answer: bisect.json)"]
     return lines
@@ -63,7 +100,7 @@ def _lines(result: WhyResult) -> list[str]:
 
 def render_text(result: WhyResult, width: int = 0) -> str:
     """The verdict block a person reads; ``width``: wrap each line to it (0: no limit)."""
-    lines = _lines(result)
+    lines = _lines(result, width)
     if width:
         out = []
         for line in lines:

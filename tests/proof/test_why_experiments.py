@@ -1,0 +1,180 @@
+"""``runsnap why`` where no launch of its own can apply the cause: another commit, an edit GOOD
+did not have, a job's ranks. It says the experiment as one shell line, and the line, run for
+real, goes as GOOD went and leaves the user's checkout alone; real git repositories, real
+launches, real torchrun with gloo (CPU torch) for the job."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runsnap.diffing import compare
+from runsnap.experiments.yourself import experiment_line
+from runsnap.snapshot import load
+from tests.proof.conftest import capture, child
+from tests.proof.conftest import runsnap as run_runsnap
+
+_RUN = "import engine.sched\nprint('planned', engine.sched.plan(8))\n"
+_GOOD_SCHED = "def plan(n):\n    return n // 2\n"
+_BAD_SCHED = "def plan(n):\n    return n // (n - n)\n"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x",
+                           *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _project(tmp_path: Path) -> Path:
+    repo = tmp_path / "proj"
+    (repo / "engine").mkdir(parents=True)
+    (repo / "engine" / "__init__.py").write_text("")
+    (repo / "engine" / "sched.py").write_text(_GOOD_SCHED)
+    (repo / "run.py").write_text(_RUN)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "good")
+    return repo
+
+
+def _capture(out: Path, repo: Path) -> None:
+    """``runsnap capture -o OUT -- python run.py`` in the repository, as its user runs it."""
+    run_runsnap("capture", "-o", str(out), "--", sys.executable, "run.py", cwd=repo)
+    assert out.exists()
+    time.sleep(0.01)
+
+
+def _why(cwd: Path, *args: str) -> dict[str, object]:
+    proc = run_runsnap("why", "--prove", "--yes", "--format", "json", *args, cwd=cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def _run_line(line: str, tmp_path: Path, path: str | None = None, tmp: str = "tmp"
+              ) -> subprocess.CompletedProcess[str]:
+    """The experiment line as a user pastes it into bash, ``$TMPDIR`` their own."""
+    (tmp_path / tmp).mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp_path / tmp)}
+    if path:
+        env["PATH"] = path + os.pathsep + env.get("PATH", "")
+    return subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True,
+                          timeout=240, cwd=tmp_path)
+
+
+def test_another_commit_is_said_as_a_worktree_experiment_that_goes_good(tmp_path: Path) -> None:
+    repo = _project(tmp_path)
+    store = tmp_path / ".runsnap"
+    good_commit = _git(repo, "rev-parse", "HEAD")
+    _capture(store / "good.toml", repo)
+    (repo / "engine" / "sched.py").write_text(_BAD_SCHED)
+    _git(repo, "commit", "-qam", "bad")
+    _capture(store / "bad.toml", repo)
+    out = _why(tmp_path, "--dir", str(store))
+    assert out["status"] == "confident", out
+    assert [c["section"] for c in out["cause"]] == ["git"]  # type: ignore[attr-defined, index]
+    assert not any("__pycache__" in c for c in out["cannot"])  # type: ignore[attr-defined]
+    lines = out["experiment"]
+    assert isinstance(lines, list) and len(lines) == 1 and "\n" not in lines[0]
+    assert f"worktree add --detach \"${{TMPDIR:-/tmp}}/runsnap-good-{good_commit[:12]}\"" in lines[0]
+    ran = _run_line(lines[0], tmp_path)
+    assert ran.returncode == 0 and "planned 4" in ran.stdout, ran.stderr
+    assert _git(repo, "rev-parse", "HEAD") != good_commit  # the user's checkout is left alone
+    assert (repo / "engine" / "sched.py").read_text() == _BAD_SCHED
+    # the text at 80 columns: the line broken with backslashes, pasted as it is shown
+    text = run_runsnap("why", "--prove", "--yes", "--dir", str(store), cwd=tmp_path,
+                       env={**os.environ, "COLUMNS": "80"}).stdout.splitlines()
+    assert max(len(x) for x in text) <= 80 and len(text) <= 40
+    block = text[text.index("  as GOOD went):") + 1:]
+    assert block[0].startswith("  git -C ") and all(x.endswith(" \\") for x in block[:-1])
+    pasted = _run_line("\n".join(block), tmp_path, tmp="tmp2")
+    assert pasted.returncode == 0 and "planned 4" in pasted.stdout, pasted.stderr
+
+
+def test_an_edit_good_did_not_have_is_said_as_the_committed_tree(tmp_path: Path) -> None:
+    repo = _project(tmp_path)
+    store = tmp_path / ".runsnap"
+    _capture(store / "good.toml", repo)
+    (repo / "engine" / "sched.py").write_text(_BAD_SCHED)  # not committed
+    _capture(store / "bad.toml", repo)
+    out = _why(tmp_path, "--dir", str(store))
+    assert out["status"] == "confident", out
+    lines = out["experiment"]
+    assert isinstance(lines, list) and len(lines) == 1, out
+    assert " && cd \"${TMPDIR:-/tmp}/runsnap-good-" in lines[0] and " run.py" in lines[0]
+    ran = _run_line(lines[0], tmp_path)
+    assert ran.returncode == 0 and "planned 4" in ran.stdout, ran.stderr
+    assert (repo / "engine" / "sched.py").read_text() == _BAD_SCHED  # the edit is kept
+
+
+def test_a_secret_value_is_never_written_into_an_experiment(tmp_path: Path) -> None:
+    prog = child(tmp_path / "launch.py", "sys.exit(os.environ['HF_TOKEN'].endswith('2'))\n")
+    good = capture(tmp_path / "g.toml", ["python3", str(prog)],
+                   {"HF_TOKEN": "hf_" + "q" * 30 + "1"})
+    bad = capture(tmp_path / "b.toml", ["python3", str(prog)],
+                  {"HF_TOKEN": "hf_" + "q" * 30 + "2"})
+    g, b = load(good), load(bad)
+    report = compare(g, b)
+    token = next(d for d in report.counted if d.key == "HF_TOKEN")
+    assert experiment_line(token, g, b) is None
+    other = next(d for d in report.counted if d.section == "outcome")
+    assert experiment_line(other, g, b) is None  # an effect: nothing to put back
+
+
+_SHARD = """
+import os
+import torch.distributed as dist
+
+def plan_shards():
+    shards = int(os.environ.get("SHARD_COUNT", "2"))
+    world = dist.get_world_size()
+    if shards % world:
+        raise ValueError(f"SHARD_COUNT {shards} does not divide the world size {world}")
+    return shards
+
+dist.init_process_group("gloo")
+print("rank", dist.get_rank(), "shards", plan_shards())
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_a_job_folder_against_the_job_beside_it_names_the_cause_and_its_experiment(
+        tmp_path: Path) -> None:
+    """Real torchrun, two gloo ranks each captured into the job's folder; BAD's job raises on
+    every rank. ``why JOB/`` finds the earlier job beside it, launches nothing, names the
+    variable and the torchrun line that puts it back; that line, run, goes good."""
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip(f"torch is not installed for {sys.executable}")
+    prog = tmp_path / "shard.py"
+    prog.write_text(_SHARD)
+    bindir = os.path.dirname(sys.executable)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    for job, shards in (("job-1", "4"), ("job-2", "3")):
+        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                        "--no-python", sys.executable, "-m", "runsnap", "capture", "-o",
+                        f"runs/{job}/{{rank}}.toml", "--", "python", "shard.py"],
+                       env={**env, "SHARD_COUNT": shards}, cwd=tmp_path, capture_output=True,
+                       timeout=240, check=False)
+        time.sleep(0.01)
+    assert len(list((tmp_path / "runs" / "job-2").glob("*.toml"))) == 2
+    proc = run_runsnap("why", "--format", "json", "runs/job-2", cwd=tmp_path, env=env)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["status"] == "confident", proc.stderr
+    assert out["good"].endswith("job-1") and out["launches"] == 0
+    assert [c["key"] for c in out["cause"]] == ["SHARD_COUNT"]
+    assert "runsnap does not relaunch a job" in out["cannot"][0]
+    line = out["experiment"][0]
+    assert "env SHARD_COUNT=4 torchrun --nnodes 1 --nproc-per-node 2 shard.py" in line
+    assert shutil.which("torchrun", path=bindir)
+    ran = _run_line(line, tmp_path, bindir)
+    assert ran.returncode == 0, ran.stderr
+    text = run_runsnap("why", "runs/job-2", cwd=tmp_path, env={**env, "COLUMNS": "80"}).stdout
+    assert max(len(x) for x in text.splitlines()) <= 80 and len(text.splitlines()) <= 40
