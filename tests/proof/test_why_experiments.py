@@ -78,7 +78,7 @@ def test_another_commit_is_said_as_a_worktree_experiment_that_goes_good(tmp_path
     _capture(store / "bad.toml", repo)
     out = _why(tmp_path, "--dir", str(store))
     assert out["status"] == "confident", out
-    assert [c["section"] for c in out["cause"]] == ["git"]  # type: ignore[attr-defined, index]
+    assert [c["section"] for c in out["cause"]] == ["git"]  # type: ignore[attr-defined]
     assert not any("__pycache__" in c for c in out["cannot"])  # type: ignore[attr-defined]
     lines = out["experiment"]
     assert isinstance(lines, list) and len(lines) == 1 and "\n" not in lines[0]
