@@ -78,15 +78,15 @@ def run_why(bad: str | None, out_dir: str, fmt: str = "text", *, against: str | 
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    if bad and os.path.isdir(bad) and is_job_folder(bad, out_dir):
-        # a job's ranks, folder against folder: nothing is launched
-        job = why_job(bad, against, out_dir, settings)
-        return Result(render(job, fmt, width() if fmt == "text" else 0), job.exit_status)
     progress, on_trial, line = wiring(quiet, _say)
     settings = (settings or WhySettings()).replace(progress=progress, on_trial=on_trial)
     try:
-        result = explain(bad, against=against, folder=out_dir, prove=prove, options=settings,
-                         before_launch=_asker(yes))
+        if bad and os.path.isdir(bad) and is_job_folder(bad, out_dir):
+            # a job's ranks, folder against folder: relaunched through torchrun, or said
+            result = why_job(bad, against, out_dir, settings, prove, _asker(yes))
+        else:
+            result = explain(bad, against=against, folder=out_dir, prove=prove,
+                             options=settings, before_launch=_asker(yes))
     finally:
         if line is not None:
             line.close()

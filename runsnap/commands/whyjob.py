@@ -3,10 +3,12 @@
 
 The verdict is the diff's, job against job (:func:`runsnap.views.compare.compare_jobs_in`): the
 pair of the lowest rank whose outcomes differ, the ranks' own differences noted. A job's ranks
-are no launch of their own (its launcher started them, with the rendezvous it made), so ``why``
-launches nothing here: where the evidence names a cause it says so, and where a launch would
-settle it, it says the experiment as one line (the launcher's words and the ranks' program,
-with the cause put back: :mod:`runsnap.experiments.yourself`).
+are no launch of their own (its launcher started them, with the rendezvous it made): a
+one-node torchrun job is relaunched whole, through its launcher
+(:mod:`runsnap.commands.jobrelaunch`), to prove the cause or bisect the candidates as for any
+launch; another job (several nodes, mpirun, srun) is not, and where a launch would settle it,
+``why`` says the experiment as one line (the launcher's words and the ranks' program, with the
+cause put back: :mod:`runsnap.experiments.yourself`).
 
 GOOD is ``--against JOB/``, or found: the newest other folder beside BAD's (``runs/job-7/``
 beside ``runs/job-8/``) whose ranks were captured before BAD's, run the same program and all
@@ -19,11 +21,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from runsnap.commands.jobrelaunch import as_launch, shown_rank
 from runsnap.diffing import expand
 from runsnap.diffing.bulkload import load_many
 from runsnap.diffing.rules import load_user_rules
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.experiments.explaining import launch_identity
+from runsnap.experiments.explaining import why as explain
 from runsnap.experiments.verdicts import WhyResult, WhySettings, evidence
 from runsnap.experiments.yourself import experiment_line
 from runsnap.snapshot import Snapshot
@@ -83,10 +87,11 @@ def find_reference_job(bad: str, bad_ranks: Sequence[Snapshot]) -> tuple[str, st
                  f"whose ranks all exited 0"
 
 
-def why_job(bad: str, against: str | None, folder: str,
-            settings: WhySettings | None = None) -> WhyResult:
-    """The verdict of job ``bad`` against job ``against`` (or the one found), launching
-    nothing (see the module's text)."""
+def why_job(bad: str, against: str | None, folder: str, settings: WhySettings | None = None,
+            prove: bool = False, before_launch: Any = None) -> WhyResult:
+    """The verdict of job ``bad`` against job ``against`` (or the one found): a one-node
+    torchrun job is relaunched whole where the evidence does not settle it (or ``prove``),
+    another is said as an experiment (see the module's text)."""
     t0 = time.monotonic()
     bad_path = resolve(bad, folder)
     bad_ranks = _ranks(bad_path)
@@ -100,23 +105,33 @@ def why_job(bad: str, against: str | None, folder: str,
     if report is None:
         raise UsageError(f"{bad_path} and {good_path}: not two jobs whose ranks pair by id "
                          "(each folder one snapshot a rank, captured under its launcher)")
-    good_ranks = _ranks(good_path)
     base: dict[str, Any] = {"bad": bad_path, "good": good_path, "reference": reference,
                             "report": report}
     if not report.candidates:
         return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
-    good_one, bad_one = good_ranks[0], bad_ranks[0]
+    good_one, bad_one = shown_rank(_ranks(good_path), bad_ranks)
+    launches = as_launch(good_one), as_launch(bad_one)
+    confident = report.confidence == "confident"
+    if launches[0] is not None and launches[1] is not None and (prove or not confident):
+        result = explain(launches[1], against=launches[0], folder=folder, prove=prove,
+                         options=settings, before_launch=before_launch)
+        world = bad_one.records.meta.launcher.world_size
+        how = f"{result.how} (the job relaunched: torchrun --standalone, {world} ranks)" \
+            if result.launches else result.how
+        return result.replace(**base, how=how, elapsed=time.monotonic() - t0)
     launcher = str(bad_one.records.meta.launcher.name or "its launcher")
-    cannot = f"a job of {len(bad_ranks)} ranks started by {launcher}: runsnap does not relaunch a job"
-    if report.confidence == "confident":
+    cannot = () if launches[1] is not None else (
+        f"a job of {len(bad_ranks)} ranks started by {launcher}: runsnap relaunches one-node "
+        "torchrun jobs only",)
+    if confident:
         top = report.candidates[0]
         line = experiment_line(top, good_one, bad_one)
         return WhyResult("confident", f"most likely cause, from the evidence: {top.where}",
                          **base, cause=(top,), how=evidence(top), elapsed=time.monotonic() - t0,
-                         cannot=(f"{top.where}: cannot be proven by launching ({cannot})",),
-                         experiment=(line,) if line else ())
+                         cannot=tuple(f"{top.where}: cannot be proven by launching ({c})"
+                                      for c in cannot), experiment=(line,) if line else ())
     lines = [experiment_line(c, good_one, bad_one) for c in report.candidates[:MAX_LINES]]
     return WhyResult("undecided", f"undecided between {len(report.candidates)} candidates, and "
-                     "a job is not relaunched: the experiments below decide",
-                     **base, elapsed=time.monotonic() - t0, cannot=(cannot,),
+                     "this job is not relaunched: the experiments below decide",
+                     **base, elapsed=time.monotonic() - t0, cannot=cannot,
                      experiment=tuple(x for x in lines if x))

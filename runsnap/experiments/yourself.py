@@ -11,7 +11,8 @@ which must go good.
   launch's paths under the repository moved into it;
 - a package version: BAD's interpreter installs GOOD's version, then BAD's launch;
 - a variable: BAD's launch with GOOD's value (``env NAME=VALUE``, ``env -u NAME``);
-- a job: the same, through the launcher that started the ranks (``torchrun --nproc-per-node``).
+- a job: the same, through the launcher that started the ranks (``torchrun --standalone
+  --nproc-per-node 2``; several nodes: ``--nnodes N``, run on each).
 
 A value that is a secret is never written out: no line is made for it.
 """
@@ -45,9 +46,10 @@ def _job_prefix(snap: Snapshot) -> list[str] | None:
     if name in ("", "local") or launcher.world_size is None:
         return None
     per_node = launcher.local_world_size or launcher.world_size
-    if name == "torchrun":
+    if name == "torchrun":  # one node: --standalone, a rendezvous on a free port
         nodes = max(1, int(launcher.world_size) // max(1, int(per_node)))
-        return ["torchrun", "--nnodes", str(nodes), "--nproc-per-node", str(per_node)]
+        where = ["--standalone"] if nodes == 1 else ["--nnodes", str(nodes)]
+        return ["torchrun", *where, "--nproc-per-node", str(per_node)]
     if name == "mpirun":
         return ["mpirun", "-np", str(launcher.world_size)]
     if name == "srun":

@@ -89,7 +89,8 @@ def _lines(result: WhyResult, width: int = 0) -> list[str]:
     if result.restore and result.status in ("proven", "found", "confident"):
         lines += ["", "Restores GOOD:", *[f"  {short(r, 200)}" for r in result.restore]]
     if result.status == "confident" and not result.cannot:
-        lines += ["", "Prove it in two launches: runsnap why --prove"]
+        named = "" if result.bad.endswith(".toml") else f" {shown(result.bad)}"
+        lines += ["", f"Prove it in two launches: runsnap why --prove{named}"]
     lines += [f"Not applied: {short(c, 300)}" for c in result.cannot]
     if result.experiment:
         lines += ["", _TRY, *[x for e in result.experiment for x in _shell(e, width)]]

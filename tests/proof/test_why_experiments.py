@@ -150,7 +150,8 @@ def test_a_job_folder_against_the_job_beside_it_names_the_cause_and_its_experime
         tmp_path: Path) -> None:
     """Real torchrun, two gloo ranks each captured into the job's folder; BAD's job raises on
     every rank. ``why JOB/`` finds the earlier job beside it, launches nothing, names the
-    variable and the torchrun line that puts it back; that line, run, goes good."""
+    variable and the torchrun line that puts it back; that line, run, goes good; ``--prove``
+    relaunches the job whole, twice, and proves it."""
     if importlib.util.find_spec("torch") is None:
         pytest.skip(f"torch is not installed for {sys.executable}")
     prog = tmp_path / "shard.py"
@@ -170,11 +171,19 @@ def test_a_job_folder_against_the_job_beside_it_names_the_cause_and_its_experime
     assert proc.returncode == 0 and out["status"] == "confident", proc.stderr
     assert out["good"].endswith("job-1") and out["launches"] == 0
     assert [c["key"] for c in out["cause"]] == ["SHARD_COUNT"]
-    assert "runsnap does not relaunch a job" in out["cannot"][0]
+    assert out["cannot"] == []  # a one-node torchrun job can be relaunched: --prove
     line = out["experiment"][0]
-    assert "env SHARD_COUNT=4 torchrun --nnodes 1 --nproc-per-node 2 shard.py" in line
+    assert "env SHARD_COUNT=4 torchrun --standalone --nproc-per-node 2 shard.py" in line
     assert shutil.which("torchrun", path=bindir)
     ran = _run_line(line, tmp_path, bindir)
     assert ran.returncode == 0, ran.stderr
     text = run_runsnap("why", "runs/job-2", cwd=tmp_path, env={**env, "COLUMNS": "80"}).stdout
     assert max(len(x) for x in text.splitlines()) <= 80 and len(text.splitlines()) <= 40
+    assert "Prove it in two launches: runsnap why --prove runs/job-2" in text
+    # --prove: the job relaunched whole through torchrun, twice
+    proc = run_runsnap("why", "--prove", "--yes", "--format", "json", "runs/job-2",
+                       "--against", "runs/job-1", cwd=tmp_path, env=env)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["status"] == "proven", proc.stderr
+    assert out["launches"] == 2 and "the job relaunched: torchrun --standalone, 2 ranks" in out["how"]
+    assert out["proof"]["applied"].startswith("bad: exit 1: ValueError: SHARD_COUNT 3")
