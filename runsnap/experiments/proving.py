@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.paths import shown
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
+from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     from runsnap.diffing import Report
     from runsnap.snapshot import Snapshot
 
-__all__ = ["bisected", "options_of", "proven"]
+__all__ = ["bisected", "options_of", "proven", "warned_only", "warnings_only"]
 
 
 def options_of(given: Options | WhySettings | None) -> Options:
@@ -35,6 +38,33 @@ def options_of(given: Options | WhySettings | None) -> Options:
                                      metric_tolerance=s.metric_tolerance),
                    max_trials=s.max_trials, allow_missing_secrets=s.allow_missing_secrets,
                    progress=s.progress, on_trial=s.on_trial)
+
+
+def warnings_only(good: Snapshot, bad: Snapshot, options: Options) -> bool:
+    """Whether GOOD and BAD both ended well (exit 0, no signal) and nothing a trial is judged
+    by tells them apart but the warnings one of them printed: no metric, wall time or peak
+    memory beyond its noise, no ``--test`` or ``--timeout`` saying what bad means."""
+    c = options.criteria
+    if c.test or c.timeout is not None:
+        return False
+    ends = [s.records.outcome for s in (good, bad)]
+    if any(o.exit_status != 0 or o.signal for o in ends):
+        return False
+    try:
+        judge = OutcomeJudge(ends[0], ends[1], c.metric, c.metric_tolerance)
+    except UsageError:  # alike in every way: the bisection says so itself
+        return False
+    return judge.measure is None and not judge.by_exit
+
+
+def warned_only(good: Snapshot, bad: Snapshot, base: dict[str, Any], t0: float) -> WhyResult:
+    """Both ran well and differ only in a warning: no failure to explain, so nothing is
+    launched; the bisection that finds what makes the warning is the experiment offered."""
+    names = [shlex.quote(shown(s.path_text or "")) for s in (good, bad)]
+    return WhyResult("none", "both runs ended well, alike in everything a launch is judged by "
+                     "but the warnings one of them printed: no failure to explain", **base,
+                     elapsed=time.monotonic() - t0,
+                     experiment=(f"runsnap bisect {' '.join(names)}  # what makes the warning",))
 
 
 def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],

@@ -27,11 +27,15 @@ from typing import Any
 from runsnap.base.argv import is_python_name
 from runsnap.snapshot import Snapshot
 
-__all__ = ["experiment_line", "launch_line"]
+__all__ = ["MUST", "experiment_line", "launch_line"]
 
 #: Where the experiment's worktree goes: the user's temporary folder (the shell expands it),
 #: named by GOOD's commit.
 WORKTREE = '"${TMPDIR:-/tmp}/runsnap-good-%s"'
+
+
+#: What the experiment must show, said at the end of its line (a shell comment).
+MUST = "# must go as GOOD went"
 
 
 def _secret(value: Any) -> bool:
@@ -145,10 +149,7 @@ def experiment_line(cause: Any, good: Snapshot, bad: Snapshot) -> str | None:
     ``path``, ``key``, GOOD's value ``a``) back at GOOD's state; it must go as GOOD went.
     None when no such line can be written (see the module's text)."""
     section = tuple(cause.path)[:1]
-    if section == ("git",):
-        return _git_line(cause, good, bad)
-    if section == ("packages",):
-        return _packages_line(cause, bad)
-    if section == ("env",):
-        return _env_line(cause, bad)
-    return None
+    line = _git_line(cause, good, bad) if section == ("git",) else \
+        _packages_line(cause, bad) if section == ("packages",) else \
+        _env_line(cause, bad) if section == ("env",) else None
+    return f"{line}  {MUST}" if line else None

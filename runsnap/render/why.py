@@ -26,7 +26,7 @@ _HEAD = {"proven": "cause proven", "found": "cause found by experiment",
 
 
 #: Before the experiment lines a person runs (no launch of ``why`` could apply the cause).
-_TRY = "Experiment (run it yourself: BAD's launch with the cause as GOOD had it must go as GOOD went):"
+_TRY = "Experiment (run it yourself):"
 
 
 def _change(c: Any) -> str:
@@ -34,9 +34,17 @@ def _change(c: Any) -> str:
 
 
 def _words(line: str) -> list[str]:
-    """A shell line's words, a quoted one (``"${TMPDIR:-/tmp}/x"``, ``'a b'``) kept whole."""
-    words, word, quote = [], "", ""
-    for ch in line:
+    """A shell line's words, a quoted one (``"${TMPDIR:-/tmp}/x"``, ``'a b'``) and a comment
+    (``# must go ...``: no backslash may end a line inside it) kept whole.
+
+    >>> _words('cd "/a b" && x  # must go')
+    ['cd', '"/a b"', '&&', 'x', '# must go']
+    """
+    words: list[str] = []
+    word = quote = ""
+    for at, ch in enumerate(line):
+        if not word and not quote and ch == "#":
+            return [*words, line[at:]]
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "'\"":

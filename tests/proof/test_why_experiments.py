@@ -91,7 +91,7 @@ def test_another_commit_is_said_as_a_worktree_experiment_that_goes_good(tmp_path
     text = run_runsnap("why", "--prove", "--yes", "--dir", str(store), cwd=tmp_path,
                        env={**os.environ, "COLUMNS": "80"}).stdout.splitlines()
     assert max(len(x) for x in text) <= 80 and len(text) <= 40
-    block = text[text.index("  as GOOD went):") + 1:]
+    block = text[text.index("Experiment (run it yourself):") + 1:]
     assert block[0].startswith("  git -C ") and all(x.endswith(" \\") for x in block[:-1])
     pasted = _run_line("\n".join(block), tmp_path, tmp="tmp2")
     assert pasted.returncode == 0 and "planned 4" in pasted.stdout, pasted.stderr
@@ -187,3 +187,26 @@ def test_a_job_folder_against_the_job_beside_it_names_the_cause_and_its_experime
     assert proc.returncode == 0 and out["status"] == "proven", proc.stderr
     assert out["launches"] == 2 and "the job relaunched: torchrun --standalone, 2 ranks" in out["how"]
     assert out["proof"]["applied"].startswith("bad: exit 1: ValueError: SHARD_COUNT 3")
+
+
+def test_two_runs_that_ended_well_and_differ_in_a_warning_only_launch_nothing(
+        tmp_path: Path) -> None:
+    """Both exit 0 and print the same numbers; one prints a warning (a real ``warnings.warn``)
+    the other does not: no failure to explain, so no bisection claims a cause; the bisection
+    that finds what makes the warning is offered as the experiment."""
+    prog = child(tmp_path / "launch.py",
+                 "import warnings\n"
+                 "knobs = [os.environ.get('KNOB_A'), os.environ.get('KNOB_B')]\n"
+                 "if all(knobs):\n"
+                 "    warnings.warn('the old knobs are deprecated', FutureWarning)\n"
+                 "print('done')\n")
+    store = tmp_path / ".runsnap"
+    capture(store / "good.toml", ["python3", str(prog)], {"KNOB_A": "1", "KNOB_B": "1"})
+    time.sleep(0.01)
+    capture(store / "bad.toml", ["python3", str(prog)], {"KNOB_A": "2", "KNOB_B": None})
+    proc = run_runsnap("why", "--yes", "--format", "json", cwd=tmp_path)
+    out = json.loads(proc.stdout)
+    assert out["confidence"] == "undecided", out  # two knobs read in one place: no evidence
+    assert proc.returncode == 1 and out["status"] == "none" and out["launches"] == 0, out
+    assert out["cause"] == [] and not list(store.glob("bisect-*"))
+    assert out["experiment"][0].startswith("runsnap bisect ")
