@@ -16,6 +16,7 @@ from runsnap.base.paths import shown
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
+from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
@@ -156,8 +157,9 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     t0 = time.monotonic()
     folder = new_folder(options.out_dir)
     stop = threading.Event()
+    models, trees = searched(changes)
     applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
-                    secret=secret)
+                    secret=secret, models=models, trees=trees)
     back = tuple(c.replace(a=c.b, b=c.a, path=_reverse(c.path)) for c in changes)
     restored = restore(bad).spec
 
@@ -165,7 +167,7 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
         return secret_from(good, name, stored)
 
     reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
-                     secret=good_secret)
+                     secret=good_secret, models=models, trees=trees)
     say = options.progress or (lambda _line: None)
     keep = env_keys(changes)
     for note in tracker_notes(keep):

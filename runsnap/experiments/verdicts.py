@@ -4,6 +4,7 @@ and :mod:`runsnap.experiments.proving` (its launching half)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.jsonform import json_form
@@ -114,6 +115,8 @@ def restoring(c: Any) -> str:
     'unset NCCL_ALGO'
     >>> restoring(Change(("command", "options", "--tp"), "command", "--tp", "4", "8"))
     'give --tp 4'
+    >>> restoring(Change(("git", "proj", "diff", "a.py"), "git", "proj: a.py", None, "+1 -1"))
+    'in proj: git stash push -u -- a.py (the edit kept in the stash)'
     """
     path = tuple(c.path)
     if path[:1] == ("env",) and len(path) > 2:
@@ -127,6 +130,10 @@ def restoring(c: Any) -> str:
         return f"give {path[2]}" if c.a is True else f"give {path[2]} {c.a}"
     if path[:1] == ("models",):
         return f"{c.key}: {c.a} in config.json"
+    if path[:1] == ("git",) and len(path) == 4 and path[2] in ("diff", "untracked") \
+            and c.a is None:  # an edit or a new file GOOD's tree did not have
+        rel = shlex.quote(str(path[3]))
+        return f"in {path[1]}: git stash push -u -- {rel} (the edit kept in the stash)"
     return f"{c.where}: back to {c.a}"
 
 

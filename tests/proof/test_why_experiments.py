@@ -1,5 +1,6 @@
 """``runsnap why`` where no launch of its own can apply the cause: another commit, an edit GOOD
-did not have, a job's ranks. It says the experiment as one shell line, and the line, run for
+did not have that the tree no longer holds as BAD ran it, a job's ranks (and an edit it can
+apply, in copies of the tree). It says the experiment as one shell line, and the line, run for
 real, goes as GOOD went and leaves the user's checkout alone; real git repositories, real
 launches, real torchrun with gloo (CPU torch) for the job."""
 
@@ -97,20 +98,47 @@ def test_another_commit_is_said_as_a_worktree_experiment_that_goes_good(tmp_path
     assert pasted.returncode == 0 and "planned 4" in pasted.stdout, pasted.stderr
 
 
-def test_an_edit_good_did_not_have_is_said_as_the_committed_tree(tmp_path: Path) -> None:
+def test_an_edit_good_did_not_have_is_proven_in_copies_of_the_tree(tmp_path: Path) -> None:
+    """GOOD ran the clean commit, BAD the same commit with an uncommitted edit: both launches
+    of ``--prove`` run in copies of the repository (the edit applied, then reverted); the
+    user's edit is never touched."""
     repo = _project(tmp_path)
     store = tmp_path / ".runsnap"
     _capture(store / "good.toml", repo)
     (repo / "engine" / "sched.py").write_text(_BAD_SCHED)  # not committed
     _capture(store / "bad.toml", repo)
     out = _why(tmp_path, "--dir", str(store))
-    assert out["status"] == "confident", out
+    assert out["status"] == "proven" and out["launches"] == 2, out
+    assert [c["key"] for c in out["cause"]] == ["proj: engine/sched.py"]  # type: ignore[attr-defined]
+    assert out["restore"] == ["in proj: git stash push -u -- engine/sched.py (the edit kept "
+                              "in the stash)"]
+    assert (repo / "engine" / "sched.py").read_text() == _BAD_SCHED  # the edit is kept
+    status = _git(repo, "status", "--short").splitlines()
+    assert [x for x in status if "__pycache__" not in x] == ["M engine/sched.py"], status
+    # the restore line, run, gives GOOD back
+    _git(repo, "stash", "push", "-u", "--", "engine/sched.py")
+    assert "planned 4" in subprocess.run([sys.executable, "run.py"], cwd=repo, text=True,
+                                         capture_output=True, check=True).stdout
+
+
+def test_an_edit_changed_again_since_bad_ran_is_said_as_the_committed_tree(
+        tmp_path: Path) -> None:
+    """The tree is no longer as BAD ran it (the file edited again): no copy holds BAD's state,
+    so nothing is launched and the experiment is said as the committed tree."""
+    repo = _project(tmp_path)
+    store = tmp_path / ".runsnap"
+    _capture(store / "good.toml", repo)
+    (repo / "engine" / "sched.py").write_text(_BAD_SCHED)  # not committed
+    _capture(store / "bad.toml", repo)
+    (repo / "engine" / "sched.py").write_text(_BAD_SCHED + "# again\n")
+    out = _why(tmp_path, "--dir", str(store))
+    assert out["status"] == "confident" and out["launches"] == 0, out
     lines = out["experiment"]
     assert isinstance(lines, list) and len(lines) == 1, out
     assert " && cd \"${TMPDIR:-/tmp}/runsnap-good-" in lines[0] and " run.py" in lines[0]
     ran = _run_line(lines[0], tmp_path)
     assert ran.returncode == 0 and "planned 4" in ran.stdout, ran.stderr
-    assert (repo / "engine" / "sched.py").read_text() == _BAD_SCHED  # the edit is kept
+    assert (repo / "engine" / "sched.py").read_text() == _BAD_SCHED + "# again\n"
 
 
 def test_a_secret_value_is_never_written_into_an_experiment(tmp_path: Path) -> None:
