@@ -1,20 +1,20 @@
 """A one-node torchrun job as one launch ``runsnap why`` can start again: its launcher's line.
 
-A rank's snapshot records the rank's program (``python train.py``) and the environment
-torchrun gave it: its rank, the world, the rendezvous (``MASTER_ADDR``, ``MASTER_PORT``, the
-run id). Started again alone, a rank waits for a world that never comes. The job itself is
-the launch: ``torchrun --standalone --nproc-per-node N train.py`` with the environment the
-ranks had, less what torchrun makes for each worker (the names torch's local elastic agent
-sets in ``_start_workers``, and ``LOCAL_RANK`` and the error file), which torchrun makes again.
+A rank's snapshot records the rank's program (``python train.py``) and the environment torchrun
+gave it: its rank, the world, the rendezvous (``MASTER_ADDR``, ``MASTER_PORT``, the run id).
+Started again alone, a rank waits for a world that never comes. The job itself is the launch:
+``torchrun --standalone --nproc-per-node N train.py`` with the environment the ranks had, less
+what torchrun makes for each worker (the names torch's local elastic agent sets in
+``_start_workers``, and ``LOCAL_RANK`` and the error file), which torchrun makes again.
 ``--standalone`` rendezvous on a port the kernel chooses, so two trials never meet on one.
 
 :func:`as_launch` turns one rank's snapshot into that launch (its outcome is the rank's: the
-pair :func:`shown_rank` picks, the lowest rank whose outcomes differ, as the job diff shows
-it); ``why`` then proves or bisects it as any launch, judged by the torchrun process's exit
-status, first error or metric. Run under Python's own ``-m torch.distributed.run`` with the
-ranks' interpreter (what ``torchrun`` is), so no ``PATH`` is needed. Only a one-node torchrun
-job of a Python script or module is relaunched; a job of several nodes, or of mpirun or srun,
-is said as an experiment (:mod:`runsnap.experiments.yourself`).
+pair :func:`shown_rank` picks, the rank that failed first, as the job diff shows it); ``why``
+then proves or bisects it as any launch, judged by the torchrun process's exit status, first
+error or metric. Run under Python's own ``-m torch.distributed.run`` with the ranks'
+interpreter (what ``torchrun`` is), so no ``PATH`` is needed. Only a one-node torchrun job of a
+Python script or module is relaunched; a job of several nodes, or of mpirun or srun, is said as
+an experiment (:mod:`runsnap.experiments.yourself`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runsnap.base.argv import is_python_name
-from runsnap.diffing.consequences import outcome_of
 from runsnap.diffing.result import SnapInfo
 from runsnap.snapshot import Snapshot
+from runsnap.views.jobs import shown_rank as job_rank
 
 __all__ = ["TORCHRUN_MADE", "as_launch", "shown_rank"]
 
@@ -43,16 +43,16 @@ TORCHRUN_MADE = frozenset({
 
 
 def shown_rank(good: Sequence[Snapshot], bad: Sequence[Snapshot]) -> tuple[Snapshot, Snapshot]:
-    """The pair of ranks the job diff shows: the lowest rank whose outcomes differ, else the
-    lowest rank in both."""
+    """The pair of ranks the job diff shows (:func:`runsnap.views.jobs.shown_rank`: the rank
+    that failed first), else the first snapshot of each."""
     a = {SnapInfo.of(s).rank: s for s in good}
     b = {SnapInfo.of(s).rank: s for s in bad}
-    common = sorted(r for r in set(a) & set(b) if r is not None)
-    if not common:
+    a_ids = {r: s for r, s in a.items() if r is not None}
+    b_ids = {r: s for r, s in b.items() if r is not None}
+    if not set(a_ids) & set(b_ids):
         return good[0], bad[0]
-    differ = [r for r in common if outcome_of(a[r], b[r])[0] == "different"]
-    r = differ[0] if differ else common[0]
-    return a[r], b[r]
+    r = job_rank(a_ids, b_ids)[0]
+    return a_ids[r], b_ids[r]
 
 
 def _script(argv: Sequence[str]) -> list[str] | None:

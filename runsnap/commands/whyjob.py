@@ -2,13 +2,14 @@
 ``runsnap capture -o JOB/{rank}.toml``) against the job that went well, rank against rank.
 
 The verdict is the diff's, job against job (:func:`runsnap.views.compare.compare_jobs_in`): the
-pair of the lowest rank whose outcomes differ, the ranks' own differences noted. A job's ranks
-are no launch of their own (its launcher started them, with the rendezvous it made): a
-one-node torchrun job is relaunched whole, through its launcher
-(:mod:`runsnap.commands.jobrelaunch`), to prove the cause or bisect the candidates as for any
-launch; another job (several nodes, mpirun, srun) is not, and where a launch would settle it,
-``why`` says the experiment as one line (the launcher's words and the ranks' program, with the
-cause put back: :mod:`runsnap.experiments.yourself`).
+pair of the rank that failed first (:func:`runsnap.views.jobs.shown_rank`), the ranks' own
+differences noted (and shown: ``notes``). A job's ranks are no launch of their own (its
+launcher started them, with the rendezvous it made): a one-node torchrun job is relaunched
+whole, through its launcher (:mod:`runsnap.commands.jobrelaunch`), to prove the cause or, when
+the job's diff is undecided, to settle it (two launches of the relaunch's named cause, else
+bisect) as for any launch; another job (several nodes, mpirun, srun) is not, and where a launch
+would settle it, ``why`` says the experiment as one line (the launcher's words and the ranks'
+program, with the cause put back: :mod:`runsnap.experiments.yourself`).
 
 GOOD is ``--against JOB/``, or found: the newest other folder beside BAD's (``runs/job-7/``
 beside ``runs/job-8/``) whose ranks were captured before BAD's, run the same program and all
@@ -106,15 +107,18 @@ def why_job(bad: str, against: str | None, folder: str, settings: WhySettings | 
         raise UsageError(f"{bad_path} and {good_path}: not two jobs whose ranks pair by id "
                          "(each folder one snapshot a rank, captured under its launcher)")
     base: dict[str, Any] = {"bad": bad_path, "good": good_path, "reference": reference,
-                            "report": report}
+                            "report": report, "notes": report.notes}
     if not report.candidates:
         return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
     good_one, bad_one = shown_rank(_ranks(good_path), bad_ranks)
     launches = as_launch(good_one), as_launch(bad_one)
     confident = report.confidence == "confident"
     if launches[0] is not None and launches[1] is not None and (prove or not confident):
-        result = explain(launches[1], against=launches[0], folder=folder, prove=prove,
-                         options=settings, before_launch=before_launch)
+        # the job's diff undecided: the launch settles it, even where the relaunch's own diff
+        # (the launcher's values turned back into its options) would name a cause unlaunched
+        result = explain(launches[1], against=launches[0], folder=folder,
+                         prove=prove or not confident, options=settings,
+                         before_launch=before_launch)
         world = bad_one.records.meta.launcher.world_size
         how = f"{result.how} (the job relaunched: torchrun --standalone, {world} ranks)" \
             if result.launches else result.how

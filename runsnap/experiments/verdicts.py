@@ -81,6 +81,9 @@ class WhyResult(FrozenRecord):
     experiment: tuple[str, ...] = field(default_factory=tuple)
     """Where no launch of ``why`` could apply the cause: the experiment a person runs, one
     shell line (:mod:`runsnap.experiments.yourself`)."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """A job's diff notes (``why JOB/``): the ranks paired, the rank shown and why, a rank that
+    ran in one job only, differences that count in other ranks only."""
 
     @property
     def exit_status(self) -> int:
@@ -101,7 +104,7 @@ class WhyResult(FrozenRecord):
                        "b": c.b} for c in self.cause],
             "how": self.how, "restore": list(self.restore), "launches": self.launches,
             "elapsed_s": round(self.elapsed, 3), "cannot": list(self.cannot),
-            "experiment": list(self.experiment),
+            "experiment": list(self.experiment), "notes": list(self.notes),
             "bisect": self.bisect.to_dict() if self.bisect is not None else None,
             "proof": self.proof.to_dict() if self.proof is not None else None,
         }

@@ -82,7 +82,8 @@ def _lines(result: WhyResult, width: int = 0) -> list[str]:
     lines = [f"runsnap why: {short(result.message, 200)}",
              f"  BAD  {shown(result.bad)}",
              f"  GOOD {shown(result.good)} ({short(result.reference, 120)})",
-             f"  diff: {short(result.report.verdict(), 300)}"]
+             f"  diff: {short(result.report.verdict(), 300)}",
+             *[f"  note: {short(n, 200)}" for n in result.notes]]
     b = result.bisect
     if not result.cause and b is not None and b.best:
         lines += ["", "Best so far (not re-checked):", *[f"  {_change(c)}" for c in b.best]]
@@ -126,7 +127,8 @@ def render_markdown(result: WhyResult) -> str:
              md_text(result.message), "",
              f"- BAD: {cell(shown(result.bad), 200)}",
              f"- GOOD: {cell(shown(result.good), 200)} ({md_text(result.reference)})",
-             f"- diff: {md_text(result.report.verdict())}", ""]
+             f"- diff: {md_text(result.report.verdict())}",
+             *[f"- note: {md_text(n)}" for n in result.notes], ""]
     if result.cause:
         lines += ["| cause | GOOD | BAD |", "| --- | --- | --- |"]
         lines += [f"| {cell(c.where)} | {cell(c.a)} | {cell(c.b)} |" for c in result.cause]

@@ -217,6 +217,59 @@ def test_a_job_folder_against_the_job_beside_it_names_the_cause_and_its_experime
     assert out["proof"]["applied"].startswith("bad: exit 1: ValueError: SHARD_COUNT 3")
 
 
+_CACHE = """
+import os
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+if dist.get_rank() == 1 and int(os.environ.get("CACHE_MB", "64")) < 32:
+    raise ValueError("CACHE_MB is below the 32 MB a shard needs")
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_a_job_whose_launcher_stopped_the_others_is_read_at_the_rank_that_failed_first(
+        tmp_path: Path) -> None:
+    """Real torchrun: GOOD's job of 2 gloo ranks, BAD's of 3 where rank 1 alone raises and
+    torchrun stops the others (``SIGTERM``, or their barrier broken). The rank shown is rank
+    1, where the variable is read on the failing path (rank 0 holds only the consequence: no
+    evidence there), and the rank BAD's job alone ran is named with its job. The world size
+    changed too, so the diff is undecided and ``why`` relaunches the job to settle it; one
+    screen at 80 columns."""
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip(f"torch is not installed for {sys.executable}")
+    (tmp_path / "cache.py").write_text(_CACHE)
+    bindir = os.path.dirname(sys.executable)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    for job, ranks, cache in (("job-1", "2", "64"), ("job-2", "3", "16")):
+        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", ranks,
+                        "--no-python", sys.executable, "-m", "runsnap", "capture", "-o",
+                        f"runs/{job}/{{rank}}.toml", "--", "python", "cache.py"],
+                       env={**env, "CACHE_MB": cache}, cwd=tmp_path,
+                       capture_output=True, timeout=240, check=False)
+        time.sleep(0.01)
+    assert len(list((tmp_path / "runs" / "job-2").glob("*.toml"))) == 3
+    diff = run_runsnap("diff", "--format", "json", "runs/job-1", "runs/job-2", cwd=tmp_path)
+    report = json.loads(diff.stdout)
+    assert report["b"]["rank"] == 1 and report["candidates"][0] == "env CACHE_MB", report
+    notes = report["notes"]
+    assert notes[0] == "job against job, 2 ranks paired by id, 2 differ; rank 1 shown", notes
+    assert "rank 1 failed first" in notes
+    assert any(n.startswith("rank 2 ran in B's job ") and n.endswith(" only") for n in notes)
+    # the world size changed too: the job's diff is undecided, and the relaunch settles it
+    proc = run_runsnap("why", "--yes", "--format", "json", "runs/job-2", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["status"] == "proven" and out["launches"] == 2, out
+    assert [c["key"] for c in out["cause"]] == ["CACHE_MB"] and out["notes"] == notes
+    text = run_runsnap("why", "--prove", "--yes", "-q", "runs/job-2", cwd=tmp_path,
+                       env={**env, "COLUMNS": "80"}).stdout.splitlines()
+    assert max(len(x) for x in text) <= 80 and len(text) <= 40, text
+    assert "  note: job against job, 2 ranks paired by id, 2 differ; rank 1 shown" in text
+
+
 def test_two_runs_that_ended_well_and_differ_in_a_warning_only_launch_nothing(
         tmp_path: Path) -> None:
     """Both exit 0 and print the same numbers; one prints a warning (a real ``warnings.warn``)
