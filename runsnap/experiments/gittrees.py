@@ -4,7 +4,8 @@ GOOD ran a clean tree; BAD ran the same commit with ``config.yaml`` edited (or a
 ``data/eval.jsonl`` beside it). Launched in place, every trial would read the tree as it is now,
 BAD's, and GOOD's own launch would already go bad. So each trial, the one with nothing applied
 too, runs in a copy of the repository under its trial folder, made from the tree as it is now:
-the files neither run edited are hard links to the originals (a copy across file systems),
+the files neither run edited are copies (those over :data:`COPY_MAX_BYTES` hard links to the
+originals, a copy across file systems: a trial that writes into one writes the original),
 each file some run edited is written in the state the trial asks for (the edit applied: BAD's;
 else GOOD's: the commit's content, or absent for a new file), and what git ignores (a venv,
 data, weights) is a link to the original. The launch's arguments, working directory and
@@ -32,7 +33,11 @@ from runsnap.experiments.bytecode import is_bytecode
 from runsnap.snapshot import Snapshot
 from runsnap.snapshot.records import GitRepo
 
-__all__ = ["MAX_FILES", "copy_trees", "edit_of", "searched"]
+__all__ = ["COPY_MAX_BYTES", "MAX_FILES", "copy_trees", "edit_of", "searched"]
+
+#: Files of a repository up to this size are copied into a trial's copy; bigger ones are hard
+#: links to the originals.
+COPY_MAX_BYTES = 1024 * 1024
 
 #: Repositories with more files than this (tracked and untracked, not ignored) are not
 #: copied: the edit blocks, as before.
@@ -120,7 +125,12 @@ def _listing(top: str, *args: str) -> list[str] | None:
 
 
 def _link_or_copy(src: str, dest: str) -> None:
+    """A copy of ``src`` at ``dest``, a hard link when it is large (a copy across file
+    systems): a trial that writes a small file in place never writes the user's."""
     os.makedirs(os.path.dirname(dest), exist_ok=True)
+    if os.path.getsize(src) <= COPY_MAX_BYTES:
+        shutil.copy2(src, dest)
+        return
     try:
         os.link(src, dest)
     except OSError:

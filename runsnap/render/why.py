@@ -60,21 +60,30 @@ def _words(line: str) -> list[str]:
 
 def _shell(line: str, width: int) -> list[str]:
     r"""One shell line as a person pastes it: within ``width`` (0: as it is), broken between
-    words with a backslash at each end, which the shell joins back.
+    words with a backslash at each end, which the shell joins back. A word longer than a line
+    (a deep path) is broken inside it, the backslash at the end of the line and the rest at the
+    next line's start: the shell removes the two and joins the word back (not inside single
+    quotes or a comment, which stay whole).
 
     >>> _shell("git -C /r worktree add --detach /t abc && cd /t && python run.py", 32)
     ['  git -C /r worktree add \\', '    --detach /t abc && cd /t \\', '    && python run.py']
+    >>> _shell("cd /a/very/long/path/to/a/repository && python run.py", 24)
+    ['  cd \\', '    /a/very/long/path/t\\', 'o/a/repository && \\', '    python run.py']
     """
     if not width or len(line) + 2 <= width:
         return [f"  {line}"]
     out, cur = [], "  "
     for word in _words(line):
-        lead = cur.strip() == ""
-        if not lead and len(cur) + 1 + len(word) + 2 > width:
+        if cur.strip() and len(cur) + 1 + len(word) + 2 > width:
             out.append(cur + " \\")
-            cur = "    " + word
-        else:
-            cur = cur + word if lead else f"{cur} {word}"
+            cur = "    "
+        rest = (" " if cur.strip() else "") + word
+        if len(cur) + len(rest) > width - 2 and "'" not in word and not word.startswith("#"):
+            while len(cur) + len(rest) > width - 2:  # room for " \\" after what follows
+                room = max(min(width - 1 - len(cur), len(rest) - 1), 1)  # a character left
+                out.append(cur + rest[:room] + "\\")
+                cur, rest = "", rest[room:]
+        cur += rest
     return [*out, cur]
 
 
