@@ -25,6 +25,7 @@ from typing import Any
 from runsnap.commands.jobrelaunch import as_launch, shown_rank
 from runsnap.diffing import expand
 from runsnap.diffing.bulkload import load_many
+from runsnap.diffing.result import SnapInfo
 from runsnap.diffing.rules import load_user_rules
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.experiments.explaining import launch_identity
@@ -35,7 +36,7 @@ from runsnap.snapshot import Snapshot
 from runsnap.views.compare import compare_jobs_in
 from runsnap.views.names import resolve
 
-__all__ = ["is_job_folder", "why_job"]
+__all__ = ["is_job_folder", "newest_job", "why_job"]
 
 #: Candidates of an undecided verdict given an experiment line each.
 MAX_LINES = 3
@@ -59,6 +60,45 @@ def _captured(snaps: Sequence[Snapshot]) -> str:
 
 def _ended_well(snaps: Sequence[Snapshot]) -> bool:
     return all(s.records.outcome.exit_status == 0 and not s.records.outcome.signal for s in snaps)
+
+
+def _jobs_in(folder: str) -> list[tuple[str, str]]:
+    """(capture time, path) of each folder in ``folder`` that holds one job's ranks (more than
+    one snapshot, each with its own rank id)."""
+    out = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.is_dir() or entry.name.startswith((".", "bisect-")):
+            continue
+        try:
+            ranks = _ranks(entry.path)
+        except (SnapshotError, OSError):
+            continue
+        ids = [SnapInfo.of(s).rank for s in ranks]
+        if len(ranks) > 1 and None not in ids and len(set(ids)) == len(ids):
+            out.append((_captured(ranks), entry.path))
+    return out
+
+
+def newest_job(folder: str, newest_file: str | None) -> str | None:
+    """With no BAD named: the newest job folder in ``folder`` (``.runsnap/job-8/`` of a
+    launcher's ranks captured there), when it was captured after ``newest_file`` (the newest
+    single snapshot of ``folder``, if any); else None."""
+    jobs = _jobs_in(folder)
+    if not jobs:
+        return None
+    when, path = max(jobs)
+    if newest_file is not None:
+        try:
+            single = str(load_many([newest_file])[0].records.meta.captured_at or "")
+        except (SnapshotError, OSError):
+            single = ""
+        if single >= when:
+            return None
+    return path
 
 
 def find_reference_job(bad: str, bad_ranks: Sequence[Snapshot]) -> tuple[str, str]:

@@ -82,7 +82,8 @@ STOPPED = """
 def test_the_rank_shown_is_the_one_that_failed_not_one_its_launcher_stopped(
         tmp_path: Path, base_env: dict[str, str]) -> None:
     """Rank 0 of job B ended first, but by ``SIGTERM`` (its launcher stopping it); rank 1 failed
-    on its own: rank 1's pair is shown, and the notes say why."""
+    on its own: rank 1's pair is shown, and the notes say why; ``why`` with no BAD named finds
+    job B, the newest job of the folder."""
     app = write_script(tmp_path, "worker.py", STOPPED)
     _launch_job(tmp_path / "job-a", "4f1c2a9e", "45123", 2, app, {**base_env, "APP_CACHE": "64"})
     _launch_job(tmp_path / "job-b", "77e0d1c4", "51877", 2, app, {**base_env, "APP_CACHE": "16"},
@@ -94,3 +95,9 @@ def test_the_rank_shown_is_the_one_that_failed_not_one_its_launcher_stopped(
     assert report["notes"][:3] == ["job against job, 2 ranks paired by id, 2 differ; rank 1 shown",
                                    "rank 1 failed first", "rank 0 stopped by SIGTERM (a launcher "
                                    "stops the rest once one fails)"]
+    # ``why`` with no BAD named: the newest job of the folder, against the job before it
+    why = run_runsnap("why", "--format", "json", "--dir", str(tmp_path), cwd=tmp_path, env=env)
+    out = json.loads(why.stdout)
+    assert why.returncode == 0 and out["status"] == "confident", why.stderr
+    assert out["bad"].endswith("job-b") and out["good"].endswith("job-a"), out
+    assert [c["key"] for c in out["cause"]] == ["APP_CACHE"] and out["notes"] == report["notes"]
