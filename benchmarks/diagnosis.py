@@ -20,9 +20,10 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
-fresh2, fresh3 and fresh4, the whole of benchmarks/fresh.py, fresh2.py, fresh3.py and fresh4.py,
-written from the outside and never tuned on; ``--half fresh4`` runs only the fourth; a job
-incident, torchrun starting ``runsnap capture`` for each rank, is compared folder to folder):
+fresh2, fresh3, fresh4, fresh5 and fresh6, the whole of benchmarks/fresh.py, fresh2.py ...
+fresh6.py, written from the outside and never tuned on; ``--half fresh5`` runs only that one; a
+job incident, torchrun or mpirun starting ``runsnap capture`` for each rank, is compared folder
+to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -70,7 +71,12 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
                    "scikit-learn", "numba", "sqlalchemy", "pandas", "tzlocal", "ml-collections",
                    # benchmarks/fresh4.py
                    "mlflow-skinny", "datasets", "pyarrow", "polars", "tokenizers", "fastapi",
-                   "uvicorn", "aiohttp", "environs", "jsonargparse", "gin-config")
+                   "uvicorn", "aiohttp", "environs", "jsonargparse", "gin-config",
+                   # benchmarks/fresh5.py
+                   "peft", "sentence-transformers", "xgboost-cpu", "lightgbm", "onnxruntime",
+                   "onnx", "pytorch-lightning", "flask", "gunicorn", "duckdb",
+                   # benchmarks/fresh6.py (its mpirun jobs also need Open MPI's mpirun)
+                   "mpi4py")
 
 
 def is_job(launch: Launch) -> bool:

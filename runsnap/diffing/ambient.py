@@ -26,12 +26,14 @@ tuned on).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.attribution import frames_of, generic_frame
 from runsnap.diffing.runfacts import RunFacts
+from runsnap.diffing.written import record
 from runsnap.knowledge.readers import ambient_setting
+from runsnap.snapshot.records_host import ReadSite, VariableRead
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,11 +55,11 @@ def executables(snap: Snapshot) -> tuple[str, ...]:
     return tuple(sorted(out - {""}))
 
 
-def _at_start_up(site: Mapping[str, Any], f: RunFacts) -> bool:
+def _at_start_up(site: ReadSite, f: RunFacts) -> bool:
     """Whether a Python read site is a start-up read: for a generic feature, or in the module
     body of an installed package or Python's own library (an import), with no function of the
     program's own code on the way."""
-    stack = site.get("stack") or ()
+    stack = site.stack
     if generic_frame(stack, f) is not None:
         return True
     frames = frames_of(stack, f)
@@ -86,22 +88,21 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
         got = f.reads(name)
         if not got:
             continue
-        sites = [s for s in got.get("sites") or () if isinstance(s, Mapping)]
-        if got.get("scan") or not all(_at_start_up(s, f) for s in sites):
+        if got.scan or not all(_at_start_up(s, f) for s in got.sites):
             return None  # the program (or a package, in a function) read it for itself
     return (f"read at start-up by nearly every process of the stack ({who}), for the "
             f"{decides} every process takes, not a decision of the program")
 
 
-def _in_every_process(got: Mapping[str, Any], f: RunFacts) -> bool:
-    pids = set(got.get("pids") or ())
+def _in_every_process(got: VariableRead, f: RunFacts) -> bool:
+    pids = set(got.pids)
     return bool(pids) and set(f.pids) <= pids
 
 
-def _under_import(site: Mapping[str, Any], f: RunFacts) -> str | None:
+def _under_import(site: ReadSite, f: RunFacts) -> str | None:
     """The package whose import read at ``site`` (its module body, or code it called, with no
     frame of the program's own code inside it), or None."""
-    for fr in frames_of(site.get("stack") or (), f):
+    for fr in frames_of(site.stack, f):
         if fr.origin == "program":
             return None
         if fr.function == "<module>":
@@ -115,20 +116,26 @@ def _startup_only(name: str, f: RunFacts) -> tuple[str, ...] | None:
     loaded or a module imported (``[runtime] native_startup``), or from Python in the body of
     a package's import; None when some read was not (or it was not read so)."""
     got = f.reads(name)
-    if not got or got.get("scan") or not _in_every_process(got, f):
+    if not got or got.scan or not _in_every_process(got, f):
         return None
     how: list[str] = []
-    if got.get("native"):
+    if got.native:
         if name not in f.native_startup:
             return None
         how.append("natively at start-up (the interpreter's, a library's load or an import)")
-    sites = [s for s in got.get("sites") or () if isinstance(s, Mapping)]
-    if got.get("python") or sites:
+    sites = got.sites
+    if got.python or sites:
         tops = [_under_import(s, f) for s in sites]
         if not sites or None in tops:
             return None
         how.append("while importing " + ", ".join(sorted({str(t) for t in tops})))
     return tuple(how) or None
+
+
+def _native(f: RunFacts, name: str) -> bool:
+    """Whether run ``f`` recorded a native read of ``name`` (read or not by the program)."""
+    got = f.env.get(name)
+    return bool(got and record(VariableRead, got).native)
 
 
 def decides_otherwise(name: str, a: Any, b: Any) -> bool:
@@ -148,7 +155,7 @@ def startup_reads(name: str, runs: Sequence[RunFacts], a: Any = None, b: Any = N
         return None  # read at start-up, and what it decided there differs: the executables
     hows = [_startup_only(name, f) for f in runs]
     if len(runs) < 2 or any(h is None for h in hows) or not all(
-            f.env.get(name, {}).get("native") for f in runs):
+            _native(f, name) for f in runs):
         return None
     return (f"read only at start-up, in every process of both runs ({'; '.join(hows[0] or ())}): "
             "how the stack started, not a decision of the program")
