@@ -91,6 +91,11 @@ def _apart(top: Difference, other: Difference) -> bool:
     """Whether the evidence tells ``top`` from ``other``. A read alone says the program used
     the value, not that it mattered: it stands apart only from what the runs show unread."""
     (k1, r1), (k2, r2) = strength(top), strength(other)
+    if top.quoted and not other.quoted:
+        # the failing error quotes top's value and no other input's: whatever else read on the
+        # failing path (a wrapper that raised because the child failed, a constructor that read
+        # every field) did not put its value in the error
+        return True
     if top.evidence_kind == "read":
         return other.evidence_kind in ("incidental", "unread")
     if (top.corroborated and not other.corroborated and other.evidence_kind == "failing-path"
@@ -166,7 +171,9 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
     """Why ``top`` stands apart from every other difference, in a few words."""
     said = {"failing-path": "on the failing path", "named": "named by the failing run",
             "read": "read by the program"}[top.evidence_kind]
-    if top.corroborated:
+    if top.quoted:
+        said = "the failing error quotes its value, no other input's"
+    elif top.corroborated:
         said = ("the failing run's words back it" if top.evidence_kind == "named"
                 else f"{said}, backed by its error")
     rest = [d for d in causes if d is not top]

@@ -2,7 +2,8 @@
 
 A run that stopped at start-up never reached the variables and modules the other run read and
 imported later; ranks of one job take different paths by design. Those run-time differences
-(``[runtime]``: a variable read in one run only, a module imported in one run only, reads from
+(``[runtime]``: a variable read in one run only, a module imported or a data file opened in one
+run only, reads from
 other places, another number of Python processes) are effects of where each run went, not
 causes: the cause is what made the paths part (a variable set differently, another package,
 another commit), and it is ranked on its own. The run-time differences that belong to such a
@@ -36,7 +37,8 @@ def is_consequence(d: Difference) -> bool:
     part = d.path[1]
     if part == "processes":
         return True
-    if part in ("env", "modules") and (d.change in ("added", "removed") or len(d.path) > 3):
+    if part in ("env", "modules", "data_files") and (
+            d.change in ("added", "removed") or len(d.path) > 3):
         return True
     return False
 

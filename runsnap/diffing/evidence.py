@@ -13,11 +13,14 @@ failing-path       97-99  a read of the variable (a frame of its call stack), or
                           traceback, at most one frame of the program's own code above the
                           one that raised
 named              94-96  the failing error or its traceback message names the key (variable,
-                          option, config field, package), or names the failing side's value
-                          of an option or field; for torch's build facts, torch's own message
+                          option, config field, package) or every word of it, or names the
+                          failing side's value (quoted in the error, of an input the run took
+                          in: failing-path 99) or implies it; for torch's build facts, torch's
+                          own message
 read               91-93  the program read the variable (or imported the package, or read
                           the field from the loaded model config) in a run; or only a warning
-                          printed by one run names it (the value was seen, not that it failed)
+                          printed by one run names it (the value was seen, not that it failed);
+                          83 when read only at a library's import (:mod:`.ambient`)
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
@@ -48,14 +51,15 @@ from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.checks.finding import CONSEQUENCES
-from runsnap.diffing.ambient import CEILING, ambient_reads, startup_reads
+from runsnap.diffing.ambient import CEILING, ambient_reads, import_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.datafiles import edit_read, file_evidence
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.naming import (
     WARNED,
     called_where_raised,
-    engine_named,
+    crowd,
     excerpt,
     named,
     not_heeded,
@@ -64,6 +68,7 @@ from runsnap.diffing.naming import (
 )
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
+from runsnap.diffing.saying import said
 from runsnap.diffing.written import written
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.models import bookkeeping
@@ -125,6 +130,11 @@ class Evidence(FrozenRecord):
     difference governs. :func:`runsnap.diffing.confidence.judge` tells it apart from a read in
     a caller of the raise that nothing else backs, and from what the runs say nothing about."""
 
+    quoted: bool = False
+    """The failing error quotes a distinctive part of the failing side's value of an input the
+    failing run took in (:func:`runsnap.diffing.naming.named`, ``reached``): it stands apart
+    from every difference whose value the error does not quote, failing-path ones included."""
+
     ceiling: int = 100
     """The highest score it may give: a read only at start-up ranks below the launch options
     (:data:`runsnap.diffing.ambient.CEILING`)."""
@@ -145,7 +155,7 @@ class Evidence(FrozenRecord):
         if self.kind in ("failing-path", "named"):
             return max(low, high - self.rank)
         bonus = 2 if name_score >= 85 else 1 if name_score >= 75 else 0
-        return min(high, low + bonus)
+        return min(high, low + bonus, self.ceiling)
 
 
 # --------------------------------------------------------------------------- gathering
@@ -175,12 +185,12 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     name = d.key
     found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
     if found:
-        also = _named(d, runs) if found.rank else None
-        if also is not None:
+        also = _named(d, runs)
+        if also is not None and (found.rank or also.quoted):
             # read on the failing path, and the failing run's words name it too: two lines of
             # evidence, above a read there alone (a rendezvous variable every job reads)
-            return found.replace(rank=found.rank - 1, sentence=f"{found.sentence}; and "
-                                 f"{also.sentence}", corroborated=True)
+            return found.replace(rank=max(0, found.rank - 1), sentence=f"{found.sentence}; "
+                                 f"and {also.sentence}", corroborated=True, quoted=also.quoted)
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":
@@ -211,6 +221,8 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("incidental", "read only on behalf of " + "; ".join(generic[:2])
                         + ", not a decision of the program")
     readers = decided
+    if readers and (imported := import_reads(name, runs)) is not None:  # a library's setting
+        return Evidence("read", imported, ceiling=CEILING)
     if readers:
         bits = []
         sites: dict[str, list[str]] = {}  # a place both runs read it from: one line
@@ -305,25 +317,14 @@ def _under_dir(file: str, folder: str) -> bool:
 
 
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    """The runs' words name ``d``'s key or value, or a failing run printed an engine's own
-    message that ``d`` governs (:mod:`runsnap.diffing.naming`): the strongest of these."""
-    said = named(d, runs)
-    if said is not None and said[2]:
-        # the error quotes the value the failing run read: it reached the code that raised
-        return Evidence("failing-path", said[0], rank=0, corroborated=True)
-    engine = engine_named(d, runs)
-    found = [f for f in (said and said[:2], engine) if f]
-    if not found:
+    """The strongest of what the runs' words say about ``d`` (:func:`runsnap.diffing.saying.
+    said`: its key or value, an engine's message it governs, its name's words, a value an
+    engine's message implies)."""
+    got = said(d, runs)
+    if got is None:
         return None
-    sentence, rank = min(found, key=lambda f: f[1])
-    if rank >= WARNED:  # what only a warning says shows the value was seen, not that it failed
-        return Evidence("read", sentence)
-    # the failing error itself quotes the failing side's value (an option's, a field's), or
-    # the failing run printed an engine's own message that the difference governs: the run's
-    # own words back it, beyond a name nothing in the runs ties to the failure
-    backed = (said is not None and said[3] and sentence == said[0]) or (
-        engine is not None and sentence == engine[0])
-    return Evidence("named", sentence, rank=rank, corroborated=backed)
+    kind, sentence, rank, backed, quoted = got
+    return Evidence(kind, sentence, rank=rank, corroborated=backed, quoted=quoted)
 
 
 def _config_read(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
@@ -451,9 +452,11 @@ def gather(
     """The strongest evidence for each difference between snapshots ``a`` and ``b``, keyed
     by ``(section, key)``; differences without any are left out."""
     diffs = list(diffs)
-    if not any(d.section in _WITH_EVIDENCE for d in diffs):
+    if not any(d.section in _WITH_EVIDENCE or d.path[1:2] == ("data_files",) for d in diffs):
         return {}  # the runs' facts are not read (an N-way diff's timings, per rank)
-    runs = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
+    shared = crowd(diffs)  # value tokens inputs share name none of them
+    runs = tuple(r.replace(crowd=shared) for r in differential(RunFacts.of(a, "A"),
+                                                               RunFacts.of(b, "B")))
     pa, pb = a.records.packages.distributions, b.records.packages.distributions
     out: dict[tuple[str, str], Evidence] = {}
     diffs = list(diffs)
@@ -483,12 +486,17 @@ def gather(
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
-            ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
+            ev = ev or _named(d, runs) or Evidence(*(
+                edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
             ev = ev if ev.kind else None
         elif d.section == "models":
-            ev = _failing(read_by_failing_code(d, runs)) or _named(d, runs) or _config_read(d, runs)
+            ev = _named(d, runs)  # the error quoting its value outranks a read by the code
+            ev = ev if ev is not None and ev.quoted else (
+                _failing(read_by_failing_code(d, runs)) or ev or _config_read(d, runs))
         elif d.section == "command":
             ev = _named(d, runs)
+        elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
+            ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
         ev = _stronger(ev, backed.get((d.section, d.key)))
         if ev is not None:
             out[(d.section, d.key)] = ev

@@ -96,6 +96,12 @@ class Difference(FrozenRecord):
     quotes the value the run read, or names it, or an engine's message it governs):
     :attr:`runsnap.diffing.evidence.Evidence.corroborated`."""
 
+    quoted: bool = False
+    """The failing error quotes a distinctive part of its failing value, and the failing run
+    took it in (read it, its command line, its model's config): it stands apart from every
+    difference whose value the error does not quote (:attr:`runsnap.diffing.evidence.
+    Evidence.quoted`)."""
+
     def __post_init__(self) -> None:
         if not self.path:
             object.__setattr__(self, "path", (self.section, self.key))

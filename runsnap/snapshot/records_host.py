@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-__all__ = ["AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "GpuAffinity",
-           "GpuDevice", "GpuTopology", "Gpus", "HostPython", "Hugepages", "Hypervisor",
-           "ImportedModule", "InfinibandDevice", "InfinibandPort", "Interface", "LibraryFile",
-           "Memory", "Network", "Numa", "NumaNode", "ReadSite", "ResourceLimit", "Runtime", "Smt",
-           "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
+__all__ = ["AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "DataFile",
+           "GpuAffinity", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "Hugepages",
+           "Hypervisor", "ImportedModule", "InfinibandDevice", "InfinibandPort", "Interface",
+           "LibraryFile", "Memory", "Network", "Numa", "NumaNode", "ReadSite", "ResourceLimit",
+           "Runtime", "Smt", "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
 
 
 class CpuCache(SectionRecord):
@@ -357,6 +357,20 @@ class ImportedModule(SectionRecord):
     origin: str | None
 
 
+class DataFile(SectionRecord):
+    """A file the run opened for reading (``runtime.data_files``, keyed by its absolute path):
+    its content identity when the run ended (runsnap/tracing/datafiles.py)."""
+
+    sha256: str | None
+    size: int | None
+    hashed: str | None
+    missing: bool | None
+    written: bool | None
+    error: str | None
+    pids: Sequence[int]
+    stack: Sequence[str]
+
+
 class BulkSite(SectionRecord):
     """A place that read the whole environment (``os.environ`` copied or iterated)."""
 
@@ -383,6 +397,9 @@ class Runtime(SectionRecord):
     modules: Mapping[str, ImportedModule]
     stdlib_modules: Sequence[str]
     config_reads: Sequence[str]
+    data_files: Mapping[str, DataFile]
+    data_files_written: Sequence[str]
+    data_files_left_out: int | None
     files: Sequence[str]
     frames: Sequence[str | Sequence[Any]]
     stacks: Sequence[Sequence[int]]

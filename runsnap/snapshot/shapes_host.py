@@ -395,6 +395,27 @@ class ImportedModule(TypedDict, total=False):
     origin: str | None
 
 
+class DataFile(TypedDict, total=False):
+    """A file the run opened for reading (``runtime.data_files``, keyed by its absolute path):
+    its content identity when the run ended (runsnap/tracing/datafiles.py)."""
+
+    sha256: str | None
+    """The sha256 of the whole file, or (``hashed``) of its size, first and last MiB."""
+    size: int | None
+    hashed: str | None
+    """``whole``, ``first and last MiB`` (over 16 MiB), or why it was not hashed."""
+    missing: bool | None
+    """The open was tried, and the file was not there when the run ended."""
+    written: bool | None
+    """Written during the run (opened for writing, or modified after the launch): an output."""
+    error: str | None
+    """Why it could not be read (``not a regular file``, a permission)."""
+    pids: list[int]
+    """The traced processes that opened it."""
+    stack: list[str]
+    """Where the first of them opened it, innermost frame first."""
+
+
 class RuntimeSection(TypedDict, total=False):
     """``[runtime]``: what the run read and imported (docs/runtime.md)."""
 
@@ -409,6 +430,12 @@ class RuntimeSection(TypedDict, total=False):
         "the standard library follows the interpreter, compared in [packages]")]
     config_reads: Annotated[list[str], NotCompared(
         "the config fields the program read: evidence for [models]' fields, compared there")]
+    data_files: Annotated[dict[str, DataFile], Compare()]
+    data_files_written: Annotated[list[str], NotCompared(
+        "the outputs of the run: evidence that a file git lists as changed is one")]
+    """The files a traced process opened for writing before it read them: outputs."""
+    data_files_left_out: Annotated[int | None, NotCompared(
+        "how many more files were opened than listed: a count of the run, not an input")]
     files: Annotated[list[str], NotCompared("the files read are the evidence of the reads compared")]
     frames: Annotated[list[str | list[Any]], NotCompared(
         "the stacks' frames, evidence of the reads compared")]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 
 from runsnap.base.lazy import lazy_names
 from runsnap.base.programs import which
@@ -105,6 +106,7 @@ class Trace:
         self.native_note = native_note
         self._index: Any = None
         self._indexing: Any = None
+        self.started_ns = time.time_ns()  # a data file modified since is an output of the run
 
     def launch_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` with what the hook needs; the program gets its own values back."""
@@ -150,7 +152,7 @@ class Trace:
             self._indexing.join()
         try:
             section = build_section(self.folder, packages or {}, self.native_note, env,
-                                    self._index)
+                                    self._index, self.started_ns)
         except Exception as exc:  # a broken trace never costs the outcome
             section = not_traced(f"the trace could not be read: {type(exc).__name__}: {exc}")
         _remove(self.folder)

@@ -16,6 +16,7 @@ import re
 from runsnap.base.pythons import editable_source
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
+from runsnap.tracing.datafiles import data_files
 from runsnap.tracing.scans import filter_literals, filter_names
 
 TYPE_CHECKING = False
@@ -227,6 +228,7 @@ def package_index(packages: Mapping[str, Any]) -> _Dists:
 def build_section(
     folder: str, packages: Mapping[str, Any], native_note: str,
     env_given: Mapping[str, str] | None = None, index: _Dists | None = None,
+    started_ns: int | None = None,
 ) -> dict[str, Any]:
     """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape), in its
     stored form (:func:`runsnap.snapshot.runtime_write.compact`; read it back with
@@ -234,7 +236,8 @@ def build_section(
 
     ``env_given``: the environment the user gave; whether ``PYTHONPATH`` and ``LD_PRELOAD``
     were set is taken from it, since native code sees runsnap's values of those two. ``index``:
-    :func:`package_index` of ``packages``, when it was built beforehand.
+    :func:`package_index` of ``packages``, when it was built beforehand. ``started_ns``:
+    when the launch began, for :func:`~runsnap.tracing.datafiles.data_files`.
     """
     python, native = read_logs(folder)
     processes: list[dict[str, Any]] = []
@@ -284,6 +287,10 @@ def build_section(
         section["bulk_sites"] = bulk_sites
     if config_reads:
         section["config_reads"] = sorted(config_reads)
+    files, written, left_out = data_files(python, started_ns)  # see runsnap.tracing.datafiles
+    section.update({"data_files": files} if files else {}, **(
+        {"data_files_written": written} if written else {}), **(
+        {"data_files_left_out": left_out} if left_out else {}))
     if any(startup.values()):
         section["native_startup"] = sorted(n for n, yes in startup.items() if yes)
     if not processes:
