@@ -16,6 +16,12 @@ and engine incidents with real torch (torchrun jobs compared job to job among th
 tuned on either. The sixth, ``fresh4`` (benchmarks/fresh4.py), a fourth batch written from the
 outside, is real workloads (the Hugging Face Trainer, torchrun gloo jobs, uvicorn and aiohttp
 servers, datasets and polars pipelines, MLflow, jsonargparse, gin); it is never tuned on either.
+The ``fresh5`` half (benchmarks/fresh5.py), a fifth batch written from the outside, is real
+workloads with other libraries (PEFT, sentence-transformers, XGBoost, LightGBM, gunicorn, PyTorch
+Lightning, onnxruntime, DuckDB, multiprocessing pools, sqlite); it is never tuned on either.
+The ``fresh6`` half (benchmarks/fresh6.py), another batch written from the outside, is distributed
+and engine start-up on the CPU (torchrun and mpirun jobs compared job to job, the c10d TCPStore,
+DataLoader workers, torch settings the CPU build reads); it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -30,20 +36,25 @@ from benchmarks.fresh import FRESH
 from benchmarks.fresh2 import FRESH2
 from benchmarks.fresh3 import FRESH3
 from benchmarks.fresh4 import FRESH4
+from benchmarks.fresh5 import FRESH5
+from benchmarks.fresh6 import FRESH6
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
 from benchmarks.tune3 import TUNE3
+from benchmarks.tune4 import TUNE4
 from benchmarks.tune5 import TUNE5
 from benchmarks.tune6 import TUNE6
 from benchmarks.tune_warnings import TUNE_WARNINGS
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
-FRESH3_HALF, FRESH4_HALF = "fresh3", "fresh4"
+FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
+FRESH6_HALF = "fresh6"
 #: Every half, in the order reports show them.
-HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF)
+HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
+          FRESH6_HALF)
 #: The halves written from the outside, never tuned on.
-FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF)
+FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF)
 
 
 def half_of(name: str) -> str:
@@ -64,9 +75,9 @@ class Entry:
     half: str
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
-    ``engines``, ``tune2``, ``tune3``, ``tune5``, ``tune6`` and ``tune_warnings`` (issue 41's tune
-    incidents) or ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` (acts through real libraries,
-    written from the outside: benchmarks/fresh.py, fresh2.py, fresh3.py, fresh4.py)."""
+    ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
+    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` (acts through real
+    libraries, written from the outside: benchmarks/fresh.py ... fresh6.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -85,6 +96,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, TUNE, "tune3") for b in TUNE3),
     # deprecation notices beside the real cause (issue 41, w3-41d): all in the tune half
     *(Entry(_name(b), b, TUNE, "tune_warnings") for b in TUNE_WARNINGS),
+    # data files the program opened (issue 41, w5-41a): all in the tune half
+    *(Entry(_name(b), b, TUNE, "tune4") for b in TUNE4),
     # values quoted, messages naming inputs by their words (issue 41, w5-41b): tune half
     *(Entry(_name(b), b, TUNE, "tune5") for b in TUNE5),
     # a library's setting read at its import beside the real cause (issue 41 item 4): tune half
@@ -97,4 +110,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH3_HALF, "fresh3") for b in FRESH3),
     # never tuned on either: the whole of benchmarks/fresh4.py is the sixth half
     *(Entry(_name(b), b, FRESH4_HALF, "fresh4") for b in FRESH4),
+    # never tuned on either: the whole of benchmarks/fresh5.py is the fresh5 half
+    *(Entry(_name(b), b, FRESH5_HALF, "fresh5") for b in FRESH5),
+    # never tuned on either: the whole of benchmarks/fresh6.py is the fresh6 half
+    *(Entry(_name(b), b, FRESH6_HALF, "fresh6") for b in FRESH6),
 ]

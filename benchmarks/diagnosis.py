@@ -20,9 +20,10 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
-fresh2, fresh3 and fresh4, the whole of benchmarks/fresh.py, fresh2.py, fresh3.py and fresh4.py,
-written from the outside and never tuned on; ``--half fresh4`` runs only the fourth; a job
-incident, torchrun starting ``runsnap capture`` for each rank, is compared folder to folder):
+fresh2, fresh3, fresh4, fresh5 and fresh6, the whole of benchmarks/fresh.py, fresh2.py ...
+fresh6.py, written from the outside and never tuned on; ``--half fresh5`` runs only that one; a
+job incident, torchrun or mpirun starting ``runsnap capture`` for each rank, is compared folder
+to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -41,6 +42,7 @@ incident, torchrun starting ``runsnap capture`` for each rank, is compared folde
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -70,7 +72,12 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
                    "scikit-learn", "numba", "sqlalchemy", "pandas", "tzlocal", "ml-collections",
                    # benchmarks/fresh4.py
                    "mlflow-skinny", "datasets", "pyarrow", "polars", "tokenizers", "fastapi",
-                   "uvicorn", "aiohttp", "environs", "jsonargparse", "gin-config")
+                   "uvicorn", "aiohttp", "environs", "jsonargparse", "gin-config",
+                   # benchmarks/fresh5.py
+                   "peft", "sentence-transformers", "xgboost-cpu", "lightgbm", "onnxruntime",
+                   "onnx", "pytorch-lightning", "flask", "gunicorn", "duckdb",
+                   # benchmarks/fresh6.py (its mpirun jobs also need Open MPI's mpirun)
+                   "mpi4py")
 
 
 def is_job(launch: Launch) -> bool:
@@ -211,7 +218,9 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
         d.mkdir(parents=True, exist_ok=True)
         row: dict[str, Any] = {"name": entry.name, "half": entry.half, "source": entry.source}
         try:  # rescoring: built aside, only for the planted cause (the kept runs stay as they are)
-            incident = entry.build(Path(tempfile.mkdtemp(prefix="rescore-")) if rescore else d)
+            aside = Path(tempfile.mkdtemp(prefix="rescore-")) if rescore else d
+            # a cause that names a file of the incident names it where it was kept
+            incident = _kept_where(entry.build(aside), aside, d)
         except Unavailable as e:
             rows.append({**row, "unavailable": str(e)})
             continue
@@ -235,6 +244,16 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
                       f"{row['confidence']} lines={row['lines']} {row['top']}\n")
             log.flush()
     return rows
+
+
+def _kept_where(incident: Incident, aside: Path, kept: Path) -> Incident:
+    """``incident``, built in folder ``aside``, with the planted cause's keys naming that
+    folder's files as they lie in ``kept``, where the snapshots were captured (the tune4
+    incidents plant ``file /path/...``)."""
+    if aside == kept:
+        return incident
+    cause = tuple((section, key.replace(str(aside), str(kept))) for section, key in incident.cause)
+    return dataclasses.replace(incident, cause=cause)
 
 
 def _top(report: Mapping[str, Any]) -> str:

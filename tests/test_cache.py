@@ -14,6 +14,7 @@ import pytest
 
 import runsnap
 from runsnap.base import cache
+from runsnap.base.probeanswer import checked
 from runsnap.redact import FingerprintKey, Policy, Redactor
 from tests.collectors.test_packages import bare_venv, write_dist
 from tests.conftest import asset, git, make_repo
@@ -103,7 +104,7 @@ def test_caching_can_be_turned_off(env_dir: Path, tmp_path: Path, monkeypatch) -
 
 
 def test_an_answer_racing_an_install_is_not_kept(env_dir: Path, tmp_path: Path) -> None:
-    result = {"sys_path": [str(site_of(env_dir))], "prefix": str(env_dir), "errors": []}
+    result = checked({"sys_path": [str(site_of(env_dir))], "prefix": str(env_dir)})
     probe_began = time.time_ns()
     time.sleep(0.01)
     write_dist(site_of(env_dir), "sglang", "0.5.23")  # installed while the probe ran
@@ -112,6 +113,29 @@ def test_an_answer_racing_an_install_is_not_kept(env_dir: Path, tmp_path: Path) 
     time.sleep(0.01)
     cache.store_probe("k" * 32, str(tmp_path), result, started_ns=time.time_ns())
     assert cache.load_probe("k" * 32, str(tmp_path)) == result
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("modules", ["torch"], "modules is not an object"),
+    ("distributions", [{"name": "torch", "version": 2}], "distributions[0].version is not a string"),
+    ("nvidia", [{"dir": "/x", "libs": "libcudnn.so"}], "nvidia[0].libs is not an array"),
+])
+def test_a_cached_answer_the_probe_does_not_give_is_probed_again(
+    env_dir: Path, tmp_path: Path, field: str, value: Any, said: str
+) -> None:
+    """The cache is a file on the user's disk: an entry that anything changed into an answer
+    the probe never gives (here with its stamps still true) is probed again, where it once
+    stopped the capture with an internal error before the launch."""
+    first = packages(env_dir, tmp_path)
+    (path,) = Path(str(cache.cache_dir())).glob("probe-*.json")
+    entry = json.loads(path.read_text())
+    entry["result"][field] = value
+    path.write_text(json.dumps(entry))
+    with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
+        checked(entry["result"])
+    again = packages(env_dir, tmp_path)
+    assert again["probe"] == "run"
+    assert again["distributions"] == first["distributions"]
 
 
 def test_side_file_hashes_are_cached_until_the_file_changes(tmp_path: Path) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from benchmarks import imports_inside
+
 PACKAGE = Path(__file__).resolve().parent.parent / "runsnap"
 
 
@@ -90,52 +92,24 @@ def test_the_layout_in_the_development_docs_names_every_folder() -> None:
     assert listed == folders
 
 
-def _imports_in_functions() -> list[tuple[Path, list[str], ast.stmt, str]]:
-    """(file, its lines, the import, the function) for every import made inside a function
-    (``TYPE_CHECKING`` blocks aside)."""
-    found = []
-    for path in modules():
-        if "probe" in path.parts:
-            continue
-        text = path.read_text("utf-8")
-        lines = text.splitlines()
-
-        def visit(node: ast.AST, func: str | None) -> None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    visit(child, child.name)
-                elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                    continue
-                elif isinstance(child, (ast.Import, ast.ImportFrom)) and func is not None:
-                    found.append((path, lines, child, func))  # noqa: B023 - used at once
-                else:
-                    visit(child, func)
-
-        visit(ast.parse(text), None)
-    return found
-
-
 def test_an_import_inside_a_function_says_why() -> None:
     """An import inside a function defers a cost, and a comment on it (or above its block of
-    imports) says which; a module never imports the same name in two functions."""
-    missing, twice, seen = [], [], {}
-    for path, lines, node, func in _imports_in_functions():
-        at = node.lineno - 1
-        while at > 0 and (lines[at - 1].lstrip().startswith(("import ", "from ", "#"))
-                          or not lines[at - 1].strip()) and "#" not in lines[at]:
-            at -= 1
-        if not any("#" in lines[k] for k in range(at, node.end_lineno or node.lineno)) \
-                and not lines[at - 1].lstrip().startswith("#"):
-            missing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
-        module = node.module if isinstance(node, ast.ImportFrom) else ""
-        for alias in node.names:
-            key = (path, module, alias.name)
-            if seen.setdefault(key, func) != func:
-                twice.append(f"{path.relative_to(PACKAGE)}: {module or ''} {alias.name}")
+    imports) says which; a module never imports the same name in two functions. What counts
+    as an import inside a function is written once, in ``benchmarks/imports_inside.py``
+    (``CAPPED``: statements in function bodies, ``TYPE_CHECKING`` blocks and ``runsnap/probe/``
+    aside), which prints each one with its reason and the counts by the other definitions."""
+    found = [f for f in imports_inside.find() if imports_inside.CAPPED(f)]
+    missing = [f.where for f in found if not f.reason]
+    seen: dict[tuple[object, ...], str | None] = {}
+    twice = [f"{f.where}: {f.module} {name}" for f in found for name in f.names
+             if seen.setdefault((f.path, f.module, name), f.function) != f.function]
     assert missing == []
     assert twice == []
-    # 130: five that deferred nothing were removed (issue 35): threading where the module, or
-    # every command that imports it, already has it (subprocess imports it; so do a capture,
-    # show, report and scrub before redaction), and fnmatch, which every reader of the
-    # knowledge has loaded before a pattern is compiled
-    assert len(_imports_in_functions()) <= 130
+    # 126: five more that deferred nothing measurable were removed (issue 35), found by
+    # ``python benchmarks/imports_inside.py --measure``: fcntl where the module already had it,
+    # or where every capture imports it, resource (every capture reads the limits), and two whose
+    # module was loaded with the importing one (checks.rules in the diff's findings,
+    # render.diff in the diff command); one was added (the [runtime] reader in checks' rules,
+    # which keeps the record classes off the capture path's pre-launch guard)
+    assert len(found) <= 126
+    assert imports_inside.count(imports_inside.find(), "capped") == len(found)

@@ -5,6 +5,7 @@ and output, beside a real secret in the same diff that must still be hidden."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -37,3 +38,22 @@ def test_code_that_holds_no_secret_is_kept_and_a_secret_beside_it_is_not(tmp_pat
     assert secret not in (tmp_path / "s.toml").read_text()
     assert "+HF_TOKEN = '<redacted:" in diff
     assert snap["outcome"]["stdout"]["tail"] == list(CODE)
+
+
+def test_a_key_error_keeps_the_missing_key_and_hides_a_token(tmp_path: Path) -> None:
+    """``KeyError: 'max-autotune-no-cudagraph'`` was read as ``KEY*`` = a credential-looking
+    value: the missing key was fingerprinted in the error, the traceback and every place the
+    value reappeared (the environment variable that held it among them)."""
+    mode = "max-autotune-no-cudagraph"
+    secret = "ghp_" + "R8mQ2xLk7VpN4tZc9WbH3sYj6FdA1gE5uK0o"
+    code = ("import os, sys; print('token', os.environ['GH_TOKEN'], file=sys.stderr); "
+            "modes = {'default': 1}; modes[os.environ['ENGINE_COMPILE_MODE']]")
+    env = {"ENGINE_COMPILE_MODE": mode, "GH_TOKEN": secret}
+    done = run_runsnap("capture", "-o", str(tmp_path / "s.toml"), "--", sys.executable, "-c", code,
+                       cwd=tmp_path, env={**os.environ, **env})
+    assert done.returncode == 1, done.stderr
+    text = (tmp_path / "s.toml").read_text()
+    assert secret not in text
+    snap = load(tmp_path / "s.toml")
+    assert snap["outcome"]["first_error"] == f"KeyError: '{mode}'"
+    assert snap["env"]["vars"]["ENGINE_COMPILE_MODE"] == mode

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from runsnap.diffing.sections import runtime as runtime_diff
+from runsnap.errors import SnapshotError
 from runsnap.snapshot import Snapshot, dumps, load, loads
 from runsnap.snapshot.runtime import bulk_sites, names, variable, variables
 from runsnap.snapshot.runtime_write import compact
@@ -117,14 +118,37 @@ def test_a_real_traced_torch_rank_is_stored_in_at_most_64_kb() -> None:
 @pytest.mark.parametrize("broken", [
     {"vars": {"X": {"sites": [99, {"stack": "no", "proc": 7}]}}, "stacks": [[5, -1]],
      "frames": [[9, 1, "f"], "plain"], "files": []},
-    {"vars": {"X": [1, "two", None]}, "stacks": "not a list", "frames": {}},
-    {"vars": {"X": {"procs": ["a"], "pids": [True, 3], "via": 5}}, "processes": [3, {"pid": "x"}]},
-    {"vars": {"X": 3}, "native_reads": {"Y": "many"}, "values": [], "bulk_sites": [{"stack": 9}]},
+    {"vars": {"X": [1, "two", None]}, "stacks": [None, "no"], "frames": [{}]},
+    {"vars": {"X": {"procs": ["a"], "pids": [True, 3], "via": 5}}, "processes": [{}, {"pid": 4}]},
+    {"vars": {"X": 3}, "native_reads": {"Y": "many"}, "values": {}, "bulk_sites": [{"stack": 9}]},
 ])
 def test_a_broken_stored_form_gives_less_never_an_exception(broken: dict[str, Any]) -> None:
+    """Within what the declaration leaves free (a variable's stored line, a stack's frame
+    numbers), a wrong number or type gives a record with less in it."""
     section = {"traced": True, **broken}
     for name in names(section):
         variable(section, name)
     variables(section)
     bulk_sites(section)
     runtime_diff.compare(section, compact(schema1_section()))
+
+
+@pytest.mark.parametrize(("broken", "said"), [
+    ({"stacks": "not a list"}, "[runtime] stacks: expected an array, found a string"),
+    ({"frames": {}}, "[runtime] frames: expected an array, found a table"),
+    ({"processes": [3]}, "[runtime] processes[0]: expected a table, found an integer"),
+    ({"processes": [{"pid": "x"}]}, "[runtime] processes[0].pid: expected an integer, found a string"),
+    ({"values": []}, "[runtime] values: expected a table, found an array"),
+])
+def test_a_declared_field_of_the_wrong_type_is_one_error_naming_it(broken: dict[str, Any],
+                                                                   said: str) -> None:
+    """The reader reads the section as its declared record: a field the declaration types is
+    refused as the loader refuses it, with one error that names it (never a crash deeper in,
+    never a silently empty answer)."""
+    section = {"traced": True, "vars": {"X": [0]}, **broken}
+    with pytest.raises(SnapshotError) as got:
+        variables(section)["X"]
+    assert str(got.value).startswith(said)
+    text = dumps(Snapshot(meta=META, sections={"runtime": section}))
+    with pytest.raises(SnapshotError):
+        loads(text)

@@ -125,3 +125,62 @@ def test_the_loader_refuses_a_wrong_type_in_every_declared_field(tmp_path: Path)
         assert str(path) in str(err.value) and where.rsplit(".", 1)[-1] in str(err.value)
         with pytest.raises(SnapshotError, match=rf"\[{section}\] {re.escape(where)}: expected"):
             Snapshot(meta=meta, sections=sections, path=str(path)).records.all()
+
+
+#: Host facts and package parts in the forms earlier runsnaps wrote them (before issue 35
+#: declared them field by field): AMD devices as amd-smi's and rocm-smi's own keys (2ca4bc7,
+#: b356eb0), a cgroup that could not be read, limits and cgroup values of "unlimited", a
+#: build of an engine torch does not name, a direct_url.json that was no JSON, the compact
+#: ``[runtime]`` form (a bulk site's stack as a number) beside schema 1's (a whole stack).
+OLDER = {
+    "system": {
+        "cgroup": {"version": ""},
+        "limits": {"nofile": {"soft": 1024, "hard": "unlimited"}},
+        "memory": {"hugepages": {"total": 0, "free": 0, "size_kib": 2048}},
+        "numa": {"count": 1, "nodes": {"node0": {"cpus": "0-7"}}},
+        "network": {"interfaces": {"lo": {"state": "unknown", "mtu": 65536, "type": "loopback"}},
+                    "infiniband": {"mlx5_0": {"ports": {"1": {"state": "4: ACTIVE"}}}}},
+        "toolchain": {"ldconfig": {"libnccl.so.2": {"path": "/l/libnccl.so.2",
+                                                    "file": "libnccl.so.2.21.5"}},
+                      "ld_library_path": {}},
+        "gpu": {"topology": {"links": {}, "affinity": {"GPU0": {"cpus": "0-7"}}},
+                "amd": {"count": 2, "devices": [
+                    {"gpu": 0, "market_name": "MI300X", "gfx_version": "gfx942", "vram_mb": 1},
+                    {"card_series": "MI250", "gfx_version": "gfx90a"}]}},
+    },
+    "packages": {
+        "distributions": {"x": {"version": "1", "direct_url": {"error": "not JSON"}}},
+        "shadowed": [{"name": "x", "version": "0.9", "location": "/old", "shadowed_by": "/new"}],
+        "libraries": {"nccl": {"dir": "/n", "files": ["libnccl.so.2"], "other_dirs": ["/m"]}},
+        "builds": {"triton": {"path": "/t", "backends": ["nvidia"]}},
+        "conda": {"prefix": "/c", "count": 1, "packages": {"mkl": {"version": "2024", "build": "h"}}},
+    },
+    "runtime": {"traced": True, "files": [], "frames": ["a.py:1 in f"], "stacks": [[0]],
+                "vars": {}, "bulk_sites": [{"stack": 0, "pid": 7, "reads": 1, "scan": False}]},
+}
+
+
+def test_an_older_runsnaps_host_facts_still_load_and_read_as_records(tmp_path: Path) -> None:
+    snap = load(_snap(**OLDER).save(tmp_path / "old.toml").path_text or "")
+    snap.records.all()  # every field at every depth: none of the wrong type
+    system, pk = snap.records.system, snap.records.packages
+    assert system.cgroup.version == "" and system.limits["nofile"].hard == "unlimited"
+    assert [d.market_name or d.card_series for d in system.gpu.amd.devices or ()] == ["MI300X",
+                                                                                        "MI250"]
+    assert system.network.interfaces["lo"].speed_mbps is None
+    assert system.network.infiniband["mlx5_0"].ports["1"].state == "4: ACTIVE"
+    assert (system.toolchain.ldconfig or {})["libnccl.so.2"].file == "libnccl.so.2.21.5"
+    assert system.gpu.topology.affinity["GPU0"].numa is None
+    assert pk.distributions["x"].direct_url.error == "not JSON"
+    assert pk.shadowed[0].name == "x" and pk.libraries["nccl"].other_dirs == ["/m"]
+    assert rec.Build(pk.builds.raw["triton"]).backends == ["nvidia"]
+    assert (pk.conda.packages if pk.conda else {})["mkl"].build == "h"
+    assert snap.records.runtime.bulk_sites[0].stack == 0
+
+
+def test_a_schema_1_rank_still_loads_and_reads_as_records() -> None:
+    from tests.conftest import ROOT
+
+    snap = load(ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml")
+    snap.records.all()
+    assert snap.records.runtime.env

@@ -129,6 +129,16 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
         child.kill()
         child.wait()
     git_snap = _git_capture(where / "repo")
+    # the engines' builds and the CUDA libraries, from files laid out as their wheels lay
+    # them out; triton with no version file, so its distribution's version is taken
+    from tests.collectors.test_toolchain_builds import dist, wheel_layout
+
+    wheel_layout(where / "site")
+    dist(where / "site", "triton", "3.5.0")
+    wheels = runsnap.capture([sys.executable, "-c", "pass"], cwd=where,
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(where / "site")},
+                             output=str(where / "w.toml"))
+    assert wheels.records.packages.builds.raw["triton"]["version_from"] == "distribution"
     rank = ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml"
     # a pytest session (runsnap/pytestplugin): every outcome a test can have, one failing
     (where / "test_shape.py").write_text(
@@ -146,6 +156,7 @@ def real_snapshots(tmp_path_factory) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for name, path in (("context", context.path_text), ("run", ran.path_text),
                        ("pid", pid.path_text), ("git", git_snap), ("rank", rank),
+                       ("wheels", wheels.path_text),
                        ("pytest", where / "s.toml")):
         with open(path, encoding="utf-8") as fh:
             out.append((name, loads(fh.read()).to_document()))
@@ -215,3 +226,33 @@ def test_the_records_are_the_declarations(tmp_path) -> None:
             assert fh.read() == text, (
                 f"runsnap/snapshot/{name} is not what the declarations say: rewrite it with "
                 "python -m runsnap.snapshot.shapes")
+
+
+def _field_names(shape: Any, seen: set[Any]) -> set[str]:
+    """Every field name a declaration holds, at every depth (an ``Extra``'s entries too)."""
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if origin is Annotated:
+        extra = {n for m in shape.__metadata__ if isinstance(m, shapes.Extra)
+                 for n in _field_names(m.shape, seen)}
+        return extra | _field_names(args[0], seen)
+    if typing.is_typeddict(shape):
+        if shape in seen:
+            return set()
+        seen.add(shape)
+        hints = typing.get_type_hints(shape, include_extras=True)
+        return set(hints) | {n for h in hints.values() for n in _field_names(h, seen)}
+    return {n for a in args for n in _field_names(a, seen)}
+
+
+#: The snapshot reference: docs/schema.md, and the pages it sends a section's details to.
+REFERENCE = ("schema", "launch", "launchers", "runtime", "pytest", "trackers")
+
+
+@pytest.mark.parametrize("section", sorted(shapes.DECLARED))
+def test_every_declared_field_is_named_in_the_reference(section: str) -> None:
+    """A field declared is said in docs/schema.md (or the page it links for that part), named
+    as `field`: adding one without saying it fails here (docs/development.md's recipe)."""
+    text = "".join((ROOT / "docs" / f"{name}.md").read_text() for name in REFERENCE)
+    names = _field_names(shapes.DECLARED[section], set()) - {"errors"}
+    assert sorted(n for n in names if f"`{n}`" not in text) == [], (
+        f"say these [{section}] fields in docs/schema.md, in the section's row")

@@ -46,6 +46,7 @@ import os
 from runsnap.base.atomic import atomic_write
 from runsnap.base.digest import sha256
 from runsnap.base.files import open_regular, read_head
+from runsnap.base.probeanswer import checked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,9 +107,10 @@ def probe_key(interpreter: str, cwd: str, env: Mapping[str, str], source: str) -
 
 
 def _stamps(result: Mapping[str, Any], cwd: str) -> dict[str, list[int] | None]:
-    """What must stay the same for ``result`` to hold: directories, .pth files, pyvenv.cfg."""
-    dirs = {os.path.join(cwd, p) if p else cwd for p in result.get("sys_path", [])}
-    if result.get("user_site"):
+    """What must stay the same for ``result`` (a :func:`~runsnap.base.probeanswer.checked`
+    answer) to hold: directories, .pth files, pyvenv.cfg."""
+    dirs = {os.path.join(cwd, p) if p else cwd for p in result["sys_path"]}
+    if result["user_site"]:
         dirs.add(result["user_site"])
     stamps: dict[str, list[int] | None] = {}
     for d in sorted(dirs):
@@ -123,14 +125,13 @@ def _stamps(result: Mapping[str, Any], cwd: str) -> dict[str, list[int] | None]:
                 stamps[full] = file_stamp(full)
     # The build files the probe read (torch/version.py ...) and the folders it listed: a source
     # checkout rebuilt in place changes them without touching any sys.path directory.
-    for module in (result.get("modules") or {}).values():
-        base = module.get("dir", "")
-        for name in [*(module.get("files") or {}), *(module.get("lists") or {})]:
-            full = os.path.normpath(os.path.join(base, name))
+    for module in result["modules"].values():
+        for name in [*module["files"], *module["lists"]]:
+            full = os.path.normpath(os.path.join(module["dir"], name))
             stamps[full] = file_stamp(full)
-    for folder in result.get("nvidia") or []:
-        stamps[folder.get("dir", "")] = file_stamp(folder.get("dir", ""))
-    prefix = result.get("prefix")
+    for folder in result["nvidia"]:
+        stamps[folder["dir"]] = file_stamp(folder["dir"])
+    prefix = result["prefix"]
     if prefix:
         cfg = os.path.join(prefix, "pyvenv.cfg")
         stamps[cfg] = file_stamp(cfg)
@@ -150,10 +151,11 @@ def load_probe(key: str, cwd: str) -> dict[str, Any] | None:
     try:
         with open(path, encoding="utf-8") as fh:
             entry = json.load(fh)
-        result, stamps = entry["result"], entry["stamps"]
+        # a file anything may have written: an answer the probe does not give is probed again
+        result, stamps = checked(entry["result"]), entry["stamps"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(result, dict) or _stamps(result, cwd) != stamps:
+    if _stamps(result, cwd) != stamps:
         return None
     return result
 
@@ -165,7 +167,7 @@ def store_probe(key: str, cwd: str, result: Mapping[str, Any], started_ns: int) 
     stamped file or directory changed after the probe began (an install racing the probe: the
     answer might predate the change that the stamps already show).
     """
-    if result.get("customized") or result.get("errors"):
+    if result["customized"] or result["errors"]:
         return
     path = _path("probe", key)
     if path is None:

@@ -19,6 +19,7 @@ measurement is in benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import select
@@ -272,11 +273,8 @@ def _spare_core(load: float | None, cpus: int | None) -> bool:
 
 def _enlarge(fd: int) -> None:
     try:
-        # not on every platform (Windows has none); a few microseconds
-        import fcntl
-
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
-    except (ImportError, AttributeError, OSError):  # not Linux, or over the allowed size
+    except (AttributeError, OSError):  # not Linux, or over the allowed size
         pass
 
 

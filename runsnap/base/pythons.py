@@ -10,6 +10,7 @@ import re
 
 from runsnap.base import programs
 from runsnap.base.argv import is_python_name
+from runsnap.base.records import FrozenRecord
 from runsnap.errors import UsageError
 
 TYPE_CHECKING = False
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["add_direct_url", "check_python", "file_url_path", "first_error"]
+__all__ = ["DirectUrl", "add_direct_url", "check_python", "editable_source", "file_url_path",
+           "first_error"]
 
 
 def check_python(prog: str, cwd: str, env: Mapping[str, str]) -> str:
@@ -61,8 +63,58 @@ def first_error(result: programs.Result) -> str:
     return f"{status}: {line[:300]}" if line else status
 
 
+class DirectUrl(FrozenRecord):
+    """What a distribution's ``direct_url.json`` (PEP 610) says, read once where it is found:
+    a document the PEP does not allow is one :class:`ValueError` naming the field, never a
+    value of another type passed on (``"editable": "false"`` is no editable install)."""
+
+    url: str
+    editable: bool = False
+    """``dir_info.editable``: installed with ``pip install -e``."""
+    vcs: str | None = None
+    """``vcs_info.vcs`` (``git`` ...); ``None``: not installed from a version control URL."""
+    commit_id: str = ""
+    requested_revision: str = ""
+
+    @classmethod
+    def parse(cls, data: Any) -> DirectUrl:
+        """The record of a parsed ``direct_url.json``.
+
+        >>> DirectUrl.parse({"url": "file:///src/x", "dir_info": {"editable": True}}).editable
+        True
+        >>> DirectUrl.parse({"url": "https://h/x.git", "vcs_info": {"vcs": "git", "commit_id": 7}})
+        Traceback (most recent call last):
+        ValueError: vcs_info.commit_id is not a string
+        """
+        top = _table(data, "the document")
+        dir_info = _table(top.get("dir_info", {}), "dir_info")
+        editable = dir_info.get("editable", False)
+        if not isinstance(editable, bool):
+            raise ValueError("dir_info.editable is not true or false")
+        if "vcs_info" not in top:
+            return cls(_text(top, "url", ""), editable)
+        vcs = _table(top["vcs_info"], "vcs_info")
+        return cls(_text(top, "url", ""), editable, _text(vcs, "vcs", "vcs_info."),
+                   _text(vcs, "commit_id", "vcs_info."),
+                   _text(vcs, "requested_revision", "vcs_info.", optional=True))
+
+
+def _table(value: Any, name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} is not an object")
+    return value
+
+
+def _text(table: Mapping[str, Any], key: str, where: str, optional: bool = False) -> str:
+    value = table.get(key, "" if optional else None)
+    if not isinstance(value, str):
+        raise ValueError(f"{where}{key} is {'not a string' if key in table else 'missing'}")
+    return value
+
+
 def add_direct_url(dist: dict[str, Any]) -> None:
-    """Fill ``direct_url`` (and ``editable``, ``source``) from the dist-info's direct_url.json.
+    """Fill ``direct_url`` (and ``editable``, ``source``) from the dist-info's direct_url.json;
+    one that is not JSON, or not what PEP 610 allows, is an ``error`` there.
 
     Read here rather than in the probe, so the probe needs no JSON parser (PEP 610 files exist
     only for the few editable, VCS and local-path installs).
@@ -70,31 +122,36 @@ def add_direct_url(dist: dict[str, Any]) -> None:
     path = os.path.join(dist.get("location", ""), dist.get("metadata_dir", ""), "direct_url.json")
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            found = DirectUrl.parse(json.load(fh))
     except OSError:
         return
-    except ValueError as exc:
-        dist["direct_url"] = {"error": f"direct_url.json is not JSON: {exc}"}
+    except ValueError as exc:  # json's JSONDecodeError is one too
+        what = "is not JSON" if isinstance(exc, json.JSONDecodeError) else "does not follow PEP 610"
+        dist["direct_url"] = {"error": f"direct_url.json {what}: {exc}"}
         return
-    if not isinstance(data, dict):
-        dist["direct_url"] = {"error": "direct_url.json is not an object"}
-        return
-    out: dict[str, Any] = {"url": data.get("url", "")}
-    dir_info = data.get("dir_info") or {}
-    if isinstance(dir_info, dict) and dir_info.get("editable"):
+    out: dict[str, Any] = {"url": found.url}
+    if found.editable:
         out["editable"] = True
-    vcs = data.get("vcs_info")
-    if isinstance(vcs, dict):
-        out["vcs"] = vcs.get("vcs", "")
-        out["commit_id"] = vcs.get("commit_id", "")
-        if vcs.get("requested_revision"):
-            out["requested_revision"] = vcs["requested_revision"]
+    if found.vcs is not None:
+        out.update(vcs=found.vcs, commit_id=found.commit_id)
+        if found.requested_revision:
+            out["requested_revision"] = found.requested_revision
     dist["direct_url"] = out
-    if out.get("editable"):
+    if found.editable:
         dist["editable"] = True
-    url = out["url"]
-    if isinstance(url, str) and url.startswith("file://"):
-        dist["source"] = file_url_path(url)
+    if found.url.startswith("file://"):
+        dist["source"] = file_url_path(found.url)
+
+
+def editable_source(dist: Mapping[str, Any]) -> str:
+    """The source folder of ``dist`` when it is an editable install of a local folder (what
+    :func:`add_direct_url` records: ``editable`` and ``source``), else ``""``; a probe's
+    distribution and one of ``[packages] distributions`` alike.
+
+    >>> editable_source({"editable": True, "source": "/src/x"}), editable_source({"source": "/s"})
+    ('/src/x', '')
+    """
+    return str(dist.get("source") or "") if dist.get("editable") else ""
 
 
 def file_url_path(url: str) -> str:

@@ -242,8 +242,7 @@ def with_section(
         # a secret first found here (a password the child printed) is hidden wherever else it
         # stands in the snapshot too
         others, meta = redactor.finish(others), redactor.finish(meta, "meta")
-    if redactor.redacted:
-        meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
+    _note_redacted(meta, redactor)
     return snapshot.replace(meta=meta, sections={**snapshot.sections, **others, name: clean})
 
 
@@ -253,9 +252,14 @@ def with_meta(snapshot: Snapshot, extra: Mapping[str, Any], redactor: Redactor) 
     redactor.redacted = []
     clean = redactor.sections({"meta": dict(extra)})["meta"]
     meta = {**snapshot.meta, **clean}
+    _note_redacted(meta, redactor)
+    return snapshot.replace(meta=meta)
+
+
+def _note_redacted(meta: dict[str, Any], redactor: Redactor) -> None:
+    """What ``redactor`` redacted last joins ``meta.redacted`` (sorted, each name once)."""
     if redactor.redacted:
         meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
-    return snapshot.replace(meta=meta)
 
 
 def _launcher(env: Mapping[str, str]) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from runsnap.base import cache, programs
 from runsnap.base.argv import is_python_name
 from runsnap.base.files import read_head
 from runsnap.base.paths import current_dir, zip_refusal
-from runsnap.base.pythons import add_direct_url, first_error
+from runsnap.base.probeanswer import checked, failed
+from runsnap.base.pythons import add_direct_url, editable_source, first_error
 from runsnap.base.records import FrozenRecord, Record
 from runsnap.capturing.options import DEFAULT_MAX_DIFF_BYTES, CaptureOptions
 from runsnap.errors import CaptureError
@@ -270,7 +271,9 @@ class CaptureContext(Record):
 
     @property
     def probe(self) -> dict[str, Any]:
-        """What the probe reported; ``{"error": ...}`` when it could not run.
+        """What the probe reported, checked where it arrived (:func:`runsnap.base.probeanswer.checked`:
+        every field present and of its type); ``error`` beside the fields of an empty answer
+        when it could not run, or answered wrongly.
 
         ``probe_from`` says whether the probe ran (``"run"``) or a cached answer that still
         holds was used (``"cache"``).
@@ -284,37 +287,37 @@ class CaptureContext(Record):
         if self._probe_cached is not None:
             data = self._probe_cached
             data["probe_from"] = "cache"
-            for dist in [*data.get("distributions", []), *data.get("shadowed", [])]:
+            for dist in [*data["distributions"], *data["shadowed"]]:
                 # direct_url.json is looked for again: cheap, and the cache need not know it
                 dist["direct_url_json"] = os.path.exists(os.path.join(
-                    dist.get("location", ""), dist.get("metadata_dir", ""), "direct_url.json"))
+                    dist["location"], dist["metadata_dir"], "direct_url.json"))
         else:
             assert self._probe is not None
             result = self._probe.wait(timeout=120)
             if not result.ok:
                 # never result.error_line(): its argv is the probe's whole source
-                return {"error": f"package probe in {self.interpreter.path} failed with "
-                        f"{first_error(result)}", "exit_status": result.returncode}
+                return failed(f"package probe in {self.interpreter.path} failed with "
+                              f"{first_error(result)}", result.returncode)
             try:
                 data = json.loads(result.stdout)
             except ValueError as exc:
-                return {"error": f"package probe in {self.interpreter.path} printed no JSON: "
-                        f"{exc}"}
-            if not isinstance(data, dict):
-                return {"error": "package probe printed something other than an object"}
+                return failed(f"package probe in {self.interpreter.path} printed no JSON: {exc}")
+            try:
+                data = checked(data)
+            except ValueError as exc:
+                return failed(f"package probe in {self.interpreter.path} answered wrongly: {exc}")
 
             if self._probe_key:
                 cache.store_probe(self._probe_key, self.cwd, data, self._probe_started_ns)
             data["probe_from"] = "run"
-        for dist in [*data.get("distributions", []), *data.get("shadowed", [])]:
+        for dist in [*data["distributions"], *data["shadowed"]]:
             if dist.pop("direct_url_json", False):
                 add_direct_url(dist)
         return data
 
     def editable_sources(self) -> list[str]:
         """Source directories of the editable installs in the child's environment."""
-        dists = self.probe.get("distributions", [])
-        return [d["source"] for d in dists if d.get("editable") and d.get("source")]
+        return [source for d in self.probe["distributions"] if (source := editable_source(d))]
 
 
 @functools.lru_cache(maxsize=1)

@@ -38,17 +38,19 @@ PLACEHOLDERS = {
 }
 
 
+#: The placeholders ``[meta] launcher`` fills, and what each stands for outside a launcher (or
+#: where the launcher did not say it): rank 0 of 1, on node 0, of the job ``local``.
+_OUTSIDE: Mapping[str, Any] = {"rank": 0, "local_rank": 0, "world_size": 1, "node_rank": 0,
+                              "job": "local"}
+
+
 def values_for(launcher: Mapping[str, Any] | None, *, host: str, time: str, label: str
                ) -> dict[str, str]:
     """What each placeholder stands for in this process (outside a launcher: rank 0 of 1)."""
-    lz = launcher or {}
+    said = {**_OUTSIDE, **(launcher or {})}
     return {
         "host": short_host(host),
-        "rank": str(lz.get("rank", 0)),
-        "local_rank": str(lz.get("local_rank", 0)),
-        "world_size": str(lz.get("world_size", 1)),
-        "node_rank": str(lz.get("node_rank", 0)),
-        "job": str(lz.get("job", "local")),
+        **{name: str(said[name]) for name in _OUTSIDE},
         "time": file_stamp(time),
         "label": label,
         "pid": str(os.getpid()),

@@ -32,11 +32,11 @@ def default_output(snapshot: Snapshot, cwd: str | os.PathLike[str] | None = None
     ...     "label": "good run"}, sections={}), "/w")
     '/w/.runsnap/20261129T161435.123Z-good-run.toml'
     """
-    stamp = file_stamp(str(snapshot.meta.get("captured_at", "")))
+    stamp = file_stamp(snapshot.captured_at)
     name = run_name(snapshot)
-    launcher = snapshot.meta.get("launcher")
-    if isinstance(launcher, dict) and "rank" in launcher:  # ranks start in the same instant
-        name += f"-{short_host(str(snapshot.meta.get('host', '')))}-rank{launcher['rank']}"
+    launcher = snapshot.launcher
+    if launcher is not None and "rank" in launcher:  # ranks start in the same instant
+        name += f"-{short_host(snapshot.host)}-rank{launcher['rank']}"
     base = os.fspath(cwd) if cwd is not None else current_dir()
     return path_str(os.path.join(base, DEFAULT_DIR, f"{stamp}-{name}.toml"))
 
@@ -67,14 +67,12 @@ def resolve_output(
     ``.1``, ``.2``... instead of overwriting each other. Raises
     :class:`~runsnap.errors.UsageError` for an unknown placeholder.
     """
-    launcher = snapshot.meta.get("launcher")
-    launcher = launcher if isinstance(launcher, dict) else None
+    launcher = snapshot.launcher
     templated = bool(output) and naming.has_placeholders(os.fspath(output or ""))
     if output:
         target = os.fspath(output)
         if templated:
-            values = naming.values_for(launcher, host=str(snapshot.meta.get("host", "")),
-                                       time=str(snapshot.meta.get("captured_at", "")),
+            values = naming.values_for(launcher, host=snapshot.host, time=snapshot.captured_at,
                                        label=run_name(snapshot))
             try:
                 target = naming.fill(target, values)

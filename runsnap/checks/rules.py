@@ -46,7 +46,6 @@ from runsnap.knowledge.env import (
 )
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import rejects
-from runsnap.snapshot.runtime import read_by_name as runtime_read_by_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,7 +72,14 @@ def read_by_name(snap: Any) -> set[str]:
     """Variables some process of the run read by name (from Python or natively): a bulk copy
     of the environment (``dict(os.environ)``, handed to every torch or subprocess launch) knows
     every name and so tells nothing about any."""
-    return set(runtime_read_by_name(_runtime(snap)))
+    runtime = _runtime(snap)
+    if not runtime:  # the pre-launch guard's case: nothing has run yet
+        return set()
+    # deferred: the reader of [runtime] imports the record classes (~3.5 ms), which the
+    # capture path's pre-launch guard (no [runtime] yet) never needs
+    from runsnap.snapshot.runtime import read_by_name as runtime_read_by_name
+
+    return set(runtime_read_by_name(runtime))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -198,12 +204,12 @@ def shadowed_imports(snap: Snapshot) -> list[Finding]:
             f"{name} {_or(dist.version)} in {loc or '?'}"), ("runtime", "modules", mod),
             (f"imported: {file}", f"installed: {name} {_or(dist.version)} at {loc}")))
     seen = {f.path[-1] for f in out}
-    for s in pkgs.shadowed:  # as the probe wrote them (not declared field by field)
-        name = str(s.get("name", "?"))
+    for s in pkgs.shadowed:
+        name = str(_or(s.name))
         if normalize_name(name) in {normalize_name(m) for m in seen}:
             continue
         out.append(Finding("shadowed-import", 80, (
-            f"a second copy of {name} ({s.get('version', '?')} at {s.get('location', '?')}) is "
+            f"a second copy of {name} ({_or(s.version)} at {_or(s.location)}) is "
             f"hidden behind the one found first on sys.path"), ("packages", name, "shadowed")))
     return out
 

@@ -19,6 +19,7 @@ from runsnap.diffing.rules import load_user_rules
 from runsnap.diffing.select import parse_sections, select
 from runsnap.errors import NO, OK, UsageError
 from runsnap.render import render
+from runsnap.render.diff import render_stat
 from runsnap.render.patch import render_patch
 from runsnap.snapshot.store import newest
 from runsnap.views.compare import compare_jobs_in, compare_loaded, files, load_all
@@ -120,8 +121,6 @@ def _render(report: Report | NReport, request: DiffRequest, color: bool) -> str:
         return "".join(clean(".".join(str(p) for p in getattr(d, "path", ()) or
                                       (d.section, d.key))) + "\n" for d in report.shown)
     if request.stat:
-        from runsnap.render.diff import render_stat  # only the renderer chosen
-
         return render_stat(report, cols)
     return render(report, request.fmt, color=color, width=cols)
 

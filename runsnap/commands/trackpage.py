@@ -53,7 +53,7 @@ def keep_diff_page(session: Session, snap: Snapshot, asked: bool) -> list[str]:
     if not session.tracker.takes_files:  # W&B: not yet; said only when asked
         return [f"no {PAGE}: runsnap cannot add files to {session.tracker.name} runs yet"] \
             if asked else []
-    ref, path = str(session.meta().get("run") or ""), snap.path_text
+    ref, path = session.started.ref, snap.path_text
     if not ref or not path:
         return ["no diff.html: the run or the snapshot file is missing"] if asked else []
     try:

@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-from runsnap.diffing import consequences, evidence, grouping, made, sections
+from runsnap.diffing import consequences, datafiles, evidence, grouping, made, sections
 from runsnap.diffing.bulkload import snapshot_files
 from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
@@ -114,12 +114,14 @@ def compare(
         found = kept
     if not b_is_now:
         found += sections.findings.compare(a, b)
+    found = datafiles.one_view(found, a, b)  # a file git or [models] shows: shown there
     rules = rules.replace(same_models=_same_models(a, b, found))
     who = None
     if static:
         who = who_reads_for(a, b)
     rules = _with_evidence(rules, a, b, found, who)
-    ranked, folded = consequences.fold(grouping.group(rank(found, rules), a, b, key=ranking_key))
+    ranked, folded = consequences.fold(grouping.group(
+        datafiles.outputs(rank(found, rules), a, b), a, b, key=ranking_key))
     info_a, info_b = SnapInfo.of(a), SnapInfo.of(b)
     ranked = tuple(sorted(made.mark(consequences.per_rank(ranked, info_a, info_b), a, b),
                           key=ranking_key))
@@ -130,7 +132,7 @@ def compare(
     if outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
     if outcome == "same":
-        ranked = consequences.unchanged(ranked, words)
+        ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b))
     j = judge([d for d in ranked if not d.hidden], outcome)
     return Report(info_a, info_b, ranked, show_all=show_all,
                   notes=(*notes, *extra), outcome=outcome, outcome_words=words,

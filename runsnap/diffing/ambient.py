@@ -30,12 +30,14 @@ of those is a candidate (issue 41 item 4: a cache folder, a home, a logging swit
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.attribution import frames_of, generic_frame
 from runsnap.diffing.runfacts import RunFacts
+from runsnap.diffing.written import record
 from runsnap.knowledge.readers import ambient_setting
+from runsnap.snapshot.records_host import ReadSite, VariableRead
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,11 +60,11 @@ def executables(snap: Snapshot) -> tuple[str, ...]:
     return tuple(sorted(out - {""}))
 
 
-def _at_start_up(site: Mapping[str, Any], f: RunFacts) -> bool:
+def _at_start_up(site: ReadSite, f: RunFacts) -> bool:
     """Whether a Python read site is a start-up read: for a generic feature, or in the module
     body of an installed package or Python's own library (an import), with no function of the
     program's own code on the way."""
-    stack = site.get("stack") or ()
+    stack = site.stack
     if generic_frame(stack, f) is not None:
         return True
     frames = frames_of(stack, f)
@@ -91,22 +93,21 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
         got = f.reads(name)
         if not got:
             continue
-        sites = [s for s in got.get("sites") or () if isinstance(s, Mapping)]
-        if got.get("scan") or not all(_at_start_up(s, f) for s in sites):
+        if got.scan or not all(_at_start_up(s, f) for s in got.sites):
             return None  # the program (or a package, in a function) read it for itself
     return (f"read at start-up by nearly every process of the stack ({who}), for the "
             f"{decides} every process takes, not a decision of the program")
 
 
-def _in_every_process(got: Mapping[str, Any], f: RunFacts) -> bool:
-    pids = set(got.get("pids") or ())
+def _in_every_process(got: VariableRead, f: RunFacts) -> bool:
+    pids = set(got.pids)
     return bool(pids) and set(f.pids) <= pids
 
 
-def _under_import(site: Mapping[str, Any], f: RunFacts) -> str | None:
+def _under_import(site: ReadSite, f: RunFacts) -> str | None:
     """The package whose import read at ``site`` (its module body, or code it called, with no
     frame of the program's own code inside it), or None."""
-    for fr in frames_of(site.get("stack") or (), f):
+    for fr in frames_of(site.stack, f):
         if fr.origin == "program":
             return None
         if fr.function == "<module>":
@@ -120,20 +121,26 @@ def _startup_only(name: str, f: RunFacts) -> tuple[str, ...] | None:
     loaded or a module imported (``[runtime] native_startup``), or from Python in the body of
     a package's import; None when some read was not (or it was not read so)."""
     got = f.reads(name)
-    if not got or got.get("scan") or not _in_every_process(got, f):
+    if not got or got.scan or not _in_every_process(got, f):
         return None
     how: list[str] = []
-    if got.get("native"):
+    if got.native:
         if name not in f.native_startup:
             return None
         how.append("natively at start-up (the interpreter's, a library's load or an import)")
-    sites = [s for s in got.get("sites") or () if isinstance(s, Mapping)]
-    if got.get("python") or sites:
+    sites = got.sites
+    if got.python or sites:
         tops = [_under_import(s, f) for s in sites]
         if not sites or None in tops:
             return None
         how.append("while importing " + ", ".join(sorted({str(t) for t in tops})))
     return tuple(how) or None
+
+
+def _native(f: RunFacts, name: str) -> bool:
+    """Whether run ``f`` recorded a native read of ``name`` (read or not by the program)."""
+    got = f.env.get(name)
+    return bool(got and record(VariableRead, got).native)
 
 
 def decides_otherwise(name: str, a: Any, b: Any) -> bool:
@@ -153,19 +160,18 @@ def startup_reads(name: str, runs: Sequence[RunFacts], a: Any = None, b: Any = N
         return None  # read at start-up, and what it decided there differs: the executables
     hows = [_startup_only(name, f) for f in runs]
     if len(runs) < 2 or any(h is None for h in hows) or not all(
-            f.env.get(name, {}).get("native") for f in runs):
+            _native(f, name) for f in runs):
         return None
     return (f"read only at start-up, in every process of both runs ({'; '.join(hows[0] or ())}): "
             "how the stack started, not a decision of the program")
 
 
-
-def _importer(site: Mapping[str, Any], f: RunFacts) -> tuple[str, frozenset[str]] | None:
+def _importer(site: ReadSite, f: RunFacts) -> tuple[str, frozenset[str]] | None:
     """Whose import made the read at ``site``: (the package, or Python's own library, whose
     module body ran it; the installed packages on the way), when no frame of the program's own
     code lies between the read and that module body; else None."""
     packages: set[str] = set()
-    for fr in frames_of(site.get("stack") or (), f):
+    for fr in frames_of(site.stack, f):
         if fr.origin == "program":
             return None
         if fr.origin == "package":
@@ -180,8 +186,8 @@ def _on_traceback(packages: frozenset[str], runs: Sequence[RunFacts]) -> bool:
     """Whether the code of one of ``packages`` is on a failing traceback of either run (a
     failure the other run did not share: :meth:`RunFacts.views`)."""
     for view in (v for f in runs for v in f.views()):
-        for frame in (view.traceback or {}).get("frames") or ():
-            file = str(frame.get("file") or "") if isinstance(frame, Mapping) else ""
+        for frame in view.traceback.frames if view.traceback else ():
+            file = str(frame.file or "")
             if any(f"/{top}/" in file or file.endswith(f"/{top}.py") for top in packages):
                 return True
     return False
@@ -204,10 +210,10 @@ def import_reads(name: str, runs: Sequence[RunFacts]) -> str | None:
     packages: set[str] = set()
     readers = [(f, got) for f in runs for got in (f.reads(name),) if got]
     for f, got in readers:
-        sites = [s for s in got.get("sites") or () if isinstance(s, Mapping)]
-        if got.get("scan") or not sites or not _in_every_process(got, f):
+        sites = got.sites
+        if got.scan or not sites or not _in_every_process(got, f):
             return None
-        if got.get("native") and name not in f.native_startup:
+        if got.native and name not in f.native_startup:
             return None  # native code read it while the program ran
         for site in sites:
             found = _importer(site, f)

@@ -21,12 +21,13 @@ evidence of how Python ran, not of a decision: :func:`interpreter_only`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.runfacts import SITE, STDLIB, RunFacts
 from runsnap.knowledge.readers import generic_feature, interpreter_setting
+from runsnap.snapshot.records_host import ReadSite, VariableRead
 
 __all__ = ["Frame", "decisive_sites", "frames_of", "generic_frame", "generic_reason",
            "interpreter_only", "origin", "top_module"]
@@ -80,9 +81,8 @@ def origin(path: str, facts: RunFacts) -> str:
     top = top_module(path)
     if top in facts.stdlib:
         return "stdlib"
-    mod = facts.modules.get(top)
-    if isinstance(mod, Mapping) and (mod.get("origin") in ("site-packages", "editable")
-                                     or mod.get("dist")):
+    mod = facts.module(top)
+    if mod is not None and (mod.origin in ("site-packages", "editable") or mod.dist):
         return "package"
     return "program"
 
@@ -117,16 +117,13 @@ def generic_reason(stack: Iterable[Any], facts: RunFacts) -> str | None:
     return None if got is None else f"{got[1]} ({got[0]})"
 
 
-def decisive_sites(got: Mapping[str, Any], facts: RunFacts
-                   ) -> tuple[list[Mapping[str, Any]], list[str]]:
+def decisive_sites(got: VariableRead, facts: RunFacts) -> tuple[list[ReadSite], list[str]]:
     """The read sites of one variable that were a decision of the program or a package, and
     the reasons of those left out (made for a generic feature)."""
-    kept: list[Mapping[str, Any]] = []
+    kept: list[ReadSite] = []
     generic: list[str] = []
-    for site in got.get("sites") or ():
-        if not isinstance(site, Mapping):
-            continue
-        why = generic_reason(site.get("stack") or (), facts)
+    for site in got.sites:
+        why = generic_reason(site.stack, facts)
         if why is None:
             kept.append(site)
         elif why not in generic:
@@ -134,14 +131,13 @@ def decisive_sites(got: Mapping[str, Any], facts: RunFacts
     return kept, generic
 
 
-def interpreter_only(name: str, got: Mapping[str, Any], facts: RunFacts) -> str | None:
+def interpreter_only(name: str, got: VariableRead, facts: RunFacts) -> str | None:
     """What the interpreter does with ``name`` when its reads were only the interpreter's own
     (native, at start-up, or in Python's own library), else None."""
     why = interpreter_setting(name)
     if why is None:
         return None
-    for site in got.get("sites") or ():
-        stack = site.get("stack") if isinstance(site, Mapping) else None
-        if any(f.origin != "stdlib" for f in frames_of(stack or (), facts)):
+    for site in got.sites:
+        if any(f.origin != "stdlib" for f in frames_of(site.stack, facts)):
             return None
     return why

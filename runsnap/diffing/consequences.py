@@ -2,7 +2,8 @@
 
 A run that stopped at start-up never reached the variables and modules the other run read and
 imported later; ranks of one job take different paths by design. Those run-time differences
-(``[runtime]``: a variable read in one run only, a module imported in one run only, reads from
+(``[runtime]``: a variable read in one run only, a module imported or a data file opened in one
+run only, reads from
 other places, another number of Python processes) are effects of where each run went, not
 causes: the cause is what made the paths part (a variable set differently, another package,
 another commit), and it is ranked on its own. The run-time differences that belong to such a
@@ -25,7 +26,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["AMBIENT", "fold", "is_consequence", "outcome_of", "per_rank", "unchanged"]
+__all__ = ["AMBIENT", "fold", "from_shell", "is_consequence", "outcome_of", "per_rank",
+           "unchanged"]
 
 
 def is_consequence(d: Difference) -> bool:
@@ -35,7 +37,8 @@ def is_consequence(d: Difference) -> bool:
     part = d.path[1]
     if part == "processes":
         return True
-    if part in ("env", "modules") and (d.change in ("added", "removed") or len(d.path) > 3):
+    if part in ("env", "modules", "data_files") and (
+            d.change in ("added", "removed") or len(d.path) > 3):
         return True
     return False
 
@@ -59,7 +62,7 @@ def _ended(f: RunFacts) -> str:
         return f"exited {f.status}"
     tb = f.traceback
     if tb:
-        return f"failed with {tb.get('type') or 'an error'}"
+        return f"failed with {tb.type or 'an error'}"
     return f"failed (exit status {f.status})"
 
 
@@ -73,7 +76,7 @@ def outcome_of(a: Snapshot, b: Snapshot) -> tuple[str, str]:
     fa, fb = RunFacts.of(a, "A"), RunFacts.of(b, "B")
     if fa.failed != fb.failed or failure_key(fa) != failure_key(fb) or fa.status != fb.status:
         return "different", f"A {_ended(fa)}, B {_ended(fb)}"
-    tests = changed_tests(a.get("tests") or {}, b.get("tests") or {})
+    tests = changed_tests(a.records.tests.raw, b.records.tests.raw)
     if tests:  # two pytest sessions that failed alike as a whole, but not test by test
         return "different", (f"A {_ended(fa)}, B {_ended(fb)}, but {len(tests)} test"
                              f"{'s' if len(tests) != 1 else ''} ended otherwise")
@@ -88,7 +91,25 @@ def outcome_of(a: Snapshot, b: Snapshot) -> tuple[str, str]:
 AMBIENT = ("env",)
 
 
-def unchanged(diffs: Sequence[Difference], words: str) -> tuple[Difference, ...]:
+#: Where ``[system] toolchain cuda_home`` came from when the shell chose it (a variable, or the
+#: first ``nvcc`` on ``PATH``), not the host (``/usr/local/cuda``).
+_FROM_SHELL = ("CUDA_HOME", "CUDA_PATH", "nvcc on PATH")
+
+
+def from_shell(a: Snapshot, b: Snapshot) -> frozenset[tuple[str, str]]:
+    """The host facts that ``a`` and ``b`` hold because of the shell each was launched from:
+    ``toolchain.cuda_home`` where either side found it through a variable or ``PATH`` (a
+    ``module load cuda`` in one shell), and the ``nvcc`` found under it. With the same outcome
+    they changed nothing either (:func:`unchanged`), as the variables they come from did not."""
+    homes = (a.records.system.toolchain.cuda_home_from, b.records.system.toolchain.cuda_home_from)
+    if any(h in _FROM_SHELL for h in homes):
+        # nvcc is looked for under that CUDA_HOME first
+        return frozenset({("system", "toolchain.cuda_home"), ("system", "toolchain.nvcc")})
+    return frozenset()
+
+
+def unchanged(diffs: Sequence[Difference], words: str,
+              shell: frozenset[tuple[str, str]] = frozenset()) -> tuple[Difference, ...]:
     """``diffs`` of two runs that ended the same way (``words``: how), with the differences of
     the shell's state (:data:`AMBIENT`: variables, whatever the program read) marked hidden:
     they changed nothing the runs show, so none counts (``--all`` lists them, with what they
@@ -100,7 +121,8 @@ def unchanged(diffs: Sequence[Difference], words: str) -> tuple[Difference, ...]
     (True, 'changed nothing the runs show (both exited 0); read')
     """
 
-    return tuple(d if d.hidden or d.section not in AMBIENT else d.replace(
+    return tuple(d if d.hidden or (d.section not in AMBIENT and (d.section, d.key) not in shell)
+                 else d.replace(
         hidden=True, reason=f"{UNCHANGED} ({words}); {d.reason}".rstrip("; ")) for d in diffs)
 
 

@@ -12,7 +12,7 @@ ranks below every difference the runs show used. A failing traceback through the
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts
@@ -48,8 +48,8 @@ def edit_evidence(d: Difference, runs: Sequence[RunFacts], a: Snapshot | None, b
         return None
     full = os.path.normpath(os.path.join(root, path))
     for f, snap in zip(runs, (a, b), strict=False):
-        for mod, table in f.modules.items():
-            file = str(table.get("file") or "") if isinstance(table, Mapping) else ""
+        for mod, row in f.imported():
+            file = str(row.file or "")
             if file and os.path.normpath(file) == full:
                 return "read", f"{f.label} imported {mod} from the edited file {path}"
         if snap is not None and _script(snap, full):

@@ -46,13 +46,14 @@ difference with evidence. docs/ranking.md has the same table; this module is its
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.checks.finding import CONSEQUENCES
 from runsnap.diffing.ambient import CEILING, ambient_reads, import_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.datafiles import edit_read, file_evidence
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.naming import (
@@ -68,16 +69,19 @@ from runsnap.diffing.naming import (
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
 from runsnap.diffing.saying import said
+from runsnap.diffing.written import written
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import read_inside_libc, read_natively
 from runsnap.knowledge.torchbuild import messages
+from runsnap.snapshot.records_host import VariableRead
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
     from runsnap.snapshot.records import Distribution
+    from runsnap.snapshot.records_host import ImportedModule
 
 __all__ = [
     "BANDS",
@@ -200,19 +204,19 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("incidental", ambient, ceiling=CEILING)
     if (ambient := startup_reads(name, runs, a, b)) is not None:  # told from the data
         return Evidence("incidental", ambient, ceiling=CEILING)
-    readers: list[tuple[RunFacts, Mapping[str, Any]]] = [
+    readers: list[tuple[RunFacts, VariableRead]] = [
         (f, got) for f in runs for got in (f.reads(name),) if got is not None]
     startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]
     if readers and len(startup) == len(readers):
         return Evidence("incidental", f"read only by the interpreter at its start-up ({startup[0]}): "
                                 "evidence of how Python ran, not of a decision of the program")
     generic: list[str] = []
-    decided: list[tuple[RunFacts, Mapping[str, Any]]] = []
+    decided: list[tuple[RunFacts, VariableRead]] = []
     for f, got in readers:
         kept, why = decisive_sites(got, f)
         generic += [w for w in why if w not in generic]
-        if kept or not got.get("sites") or got.get("native"):
-            decided.append((f, {**got, "sites": kept}))
+        if kept or not got.sites or got.native:
+            decided.append((f, VariableRead({**got.raw, "sites": [s.raw for s in kept]})))
     if readers and not decided:
         return Evidence("incidental", "read only on behalf of " + "; ".join(generic[:2])
                         + ", not a decision of the program")
@@ -223,19 +227,20 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         bits = []
         sites: dict[str, list[str]] = {}  # a place both runs read it from: one line
         for f, got in readers:
-            n = int(got.get("reads") or 1)
+            n = int(got.reads or 1)
             how = []
-            if got.get("scan"):
-                how.append(f"in a scan of the {got['scan']} variables")
-            elif got.get("python"):
+            if got.scan:
+                how.append(f"in a scan of the {got.scan} variables")
+            elif got.python:
                 how.append("from Python")
-            if got.get("native"):
+            if got.native:
                 how.append("by a native library")
-            state = "" if got.get("set", True) else ", unset there: the program took its default"
+            state = ("" if written(got, "set", True)
+                     else ", unset there: the program took its default")
             bits.append(f"{f.label} ({n} read{'s' if n != 1 else ''}"
                         f"{' ' + ' and '.join(how) if how else ''}{state})")
-            for site in (got.get("sites") or ())[:3]:
-                stack = site.get("stack") if isinstance(site, Mapping) else None
+            for site in got.sites[:3]:
+                stack = site.stack
                 if stack:
                     sites.setdefault(" <- ".join(str(s) for s in stack[:3]), []).append(f.label)
         lines = tuple(f"read in {' and '.join(labels)} at {where}" for where, labels in sites.items())
@@ -290,8 +295,8 @@ def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence |
             return found
     said = texts(runs)
     for f in runs:
-        for mod, table in f.modules.items():
-            file = str(table.get("file") or "") if isinstance(table, Mapping) else ""
+        for mod, row in f.imported():
+            file = str(row.file or "")
             under = [e for e in only if _under_dir(file, e)]
             if not under:
                 continue
@@ -342,12 +347,12 @@ def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[D
     name = d.key.partition(".")[0]
     norm = normalize_name(name)
     dirs: list[str] = []
-    imported: list[tuple[RunFacts, str, Mapping[str, Any]]] = []
+    imported: list[tuple[RunFacts, str, ImportedModule]] = []
     for f in runs:
         got = f.dists_imported().get(norm)
         if got:
             imported.append((f, got[0], got[1]))
-            file = str(got[1].get("file") or "")
+            file = str(got[1].file or "")
             if file:
                 base = file.rsplit("/", 1)[0]
                 if file.endswith("/__init__.py"):
@@ -369,8 +374,8 @@ def _package_evidence(d: Difference, runs: Sequence[RunFacts], dists: Sequence[D
     if called is not None:
         return Evidence("named", called[0], rank=called[1])
     if imported:
-        parts = [f"{f.label} imported {mod} from {t.get('file', '?')}"
-                 + (f" ({t.get('origin')})" if t.get("origin") not in (None, "site-packages")
+        parts = [f"{f.label} imported {mod} from {written(t, 'file', '?')}"
+                 + (f" ({t.origin})" if t.origin not in (None, "site-packages")
                     else "") for f, mod, t in imported]
         return Evidence("read", "the program imported it: " + "; ".join(parts))
     if runs and all(f.traced and f.modules for f in runs):
@@ -390,8 +395,8 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
             return Evidence("named", f"{where} says \"{m}\": \"{excerpt(text, m)}\"", rank)
     if parts[0] != "builds":
         return None
-    seen = [f"{f.label} imported {parts[1]} from {f.modules[parts[1]].get('file', '?')}"
-            for f in runs if isinstance(f.modules.get(parts[1]), Mapping)]
+    seen = [f"{f.label} imported {parts[1]} from {written(row, 'file', '?')}"
+            for f in runs for row in (f.module(parts[1]),) if row is not None]
     if seen:
         return Evidence("read", "the program imported it: " + "; ".join(seen))
     if runs and all(f.traced and f.modules for f in runs):
@@ -447,7 +452,7 @@ def gather(
     """The strongest evidence for each difference between snapshots ``a`` and ``b``, keyed
     by ``(section, key)``; differences without any are left out."""
     diffs = list(diffs)
-    if not any(d.section in _WITH_EVIDENCE for d in diffs):
+    if not any(d.section in _WITH_EVIDENCE or d.path[1:2] == ("data_files",) for d in diffs):
         return {}  # the runs' facts are not read (an N-way diff's timings, per rank)
     shared = crowd(diffs)  # value tokens inputs share name none of them
     runs = tuple(r.replace(crowd=shared) for r in differential(RunFacts.of(a, "A"),
@@ -481,7 +486,8 @@ def gather(
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
-            ev = ev or _named(d, runs) or Evidence(*(edit_evidence(d, runs, a, b) or ("", "")))
+            ev = ev or _named(d, runs) or Evidence(*(
+                edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
             ev = ev if ev.kind else None
         elif d.section == "models":
             ev = _named(d, runs)  # the error quoting its value outranks a read by the code
@@ -489,6 +495,8 @@ def gather(
                 _failing(read_by_failing_code(d, runs)) or ev or _config_read(d, runs))
         elif d.section == "command":
             ev = _named(d, runs)
+        elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
+            ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
         ev = _stronger(ev, backed.get((d.section, d.key)))
         if ev is not None:
             out[(d.section, d.key)] = ev

@@ -24,12 +24,14 @@ differential`), and a read counts by the frames where it happened
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import Frame, frames_of, generic_frame
 from runsnap.diffing.runfacts import STDLIB, RunFacts
+from runsnap.diffing.written import written
 from runsnap.knowledge.readers import native_call
+from runsnap.snapshot.records import Traceback
 
 __all__ = ["called_on_failing_path", "code_on_failing_path", "on_failing_path"]
 
@@ -50,13 +52,12 @@ def _frames(facts: RunFacts) -> list[_TbFrame]:
     tb = facts.traceback
     if not tb or not facts.failed or facts.shared_failure:
         return []
-    frames = [f for f in tb.get("frames") or () if isinstance(f, Mapping)]
     out: list[_TbFrame] = []
     depth = 0
-    for f in reversed(frames):
-        file = str(f.get("file", ""))
+    for f in reversed(tb.frames):
+        file = str(written(f, "file"))
         own = not STDLIB.search(file)
-        out.append(_TbFrame(file, int(f.get("line") or 0), str(f.get("function", "")),
+        out.append(_TbFrame(file, int(f.line or 0), str(written(f, "function")),
                             depth if own else -1,
                             "/site-packages/" in file or "/dist-packages/" in file))
         if own:
@@ -71,8 +72,8 @@ def _same_file(tb_file: str, rel: str) -> bool:
 
 
 def _raised(facts: RunFacts) -> str:
-    tb = facts.traceback or {}
-    return str(tb.get("type") or "an error")
+    tb = facts.traceback
+    return str((tb.type if tb else None) or "an error")
 
 
 def _raised_in(top: str, frames: Sequence[_TbFrame]) -> bool:
@@ -101,9 +102,9 @@ def _meets(stack: Sequence[Frame], frames: Sequence[_TbFrame]
 
 
 def _package_dir(facts: RunFacts, top: str) -> str | None:
-    mod = facts.modules.get(top)
-    file = str(mod.get("file") or "") if isinstance(mod, Mapping) else ""
-    if not file or mod is None or mod.get("origin") not in ("site-packages", "editable"):
+    mod = facts.module(top)
+    file = str(mod.file or "") if mod is not None else ""
+    if not file or mod is None or mod.origin not in ("site-packages", "editable"):
         return None
     return file.rsplit("/", 1)[0] if file.endswith("/__init__.py") else file
 
@@ -139,9 +140,11 @@ def on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | No
             continue
         innermost = next(f for f in frames if f.depth >= 0)
         for reader in runs:
-            got = reader.reads(name) or {}
-            for site in got.get("sites") or ():
-                raw = site.get("stack") if isinstance(site, Mapping) else None
+            got = reader.reads(name)
+            if got is None:
+                continue
+            for site in got.sites:
+                raw = site.stack
                 if not raw:
                     continue
                 generic = generic_frame(raw, reader)
@@ -162,8 +165,7 @@ def on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | No
                     else:
                         where = (f"which called {innermost.function}, where {_raised(failing)} "
                                  f"was raised at :{innermost.line}")
-                    scan = f" (in a scan of the {got['scan']} variables)" if got.get("scan") \
-                        else ""
+                    scan = f" (in a scan of the {got.scan} variables)" if got.scan else ""
                     found = (f"read at {entry.path}:{entry.line} in {entry.function}{scan}, "
                              f"{where} (failing run {failing.label})", rank)
                 else:
@@ -203,14 +205,13 @@ def called_on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, in
     caller) makes (``env-native-calls.tsv``: ``time.localtime`` reads ``TZ`` inside the C
     library, where neither the trace nor an ``LD_PRELOAD`` interposer sees it)."""
     for failing in (v for r in runs for v in r.views()):
-        tb = failing.traceback or {}
-        frames = [f for f in tb.get("frames") or () if isinstance(f, Mapping)]
-        for depth, frame in enumerate(reversed(frames[-2:])):
-            call = native_call(name, str(frame.get("code") or ""))
+        tb = failing.traceback or Traceback()
+        for depth, frame in enumerate(reversed(tb.frames[-2:])):
+            call = native_call(name, str(frame.code or ""))
             if call:
-                where = (f"{str(frame.get('file', '')).rsplit('/', 1)[-1]}:{frame.get('line')} "
-                         f"in {frame.get('function') or '?'}")
+                where = (f"{str(written(frame, 'file')).rsplit('/', 1)[-1]}:{frame.line} "
+                         f"in {frame.function or '?'}")
                 return (f"read natively by {call}, called at {where}, where "
-                        f"{tb.get('type') or 'the error'} was raised (failing run "
+                        f"{tb.type or 'the error'} was raised (failing run "
                         f"{failing.label})", depth)
     return None

@@ -42,6 +42,7 @@ from runsnap.knowledge.devices import (
 )
 from runsnap.knowledge.env import likely_misspelling
 from runsnap.knowledge.packages import normalize_name
+from runsnap.snapshot.records_host import ImportedModule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,10 +116,11 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
             if any(x is not None and _under(x.location, prefixes) for x in dists):
                 members.append(d)
         elif d.section == "runtime" and d.path[:2] == ("runtime", "modules"):
-            files = [x.get("file") if isinstance(x, Mapping) else None for x in (d.a, d.b)]
+            rows = [ImportedModule(x) if isinstance(x, Mapping) else None for x in (d.a, d.b)]
+            files = [x.file if x is not None else None for x in rows]
             if not all(_under(f, prefixes) for f in files):
                 continue
-            versions = [x.get("version") if isinstance(x, Mapping) else None for x in (d.a, d.b)]
+            versions = [x.version if x is not None else None for x in rows]
             if versions[0] == versions[1]:  # the same version, imported from the other prefix
                 members.append(d.replace(hidden=True, reason=(
                     "imported at the same version from the other environment")))
@@ -323,8 +325,8 @@ def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
         if d.path[1] == "env":
             owner = keys.get(("env", name))
         else:
-            dists = {normalize_name(str(x.get("dist") or "")) for x in (d.a, d.b)
-                     if isinstance(x, Mapping) and x.get("dist")} or {normalize_name(name)}
+            imported = [ImportedModule(x) for x in (d.a, d.b) if isinstance(x, Mapping)]
+            dists = {normalize_name(str(x.dist)) for x in imported if x.dist} or {normalize_name(name)}
             owner = next((packages[n] for n in dists if n in packages), None)
         if owner is not None:
             found.setdefault(id(owner), (owner, []))[1].append(d)

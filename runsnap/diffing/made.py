@@ -21,6 +21,10 @@ themselves, never from a list of names alone (:func:`made`):
   ``SLURM_*``) whose values differ only in its process ids, ports, job numbers and hex keys
   (mpirun's session folder ``/tmp/ompi.vm.0/pid.3458``, its ``tcp://...:35057`` URIs), never
   in words or small numbers (``eth0``, ``eth1``), and not a bare number (a count the user set);
+* **the launcher's copy of the command line**: a variable of its namespace whose value, on each
+  side, ends with that side's own command line (mpirun's ``OMPI_ARGV``: what it started, with
+  its arguments, joined): it differs because the commands differ (listed on their own) or
+  because runsnap in front of them wrote elsewhere (its ``-o``);
 * **the tracked run's id**: the value is the id of that side's tracked run (``[meta] track
   run``), which runsnap gave the launch;
 * **set by the program itself**: read in both runs, written by the program during the run
@@ -127,12 +131,26 @@ def made(name: str, va: Any, vb: Any, a: Snapshot, b: Snapshot) -> str | None:
             and _launchers(name, la) and _launchers(name, lb):
         return (f"made by {la.name or 'the launcher'} for each job: the values differ "
                 "only in its process ids, ports and job numbers")
+    if _echoes(va, a) and _echoes(vb, b) and _launchers(name, la) and _launchers(name, lb):
+        return (f"{la.name or 'the launcher'}'s copy of each run's command line: what differs "
+                "in it is the command (listed on its own) or where runsnap wrote")
     ta, tb = _tracked(a), _tracked(b)
     if ta and tb and va == ta and vb == tb:
         return "the id of each run's tracked run, which runsnap gave the launch (--track)"
     if _written_not_given(name, a) and _written_not_given(name, b):
         return "set by the program itself while it ran (given to neither launch): its own id"
     return None
+
+
+def _echoes(value: str, snap: Snapshot) -> bool:
+    """Whether ``value`` ends with ``snap``'s whole command line, program and arguments joined
+    as a launcher joins them (mpirun's ``OMPI_ARGV``: the words after what it started, one
+    space apart; with runsnap in front, they end with the program's command line).
+
+    A program alone is not enough to tell a copy from a value that happens to end alike.
+    """
+    argv = [str(x) for x in snap.records.command.argv]
+    return len(argv) >= 2 and value.endswith(" ".join(argv))
 
 
 #: What a launcher numbers per job inside a value: process ids, ports, job numbers (3 digits

@@ -14,11 +14,12 @@ it names nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, tokens
+from runsnap.diffing.written import written
 from runsnap.knowledge.engines import governing
 from runsnap.knowledge.env import noise_reason
 from runsnap.knowledge.models import bookkeeping
@@ -259,14 +260,13 @@ def read_by_failing_code(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, 
         return None
     best: tuple[str, int] | None = None
     for failing in (v for r in runs for v in r.views()):
-        frames = [f for f in (failing.traceback or {}).get("frames") or ()
-                  if isinstance(f, Mapping)]
+        frames = failing.traceback.frames if failing.traceback else ()
         for depth, frame in enumerate(reversed(frames)):
-            got = [n for n in names if n in (frame.get("names") or ())]
+            got = [n for n in names if n in frame.names]
             if not got:
                 continue
-            where = (f"{str(frame.get('file', '?')).rsplit('/', 1)[-1]}:{frame.get('line', '?')} "
-                     f"in {frame.get('function', '?')}")
+            where = (f"{str(written(frame, 'file', '?')).rsplit('/', 1)[-1]}:"
+                     f"{written(frame, 'line', '?')} in {written(frame, 'function', '?')}")
             what = "the frame that raised" if depth == 0 else "on the failing traceback"
             found = (f"the failing code reads {got[0]}: {where}, {what} (failing run "
                      f"{failing.label})", min(depth, 2))
@@ -286,7 +286,7 @@ def engine_named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | N
             continue
         lines = (*f.errors, *(t for _w, t, _r, g in (*texts(runs), *last_words(runs))
                               if g is f))
-        kind = str((f.traceback or {}).get("type") or "")
+        kind = str((f.traceback.type if f.traceback else None) or "")
         value = d.b if f.label == "B" else d.a
         for row in governing(tuple(lines), kind):
             if not row.governs(d.key, value):
@@ -310,12 +310,12 @@ def called_where_raised(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, i
         return None
     names = names_for(d, runs)
     for f in (v for r in runs for v in r.views()):
-        frames = [x for x in (f.traceback or {}).get("frames") or () if isinstance(x, Mapping)]
-        code = str(frames[-1].get("code") or "") if frames else ""
+        frames = f.traceback.frames if f.traceback else ()
+        code = str(frames[-1].code or "") if frames else ""
         for n in names:
             if code and n in tokens(code):
-                where = (f"{str(frames[-1].get('file', '?')).rsplit('/', 1)[-1]}:"
-                         f"{frames[-1].get('line', '?')}")
+                where = (f"{str(written(frames[-1], 'file', '?')).rsplit('/', 1)[-1]}:"
+                         f"{written(frames[-1], 'line', '?')}")
                 return (f"the line that raised in failing run {f.label} calls {n}: "
                         f"\"{excerpt(code, n)}\" ({where})", 1)
     return None

@@ -12,7 +12,9 @@ from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.deciding import decides
 from runsnap.diffing.wording import group_values, short
-from runsnap.knowledge.launchers import identity
+from runsnap.diffing.written import written
+from runsnap.knowledge.launchers import detect
+from runsnap.snapshot.records import Launcher
 
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
@@ -154,16 +156,19 @@ class SnapInfo(FrozenRecord):
     def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
         """The info of ``snap`` (``path`` overrides the snapshot's own)."""
         where = path if path is not None else snap.path_text
-        who = identity(snap.meta, snap.records.env.vars)
+        meta = snap.records.meta
+        # a snapshot older than [meta] launcher: its place, from its recorded environment
+        who = meta.launcher if meta.has("launcher") else Launcher(detect(
+            {k: v for k, v in snap.records.env.vars.items() if isinstance(v, str)}) or {})
         return cls(
             path=where,
             id=snap.id,
             label=snap.label,
             time=snap.records.meta.captured_at or "",
             host=snap.records.meta.host or "",
-            rank=who.get("rank"),
-            local_rank=who.get("local_rank"),
-            job=str(who.get("job", "")),
+            rank=who.rank,
+            local_rank=who.local_rank,
+            job=str(written(who, "job")),
         )
 
     @property

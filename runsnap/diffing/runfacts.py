@@ -4,7 +4,7 @@ reads and imports, its failing traceback, errors and warnings), and the words a 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
@@ -12,7 +12,7 @@ from runsnap.base.timestamps import without_timestamp
 from runsnap.diffing.written import record, written
 from runsnap.knowledge.packages import normalize_name
 from runsnap.snapshot.records import Frame, Traceback
-from runsnap.snapshot.records_host import ImportedModule, VariableRead
+from runsnap.snapshot.records_host import BulkSite, ImportedModule, VariableRead
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 
@@ -45,15 +45,17 @@ class RunFacts(FrozenRecord):
     """Native reads (``getenv`` in C libraries) were observed too."""
 
     env: Mapping[str, Mapping[str, Any]]
-    """``[runtime.env]``: variable -> what the program did with it."""
+    """``[runtime.env]``: variable -> what the program did with it, as written (read through
+    :meth:`reads`, a :class:`~runsnap.snapshot.records_host.VariableRead`)."""
 
     modules: Mapping[str, Mapping[str, Any]]
-    """``[runtime.modules]``: top-level package -> file, dist, version, origin."""
+    """``[runtime.modules]``: top-level package -> file, dist, version, origin, as written
+    (read through :meth:`module` and :meth:`imported`)."""
 
     failed: bool
     """The run ended with a non-zero status or a signal."""
 
-    traceback: Mapping[str, Any] | None
+    traceback: Traceback | None
     """``[outcome] traceback`` (the last one printed)."""
 
     errors: tuple[str, ...]
@@ -62,7 +64,7 @@ class RunFacts(FrozenRecord):
     warnings: tuple[str, ...]
     """The run's distinct warning lines."""
 
-    earlier: tuple[Mapping[str, Any], ...] = ()
+    earlier: tuple[Traceback, ...] = ()
     """``[outcome] earlier_tracebacks``: a worker's, before its launcher's own."""
 
     status: Any = None
@@ -74,7 +76,7 @@ class RunFacts(FrozenRecord):
     stdlib: frozenset[str] = frozenset()
     """``[runtime] stdlib_modules``: the top-level modules of Python's own library it used."""
 
-    bulk_sites: tuple[Mapping[str, Any], ...] = ()
+    bulk_sites: tuple[BulkSite, ...] = ()
     """``[runtime] bulk_sites``: places that read the whole environment."""
 
     tail: tuple[str, ...] = ()
@@ -146,14 +148,14 @@ class RunFacts(FrozenRecord):
             # the table as written (its rows are read by name, a few per diff)
             modules=runtime.raw["modules"] if runtime.has("modules") else {},
             failed=failed,
-            traceback=tb.raw if tb else None,
-            earlier=tuple(t.raw for t in earlier),
+            traceback=tb,
+            earlier=earlier,
             errors=tuple(errors),
             warnings=tuple(str(w) for w in out.warnings),
             status=status,
             first_error=first,
             stdlib=frozenset(str(m) for m in runtime.stdlib_modules),
-            bulk_sites=tuple(runtime_bulk_sites(runtime.raw)),
+            bulk_sites=tuple(BulkSite(row) for row in runtime_bulk_sites(runtime.raw)),
             config_reads=frozenset(str(f) for f in runtime.config_reads if isinstance(f, str)),
             native_startup=frozenset(str(n) for n in runtime.native_startup),
             pids=tuple(p.pid for p in runtime.processes if isinstance(p.pid, int)),
@@ -169,7 +171,7 @@ class RunFacts(FrozenRecord):
         tbs = ([self.traceback] if self.traceback else []) + list(self.earlier)
         return [self.replace(traceback=t, earlier=()) for t in tbs]
 
-    def reads(self, name: str) -> Mapping[str, Any] | None:
+    def reads(self, name: str) -> VariableRead | None:
         """What the program did with variable ``name``, when it read it at all: by name, or
         in a scan of the variables that share a prefix (:meth:`scanned`)."""
         got = self.env.get(name)
@@ -178,7 +180,18 @@ class RunFacts(FrozenRecord):
         read = record(VariableRead, got)
         if not (read.python or read.native or read.reads):
             return self.scanned(name)
-        return got
+        return read
+
+    def module(self, top: str) -> ImportedModule | None:
+        """``[runtime.modules]``' row of top-level module ``top``, when it was imported."""
+        table = self.modules.get(top)
+        return ImportedModule(table) if isinstance(table, Mapping) else None
+
+    def imported(self) -> Iterator[tuple[str, ImportedModule]]:
+        """Each top-level module imported, with its row (``[runtime.modules]``)."""
+        for mod, table in self.modules.items():
+            if isinstance(table, Mapping):
+                yield str(mod), ImportedModule(table)
 
     def _bulk(self, name: str) -> bool:
         """Whether ``name`` was seen in a read of the whole environment."""
@@ -186,7 +199,7 @@ class RunFacts(FrozenRecord):
         read = record(VariableRead, got) if got else None
         return read is not None and bool(read.bulk or read.bulk_reads)
 
-    def scanned(self, name: str) -> Mapping[str, Any] | None:
+    def scanned(self, name: str) -> VariableRead | None:
         """``name`` as read by a scan of the whole environment that kept the variables of a
         prefix or suffix: the literals the scanning code filters by (``[runtime] bulk_sites``
         ``prefixes``, ``suffixes``: urllib's ``*_proxy``), or, when its filter is computed, the
@@ -196,19 +209,18 @@ class RunFacts(FrozenRecord):
         if not self._bulk(name):
             return None
         for row in self.bulk_sites:
-            if row.get("scan") is False:
+            if row.scan is False:
                 continue  # a copy of every variable, which keeps none in particular
-            stack = [str(x) for x in row.get("stack") or ()]
-            prefixes = [str(p) for p in row.get("prefixes") or ()]
-            suffixes = [str(p) for p in row.get("suffixes") or ()]
-            contains = [str(p) for p in row.get("contains") or ()]
-            if name in (row.get("kept") or ()):
+            stack = [str(x) for x in _stack(row)]
+            prefixes = [str(p) for p in row.prefixes]
+            suffixes = [str(p) for p in row.suffixes]
+            contains = [str(p) for p in row.contains]
+            if name in row.kept:
                 return self._scan_read(row, stack, name)
             for part in contains:
                 if len(part) >= 3 and part in name and name != part:
                     return self._scan_read(row, stack, "*" + part + "*")
-            if not (prefixes or suffixes or contains or row.get("kept")) \
-                    or row.get("scan") is None:
+            if not (prefixes or suffixes or contains or row.kept) or row.scan is None:
                 top = next((_top(s) for s in stack if not _top(s).startswith("<")
                             and _top(s) not in self.stdlib), "")
                 if top and top in self.modules:
@@ -223,16 +235,15 @@ class RunFacts(FrozenRecord):
         return None
 
     @staticmethod
-    def _scan_read(row: Mapping[str, Any], stack: list[str], scan: str) -> Mapping[str, Any]:
-        return {"set": True, "python": True, "reads": int(row.get("reads") or 1),
-                "sites": [{"stack": stack, "pid": row.get("pid")}], "scan": scan}
+    def _scan_read(row: BulkSite, stack: list[str], scan: str) -> VariableRead:
+        return VariableRead({"set": True, "python": True, "reads": int(row.reads or 1),
+                             "sites": [{"stack": stack, "pid": row.pid}], "scan": scan})
 
-    def _copies(self) -> list[Mapping[str, Any]]:
+    def _copies(self) -> list[BulkSite]:
         """The bulk reads that copied every variable (or whose code was not there to say),
         not scans that kept some."""
-        return [r for r in self.bulk_sites if r.get("scan") is not True and not (
-            r.get("scan") is None and (r.get("prefixes") or r.get("suffixes")
-                                       or r.get("contains") or r.get("kept")))]
+        return [r for r in self.bulk_sites if r.scan is not True and not (
+            r.scan is None and (r.prefixes or r.suffixes or r.contains or r.kept))]
 
     def bulk_site(self, name: str) -> str:
         """Where ``name`` was seen in a bulk copy (``file:line`` of the first copy's first
@@ -240,7 +251,7 @@ class RunFacts(FrozenRecord):
         if not self._bulk(name):
             return ""
         for row in self._copies():
-            for entry in row.get("stack") or ():
+            for entry in _stack(row):
                 text = str(entry)
                 if not _top(text).startswith("<") and _top(text) not in self.stdlib:
                     return text.split(" in ", 1)[0]
@@ -254,14 +265,19 @@ class RunFacts(FrozenRecord):
             return False
         return self._bulk(name) and bool(self._copies())
 
-    def dists_imported(self) -> dict[str, tuple[str, Mapping[str, Any]]]:
-        """Normalised distribution name -> (top-level package, its module table)."""
-        out: dict[str, tuple[str, Mapping[str, Any]]] = {}
-        for mod, table in self.modules.items():
-            if isinstance(table, Mapping):
-                dist = str(ImportedModule(table).dist or mod)
-                out.setdefault(normalize_name(dist), (str(mod), table))
+    def dists_imported(self) -> dict[str, tuple[str, ImportedModule]]:
+        """Normalised distribution name -> (top-level package, its module's row)."""
+        out: dict[str, tuple[str, ImportedModule]] = {}
+        for mod, row in self.imported():
+            out.setdefault(normalize_name(str(row.dist or mod)), (mod, row))
         return out
+
+
+def _stack(row: BulkSite) -> tuple[Any, ...] | list[Any]:
+    """A bulk read's stack, innermost first (``[runtime] bulk_sites`` come with whole stacks:
+    :func:`runsnap.snapshot.runtime.bulk_sites`)."""
+    stack = row.stack
+    return stack if isinstance(stack, (list, tuple)) else ()
 
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+|\bpid[ =:]?\d+", re.I)
@@ -280,7 +296,7 @@ def failure_key(f: RunFacts) -> tuple[Any, ...] | None:
         return None
 
     if f.traceback:
-        tb = Traceback(f.traceback)
+        tb = f.traceback
         last = tb.frames[-1] if tb.frames else Frame()
         site = (str(written(last, "file")).rsplit("/", 1)[-1], str(written(last, "function")))
         message = _ADDRESS.sub("…", without_timestamp(str(tb.message or "")))

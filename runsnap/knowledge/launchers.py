@@ -8,7 +8,9 @@ numbered this process: torchrun's ``RANK`` is the global rank of a worker, while
 scheduler (Slurm's job id names the allocation, and every rank shares it).
 
 The capture records it (:func:`detect`, into ``[meta] launcher``); the diff reads a snapshot's
-place back (:func:`identity`). Stdlib only, cheap to import: it is on the capture path.
+place back from there (``snap.records.meta.launcher``), or, for a snapshot older than that
+field, detects it again from the recorded environment. Stdlib only, cheap to import: it is on
+the capture path.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["EXTRA_VARS", "LAUNCHERS", "detect", "identity"]
+__all__ = ["EXTRA_VARS", "LAUNCHERS", "detect"]
 
 #: Launchers, innermost first: name, the variable whose presence says it started this
 #: process, then the variables giving rank, local rank, world size, local world size, node
@@ -107,12 +109,3 @@ def detect(env: Mapping[str, str]) -> dict[str, Any] | None:
     out["vars"] = {k: env[k] for k in sorted(known) if k in env}
     return out
 
-
-def identity(meta: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Rank, local rank, node rank, world size and job of a snapshot: its ``[meta] launcher``
-    when it has one, else read from its recorded environment (older snapshots)."""
-    launcher = meta.get("launcher")
-    if not isinstance(launcher, dict):
-        launcher = detect({k: v for k, v in (env or {}).items() if isinstance(v, str)}) or {}
-    return {k: launcher[k] for k in ("name", "rank", "local_rank", "node_rank", "world_size",
-                                     "job") if k in launcher}

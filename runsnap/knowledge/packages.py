@@ -8,10 +8,6 @@ from collections.abc import Mapping
 
 from runsnap.knowledge import rule_lines
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing costs a capture 2-4 ms (tests/test_capture_imports.py)
-    from typing import Any
-
 __all__ = ["MODULE_DISTRIBUTIONS", "distribution_version", "is_core_package",
            "normalize_name", "stack_packages", "version_change"]
 
@@ -52,20 +48,18 @@ MODULE_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def distribution_version(module: str, dists: Mapping[str, Any]) -> str:
-    """The version of the distribution that installs ``module``, from a package list keyed by
-    distribution name (any spelling; a value is a version or a table with ``version``);
-    ``""`` when none is listed.
+def distribution_version(module: str, versions: Mapping[str, str | None]) -> str:
+    """The version of the distribution that installs ``module``, from distribution name (any
+    spelling) -> version; ``""`` when none is listed.
 
-    >>> distribution_version("sgl_kernel", {"sgl_kernel": {"version": "0.3.9"}})
+    >>> distribution_version("sgl_kernel", {"sgl-kernel": "0.3.9"})
     '0.3.9'
     >>> distribution_version("triton", {"Triton": "3.8.0"}), distribution_version("x", {})
     ('3.8.0', '')
     """
-    by_norm = {normalize_name(str(k)): v for k, v in dists.items()}
+    by_norm = {normalize_name(str(k)): v for k, v in versions.items()}
     for name in MODULE_DISTRIBUTIONS.get(module, (module,)):
-        found = by_norm.get(normalize_name(name))
-        version = found.get("version") if isinstance(found, Mapping) else found
+        version = by_norm.get(normalize_name(name))
         if isinstance(version, str) and version:
             return version
     return ""

@@ -318,11 +318,8 @@ def wide_pipe(fd: int) -> None:
     """Let the pipe hold :data:`_PIPE` bytes (Linux ``F_SETPIPE_SZ``; where that is refused,
     as over an unprivileged user's pipe quota, the default 64 KiB stays)."""
     try:
-        # not on every platform (Windows has none); a few microseconds
-        import fcntl
-
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE)
-    except (OSError, ImportError):
+    except OSError:
         pass
 
 

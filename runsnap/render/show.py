@@ -368,9 +368,8 @@ def render_section(snap: Snapshot, name: str, width: int = 0) -> str:
         wide = max((len(r[0]) for r in rows), default=0)
         wver = max((len(r[1]) for r in rows), default=0)
         lines += [f"{n:<{wide}}  {v:<{wver}}  {w}".rstrip() for n, v, w in rows]
-        for d in pk.shadowed:  # not declared field by field: what the probe found
-            lines.append(f"{d.get('name')}  {d.get('version', '')}  shadowed: "
-                         f"{d.get('location', '')}")
+        for d in pk.shadowed:
+            lines.append(f"{d.name}  {_or(d.version, '')}  shadowed: {_or(d.location, '')}")
         lines += [f"error: {e}" for e in pk.errors]
     elif name == "env":
         env = snap.records.env

@@ -61,8 +61,9 @@ NOT_COMPARED: dict[str, frozenset[str]] = {
         'libraries_count',
     }),
     'runtime': frozenset({
-        'config_reads', 'files', 'frames', 'native_reads', 'native_startup', 'other_values',
-        'reason', 'stacks', 'stdlib_modules', 'values', 'vars',
+        'bulk_sites', 'config_reads', 'data_files_left_out', 'data_files_written', 'files',
+        'frames', 'native_reads', 'native_startup', 'other_values', 'reason', 'stacks',
+        'stdlib_modules', 'values', 'vars',
     }),
     'system': frozenset({
         'system',

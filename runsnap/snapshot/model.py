@@ -29,7 +29,7 @@ from runsnap.base.paths import path_str
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import CaptureError, SnapshotError
 from runsnap.snapshot.codec import encode
-from runsnap.snapshot.runtime import ONE_LINE
+from runsnap.snapshot.runtime_form import ONE_LINE
 from runsnap.snapshot.writer import table_chunks
 
 TYPE_CHECKING = False
@@ -144,15 +144,38 @@ class Snapshot(FrozenRecord):
         """The section ``name``, or ``default`` when the snapshot has none."""
         return self.sections.get(name, default)
 
+    def _meta_text(self, key: str) -> str:
+        """A text of ``[meta]`` as it was written, ``""`` where there is none. Without the
+        records (:attr:`records`' ``meta``): the capture path names its file from these."""
+        value = self.meta.get(key)
+        return "" if value is None else str(value)
+
     @property
     def id(self) -> str:
         """The snapshot's unique id."""
-        return str(self.meta.get("id", ""))
+        return self._meta_text("id")
 
     @property
     def label(self) -> str:
         """The run's label (may be empty)."""
-        return str(self.meta.get("label") or "")
+        return self._meta_text("label")
+
+    @property
+    def captured_at(self) -> str:
+        """When the snapshot was captured (ISO 8601, UTC); empty when it does not say."""
+        return self._meta_text("captured_at")
+
+    @property
+    def host(self) -> str:
+        """The host it was captured on; empty when it does not say."""
+        return self._meta_text("host")
+
+    @property
+    def launcher(self) -> dict[str, Any] | None:
+        """``[meta] launcher``: the launcher that started the run (rank, world size, job), if
+        one did."""
+        found = self.meta.get("launcher")
+        return found if isinstance(found, dict) else None
 
     def to_document(self) -> dict[str, Any]:
         """The snapshot as the plain document that is written to TOML (before encoding)."""

@@ -19,11 +19,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-__all__ = ["Builds", "Command", "Conda", "Distribution", "Env", "Frame", "Git", "GitRepo",
-           "Launcher", "LogFile", "Meta", "ModelConfig", "ModelEntry", "Models", "Outcome",
-           "Packages", "PeakRss", "Process", "ProcessChild", "ProcessLibrary", "RepoChange",
-           "Sections", "Stream", "Submodule", "TestResult", "Tests", "TorchBuild", "Traceback",
-           "TrackedRun", "UntrackedFile"]
+__all__ = ["Build", "Builds", "Command", "Conda", "CondaPackage", "DirectUrl", "Distribution",
+           "Env", "Frame", "Git", "GitRepo", "Launcher", "Library", "LogFile", "Meta",
+           "ModelConfig", "ModelEntry", "Models", "Outcome", "Packages", "PeakRss", "Process",
+           "ProcessChild", "ProcessLibrary", "RepoChange", "Sections", "ShadowedDistribution",
+           "Stream", "Submodule", "TestResult", "Tests", "TorchBuild", "Traceback", "TrackedRun",
+           "UntrackedFile"]
 
 
 class Launcher(SectionRecord):
@@ -85,6 +86,30 @@ class Env(SectionRecord):
     count: int | None
 
 
+class DirectUrl(SectionRecord):
+    """What a distribution's ``direct_url.json`` (PEP 610) says about where it came from."""
+
+    url: str | None
+    editable: bool | None
+    vcs: str | None
+    commit_id: str | None
+    requested_revision: str | None
+    error: str | None
+
+
+class ShadowedDistribution(SectionRecord):
+    """A copy of a distribution hidden behind one found earlier on ``sys.path``."""
+
+    version: str | None
+    location: str | None
+    editable: bool | None
+    source: str | None
+    metadata_dir: str | None
+    direct_url: DirectUrl
+    shadowed_by: str | None
+    name: str | None
+
+
 class Distribution(SectionRecord):
     """One installed distribution (``[packages]``' comparer reads it field by field: another
     version is one difference, with where it lives as its evidence)."""
@@ -94,14 +119,30 @@ class Distribution(SectionRecord):
     editable: bool | None
     source: str | None
     metadata_dir: str | None
-    direct_url: Mapping[str, Any]
+    direct_url: DirectUrl
     shadowed_by: str | None
+
+
+class Build(SectionRecord):
+    """How an engine other than torch was built (vLLM, SGLang's kernels, xformers, Triton...),
+    read from its files (``capturing/collectors/builds.py``)."""
+
+    path: str | None
+    version: str | None
+    version_file: str | None
+    version_from: str | None
+    built_for: str | None
+    built_with: Mapping[str, str]
+    native: Sequence[str]
+    backends: Sequence[str]
+    architectures: Sequence[str]
 
 
 class TorchBuild(SectionRecord):
     """How the installed torch was built (``torch.__config__``)."""
 
     version: str | None
+    version_from: str | None
     path: str | None
     git_version: str | None
     debug: bool | None
@@ -123,15 +164,34 @@ class TorchBuild(SectionRecord):
 
 
 class Builds(SectionRecord):
-    """Build facts of packages whose build matters (other packages: free-form)."""
+    """Build facts of packages whose build matters: torch's declared here, the other engines'
+    as :class:`Build`."""
 
     torch: TorchBuild
+
+
+class Library(SectionRecord):
+    """Where a family of CUDA/ROCm libraries (``nccl``, ``cudnn``...) comes from, first found
+    first."""
+
+    dir: str | None
+    files: Sequence[str]
+    source: str | None
+    version: str | None
+    other_dirs: Sequence[str]
+
+
+class CondaPackage(SectionRecord):
+    """One package of a conda environment (its ``conda-meta`` record's name)."""
+
+    version: str | None
+    build: str | None
 
 
 class Conda(SectionRecord):
     """The conda environment's own package list."""
 
-    packages: Mapping[str, Mapping[str, Any] | None] | None
+    packages: Mapping[str, CondaPackage]
     prefix: str | None
     count: int | None
 
@@ -151,10 +211,10 @@ class Packages(SectionRecord):
     probe: str | None
     probe_exit_status: int | None
     sys_path: Sequence[str]
-    shadowed: Sequence[Mapping[str, Any]]
+    shadowed: tuple[ShadowedDistribution, ...]
     distributions: Mapping[str, Distribution]
     builds: Builds
-    libraries: Mapping[str, Mapping[str, Any]]
+    libraries: Mapping[str, Library]
     conda: Conda | None
 
 

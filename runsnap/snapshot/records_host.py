@@ -14,9 +14,32 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-__all__ = ["AmdGpus", "Cpu", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "ImportedModule",
-           "InfinibandDevice", "Memory", "Network", "Numa", "ReadSite", "Runtime", "System", "Tool",
-           "Toolchain", "TracedProcess", "VariableRead"]
+__all__ = ["AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "DataFile",
+           "GpuAffinity", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "Hugepages",
+           "Hypervisor", "ImportedModule", "InfinibandDevice", "InfinibandPort", "Interface",
+           "LibraryFile", "Memory", "Network", "Numa", "NumaNode", "ReadSite", "ResourceLimit",
+           "Runtime", "Smt", "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
+
+
+class CpuCache(SectionRecord):
+    """One level of CPU cache, read from cpu0's cache indexes."""
+
+    size_kib: int | None
+    instances: int | None
+
+
+class Smt(SectionRecord):
+    """Simultaneous multithreading (``/sys/devices/system/cpu/smt``)."""
+
+    active: bool | str | None
+    control: bool | str | None
+
+
+class Hypervisor(SectionRecord):
+    """The hypervisor the CPU flags say the host runs under."""
+
+    present: bool | str | None
+    vendor: bool | str | None
 
 
 class Cpu(SectionRecord):
@@ -36,10 +59,18 @@ class Cpu(SectionRecord):
     sockets: int | None
     threads_per_core: int | None
     address_sizes: str | None
-    caches: Mapping[str, Mapping[str, int | None]]
-    smt: Mapping[str, bool | str | None]
-    hypervisor: Mapping[str, bool | str | None]
+    caches: Mapping[str, CpuCache]
+    smt: Smt
+    hypervisor: Hypervisor
     vulnerabilities: Mapping[str, str | None]
+
+
+class Hugepages(SectionRecord):
+    """Huge pages (``/proc/meminfo``)."""
+
+    total: int | None
+    free: int | None
+    size_kib: int | None
 
 
 class Memory(SectionRecord):
@@ -47,7 +78,7 @@ class Memory(SectionRecord):
 
     total_bytes: int | None
     available_bytes: int | None
-    hugepages: Mapping[str, Any]
+    hugepages: Hugepages
     transparent_hugepage: str | None
     swap_total_bytes: int | None
 
@@ -79,18 +110,40 @@ class GpuDevice(SectionRecord):
     pcie_width_max: int | str | None
 
 
+class GpuAffinity(SectionRecord):
+    """The CPUs and NUMA node nearest one GPU (``nvidia-smi topo -m``)."""
+
+    cpus: str | None
+    numa: str | None
+
+
 class GpuTopology(SectionRecord):
     """How GPUs and NICs are linked (``nvidia-smi topo``)."""
 
     links: Mapping[str, str | None]
-    affinity: Mapping[str, Mapping[str, Any]]
+    affinity: Mapping[str, GpuAffinity]
     nics: Sequence[Any] | Mapping[str, Any] | None
+
+
+class AmdDevice(SectionRecord):
+    """One AMD GPU, the same keys from ``amd-smi`` and ``rocm-smi`` (a fact the tool does not
+    give is left out)."""
+
+    gpu: int | None
+    name: str | None
+    gfx_version: str | None
+    pci_bus: str | None
+    vram_mib: int | str | None
+    vram_type: str | None
+    driver: str | None
+    market_name: str | None
+    card_series: str | None
 
 
 class AmdGpus(SectionRecord):
     """AMD GPUs (``amd-smi``/``rocm-smi``)."""
 
-    devices: Sequence[Mapping[str, Any]] | None
+    devices: tuple[AmdDevice, ...]
     count: int | None
     tool: str | None
     driver_version: str | None
@@ -128,27 +181,84 @@ class HostPython(SectionRecord):
     note: str | None
 
 
+class NumaNode(SectionRecord):
+    """One NUMA node (``/sys/devices/system/node/nodeN``)."""
+
+    cpus: str | None
+    memory_bytes: int | None
+
+
 class Numa(SectionRecord):
     """NUMA nodes."""
 
     count: int | None
-    nodes: Mapping[str, Mapping[str, Any]]
+    nodes: Mapping[str, NumaNode]
+
+
+class Cgroup(SectionRecord):
+    """The cgroup the child starts in; ``"unlimited"`` where it sets no limit."""
+
+    version: int | str | None
+    path: str | None
+    cpu_limit: float | str | None
+    cpuset: str | None
+    memory_limit_bytes: int | str | None
+    memory_high_bytes: int | str | None
+    pids_limit: int | str | None
+
+
+class ResourceLimit(SectionRecord):
+    """One resource limit (``getrlimit``); ``"unlimited"`` for none."""
+
+    soft: int | str | None
+    hard: int | str | None
+
+
+class Interface(SectionRecord):
+    """One network interface (``/sys/class/net/NAME``)."""
+
+    state: str | None
+    mtu: int | None
+    type: str | None
+    speed_mbps: int | None
+    driver: str | None
+
+
+class InfinibandPort(SectionRecord):
+    """One port of an InfiniBand device (``/sys/class/infiniband/DEV/ports/N``)."""
+
+    state: str | None
+    phys_state: str | None
+    rate: str | None
+    link_layer: str | None
 
 
 class InfinibandDevice(SectionRecord):
     """One InfiniBand device."""
 
-    ports: Mapping[str, Mapping[str, Any]]
+    node_type: str | None
+    fw_ver: str | None
+    board_id: str | None
+    hca_type: str | None
+    ports: Mapping[str, InfinibandPort]
+    netdevs: Sequence[str]
 
 
 class Network(SectionRecord):
     """Network interfaces and RDMA."""
 
-    interfaces: Mapping[str, Mapping[str, Any]]
+    interfaces: Mapping[str, Interface]
     infiniband: Mapping[str, InfinibandDevice]
     modules: Sequence[Any] | None
     peer_memory: Sequence[Any] | None
     modules_note: str | None
+
+
+class LibraryFile(SectionRecord):
+    """A GPU-stack library's soname as the loader resolves it."""
+
+    path: str | None
+    file: str | None
 
 
 class Tool(SectionRecord):
@@ -167,8 +277,8 @@ class Toolchain(SectionRecord):
     cuda_home: str | None
     cuda_home_from: str | None
     libc: str | None
-    ldconfig: Mapping[str, Mapping[str, Any]] | None
-    ld_library_path: Mapping[str, Mapping[str, Any]]
+    ldconfig: Mapping[str, LibraryFile]
+    ld_library_path: Mapping[str, LibraryFile]
     cc: Tool
     cxx: Tool
     gcc: Tool
@@ -192,8 +302,8 @@ class System(SectionRecord):
     gpu: Gpus
     python: HostPython
     numa: Numa
-    cgroup: Mapping[str, Any]
-    limits: Mapping[str, Mapping[str, Any]]
+    cgroup: Cgroup
+    limits: Mapping[str, ResourceLimit]
     network: Network
     toolchain: Toolchain
 
@@ -234,6 +344,8 @@ class VariableRead(SectionRecord):
     via: Sequence[str]
     written: bool | None
     sites: tuple[ReadSite, ...]
+    other_values: Sequence[Any]
+    scan: str | None
 
 
 class ImportedModule(SectionRecord):
@@ -243,6 +355,34 @@ class ImportedModule(SectionRecord):
     dist: str | None
     version: str | None
     origin: str | None
+
+
+class DataFile(SectionRecord):
+    """A file the run opened for reading (``runtime.data_files``, keyed by its absolute path):
+    its content identity when the run ended (runsnap/tracing/datafiles.py)."""
+
+    sha256: str | None
+    size: int | None
+    hashed: str | None
+    missing: bool | None
+    written: bool | None
+    error: str | None
+    pids: Sequence[int]
+    stack: Sequence[str]
+
+
+class BulkSite(SectionRecord):
+    """A place that read the whole environment (``os.environ`` copied or iterated)."""
+
+    stack: Sequence[str] | int | None
+    pid: int | None
+    reads: int | None
+    names: int | None
+    scan: bool | None
+    prefixes: Sequence[str]
+    suffixes: Sequence[str]
+    contains: Sequence[str]
+    kept: Sequence[str]
 
 
 class Runtime(SectionRecord):
@@ -257,6 +397,9 @@ class Runtime(SectionRecord):
     modules: Mapping[str, ImportedModule]
     stdlib_modules: Sequence[str]
     config_reads: Sequence[str]
+    data_files: Mapping[str, DataFile]
+    data_files_written: Sequence[str]
+    data_files_left_out: int | None
     files: Sequence[str]
     frames: Sequence[str | Sequence[Any]]
     stacks: Sequence[Sequence[int]]
@@ -265,3 +408,4 @@ class Runtime(SectionRecord):
     native_startup: Sequence[str]
     values: Mapping[str, Any]
     other_values: Mapping[str, Sequence[Any]]
+    bulk_sites: tuple[BulkSite, ...]

@@ -1,4 +1,4 @@
-"""The stored form of ``[runtime]``, and the one reader everything else goes through.
+"""The one reader of ``[runtime]`` everything else goes through, in either stored form.
 
 Schema 1 wrote one table per variable (``[runtime.env.NAME]``, ``[[runtime.env.NAME.sites]]``)
 with every field, every read site's whole stack, and pids everywhere: a traced torch rank reads
@@ -14,20 +14,31 @@ with every field, every read site's whole stack, and pids everywhere: a traced t
   so that ranks of one job (which differ in ``RANK`` and in their pids) write the very same
   ``[runtime.vars]`` lines, which the bulk loader parses once for all of them.
 
-:func:`runsnap.snapshot.runtime_write.compact` writes it. :func:`variables` gives the records
-of schema 1, from either form: code that reads
+:func:`runsnap.snapshot.runtime_write.compact` writes it (the capture path, which imports only
+:mod:`runsnap.snapshot.runtime_form`, never this module and its record classes).
+:func:`variables` gives the records of schema 1, from either form: code that reads
 ``[runtime]`` calls it (or :func:`variable`, :func:`bulk_sites`) and never looks at the stored
-keys. A snapshot from someone else is untrusted: a wrong number or type in the compact form
-gives a record with less in it, never an exception.
+keys. The section is read as its declared record (:func:`record`): a declared field of the
+wrong type (``stacks`` that is no array) is one :class:`~runsnap.errors.SnapshotError` naming
+it, which :func:`runsnap.snapshot.load` raises first. A snapshot from someone else is untrusted:
+within what the declaration leaves free (a variable's stored line, a stack's frame numbers) a
+wrong number or type gives a record with less in it, never an exception.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from runsnap.snapshot.records_host import Runtime
+from runsnap.snapshot.runtime_form import ONE_LINE, SITE_KEYS, VAR_KEYS, is_compact
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
+
+    #: What the readers take: the section as written (a mapping), or already as its record.
+    Section = Runtime | Mapping[str, Any] | None
 
 __all__ = [
     "ONE_LINE",
@@ -39,6 +50,7 @@ __all__ = [
     "names",
     "raw_vars",
     "read_by_name",
+    "record",
     "same_places",
     "stored",
     "value_seen",
@@ -46,61 +58,68 @@ __all__ = [
     "variables",
 ]
 
-#: Tables and arrays of ``[runtime]`` written one entry a line (see runsnap.snapshot.writer).
-ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
-                      "runtime.stacks", "runtime.values", "runtime.other_values",
-                      "runtime.stdlib_modules", "runtime.config_reads"})
-
 _EMPTY: Mapping[str, Any] = {}
+_CACHE_MAX = 16
+_NONE = Runtime(None, "", "[runtime] ")
+
+#: id of a section's mapping -> (the mapping, its record): a section is never changed once
+#: loaded, and the N-way diff asks one rank's section many questions in a row.
+_MADE: dict[int, tuple[Mapping[str, Any], Runtime]] = {}
 
 
-def is_compact(runtime: Mapping[str, Any] | None) -> bool:
-    """Whether ``runtime`` is in the stored form of schema 2 (``vars``), not schema 1's."""
-    return bool(runtime) and "vars" in runtime  # type: ignore[operator]
+def record(runtime: Section) -> Runtime:
+    """``runtime`` as its declared record (:class:`~runsnap.snapshot.records_host.Runtime`),
+    made once for the last few sections asked about. A declared field of the wrong type is one
+    :class:`~runsnap.errors.SnapshotError` naming it (``[runtime] stacks: expected an array``);
+    :func:`runsnap.snapshot.load` has refused such a snapshot already.
 
-
-def raw_vars(runtime: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """The stored per-variable entries as they are (either form): for identity checks only."""
+    >>> record({"traced": True, "values": {"RANK": "3"}}).values["RANK"]
+    '3'
+    """
+    if isinstance(runtime, Runtime):
+        return runtime
     if not runtime:
-        return _EMPTY
-    got = runtime.get("vars" if "vars" in runtime else "env")
-    return got if isinstance(got, Mapping) else _EMPTY
+        return _NONE
+    hit = _MADE.get(id(runtime))
+    if hit is not None and hit[0] is runtime:
+        return hit[1]
+    made = Runtime(runtime, "", "[runtime] ")
+    if len(_MADE) >= _CACHE_MAX:
+        _MADE.pop(next(iter(_MADE)))
+    _MADE[id(runtime)] = (runtime, made)  # kept alive: its id stays its own
+    return made
 
 
-#: The fields of a variable's record and of a read site that the stored form writes in its own
-#: way; any other field (one added later) is carried as it is.
-VAR_KEYS = ("set", "reads", "bulk_reads", "bulk", "python", "native", "pids", "via", "sites",
-             "value", "other_values", "native_reads", "written")
-
-SITE_KEYS = ("stack", "proc", "pid", "via", "set", "reads")
-
+def raw_vars(runtime: Section) -> Mapping[str, Any]:
+    """The stored per-variable entries as they are (schema 1: its ``env``, as written): for
+    identity checks only."""
+    rt = record(runtime)
+    if rt.has("vars"):
+        return rt.vars
+    return {name: entry.raw for name, entry in rt.env.items()}
 
 
 # -- reading -------------------------------------------------------------------------------
 
 _CACHE: dict[int, tuple[Mapping[str, Any], Mapping[str, Mapping[str, Any]]]] = {}
-_CACHE_MAX = 16
 
 
-def variables(runtime: Mapping[str, Any] | None) -> Mapping[str, Mapping[str, Any]]:
+def variables(runtime: Section) -> Mapping[str, Mapping[str, Any]]:
     """Variable name -> its record as schema 1 wrote it (``set``, ``reads``, ``bulk_reads``,
     ``bulk``, ``python``, ``native``, ``pids``, ``via``, ``value``, ``other_values``,
     ``native_reads``, ``written``, ``sites`` with whole stacks and pids), from either form.
-    Entries that are not tables are left out. Do not change what it returns."""
-    if not runtime:
-        return _EMPTY
-    if not is_compact(runtime):
-        env = runtime.get("env")
-        if not isinstance(env, Mapping):
-            return _EMPTY
-        return {str(k): v for k, v in env.items() if isinstance(v, Mapping)}
-    hit = _CACHE.get(id(runtime))
-    if hit is not None and hit[0] is runtime:
+    Entries of the stored form that are not tables are left out. Do not change what it
+    returns."""
+    rt = record(runtime)
+    if not rt.has("vars"):
+        return {str(k): v.raw for k, v in rt.env.items()}
+    hit = _CACHE.get(id(rt.raw))
+    if hit is not None and hit[0] is rt.raw:
         return hit[1]
-    out = _Records(_Context(runtime))
+    out = _Records(_Context(rt))
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[id(runtime)] = (runtime, out)
+    _CACHE[id(rt.raw)] = (rt.raw, out)
     return out
 
 
@@ -140,39 +159,39 @@ class _Records(Mapping[str, "Mapping[str, Any]"]):
         return repr(dict(self))
 
 
-def variable(runtime: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None:
+def variable(runtime: Section, name: str) -> Mapping[str, Any] | None:
     """The record of one variable (as in :func:`variables`), or ``None``."""
-    if not runtime:
-        return None
-    if not is_compact(runtime):
-        got = (runtime.get("env") or {}).get(name) if isinstance(runtime.get("env"), Mapping) \
-            else None
-        return got if isinstance(got, Mapping) else None
-    return variables(runtime).get(name)
+    rt = record(runtime)
+    if not rt.has("vars"):
+        entry = rt.env.get(name)
+        return None if entry is None else entry.raw
+    return variables(rt).get(name)
 
 
-def bulk_sites(runtime: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+def bulk_sites(runtime: Section) -> list[Mapping[str, Any]]:
     """``bulk_sites`` rows with whole stacks, from either form."""
-    rows = (runtime or {}).get("bulk_sites")
+    rt = record(runtime)
+    rows = rt.raw.get("bulk_sites")  # not declared yet: read as written
     if not isinstance(rows, list):
         return []
-    if not is_compact(runtime):
+    if not rt.has("vars"):
         return [r for r in rows if isinstance(r, Mapping)]
-    ctx = _Context(runtime)  # type: ignore[arg-type]
+    ctx = _Context(rt)
     return [{**r, "stack": ctx.stack(r.get("stack"))} for r in rows if isinstance(r, Mapping)]
 
 
-def names(runtime: Mapping[str, Any] | None) -> list[str]:
+def names(runtime: Section) -> list[str]:
     """Every variable :func:`variables` has a record for, without building the records."""
-    if not is_compact(runtime):
-        return list(variables(runtime))
-    return _Context(runtime).names()  # type: ignore[arg-type]
+    rt = record(runtime)
+    if not rt.has("vars"):
+        return list(variables(rt))
+    return _Context(rt).names()
 
 
 _READ: dict[tuple[int, int], tuple[Any, Any, frozenset[str]]] = {}
 
 
-def read_by_name(runtime: Mapping[str, Any] | None) -> frozenset[str]:
+def read_by_name(runtime: Section) -> frozenset[str]:
     """The variables some process read by name, from Python or natively (a record whose
     ``reads``, ``native`` or ``python`` is true), without building the records; the same
     stored tables (two ranks of a job read by the bulk loader) answer at once.
@@ -181,19 +200,16 @@ def read_by_name(runtime: Mapping[str, Any] | None) -> frozenset[str]:
     ...                      "native_reads": {"C": 1}}))
     ['A', 'C']
     """
-    if not is_compact(runtime):
-        return frozenset(n for n, e in variables(runtime).items()
-                         if e.get("reads") or e.get("native") or e.get("python"))
-    assert runtime is not None
-    stored_vars = raw_vars(runtime)
-    natives = runtime.get("native_reads")
-    natives = natives if isinstance(natives, Mapping) else _EMPTY
+    rt = record(runtime)
+    if not rt.has("vars"):
+        return frozenset(n for n, e in rt.env.items() if e.reads or e.native or e.python)
+    stored_vars, natives = rt.vars, rt.native_reads
     key = (id(stored_vars), id(natives))
     hit = _READ.get(key)
     if hit is not None and hit[0] is stored_vars and hit[1] is natives:
         return hit[2]
     out = set()
-    for n in _Context(runtime).names():
+    for n in _Context(rt).names():
         c = stored_vars.get(n)
         if c is None and n in natives:
             c = _EMPTY
@@ -201,9 +217,8 @@ def read_by_name(runtime: Mapping[str, Any] | None) -> frozenset[str]:
             c = {"sites": c}
         if not isinstance(c, Mapping):
             continue
-        sites = c.get("sites")
-        reads = c.get("reads", len(sites) if isinstance(sites, list) else 0)
-        if reads or c.get("native", n in natives) or c.get("python", bool(reads) or "sites" in c):
+        line = _Line(c, n in natives)
+        if line.reads or line.native or line.python:
             out.add(n)
     got = frozenset(out)
     if len(_READ) >= _CACHE_MAX:
@@ -212,57 +227,53 @@ def read_by_name(runtime: Mapping[str, Any] | None) -> frozenset[str]:
     return got
 
 
-def value_seen(runtime: Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
+def value_seen(runtime: Section, name: str, default: Any = None) -> Any:
     """The value the record of ``name`` holds (``value``: what the run saw set), ``default``
     when it holds none; without building the record.
 
     >>> value_seen({"vars": {"RANK": [1]}, "values": {"RANK": "3"}}, "RANK")
     '3'
     """
-    if not is_compact(runtime):
-        return (variable(runtime, name) or _EMPTY).get("value", default)
-    assert runtime is not None
-    values = runtime.get("values")
-    return values.get(name, default) if isinstance(values, Mapping) else default
+    rt = record(runtime)
+    if not rt.has("vars"):
+        entry = rt.env.get(name)
+        return entry.value if entry is not None and entry.has("value") else default
+    return rt.values.get(name, default)
 
 
-_TABLES = ("vars", "native_reads", "values", "other_values")
-
-
-def stored(runtime: Mapping[str, Any], name: str) -> tuple[Any, ...]:
+def stored(runtime: Section, name: str) -> tuple[Any, ...]:
     """What the stored form of schema 2 holds about ``name``, as it is: two sections for which
     :func:`same_places` holds have equal records of ``name`` (but for pids) when these are
     equal."""
-    return tuple((t.get(name) if isinstance(t := runtime.get(k), Mapping) else None)
-                 for k in _TABLES)
+    rt = record(runtime)
+    return (rt.vars.get(name), rt.native_reads.get(name), rt.values.get(name),
+            rt.other_values.get(name))
 
 
-def same_places(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_places(a: Section, b: Section) -> bool:
     """Whether two compact sections number their stacks alike, so that equal ``vars`` entries
     (and equal values) mean equal records but for pids."""
-    return (is_compact(a) and is_compact(b)
-            and all(_same(a.get(k), b.get(k)) for k in ("files", "frames", "stacks")))
+    ra, rb = record(a), record(b)
+    return (ra.has("vars") and rb.has("vars") and _same(ra.files, rb.files)
+            and _same(ra.frames, rb.frames) and _same(ra.stacks, rb.stacks))
 
 
 def _same(x: Any, y: Any) -> bool:
     return x is y or x == y
 
 
-def differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str] | None:
+def differing(a: Section, b: Section) -> list[str] | None:
     """For two sections for which :func:`same_places` holds and whose ``vars`` and
     ``native_reads`` are equal (the ranks of one job): the only variables whose records can
     differ but for pids (another value seen), sorted. ``None`` when that cannot be said."""
-    if not (same_places(a, b) and _same(a.get("vars"), b.get("vars"))
-            and _same(a.get("native_reads"), b.get("native_reads"))):
+    ra, rb = record(a), record(b)
+    if not (same_places(ra, rb) and _same(ra.vars, rb.vars)
+            and _same(ra.native_reads, rb.native_reads)):
         return None
     out: set[str] = set()
-    for key in ("values", "other_values"):
-        x, y = a.get(key), b.get(key)
-        if _same(x, y):
-            continue
-        x = x if isinstance(x, Mapping) else _EMPTY
-        y = y if isinstance(y, Mapping) else _EMPTY
-        out.update(str(n) for n in set(x) | set(y) if x.get(n) != y.get(n))
+    for x, y in ((ra.values, rb.values), (ra.other_values, rb.other_values)):
+        if not _same(x, y):
+            out.update(str(n) for n in set(x) | set(y) if x.get(n) != y.get(n))
     return sorted(out)
 
 
@@ -272,11 +283,12 @@ def _int(x: Any) -> int | None:
 
 #: (stacks, frames, files) -> their stacks as text, by index: the ranks of one job (read by
 #: the bulk loader) share these tables, so a stack is written out once for all of them.
-_STACKS: dict[tuple[int, int, int], tuple[list[Any], list[Any], list[Any], dict[int, list[str]]]] \
-    = {}
+_STACKS: dict[tuple[int, int, int],
+              tuple[Sequence[Any], Sequence[Any], Sequence[Any], dict[int, list[str]]]] = {}
 
 
-def _stacks_of(stacks: list[Any], frames: list[Any], files: list[Any]) -> dict[int, list[str]]:
+def _stacks_of(stacks: Sequence[Any], frames: Sequence[Any], files: Sequence[Any]
+               ) -> dict[int, list[str]]:
     key = (id(stacks), id(frames), id(files))
     hit = _STACKS.get(key)
     if hit is not None and hit[0] is stacks and hit[1] is frames and hit[2] is files:
@@ -288,27 +300,61 @@ def _stacks_of(stacks: list[Any], frames: list[Any], files: list[Any]) -> dict[i
     return made
 
 
+_DERIVED: Any = object()
+
+#: What the writer (:func:`runsnap.snapshot.runtime_write.compact`) leaves out of a variable's
+#: line in ``[runtime.vars]``: the value it stands for, or ``_DERIVED`` where that follows from
+#: the line's other fields (:class:`_Line`).
+_LEFT_OUT: Mapping[str, Any] = {
+    "sites": None, "reads": _DERIVED, "bulk_reads": 0, "native": _DERIVED, "python": _DERIVED,
+    "bulk": _DERIVED, "set": False, "via": _DERIVED, "procs": None, "pids": None,
+    "written": False}
+
+
+class _Line:
+    """One variable's line in ``[runtime.vars]`` with what the writer left out filled in: the
+    one place that reads a line's fields (its record, :func:`read_by_name` and the order of
+    :meth:`_Context.names` all take them from here). ``native``: whether the variable has a
+    line in ``native_reads``, which a line that does not say otherwise stands for."""
+
+    __slots__ = ("bulk", "bulk_reads", "native", "pids", "pids_given", "procs", "python",
+                 "reads", "set", "sites", "via", "written")
+
+    def __init__(self, c: Mapping[str, Any], native: bool) -> None:
+        got = {**_LEFT_OUT, **c}
+        self.sites: list[Any] | None = got["sites"] if isinstance(got["sites"], list) else None
+        reads = got["reads"]
+        self.reads: Any = len(self.sites or ()) if reads is _DERIVED else reads
+        self.bulk_reads: Any = got["bulk_reads"]
+        self.native: Any = native if got["native"] is _DERIVED else got["native"]
+        python, bulk, via = got["python"], got["bulk"], got["via"]
+        self.python: Any = bool(self.reads) or "sites" in c if python is _DERIVED else python
+        self.bulk: Any = (not self.reads and bool(self.bulk_reads) and not self.native
+                          if bulk is _DERIVED else bulk)
+        if via is _DERIVED:
+            via = "get" if self.sites else None
+        self.via: list[Any] = [via] if isinstance(via, str) else list(via) if isinstance(
+            via, list) else []
+        self.set = bool(got["set"])
+        self.procs: Any = got["procs"]
+        self.pids: Any = got["pids"]
+        self.pids_given = "procs" in c or "pids" in c
+        self.written = bool(got["written"])
+
+
 class _Context:
     """Expands the compact records of one section."""
 
-    def __init__(self, runtime: Mapping[str, Any]) -> None:
-        self.runtime = runtime
-        files = runtime.get("files")
-        frames = runtime.get("frames")
-        stacks = runtime.get("stacks")
-        self.files = files if isinstance(files, list) else []
-        self.frames = frames if isinstance(frames, list) else []
-        self.stacks = stacks if isinstance(stacks, list) else []
-        procs = runtime.get("processes")
-        self.pids = [p.get("pid") if isinstance(p, Mapping) else None
-                     for p in (procs if isinstance(procs, list) else [])]
-        self.every = sorted(p for p in self.pids if isinstance(p, int))
-        values = runtime.get("values")
-        others = runtime.get("other_values")
-        natives = runtime.get("native_reads")
-        self.natives = natives if isinstance(natives, Mapping) else _EMPTY
-        self.values = values if isinstance(values, Mapping) else _EMPTY
-        self.others = others if isinstance(others, Mapping) else _EMPTY
+    def __init__(self, rt: Runtime) -> None:
+        self.runtime = rt
+        self.files: Sequence[Any] = rt.files
+        self.frames: Sequence[Any] = rt.frames
+        self.stacks: Sequence[Any] = rt.stacks
+        self.pids = [p.pid for p in rt.processes]
+        self.every = sorted(p for p in self.pids if p is not None)
+        self.natives: Mapping[str, Any] = rt.native_reads
+        self.values: Mapping[str, Any] = rt.values
+        self.others: Mapping[str, Any] = rt.other_values
         self._stack_cache = _stacks_of(self.stacks, self.frames, self.files)
 
     def stack(self, k: Any) -> list[str]:
@@ -336,7 +382,7 @@ class _Context:
 
     def names(self) -> list[str]:
         """Every variable, in the order schema 1 wrote them: read from Python first."""
-        stored = raw_vars(self.runtime)
+        stored = self.runtime.vars
         names = [str(n) for n in stored] + [str(n) for n in self.natives if n not in stored]
         return sorted(names, key=lambda n: (not self._read(n, stored.get(n)), n))
 
@@ -345,43 +391,33 @@ class _Context:
             return bool(c)
         if not isinstance(c, Mapping):
             return name in self.natives
-        sites = c.get("sites")
-        return bool(c.get("reads", len(sites) if isinstance(sites, list) else 0)
-                    or c.get("native", name in self.natives))
+        line = _Line(c, name in self.natives)
+        return bool(line.reads or line.native)
 
     def has(self, name: str) -> bool:
         """Whether :meth:`record` gives a record for ``name`` (without building it)."""
-        c = raw_vars(self.runtime).get(name)
+        c = self.runtime.vars.get(name)
         return isinstance(c, (Mapping, list)) or (c is None and name in self.natives)
 
     def record(self, name: str) -> dict[str, Any] | None:
-        c = raw_vars(self.runtime).get(name)
+        c: Any = self.runtime.vars.get(name)
         if c is None and name in self.natives:
             c = _EMPTY
         elif isinstance(c, list):
             c = {"sites": c}
         if not isinstance(c, Mapping):
             return None
-        sites = c.get("sites")
-        reads = c.get("reads", len(sites) if isinstance(sites, list) else 0)
-        bulk_reads = c.get("bulk_reads", 0)
-        native = c.get("native", name in self.natives)
-        if "procs" in c or "pids" in c:
-            procs = c.get("procs")
-            raw = c.get("pids")
-            found = [self._pid(i) for i in (procs if isinstance(procs, list) else [])]
-            found += raw if isinstance(raw, list) else []
+        line = _Line(c, name in self.natives)
+        if line.pids_given:
+            found = [self._pid(i) for i in (line.procs if isinstance(line.procs, list) else [])]
+            found += line.pids if isinstance(line.pids, list) else []
             pids = sorted(p for p in found if isinstance(p, int) and not isinstance(p, bool))
         else:
             pids = list(self.every)
-        via_c = c.get("via", "get" if isinstance(sites, list) and sites else None)
-        via = [via_c] if isinstance(via_c, str) else list(via_c) if isinstance(via_c, list) else []
-        was_set = bool(c.get("set", False))
+        via = line.via
         rec: dict[str, Any] = {
-            "set": was_set, "reads": reads, "bulk_reads": bulk_reads,
-            "bulk": c.get("bulk", not reads and bool(bulk_reads) and not native),
-            "python": c.get("python", bool(reads) or "sites" in c),
-            "native": native, "pids": pids,
+            "set": line.set, "reads": line.reads, "bulk_reads": line.bulk_reads,
+            "bulk": line.bulk, "python": line.python, "native": line.native, "pids": pids,
         }
         if via:
             rec["via"] = via
@@ -391,21 +427,21 @@ class _Context:
             rec["other_values"] = self.others[name]
         if name in self.natives:
             rec["native_reads"] = self.natives[name]
-        if c.get("written"):
+        if line.written:
             rec["written"] = True
         rec.update((k, v) for k, v in c.items() if k not in VAR_KEYS and k != "procs")
-        if isinstance(sites, list):
+        if line.sites is not None:
             one_pid = pids[0] if len(pids) == 1 else None
             one_via = via[0] if len(via) == 1 else None
             rows = []
-            for s in sites:
-                s = {"stack": s} if not isinstance(s, Mapping) else s
-                row: dict[str, Any] = {"stack": self.stack(s.get("stack"))}
-                row["pid"] = self._pid(s["proc"]) if "proc" in s else s.get("pid", one_pid)
-                row["via"] = s.get("via", one_via)
-                row["set"] = s.get("set", was_set)
-                row["reads"] = s.get("reads", reads)
-                row.update((k, v) for k, v in s.items() if k not in SITE_KEYS)
+            for s in line.sites:
+                # a site's fields left out are its variable's: the writer's rule, inverted
+                site = {"stack": None, "pid": one_pid, "via": one_via, "set": line.set,
+                        "reads": line.reads, **(s if isinstance(s, Mapping) else {"stack": s})}
+                row: dict[str, Any] = {"stack": self.stack(site["stack"])}
+                row["pid"] = self._pid(site["proc"]) if "proc" in site else site["pid"]
+                row["via"], row["set"], row["reads"] = site["via"], site["set"], site["reads"]
+                row.update((k, v) for k, v in site.items() if k not in SITE_KEYS)
                 rows.append(row)
             rec["sites"] = rows
         return rec

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from runsnap.snapshot.runtime import SITE_KEYS, VAR_KEYS, is_compact
+from runsnap.snapshot.runtime_form import SITE_KEYS, VAR_KEYS, is_compact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,31 +105,39 @@ def _compact_bulk(row: Any, interner: _Interner) -> Any:
     return {**row, "stack": interner.stack(row["stack"])}
 
 
+#: What a schema 1 entry (``VariableRead``, as :mod:`runsnap.tracing.merge` builds it) stands
+#: for where it leaves a field out, and the same for one of its read sites (``ReadSite``): an
+#: entry is read once, over these, not field by field.
+_ENTRY: Mapping[str, Any] = {"set": False, "reads": 0, "bulk_reads": 0, "native": False,
+                             "python": False, "bulk": False, "pids": None, "via": None,
+                             "sites": None, "native_reads": 0, "written": False}
+_SITE: Mapping[str, Any] = {"stack": None, "pid": None, "via": None, "set": None, "reads": None}
+
+
 def _compact_var(name: str, e: Mapping[str, Any], every: list[int], index: Mapping[int, int],
                  interner: _Interner, values: dict[str, Any], others: dict[str, Any],
                  natives: dict[str, Any]) -> Any:
     out: dict[str, Any] = {}
-    was_set = bool(e.get("set"))
-    reads = e.get("reads", 0)
-    bulk_reads = e.get("bulk_reads", 0)
-    native = bool(e.get("native"))
+    got = {**_ENTRY, **e}
+    was_set, reads, bulk_reads = bool(got["set"]), got["reads"], got["bulk_reads"]
+    native, python, bulk = bool(got["native"]), bool(got["python"]), bool(got["bulk"])
     if was_set:
         out["set"] = True
-    sites = e.get("sites")
+    sites = got["sites"]
     n_sites = len(sites) if isinstance(sites, list) else 0
     if reads != n_sites:
         out["reads"] = reads
     if bulk_reads:
         out["bulk_reads"] = bulk_reads
-    if bool(e.get("python")) != (bool(reads) or "sites" in e):
-        out["python"] = bool(e.get("python"))
+    if python != (bool(reads) or "sites" in e):
+        out["python"] = python
     if native or "native_reads" in e:
-        natives[name] = e.get("native_reads", 0)
+        natives[name] = got["native_reads"]
         if not native:
             out["native"] = False
-    if bool(e.get("bulk")) != (not reads and bool(bulk_reads) and not native):
-        out["bulk"] = bool(e.get("bulk"))
-    pids = list(e.get("pids") or [])
+    if bulk != (not reads and bool(bulk_reads) and not native):
+        out["bulk"] = bulk
+    pids = list(got["pids"] or [])
     if pids != every:
         procs = [index[p] for p in pids if p in index]
         rest = [p for p in pids if p not in index]
@@ -137,7 +145,7 @@ def _compact_var(name: str, e: Mapping[str, Any], every: list[int], index: Mappi
             out["procs"] = procs
         if rest:
             out["pids"] = rest
-    via = list(e.get("via") or [])
+    via = list(got["via"] or [])
     if via != (["get"] if n_sites else []):
         out["via"] = via[0] if len(via) == 1 and isinstance(via[0], str) else via
     if isinstance(sites, list):
@@ -147,19 +155,20 @@ def _compact_var(name: str, e: Mapping[str, Any], every: list[int], index: Mappi
         for site in sites:
             if not isinstance(site, Mapping):
                 continue
-            row: dict[str, Any] = {"stack": interner.stack(site.get("stack"))}
-            pid = site.get("pid")
+            at = {**_SITE, **site}
+            row: dict[str, Any] = {"stack": interner.stack(at["stack"])}
+            pid = at["pid"]
             if pid != one_pid or "pid" not in site:
                 if isinstance(pid, int) and pid in index:
                     row["proc"] = index[pid]
                 else:
                     row["pid"] = pid
-            if site.get("via") != one_via or "via" not in site:
-                row["via"] = site.get("via")
-            if site.get("set") != was_set:
-                row["set"] = site.get("set")
-            if len(sites) != 1 or site.get("reads") != reads:
-                row["reads"] = site.get("reads")
+            if at["via"] != one_via or "via" not in site:
+                row["via"] = at["via"]
+            if at["set"] != was_set:
+                row["set"] = at["set"]
+            if len(sites) != 1 or at["reads"] != reads:
+                row["reads"] = at["reads"]
             row.update((k, v) for k, v in site.items() if k not in SITE_KEYS)
             stored.append(row["stack"] if len(row) == 1 else row)
         out["sites"] = stored
@@ -167,7 +176,7 @@ def _compact_var(name: str, e: Mapping[str, Any], every: list[int], index: Mappi
         values[name] = e["value"]
     if "other_values" in e:
         others[name] = e["other_values"]
-    if e.get("written"):
+    if got["written"]:
         out["written"] = True
     out.update((k, v) for k, v in e.items() if k not in VAR_KEYS)  # fields added later
     if not out and name in natives:

@@ -18,6 +18,8 @@ import typing
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Union
 
+from runsnap.snapshot.shape_marks import Extra
+
 __all__ = ["HERE", "MODULES", "record_name", "write_records"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -88,7 +90,12 @@ def _field(hint: Any, names: Mapping[type, str]) -> tuple[str, str, bool, str]:
 
 
 def _records_in(hint: Any) -> Iterator[type]:
-    """The declarations a field's value holds (itself, its items, its table's values)."""
+    """The declarations a field's value holds (itself, its items, its table's values, the
+    entries an :class:`~runsnap.snapshot.shape_marks.Extra` mark declares beside its fields)."""
+    if typing.get_origin(hint) is Annotated:
+        for mark in hint.__metadata__:
+            if isinstance(mark, Extra):
+                yield from _records_in(mark.shape)
     hint = _bare(hint)
     if typing.is_typeddict(hint):
         yield hint
@@ -104,7 +111,7 @@ def _ordered(declared: Mapping[str, type]) -> list[type]:
     def visit(shape: type) -> None:
         if shape in seen:
             return
-        for hint in typing.get_type_hints(shape).values():
+        for hint in typing.get_type_hints(shape, include_extras=True).values():
             for inner in _records_in(hint):
                 visit(inner)
         seen.append(shape)
@@ -185,7 +192,8 @@ def write_records(declared: Mapping[str, type], folder: str = HERE) -> dict[str,
     host = [s for s in shapes if MODULES.get(s.__module__) == "records_host"]
     rest = [s for s in shapes if s not in host]
     used = sorted({names[s] for s in host if s in declared.values()}
-                  | {names[r] for s in rest for hint in typing.get_type_hints(s).values()
+                  | {names[r] for s in rest
+                     for hint in typing.get_type_hints(s, include_extras=True).values()
                      for r in _records_in(hint) if r in host})
     texts = {
         "records_host": _module("The host's sections (``[system]``, ``[runtime]``)", host, names, ""),

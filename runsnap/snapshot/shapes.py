@@ -235,6 +235,18 @@ class MetaSection(_MetaKeys, total=False):
         "or not completely).")]
 
 
+class DirectUrl(TypedDict, total=False):
+    """What a distribution's ``direct_url.json`` (PEP 610) says about where it came from."""
+
+    url: str | None
+    editable: bool | None
+    vcs: str | None
+    commit_id: str | None
+    requested_revision: str | None
+    error: str | None
+    """Why the file could not be read."""
+
+
 class Distribution(TypedDict, total=False):
     """One installed distribution (``[packages]``' comparer reads it field by field: another
     version is one difference, with where it lives as its evidence)."""
@@ -246,15 +258,36 @@ class Distribution(TypedDict, total=False):
     """Where an editable or direct-URL install came from (its URL or folder)."""
     metadata_dir: Annotated[str | None, NotCompared(
         "where its metadata sits, which follows location, compared")]
-    direct_url: Annotated[dict[str, Any], Compare()]
+    direct_url: Annotated[DirectUrl, Compare()]
     shadowed_by: Annotated[str | None, NotCompared(
         "the copy that hides it; [packages] shadowed compares the hidden copies")]
+
+
+class ShadowedDistribution(Distribution, total=False):
+    """A copy of a distribution hidden behind one found earlier on ``sys.path``."""
+
+    name: Annotated[str | None, Compare()]
+
+
+class Library(TypedDict, total=False):
+    """Where a family of CUDA/ROCm libraries (``nccl``, ``cudnn``...) comes from, first found
+    first."""
+
+    dir: str | None
+    files: list[str]
+    source: str | None
+    """The ``nvidia-*`` wheel (``nvidia-nccl-cu12 (pip)``), or ``torch/lib`` for bundled copies."""
+    version: str | None
+    other_dirs: list[str]
+    """Other folders that hold the family too."""
 
 
 class TorchBuild(TypedDict, total=False):
     """How the installed torch was built (``torch.__config__``)."""
 
     version: str
+    version_from: str
+    """``distribution`` where torch had no version file and its distribution's version is used."""
     path: str
     git_version: str
     debug: bool
@@ -278,16 +311,46 @@ class TorchBuild(TypedDict, total=False):
     xnnpack_available_reason: str
 
 
+class Build(TypedDict, total=False):
+    """How an engine other than torch was built (vLLM, SGLang's kernels, xformers, Triton...),
+    read from its files (``capturing/collectors/builds.py``)."""
+
+    path: str | None
+    version: str | None
+    version_file: str | None
+    """The file its version was read from."""
+    version_from: str | None
+    """``distribution`` where it has no version file (SGLang, Triton): its distribution's."""
+    built_for: str | None
+    """``cuda`` or ``rocm`` (vLLM, from its native extension's name)."""
+    built_with: dict[str, str]
+    """What it was built against (``xformers/cpp_lib.json``: ``cuda``, ``torch``...)."""
+    native: list[str]
+    """Its native extensions."""
+    backends: list[str]
+    """Triton's backends."""
+    architectures: list[str]
+    """The GPU architectures it carries (``sgl_kernel``: ``sm90``, ``sm100``)."""
+
+
 class Builds(TypedDict, total=False):
-    """Build facts of packages whose build matters (other packages: free-form)."""
+    """Build facts of packages whose build matters: torch's declared here, the other engines'
+    as :class:`Build`."""
 
     torch: TorchBuild
+
+
+class CondaPackage(TypedDict, total=False):
+    """One package of a conda environment (its ``conda-meta`` record's name)."""
+
+    version: str | None
+    build: str | None
 
 
 class Conda(TypedDict, total=False):
     """The conda environment's own package list."""
 
-    packages: dict[str, dict[str, Any] | None] | None
+    packages: dict[str, CondaPackage] | None
     prefix: str | None
     count: int | None
 
@@ -310,10 +373,10 @@ class PackagesSection(TypedDict, total=False):
         "how the packages were listed, not what is installed")]
     """The package probe's exit status when it failed."""
     sys_path: Annotated[list[str], Compare()]
-    shadowed: Annotated[list[dict[str, Any]], Compare()]
+    shadowed: Annotated[list[ShadowedDistribution], Compare()]
     distributions: Annotated[dict[str, Distribution], Compare(fields=True)]
-    builds: Annotated[Builds, Extra(dict[str, Any]), Compare()]
-    libraries: Annotated[dict[str, dict[str, Any]], Compare()]
+    builds: Annotated[Builds, Extra(Build), Compare()]
+    libraries: Annotated[dict[str, Library], Compare()]
     conda: Annotated[Conda | None, Compare()]
 
 

@@ -10,10 +10,35 @@ from typing import Annotated, Any, TypedDict
 from runsnap.snapshot.shape_marks import Compare, Errors, NotCompared
 
 __all__ = [
-    "AmdGpus", "Cpu", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "ImportedModule",
-    "InfinibandDevice", "Memory", "Network", "Numa", "ReadSite", "RuntimeSection",
-    "SystemSection", "Tool", "Toolchain", "TracedProcess", "VariableRead",
+    "AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "GpuAffinity", "GpuDevice",
+    "GpuTopology", "Gpus", "HostPython", "Hugepages", "Hypervisor", "ImportedModule",
+    "InfinibandDevice", "InfinibandPort", "Interface", "LibraryFile", "Memory", "Network", "Numa",
+    "NumaNode", "ReadSite", "ResourceLimit", "RuntimeSection", "Smt", "SystemSection", "Tool",
+    "Toolchain", "TracedProcess", "VariableRead",
 ]
+
+
+class CpuCache(TypedDict, total=False):
+    """One level of CPU cache, read from cpu0's cache indexes."""
+
+    size_kib: int | None
+    instances: int | None
+    """How many copies the online CPUs share out (``lscpu``'s instances)."""
+
+
+class Smt(TypedDict, total=False):
+    """Simultaneous multithreading (``/sys/devices/system/cpu/smt``)."""
+
+    active: bool | str | None
+    control: bool | str | None
+
+
+class Hypervisor(TypedDict, total=False):
+    """The hypervisor the CPU flags say the host runs under."""
+
+    present: bool | str | None
+    vendor: bool | str | None
+    """From DMI, where readable."""
 
 
 class Cpu(TypedDict, total=False):
@@ -33,13 +58,19 @@ class Cpu(TypedDict, total=False):
     sockets: int | None
     threads_per_core: int | None
     address_sizes: str | None
-    caches: dict[str, dict[str, int | None]]
-    """``L1d``, ``L1i``, ``L2``, ``L3`` -> ``size_kib``, ``instances``."""
-    smt: dict[str, bool | str | None]
-    """``active``, ``control`` (``/sys/devices/system/cpu/smt``)."""
-    hypervisor: dict[str, bool | str | None]
-    """``present``, ``vendor``."""
+    caches: dict[str, CpuCache]
+    """``L1d``, ``L1i``, ``L2``, ``L3``."""
+    smt: Smt
+    hypervisor: Hypervisor
     vulnerabilities: dict[str, str | None]
+
+
+class Hugepages(TypedDict, total=False):
+    """Huge pages (``/proc/meminfo``)."""
+
+    total: int | None
+    free: int | None
+    size_kib: int | None
 
 
 class Memory(TypedDict, total=False):
@@ -47,7 +78,7 @@ class Memory(TypedDict, total=False):
 
     total_bytes: int | None
     available_bytes: int | None
-    hugepages: dict[str, Any]
+    hugepages: Hugepages
     transparent_hugepage: str | None
     swap_total_bytes: int | None
 
@@ -80,18 +111,42 @@ class GpuDevice(TypedDict, total=False):
     pcie_width_max: int | str | None
 
 
+class GpuAffinity(TypedDict, total=False):
+    """The CPUs and NUMA node nearest one GPU (``nvidia-smi topo -m``)."""
+
+    cpus: str | None
+    numa: str | None
+
+
 class GpuTopology(TypedDict, total=False):
     """How GPUs and NICs are linked (``nvidia-smi topo``)."""
 
     links: dict[str, str | None]
-    affinity: dict[str, dict[str, Any]]
+    affinity: dict[str, GpuAffinity]
     nics: list[Any] | dict[str, Any] | None
+
+
+class AmdDevice(TypedDict, total=False):
+    """One AMD GPU, the same keys from ``amd-smi`` and ``rocm-smi`` (a fact the tool does not
+    give is left out)."""
+
+    gpu: int | None
+    name: str | None
+    gfx_version: str | None
+    pci_bus: str | None
+    vram_mib: int | str | None
+    vram_type: str | None
+    driver: str | None
+    market_name: str | None
+    """The model, as runsnap wrote it before both tools' facts shared one shape (amd-smi)."""
+    card_series: str | None
+    """The model, as runsnap wrote it before both tools' facts shared one shape (rocm-smi)."""
 
 
 class AmdGpus(TypedDict, total=False):
     """AMD GPUs (``amd-smi``/``rocm-smi``)."""
 
-    devices: list[dict[str, Any]] | None
+    devices: list[AmdDevice] | None
     count: int | None
     tool: str | None
     """``amd-smi`` or ``rocm-smi``."""
@@ -131,23 +186,55 @@ class HostPython(TypedDict, total=False):
     note: str | None
 
 
+class NumaNode(TypedDict, total=False):
+    """One NUMA node (``/sys/devices/system/node/nodeN``)."""
+
+    cpus: str | None
+    memory_bytes: int | None
+
+
 class Numa(TypedDict, total=False):
     """NUMA nodes."""
 
     count: int | None
-    nodes: dict[str, dict[str, Any]]
+    nodes: dict[str, NumaNode]
+
+
+class InfinibandPort(TypedDict, total=False):
+    """One port of an InfiniBand device (``/sys/class/infiniband/DEV/ports/N``)."""
+
+    state: str | None
+    phys_state: str | None
+    rate: str | None
+    link_layer: str | None
 
 
 class InfinibandDevice(TypedDict, total=False):
     """One InfiniBand device."""
 
-    ports: dict[str, dict[str, Any]]
+    node_type: str | None
+    fw_ver: str | None
+    board_id: str | None
+    hca_type: str | None
+    ports: dict[str, InfinibandPort]
+    netdevs: list[str]
+    """Its network interfaces."""
+
+
+class Interface(TypedDict, total=False):
+    """One network interface (``/sys/class/net/NAME``)."""
+
+    state: str | None
+    mtu: int | None
+    type: str | None
+    speed_mbps: int | None
+    driver: str | None
 
 
 class Network(TypedDict, total=False):
     """Network interfaces and RDMA."""
 
-    interfaces: dict[str, dict[str, Any]]
+    interfaces: dict[str, Interface]
     infiniband: dict[str, InfinibandDevice]
     modules: list[Any] | None
     peer_memory: list[Any] | None
@@ -164,14 +251,23 @@ class Tool(TypedDict, total=False):
     release: str | None
 
 
+class LibraryFile(TypedDict, total=False):
+    """A GPU-stack library's soname as the loader resolves it."""
+
+    path: str | None
+    """Where the name resolves (``ldconfig -p``, or a folder of ``LD_LIBRARY_PATH``)."""
+    file: str | None
+    """The file it is, links followed (``libnccl.so.2.21.5``: the full version)."""
+
+
 class Toolchain(TypedDict, total=False):
     """Compilers, CUDA home, the C library."""
 
     cuda_home: str | None
     cuda_home_from: str | None
     libc: str | None
-    ldconfig: dict[str, dict[str, Any]] | None
-    ld_library_path: dict[str, dict[str, Any]]
+    ldconfig: dict[str, LibraryFile] | None
+    ld_library_path: dict[str, LibraryFile]
     cc: Tool
     cxx: Tool
     gcc: Tool
@@ -179,6 +275,27 @@ class Toolchain(TypedDict, total=False):
     ninja: Tool
     cmake: Tool
     nvcc: Tool
+
+
+class Cgroup(TypedDict, total=False):
+    """The cgroup the child starts in; ``"unlimited"`` where it sets no limit."""
+
+    version: int | str | None
+    """1 or 2 (``""`` when ``/proc/self/cgroup`` was not readable)."""
+    path: str | None
+    cpu_limit: float | str | None
+    """CPUs' worth of time (quota / period)."""
+    cpuset: str | None
+    memory_limit_bytes: int | str | None
+    memory_high_bytes: int | str | None
+    pids_limit: int | str | None
+
+
+class ResourceLimit(TypedDict, total=False):
+    """One resource limit (``getrlimit``); ``"unlimited"`` for none."""
+
+    soft: int | str | None
+    hard: int | str | None
 
 
 class SystemSection(TypedDict, total=False):
@@ -195,8 +312,8 @@ class SystemSection(TypedDict, total=False):
     gpu: Annotated[Gpus, Compare()]
     python: Annotated[HostPython, Compare()]
     numa: Annotated[Numa, Compare()]
-    cgroup: Annotated[dict[str, Any], Compare()]
-    limits: Annotated[dict[str, dict[str, Any]], Compare()]
+    cgroup: Annotated[Cgroup, Compare()]
+    limits: Annotated[dict[str, ResourceLimit], Compare()]
     network: Annotated[Network, Compare()]
     toolchain: Annotated[Toolchain, Compare()]
 
@@ -212,6 +329,27 @@ class TracedProcess(TypedDict, total=False):
     """How it started: ``exec`` or ``fork``."""
     ended: str | None
     """``exited``, or ``os._exit(N)``."""
+
+
+class BulkSite(TypedDict, total=False):
+    """A place that read the whole environment (``os.environ`` copied or iterated)."""
+
+    stack: list[str] | int | None
+    """Its stack, innermost first (schema 2: the number of a stack of ``stacks``)."""
+    pid: int | None
+    reads: int | None
+    names: int | None
+    """How many variables it saw."""
+    scan: bool | None
+    """Its code filters the names (true), copies them all (false); absent: not known."""
+    prefixes: list[str]
+    """The prefixes its filter keeps (``TQDM_``)."""
+    suffixes: list[str]
+    """The suffixes its filter keeps (``_proxy``)."""
+    contains: list[str]
+    """The parts of a name its filter looks for."""
+    kept: list[str]
+    """The whole names its filter keeps."""
 
 
 class ReadSite(TypedDict, total=False):
@@ -241,6 +379,11 @@ class VariableRead(TypedDict, total=False):
     written: bool | None
     """The run set it itself."""
     sites: list[ReadSite]
+    other_values: list[Any]
+    """Other values other processes saw."""
+    scan: str | None
+    """Not written: a read made by a scan of the environment (``TQDM_*``), as
+    :meth:`runsnap.diffing.runfacts.RunFacts.scanned` gives it."""
 
 
 class ImportedModule(TypedDict, total=False):
@@ -250,6 +393,27 @@ class ImportedModule(TypedDict, total=False):
     dist: str | None
     version: str | None
     origin: str | None
+
+
+class DataFile(TypedDict, total=False):
+    """A file the run opened for reading (``runtime.data_files``, keyed by its absolute path):
+    its content identity when the run ended (runsnap/tracing/datafiles.py)."""
+
+    sha256: str | None
+    """The sha256 of the whole file, or (``hashed``) of its size, first and last MiB."""
+    size: int | None
+    hashed: str | None
+    """``whole``, ``first and last MiB`` (over 16 MiB), or why it was not hashed."""
+    missing: bool | None
+    """The open was tried, and the file was not there when the run ended."""
+    written: bool | None
+    """Written during the run (opened for writing, or modified after the launch): an output."""
+    error: str | None
+    """Why it could not be read (``not a regular file``, a permission)."""
+    pids: list[int]
+    """The traced processes that opened it."""
+    stack: list[str]
+    """Where the first of them opened it, innermost frame first."""
 
 
 class RuntimeSection(TypedDict, total=False):
@@ -266,6 +430,12 @@ class RuntimeSection(TypedDict, total=False):
         "the standard library follows the interpreter, compared in [packages]")]
     config_reads: Annotated[list[str], NotCompared(
         "the config fields the program read: evidence for [models]' fields, compared there")]
+    data_files: Annotated[dict[str, DataFile], Compare()]
+    data_files_written: Annotated[list[str], NotCompared(
+        "the outputs of the run: evidence that a file git lists as changed is one")]
+    """The files a traced process opened for writing before it read them: outputs."""
+    data_files_left_out: Annotated[int | None, NotCompared(
+        "how many more files were opened than listed: a count of the run, not an input")]
     files: Annotated[list[str], NotCompared("the files read are the evidence of the reads compared")]
     frames: Annotated[list[str | list[Any]], NotCompared(
         "the stacks' frames, evidence of the reads compared")]
@@ -276,3 +446,5 @@ class RuntimeSection(TypedDict, total=False):
         "when native reads happened: evidence for env's differences, which are compared")]
     values: Annotated[dict[str, Any], NotCompared("the values of env's reads, compared there")]
     other_values: Annotated[dict[str, list[Any]], NotCompared("the values of env's reads, compared there")]
+    bulk_sites: Annotated[list[BulkSite], NotCompared(
+        "where the whole environment was read: evidence for env's differences, compared there")]

@@ -182,13 +182,11 @@ def _read(path: str) -> Entry:
         snap = load_path(path)
     except SnapshotError as exc:
         return Entry("", path, "", "", (), None, "", "", error=str(exc))
-    outcome = snap.get("outcome") or {}
-    status = outcome.get("exit_status")
+    rec = snap.records
     return Entry(
-        ref="", path=path, captured_at=str(snap.meta.get("captured_at", "")), label=snap.label,
-        command=tuple(str(a) for a in (snap.get("command") or {}).get("argv") or ()),
-        exit_status=status if isinstance(status, int) else None,
-        host=str(snap.meta.get("host", "")), id=snap.id,
+        ref="", path=path, captured_at=rec.meta.captured_at or "", label=snap.label,
+        command=tuple(str(a) for a in rec.command.argv), exit_status=rec.outcome.exit_status,
+        host=rec.meta.host or "", id=snap.id,
     )
 
 

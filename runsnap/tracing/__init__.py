@@ -7,8 +7,8 @@ The capture journey asks :func:`prepare` for the environment to *launch* with (t
 ``LD_PRELOAD`` when it could be built. After the child ends (killed included),
 :meth:`Trace.finish` merges what every process wrote into ``[runtime]`` and removes the folder.
 
-:func:`read_status` says, for one variable, what a ``[runtime]`` section tells about it (the
-seam ``show``, ``diff`` and the diagnosis use).
+:func:`read_status` says, for one variable, what a ``[runtime]`` section tells about it
+(:mod:`runsnap.tracing.status`, a reader of records: imported when first asked for).
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 
+from runsnap.base.lazy import lazy_names
 from runsnap.base.programs import which
 from runsnap.knowledge.readers import native_reader as reader
-from runsnap.snapshot.runtime import variable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ class Trace:
         self.native_note = native_note
         self._index: Any = None
         self._indexing: Any = None
+        self.started_ns = time.time_ns()  # a data file modified since is an output of the run
 
     def launch_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` with what the hook needs; the program gets its own values back."""
@@ -150,7 +152,7 @@ class Trace:
             self._indexing.join()
         try:
             section = build_section(self.folder, packages or {}, self.native_note, env,
-                                    self._index)
+                                    self._index, self.started_ns)
         except Exception as exc:  # a broken trace never costs the outcome
             section = not_traced(f"the trace could not be read: {type(exc).__name__}: {exc}")
         _remove(self.folder)
@@ -235,27 +237,5 @@ def native_reader(name: str) -> str | None:
     return reader(name)
 
 
-def read_status(runtime: Mapping[str, Any] | None, name: str) -> tuple[str, str]:
-    """``(kind, sentence)`` for what ``[runtime]`` says about variable ``name``.
-
-    kinds: ``read`` (from Python, or natively when the interposer saw it), ``bulk`` (only in a
-    copy or iteration of the whole environment), ``native-maybe`` (not read from Python, but a
-    native library may read it), ``unread`` (traced, not read), ``untraced``.
-    """
-    if not runtime or not runtime.get("traced"):
-        return "untraced", "the run was not traced"
-    entry = variable(runtime, name)
-    if entry and (entry.get("reads") or entry.get("native")):
-        where = []
-        if entry.get("reads"):
-            where.append(f"{entry['reads']} read(s) from Python")
-        if entry.get("native"):
-            where.append("read by native code")
-        return "read", ", ".join(where)
-    if entry and entry.get("bulk_reads"):
-        return "bulk", "only seen in copies of the whole environment"
-    who = native_reader(name)
-    observed = str(runtime.get("native", "")).startswith("observed")
-    if who and not observed:
-        return "native-maybe", f"not read from Python (native libraries may read it: {who})"
-    return "unread", "not read by the program" + (" (native reads observed)" if observed else "")
+#: Read off the capture path (the record classes it reads cost ~3.5 ms): imported when asked.
+__getattr__ = lazy_names(__name__, {"read_status": f"{__name__}.status"}, globals())

@@ -13,8 +13,10 @@ import ast
 import os
 import re
 
+from runsnap.base.pythons import editable_source
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
+from runsnap.tracing.datafiles import data_files
 from runsnap.tracing.scans import filter_literals, filter_names
 
 TYPE_CHECKING = False
@@ -110,9 +112,9 @@ class _Dists:
         self.dists: Mapping[str, Any] = packages.get("distributions") or {}
         self.by_folder: dict[str, dict[str, tuple[str, str]]] = {}
         # (source folder, name, version) of the editable installs, looked up for every module
-        self.sources = [(str(d["source"]), name, str(d.get("version", "")))
+        self.sources = [(source, name, str(d.get("version", "")))
                         for name, d in self.dists.items()
-                        if isinstance(d, dict) and d.get("editable") and d.get("source")]
+                        if isinstance(d, dict) and (source := editable_source(d))]
 
     def editable(self, path: str) -> tuple[str, str] | None:
         for source, name, version in self.sources:
@@ -187,22 +189,22 @@ def _normal(dist: str) -> str:
     return dist.lower().replace("_", "-")
 
 
-def _origin(path: str, proc: Mapping[str, Any], dists: _Dists) -> tuple[str, str | None]:
+def _origin(path: str, proc: _Proc, dists: _Dists) -> tuple[str, str | None]:
     """Where ``path`` comes from, and the ``sys.path`` folder it sits in (if any)."""
-    for entry in proc.get("pythonpath") or ():
+    for entry in proc.pythonpath:
         if _under(path, entry):
             return "pythonpath", entry
-    folders = sorted((e for e in proc.get("sys_path") or () if e and _under(path, e)),
+    folders = sorted((e for e in proc.sys_path if e and _under(path, e)),
                      key=len, reverse=True)
     for entry in folders:
         if os.path.basename(entry.rstrip(os.sep)) in ("site-packages", "dist-packages"):
             return "site-packages", entry
     if dists.editable(path):
         return "editable", None
-    stdlib = proc.get("stdlib") or ""
+    stdlib = proc.stdlib
     if stdlib and _under(path, stdlib):
         return "stdlib", stdlib
-    cwd = proc.get("cwd") or ""
+    cwd = proc.cwd
     if cwd and _under(path, cwd):
         return "cwd", cwd
     return "other", folders[0] if folders else None
@@ -226,6 +228,7 @@ def package_index(packages: Mapping[str, Any]) -> _Dists:
 def build_section(
     folder: str, packages: Mapping[str, Any], native_note: str,
     env_given: Mapping[str, str] | None = None, index: _Dists | None = None,
+    started_ns: int | None = None,
 ) -> dict[str, Any]:
     """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape), in its
     stored form (:func:`runsnap.snapshot.runtime_write.compact`; read it back with
@@ -233,7 +236,8 @@ def build_section(
 
     ``env_given``: the environment the user gave; whether ``PYTHONPATH`` and ``LD_PRELOAD``
     were set is taken from it, since native code sees runsnap's values of those two. ``index``:
-    :func:`package_index` of ``packages``, when it was built beforehand.
+    :func:`package_index` of ``packages``, when it was built beforehand. ``started_ns``:
+    when the launch began, for :func:`~runsnap.tracing.datafiles.data_files`.
     """
     python, native = read_logs(folder)
     processes: list[dict[str, Any]] = []
@@ -244,10 +248,10 @@ def build_section(
     dists = _Dists(packages) if index is None else index
     config_reads: set[str] = set()
     for records in python:
-        proc = _process(records[0])
-        processes.append(proc["public"])
+        proc = _Proc(records[0])
+        processes.append(proc.public)
         _merge_process(records, proc, env, modules, stdlib_modules, bulk_sites, dists)
-        config_reads |= proc.get("config_reads") or set()
+        config_reads |= proc.config_reads
     startup: dict[str, bool] = {}
     for pid, reads in sorted(native.items()):
         for name, (was_set, count, at_start) in reads.items():
@@ -283,6 +287,10 @@ def build_section(
         section["bulk_sites"] = bulk_sites
     if config_reads:
         section["config_reads"] = sorted(config_reads)
+    files, written, left_out = data_files(python, started_ns)  # see runsnap.tracing.datafiles
+    section.update({"data_files": files} if files else {}, **(
+        {"data_files_written": written} if written else {}), **(
+        {"data_files_left_out": left_out} if left_out else {}))
     if any(startup.values()):
         section["native_startup"] = sorted(n for n, yes in startup.items() if yes)
     if not processes:
@@ -309,7 +317,7 @@ SCAN_BELOW = 12
 PLUMBING = frozenset({"os", "_collections_abc", "collections", "copy", "typing"})
 
 
-def scan_filter(stack: list[Any], proc: Mapping[str, Any]) -> dict[str, Any]:
+def scan_filter(stack: list[Any], proc: _Proc) -> dict[str, Any]:
     """Whether a bulk read of the environment was a *scan* that keeps some names (``scan``:
     true, with the literal ``prefixes`` and ``suffixes`` it filters by) or a *copy* of them
     all (``scan``: false); ``{}`` when the code is not here to read.
@@ -378,10 +386,10 @@ def _without_import_machinery(stack: Any) -> list[Any]:
     return [f for f in stack or () if not str(f).startswith("<frozen importlib.")]
 
 
-def _source_file(path: str, proc: Mapping[str, Any]) -> str | None:
+def _source_file(path: str, proc: _Proc) -> str | None:
     if os.path.isabs(path):
         return path if os.path.isfile(path) else None
-    for entry in proc.get("sys_path") or ():
+    for entry in proc.sys_path:
         if entry:
             full = os.path.join(entry, path)
             if os.path.isfile(full):
@@ -389,14 +397,26 @@ def _source_file(path: str, proc: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _process(rec: tuple[Any, ...]) -> dict[str, Any]:
-    fields = list(rec) + [None] * 11
-    _p, pid, ppid, argv, executable, cwd, forked, stdlib, sys_path, pp = fields[:10]
-    pythonpath = [p for p in (pp[1:] if isinstance(pp, str) and pp else "").split(":") if p]
-    public = {"pid": pid, "ppid": ppid, "argv": list(argv or []), "executable": executable or "",
-              "how": "fork" if forked else "exec"}
-    return {"public": public, "pid": pid, "cwd": cwd, "stdlib": stdlib,
-            "sys_path": list(sys_path or []), "pythonpath": pythonpath}
+class _Proc:
+    """One traced process, read from its log's first record (``P``: what the probe's hook
+    writes as the interpreter starts) into the fields the merge needs, once; ``public`` is its
+    row of ``[runtime] processes``."""
+
+    __slots__ = ("config_reads", "cwd", "pid", "public", "pythonpath", "stdlib", "sys_path")
+
+    def __init__(self, rec: tuple[Any, ...]) -> None:
+        fields = list(rec) + [None] * 11
+        _p, pid, ppid, argv, executable, cwd, forked, stdlib, sys_path, pp = fields[:10]
+        self.pid: Any = pid
+        self.public: dict[str, Any] = {
+            "pid": pid, "ppid": ppid, "argv": list(argv or []), "executable": executable or "",
+            "how": "fork" if forked else "exec"}
+        self.cwd: str = cwd or ""
+        self.stdlib: str = stdlib or ""
+        self.sys_path: list[str] = list(sys_path or [])
+        self.pythonpath = [p for p in (pp[1:] if isinstance(pp, str) and pp else "").split(":")
+                           if p]
+        self.config_reads: set[str] = set()
 
 
 def _new_var(was_set: bool) -> dict[str, Any]:
@@ -405,11 +425,11 @@ def _new_var(was_set: bool) -> dict[str, Any]:
 
 
 def _merge_process(
-    records: list[tuple[Any, ...]], proc: dict[str, Any], env: dict[str, dict[str, Any]],
+    records: list[tuple[Any, ...]], proc: _Proc, env: dict[str, dict[str, Any]],
     modules: dict[str, dict[str, Any]], stdlib_modules: set[str],
     bulk_sites: list[dict[str, Any]], dists: _Dists,
 ) -> None:
-    pid = proc["pid"]
+    pid = proc.pid
     counts: dict[int, int] = {}
     sites: dict[int, tuple[str, dict[str, Any]]] = {}
     bulks: dict[int, tuple[list[str], dict[str, Any]]] = {}
@@ -454,12 +474,12 @@ def _merge_process(
         elif kind == "M" and len(rec) >= 3:
             _module(rec[1], rec[2], proc, modules, stdlib_modules, dists)
         elif kind == "F" and len(rec) >= 3 and isinstance(rec[2], str):
-            proc.setdefault("config_reads", set()).add(rec[2])
+            proc.config_reads.add(rec[2])
         elif kind == "C" and len(rec) >= 2 and isinstance(rec[1], dict):
             counts = rec[1]
         elif kind == "E":
             ended = "exited" if rec[1:2] in ((None,), ()) else f"os._exit({rec[1]})"
-    proc["public"]["ended"] = ended
+    proc.public["ended"] = ended
     for site, (name, row) in sites.items():
         n = int(counts.get(site, 1))
         row["reads"] += n
@@ -473,7 +493,7 @@ def _merge_process(
                 entry["pids"].append(pid)
 
 
-def _module(name: str, path: Any, proc: Mapping[str, Any], modules: dict[str, dict[str, Any]],
+def _module(name: str, path: Any, proc: _Proc, modules: dict[str, dict[str, Any]],
             stdlib_modules: set[str], dists: _Dists) -> None:
     if name in modules or name in stdlib_modules or name.startswith("_frozen"):
         return

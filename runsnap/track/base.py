@@ -120,8 +120,12 @@ class Started:
         self.env: dict[str, str] = {}
         #: Problems, one line each.
         self.errors: list[str] = []
-        #: Per tracker: what :meth:`Tracker.finish` needs.
-        self.state: dict[str, Any] = {}
+        #: What :meth:`Tracker.finish` needs: the run's id once it is known (empty: no run to
+        #: log to), the server that holds it, and whether runsnap created the run (then it
+        #: records what the tracker's client would and ends the run).
+        self.run_id = ""
+        self.server = ""
+        self.created = False
         #: Seconds the launch waited for the tracker: taken from what is left for the rest of
         #: the exchange (``--track-timeout`` bounds all of it together).
         self.waited = 0.0

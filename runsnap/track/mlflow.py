@@ -163,7 +163,7 @@ class _Creating(Started):
         with self.lock:
             if not self.done.is_set():
                 self.abandoned = True
-                self.errors.append(f"mlflow: {self.state['server']}: no answer within "
+                self.errors.append(f"mlflow: {self.server}: no answer within "
                                    f"{self.timeout:g} s; the run is not tracked")
             return dict(self.env)
 
@@ -191,11 +191,11 @@ class MLflow(Tracker):
             except TrackerError as exc:
                 started.errors.append(f"mlflow: MLFLOW_RUN_ID: {exc}; the run is not tracked")
                 return started
-            started.state.update(server=clean_url(base), run_id=run_id, created=False)
+            started.server, started.run_id = clean_url(base), run_id
             started.ref = f"mlflow:{run_id}"
             return started
         creating = _Creating(deadline, timeout)
-        creating.state.update(server=clean_url(base), created=True)
+        creating.server, creating.created = clean_url(base), True
 
         threading.Thread(target=self._create, args=(creating, dict(env), experiment),
                          name="runsnap-mlflow", daemon=True).start()
@@ -214,9 +214,9 @@ class MLflow(Tracker):
                          {"experiment_id": exp, "start_time": int(time.time() * 1000),
                           "tags": tags, **({"user_id": user} if user else {})},
                          timeout=within)
-            run_id = run_of(made, f"{started.state['server']} runs/create").run_id
+            run_id = run_of(made, f"{started.server} runs/create").run_id
             if not RUN_IDS["mlflow"][0].fullmatch(run_id):  # never repeated: it is not used
-                raise TrackerError(f"{started.state['server']}: the run id it answered is not "
+                raise TrackerError(f"{started.server}: the run id it answered is not "
                                    f"one ({RUN_IDS['mlflow'][1]})")
         except TrackerError as exc:
             error = f"mlflow: {exc}; the run is not tracked"
@@ -227,8 +227,8 @@ class MLflow(Tracker):
                 started.errors.append(error)
             else:
                 started.ref = f"mlflow:{run_id}"
-                started.where = f"{started.state['server']}/#/experiments/{exp}/runs/{run_id}"
-                started.state["run_id"] = run_id
+                started.where = f"{started.server}/#/experiments/{exp}/runs/{run_id}"
+                started.run_id = run_id
                 started.env["MLFLOW_RUN_ID"] = run_id
                 if experiment and not env.get("MLFLOW_EXPERIMENT_ID"):
                     started.env["MLFLOW_EXPERIMENT_ID"] = exp
@@ -236,26 +236,25 @@ class MLflow(Tracker):
 
     def finish(self, started: Started, snapshot: Snapshot, path: str | None,
                env: Mapping[str, str], cwd: str, timeout: float) -> list[str]:
-        run_id = started.state.get("run_id")
-        if not run_id:
+        if not started.run_id:
             return []
         try:
-            return self._finish(started, str(run_id), snapshot, path, env, Deadline(timeout))
+            return self._finish(started, started.run_id, snapshot, path, env, Deadline(timeout))
         except TrackerError as exc:
             return [f"mlflow: {exc}; the snapshot is not in {started.ref}"]
 
     def _finish(self, started: Started, run_id: str, snapshot: Snapshot, path: str | None,
                 env: Mapping[str, str], timeout: Deadline) -> list[str]:
         run = run_of(_call(env, "GET", f"runs/get?run_id={run_id}", timeout=timeout),
-                     f"{started.state['server']} runs/get")
+                     f"{started.server} runs/get")
         if not started.where:
-            started.where = (f"{started.state['server']}/#/experiments/"
+            started.where = (f"{started.server}/#/experiments/"
                              f"{_experiment(env, run.experiment_id)}/runs/{run_id}")
         summary = summary_tags(snapshot)
         tags = {f"{TAG_PREFIX}{k}": v for k, v in summary.items()}
         # What the mlflow client records when it creates a run itself; runsnap created this
         # one, so it records the same from the snapshot (never over the child's own).
-        if started.state.get("created"):
+        if started.created:
             own = {"mlflow.source.git.commit": summary.get("commit", ""),
                    "mlflow.source.git.branch": summary.get("branch", ""),
                    "mlflow.source.name": _source(snapshot)}
@@ -269,7 +268,7 @@ class MLflow(Tracker):
         else:
             data = dumps(snapshot).encode("utf-8")
         _upload(env, run_id, run.artifact_uri, data, timeout)
-        if started.state.get("created") and run.status == "RUNNING":
+        if started.created and run.status == "RUNNING":
             _call(env, "POST", "runs/update",
                   {"run_id": run_id, "status": run_status(snapshot),
                    "end_time": int(time.time() * 1000)}, timeout=timeout)

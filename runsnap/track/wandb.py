@@ -106,16 +106,16 @@ class WandB(Tracker):
             started.env["WANDB_RUN_ID"] = run_id
         if experiment and not env.get("WANDB_PROJECT"):
             started.env["WANDB_PROJECT"] = experiment
-        started.state.update(run_id=run_id)
+        started.run_id = run_id
         started.ref = f"wandb:{run_id}"
         return started
 
     def finish(self, started: Started, snapshot: Snapshot, path: str | None,
                env: Mapping[str, str], cwd: str, timeout: float) -> list[str]:
 
-        if "run_id" not in started.state:
+        if not started.run_id:
             return []
-        run_id = str(started.state["run_id"])
+        run_id = started.run_id
         with tempfile.TemporaryDirectory(prefix="runsnap-wandb-") as tmp:
             if path is None:
                 path = os.path.join(tmp, "snapshot.toml")

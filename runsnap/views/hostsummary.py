@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from runsnap.knowledge.packages import distribution_version, normalize_name
-from runsnap.snapshot.records import Packages, System, TorchBuild
-from runsnap.snapshot.records_host import Tool
+from runsnap.snapshot.records import Build, Packages, System, TorchBuild
+from runsnap.snapshot.records_host import CpuCache, Tool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def _or(found: Any, what: Any = "?") -> Any:
 
 
 def _torch(pk: Packages) -> list[tuple[str, str]]:
-    builds = pk.builds.raw  # the engines' builds beside torch are not declared field by field
+    builds = pk.builds.raw  # the engines beside torch, by name: each read as a Build
     torch = pk.builds.torch
     dists = pk.distributions
     version = torch.version or (dists["torch"].version if "torch" in dists else None)
@@ -79,24 +79,25 @@ def _torch(pk: Packages) -> list[tuple[str, str]]:
                  ("ROCM used to build PyTorch", torch.hip or "N/A")]
         if torch.git_version:
             rows.append(("PyTorch git version", torch.git_version))
+    # a snapshot written before builds took the distribution's version: read it from there
+    versions = {n: d.version for n, d in dists.items()}
     for name, label in (("vllm", "vLLM"), ("sglang", "SGLang"), ("sgl_kernel", "sgl-kernel"),
                         ("flashinfer", "FlashInfer"), ("xformers", "xformers"),
                         ("triton", "Triton"), ("flash_attn", "flash-attn"),
                         ("deep_gemm", "DeepGEMM")):
-        b = builds.get(name)
-        if not b:
+        raw = builds.get(name)
+        if not raw:
             continue
-        # a snapshot written before builds took the distribution's version: read it here
-        detail = [b.get("version") or distribution_version(name, pk.raw.get("distributions") or {})
-                  or "version unknown"]
-        if b.get("built_for"):
-            detail.append(f"built for {b['built_for']}")
-        if b.get("architectures"):
-            detail.append("architectures " + " ".join(b["architectures"]))
-        if b.get("built_with"):
-            detail.append("built with " + ", ".join(f"{k} {v}" for k, v in b["built_with"].items()))
-        if b.get("backends"):
-            detail.append("backends " + " ".join(b["backends"]))
+        b = Build(raw)
+        detail = [b.version or distribution_version(name, versions) or "version unknown"]
+        if b.built_for:
+            detail.append(f"built for {b.built_for}")
+        if b.architectures:
+            detail.append("architectures " + " ".join(b.architectures))
+        if b.built_with:
+            detail.append("built with " + ", ".join(f"{k} {v}" for k, v in b.built_with.items()))
+        if b.backends:
+            detail.append("backends " + " ".join(b.backends))
         rows.append((f"{label} version", "; ".join(detail)))
     return rows
 
@@ -179,10 +180,10 @@ def _gpu(system: System, pk: Packages, variables: Mapping[str, Any]) -> list[tup
                           ("rccl", "RCCL version")):
         lib = libs.get(family)
         if lib:
-            rows.append((label, f"{lib.get('version') or '?'} ({lib.get('source') or lib.get('dir')})"))
+            rows.append((label, f"{lib.version or '?'} ({lib.source or lib.dir})"))
         elif family in ("cudnn", "nccl"):
             ld = {**(tools.ldconfig or {}), **tools.ld_library_path}
-            found = [f"{v.get('file')} ({v.get('path')})" for k, v in ld.items()
+            found = [f"{v.file} ({v.path})" for k, v in ld.items()
                      if k.startswith(f"lib{family}.so")]
             built = torch.config.get("CUDNN_VERSION") if family == "cudnn" else ""
             rows.append((label, found[0] if found else "could not collect" + (
@@ -190,8 +191,7 @@ def _gpu(system: System, pk: Packages, variables: Mapping[str, Any]) -> list[tup
     amd = gpu.amd
     if amd:
         rows.append(("AMD GPUs", f"{_or(amd.count, 0)} x " + ", ".join(sorted(
-            {str(d.get("name") or d.get("market_name") or d.get("card_series")
-                 or d.get("gfx_version") or "?")
+            {str(d.name or d.market_name or d.card_series or d.gfx_version or "?")
              for d in amd.devices or []})) + f"; driver {_or(amd.driver_version)}"))
     if gpu.unsupported_fields:
         rows.append(("Driver did not report", ", ".join(gpu.unsupported_fields)))
@@ -248,15 +248,14 @@ def _torch_config(pk: Packages) -> list[tuple[str, str]]:
 def _topology(system: System) -> list[tuple[str, str]]:
     topo = system.gpu.topology
     rows = [(pair, str(link)) for pair, link in topo.links.items()]
-    rows += [(f"{g} affinity", f"CPUs {a.get('cpus', '')}" + (f", NUMA {a['numa']}"
-                                                              if a.get("numa") else ""))
+    rows += [(f"{g} affinity", f"CPUs {_or(a.cpus, '')}" + (f", NUMA {a.numa}" if a.numa else ""))
              for g, a in topo.affinity.items()]
     return rows
 
 
-def _cache(name: str, c: Mapping[str, int | None]) -> str:
+def _cache(name: str, c: CpuCache) -> str:
     """One CPU cache as lscpu prints it: ``L2 2 MiB (2 instances)``."""
-    size, count = c.get("size_kib", 0) or 0, _or(c.get("instances", 1), 1)
+    size, count = c.size_kib or 0, _or(c.instances, 1)
     return f"{name} {_size(size * count)} ({count} instance{'s' if count != 1 else ''})"
 
 
@@ -278,21 +277,20 @@ def _cpu(system: System) -> list[tuple[str, str]]:
         rows.append(("Notable flags", " ".join(flags) or "none of avx*, amx*, sve*"))
     hyp = cpu.hypervisor
     if hyp:
-        rows.append(("Hypervisor", str(hyp.get("vendor") or '') or (
-            "present (vendor not shown: no DMI)" if hyp.get("present") else "none")))
+        rows.append(("Hypervisor", str(hyp.vendor or '') or (
+            "present (vendor not shown: no DMI)" if hyp.present else "none")))
     for name, node in system.numa.nodes.items():
-        rows.append((f"NUMA {name} CPU(s)", f"{node.get('cpus', '')}" + (
-            f", {_bytes(node['memory_bytes'])}" if "memory_bytes" in node else "")))
+        rows.append((f"NUMA {name} CPU(s)", f"{_or(node.cpus, '')}" + (
+            f", {_bytes(node.memory_bytes)}" if node.has("memory_bytes") else "")))
     rows.append(("Memory", f"{_bytes(mem.total_bytes)} total"))
     if mem.hugepages:
         hp = mem.hugepages
-        rows.append(("Huge pages", f"{hp.get('total')} x {hp.get('size_kib')} KiB "
-                                   f"({hp.get('free')} free); THP {_or(mem.transparent_hugepage)}"))
+        rows.append(("Huge pages", f"{hp.total} x {hp.size_kib} KiB "
+                                   f"({hp.free} free); THP {_or(mem.transparent_hugepage)}"))
     cg = system.cgroup
-    if cg.get("version"):
-        rows.append(("cgroup", f"v{cg['version']}: CPUs {cg.get('cpu_limit', '?')}, cpuset "
-                               f"{cg.get('cpuset', '?')}, memory "
-                               f"{_bytes(cg.get('memory_limit_bytes', '?'))}"))
+    if cg.version:
+        rows.append(("cgroup", f"v{cg.version}: CPUs {_or(cg.cpu_limit)}, cpuset "
+                               f"{_or(cg.cpuset)}, memory {_bytes(_or(cg.memory_limit_bytes))}"))
     return rows
 
 
@@ -300,15 +298,15 @@ def _limits_network(system: System) -> list[tuple[str, str]]:
     def limit(name: str, value: Any) -> str:
         return _bytes(value) if name in ("memlock", "stack", "as") else str(value)
 
-    rows = [(f"ulimit {name}", f"{limit(name, v.get('soft'))} (hard {limit(name, v.get('hard'))})")
+    rows = [(f"ulimit {name}", f"{limit(name, v.soft)} (hard {limit(name, v.hard)})")
             for name, v in system.limits.items()]
     net = system.network
     for name, iface in net.interfaces.items():
-        rows.append((f"Interface {name}", f"{iface.get('state', '?')}, MTU {iface.get('mtu', '?')}"
-                     + (f", {iface['speed_mbps']} Mb/s" if "speed_mbps" in iface else "")
-                     + (f", {iface['driver']}" if "driver" in iface else "")))
+        rows.append((f"Interface {name}", f"{_or(iface.state)}, MTU {_or(iface.mtu)}"
+                     + (f", {iface.speed_mbps} Mb/s" if iface.has("speed_mbps") else "")
+                     + (f", {iface.driver}" if iface.has("driver") else "")))
     for dev, info in net.infiniband.items():
-        ports = "; ".join(f"port {p}: {v.get('state')}, {v.get('rate')}, {v.get('link_layer')}"
+        ports = "; ".join(f"port {p}: {v.state}, {v.rate}, {v.link_layer}"
                           for p, v in info.ports.items())
         rows.append((f"RDMA {dev}", ports or "no ports"))
     if net.has("peer_memory"):
@@ -321,7 +319,7 @@ def _libraries(pk: Packages) -> list[tuple[str, str]]:
     rows = [("[pip3]", f"{name}=={_or(d.version, '')}") for name, d in sorted(dists.items())
             if RELEVANT_PACKAGES.match(normalize_name(name))]
     conda = (pk.conda.packages if pk.conda else None) or {}
-    rows += [("[conda]", f"{name} {(c or {}).get('version', '')} {(c or {}).get('build', '')}")
+    rows += [("[conda]", f"{name} {_or(c.version, '')} {_or(c.build, '')}")
              for name, c in sorted(conda.items()) if _CONDA_RELEVANT.match(name)]
     return rows
 

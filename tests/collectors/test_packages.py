@@ -211,3 +211,26 @@ def test_packages_are_those_on_the_childs_sys_path(tmp_path: Path) -> None:
     as_module = dists("-m", "app.run")
     assert "checkout-only" in as_module and "beside-script" not in as_module
     assert not {"checkout-only", "beside-script"} & dists("-I", "app/run.py")
+
+
+def test_a_direct_url_json_pep_610_does_not_allow_is_one_error_naming_the_field(tmp_path) -> None:
+    """A string where PEP 610 has true or false is no editable install, and a number where it
+    has a commit id is not passed on into the snapshot: each is the one error of its document,
+    naming the field, and the capture goes on."""
+    py, site = bare_venv(tmp_path / "venv")
+    src = tmp_path / "src"
+    src.mkdir()
+    write_dist(site, "notedit", "1.0", {"url": src.as_uri(), "dir_info": {"editable": "false"}})
+    write_dist(site, "badvcs", "1.0", {"url": "https://h/x.git",
+                                       "vcs_info": {"vcs": "git", "commit_id": 7}})
+    write_dist(site, "nourl", "1.0", {"dir_info": {}})
+    write_dist(site, "fine", "1.0", {"url": src.as_uri(), "dir_info": {"editable": True}})
+    dists = runsnap.capture([str(py)], env=base_env(), cwd=tmp_path)["packages"]["distributions"]
+    assert dists["notedit"]["direct_url"] == {
+        "error": "direct_url.json does not follow PEP 610: dir_info.editable is not true or false"}
+    assert "editable" not in dists["notedit"] and "source" not in dists["notedit"]
+    assert dists["badvcs"]["direct_url"] == {
+        "error": "direct_url.json does not follow PEP 610: vcs_info.commit_id is not a string"}
+    assert dists["nourl"]["direct_url"] == {
+        "error": "direct_url.json does not follow PEP 610: url is missing"}
+    assert dists["fine"]["editable"] is True and dists["fine"]["source"] == str(src)

@@ -66,3 +66,22 @@ def test_folders_without_rank_ids_are_compared_n_way(tmp_path: Path,
     res = run_runsnap("diff", "--format", "json", "a", "b", cwd=tmp_path, env=dict(os.environ))
     report = json.loads(res.stdout)
     assert res.returncode == 1 and len(report["snapshots"]) == 4, sorted(report)
+
+
+def test_a_snapshot_older_than_meta_launcher_is_placed_by_its_recorded_environment(
+        tmp_path: Path) -> None:
+    """A rank captured under torchrun, and the same snapshot as a runsnap before ``[meta]
+    launcher`` wrote it: both are rank 3 of job j7, the older one read from its ``[env]``."""
+    from runsnap.capturing import capture
+    from runsnap.diffing.result import SnapInfo
+    from runsnap.snapshot import Snapshot
+
+    env = {"PATH": os.environ["PATH"], "TORCHELASTIC_RUN_ID": "j7", "GROUP_RANK": "0",
+           "RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "4"}
+    snap = capture([sys.executable, "-c", "pass"], env=env, cwd=tmp_path)
+    assert snap.records.meta.launcher.name == "torchrun"
+    older = Snapshot(meta={k: v for k, v in snap.meta.items() if k != "launcher"},
+                     sections=snap.sections, path=str(tmp_path / "old.toml"))
+    for s in (snap, older):
+        info = SnapInfo.of(s)
+        assert (info.rank, info.local_rank, info.job) == (3, 1, "j7")

@@ -113,9 +113,9 @@ BREAK_RANK_1 = ('if [ "${OMPI_COMM_WORLD_RANK:-$SLURM_PROCID}" = 1 ]; then '
 
 
 def _job(launcher: list[str], out: Path, env: dict[str, str], app: Path,
-         broken: str = "") -> Path:
+         broken: str = "", args: tuple[str, ...] = ()) -> Path:
     capture = [*runsnap_argv(), "capture", "-o", str(out / "{job}" / "{rank}.toml"), "--",
-               sys.executable, str(app)]
+               sys.executable, str(app), *args]
     env = {**os.environ, **env, "TMPDIR": "/tmp", "BROKEN_CHUNK": broken or "64"}
     before = set(out.iterdir()) if out.exists() else set()
     subprocess.run([*launcher, "sh", "-c", BREAK_RANK_1, "sh", *capture], env=env,
@@ -147,6 +147,36 @@ def test_two_mpirun_jobs_rank_against_rank(mpirun, tmp_path):
     good = _job([*mpirun, "-np", "2"], tmp_path / "jobs", MPI_ROOT, app)
     bad = _job([*mpirun, "-np", "2"], tmp_path / "jobs", MPI_ROOT, app, broken="sixty")
     _check(good, bad)
+
+
+#: Reads its MPI settings in a scan of the environment (as MPI bindings do), then an option.
+SCANS_OMPI = """
+import os, sys
+mpi = {k: v for k, v in os.environ.items() if k.startswith("OMPI_")}
+chunk = int(sys.argv[sys.argv.index("--chunk") + 1])
+if chunk > 100:
+    raise ValueError(f"chunk {chunk} larger than the buffer ({len(mpi)} MPI settings)")
+"""
+
+
+@pytest.mark.slow
+def test_mpiruns_copy_of_the_command_line_is_not_a_second_cause(mpirun, tmp_path):
+    """mpirun gives each rank its arguments joined as OMPI_ARGV, and the program reads every
+    OMPI_* variable: the option whose value the error quotes is the one cause, decided, and
+    the launcher's copy is hidden as made from the command line."""
+    app = tmp_path / "worker.py"
+    app.write_text(SCANS_OMPI)
+    good = _job([*mpirun, "-np", "2"], tmp_path / "jobs", MPI_ROOT, app, args=("--chunk", "64"))
+    bad = _job([*mpirun, "-np", "2"], tmp_path / "jobs", MPI_ROOT, app, args=("--chunk", "640"))
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    done = subprocess.run([*runsnap_argv(), "diff", "--all", "--format", "json", str(good),
+                           str(bad)], capture_output=True, text=True, timeout=120, env=env)
+    report = json.loads(done.stdout)
+    shown = [d for d in report["differences"] if not d["hidden"] and d["section"] != "outcome"]
+    assert [d["key"] for d in shown] == ["--chunk"], [d["key"] for d in shown]
+    assert report["confidence"] == "confident"
+    (argv,) = [d for d in report["differences"] if d["key"] == "OMPI_ARGV"]
+    assert argv["hidden"] and "copy of each run's command line" in argv["reason"]
 
 
 @pytest.mark.slow

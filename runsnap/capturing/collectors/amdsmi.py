@@ -41,14 +41,14 @@ def parse_amd(text: str, tool: str) -> dict[str, Any]:
             raise ValueError("no list of GPUs")
         units = [(gpu.get("gpu", i), _amd_smi_facts(gpu)) for i, gpu in enumerate(gpus)
                  if isinstance(gpu, dict)]
-        driver = next((f["driver"] for _, f in units if _known(f.get("driver"))), "")
+        driver = next((f["driver"] for _, f in units if _known(f["driver"])), "")
     else:
         if not isinstance(data, dict):
             raise ValueError("JSON that is not an object")
         units = [(key, _rocm_smi_facts(card)) for key, card in data.items()
                  if key.startswith("card") and isinstance(card, dict)]
-        system = {k.lower(): v for k, v in (data.get("system") or {}).items()}
-        driver = system.get("driver version", "")
+        system = {str(k).lower(): v for k, v in (_at(data, ("system",)) or {}).items()}
+        driver = _at(system, ("driver version",)) or ""
     devices = []
     for unit, facts in units:
         device = {"gpu": unit}
@@ -76,23 +76,36 @@ def _json_after_banner(text: str) -> tuple[Any, str]:
     return json.loads("".join(lines[at:])), before[0].strip() if before else ""
 
 
-def _section(unit: dict[str, Any], name: str) -> dict[str, Any]:
-    value = unit.get(name)
-    return value if isinstance(value, dict) else {}  # "N/A" where the tool could not read it
+#: Where each fact sits in one GPU of ``amd-smi static --json``: a path of keys (a table the
+#: tool could not read is ``"N/A"`` there, and the fact is unknown); ``vram_mib``: the size,
+#: where its unit is ``MB``.
+_AMD_SMI: dict[str, tuple[str, ...] | None] = {
+    "name": ("asic", "market_name"), "gfx_version": ("asic", "target_graphics_version"),
+    "pci_bus": ("bus", "bdf"), "vram_mib": None, "vram_type": ("vram", "type"),
+    "driver": ("driver", "version")}
+#: The key of each fact in one card of ``rocm-smi --json``, lower-cased (releases differ in case).
+_ROCM_SMI = {"name": "card series", "gfx_version": "gfx version", "pci_bus": "pci bus"}
+
+
+def _at(unit: Any, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in ``unit``; ``None`` where a step is missing or no table."""
+    for key in path:
+        if not isinstance(unit, dict) or key not in unit:
+            return None
+        unit = unit[key]
+    return unit
 
 
 def _amd_smi_facts(gpu: dict[str, Any]) -> dict[str, Any]:
-    asic, vram = _section(gpu, "asic"), _section(gpu, "vram")
-    size = vram.get("size")
-    mib = size.get("value") if isinstance(size, dict) and size.get("unit") == "MB" else None
-    return {"name": asic.get("market_name"), "gfx_version": asic.get("target_graphics_version"),
-            "pci_bus": _section(gpu, "bus").get("bdf"), "vram_mib": mib,
-            "vram_type": vram.get("type"), "driver": _section(gpu, "driver").get("version")}
+    mib = (_at(gpu, ("vram", "size", "value")) if _at(gpu, ("vram", "size", "unit")) == "MB"
+           else None)
+    return {name: mib if path is None else _at(gpu, path) for name, path in _AMD_SMI.items()}
 
 
 def _rocm_smi_facts(card: dict[str, Any]) -> dict[str, Any]:
     low = {str(k).lower(): v for k, v in card.items()}
-    total = str(low.get("vram total memory (b)", ""))
-    return {"name": low.get("card series"), "gfx_version": low.get("gfx version"),
-            "pci_bus": low.get("pci bus"),
-            "vram_mib": int(total) >> 20 if total.isdigit() else None}
+    facts = {name: _at(low, (key,)) for name, key in _ROCM_SMI.items()}
+    total = str(_at(low, ("vram total memory (b)",)))
+    if total.isdigit():
+        facts["vram_mib"] = int(total) >> 20
+    return facts

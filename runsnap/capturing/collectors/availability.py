@@ -24,20 +24,69 @@ The facts join ``builds.torch``: ``cuda_available`` / ``cuda_available_reason``,
 from __future__ import annotations
 
 from runsnap.base.patterns import on_use
+from runsnap.base.records import FrozenRecord
 from runsnap.capturing.collectors.sysread import listdir, read
 from runsnap.knowledge.devices import visible_devices
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import Any
+    from typing import Any, TypeVar
 
     from runsnap.capturing.context import CaptureContext
+
+    _F = TypeVar("_F", bound=FrozenRecord)
 
 __all__ = ["collect", "cuda_available", "driver_supports", "infer",
            "xpu_available"]
 
 _VERSION = on_use(r"^(\d+)\.(\d+)")
+
+
+class _Torch(FrozenRecord):
+    """``[packages] builds.torch``, the fields read here (:mod:`.builds` writes them)."""
+
+    version: Any = "?"
+    cuda: Any = None
+    hip: Any = None
+    xpu: Any = None
+    config: Any = None
+
+
+class _Device(FrozenRecord):
+    """One of ``[system] gpu.devices`` (:mod:`.gpu`)."""
+
+    uuid: Any = None
+    usable: Any = None
+    """False: the driver lists it, but this process has no device node for it."""
+
+
+class _Gpu(FrozenRecord):
+    """``[system] gpu``, the fields read here (:mod:`.gpu` writes them)."""
+
+    available: Any = False
+    reason: Any = None
+    count: Any = None
+    devices: Any = None
+    driver_version: Any = None
+    cuda_version: Any = None
+    cuda_version_from: Any = None
+    source: Any = None
+    nvidia_smi_error: Any = None
+    amd: Any = None
+
+
+class _Amd(FrozenRecord):
+    """``[system] gpu.amd`` (:mod:`.amdsmi`)."""
+
+    count: Any = None
+
+
+def _read(cls: type[_F], facts: Any) -> _F:
+    """``facts``, a table a collector wrote, as ``cls``: each declared field read once, its
+    default where the table leaves it out (a table that is no table: every default)."""
+    got = facts if isinstance(facts, dict) else {}
+    return cls(**{name: got[name] for name in cls._fields if name in got})
 
 
 def _major_minor(text: Any) -> tuple[int, int] | None:
@@ -98,13 +147,13 @@ def cuda_available(torch: Mapping[str, Any], gpu: Mapping[str, Any], env: Mappin
                    ) -> tuple[bool, str]:
     """``(torch.cuda.is_available(), why)`` for the build ``torch``, the GPUs ``gpu`` and the
     child's environment ``env``."""
-    label = f"torch {torch.get('version', '?')}"
-    cuda, hip = torch.get("cuda"), torch.get("hip")
+    built, facts = _read(_Torch, torch), _read(_Gpu, gpu)
+    label = f"torch {built.version}"
+    cuda, hip = built.cuda, built.hip
     if not cuda and not hip:
         return False, f"{label} is built without CUDA or ROCm: torch.version.cuda is None"
     if hip:
-        amd = gpu.get("amd") or {}
-        count = int(amd.get("count") or 0)
+        count = int(_read(_Amd, facts.amd).count or 0)
         if not count:
             return False, (f"{label} is built for ROCm (HIP {hip}), and neither amd-smi nor "
                            "rocm-smi reported an AMD GPU")
@@ -116,25 +165,25 @@ def cuda_available(torch: Mapping[str, Any], gpu: Mapping[str, Any], env: Mappin
             return False, f"{label} is built for ROCm, {count} AMD GPU(s), none visible: {how}"
         return True, (f"{label} is built for ROCm (HIP {hip}); {left} of {count} AMD GPU(s) "
                       "visible" + (f" ({how})" if how else ""))
-    if not gpu.get("available"):
+    if not facts.available:
         return False, (f"{label} is built with CUDA {cuda}, but no NVIDIA GPU is usable: "
-                       f"{gpu.get('reason') or 'nvidia-smi listed none'}")
+                       f"{facts.reason or 'nvidia-smi listed none'}")
     # a device the driver lists without its device node here (``usable`` false) is not seen
-    devices = [d for d in gpu.get("devices") or [] if isinstance(d, dict)
-               and d.get("usable") is not False]
-    count = int(gpu.get("count") or len(devices))
-    uuids = [str(d["uuid"]) for d in devices if d.get("uuid")]
+    devices = [d for d in (_read(_Device, d) for d in facts.devices or []
+                           if isinstance(d, dict)) if d.usable is not False]
+    count = int(facts.count or len(devices))
+    uuids = [str(d.uuid) for d in devices if d.uuid]
     left, how = _visibility(env, ("CUDA_VISIBLE_DEVICES",), count, uuids)
     if not left:
         return False, f"{label} is built with CUDA {cuda}; {count} GPU(s), none visible: {how}"
-    ok, driver = driver_supports(str(cuda), str(gpu.get("cuda_version") or ""))
-    if ok is None and gpu.get("source") and not gpu.get("cuda_version"):
+    ok, driver = driver_supports(str(cuda), str(facts.cuda_version or ""))
+    if ok is None and facts.source and not facts.cuda_version:
         driver = (f"the driver's CUDA version is unknown: the GPUs were read from "
-                  f"{gpu['source']} because {gpu.get('nvidia_smi_error') or 'nvidia-smi failed'}"
-                  f", and {gpu.get('cuda_version_from') or 'only nvidia-smi says it'}")
-    elif gpu.get("cuda_version_from"):
-        driver += f" ({gpu['cuda_version_from']})"
-    driver = f"driver {gpu.get('driver_version') or '?'}: {driver}"
+                  f"{facts.source} because {facts.nvidia_smi_error or 'nvidia-smi failed'}"
+                  f", and {facts.cuda_version_from or 'only nvidia-smi says it'}")
+    elif facts.cuda_version_from:
+        driver += f" ({facts.cuda_version_from})"
+    driver = f"driver {facts.driver_version or '?'}: {driver}"
     if ok is False:
         return False, f"{label} is built with CUDA {cuda}; {driver}"
     seen = f"{left} of {count} GPU(s) visible" + (f" ({how})" if how else "")
@@ -153,10 +202,10 @@ def xpu_available(torch: Mapping[str, Any], root: str = "/") -> tuple[bool, str]
     # needs it
     from runsnap.capturing.collectors.torchconfig import switch
 
-    label = f"torch {torch.get('version', '?')}"
-    config = torch.get("config") or {}
-    xpu = torch.get("xpu")
-    if not xpu and not switch(config.get("USE_XPU", "")):
+    build = _read(_Torch, torch)
+    label = f"torch {build.version}"
+    xpu = build.xpu
+    if not xpu and not switch((build.config or {}).get("USE_XPU", "")):
         return False, f"{label} is built without XPU: torch.version.xpu is None"
     found = intel_gpus(root)
     built = f"{label} is built with XPU" + (f" {xpu}" if xpu else "")

@@ -139,9 +139,9 @@ def _version_file(files: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _module(name: str, found: Mapping[str, Any], errors: list[str]) -> dict[str, Any]:
-    files: Mapping[str, str] = found.get("files") or {}
-    lists: Mapping[str, list[str]] = found.get("lists") or {}
-    out: dict[str, Any] = {"path": found.get("dir", "")}
+    files: Mapping[str, str] = found["files"]
+    lists: Mapping[str, list[str]] = found["lists"]
+    out: dict[str, Any] = {"path": found["dir"]}
     out.update(_torch(files, errors) if name == "torch" else _version_file(files))
     if "cpp_lib.json" in files:
         try:
@@ -175,7 +175,7 @@ def _libraries(nvidia: Iterable[Mapping[str, Any]], torch_lib: Mapping[str, Any]
     places: list[tuple[str, list[str], str]] = []
     if torch_lib:
         places.append((torch_lib["dir"], torch_lib["libs"], "torch/lib"))
-    places += [(n.get("dir", ""), list(n.get("libs") or []), "") for n in nvidia]
+    places += [(n["dir"], list(n["libs"]), "") for n in nvidia]
     for folder, names, source in places:
         by_family: dict[str, list[str]] = {}
         for fname in names:
@@ -202,12 +202,12 @@ def _libraries(nvidia: Iterable[Mapping[str, Any]], torch_lib: Mapping[str, Any]
 
 
 def read_builds(probe: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"builds", "libraries", "errors"}`` from a package probe's answer."""
+    """``{"builds", "libraries", "errors"}`` from a package probe's answer, checked where it
+    arrived (:func:`runsnap.base.probeanswer.checked`: every field is there)."""
     errors: list[str] = []
-    modules: Mapping[str, Any] = probe.get("modules") or {}
+    modules: Mapping[str, Any] = probe["modules"]
     builds = {name: _module(name, found, errors) for name, found in modules.items()}
-    dists = {normalize_name(d.get("name", "")): d.get("version", "")
-             for d in probe.get("distributions") or []}
+    dists = {normalize_name(d["name"]): d["version"] for d in probe["distributions"]}
     for name, build in builds.items():
         # a package without a version file (sglang, triton) is versioned by its distribution
         if not build.get("version") and (version := distribution_version(name, dists)):
@@ -215,9 +215,9 @@ def read_builds(probe: Mapping[str, Any]) -> dict[str, Any]:
             build["version_from"] = "distribution"
     torch = modules.get("torch")
     torch_lib = None
-    if torch and (torch.get("lists") or {}).get("lib") is not None:
+    if torch and torch["lists"].get("lib") is not None:
         torch_lib = {"dir": f"{torch['dir']}/lib", "libs": torch["lists"]["lib"]}
-    libraries = _libraries(probe.get("nvidia") or [], torch_lib, dists)
+    libraries = _libraries(probe["nvidia"], torch_lib, dists)
     return {"builds": builds, "libraries": libraries, "errors": errors}
 
 
@@ -226,6 +226,4 @@ def collect(ctx: CaptureContext) -> dict[str, Any]:
     probe = ctx.probe
     if "error" in probe:
         return {"errors": []}  # the probe's failure is already in [packages] errors
-    if "modules" not in probe:
-        return {"errors": ["the package probe did not look for build files"]}
     return read_builds(probe)

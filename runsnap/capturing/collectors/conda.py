@@ -51,8 +51,9 @@ def read_conda(prefix: str) -> dict[str, Any]:
 
 
 def find_prefix(probe: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
-    """The conda environment the child runs in, or None."""
-    for prefix in (probe.get("prefix"), probe.get("base_prefix"), env.get("CONDA_PREFIX")):
+    """The conda environment the child runs in, or None (``probe``: a checked answer,
+    :func:`runsnap.base.probeanswer.checked`)."""
+    for prefix in (probe["prefix"], probe["base_prefix"], env.get("CONDA_PREFIX")):
         if prefix and os.path.isdir(os.path.join(prefix, "conda-meta")):
             return prefix
     return None

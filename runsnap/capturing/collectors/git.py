@@ -19,6 +19,7 @@ import os
 
 from runsnap.base import programs
 from runsnap.base.paths import resolve_path
+from runsnap.base.pythons import editable_source
 from runsnap.base.records import Record
 from runsnap.capturing.collectors.git_state import (
     Repo,
@@ -75,11 +76,9 @@ def _git_env(child_env: Mapping[str, str]) -> dict[str, str]:
 
 def _editable_candidates(ctx: CaptureContext) -> list[tuple[str, str]]:
     """(path, role) for the source checkout of every editable install (needs the probe)."""
-    dists = ctx.probe.get("distributions", [])
     return [
-        (d["source"], f"editable install of {d['name']}")
-        for d in dists
-        if d.get("editable") and d.get("source")
+        (source, f"editable install of {d['name']}")
+        for d in ctx.probe["distributions"] if (source := editable_source(d))
     ]
 
 

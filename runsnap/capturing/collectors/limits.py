@@ -7,6 +7,8 @@ space, as ``{"soft", "hard"}`` pairs; no limit is ``"unlimited"``.
 
 from __future__ import annotations
 
+import resource
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -22,11 +24,6 @@ LIMITS = {"nofile": "RLIMIT_NOFILE", "memlock": "RLIMIT_MEMLOCK", "stack": "RLIM
 
 def read_limits() -> dict[str, Any]:
     """``{"limits": {name: {"soft", "hard"}}, "errors": [...]}`` for this process."""
-    try:
-        # not on every platform (Windows has none); a few microseconds
-        import resource
-    except ImportError:  # pragma: no cover - not a Unix
-        return {"limits": {}, "errors": ["resource limits: not available on this platform"]}
     limits: dict[str, Any] = {}
     errors: list[str] = []
     for name, attr in LIMITS.items():

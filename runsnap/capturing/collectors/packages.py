@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def _record(d: dict[str, Any]) -> Distribution:
-    rec: Distribution = {"version": d.get("version", ""), "location": d.get("location", "")}
+    rec: Distribution = {"version": d["version"], "location": d["location"]}
     if "editable" in d:
         rec["editable"] = d["editable"]
     if "source" in d:
@@ -27,8 +27,7 @@ def _record(d: dict[str, Any]) -> Distribution:
         rec["direct_url"] = d["direct_url"]
     if "shadowed_by" in d:  # its metadata folder only matters beside the one shadowing it
         rec["shadowed_by"] = d["shadowed_by"]
-        if "metadata_dir" in d:
-            rec["metadata_dir"] = d["metadata_dir"]
+        rec["metadata_dir"] = d["metadata_dir"]
     return rec
 
 
@@ -47,19 +46,19 @@ def collect(ctx: CaptureContext) -> PackagesSection:
         if "exit_status" in probe:
             section["probe_exit_status"] = probe["exit_status"]
         return section
-    dists = probe.get("distributions", [])
+    # the answer is checked where it arrived (runsnap.base.probeanswer): every field is there
+    dists = probe["distributions"]
     section.update({
-        "python_version": probe.get("version", ""),
-        "implementation": probe.get("implementation", ""),
-        "prefix": probe.get("prefix", ""),
-        "base_prefix": probe.get("base_prefix", ""),
-        "probe": probe.get("probe_from", "run"),
-        "sys_path": probe.get("sys_path", []),
+        "python_version": probe["version"],
+        "implementation": probe["implementation"],
+        "prefix": probe["prefix"],
+        "base_prefix": probe["base_prefix"],
+        "probe": probe["probe_from"],
+        "sys_path": probe["sys_path"],
         "count": len(dists),
         "distributions": {d["name"]: _record(d) for d in dists},
     })
-    shadowed = probe.get("shadowed", [])
-    if shadowed:
-        section["shadowed"] = [{"name": d["name"], **_record(d)} for d in shadowed]
-    section["errors"] = list(probe.get("errors", []))
+    if probe["shadowed"]:
+        section["shadowed"] = [{"name": d["name"], **_record(d)} for d in probe["shadowed"]]
+    section["errors"] = list(probe["errors"])
     return section

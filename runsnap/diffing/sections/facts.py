@@ -22,8 +22,17 @@ from runsnap.diffing.written import record, written
 from runsnap.knowledge import torchbuild
 from runsnap.knowledge.factscores import fact_names, fact_rule
 from runsnap.knowledge.packages import version_change
-from runsnap.snapshot.records import Packages
-from runsnap.snapshot.records_host import Gpus, Memory, Network, System, Toolchain
+from runsnap.snapshot.records import Build, CondaPackage, Library, Packages
+from runsnap.snapshot.records_host import (
+    AmdDevice,
+    Gpus,
+    Memory,
+    Network,
+    ResourceLimit,
+    System,
+    Toolchain,
+)
+from runsnap.snapshot.sectionrecord import SectionRecord
 
 __all__ = ["packages", "score", "system"]
 
@@ -74,8 +83,8 @@ def _gpu(ga: Gpus, gb: Gpus) -> list[Difference]:
         pairs = sorted(set(la) | set(lb))
         ev = [f"{p}: {la.get(p, '-')} -> {lb.get(p, '-')}" for p in pairs if la.get(p) != lb.get(p)]
         aa, ab = ta.affinity, tb.affinity
-        ev += [f"{g} affinity: {aa.get(g)} -> {ab.get(g)}" for g in sorted(set(aa) | set(ab))
-               if aa.get(g) != ab.get(g)]
+        ev += [f"{g} affinity: {_raw(aa.get(g))} -> {_raw(ab.get(g))}"
+               for g in sorted(set(aa) | set(ab)) if aa.get(g) != ab.get(g)]
         if ev:
             out.append(Difference("system", "gpu.topology", "changed", path=locator(
                                   "system", "gpu", "topology", "links"), a=
@@ -96,11 +105,16 @@ def _gpu(ga: Gpus, gb: Gpus) -> list[Difference]:
     return out
 
 
-def _amd_model(device: Mapping[str, Any]) -> str:
+def _raw(rec: SectionRecord | None) -> Mapping[str, Any] | None:
+    """A record as written (what the evidence prints), ``None`` for none."""
+    return None if rec is None else rec.raw
+
+
+def _amd_model(device: AmdDevice) -> str:
     """An AMD GPU's model as any runsnap recorded it (``market_name``/``card_series`` before the
     amd-smi and rocm-smi facts shared one shape)."""
-    return str(device.get("name") or device.get("market_name") or device.get("card_series")
-               or device.get("gfx_version", "?"))
+    return str(device.name or device.market_name or device.card_series
+               or written(device, "gfx_version", "?"))
 
 
 def _limit_number(value: Any) -> float:
@@ -108,14 +122,15 @@ def _limit_number(value: Any) -> float:
         value, (int, float)) else -1.0
 
 
-def _limits(la: Mapping[str, Any], lb: Mapping[str, Any]) -> list[Difference]:
+def _limits(la: Mapping[str, ResourceLimit], lb: Mapping[str, ResourceLimit]) -> list[Difference]:
     out = []
+    none = ResourceLimit()
     for name in sorted(set(la) | set(lb)):
-        x, y = la.get(name) or {}, lb.get(name) or {}
+        x, y = la.get(name) or none, lb.get(name) or none
         for which in ("soft", "hard"):
-            if x.get(which) != y.get(which):
+            if getattr(x, which) != getattr(y, which):
                 key = f"limits.{name}" if which == "soft" else f"limits.{name}.hard"
-                out.append(_diff("system", key, x.get(which), y.get(which),
+                out.append(_diff("system", key, getattr(x, which), getattr(y, which),
                                  path=("limits", name, which)))
     return out
 
@@ -127,13 +142,13 @@ def _network(na: Network, nb: Network) -> list[Difference]:
         x, y = ia.get(name), ib.get(name)
         if x is None or y is None:
             out.append(_diff("system", f"network.interfaces.{name}",
-                             x and x.get("state"), y and y.get("state"),
+                             None if x is None else x.state, None if y is None else y.state,
                              path=("network", "interfaces", name)))
             continue
-        out.extend(_diff("system", f"network.interfaces.{name}.{field}", x.get(field),
-                         y.get(field), path=("network", "interfaces", name, field))
+        out.extend(_diff("system", f"network.interfaces.{name}.{field}", getattr(x, field),
+                         getattr(y, field), path=("network", "interfaces", name, field))
                    for field in ("state", "mtu", "speed_mbps", "type", "driver")
-                   if x.get(field) != y.get(field))
+                   if getattr(x, field) != getattr(y, field))
     ra, rb = na.infiniband, nb.infiniband
     if sorted(ra) != sorted(rb):
         out.append(Difference("system", "network.infiniband", "changed", sorted(ra), sorted(rb),
@@ -143,13 +158,13 @@ def _network(na: Network, nb: Network) -> list[Difference]:
         pa, pb = ra[dev].ports, rb[dev].ports
         for port in sorted(set(pa) | set(pb)):
             for field in ("state", "phys_state", "rate", "link_layer"):
-                x, y = (pa.get(port) or {}).get(field), (pb.get(port) or {}).get(field)
+                x, y = (getattr(pa[port], field) if port in pa else None,
+                        getattr(pb[port], field) if port in pb else None)
                 if x != y:
                     out.append(_diff("system", f"network.infiniband.{dev}.port{port}.{field}",
                                      x, y, path=("network", "infiniband", dev, "ports", port,
                                                  field)))
-        # not declared (``InfinibandDevice`` declares its ports): read as written
-        fa, fb = ra[dev].raw.get("fw_ver"), rb[dev].raw.get("fw_ver")
+        fa, fb = ra[dev].fw_ver, rb[dev].fw_ver
         if fa != fb:
             out.append(_diff("system", f"network.infiniband.{dev}.fw_ver", fa, fb,
                              path=("network", "infiniband", dev, "fw_ver")))
@@ -178,8 +193,8 @@ def _toolchain(ta: Toolchain, tb: Toolchain) -> list[Difference]:
     for view in ("ld_library_path", "ldconfig"):
         xa, xb = getattr(ta, view) or {}, getattr(tb, view) or {}
         for soname in sorted(set(xa) | set(xb)):
-            fa = (xa.get(soname) or {}).get("file"), (xa.get(soname) or {}).get("path")
-            fb = (xb.get(soname) or {}).get("file"), (xb.get(soname) or {}).get("path")
+            fa = (xa[soname].file, xa[soname].path) if soname in xa else (None, None)
+            fb = (xb[soname].file, xb[soname].path) if soname in xb else (None, None)
             if fa != fb:
                 out.append(_diff("system", f"toolchain.{view}.{soname}",
                                  fa[1] and f"{fa[1]} ({fa[0]})", fb[1] and f"{fb[1]} ({fb[0]})",
@@ -210,7 +225,7 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     if both("limits"):
         out += _limits(xa.limits, xb.limits)
     if both("cgroup"):
-        out += _leaves("cgroup", xa.cgroup, xb.cgroup, skip=("path",))
+        out += _leaves("cgroup", xa.cgroup.raw, xb.cgroup.raw, skip=("path",))
     if both("network"):
         out += _network(xa.network, xb.network)
     ca, cb = xa.cpu, xb.cpu
@@ -222,8 +237,9 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                                   path=locator("system", "cpu", "flags")))
         keep = ("vendor", "family", "model_number", "stepping", "microcode", "sockets",
                 "threads_per_core", "smt", "caches", "hypervisor", "vulnerabilities")
-        out += _leaves("cpu", {k: written(ca, k, None) for k in keep},
-                       {k: written(cb, k, None) for k in keep})
+        # as written: the caches, SMT and hypervisor records' leaves
+        out += _leaves("cpu", {k: ca.raw[k] if ca.has(k) else None for k in keep},
+                       {k: cb.raw[k] if cb.has(k) else None for k in keep})
     if both("numa"):
         out += _leaves("numa", xa.numa.raw, xb.numa.raw)
     ma, mb = xa.memory, xb.memory
@@ -235,9 +251,9 @@ def system(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 
 
 def _memory_layout(memory: Memory) -> dict[str, Any]:
-    """The memory facts compared (huge pages' entries are not declared: read as written)."""
+    """The memory facts compared."""
     pages = memory.hugepages
-    return {"hugepages.total": pages.get("total"), "hugepages.size_kib": pages.get("size_kib"),
+    return {"hugepages.total": pages.total, "hugepages.size_kib": pages.size_kib,
             "transparent_hugepage": memory.transparent_hugepage,
             "swap_total_bytes": memory.swap_total_bytes}
 
@@ -252,8 +268,8 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
         for name in sorted(set(ba) | set(bb)):
             x, y = ba.get(name), bb.get(name)
             if x is None or y is None:
-                out.append(_diff("packages", f"builds.{name}", x and x.get("version"),
-                                 y and y.get("version"), path=("builds", name)))
+                out.append(_diff("packages", f"builds.{name}", x and Build(x).version,
+                                 y and Build(y).version, path=("builds", name)))
                 continue
             for parts, change, fx, fy in walk(dict(x), dict(y)):
                 if parts[0] == "path" or (name == "torch" and torchbuild.not_compared(
@@ -263,28 +279,30 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                                       fy, path=locator("packages", "builds", name, *parts),
                                       evidence=torchbuild.evidence(parts, x, y)
                                       if name == "torch" else ()))
-    if both := _part(a, b, "libraries"):
-        la, lb = both[0] or {}, both[1] or {}
+    if _part(a, b, "libraries"):
+        la, lb = record(Packages, a).libraries, record(Packages, b).libraries
         for family in sorted(set(la) | set(lb)):
-            x, y = la.get(family) or {}, lb.get(family) or {}
-            vx, vy = x.get("version"), y.get("version")
-            sx, sy = x.get("source") or x.get("dir"), y.get("source") or y.get("dir")
+            x, y = la.get(family) or Library(), lb.get(family) or Library()
+            vx, vy = x.version, y.version
+            sx, sy = x.source or x.dir, y.source or y.dir
             if vx != vy:
                 change = version_change(str(vx), str(vy)) if vx and vy else (
                     "added" if not x else "removed" if not y else "changed")
                 out.append(Difference("packages", f"libraries.{family}", change, vx, vy,
                                       evidence=(f"A: {sx}", f"B: {sy}"),
                                       path=locator("packages", "libraries", family, "version")))
-            elif sx != sy or x.get("files") != y.get("files"):
+            elif sx != sy or written(x, "files", None) != written(y, "files", None):
                 out.append(Difference("packages", f"libraries.{family}.source", "changed",
-                                      f"{sx} {x.get('files')}", f"{sy} {y.get('files')}",
+                                      f"{sx} {written(x, 'files', None)}",
+                                      f"{sy} {written(y, 'files', None)}",
                                       path=locator("packages", "libraries", family, "source")))
     conda_a, conda_b = record(Packages, a).conda, record(Packages, b).conda
     if conda_a or conda_b:
-        pa: Mapping[str, Any] = (conda_a.packages if conda_a else None) or {}
-        pb: Mapping[str, Any] = (conda_b.packages if conda_b else None) or {}
+        pa: Mapping[str, CondaPackage] = (conda_a.packages if conda_a else None) or {}
+        pb: Mapping[str, CondaPackage] = (conda_b.packages if conda_b else None) or {}
         for name in sorted(set(pa) | set(pb)):
-            vx, vy = (pa.get(name) or {}).get("version"), (pb.get(name) or {}).get("version")
+            vx = pa[name].version if name in pa else None
+            vy = pb[name].version if name in pb else None
             if vx != vy:
                 change = version_change(str(vx), str(vy)) if vx and vy else (
                     "added" if vx is None else "removed")
@@ -293,7 +311,7 @@ def packages(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
                                                    "version")))
             elif pa.get(name) != pb.get(name):
                 out.append(Difference("packages", f"conda.{name}.build", "changed",
-                                      pa[name].get("build"), pb[name].get("build"),
+                                      pa[name].build, pb[name].build,
                                       path=locator("packages", "conda", "packages", name,
                                                    "build")))
     return out

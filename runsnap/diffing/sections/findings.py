@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runsnap.checks.rules import check, unshared
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 
@@ -19,9 +20,6 @@ __all__ = ["compare", "score"]
 
 def compare(a: Any, b: Any) -> list[Difference]:
     """The findings of A not in B (``removed``) and of B not in A (``added``)."""
-    # deferred: runsnap.checks.rules, ~10 ms measured under load; only compare() needs it
-    from runsnap.checks.rules import check, unshared
-
     only_a, only_b = unshared(check(a), check(b))
     out = [Difference("check", f"{f.kind} {'/'.join(f.path)}", "removed", f.message, None,
                       score=f.score, evidence=f.details, path=("check", f.kind, *f.path))

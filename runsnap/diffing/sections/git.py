@@ -12,6 +12,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import declared, declared_score, dedupe, dotted, locator, walk
 from runsnap.diffing.written import record, written
+from runsnap.knowledge.datafiles import compiled_cache
 from runsnap.snapshot.records import Git, GitRepo, UntrackedFile
 
 __all__ = ["compare", "score", "split_patch"]
@@ -225,15 +226,22 @@ def _submodules(repo: GitRepo) -> dict[str, Any]:
             for i, s in enumerate(repo.submodules)}
 
 
+_CODE = (".py", ".so", ".pth", ".cu", ".cpp", ".c", ".h", ".pyx", ".sh")
+
+
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Another commit (82) and other uncommitted changes to a file (80): the code changed;
+    a compiled cache (``__pycache__/*.pyc``) listed by git: hidden, never a candidate;
     submodules (78); untracked files (65 for code, 55 else); dirty vs clean (50); the fields
     compared from their declaration (branch 35: the commit decides the code; remotes 15...) as
     ``GitRepo`` in :mod:`runsnap.snapshot.shapes` scores them."""
     repo, sep, path = d.key.partition(": ")
+    if sep and compiled_cache(path):
+        return 0, "a compiled cache the interpreter writes (__pycache__, .pyc): not an input", True
     if sep:
         if any("uncommitted" in e for e in d.evidence) or "uncommitted" in str(d.a or d.b):
-            return 80, "uncommitted changes to this file differ: the code that runs differs", False
+            what = "the code that runs" if path.endswith(_CODE) else "the file's content"
+            return 80, f"uncommitted changes to this file differ: {what} differs", False
         if path.endswith((".py", ".so", ".pth", ".cu", ".cpp", ".yaml", ".json", ".toml")):
             return 65, "an untracked code or config file: it runs or is read if found", False
         return 55, "an untracked file differs", False

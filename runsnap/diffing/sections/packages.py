@@ -64,20 +64,20 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
             out.append(Difference("packages", name, "added", None, y.version,
                                   evidence=(f"at {written(y, 'location', '?')}",),
                                   path=("packages", name)))
-    shadow_a = {(normalize_name(s.get("name", "")), s.get("location", "")): s
+    shadow_a = {(normalize_name(written(s, "name")), written(s, "location")): s
                 for s in pa.shadowed}
-    shadow_b = {(normalize_name(s.get("name", "")), s.get("location", "")): s
+    shadow_b = {(normalize_name(written(s, "name")), written(s, "location")): s
                 for s in pb.shadowed}
     for k, s in shadow_a.items():
         if k not in shadow_b:
-            out.append(Difference("packages", f"{s.get('name')}.shadowed", "removed",
-                                  f"{s.get('version')} at {k[1]}", None,
-                                  path=("packages", str(s.get("name")), "shadowed")))
+            out.append(Difference("packages", f"{s.name}.shadowed", "removed",
+                                  f"{s.version} at {k[1]}", None,
+                                  path=("packages", str(s.name), "shadowed")))
     for k, s in shadow_b.items():
         if k not in shadow_a:
-            out.append(Difference("packages", f"{s.get('name')}.shadowed", "added", None,
-                                  f"{s.get('version')} at {k[1]}",
-                                  path=("packages", str(s.get("name")), "shadowed")))
+            out.append(Difference("packages", f"{s.name}.shadowed", "added", None,
+                                  f"{s.version} at {k[1]}",
+                                  path=("packages", str(s.name), "shadowed")))
     return out + facts.packages(a, b)  # engine builds, CUDA libraries, conda
 
 
@@ -94,7 +94,7 @@ def _dist_fields(x: Distribution, y: Distribution) -> Iterator[tuple[Parts, Any,
             yield (field,), fx, fy
     # direct_url.url and .editable are already compared as source and editable.
     skip = {"editable", "url"} if x.has("source") and y.has("source") else {"editable"}
-    for parts, _change, fx, fy in walk(x.direct_url, y.direct_url):
+    for parts, _change, fx, fy in walk(x.direct_url.raw, y.direct_url.raw):
         if dotted(parts) not in skip:
             yield ("direct_url", *parts), fx, fy
 

@@ -11,6 +11,8 @@ Keys (``Difference.key``) and locators (``Difference.path``):
   difference: the git diff shows edits).
 * ``module NAME``, ``("runtime", "modules", NAME)``: imported in one run only, or from
   another file, origin, distribution or version.
+* ``file PATH``, ``("runtime", "data_files", PATH)``: a data file opened in both runs with
+  other content, or opened in one run only (:mod:`runsnap.diffing.datafiles`).
 * ``traced``, ``native``, ``processes`` (``("runtime", KEY)``): the runs were traced
   differently, or ran another number of Python processes.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.diffing import datafiles
 from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.written import record, written
@@ -191,6 +194,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     out += _env(a, b)
     if not (xa.has("modules") and xb.has("modules") and xa.raw["modules"] is xb.raw["modules"]):
         out += _modules(xa.modules, xb.modules)  # (a table shared by the bulk loader: equal)
+    out += datafiles.compare(xa, xb)
     pa, pb = _processes(xa), _processes(xb)
     if pa != pb:
         out.append(Difference("runtime", "processes", "changed", pa, pb,
@@ -208,8 +212,9 @@ def _processes(x: Runtime) -> int:
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Provisional weights (the diagnosis from evidence, :mod:`runsnap.diffing.evidence`, is
     what ranks a variable by its reads): a module from another file or version (65), a
-    variable read in one run only (60: the program took another path), a module imported in
-    one run only (45), another value seen (40: the ``[env]`` difference is its cause), other
+    variable read in one run only (60: the program took another path), a data file opened in
+    both with other content (70), a module imported in one run only (45) or a file opened in
+    one only (40), another value seen (40: the ``[env]`` difference is its cause), other
     read places (35), other process counts (30), tracing or native observation that differ
     (25, 20)."""
     part = d.path[1] if len(d.path) > 1 else d.key
@@ -224,6 +229,10 @@ def score(d: Difference, rules: RankContext) -> Verdict:
             return 40, "the program saw another value", False
         return 60, (f"read in {'B' if d.change == 'added' else 'A'} only: the program took "
                     "another path"), False
+    if part == "data_files":
+        if d.change == "changed":
+            return 70, "a file the program opened for reading has other content", False
+        return 40, f"opened in {'B' if d.change == 'added' else 'A'} only", False
     if part == "processes":
         return 30, "another number of Python processes", False
     if part == "traced":

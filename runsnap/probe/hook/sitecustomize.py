@@ -20,6 +20,7 @@ killed with SIGKILL loses at most the counts since its last new event):
 * ``("W", name)``: the program set or removed ``name`` itself;
 * ``("M", name, file, path_entry)``: a top-level module imported;
 * ``("F", class, field)``: a field of a loaded model config read (``_runsnap_trace_config``);
+* ``("O", path, stack)``, ``("o", path)``, ``("Q", n)``: files opened (``_runsnap_trace_files``);
 * ``("C", {site: reads})``: cumulative read counts (written with new events and at the end);
 * ``("E", status)``: the process ended through ``sys.exit``/``atexit`` or ``os._exit``.
 
@@ -73,10 +74,12 @@ if _PRELOAD is not None:
 # The hook's parts, imported while its folder is on sys.path, then out of sys.modules: the
 # program sees neither them nor the folder.
 import _runsnap_trace_config as _config  # type: ignore[import-not-found]  # noqa: E402
+import _runsnap_trace_files as _files  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_log as _log  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_spawn as _spawn  # type: ignore[import-not-found]  # noqa: E402
 
-for _part in ("_runsnap_trace_log", "_runsnap_trace_spawn", "_runsnap_trace_config"):
+for _part in ("_runsnap_trace_log", "_runsnap_trace_spawn", "_runsnap_trace_config",
+              "_runsnap_trace_files"):
     sys.modules.pop(_part, None)
 try:
     sys.path.remove(_HERE)
@@ -418,6 +421,7 @@ def _after_exec(spec, patch):
 
 def _end(status=None):
     try:
+        _OPENS[0].end()
         _T.counts()
         _T.emit(("E", status))
     except Exception:
@@ -425,6 +429,7 @@ def _end(status=None):
 
 
 _real_exit = os._exit
+_OPENS: list = [None]  # the data files' audit hook (_runsnap_trace_files), once installed
 
 
 def _exit_hook(status):
@@ -444,6 +449,7 @@ def _after_fork():
         t.written = 0
         _BULK[0] = None
         _LAST[:] = [None, None, None, None]
+        _OPENS[0].forked()
         global _LOCK
         _LOCK = _thread.allocate_lock()  # a lock held by another thread at fork stays held
         t.open(True)
@@ -474,6 +480,7 @@ def _install():
         if hasattr(os, name):
             setattr(os, name, _wrap_exec(getattr(os, name), 2))
     os._exit = _exit_hook
+    _OPENS[0] = _files.install(_T.emit, _T.stack, (_HERE, os.path.dirname(_HERE), _DIR))
     if "subprocess" in sys.modules:
         _patch_subprocess(sys.modules["subprocess"])
     sys.meta_path.insert(0, _Finder)

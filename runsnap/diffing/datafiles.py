@@ -1,0 +1,208 @@
+"""Data files the runs opened (``[runtime.data_files]``): compared, shown once, and evidence.
+
+A config, an eval set, a vocabulary the program opened for reading is an input it *took in*,
+as a variable it read is. Two runs that opened the same path and found other content (another
+sha256, or the file missing in one) differ by that file: :func:`compare` makes the difference
+(``file PATH``), :func:`file_evidence` gives it ``read`` evidence (``named`` when the failing
+error quotes the file's name), with the process and the frame that opened it. A file only one
+run opened is where that run went (a consequence, folded like a variable read in one run
+only); a file either run wrote is an output, never compared.
+
+The same file seen twice is one difference (:func:`one_view`): an uncommitted edit or an
+untracked file in a git tree that a run opened keeps its git difference (the patch is the
+better view) and gets the run's evidence (:func:`edit_read`); a file under a model folder whose
+``[models]`` entry differs is shown there. An edit to a file neither traced run opened is
+``unread`` when its kind is read from Python only (:data:`runsnap.knowledge.datafiles.
+PYTHON_READ`); a kind native code loads (``tokenizer.json``, a sentencepiece ``.model``) stays
+without evidence: opens from C are not seen.
+
+An output is not a cause (:func:`outputs`): a file git lists as changed or untracked that a
+traced run opened for writing before it read it (``[runtime] data_files_written``: a log, a
+metrics file, a results table that happens to be tracked) is rewritten by every run; its
+difference is hidden, as a compiled cache's is, and so is the tree's ``dirty`` flag when every
+changed file of the tree that differs is hidden.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from runsnap.diffing.result import Difference
+from runsnap.knowledge.datafiles import PYTHON_READ
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+    from runsnap.snapshot.records_host import DataFile, Runtime
+
+__all__ = ["compare", "edit_read", "file_evidence", "one_view", "outputs"]
+
+
+def _content(f: DataFile) -> str:
+    """A file's content identity in words: ``sha256 d245e06b9b11, 8 bytes``, ``missing``."""
+    if f.missing:
+        return "missing"
+    if f.sha256:
+        part = "" if f.hashed in (None, "whole") else f" ({f.hashed})"
+        return f"sha256 {str(f.sha256)[:12]}{part}, {f.size} bytes"
+    if f.error:
+        return str(f.error)
+    return f"{f.size} bytes, not hashed" if f.size is not None else "not hashed"
+
+
+def _comparable(f: DataFile) -> bool:
+    """Whether ``f``'s content says something of the input: not an output of the run, and
+    its identity known (hashed, or missing)."""
+    return not f.written and (bool(f.sha256) or bool(f.missing))
+
+
+def compare(xa: Runtime, xb: Runtime) -> list[Difference]:
+    """``file PATH`` differences: opened in both with other content (``changed``), or opened
+    in one run only (``added``/``removed``, folded as consequences)."""
+    out: list[Difference] = []
+    fa, fb = xa.data_files, xb.data_files
+    for path in sorted(set(fa) | set(fb)):
+        x, y = fa.get(path), fb.get(path)
+        where = ("runtime", "data_files", path)
+        if x is not None and y is not None:
+            if _comparable(x) and _comparable(y) and _content(x) != _content(y):
+                out.append(Difference("runtime", f"file {path}", "changed", _content(x),
+                                      _content(y), evidence=(_opened("A", xa, x),
+                                                             _opened("B", xb, y)), path=where))
+        elif x is not None and not x.written:
+            out.append(Difference("runtime", f"file {path}", "removed", _content(x), None,
+                                  evidence=("opened in A only",), path=where))
+        elif y is not None and not y.written:
+            out.append(Difference("runtime", f"file {path}", "added", None, _content(y),
+                                  evidence=("opened in B only",), path=where))
+    return out
+
+
+def _frame(f: DataFile) -> str:
+    """The innermost frame of the program or a library that opened ``f`` (the standard
+    library's ``pathlib``, ``codecs``, ``json`` are how, not who)."""
+    std: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
+    for entry in f.stack:
+        top = str(entry).split(":", 1)[0].split("/", 1)[0].removesuffix(".py")
+        if top not in std:
+            return str(entry)
+    return str(f.stack[0]) if f.stack else "an unknown place"
+
+
+def _opened(side: str, rt: Runtime, f: DataFile) -> str:
+    """``B: opened at prog.py:5 in <module> (pid 41, prog.py)``: the first process that
+    opened it, named by its script (or its program), and how many more did."""
+    pid = f.pids[0] if f.pids else None
+    argv = next((list(p.argv) for p in rt.processes if p.pid == pid), [])
+    script = next((os.path.basename(str(a)) for a in argv[1:] if not str(a).startswith("-")),
+                  os.path.basename(str(argv[0])) if argv else "")
+    who = f"pid {pid}" + (f", {script}" if script else "") if pid is not None else ""
+    more = f", {len(f.pids)} processes" if len(f.pids) > 1 else ""
+    return f"{side}: opened at {_frame(f)}" + (f" ({who}{more})" if who else "")
+
+
+def file_evidence(d: Difference, a: Snapshot, b: Snapshot,
+             said: Sequence[tuple[str, str, int, Any]]) -> tuple[str, str, int] | None:
+    """``(kind, sentence, rank)`` for a ``file PATH`` difference of content: ``named`` when a
+    text in ``said`` (:func:`runsnap.diffing.naming.texts`: the failing errors, a warning of
+    one run) quotes the file's name, else ``read``."""
+    if d.path[:2] != ("runtime", "data_files") or d.change != "changed" or len(d.path) < 3:
+        return None
+    path = str(d.path[2])
+    got = b.records.runtime.data_files.get(path)
+    where = _opened("B", b.records.runtime, got) if got is not None else ""
+    base = os.path.basename(path)
+    for place, text, rank, _run in said:
+        if base and base in text:
+            return "named", (f"{place} names the data file {base}, which both runs opened with "
+                             f"other content; {where}"), rank
+    return "read", f"the program opened it in both runs, with other content; {where}", 0
+
+
+def _repo_file(d: Difference, snap: Snapshot | None) -> str:
+    repo, _, rel = d.key.partition(": ")
+    got = snap.records.git.repos.get(repo) if snap is not None else None
+    root = str(got.path or "") if got is not None else ""
+    return os.path.normpath(os.path.join(root, rel)) if root and rel else ""
+
+
+def edit_read(d: Difference, a: Snapshot, b: Snapshot) -> tuple[str, str] | None:
+    """``(kind, sentence)`` for a git difference of one file (``REPO: PATH``, an uncommitted
+    edit or an untracked file) that is not Python code: ``read`` when a traced run opened it
+    for reading, ``unread`` when both were traced, neither opened it, and its kind is read
+    from Python only; None when the runs cannot say."""
+    full = _repo_file(d, a) or _repo_file(d, b)
+    if not full or full.endswith(".py"):
+        return None
+    opened = any(full in snap.records.runtime.data_files_written for snap in (a, b))
+    for side, snap in (("B", b), ("A", a)):
+        got = snap.records.runtime.data_files.get(full)
+        if got is not None and not got.written:
+            return "read", (f"the program opened the file for reading while it ran: "
+                            f"{_opened(side, snap.records.runtime, got)}")
+        opened = opened or got is not None
+    if opened:  # written by the run (an output: see outputs), or read and then rewritten
+        return None
+    rts = (a.records.runtime, b.records.runtime)
+    if all(rt.traced and rt.has("data_files") for rt in rts) and full.endswith(PYTHON_READ):
+        return "unread", ("no process opened it in either run (both traced; its kind is read "
+                          "from Python): the edit was not read")
+    return None
+
+
+def one_view(found: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Difference]:
+    """``found`` without a ``file PATH`` difference that another view shows: a git difference
+    of that file, or a ``[models]`` difference of the model folder it lies in."""
+    files = [d for d in found if d.path[:2] == ("runtime", "data_files") and len(d.path) > 2]
+    if not files:
+        return list(found)
+    shown: set[str] = set()
+    folders: list[str] = []
+    for d in found:
+        if d.section == "git" and ": " in d.key:
+            shown |= {p for p in (_repo_file(d, a), _repo_file(d, b)) if p}
+        elif d.section == "models":
+            src = d.key.partition(": ")[0]
+            folders += [str(m.path).rstrip("/") + "/" for s in (a, b)
+                        for m in (s.records.models.models.get(src),) if m is not None and m.path]
+    ids = {id(d) for d in files}
+    return [d for d in found if id(d) not in ids or not (
+        str(d.path[2]) in shown or str(d.path[2]).startswith(tuple(folders)))]
+
+
+
+def outputs(ranked: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Difference]:
+    """``ranked`` with the runs' outputs hidden: a git difference of one file (``REPO: PATH``)
+    that a traced run opened for writing before it read it, and a tree's ``dirty`` flag when
+    every changed file of that tree that differs is hidden (outputs, compiled caches)."""
+    written = {side: frozenset(snap.records.runtime.data_files_written)
+               for side, snap in (("A", a), ("B", b))}
+    out: list[Difference] = []
+    for d in ranked:
+        if d.section == "git" and ": " in d.key and not d.hidden:
+            full = {p for p in (_repo_file(d, a), _repo_file(d, b)) if p}
+            who = [side for side, paths in written.items() if full & paths]
+            if who:
+                d = d.replace(hidden=True, reason=(
+                    f"an output of the run: run {' and '.join(who)} opened it for writing "
+                    f"before reading it, so each run rewrites it; not an input ({d.reason})"))
+        out.append(d)
+    return [_dirty(d, out) for d in out]
+
+
+def _dirty(d: Difference, found: Sequence[Difference]) -> Difference:
+    """``d``, hidden when it is a tree's ``dirty`` flag and the files of that tree that differ
+    are all hidden (and its diffs were not cut: no ``REPO.diff`` difference)."""
+    if d.section != "git" or not d.key.endswith(".dirty") or d.hidden:
+        return d
+    repo = d.key[: -len(".dirty")]
+    files = [x for x in found if x.section == "git" and x.key.startswith(repo + ": ")]
+    if not files or not all(x.hidden for x in files) or any(
+            x.section == "git" and x.key == f"{repo}.diff" for x in found):
+        return d
+    return d.replace(hidden=True, reason=(
+        f"the tree's only changes that differ are hidden ({len(files)} file"
+        f"{'s' if len(files) != 1 else ''}: outputs of the run, compiled caches); {d.reason}"))

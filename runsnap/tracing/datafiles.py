@@ -1,0 +1,128 @@
+"""``[runtime.data_files]``: the data files the traced processes opened for reading, each with
+a content identity taken when the run ended.
+
+The tracing hook's wrappers of ``open`` (``runsnap/probe/hook/_runsnap_trace_files.py``) write one
+``("O", path, stack)`` record per file a process opened for reading, ``("o", path)`` per file
+it opened for writing, and ``("Q", n)`` for the files beyond its cap. Here, after the child
+ended, runsnap reads each file once (the child pays nothing for it, but the outcome is written after
+it, so the reading is bounded):
+
+* up to :data:`WHOLE` (4 MiB), the sha256 of the whole file (``hashed = "whole"``): configs,
+  eval sets and vocabularies are below it;
+* above it, the sha256 of its size, its first and its last :data:`EDGE` bytes (``hashed =
+  "first and last MiB"``): a weight or data shard, a 9 MB ``tokenizer.json`` is read 2 MiB at
+  most; an edit in its middle that keeps the size is not seen;
+* past :data:`BUDGET` (32 MiB) hashed for the run, the size only (``hashed`` says so).
+
+The hash is CPython's built-in SHA-256 (:mod:`runsnap.base.digest`): importing :mod:`hashlib`
+loads OpenSSL, which a capture does not pay for before the outcome is written; the built-in
+hashes ~100 MB/s here, so the budget bounds this step to ~0.3 s, and a run that read a few
+configs pays about a millisecond.
+
+A file written during the run (opened for writing by a traced process, or modified after the
+launch began: ``mtime`` at or after it) is an output, marked ``written``, never hashed; a file
+gone by the end is ``missing`` (an open that failed is recorded too: the program tried it).
+The files a process opened for writing before it read them are listed apart
+(``[runtime] data_files_written``): outputs, which the diff tells from inputs when git lists
+them as changed (:func:`runsnap.diffing.datafiles.outputs`).
+Contents are never stored, only their hash, the size, the paths and the opening frames.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from runsnap.base.digest import sha256
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+__all__ = ["BUDGET", "EDGE", "WHOLE", "data_files"]
+
+#: Files up to this size are hashed whole.
+WHOLE = 4 << 20
+#: Of a larger file, this much of its start and of its end is hashed (with its size).
+EDGE = 1 << 20
+#: Bytes hashed per run at most; files beyond it get their size only.
+BUDGET = 32 << 20
+#: Files listed per run at most (each process keeps 256 already).
+MAX_LISTED = 512
+
+
+def data_files(python: Sequence[Sequence[tuple[Any, ...]]], started_ns: int | None
+               ) -> tuple[dict[str, dict[str, Any]], list[str], int]:
+    """``(files, written, left_out)``: path -> what is known of a file opened for reading,
+    from the processes' records (``python``: one list per process, its ``P`` record first);
+    the paths opened for writing first, sorted; how many files were opened beyond the caps.
+    ``started_ns``: when the launch began (``time.time_ns()``)."""
+    files: dict[str, dict[str, Any]] = {}
+    written: set[str] = set()
+    left_out = 0
+    for records in python:
+        pid = records[0][1] if len(records[0]) > 1 else None
+        for rec in records[1:]:
+            kind = rec[0]
+            if kind == "O" and len(rec) >= 3 and isinstance(rec[1], str):
+                entry = files.get(rec[1])
+                if entry is None:
+                    if len(files) >= MAX_LISTED:
+                        left_out += 1
+                        continue
+                    entry = files[rec[1]] = {"pids": [], "stack": [str(s) for s in rec[2] or ()]}
+                if isinstance(pid, int) and pid not in entry["pids"]:
+                    entry["pids"].append(pid)
+            elif kind == "o" and len(rec) >= 2 and isinstance(rec[1], str):
+                written.add(rec[1])
+            elif kind == "Q" and len(rec) >= 2 and isinstance(rec[1], int):
+                left_out += rec[1]
+    budget = [BUDGET]
+    for path, entry in sorted(files.items()):
+        entry.update(_identity(path, path in written, started_ns, budget))
+    outputs = sorted(written)
+    left_out += max(0, len(outputs) - MAX_LISTED)
+    return dict(sorted(files.items())), outputs[:MAX_LISTED], left_out
+
+
+def _identity(path: str, written: bool, started_ns: int | None, budget: list[int]
+              ) -> dict[str, Any]:
+    """What identifies the content of ``path`` now: its hash and size, or why there is none."""
+    if written:
+        return {"written": True}
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {"missing": True}
+    except OSError as exc:
+        return {"error": exc.strerror or type(exc).__name__}
+    if not stat.S_ISREG(st.st_mode):
+        return {"error": "not a regular file"}
+    if started_ns is not None and st.st_mtime_ns >= started_ns:
+        return {"written": True, "size": st.st_size}
+    size = st.st_size
+    cost = size if size <= WHOLE else 2 * EDGE
+    if cost > budget[0]:
+        return {"size": size, "hashed": "not hashed: past the run's budget"}
+    try:
+        digest = _sha256(path, size)
+    except OSError as exc:
+        return {"size": size, "error": exc.strerror or type(exc).__name__}
+    budget[0] -= cost
+    return {"sha256": digest, "size": size,
+            "hashed": "whole" if size <= WHOLE else "first and last MiB"}
+
+
+def _sha256(path: str, size: int) -> str:
+    h = sha256()
+    with open(path, "rb") as fh:
+        if size <= WHOLE:
+            while chunk := fh.read(EDGE):
+                h.update(chunk)
+        else:
+            h.update(str(size).encode())
+            h.update(fh.read(EDGE))
+            fh.seek(size - EDGE)
+            h.update(fh.read(EDGE))
+    return h.hexdigest()
