@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpus import CORPUS, HALVES, Entry  # noqa: E402
-from benchmarks.diagnosis import capture  # noqa: E402
+from benchmarks.diagnosis import capture, is_job  # noqa: E402
 from benchmarks.thirdparty import Unavailable  # noqa: E402
 
 
@@ -67,18 +67,25 @@ def run_one(entry: Entry, folder: Path, runsnap: str) -> dict[str, Any]:
         return {**row, "unavailable": str(exc)}
     store = d / ".runsnap"
     store.mkdir(exist_ok=True)
-    capture(incident.good, store / "good.toml", (), runsnap)
+    job = is_job(incident.good)  # its launcher captures each rank into a folder of its own
+    good, bad = (store / "good", store / "bad") if job else (store / "good.toml",
+                                                              store / "bad.toml")
+    capture(incident.good, good, (), runsnap)
     if incident.between is not None:
         incident.between()
     time.sleep(0.01)
-    capture(incident.bad, store / "bad.toml", (), runsnap)
+    capture(incident.bad, bad, (), runsnap)
     started = time.monotonic()
-    code, out, err = _why(store, incident.bad.cwd, runsnap)
-    how = "found"
-    if code == 2 and "--against REF" in err:
+    if job:  # a job's ranks are no launch of their own: the two jobs are named, folder to folder
+        code, out, err = _why(store, incident.bad.cwd, runsnap, str(bad), "--against", str(good))
+        how = "job"
+    else:
+        code, out, err = _why(store, incident.bad.cwd, runsnap)
+        how = "found"
+    if code == 2 and "--against REF" in err and not job:
         how = "--against"
         code, out, err = _why(store, incident.bad.cwd, runsnap, "--against",
-                              str(store / "good.toml"))
+                              str(good))
     seconds = time.monotonic() - started
     cause = out.get("cause") or []
     row.update(reference=how, exit=code, status=out.get("status") or f"exit {code}",
@@ -101,22 +108,35 @@ def render(rows: Sequence[Mapping[str, Any]]) -> str:
             continue
         mark = "yes" if r["planted"] else ("(none planted)" if r["nothing_planted"] else "no")
         note = "; ".join(r["cannot"])[:100] or r["message"][:100]
-        if r["reference"] != "found":
+        if r["reference"] == "job":
+            note = f"job against job; {note}"
+        elif r["reference"] != "found":
             note = f"--against (no earlier run ended well); {note}"
         lines.append(f"| {r['half']} | {r['name']} | {r['status']} | {mark} | {r['launches']} "
                      f"| {r['seconds']} | {note.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 
+def _halves(text: str) -> list[str]:
+    """``--half fresh,fresh2``: the halves named, each checked."""
+    names = [h.strip() for h in text.split(",") if h.strip()]
+    for h in names:
+        if h not in HALVES:
+            raise argparse.ArgumentTypeError(f"{h!r}: not a half ({', '.join(HALVES)})")
+    return names
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--half", choices=HALVES, action="append")
+    parser.add_argument("--half", action="append", type=_halves, default=[],
+                        help=f"a half, or several with commas ({', '.join(HALVES)})")
     parser.add_argument("--only", action="append")
     parser.add_argument("--keep", metavar="DIR")
     parser.add_argument("--runsnap", default=sys.executable)
     parser.add_argument("--jsonl", metavar="FILE", help="append each row as it is done")
     args = parser.parse_args(argv)
-    entries = [e for e in CORPUS if (not args.half or e.half in args.half)
+    halves = {h for group in args.half for h in group}
+    entries = [e for e in CORPUS if (not halves or e.half in halves)
                and (not args.only or e.name in args.only)]
     rows = []
     with tempfile.TemporaryDirectory(prefix="runsnap-why-corpus-") as tmp:

@@ -13,8 +13,10 @@ from typing import Any
 from runsnap.base.terminal import fit, neutralise, say, width, wrap
 from runsnap.commands import Result
 from runsnap.commands.progress import wiring
+from runsnap.commands.whyjob import is_job_folder, newest_job, why_job
 from runsnap.errors import UsageError
 from runsnap.experiments import review
+from runsnap.experiments.explaining import newest_first
 from runsnap.experiments.explaining import why as explain
 from runsnap.experiments.verdicts import WhySettings
 from runsnap.render.why import render
@@ -80,8 +82,15 @@ def run_why(bad: str | None, out_dir: str, fmt: str = "text", *, against: str | 
     progress, on_trial, line = wiring(quiet, _say)
     settings = (settings or WhySettings()).replace(progress=progress, on_trial=on_trial)
     try:
-        result = explain(bad, against=against, folder=out_dir, prove=prove, options=settings,
-                         before_launch=_asker(yes))
+        if bad is None and os.path.isdir(out_dir):  # the newest launch may be a job's ranks
+            newest = newest_first(out_dir)
+            bad = newest_job(out_dir, newest[0] if newest else None)
+        if bad and os.path.isdir(bad) and is_job_folder(bad, out_dir):
+            # a job's ranks, folder against folder: relaunched through torchrun, or said
+            result = why_job(bad, against, out_dir, settings, prove, _asker(yes))
+        else:
+            result = explain(bad, against=against, folder=out_dir, prove=prove,
+                             options=settings, before_launch=_asker(yes))
     finally:
         if line is not None:
             line.close()

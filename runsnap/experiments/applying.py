@@ -18,7 +18,6 @@ changes applied through their locators:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,9 @@ from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
+from runsnap.experiments.bytecode import bytecode_only
+from runsnap.experiments.gittrees import copy_trees, edit_of
+from runsnap.experiments.modelcopy import copy_model
 from runsnap.knowledge.env import list_separator, split_list
 from runsnap.snapshot.records import GitRepo
 
@@ -37,10 +39,6 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
 __all__ = ["Change", "Plan", "Skipped", "apply", "plan"]
-
-#: Files of a model directory up to this size are copied into a trial's copy; bigger ones and
-#: weight files are links to the originals.
-COPY_MAX_BYTES = 1024 * 1024
 
 #: Sections that describe what a run did, not what it was given: never applied, never skipped.
 EFFECT_SECTIONS = frozenset({"outcome", "runtime", "process"})
@@ -99,7 +97,6 @@ class Plan(FrozenRecord):
 
 
 # --------------------------------------------------------------------------- the plan
-
 #: The keys of ``[packages]`` differences that say the interpreter itself differs.
 _INTERPRETER = frozenset({"interpreter", "python_version", "implementation"})
 
@@ -200,6 +197,13 @@ def plan(
             skip("follows env PYTHONPATH (applied with it)")
         elif d.section == "git" and (src := _config_edit(good, bad, path, configs)):
             skip(f"the model's config.json: its fields are applied ({src})")
+        elif d.section == "git" and (how := edit_of(good, bad, path)):
+            if how == "apply":
+                changes.append(_change(d, path))
+            else:
+                skip(how)
+        elif d.section == "git" and bytecode_only(good, bad, path):
+            skip("Python's bytecode cache: written by the runs, never their input")
         elif d.section in _BLOCKING_WHY:
             skip(_BLOCKING_WHY[d.section], True)
         else:
@@ -326,12 +330,15 @@ def apply(
     workdir: str,
     secret: Any = None,
     models: Sequence[str] = (),
+    trees: Sequence[str] = (),
 ) -> LaunchSpec:
     """``base`` (GOOD's launch) with ``changes`` applied; model copies go under ``workdir``.
 
     ``models``: the sources whose config.json fields are searched. Every trial, the one with
     nothing applied too, reads those models through a copy with GOOD's recorded config (plus
-    the chosen fields): the directory itself may hold BAD's config by now, edited in place."""
+    the chosen fields): the directory itself may hold BAD's config by now, edited in place.
+    ``trees``: the repositories whose uncommitted edits are searched; every trial runs in a
+    copy of each (:mod:`runsnap.experiments.gittrees`)."""
     env = dict(base.env)
     argv = list(base.argv)
     cwd = base.cwd
@@ -360,6 +367,8 @@ def apply(
             configs.setdefault(str(c.path[1]), []).append(c)
     for name, chosen in entries.items():
         env[name] = _apply_entries(name, good, bad, chosen)
+    if trees:  # before the model copies: a model under the repository is copied from there
+        argv, cwd, env = copy_trees(argv, cwd, env, trees, changes, good, bad, workdir)
     for src, chosen in configs.items():
         if any(c.path[:3] == ("command", "options", src) for c in changes):
             continue  # the option itself points at BAD's model: nothing left to apply
@@ -367,12 +376,6 @@ def apply(
         argv = (set_option(argv, src, copy) if src.startswith("--")
                 else _set_index(argv, int(src[5:-1]), copy))
     return base.replace(argv=tuple(argv), env=env, cwd=cwd)
-
-
-def _config_of(snap: Snapshot, src: str) -> Mapping[str, Any]:
-    """The config.json of model ``src`` as recorded (``{}``: none)."""
-    model = snap.records.models.models.get(src)
-    return model.config.raw if model and model.config else {}
 
 
 def _apply_entries(name: str, good: Snapshot, bad: Snapshot, chosen: Sequence[Change]) -> str:
@@ -452,47 +455,3 @@ def _set_index(argv: Sequence[str], i: int, value: Any) -> list[str]:
     else:
         out[i] = str(value)
     return out
-
-
-def copy_model(
-    src_dir: str, src: str, chosen: Sequence[Change], good: Snapshot, bad: Snapshot,
-    workdir: str,
-) -> str:
-    """A copy of ``src_dir`` under ``workdir`` whose config.json is GOOD's (as recorded: the
-    file may have been edited since) with the ``chosen`` field changes (GOOD -> BAD) applied by
-    DeepDiff's ``Delta``; other files are copied when small and linked to the originals
-    otherwise. Returns the copy's path."""
-    # deferred: deepdiff, ~1701 ms measured under load; only copy_model() needs it
-    from deepdiff import DeepDiff, Delta
-    from deepdiff.path import parse_path
-
-    from runsnap.capturing.collectors.models import WEIGHT_SUFFIXES
-
-    cfg_a, cfg_b = (_config_of(s, src) for s in (good, bad))
-    wanted = [[str(p) for p in c.path[3:]] for c in chosen]
-    full = DeepDiff(cfg_a, cfg_b, verbose_level=2) if wanted else {}
-    subset: dict[str, Any] = {}
-    for kind, entries in full.items():
-        if not isinstance(entries, Mapping):
-            continue
-        keep = {p: v for p, v in entries.items()
-                if any([str(x) for x in parse_path(p)][: len(w)] == w for w in wanted)}
-        if keep:
-            subset[kind] = keep
-    config = cfg_a + Delta(diff=subset, raise_errors=True) if subset else cfg_a
-    os.makedirs(workdir, exist_ok=True)
-    dest = os.path.join(workdir, os.path.basename(os.path.normpath(src_dir)) or "model")
-    os.makedirs(dest)
-    for entry in os.scandir(src_dir):
-        target = os.path.join(dest, entry.name)
-        if entry.name == "config.json":
-            continue
-        if (entry.is_file() and not entry.name.lower().endswith(WEIGHT_SUFFIXES)
-                and entry.stat().st_size <= COPY_MAX_BYTES):
-            with open(entry.path, "rb") as fin, open(target, "wb") as fout:
-                fout.write(fin.read())
-        else:
-            os.symlink(os.path.realpath(entry.path), target)
-    with open(os.path.join(dest, "config.json"), "w", encoding="utf-8") as fh:
-        json.dump(config, fh, indent=2)
-    return dest

@@ -36,6 +36,7 @@ from runsnap.diffing.wording import short
 from runsnap.errors import UsageError
 from runsnap.experiments import trials
 from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
+from runsnap.experiments.gittrees import searched
 from runsnap.experiments.progress import TrialProgress, expected_trials
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, STOPPED, UNCLEAR, Criteria, OutcomeJudge, Verdict, run_trial
@@ -150,8 +151,7 @@ class _Search:
         self.options, self.judge, self.folder, self.secret = options, judge, folder, secret
         self.changes = the_plan.changes
         self.keep = trials.env_keys(self.changes)  # tracker variables under test stay unmasked
-        self.models = sorted({str(c.path[1]) for c in self.changes
-                              if c.path[0] == "models" and c.path[2:3] == ("config",)})
+        self.models, self.trees = searched(self.changes)  # read through copies, every trial
         self.runs: list[Run] = []
         self.memo: dict[frozenset[int], Verdict] = {}
         self.best: frozenset[int] = frozenset(range(len(self.changes)))
@@ -186,7 +186,7 @@ class _Search:
         try:
             spec = apply(self.base, applied, good=self.good, bad=self.bad,
                          workdir=os.path.join(self.folder, f"{name}-models"), secret=self.secret,
-                         models=self.models)
+                         models=self.models, trees=self.trees)
         except (OSError, ValueError, KeyError) as exc:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
         spec = spec.replace(env={**spec.env, **trials.untracked(self.folder, self.keep)})

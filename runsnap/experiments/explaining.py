@@ -226,6 +226,8 @@ def why(
     options = proving.options_of(options).replace(out_dir=folder)
     if report.confidence == "confident":
         return proving.proven(good_snap, bad_snap, report, base, options, before_launch, t0)
+    if proving.warnings_only(good_snap, bad_snap, options):
+        return proving.warned_only(good_snap, bad_snap, base, t0)
     if before_launch is not None:
         before_launch([good_snap, bad_snap])
     return proving.bisected(good_snap, bad_snap, report, base, options, t0)

@@ -6,23 +6,28 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from runsnap.base.paths import shown
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
+from runsnap.experiments.gittrees import searched
+from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
+from runsnap.experiments.yourself import experiment_line
 
 if TYPE_CHECKING:
     from runsnap.diffing import Report
     from runsnap.snapshot import Snapshot
 
-__all__ = ["bisected", "options_of", "proven"]
+__all__ = ["bisected", "options_of", "proven", "warned_only", "warnings_only"]
 
 
 def options_of(given: Options | WhySettings | None) -> Options:
@@ -36,6 +41,33 @@ def options_of(given: Options | WhySettings | None) -> Options:
                    progress=s.progress, on_trial=s.on_trial)
 
 
+def warnings_only(good: Snapshot, bad: Snapshot, options: Options) -> bool:
+    """Whether GOOD and BAD both ended well (exit 0, no signal) and nothing a trial is judged
+    by tells them apart but the warnings one of them printed: no metric, wall time or peak
+    memory beyond its noise, no ``--test`` or ``--timeout`` saying what bad means."""
+    c = options.criteria
+    if c.test or c.timeout is not None:
+        return False
+    ends = [s.records.outcome for s in (good, bad)]
+    if any(o.exit_status != 0 or o.signal for o in ends):
+        return False
+    try:
+        judge = OutcomeJudge(ends[0], ends[1], c.metric, c.metric_tolerance)
+    except UsageError:  # alike in every way: the bisection says so itself
+        return False
+    return judge.measure is None and not judge.by_exit
+
+
+def warned_only(good: Snapshot, bad: Snapshot, base: dict[str, Any], t0: float) -> WhyResult:
+    """Both ran well and differ only in a warning: no failure to explain, so nothing is
+    launched; the bisection that finds what makes the warning is the experiment offered."""
+    names = [shlex.quote(shown(s.path_text or "")) for s in (good, bad)]
+    return WhyResult("none", "both runs ended well, alike in everything a launch is judged by "
+                     "but the warnings one of them printed: no failure to explain", **base,
+                     elapsed=time.monotonic() - t0,
+                     experiment=(f"runsnap bisect {' '.join(names)}  # what makes the warning",))
+
+
 def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
               options: Options, t0: float, before: str = "", launched: int = 0) -> WhyResult:
     """``runsnap bisect`` over the diff's candidates first, then the rest; ``before``: what
@@ -47,10 +79,21 @@ def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any]
     cannot = tuple(f"{s.where}: {s.why}" for s in answer.plan.skipped if s.blocking)
     if answer.plan.program is not None:
         cannot = (f"{answer.plan.program.where}: GOOD and BAD run different programs", *cannot)
+    experiment = () if answer.cause else _first_line(
+        [s for s in answer.plan.skipped if s.blocking], good, bad)
     return WhyResult(answer.status, answer.message, **base, cause=answer.cause,
                      how=before + (how if answer.runs else ""),
                      launches=launched + len(answer.runs), elapsed=time.monotonic() - t0,
-                     bisect=answer, cannot=cannot)
+                     bisect=answer, cannot=cannot, experiment=experiment)
+
+
+def _first_line(causes: Sequence[Any], good: Snapshot, bad: Snapshot) -> tuple[str, ...]:
+    """The experiment a person runs for the highest-ranked of ``causes`` that has one."""
+    for cause in causes:
+        line = experiment_line(cause, good, bad)
+        if line:
+            return (line,)
+    return ()
 
 
 def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
@@ -69,7 +112,8 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
     if not changes:
         return WhyResult("confident", named, **base, cause=(top,),
                          how=how, elapsed=time.monotonic() - t0,
-                         cannot=(f"{top.where}: cannot be applied to prove it ({via})",))
+                         cannot=(f"{top.where}: cannot be applied to prove it ({via})",),
+                         experiment=_first_line([top], good, bad))
     if via:
         how = f"{how}; {top.where} {via}"
     if before_launch is not None:
@@ -113,8 +157,9 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     t0 = time.monotonic()
     folder = new_folder(options.out_dir)
     stop = threading.Event()
+    models, trees = searched(changes)
     applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
-                    secret=secret)
+                    secret=secret, models=models, trees=trees)
     back = tuple(c.replace(a=c.b, b=c.a, path=_reverse(c.path)) for c in changes)
     restored = restore(bad).spec
 
@@ -122,7 +167,7 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
         return secret_from(good, name, stored)
 
     reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
-                     secret=good_secret)
+                     secret=good_secret, models=models, trees=trees)
     say = options.progress or (lambda _line: None)
     keep = env_keys(changes)
     for note in tracker_notes(keep):

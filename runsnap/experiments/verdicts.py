@@ -4,6 +4,7 @@ and :mod:`runsnap.experiments.proving` (its launching half)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.jsonform import json_form
@@ -77,6 +78,12 @@ class WhyResult(FrozenRecord):
     proof: Proof | None = None
     cannot: tuple[str, ...] = field(default_factory=tuple)
     """What could not be applied by a launch, each with why."""
+    experiment: tuple[str, ...] = field(default_factory=tuple)
+    """Where no launch of ``why`` could apply the cause: the experiment a person runs, one
+    shell line (:mod:`runsnap.experiments.yourself`)."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """A job's diff notes (``why JOB/``): the ranks paired, the rank shown and why, a rank that
+    ran in one job only, differences that count in other ranks only."""
 
     @property
     def exit_status(self) -> int:
@@ -97,6 +104,7 @@ class WhyResult(FrozenRecord):
                        "b": c.b} for c in self.cause],
             "how": self.how, "restore": list(self.restore), "launches": self.launches,
             "elapsed_s": round(self.elapsed, 3), "cannot": list(self.cannot),
+            "experiment": list(self.experiment), "notes": list(self.notes),
             "bisect": self.bisect.to_dict() if self.bisect is not None else None,
             "proof": self.proof.to_dict() if self.proof is not None else None,
         }
@@ -110,6 +118,8 @@ def restoring(c: Any) -> str:
     'unset NCCL_ALGO'
     >>> restoring(Change(("command", "options", "--tp"), "command", "--tp", "4", "8"))
     'give --tp 4'
+    >>> restoring(Change(("git", "proj", "diff", "a.py"), "git", "proj: a.py", None, "+1 -1"))
+    'in proj: git stash push -u -- a.py (the edit kept in the stash)'
     """
     path = tuple(c.path)
     if path[:1] == ("env",) and len(path) > 2:
@@ -123,6 +133,10 @@ def restoring(c: Any) -> str:
         return f"give {path[2]}" if c.a is True else f"give {path[2]} {c.a}"
     if path[:1] == ("models",):
         return f"{c.key}: {c.a} in config.json"
+    if path[:1] == ("git",) and len(path) == 4 and path[2] in ("diff", "untracked") \
+            and c.a is None:  # an edit or a new file GOOD's tree did not have
+        rel = shlex.quote(str(path[3]))
+        return f"in {path[1]}: git stash push -u -- {rel} (the edit kept in the stash)"
     return f"{c.where}: back to {c.a}"
 
 

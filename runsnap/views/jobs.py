@@ -3,11 +3,19 @@
 Each folder holds the snapshots of one job (one per rank, as ``capture -o DIR/{rank}.toml``
 under torchrun, mpirun or srun names them). The ranks are paired by their id (``[meta]
 launcher`` rank), never by file order, and each pair is a two-way diff, so its consequences
-fold and its verdict is judged as for two runs. One report comes back: the pair of the lowest
-rank whose outcomes differ (else the lowest rank), with notes for the rest: a rank that ran in
-one job only (named with its job), and the differences that count in another pair but not in
-the one shown (what rank 3 alone sees). Folders whose snapshots carry no rank ids, or repeat
-one, are no pair of jobs: :func:`job_pairs` says so and the N-way diff takes them.
+fold and its verdict is judged as for two runs. One report comes back: the pair of the rank
+that failed first (:func:`shown_rank`), with notes for the rest: a rank that ran in one job
+only (named with its job), and the differences that count in another pair but not in the one
+shown (what rank 3 alone sees).
+
+The rank that failed first, not the lowest: when one rank raises, its launcher stops the others
+(torchrun and mpirun send ``SIGTERM``), and a rank stopped so, or one whose collective broke
+when its peer left, holds the failure's consequence, not its cause. So the rank shown is, among
+those whose outcomes differ, one not stopped by ``SIGTERM``, ``SIGINT`` or ``SIGHUP`` (all of
+them when every one was), the one whose run ended first; of several that ended with that same
+first error (every rank raised it), the lowest. Nothing differs: the lowest rank. Folders whose
+snapshots carry no rank ids, or repeat one, are no pair of jobs: :func:`job_pairs` says so and
+the N-way diff takes them.
 """
 
 from __future__ import annotations
@@ -19,10 +27,13 @@ from runsnap.diffing.consequences import outcome_of
 from runsnap.diffing.result import SnapInfo
 from runsnap.snapshot import Snapshot
 
-__all__ = ["MAX_NAMED", "compare_jobs", "job_pairs"]
+__all__ = ["MAX_NAMED", "STOPPING_SIGNALS", "compare_jobs", "job_pairs", "shown_rank"]
 
 #: Ranks or keys named in one note before "and N more".
 MAX_NAMED = 4
+
+#: The signals a launcher stops the other ranks with once one has failed.
+STOPPING_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP"})
 
 
 def _by_rank(snaps: Sequence[Snapshot]) -> dict[int, Snapshot] | None:
@@ -45,6 +56,38 @@ def job_pairs(a: Sequence[Snapshot], b: Sequence[Snapshot]
     return ra, rb
 
 
+def _stopped(s: Snapshot) -> bool:
+    return str(s.records.outcome.signal or "") in STOPPING_SIGNALS
+
+
+def shown_rank(a: dict[int, Snapshot], b: dict[int, Snapshot]) -> tuple[int, list[str]]:
+    """The rank whose pair a job diff shows (see the module's text) and notes that say why.
+
+    The ranks of ``b`` (the failing job) decide; ``a`` only says whose outcome differs."""
+    common = sorted(set(a) & set(b))
+    differ = [r for r in common if outcome_of(a[r], b[r])[0] == "different"]
+    head = f"job against job, {len(common)} ranks paired by id"
+    if not differ:
+        return common[0], [f"{head}; rank {common[0]} shown"]
+    stopped = [r for r in differ if _stopped(b[r])]
+    own = [r for r in differ if r not in stopped] or differ
+    first = min(own, key=lambda r: (str(b[r].records.outcome.ended_at or "~"), r))
+    error = b[first].records.outcome.first_error
+    same = [r for r in own if r == first or (error and b[r].records.outcome.first_error == error)]
+    n = len(differ)
+    notes = [f"{head}, {n} differ{'s' if n == 1 else ''}; rank {min(same)} shown"]
+    if len(same) > 1:
+        notes.append(f"ranks {_named([str(r) for r in same])} failed with one error: the "
+                     "lowest shown")
+    elif len(differ) > 1:
+        notes.append(f"rank {first} failed first")
+    if stopped and len(own) < len(differ):
+        notes.append(f"rank{'s' if len(stopped) > 1 else ''} {_named([str(r) for r in stopped])}"
+                     f" stopped by {b[stopped[0]].records.outcome.signal} (a launcher stops the rest "
+                     "once one fails)")
+    return min(same), notes
+
+
 def _named(items: Sequence[str]) -> str:
     """``a, b, c`` with at most :data:`MAX_NAMED`, then how many more.
 
@@ -65,11 +108,8 @@ def compare_jobs(a: dict[int, Snapshot], b: dict[int, Snapshot], *,
                  git_log: bool = True, static: bool = False) -> Report:
     """Job ``a`` against job ``b``, rank against rank (see the module's text)."""
     common = sorted(set(a) & set(b))
-    differ = [r for r in common if outcome_of(a[r], b[r])[0] == "different"]
-    shown = differ[0] if differ else common[0]
+    shown, notes = shown_rank(a, b)
     ja, jb = _job(a), _job(b)
-    notes = [f"job against job, {len(common)} ranks paired by id; rank {shown} shown"
-             + (f" ({len(differ)} differ)" if differ else "")]
     for side, job, only in (("A", ja, sorted(set(a) - set(b))), ("B", jb, sorted(set(b) - set(a)))):
         if only:
             notes.append(f"rank{'s' if len(only) > 1 else ''} {_named([str(r) for r in only])} "

@@ -49,7 +49,8 @@ def test_two_jobs_pair_their_ranks_and_fold_like_two_runs(tmp_path: Path,
     assert "MASTER_PORT" not in {d["key"] for d in shown}
     assert report["a"]["rank"] == report["b"]["rank"] == 0
     notes = report["notes"]
-    assert notes[0] == "job against job, 2 ranks paired by id; rank 0 shown (2 differ)"
+    assert notes[0] == "job against job, 2 ranks paired by id, 2 differ; rank 0 shown"
+    assert "rank 0 failed first" in notes  # the ranks ran one after another
     assert "rank 2 ran in B's job 77e0d1c4 only" in notes
     assert "env APP_SHARDS differs in rank 1 only" in notes
     text = run_runsnap("diff", "job-a", "job-b", cwd=tmp_path, env=env).stdout
@@ -66,6 +67,40 @@ def test_folders_without_rank_ids_are_compared_n_way(tmp_path: Path,
     res = run_runsnap("diff", "--format", "json", "a", "b", cwd=tmp_path, env=dict(os.environ))
     report = json.loads(res.stdout)
     assert res.returncode == 1 and len(report["snapshots"]) == 4, sorted(report)
+
+
+STOPPED = """
+    import os, signal, sys
+    if os.environ.get("APP_CACHE") == "16" and os.environ["RANK"] == "1":
+        sys.exit("ValueError: APP_CACHE 16 is below what a shard needs")
+    if os.environ.get("APP_STOPPED"):  # as its launcher stops it once another rank failed
+        os.kill(os.getpid(), signal.SIGTERM)
+    print("done")
+    """
+
+
+def test_the_rank_shown_is_the_one_that_failed_not_one_its_launcher_stopped(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """Rank 0 of job B ended first, but by ``SIGTERM`` (its launcher stopping it); rank 1 failed
+    on its own: rank 1's pair is shown, and the notes say why; ``why`` with no BAD named finds
+    job B, the newest job of the folder."""
+    app = write_script(tmp_path, "worker.py", STOPPED)
+    _launch_job(tmp_path / "job-a", "4f1c2a9e", "45123", 2, app, {**base_env, "APP_CACHE": "64"})
+    _launch_job(tmp_path / "job-b", "77e0d1c4", "51877", 2, app, {**base_env, "APP_CACHE": "16"},
+                {0: {"APP_STOPPED": "1"}})
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "COLUMNS": "80"}
+    res = run_runsnap("diff", "--format", "json", "job-a", "job-b", cwd=tmp_path, env=env)
+    report = json.loads(res.stdout)
+    assert report["b"]["rank"] == 1 and report["candidates"][:1] == ["env APP_CACHE"], report
+    assert report["notes"][:3] == ["job against job, 2 ranks paired by id, 2 differ; rank 1 shown",
+                                   "rank 1 failed first", "rank 0 stopped by SIGTERM (a launcher "
+                                   "stops the rest once one fails)"]
+    # ``why`` with no BAD named: the newest job of the folder, against the job before it
+    why = run_runsnap("why", "--format", "json", "--dir", str(tmp_path), cwd=tmp_path, env=env)
+    out = json.loads(why.stdout)
+    assert why.returncode == 0 and out["status"] == "confident", why.stderr
+    assert out["bad"].endswith("job-b") and out["good"].endswith("job-a"), out
+    assert [c["key"] for c in out["cause"]] == ["APP_CACHE"] and out["notes"] == report["notes"]
 
 
 def test_a_snapshot_older_than_meta_launcher_is_placed_by_its_recorded_environment(

@@ -133,7 +133,7 @@ def _check(good: Path, bad: Path) -> None:
     shown = [d for d in report["differences"] if not d["hidden"] and d["section"] != "outcome"]
     assert [d["key"] for d in shown][:1] == ["APP_CHUNK"], [d["key"] for d in shown]
     assert report["confidence"] == "confident" and report["a"]["rank"] == 1
-    assert report["notes"][0] == "job against job, 2 ranks paired by id; rank 1 shown (1 differ)"
+    assert report["notes"][0] == "job against job, 2 ranks paired by id, 1 differs; rank 1 shown"
     # two jobs: their ids, and the ports the launcher was given for each, are noise
     assert good.name != bad.name
     assert [d["key"] for d in shown if d["section"] == "env"

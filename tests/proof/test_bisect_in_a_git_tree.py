@@ -1,5 +1,6 @@
 """Bisect where a model's config.json lives in the git tree and the code has an uncommitted
-edit (issue 27, item 4): real repositories, real launches captured and bisected."""
+edit (issue 27, item 4): applied in copies of the tree where the tree still holds it as BAD
+ran it, blocking otherwise; real repositories, real launches captured and bisected."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _runs(repo: Path, edit_code: bool) -> tuple[Path, Path]:
+def _runs(repo: Path, edit_code: bool, edit_again: bool = False) -> tuple[Path, Path]:
     argv = ["python3", "train.py", "--model", "model2"]
     good = capture(repo.parent / "good.toml", argv,
                    {"ALLOW_DEEP": "1", "PYTHONPATH": str(repo / "extra")})
@@ -35,6 +36,9 @@ def _runs(repo: Path, edit_code: bool) -> tuple[Path, Path]:
         (repo / "train.py").write_text("raise SystemExit('ValueError: too deep for this "
                                        "build')\n" + TRAIN)
     bad = capture(repo.parent / "bad.toml", argv, {"ALLOW_DEEP": None, "NCCL_ALGO": "Ring"})
+    if edit_again:  # the tree no longer as BAD ran it: no copy can hold BAD's edit
+        with (repo / "train.py").open("a") as fh:
+            fh.write("# edited again\n")
     return good, bad
 
 
@@ -53,7 +57,7 @@ def test_a_config_json_in_the_git_tree_is_applied_not_refused(tmp_path: Path) ->
 
 
 def test_dry_run_numbers_the_trials_and_lists_each_skipped_once(tmp_path: Path) -> None:
-    good, bad = _runs(_repo(tmp_path), edit_code=True)
+    good, bad = _runs(_repo(tmp_path), edit_code=True, edit_again=True)
     dry = runsnap("bisect", str(good), str(bad), "--dry-run", "--force",
                   env={**os.environ, "COLUMNS": "100"})
     assert dry.returncode == 0, dry.stderr
@@ -67,9 +71,25 @@ def test_dry_run_numbers_the_trials_and_lists_each_skipped_once(tmp_path: Path) 
     assert all(ln.startswith("  ") for ln in skipped.strip("\n").splitlines()[:-2]), skipped
 
 
+def test_an_uncommitted_edit_is_applied_in_copies_of_the_tree(tmp_path: Path) -> None:
+    """GOOD ran the clean commit, BAD the same commit with train.py edited: every trial runs
+    in a copy of the repository, the edit applied or not, and finds it; the user's tree is
+    left as it is."""
+    repo = _repo(tmp_path)
+    good, bad = _runs(repo, edit_code=True)
+    edited = (repo / "train.py").read_text()
+    proc, answer = bisect(good, bad, "--recheck", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert answer["status"] == "found", answer["message"]
+    assert "git work: train.py" in [f"{c['section']} {c['key']}" for c in answer["cause"]]
+    assert not any(s["blocking"] for s in answer["skipped"]), answer["skipped"]
+    assert (repo / "train.py").read_text() == edited
+    assert json.loads((repo / "model2" / "config.json").read_text()) == {"num_layers": 4}
+
+
 def test_good_going_bad_here_points_at_the_uncommitted_edit_in_one_trial(
         tmp_path: Path) -> None:
-    good, bad = _runs(_repo(tmp_path), edit_code=True)
+    good, bad = _runs(_repo(tmp_path), edit_code=True, edit_again=True)
     refused = runsnap("bisect", str(good), str(bad))
     assert refused.returncode == 2 and "work: train.py" in refused.stderr
     proc, answer = bisect(good, bad, "--force")
