@@ -5,11 +5,11 @@ The rules (docs/ranking.md has the same text):
 * the outcomes must differ (:func:`runsnap.diffing.consequences.outcome_of`): with the same
   outcome there is nothing a difference caused, and the verdict names no cause;
 * the top candidate must have evidence from the runs (``failing-path``, ``named`` or ``read``,
-  :data:`runsnap.diffing.evidence.KINDS`);
+  :data:`runsnap.diffing.kinds.KINDS`);
 * and a clear margin over every other candidate (not only the next one: a difference more
   can never make the verdict surer; without evidence, one scored under :data:`LIKELY` is no
   candidate): stronger evidence (a kind higher in
-  :data:`~runsnap.diffing.evidence.KINDS`, or, within a kind, a rank at least
+  :data:`~runsnap.diffing.kinds.KINDS`, or, within a kind, a rank at least
   :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
   family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
   program used the value, nothing ties it to the failure) stands apart only from differences
@@ -40,7 +40,7 @@ import math
 from collections.abc import Sequence
 
 from runsnap.base.records import FrozenRecord
-from runsnap.diffing.evidence import BANDS, KINDS
+from runsnap.diffing.kinds import BANDS, KINDS
 from runsnap.diffing.result import Difference
 
 __all__ = ["FROM_RUNS", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]

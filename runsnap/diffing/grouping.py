@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
-from runsnap.diffing.evidence import KINDS
+from runsnap.diffing.kinds import KINDS
 from runsnap.diffing.result import Difference, short
 from runsnap.knowledge.devices import (
     DEVICE_LISTS,

@@ -94,7 +94,7 @@ class Difference(FrozenRecord):
     corroborated: bool = False
     """Its ``failing-path`` evidence is backed by the failing run's own words too (the error
     quotes the value the run read, or names it, or an engine's message it governs):
-    :attr:`runsnap.diffing.evidence.Evidence.corroborated`."""
+    :attr:`runsnap.diffing.kinds.Evidence.corroborated`."""
 
     quoted: bool = False
     """The failing error quotes a distinctive part of its failing value, and the failing run
