@@ -66,6 +66,23 @@ def test_a_new_name_is_answered_from_the_one_pass_index(venv: Path) -> None:
         own.write_text(text)
 
 
+def test_distributions_given_are_checked_as_the_probe_answer_is(venv: Path) -> None:
+    """``who_reads(dists=...)``: the probe's distributions of the venv, then one given by its
+    place and metadata folder alone (its name and version missing: filled in as the probe's
+    answer is, empty), and one whose name is not text (refused, naming it)."""
+    from runsnap.whoreads.search import distributions
+
+    python = str(venv / "bin" / "python")
+    dists = [d for d in distributions(python) if d["name"] == "knobpkg"]
+    assert [(h.dist, h.path) for h in who_reads("KNOB_MODE", dists=dists)] == [
+        ("knobpkg", "knobpkg/threads.py")]
+    bare = [{"location": dists[0]["location"], "metadata_dir": dists[0]["metadata_dir"]}]
+    assert [(h.dist, h.path) for h in who_reads("KNOB_MODE", dists=bare, cache=False)] == [
+        ("", "knobpkg/threads.py")]
+    with pytest.raises(ValueError, match=r"distributions\[0\]\.name is not a string"):
+        who_reads("KNOB_MODE", dists=[{"name": 3, "location": dists[0]["location"]}])
+
+
 def test_own_code_first_tests_and_examples_only_when_asked(venv: Path) -> None:
     env = {**os.environ, "COLUMNS": "200"}
     python = str(venv / "bin" / "python")

@@ -84,7 +84,7 @@ def _source_files(dist: Mapping[str, Any]) -> list[str]:
     source = str(dist["source"])
     tops: list[str] = []
     try:
-        with open(os.path.join(str(dist["location"]), str(dist.get("metadata_dir", "")),
+        with open(os.path.join(str(dist["location"]), str(dist["metadata_dir"]),
                                "top_level.txt"), encoding="utf-8") as fh:
             tops = [line.strip() for line in fh if line.strip()]
     except OSError:
@@ -119,7 +119,9 @@ def _mtime(path: str) -> int:
 class Index:
     """One distribution's index: the files it installed (for an editable install, its
     checkout's), and the places found for every name searched so far (none found is remembered
-    too, until the checkout changes)."""
+    too, until the checkout changes). ``dist`` is one of the probe's distributions as
+    :func:`runsnap.base.probeanswer.checked` gives it: ``name``, ``version``, ``location`` and
+    ``metadata_dir`` always there, as text."""
 
     def __init__(self, dist: Mapping[str, Any], cache: str | None) -> None:
         if dist.get("direct_url_json") and "editable" not in dist:
@@ -131,11 +133,11 @@ class Index:
             else None
         self.sources = _source_files(dist) if self.source else []
         # not hashlib (its import costs more than a warm search): a readable name and a CRC
-        key = f"{dist.get('name')}\0{dist.get('version')}\0{self.location}\0{INDEX_FORMAT}"
+        key = f"{dist['name']}\0{dist['version']}\0{self.location}\0{INDEX_FORMAT}"
         if self.source:
             key += f"\0{self.source}\0{_stamp(self.sources)}"
         crc = zlib.crc32(key.encode("utf-8", "surrogateescape"))
-        stem = re.sub(r"[^A-Za-z0-9._+-]+", "_", f"{dist.get('name')}-{dist.get('version')}")
+        stem = re.sub(r"[^A-Za-z0-9._+-]+", "_", f"{dist['name']}-{dist['version']}")
         self.path = os.path.join(cache, "who-reads", f"{stem[:80]}-{crc:08x}.json") \
             if cache else None
         self.files: list[str] | None = None
@@ -160,7 +162,7 @@ class Index:
 
     def _file_list(self) -> list[str]:
         if self.files is None:
-            self.files = record_files(self.location, str(self.dist.get("metadata_dir", "")))
+            self.files = record_files(self.location, str(self.dist["metadata_dir"]))
             self.files += self.sources  # absolute: os.path.join keeps them as they are
         return self.files
 
@@ -271,7 +273,7 @@ class Index:
             pass
 
     def hits(self, name: str) -> list[Hit]:
-        dist, version = str(self.dist.get("name", "")), str(self.dist.get("version", ""))
+        dist, version = str(self.dist["name"]), str(self.dist["version"])
         return [Hit(name, dist, version, self._shown(str(rel)), line, str(kind), str(text))
                 for rel, line, kind, text in self.names.get(name, ())]
 

@@ -37,6 +37,7 @@ import time
 from runsnap.base import cache, programs
 from runsnap.base.argv import is_python_name
 from runsnap.base.cache import cache_dir
+from runsnap.base.probeanswer import checked
 from runsnap.base.pythons import check_python
 from runsnap.errors import UsageError
 from runsnap.whoreads.index import CACHED_NAMES, Index
@@ -87,16 +88,16 @@ def distributions(python: str | None = None, cwd: str | None = None,
     if data is None:
         started = time.time_ns()
         result = programs.run([interpreter, "-c", source], cwd=os.sep, env=env, timeout=120)
-        try:
-            data = json.loads(result.stdout) if result.ok else None
+        try:  # checked as the capture checks it: each distribution's texts there
+            data = checked(json.loads(result.stdout)) if result.ok else None
         except ValueError:
             data = None
-        if not isinstance(data, dict):
+        if data is None:
             raise UsageError(f"the package probe in {interpreter} failed "
                              f"(exit status {result.returncode})")
         if key:
             cache.store_probe(key, os.sep, data, started)
-    return [d for d in data.get("distributions", []) if d.get("location")]
+    return [d for d in data["distributions"] if d["location"]]
 
 
 def who_reads(
@@ -118,7 +119,9 @@ def who_reads(
     wanted = [names] if isinstance(names, str) else list(dict.fromkeys(names))
     folder = cache_dir() if cache else None
     out: list[Hit] = []
-    for dist in (dists if dists is not None else distributions(python)):
+    given = None if dists is None else checked(
+        {"distributions": [dict(d) for d in dists]})["distributions"]  # the texts filled in
+    for dist in (given if given is not None else distributions(python)):
         index = Index(dist, folder)
         index.search(wanted)
         for name in wanted:
