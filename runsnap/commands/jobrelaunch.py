@@ -79,12 +79,11 @@ def as_launch(rank: Snapshot) -> Snapshot | None:
     if rest is None or not python:
         return None
     sections: dict[str, Mapping[str, Any]] = dict(rank.sections)
-    sections["command"] = {**rank.sections.get("command", {}), "argv": [
+    sections["command"] = {**command.raw, "argv": [
         python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(world),
         *rest]}
-    env = dict(rank.sections.get("env", {}))
-    env["vars"] = {k: v for k, v in dict(env.get("vars") or {}).items()
-                   if k not in TORCHRUN_MADE}
-    sections["env"] = env
+    env = rank.records.env
+    sections["env"] = {**env.raw, "vars": {k: v for k, v in env.vars.items()
+                                           if k not in TORCHRUN_MADE}}
     meta = {k: v for k, v in rank.meta.items() if k != "launcher"}
     return Snapshot(meta, sections, rank.schema, rank.path_text)

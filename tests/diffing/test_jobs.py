@@ -120,3 +120,26 @@ def test_a_snapshot_older_than_meta_launcher_is_placed_by_its_recorded_environme
     for s in (snap, older):
         info = SnapInfo.of(s)
         assert (info.rank, info.local_rank, info.job) == (3, 1, "j7")
+
+
+def test_a_torchrun_rank_as_one_launch_keeps_its_command_and_environment_less_torchrun_s(
+        tmp_path: Path) -> None:
+    """``why JOB/``'s relaunch of a one-node torchrun job (commands/jobrelaunch.py), from a
+    rank captured under torchrun's variables: the rank's script under ``torch.distributed.run``
+    with the job's size, and the rank's environment without what torchrun makes per rank."""
+    from runsnap.capturing import capture
+    from runsnap.commands.jobrelaunch import TORCHRUN_MADE, as_launch
+
+    env = {"PATH": os.environ["PATH"], "TORCHELASTIC_RUN_ID": "j7", "GROUP_RANK": "0",
+           "RANK": "1", "LOCAL_RANK": "1", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2",
+           "MASTER_PORT": "29500", "SHARD_COUNT": "4"}
+    rank = capture([sys.executable, "train.py", "--lr", "3"], env=env, cwd=tmp_path)
+    launch = as_launch(rank)
+    assert launch is not None
+    command = launch.records.command
+    assert command.argv == [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                            "--nproc-per-node", "2", "train.py", "--lr", "3"]
+    assert command.cwd == rank.records.command.cwd
+    assert dict(launch.records.env.vars) == {"PATH": os.environ["PATH"], "SHARD_COUNT": "4"}
+    assert not TORCHRUN_MADE & set(launch.records.env.vars)
+    assert not launch.records.meta.has("launcher")
