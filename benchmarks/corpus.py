@@ -43,6 +43,8 @@ from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
 from benchmarks.tune3 import TUNE3
 from benchmarks.tune4 import TUNE4
+from benchmarks.tune5 import TUNE5
+from benchmarks.tune6 import TUNE6
 from benchmarks.tune_warnings import TUNE_WARNINGS
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
@@ -73,9 +75,9 @@ class Entry:
     half: str
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
-    ``engines``, ``tune2``, ``tune3``, ``tune4`` and ``tune_warnings`` (issue 41's tune
-    incidents) or ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` (acts
-    through real libraries, written from the outside: benchmarks/fresh.py ... fresh6.py)."""
+    ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
+    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` (acts through real
+    libraries, written from the outside: benchmarks/fresh.py ... fresh6.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -96,6 +98,10 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, TUNE, "tune_warnings") for b in TUNE_WARNINGS),
     # data files the program opened (issue 41, w5-41a): all in the tune half
     *(Entry(_name(b), b, TUNE, "tune4") for b in TUNE4),
+    # values quoted, messages naming inputs by their words (issue 41, w5-41b): tune half
+    *(Entry(_name(b), b, TUNE, "tune5") for b in TUNE5),
+    # a library's setting read at its import beside the real cause (issue 41 item 4): tune half
+    *(Entry(_name(b), b, TUNE, "tune6") for b in TUNE6),
     # never tuned on: the whole of benchmarks/fresh.py is the third half
     *(Entry(_name(b), b, FRESH_HALF, "fresh") for b in FRESH),
     # never tuned on either: the whole of benchmarks/fresh2.py is the fourth half

@@ -1,5 +1,6 @@
-"""The cost of recording the data files a traced run opens (the audit hook of
-``runsnap/probe/hook/_runsnap_trace_files.py``), as same-run ratios against ``main``'s hook.
+"""The cost of recording the data files a traced run opens (the wrappers of ``open`` and
+``os.open`` in ``runsnap/probe/hook/_runsnap_trace_files.py``), as same-run ratios against
+``main``'s hook.
 
     python benchmarks/datafiles.py --venv VENV [--rounds N] [--base main] [--out FILE]
 

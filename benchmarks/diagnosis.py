@@ -42,6 +42,7 @@ to folder):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -217,7 +218,9 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
         d.mkdir(parents=True, exist_ok=True)
         row: dict[str, Any] = {"name": entry.name, "half": entry.half, "source": entry.source}
         try:  # rescoring: built aside, only for the planted cause (the kept runs stay as they are)
-            incident = entry.build(Path(tempfile.mkdtemp(prefix="rescore-")) if rescore else d)
+            aside = Path(tempfile.mkdtemp(prefix="rescore-")) if rescore else d
+            # a cause that names a file of the incident names it where it was kept
+            incident = _kept_where(entry.build(aside), aside, d)
         except Unavailable as e:
             rows.append({**row, "unavailable": str(e)})
             continue
@@ -241,6 +244,16 @@ def evaluate(entries: Sequence[Entry], folder: Path, before: Path | None = None,
                       f"{row['confidence']} lines={row['lines']} {row['top']}\n")
             log.flush()
     return rows
+
+
+def _kept_where(incident: Incident, aside: Path, kept: Path) -> Incident:
+    """``incident``, built in folder ``aside``, with the planted cause's keys naming that
+    folder's files as they lie in ``kept``, where the snapshots were captured (the tune4
+    incidents plant ``file /path/...``)."""
+    if aside == kept:
+        return incident
+    cause = tuple((section, key.replace(str(aside), str(kept))) for section, key in incident.cause)
+    return dataclasses.replace(incident, cause=cause)
 
 
 def _top(report: Mapping[str, Any]) -> str:

@@ -13,13 +13,17 @@ writes and reads back, a file only the run that went further opened).
 - a checkpoint the run saves and loads again (an output, other bytes each run), while
   ``--lr`` differs and the loss moves;
 - a run that stops before it opens its eval set, because of a variable: the file only the
-  other run opened is where it went, not a cause.
+  other run opened is where it went, not a cause;
+- an evaluation whose results table is tracked in git, whose log is left untracked and whose
+  compiled cache was committed stale: B's snapshot shows what A's run wrote, none an input.
 
 Every incident here is ``tune`` (benchmarks/corpus.py, source ``tune4``).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 from benchmarks.incidents import Incident, Launch, _git, _write
@@ -250,7 +254,57 @@ def stops_before_its_eval_set(d: Path) -> Incident:
                      ("env", "EVAL_LIMIT"))
 
 
+def outputs_tracked_in_git(d: Path) -> Incident:
+    """An evaluation in a git tree whose results (pandas ``to_json``) are tracked, whose
+    log (``logging.FileHandler``) is left untracked, and whose compiled cache was committed
+    stale (the checkout's mtime is newer than the one it was compiled for, so the first run
+    rewrites it). B is launched with ``--fraction 0.5``: both exit 0, the rows and the
+    accuracy move. git is read before each launch, so B's snapshot shows what A's run wrote:
+    three files changed and a dirty tree, none of them an input, beside an option the runs
+    show by its name only."""
+    py = python_with("pandas")
+    repo = d / "proj"
+    _write(repo / "data.csv", "x,label\n" + "".join(
+        f"{i},{(i * 7) % 3 == 0:d}\n" for i in range(40)))
+    _write(repo / "scoring.py", """
+        def accuracy(frame):
+            return float((frame["pred"] == frame["label"]).mean())
+        """)
+    _write(repo / "results" / "metrics.json", "[]\n")
+    app = _write(repo / "evaluate.py", """
+        import argparse, logging
+        import pandas as pd
+        import scoring
+
+        def main():
+            p = argparse.ArgumentParser()
+            p.add_argument("--fraction", type=float, default=1.0)
+            args = p.parse_args()
+            logging.basicConfig(filename="eval.log", level=logging.INFO)
+            frame = pd.read_csv("data.csv")
+            frame = frame.head(int(len(frame) * args.fraction))
+            frame["pred"] = (frame["x"] % 3 == 0).astype(int)
+            acc = scoring.accuracy(frame)
+            logging.info("evaluated %d rows", len(frame))
+            pd.DataFrame({"split": ["eval"], "accuracy": [acc]}).to_json(
+                "results/metrics.json", orient="records")
+            print(f"accuracy={acc:.4f} rows={len(frame)}")
+
+        main()
+        """)
+    subprocess.run([str(py), "-m", "py_compile", "scoring.py"], cwd=repo, check=True)
+    st = os.stat(repo / "scoring.py")  # a later checkout: the committed cache is stale
+    os.utime(repo / "scoring.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A", "-f")
+    _git(repo, "commit", "-qm", "first")
+    return _incident(outputs_tracked_in_git,
+                     Launch((py, str(app), "--fraction", "1.0"), real_shell(0, d), repo),
+                     Launch((py, str(app), "--fraction", "0.5"), real_shell(1, d), repo),
+                     ("command", "--fraction"))
+
+
 #: The incidents of this module, in the tune half.
 TUNE4 = [omegaconf_yaml_outside_git, jsonl_eval_set_metric, pandas_csv_in_dataloader_worker,
          toml_config_in_git_with_readme, checkpoint_written_and_read_back,
-         stops_before_its_eval_set]
+         stops_before_its_eval_set, outputs_tracked_in_git]

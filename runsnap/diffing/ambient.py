@@ -18,10 +18,14 @@ both runs read only at a start-up, in every process (``[runtime] native_startup`
 interposer saw each read while the interpreter started, while the dynamic loader ran a
 library's constructors, or while Python imported a module, and none while the program ran),
 is ``incidental`` too, at most :data:`CEILING`. A variable read only from Python in the body
-of a package's import is not demoted so: a package's settings module reads its decisions at
-import (``huggingface_hub/constants.py``), and nothing in the runs says this one decided
-nothing (measured: ranked at most 83, such reads fell out of the top three on a half never
-tuned on).
+of a package's import is not made incidental: a package's settings module reads its
+decisions at import (``huggingface_hub/constants.py``), and nothing in the runs says this one
+decided nothing (measured: made incidental, such reads fell out of the top three on a half
+never tuned on). Told from the data (:func:`import_reads`: every read in a library's import,
+in every process of a run that read it, no package of those imports on a failing traceback), it keeps
+``read`` evidence and stays a candidate, but scores :data:`CEILING`, below the program's own
+reads, launch options and config fields, so it is not first of an undecided list while one
+of those is a candidate (issue 41 item 4: a cache folder, a home, a logging switch).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "startup_reads"]
+__all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "import_reads",
+           "startup_reads"]
 
 #: The highest score of a variable read only at start-up: below the launch options (88), the
 #: command's executable (84) and a model's config fields (85-88), as below the program's reads.
@@ -160,3 +165,63 @@ def startup_reads(name: str, runs: Sequence[RunFacts], a: Any = None, b: Any = N
     return (f"read only at start-up, in every process of both runs ({'; '.join(hows[0] or ())}): "
             "how the stack started, not a decision of the program")
 
+
+def _importer(site: ReadSite, f: RunFacts) -> tuple[str, frozenset[str]] | None:
+    """Whose import made the read at ``site``: (the package, or Python's own library, whose
+    module body ran it; the installed packages on the way), when no frame of the program's own
+    code lies between the read and that module body; else None."""
+    packages: set[str] = set()
+    for fr in frames_of(site.stack, f):
+        if fr.origin == "program":
+            return None
+        if fr.origin == "package":
+            packages.add(fr.top)
+        if fr.function == "<module>":
+            who = fr.top if fr.origin == "package" else "Python's own library"
+            return who, frozenset(packages)
+    return None
+
+
+def _on_traceback(packages: frozenset[str], runs: Sequence[RunFacts]) -> bool:
+    """Whether the code of one of ``packages`` is on a failing traceback of either run (a
+    failure the other run did not share: :meth:`RunFacts.views`)."""
+    for view in (v for f in runs for v in f.views()):
+        for frame in view.traceback.frames if view.traceback else ():
+            file = str(frame.file or "")
+            if any(f"/{top}/" in file or file.endswith(f"/{top}.py") for top in packages):
+                return True
+    return False
+
+
+def import_reads(name: str, runs: Sequence[RunFacts]) -> str | None:
+    """The sentence for a variable every run that read it read only while a library was
+    imported (the module body of an installed package or of Python's own library, or code it
+    called, with no function of the program's own code on the way), in every one of that run's
+    Python processes (natively only at a start-up, if at all), when no package of those
+    imports is on a failing traceback; else None.
+
+    Such a read is a library's start-up setting (a cache folder, a home, a locale, a logging
+    switch), read by every process that imports the library whatever it goes on to do. Asked
+    only where nothing ties the variable to the outcome (no failing path, no word of the
+    runs): told from the data, not a list of names, it still counts as read, but below the
+    program's own reads, launch options and config fields (:data:`CEILING`), and stays a
+    candidate where the verdict is undecided."""
+    who: set[str] = set()
+    packages: set[str] = set()
+    readers = [(f, got) for f in runs for got in (f.reads(name),) if got]
+    for f, got in readers:
+        sites = got.sites
+        if got.scan or not sites or not _in_every_process(got, f):
+            return None
+        if got.native and name not in f.native_startup:
+            return None  # native code read it while the program ran
+        for site in sites:
+            found = _importer(site, f)
+            if found is None:
+                return None
+            who.add(found[0])
+            packages.update(found[1])
+    if not readers or _on_traceback(frozenset(packages), runs):
+        return None
+    return (f"read only while importing {', '.join(sorted(who))}, in every process of the run, "
+            "on no failing path: a library's start-up setting, not a decision of the program")

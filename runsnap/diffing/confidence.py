@@ -5,11 +5,11 @@ The rules (docs/ranking.md has the same text):
 * the outcomes must differ (:func:`runsnap.diffing.consequences.outcome_of`): with the same
   outcome there is nothing a difference caused, and the verdict names no cause;
 * the top candidate must have evidence from the runs (``failing-path``, ``named`` or ``read``,
-  :data:`runsnap.diffing.evidence.KINDS`);
+  :data:`runsnap.diffing.kinds.KINDS`);
 * and a clear margin over every other candidate (not only the next one: a difference more
   can never make the verdict surer; without evidence, one scored under :data:`LIKELY` is no
   candidate): stronger evidence (a kind higher in
-  :data:`~runsnap.diffing.evidence.KINDS`, or, within a kind, a rank at least
+  :data:`~runsnap.diffing.kinds.KINDS`, or, within a kind, a rank at least
   :data:`MARGIN` better: the function that raised over a read three calls up). Points a name
   family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
   program used the value, nothing ties it to the failure) stands apart only from differences
@@ -40,7 +40,7 @@ import math
 from collections.abc import Sequence
 
 from runsnap.base.records import FrozenRecord
-from runsnap.diffing.evidence import BANDS, KINDS
+from runsnap.diffing.kinds import BANDS, KINDS
 from runsnap.diffing.result import Difference
 
 __all__ = ["FROM_RUNS", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
@@ -91,6 +91,11 @@ def _apart(top: Difference, other: Difference) -> bool:
     """Whether the evidence tells ``top`` from ``other``. A read alone says the program used
     the value, not that it mattered: it stands apart only from what the runs show unread."""
     (k1, r1), (k2, r2) = strength(top), strength(other)
+    if top.quoted and not other.quoted:
+        # the failing error quotes top's value and no other input's: whatever else read on the
+        # failing path (a wrapper that raised because the child failed, a constructor that read
+        # every field) did not put its value in the error
+        return True
     if top.evidence_kind == "read":
         return other.evidence_kind in ("incidental", "unread")
     if (top.corroborated and not other.corroborated and other.evidence_kind == "failing-path"
@@ -166,7 +171,9 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
     """Why ``top`` stands apart from every other difference, in a few words."""
     said = {"failing-path": "on the failing path", "named": "named by the failing run",
             "read": "read by the program"}[top.evidence_kind]
-    if top.corroborated:
+    if top.quoted:
+        said = "the failing error quotes its value, no other input's"
+    elif top.corroborated:
         said = ("the failing run's words back it" if top.evidence_kind == "named"
                 else f"{said}, backed by its error")
     rest = [d for d in causes if d is not top]

@@ -137,14 +137,14 @@ def edit_read(d: Difference, a: Snapshot, b: Snapshot) -> tuple[str, str] | None
     full = _repo_file(d, a) or _repo_file(d, b)
     if not full or full.endswith(".py"):
         return None
-    opened = False
+    opened = any(full in snap.records.runtime.data_files_written for snap in (a, b))
     for side, snap in (("B", b), ("A", a)):
         got = snap.records.runtime.data_files.get(full)
         if got is not None and not got.written:
             return "read", (f"the program opened the file for reading while it ran: "
                             f"{_opened(side, snap.records.runtime, got)}")
         opened = opened or got is not None
-    if opened:  # opened, then rewritten by the run: neither unread nor only an input
+    if opened:  # written by the run (an output: see outputs), or read and then rewritten
         return None
     rts = (a.records.runtime, b.records.runtime)
     if all(rt.traced and rt.has("data_files") for rt in rts) and full.endswith(PYTHON_READ):

@@ -13,11 +13,14 @@ failing-path       97-99  a read of the variable (a frame of its call stack), or
                           traceback, at most one frame of the program's own code above the
                           one that raised
 named              94-96  the failing error or its traceback message names the key (variable,
-                          option, config field, package), or names the failing side's value
-                          of an option or field; for torch's build facts, torch's own message
+                          option, config field, package) or every word of it, or names the
+                          failing side's value (quoted in the error, of an input the run took
+                          in: failing-path 99) or implies it; for torch's build facts, torch's
+                          own message
 read               91-93  the program read the variable (or imported the package, or read
                           the field from the loaded model config) in a run; or only a warning
-                          printed by one run names it (the value was seen, not that it failed)
+                          printed by one run names it (the value was seen, not that it failed);
+                          83 when read only at a library's import (:mod:`.ambient`)
 static             89-90  an installed package reads the variable (who-reads), when the
                           runs were not traced
 name               0-90   no evidence from the run: the name rules of :mod:`rank`
@@ -46,17 +49,17 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from runsnap.base.records import FrozenRecord
 from runsnap.checks.finding import CONSEQUENCES
-from runsnap.diffing.ambient import CEILING, ambient_reads, startup_reads
+from runsnap.diffing.ambient import CEILING, ambient_reads, import_reads, startup_reads
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.datafiles import edit_read, file_evidence
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
+from runsnap.diffing.kinds import BANDS, KINDS, Evidence
 from runsnap.diffing.naming import (
     WARNED,
     called_where_raised,
-    engine_named,
+    crowd,
     excerpt,
     named,
     not_heeded,
@@ -65,6 +68,7 @@ from runsnap.diffing.naming import (
 )
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, tokens
+from runsnap.diffing.saying import said
 from runsnap.diffing.written import written
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.models import bookkeeping
@@ -88,65 +92,9 @@ __all__ = [
     "tokens",
 ]
 
-#: Evidence kinds, strongest first.
-KINDS = ("failing-path", "named", "read", "static", "name", "incidental", "unread")
-
-#: Score band (low, high) of each kind of evidence from the run.
-BANDS = {"failing-path": (97, 99), "named": (94, 96), "read": (91, 93), "static": (89, 90)}
-
-#: A score ceiling for a variable the traced program never read.
-UNREAD_CEILING = 30
-
 #: ``who_reads(name) -> ["dist  path/file.py:12  read", ...]``: static readers, from the
 #: installed packages (:mod:`runsnap.whoreads.search`), or None when unknown.
 WhoReads = Callable[[str], Sequence[str]]
-
-
-class Evidence(FrozenRecord):
-    """The strongest evidence found for one difference."""
-
-    kind: str
-    """One of :data:`KINDS`."""
-
-    sentence: str
-    """What was seen, where, as a maintainer can check it."""
-
-    rank: int = 0
-    """Within the kind, 0 is strongest (e.g. the raising function itself)."""
-
-    lines: tuple[str, ...] = ()
-    """More detail (other read sites, the traceback frame met)."""
-
-    corroborated: bool = False
-    """``failing-path`` evidence that the failing run's own words back too: its error quotes
-    the failing side's value of a variable it read (the value reached the code that raised),
-    or the variable is read on the failing path and named by the failing run's words or by an
-    engine's message it governs; ``named`` evidence where the failing error itself quotes the
-    failing side's value (an option's, a config field's), or an engine's own message that the
-    difference governs. :func:`runsnap.diffing.confidence.judge` tells it apart from a read in
-    a caller of the raise that nothing else backs, and from what the runs say nothing about."""
-
-    ceiling: int = 100
-    """The highest score it may give: a read only at start-up ranks below the launch options
-    (:data:`runsnap.diffing.ambient.CEILING`)."""
-
-    def score(self, name_score: int) -> int:
-        """The score of this evidence for a difference whose name scored ``name_score``.
-
-        >>> Evidence("read", "").score(85), Evidence("read", "").score(40)
-        (93, 91)
-        >>> Evidence("failing-path", "", rank=1).score(85), Evidence("named", "").score(40)
-        (98, 96)
-        """
-        if self.kind == "unread":
-            return min(name_score, UNREAD_CEILING)
-        if self.kind not in BANDS:
-            return min(name_score, self.ceiling)
-        low, high = BANDS[self.kind]
-        if self.kind in ("failing-path", "named"):
-            return max(low, high - self.rank)
-        bonus = 2 if name_score >= 85 else 1 if name_score >= 75 else 0
-        return min(high, low + bonus)
 
 
 # --------------------------------------------------------------------------- gathering
@@ -176,12 +124,12 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     name = d.key
     found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
     if found:
-        also = _named(d, runs) if found.rank else None
-        if also is not None:
+        also = _named(d, runs)
+        if also is not None and (found.rank or also.quoted):
             # read on the failing path, and the failing run's words name it too: two lines of
             # evidence, above a read there alone (a rendezvous variable every job reads)
-            return found.replace(rank=found.rank - 1, sentence=f"{found.sentence}; and "
-                                 f"{also.sentence}", corroborated=True)
+            return found.replace(rank=max(0, found.rank - 1), sentence=f"{found.sentence}; "
+                                 f"and {also.sentence}", corroborated=True, quoted=also.quoted)
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":
@@ -212,6 +160,8 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("incidental", "read only on behalf of " + "; ".join(generic[:2])
                         + ", not a decision of the program")
     readers = decided
+    if readers and (imported := import_reads(name, runs)) is not None:  # a library's setting
+        return Evidence("read", imported, ceiling=CEILING)
     if readers:
         bits = []
         sites: dict[str, list[str]] = {}  # a place both runs read it from: one line
@@ -306,25 +256,14 @@ def _under_dir(file: str, folder: str) -> bool:
 
 
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    """The runs' words name ``d``'s key or value, or a failing run printed an engine's own
-    message that ``d`` governs (:mod:`runsnap.diffing.naming`): the strongest of these."""
-    said = named(d, runs)
-    if said is not None and said[2]:
-        # the error quotes the value the failing run read: it reached the code that raised
-        return Evidence("failing-path", said[0], rank=0, corroborated=True)
-    engine = engine_named(d, runs)
-    found = [f for f in (said and said[:2], engine) if f]
-    if not found:
+    """The strongest of what the runs' words say about ``d`` (:func:`runsnap.diffing.saying.
+    said`: its key or value, an engine's message it governs, its name's words, a value an
+    engine's message implies)."""
+    got = said(d, runs)
+    if got is None:
         return None
-    sentence, rank = min(found, key=lambda f: f[1])
-    if rank >= WARNED:  # what only a warning says shows the value was seen, not that it failed
-        return Evidence("read", sentence)
-    # the failing error itself quotes the failing side's value (an option's, a field's), or
-    # the failing run printed an engine's own message that the difference governs: the run's
-    # own words back it, beyond a name nothing in the runs ties to the failure
-    backed = (said is not None and said[3] and sentence == said[0]) or (
-        engine is not None and sentence == engine[0])
-    return Evidence("named", sentence, rank=rank, corroborated=backed)
+    kind, sentence, rank, backed, quoted = got
+    return Evidence(kind, sentence, rank=rank, corroborated=backed, quoted=quoted)
 
 
 def _config_read(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
@@ -454,7 +393,9 @@ def gather(
     diffs = list(diffs)
     if not any(d.section in _WITH_EVIDENCE or d.path[1:2] == ("data_files",) for d in diffs):
         return {}  # the runs' facts are not read (an N-way diff's timings, per rank)
-    runs = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
+    shared = crowd(diffs)  # value tokens inputs share name none of them
+    runs = tuple(r.replace(crowd=shared) for r in differential(RunFacts.of(a, "A"),
+                                                               RunFacts.of(b, "B")))
     pa, pb = a.records.packages.distributions, b.records.packages.distributions
     out: dict[tuple[str, str], Evidence] = {}
     diffs = list(diffs)
@@ -488,7 +429,9 @@ def gather(
                 edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
             ev = ev if ev.kind else None
         elif d.section == "models":
-            ev = _failing(read_by_failing_code(d, runs)) or _named(d, runs) or _config_read(d, runs)
+            ev = _named(d, runs)  # the error quoting its value outranks a read by the code
+            ev = ev if ev is not None and ev.quoted else (
+                _failing(read_by_failing_code(d, runs)) or ev or _config_read(d, runs))
         elif d.section == "command":
             ev = _named(d, runs)
         elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened

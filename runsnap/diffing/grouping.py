@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
-from runsnap.diffing.evidence import KINDS
+from runsnap.diffing.kinds import KINDS
 from runsnap.diffing.result import Difference, short
 from runsnap.knowledge.devices import (
     DEVICE_LISTS,
@@ -383,7 +383,7 @@ def _merge(g: Group, members: Sequence[Difference],
     hidden = cause.hidden and strongest.evidence_kind not in ("failing-path", "named")
     return cause.replace(score=score, reason=reason, evidence=tuple(lines), hidden=hidden,
                          evidence_kind=strongest.evidence_kind,
-                         corroborated=strongest.corroborated,
+                         corroborated=strongest.corroborated, quoted=strongest.quoted,
                          related=(*cause.related, *ranked))
 
 

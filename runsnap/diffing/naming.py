@@ -26,8 +26,9 @@ from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.notices import notice_about
 from runsnap.knowledge.packages import normalize_name
 
-__all__ = ["WARNED", "called_where_raised", "engine_named", "excerpt", "named", "names_for",
-           "not_heeded", "only_notices_differ", "read_by_failing_code", "texts", "value_tokens"]
+__all__ = ["WARNED", "called_where_raised", "crowd", "distinctive", "engine_named", "excerpt",
+           "last_words", "named", "names_for", "not_heeded", "only_notices_differ",
+           "read_by_failing_code", "texts", "value_tokens"]
 
 #: The rank of what a warning says (:func:`texts`): below anything the failing run's error
 #: says. A warning shows that a value was seen, not that it failed; :mod:`runsnap.diffing.
@@ -115,7 +116,7 @@ def texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
     return out
 
 
-def _last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
+def last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
     """The failing runs' last lines that the other run did not print."""
     out = []
     for f in runs:
@@ -131,10 +132,12 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool
     """(sentence, rank, reached, quoted) when the runs' words name ``d``'s key, or a
     distinctive part of the failing side's value: rank 0 for the key, and for a variable's
     value when the failing run read that variable by name (a bulk copy handed to a child is no
-    read); rank 2 otherwise; :data:`WARNED` when only a warning names it. ``reached``: the
-    failing error itself quotes the value of a variable the failing run read, so the value
-    reached the code that raised. ``quoted``: the failing error itself (not a warning, not a
-    last line) quotes the failing side's value."""
+    read); rank 2 otherwise; :data:`WARNED` when only a warning names it. A part of a value
+    counts only when it is :func:`distinctive`: no other input holds it, the other run never
+    printed it. ``reached``: the failing error itself quotes the value of an input the failing
+    run took in (a variable it read by name, its command line, a field of the config its model
+    was built from), so the value reached the code that raised. ``quoted``: the failing error
+    itself (not a warning, not a last line) quotes the failing side's value."""
     names = names_for(d, runs)
     said = texts(runs)
     for where, text, rank, _run in said:
@@ -147,23 +150,73 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool
             d.section == "models" and bookkeeping(d.key.partition(": ")[2])):
         return None
     best: tuple[str, int, bool, bool] | None = None
-    for where, text, said_rank, f in (*said, *_last_words(runs)):
+    for where, text, said_rank, f in (*said, *last_words(runs)):
         if not f.failed or f.shared_failure:
             continue
         mine, theirs = (d.b, d.a) if f.label == "B" else (d.a, d.b)
         for token in value_tokens(mine, theirs):
-            if not _quoted_or_word(token, text):
+            if not _quoted_or_word(token, text) or not distinctive(token, f, runs):
                 continue
             read = d.section == "env" and f.reads(d.key) is not None
             rank = max(said_rank, 0 if read else 2)
-            how = f", which {f.label} read" if read else ""
+            how = _taken(d, f, read)
             found = (f"{where} names {f.label}'s value {token}{how}: "
                      f"\"{excerpt(text, token)}\"", rank,
-                     read and text in f.errors, text in f.errors)
+                     bool(how) and text in f.errors, text in f.errors)
             if best is None or rank < best[1]:
                 best = found
             break
     return best
+
+
+def _taken(d: Difference, f: RunFacts, read: bool) -> str:
+    """How failing run ``f`` took ``d`` in, in words (``""``: the runs do not show it did): a
+    variable it read by name (a bulk copy handed to a child is no read), its command line, a
+    field of the config its model was built from."""
+    if read:
+        return f", which {f.label} read"
+    if d.section == "command" and len(d.path) > 1 and d.path[1] in ("options", "positionals"):
+        return f", from {f.label}'s command line"
+    if d.section == "models" and len(d.path) > 3 and d.path[2] == "config":
+        return f", a field of the config {f.label}'s model was built from"
+    return ""
+
+
+def distinctive(token: str, failing: RunFacts, runs: Sequence[RunFacts]) -> bool:
+    """Whether ``token`` (a part of the failing side's value) singles that value out: no other
+    differing input holds it (:attr:`RunFacts.crowd`), and no other run printed it (an error,
+    a warning, a last line): a word the passing run says too is no sign of the failure.
+
+    >>> ok = RunFacts("A", False, False, {}, {}, False, None, (), ("using eth9",))
+    >>> bad = RunFacts("B", False, False, {}, {}, True, None, ("no eth9",), ())
+    >>> distinctive("eth9", bad, [ok, bad]), distinctive("eth9", bad, [ok.replace(warnings=()), bad])
+    (False, True)
+    >>> distinctive("eth9", bad.replace(crowd=frozenset({"eth9"})), [bad])
+    False
+    """
+    if token in failing.crowd:
+        return False
+    return not any(_quoted_or_word(token, line) for g in runs if g is not failing
+                   for line in (*g.errors, *g.warnings, *g.tail))
+
+
+def crowd(diffs: Sequence[Difference]) -> frozenset[str]:
+    """The value tokens (:func:`value_tokens`, both sides) that two or more differing inputs
+    hold: variables (noise left out), options and arguments, config fields.
+
+    >>> d = [Difference("env", "A_IF", "changed", "eth0", "eth9"),
+    ...      Difference("env", "B_IF", "changed", "eth9,eth1", "eth1")]
+    >>> sorted(crowd(d))
+    ['eth9']
+    """
+    seen: dict[str, int] = {}
+    for d in diffs:
+        if d.section not in ("env", "command", "models") or (
+                d.section == "env" and noise_reason(d.key)):
+            continue
+        for token in {*value_tokens(d.a, None), *value_tokens(d.b, None)}:
+            seen[token] = seen.get(token, 0) + 1
+    return frozenset(t for t, n in seen.items() if n > 1)
 
 
 def not_heeded(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, str] | None:
@@ -231,7 +284,7 @@ def engine_named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | N
     for f in runs:
         if not f.failed or f.shared_failure:
             continue
-        lines = (*f.errors, *(t for _w, t, _r, g in (*texts(runs), *_last_words(runs))
+        lines = (*f.errors, *(t for _w, t, _r, g in (*texts(runs), *last_words(runs))
                               if g is f))
         kind = str((f.traceback.type if f.traceback else None) or "")
         value = d.b if f.label == "B" else d.a

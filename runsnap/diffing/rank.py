@@ -93,6 +93,7 @@ def assess(d: Difference, rules: RankContext) -> Difference:
     kind, evidence = "name", d.evidence
     seen = rules.evidence.get((d.section, d.key))
     corroborated = seen is not None and seen.corroborated
+    quoted = seen is not None and seen.quoted
     if seen is not None:
         kind, evidence = seen.kind, (*d.evidence, *seen.lines)
         score = seen.score(score)
@@ -111,21 +112,22 @@ def assess(d: Difference, rules: RankContext) -> Difference:
     if p:
         hidden, reason = True, f"ignored by your rule {p!r} ({reason})"
     return d.replace(score=score, reason=reason, hidden=hidden, evidence_kind=kind,
-                     evidence=evidence, corroborated=corroborated)
+                     evidence=evidence, corroborated=corroborated, quoted=quoted)
 
 
 _SECTION_RANK = {name: i for i, name in enumerate(
     ("command", "env", "models", "packages", "git", "system", "outcome", "runtime"))}
 
 
-def ranking_key(d: Difference) -> tuple[int, int, int, int, str]:
+def ranking_key(d: Difference) -> tuple[int, int, int, int, int, str]:
     """Sort key: shown before hidden; what happened (section ``outcome``, an effect) after
-    every cause but those the runs show unread; higher score first; on a tie, the section in
+    every cause but those the runs show unread; higher score first; on a tie, the one whose
+    value the failing error quotes, then the one the failing run's words back; then the section in
     the order command, env, models, packages, git, system, outcome, others (what the user
     chose before what the machine provides), then the key alphabetically so the order is
     stable."""
     effect = d.section == "outcome" or d.evidence_kind == "unread"
-    return (int(d.hidden), int(effect), -d.score,
+    return (int(d.hidden), int(effect), -d.score, -2 * int(d.quoted) - int(d.corroborated),
             _SECTION_RANK.get(d.section, len(SECTION_ORDER)), d.key)
 
 

@@ -94,7 +94,13 @@ class Difference(FrozenRecord):
     corroborated: bool = False
     """Its ``failing-path`` evidence is backed by the failing run's own words too (the error
     quotes the value the run read, or names it, or an engine's message it governs):
-    :attr:`runsnap.diffing.evidence.Evidence.corroborated`."""
+    :attr:`runsnap.diffing.kinds.Evidence.corroborated`."""
+
+    quoted: bool = False
+    """The failing error quotes a distinctive part of its failing value, and the failing run
+    took it in (read it, its command line, its model's config): it stands apart from every
+    difference whose value the error does not quote (:attr:`runsnap.diffing.evidence.
+    Evidence.quoted`)."""
 
     def __post_init__(self) -> None:
         if not self.path:

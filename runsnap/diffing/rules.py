@@ -18,7 +18,7 @@ from typing import Any
 
 from runsnap.base.projectfile import may_hold_runsnap_table
 from runsnap.base.records import FrozenRecord, field
-from runsnap.diffing.evidence import Evidence
+from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.result import Difference
 from runsnap.errors import UsageError
 from runsnap.snapshot import toml_parser

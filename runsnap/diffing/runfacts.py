@@ -98,6 +98,11 @@ class RunFacts(FrozenRecord):
     """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
     evidence about what differs between them."""
 
+    crowd: frozenset[str] = frozenset()
+    """The value tokens two or more differing inputs (variables, options, config fields)
+    hold, on either side (:func:`runsnap.diffing.quoting.crowd`): a token inputs share
+    singles out none of them when an error quotes it."""
+
     @classmethod
     def of(cls, snap: Any, label: str) -> RunFacts:
         """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none).

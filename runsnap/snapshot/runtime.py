@@ -171,13 +171,11 @@ def variable(runtime: Section, name: str) -> Mapping[str, Any] | None:
 def bulk_sites(runtime: Section) -> list[Mapping[str, Any]]:
     """``bulk_sites`` rows with whole stacks, from either form."""
     rt = record(runtime)
-    rows = rt.raw.get("bulk_sites")  # not declared yet: read as written
-    if not isinstance(rows, list):
-        return []
+    rows = rt.bulk_sites
     if not rt.has("vars"):
-        return [r for r in rows if isinstance(r, Mapping)]
+        return [r.raw for r in rows]
     ctx = _Context(rt)
-    return [{**r, "stack": ctx.stack(r.get("stack"))} for r in rows if isinstance(r, Mapping)]
+    return [{**r.raw, "stack": ctx.stack(r.stack)} for r in rows]
 
 
 def names(runtime: Section) -> list[str]:

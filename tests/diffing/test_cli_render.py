@@ -87,7 +87,7 @@ def test_json_report(cli_invoke, pair):
         "reason": "SGLANG_* variables switch SGLang server and scheduler behaviour "
                   f"({FLAG} is a name they declare)",
         "evidence": [], "hidden": False, "evidence_kind": "name", "related": [],
-        "path": ["env", FLAG], "corroborated": False}]
+        "path": ["env", FLAG], "corroborated": False, "quoted": False}]
     full = json.loads(cli_invoke(["diff", "--format", "json", "--all", good, bad],
                                  expect=1).stdout)
     assert [d["hidden"] for d in full["differences"]] == [False, True, True, True]

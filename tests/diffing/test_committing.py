@@ -83,9 +83,9 @@ def test_an_error_quoting_one_options_value_singles_it_out(tmp_path: Path) -> No
                       ("--optim", "radamw", "--log-every", "20"))
     assert report["confidence"] == "confident", report["verdict"]
     assert report["candidates"] == ["command --optim"]
-    assert report["because"].startswith("the failing run's words back it")
+    assert report["because"].startswith("the failing error quotes its value, no other input's")
     top = next(d for d in report["differences"] if not d["hidden"])
-    assert (top["key"], top["evidence_kind"], top["corroborated"]) == ("--optim", "named", True)
+    assert (top["key"], top["evidence_kind"], top["quoted"]) == ("--optim", "failing-path", True)
 
 
 def test_a_warning_one_run_printed_is_no_cause_beside_an_input(tmp_path: Path) -> None:

@@ -122,7 +122,8 @@ def test_a_read_high_above_the_raise_is_not_on_the_failing_path(incident):
 
 
 def test_the_value_named_by_the_error(tmp_path):
-    """An option whose failing value the error quotes: named, above a variable that is not."""
+    """An option whose failing value the error quotes: the value reached the code that raised
+    (failing-path, quoted), above a variable that is not."""
     script = tmp_path / "serve.py"
     script.write_text(
         "import argparse\n"
@@ -139,8 +140,8 @@ def test_the_value_named_by_the_error(tmp_path):
               env={**base, "VLLM_LOGGING_LEVEL": "DEBUG"}, cwd=tmp_path,
               output=tmp_path / "b.toml").snapshot
     first = compare(good, bad).counted[0]
-    assert (first.key, first.evidence_kind) == ("--max-batch", "named")
-    assert "names B's value 1024" in first.reason
+    assert (first.key, first.evidence_kind, first.quoted) == ("--max-batch", "failing-path", True)
+    assert "names B's value 1024, from B's command line" in first.reason
 
 
 def test_a_package_whose_code_raised(tmp_path):

@@ -161,7 +161,8 @@ def test_a_process_lists_256_files_and_counts_the_rest(tmp_path: Path) -> None:
 OUTPUTS = """
 import os, sys
 import helper
-with open("metrics.json", "w") as fh:
+open("settings.ini").read()
+with open("metrics.csv", "w") as fh:
     fh.write('{"pid": %d}' % os.getpid())
 with open("run.log", "a") as fh:
     fh.write("started %d\\n" % os.getpid())
@@ -177,7 +178,8 @@ def test_outputs_and_compiled_caches_git_lists_are_never_candidates(tmp_path: Pa
     candidate, nor is the tree's dirty flag they alone make; the variable is the cause."""
     (tmp_path / "prog.py").write_text(OUTPUTS)
     (tmp_path / "helper.py").write_text("VALUE = 1\n")
-    (tmp_path / "metrics.json").write_text("{}")
+    (tmp_path / "metrics.csv").write_text("{}")
+    (tmp_path / "settings.ini").write_text("[eval]\nsplit = val\n")
     (tmp_path / ".gitignore").write_text("*.toml\n")
     subprocess.run([sys.executable, "-m", "py_compile", "helper.py"], cwd=tmp_path, check=True)
     _git(tmp_path, "init", "-q")
@@ -192,14 +194,15 @@ def test_outputs_and_compiled_caches_git_lists_are_never_candidates(tmp_path: Pa
     bad = run([sys.executable, "prog.py"], env=child_env(LAYERS="4"), cwd=tmp_path,
               output=tmp_path / "bad.toml").snapshot
     assert bad.get("runtime")["data_files_written"] == [
-        str(tmp_path / "metrics.json"), str(tmp_path / "run.log")]
+        str(tmp_path / "metrics.csv"), str(tmp_path / "run.log")]
     report = compare(good, bad)
     assert report.counted[0].key == "LAYERS", report.counted
     assert report.confidence == "confident", report.because
     assert not [d.key for d in report.counted if d.section == "git"], report.counted
     hidden = {d.key.partition(": ")[2] or d.key: d.reason for d in report.differences
               if d.section == "git" and d.hidden}
-    assert "an output of the run" in hidden["metrics.json"]
+    assert "an output of the run" in hidden["metrics.csv"]
+    assert "unread" not in hidden["metrics.csv"] and "not read" not in hidden["metrics.csv"]
     assert "an output of the run" in hidden["run.log"]
     assert any("__pycache__" in k and "compiled cache" in r for k, r in hidden.items()), hidden
     assert any(k.endswith(".dirty") and "outputs of the run" in r for k, r in hidden.items())

@@ -380,7 +380,7 @@ def from_driver(failure: str, errors: list[str]) -> dict[str, Any]:
                 f"(no {nvdriver.SOURCE})", "count": 0, "devices": []}
     listed, count, devices = found.pop("listed"), found.pop("count"), found.pop("devices")
     control = found.pop("control_node")
-    cuda, how = nvdriver.cuda_for_driver(str(found.get("driver_version") or ""))
+    cuda, how = nvdriver.cuda_for_driver(found["driver_version"])  # "" where unknown
     gpu: dict[str, Any] = {"available": bool(count) and control, "source": nvdriver.SOURCE,
                            "nvidia_smi_error": failure, "cuda_version": cuda,
                            "cuda_version_from": how, **found,
@@ -404,7 +404,7 @@ def _why_none(failure: str, listed: int, devices: list[dict[str, Any]], control:
     else:
         why = []
         for d in devices:
-            label = d.get("pci_bus_id", "?")
+            label = d["pci_bus_id"]  # every device the driver lists has one
             if d.get("excluded"):
                 why.append(f"{label} is excluded by the driver")
             elif "usable" not in d:
