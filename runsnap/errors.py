@@ -46,10 +46,11 @@ INTERRUPTED = 130
 #: Every exit status and its meaning, in the order the README's table lists them.
 EXIT_STATUSES: tuple[tuple[str, str], ...] = (
     (str(OK), "success (`diff`: no differences that count; `check`: no findings; `bisect`: "
-              "the cause found)"),
+              "the cause found; `why`: a cause, proven, found or named by the evidence)"),
     (str(NO), "`diff`: the snapshots differ; `check`: findings; `who-reads`: no installed "
-              "package names the variable; `bisect`: no cause reproduces; any command: the "
-              "reader of its output went away (`| head`)"),
+              "package names the variable; `bisect`: no cause reproduces; `why`: no cause "
+              "(not proven, undecided, not reproducible); any command: the reader of its "
+              "output went away (`| head`)"),
     (str(FAILED), "usage or input error: one line on stderr, `runsnap: ...`, never a traceback"),
     (str(INTERNAL), "a bug in runsnap: one line, `runsnap: internal error: ...` (with "
                     "`RUNSNAP_TRACEBACK=1`, the traceback)"),
