@@ -44,6 +44,9 @@ def test_another_locale_ranks_below_the_option(tmp_path: Path,
     assert counted[0].key == "--batch", [(d.key, d.score) for d in counted]
     lang = next(d for d in counted if d.key == "LANG")
     assert lang.score < counted[0].score and "other locales" in lang.reason, lang.reason
+    # listed, but not a candidate beside the option the program was launched with
+    assert report.to_dict()["candidates"] == ["command --batch"], report.to_dict()["candidates"]
+    assert report.to_dict()["confidence"] == "undecided"
 
 
 def test_the_same_locale_written_otherwise_decided_nothing(tmp_path: Path,
