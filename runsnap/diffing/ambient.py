@@ -23,9 +23,10 @@ decisions at import (``huggingface_hub/constants.py``), and nothing in the runs 
 decided nothing (measured: made incidental, such reads fell out of the top three on a half
 never tuned on). Told from the data (:func:`import_reads`: every read in a library's import,
 in every process of a run that read it, no package of those imports on a failing traceback), it keeps
-``read`` evidence and stays a candidate, but scores :data:`CEILING`, below the program's own
-reads, launch options and config fields, so it is not first of an undecided list while one
-of those is a candidate (issue 41 item 4: a cache folder, a home, a logging switch).
+``read`` evidence and stays listed, but scores :data:`CEILING`, below the program's own
+reads, launch options and config fields; it is left out of an undecided list whose top is an
+option or a field, and stays a candidate beside the program's reads (issue 41 item 4: a cache
+folder, a home, a logging switch; :mod:`runsnap.diffing.confidence`).
 """
 
 from __future__ import annotations
@@ -105,8 +106,8 @@ def locale_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | N
     """The sentence of a locale variable the runs read that resolved another locale in each
     (:func:`locale_of`), else None: a setting every process takes at start-up, which may
     matter (collation, number formats, encodings) but, with nothing in the runs tying it to
-    the outcome, is no decision of the program: it stays a candidate below the program's own
-    reads, launch options and config fields (:data:`CEILING`)."""
+    the outcome, is no decision of the program: it stays listed below the program's own
+    reads, launch options and config fields (:data:`CEILING`), as an import read does."""
     rule = ambient_setting(name)
     if rule is None or rule[0] != "locale" or not any(f.reads(name) for f in runs):
         return None
