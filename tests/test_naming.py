@@ -29,6 +29,17 @@ SLURM = {"SLURM_JOB_ID": "77", "SLURM_JOBID": "77", "SLURM_PROCID": "1", "SLURM_
 OPENMPI = {"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
            "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_SIZE": "2",
            "OMPI_COMM_WORLD_NODE_RANK": "1", "OMPI_MCA_ess_base_jobid": "3145729"}
+# What torchrun (torch 2.13, --nproc-per-node 2 --master-port 29655, no --rdzv-id) sets for
+# worker 1, as printed by the worker: "none" is torchrun's default run id, the same for every job.
+TORCHRUN_NO_ID = {
+    "RANK": "1", "LOCAL_RANK": "1", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": "0",
+    "GROUP_WORLD_SIZE": "1", "ROLE_RANK": "1", "ROLE_NAME": "default", "ROLE_WORLD_SIZE": "2",
+    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29655",
+    "TORCHELASTIC_ERROR_FILE": "/tmp/torchelastic_psk9koz8/none_36dd8zuv/attempt_0/1/error.json",
+    "TORCHELASTIC_MAX_RESTARTS": "0", "TORCHELASTIC_RESTART_COUNT": "0",
+    "TORCHELASTIC_RUN_ID": "none", "TORCHELASTIC_SIGNALS_TO_HANDLE": "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+    "TORCHELASTIC_USE_AGENT_STORE": "True", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+    "OMP_NUM_THREADS": "1"}
 MPICH = {"PMI_RANK": "2", "PMI_SIZE": "4", "MPI_LOCALRANKID": "0", "MPI_LOCALNRANKS": "2"}
 
 
@@ -41,6 +52,14 @@ MPICH = {"PMI_RANK": "2", "PMI_SIZE": "4", "MPI_LOCALRANKID": "0", "MPI_LOCALNRA
                "local_world_size": 2, "node_rank": 1, "job": "3145729", "also": []}),
     (MPICH, {"name": "mpich", "rank": 2, "local_rank": 0, "world_size": 4,
              "local_world_size": 2, "also": []}),
+    # torchrun given no --rdzv-id, on one node: the agent's own run folder, made for this job
+    (TORCHRUN_NO_ID, {"name": "torchrun", "rank": 1, "local_rank": 1, "world_size": 2,
+                      "local_world_size": 2, "node_rank": 0, "job": "none_36dd8zuv",
+                      "also": []}),
+    # ... on several nodes each agent has its own folder: torchrun's "none" is all there is
+    ({**TORCHRUN_NO_ID, "GROUP_WORLD_SIZE": "2"}, {
+        "name": "torchrun", "rank": 1, "local_rank": 1, "world_size": 2, "local_world_size": 2,
+        "node_rank": 0, "job": "none", "also": []}),
     # srun starting torchrun: the worker's rank is torchrun's, the job is Slurm's allocation
     ({**SLURM, **TORCHRUN}, {"name": "torchrun", "rank": 5, "local_rank": 1, "world_size": 8,
                              "local_world_size": 4, "node_rank": 1, "job": "77",

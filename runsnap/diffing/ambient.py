@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
 __all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "import_reads",
-           "startup_reads"]
+           "locale_of", "locale_reads", "startup_reads"]
 
 #: The highest score of a variable read only at start-up: below the launch options (88), the
 #: command's executable (84) and a model's config fields (85-88), as below the program's reads.
@@ -74,6 +74,50 @@ def _at_start_up(site: ReadSite, f: RunFacts) -> bool:
     return inner is None or inner.function == "<module>"
 
 
+#: The locale categories a C library resolves from the environment (POSIX XBD 8.2).
+_CATEGORIES = ("LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES")
+
+
+def _locale_name(value: str) -> str:
+    """A locale name as the C library matches it: the codeset's case and dashes do not count.
+
+    >>> _locale_name("C.UTF-8") == _locale_name("C.utf8")
+    True
+    """
+    lang, dot, codeset = value.partition(".")
+    return lang + dot + codeset.lower().replace("-", "")
+
+
+def locale_of(snap: Snapshot) -> tuple[str, ...]:
+    """The locale each category of :data:`_CATEGORIES` resolves to in ``snap``'s environment,
+    by POSIX's order (``LC_ALL``, then ``LC_<category>``, then ``LANG``, else ``C``), and
+    ``LANGUAGE`` (gettext's message languages)."""
+    env = snap.records.env.vars
+
+    def first(*names: str) -> str:
+        return next((str(env[n]) for n in names if env.get(n)), "C")
+
+    return (*(_locale_name(first("LC_ALL", cat, "LANG")) for cat in _CATEGORIES),
+            str(env.get("LANGUAGE") or ""))
+
+
+def locale_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | None:
+    """The sentence of a locale variable the runs read that resolved another locale in each
+    (:func:`locale_of`), else None: a setting every process takes at start-up, which may
+    matter (collation, number formats, encodings) but, with nothing in the runs tying it to
+    the outcome, is no decision of the program: it stays a candidate below the program's own
+    reads, launch options and config fields (:data:`CEILING`)."""
+    rule = ambient_setting(name)
+    if rule is None or rule[0] != "locale" or not any(f.reads(name) for f in runs):
+        return None
+    la, lb = locale_of(a), locale_of(b)
+    if la == lb:
+        return None
+    return (f"read for the locale every process takes ({rule[1].split(' (')[0]}); the runs "
+            f"resolved other locales ({la[0]}, {lb[0]}): a setting of the whole process, not "
+            "a decision of the program")
+
+
 def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | None:
     """The sentence of ``incidental`` evidence when ``name`` is a start-up setting of the
     stack that the runs read only at start-up (see the module's text), else None."""
@@ -89,6 +133,12 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
             return None  # what it decides differs: the command resolved another program
         return (f"read at start-up by every process ({who}); both runs resolved the same "
                 f"executables ({', '.join(ea) or 'none recorded'}): not a decision here")
+    if decides == "locale":
+        la, lb = locale_of(a), locale_of(b)
+        if la != lb:
+            return None  # what it decides differs: another locale
+        return (f"read for the locale ({who}); both runs resolved the same locale "
+                f"({la[0]}): not a decision here")
     for f in runs:
         got = f.reads(name)
         if not got:
@@ -145,8 +195,11 @@ def _native(f: RunFacts, name: str) -> bool:
 
 def decides_otherwise(name: str, a: Any, b: Any) -> bool:
     """Whether what ``name`` decides, where the table says and the runs record it, differs
-    between snapshots ``a`` and ``b``: ``PATH`` and the executables the runs resolved."""
+    between snapshots ``a`` and ``b``: ``PATH`` and the executables the runs resolved, a
+    locale variable and the locale they resolved (:func:`locale_of`)."""
     rule = ambient_setting(name)
+    if rule is not None and rule[0] == "locale":
+        return locale_of(a) != locale_of(b)
     return rule is not None and rule[0] == "executable" and executables(a) != executables(b)
 
 

@@ -28,8 +28,8 @@ only at start-up or for a generic feature. A confident verdict says why (:attr:`
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
 apart from the top one, or every likely cause when none has evidence from the runs, never one
-the runs show unread while another is left, nor one read only incidentally while a likely one
-the program decides is), and
+the runs show unread while another is left, nor one read only incidentally, or only as a
+setting every process of the stack takes, while a likely one the program decides is), and
 names the experiment that decides, ``runsnap bisect``, with about how many launches it takes
 (:func:`bisect_launches`).
 """
@@ -160,6 +160,12 @@ def _unlikely(d: Difference) -> bool:
     return d.evidence_kind in ("name", "static") and d.score < LIKELY
 
 
+def _setting(d: Difference) -> bool:
+    """A read scored below the band of reads: a setting every process of the stack takes,
+    read at a library's import or for the locale (:data:`runsnap.diffing.ambient.CEILING`)."""
+    return d.evidence_kind == "read" and d.score < BANDS["read"][0]
+
+
 def _sentence(head: str, n: int, what: str) -> str:
     """``head``, and what the ``n`` other differences are, in a few words."""
     if not n:
@@ -210,6 +216,9 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
     # a difference the program decides (an option, its own variable, a config field) is
     # likely, it is not one of the candidates
     likely = [d for d in likely if d.evidence_kind != "incidental"] or likely
+    # so is a setting every process of the stack takes (read only at a library's import, or a
+    # locale), kept below the band of reads: it stays listed, not among the candidates
+    likely = [d for d in likely if not _setting(d)] or likely
     why = ("no difference has evidence from the runs" if outcome else
            "no run to take evidence from")
     return Judgement("undecided", tuple(likely), bisect_launches(len(likely)), why)

@@ -50,7 +50,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from runsnap.checks.finding import CONSEQUENCES
-from runsnap.diffing.ambient import CEILING, ambient_reads, import_reads, startup_reads
+from runsnap.diffing.ambient import (
+    CEILING,
+    ambient_reads,
+    import_reads,
+    locale_reads,
+    startup_reads,
+)
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.datafiles import edit_read, file_evidence
 from runsnap.diffing.edits import edit_evidence
@@ -123,6 +129,12 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                   a: Any = None, b: Any = None) -> Evidence | None:
     name = d.key
     found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
+    if found and a is not None and ambient_reads(name, runs, a, b):
+        # a start-up setting of the whole stack that decided the same in both runs (PATH, with
+        # the same executables resolved): its read at some package's import, before the
+        # program ran, is no path to that package's failure; a read where it failed still is
+        found = _failing(on_failing_path(name, runs, imports=False)
+                         or called_on_failing_path(name, runs))
     if found:
         also = _named(d, runs)
         if also is not None and (found.rank or also.quoted):
@@ -141,6 +153,8 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return listed
     if a is not None and (ambient := ambient_reads(name, runs, a, b)):  # OMP_*, PATH...
         return Evidence("incidental", ambient, ceiling=CEILING)
+    if a is not None and (setting := locale_reads(name, runs, a, b)):  # another locale
+        return Evidence("read", setting, ceiling=CEILING)
     if (ambient := startup_reads(name, runs, a, b)) is not None:  # told from the data
         return Evidence("incidental", ambient, ceiling=CEILING)
     readers: list[tuple[RunFacts, VariableRead]] = [

@@ -130,9 +130,11 @@ def _import_read(stack: Sequence[Frame], reader: RunFacts, frames: Sequence[_TbF
     return None
 
 
-def on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | None:
+def on_failing_path(name: str, runs: Sequence[RunFacts], *, imports: bool = True
+                    ) -> tuple[str, int] | None:
     """(sentence, rank) for the read of ``name`` nearest the failing run's raise (see the
-    module's rules), or None when no read is on the failing path."""
+    module's rules), or None when no read is on the failing path. ``imports=False`` leaves out
+    reads at the import of a package on the failing traceback (the weakest rule)."""
     best: tuple[str, int] | None = None
     for failing in (v for r in runs for v in r.views()):
         frames = _frames(failing)
@@ -169,7 +171,7 @@ def on_failing_path(name: str, runs: Sequence[RunFacts]) -> tuple[str, int] | No
                     found = (f"read at {entry.path}:{entry.line} in {entry.function}{scan}, "
                              f"{where} (failing run {failing.label})", rank)
                 else:
-                    imp = _import_read(stack, reader, frames)
+                    imp = _import_read(stack, reader, frames) if imports else None
                     if imp is None:
                         continue
                     entry, tb = imp

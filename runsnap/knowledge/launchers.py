@@ -56,6 +56,30 @@ EXTRA_VARS = ("MASTER_ADDR", "MASTER_PORT", "SLURM_STEP_ID", "SLURM_JOB_NAME", "
               "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME", "TORCHELASTIC_RESTART_COUNT",
               "TORCHELASTIC_MAX_RESTARTS", "OMPI_COMM_WORLD_NODE_RANK", "OMPI_UNIVERSE_SIZE")
 
+#: What torchrun puts in ``TORCHELASTIC_RUN_ID`` when it was given no ``--rdzv-id`` (its
+#: default; the same for every job).
+TORCHRUN_NO_ID = "none"
+
+
+def _torchrun_job(env: Mapping[str, str], run_id: str) -> str:
+    """A torchrun job's id: its ``TORCHELASTIC_RUN_ID``, unless that is torchrun's ``none`` on
+    one node, where every rank's ``TORCHELASTIC_ERROR_FILE`` lies in its agent's own run folder
+    (``none_k2x9q``), made afresh for each run: a folder of that job's own, not one shared by
+    every job started without ``--rdzv-id``. On several nodes each agent has its own folder, so
+    ``none`` stays (no variable names the job there).
+
+    >>> _torchrun_job({"GROUP_WORLD_SIZE": "1",
+    ...     "TORCHELASTIC_ERROR_FILE": "/tmp/te_1/none_k2x9q/attempt_0/3/error.json"}, "none")
+    'none_k2x9q'
+    >>> _torchrun_job({"GROUP_WORLD_SIZE": "2"}, "none"), _torchrun_job({}, "job-42")
+    ('none', 'job-42')
+    """
+    if run_id != TORCHRUN_NO_ID or env.get("GROUP_WORLD_SIZE") != "1":
+        return run_id
+    parts = env.get("TORCHELASTIC_ERROR_FILE", "").split("/")
+    return next((p for p in parts if p.startswith(run_id + "_")), run_id)
+
+
 def _first(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
     for n in names:
         v = env.get(n)
@@ -98,6 +122,8 @@ def detect(env: Mapping[str, str]) -> dict[str, Any] | None:
         raw = _first(env, names)
         if field == "job":
             job = _first(env, ("SLURM_JOB_ID", "SLURM_JOBID")) if "slurm" in dict(found) else None
+            if raw is not None and name == "torchrun":
+                raw = _torchrun_job(env, raw)
             raw = job or raw
             if raw is not None:
                 out[field] = raw

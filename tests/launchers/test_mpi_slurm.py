@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -86,16 +87,54 @@ def test_sbatch_job(slurm, tmp_path):
     assert {runsnap.load(f).meta["launcher"]["job"] for f in files} == {job}
 
 
-def test_torchrun_when_torch_is_here(tmp_path):
-    pytest.importorskip("torch", reason="torch is not installed here (CI does not install it "
-                        "for this: torchrun is covered through its variables in test_naming)")
+# torchrun (torch 2.13) on one node, with no --rdzv-endpoint and no --master-port, replaces
+# --rdzv-id with a fresh UUID (as --standalone does); it keeps the id where the rendezvous is
+# named (c10d with an endpoint, or static with a --master-port), and says "none" where no id
+# was given. torch is not installed in CI for this: torchrun is covered through its variables in
+# test_naming there.
+def _torchrun(out: Path, *args: str) -> list[Path]:
+    """Run a 2-worker torchrun job whose workers capture into ``out/{job}/{rank}.toml``; the
+    job's folder."""
+    pytest.importorskip("torch", reason="torch is not installed here")
+    before = set(out.iterdir()) if out.exists() else set()
     done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-         "--rdzv-id", "t1", "--no-python", *runsnap_argv()[:1], "-m", "runsnap", "capture",
-         "--no-run", "-o", str(tmp_path / "{job}" / "{rank}.toml")],
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", *args,
+         "--no-python", *runsnap_argv()[:1], "-m", "runsnap", "capture", "--no-run", "-o",
+         str(out / "{job}" / "{rank}.toml")],
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (tmp_path / "t1").iterdir()) == ["0.toml", "1.toml"]
+    (folder,) = set(out.iterdir()) - before
+    assert sorted(p.name for p in folder.iterdir()) == ["0.toml", "1.toml"]
+    return sorted(folder.iterdir())
+
+
+def _free_port() -> str:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return str(s.getsockname()[1])
+
+
+def test_torchrun_when_torch_is_here(tmp_path):
+    """A named rendezvous: the folder is the --rdzv-id, for either backend."""
+    assert _torchrun(tmp_path, "--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:0",
+                     "--rdzv-id", "t1")[0].parent.name == "t1"
+    assert _torchrun(tmp_path, "--master-port", _free_port(), "--rdzv-id", "t2"
+                     )[0].parent.name == "t2"
+
+
+def test_torchrun_jobs_without_their_own_id_when_torch_is_here(tmp_path):
+    """The id torchrun made (its UUID), or, for torchrun's "none", a folder per job: two jobs
+    started alike never share one."""
+    files = _torchrun(tmp_path, "--rdzv-id", "ignored-by-torchrun")
+    ids = {runsnap.load(f).meta["launcher"]["vars"]["TORCHELASTIC_RUN_ID"] for f in files}
+    assert ids == {files[0].parent.name} and len(files[0].parent.name) == 36  # a UUID
+    port = _free_port()
+    first, second = (_torchrun(tmp_path, "--master-port", port)[0] for _ in range(2))
+    assert first.parent != second.parent
+    for f in (first, second):
+        launcher = runsnap.load(f).meta["launcher"]
+        assert launcher["vars"]["TORCHELASTIC_RUN_ID"] == "none"
+        assert launcher["job"] == f.parent.name and f.parent.name.startswith("none_")
 
 
 # diff JOB_A/ JOB_B/ on real mpirun and srun jobs (runsnap/views/jobs.py, runsnap/diffing/made.py):

@@ -1,0 +1,77 @@
+"""A start-up setting of the whole stack read at a package's import (runsnap/diffing/evidence.py,
+``on_failing_path(imports=False)``): ``PATH``, read in the module body of an installed package
+whose function then raised, is no path to that failure when both runs resolved the same
+executables; the option that made the run fail is the cause. (An XGBoost run read ``PATH`` in
+``core.py`` at import and failed in ``_validate_features`` on an edited CSV: ``PATH``, changed by
+a container's shell, was named with confidence.)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import runsnap
+from runsnap.capturing import run
+from tests.conftest import pip_install
+
+LIB = '''
+import os
+
+#: where the native library is searched for, read at import (as xgboost's core.py does)
+SEARCH = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+
+
+def validate(columns):
+    expected = ["seats", "tickets"]
+    if columns != expected:
+        raise ValueError(f"feature_names mismatch: {expected} {columns}")
+'''
+
+APP = """
+import sys
+import scorelib
+
+
+def main():
+    scorelib.validate(sys.argv[sys.argv.index("--columns") + 1].split(","))
+
+
+main()
+"""
+
+
+def _venv(root: Path) -> Path:
+    proj = root / "proj"
+    (proj / "scorelib").mkdir(parents=True)
+    (proj / "scorelib" / "__init__.py").write_text(LIB)
+    (proj / "setup.py").write_text(textwrap.dedent("""
+        from setuptools import setup
+        setup(name="scorelib", version="1.0", packages=["scorelib"])
+    """))
+    env = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
+    return env / "bin" / "python"
+
+
+def test_path_read_at_an_import_is_not_the_failing_path(tmp_path: Path,
+                                                        base_env: dict[str, str]) -> None:
+    python = _venv(tmp_path)
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    empty = tmp_path / "opt-tools"  # a folder with no programs: the same executables resolve
+    empty.mkdir()
+    path = f"{python.parent}:/usr/bin:/bin"
+    run([str(python), str(app), "--columns", "seats,tickets"], env={**base_env, "PATH": path},
+        cwd=tmp_path, output=tmp_path / "a.toml")
+    run([str(python), str(app), "--columns", "seats,tickets_30d"],
+        env={**base_env, "PATH": f"{empty}:{path}"}, cwd=tmp_path, output=tmp_path / "b.toml")
+    report = runsnap.diff(runsnap.load(tmp_path / "a.toml"), runsnap.load(tmp_path / "b.toml"))
+    counted = [d for d in report.differences if not d.hidden and d.section != "outcome"]
+    assert (counted[0].section, counted[0].key) == ("command", "--columns"), [
+        (d.section, d.key, d.score, d.evidence_kind) for d in counted]
+    path_diff = next(d for d in report.differences if d.key == "PATH")
+    assert path_diff.evidence_kind != "failing-path", path_diff.reason
+    assert report.to_dict()["confidence"] == "confident"
