@@ -129,10 +129,12 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                   a: Any = None, b: Any = None) -> Evidence | None:
     name = d.key
     found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
-    if found and a is not None and ambient_reads(name, runs, a, b):
+    if found and (noise_reason(name) is not None
+                  or (a is not None and ambient_reads(name, runs, a, b))):
         # a start-up setting of the whole stack that decided the same in both runs (PATH, with
-        # the same executables resolved): its read at some package's import, before the
-        # program ran, is no path to that package's failure; a read where it failed still is
+        # the same executables resolved), or a variable that differs between any two shells
+        # (XDG_RUNTIME_DIR): its read at some package's import, before the program ran, is no
+        # path to that package's failure; a read where it failed still is
         found = _failing(on_failing_path(name, runs, imports=False)
                          or called_on_failing_path(name, runs))
     if found:

@@ -1,7 +1,8 @@
 """A start-up setting of the whole stack read at a package's import (runsnap/diffing/evidence.py,
 ``on_failing_path(imports=False)``): ``PATH``, read in the module body of an installed package
 whose function then raised, is no path to that failure when both runs resolved the same
-executables; the option that made the run fail is the cause. (An XGBoost run read ``PATH`` in
+executables, nor is a variable that differs between any two shells (``XDG_RUNTIME_DIR``); the
+option that made the run fail is the cause. (An XGBoost run read ``PATH`` in
 ``core.py`` at import and failed in ``_validate_features`` on an edited CSV: ``PATH``, changed by
 a container's shell, was named with confidence.)"""
 
@@ -21,6 +22,8 @@ import os
 
 #: where the native library is searched for, read at import (as xgboost's core.py does)
 SEARCH = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+#: a runtime folder for its sockets, read at import (as gunicorn's config.py does)
+RUNTIME = os.environ.get("XDG_RUNTIME_DIR")
 
 
 def validate(columns):
@@ -64,7 +67,8 @@ def test_path_read_at_an_import_is_not_the_failing_path(tmp_path: Path,
     empty = tmp_path / "opt-tools"  # a folder with no programs: the same executables resolve
     empty.mkdir()
     path = f"{python.parent}:/usr/bin:/bin"
-    run([str(python), str(app), "--columns", "seats,tickets"], env={**base_env, "PATH": path},
+    run([str(python), str(app), "--columns", "seats,tickets"],
+        env={**base_env, "PATH": path, "XDG_RUNTIME_DIR": "/run/user/1004"},
         cwd=tmp_path, output=tmp_path / "a.toml")
     run([str(python), str(app), "--columns", "seats,tickets_30d"],
         env={**base_env, "PATH": f"{empty}:{path}"}, cwd=tmp_path, output=tmp_path / "b.toml")
@@ -72,6 +76,7 @@ def test_path_read_at_an_import_is_not_the_failing_path(tmp_path: Path,
     counted = [d for d in report.differences if not d.hidden and d.section != "outcome"]
     assert (counted[0].section, counted[0].key) == ("command", "--columns"), [
         (d.section, d.key, d.score, d.evidence_kind) for d in counted]
-    path_diff = next(d for d in report.differences if d.key == "PATH")
-    assert path_diff.evidence_kind != "failing-path", path_diff.reason
+    for name in ("PATH", "XDG_RUNTIME_DIR"):  # a stack setting; one that differs in any shell
+        diff = next(d for d in report.differences if d.key == name)
+        assert diff.evidence_kind != "failing-path", diff.reason
     assert report.to_dict()["confidence"] == "confident"
