@@ -245,3 +245,21 @@ def test_a_metadata_header_with_blank_continuation_lines_is_read_as_pip_reads_it
         (info / "INSTALLER").write_text("pip\n")
     found = _as_pip_check(python, tmp_path)
     assert len(found) == 3  # betalib too old, gammalib and thetalib missing
+
+
+def test_a_config_json_value_of_the_wrong_type_does_not_stop_the_guard(tmp_path: Path) -> None:
+    # the rules read [models] as records, but config.json is a third-party file kept as
+    # written: a string where engines write a list is read as it is, and the guard goes on
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "config.json").write_text(
+        '{"architectures": "LlamaForCausalLMEagle3", "model_type": 7, "text_config": "none",'
+        ' "max_position_embeddings": 2048, "hidden_size": 7168}')
+    res = run_runsnap("capture", "--no-run", "-o", str(tmp_path / "s.toml"), "--",
+                      sys.executable, "-c", "pass", *KIMI[:2],
+                      "--speculative-draft-model-path", str(draft), cwd=tmp_path,
+                      env=_env(tmp_path))
+    assert "Traceback" not in res.stderr
+    (line,) = _check_lines(res.stderr)
+    assert line.startswith("runsnap: check [92] draft-target: the draft model's context length "
+                           "(max_position_embeddings = 2048) is shorter than the target's")

@@ -184,3 +184,20 @@ def test_a_schema_1_rank_still_loads_and_reads_as_records() -> None:
     snap = load(ROOT / "fixtures" / "runtime" / "torch-rank-schema1.toml")
     snap.records.all()
     assert snap.records.runtime.env
+
+
+def test_a_readers_record_that_adds_a_derived_field_keeps_the_declared_ones() -> None:
+    # diff's read found in a scan of the environment: not declared (no snapshot holds one),
+    # a VariableRead with the names the scan kept
+    from runsnap.diffing.runfacts import ScannedRead, scanned_as
+
+    got = ScannedRead({"python": True, "reads": 2, "scan": "TQDM_*",
+                       "sites": [{"stack": ["app.py:3 in main"], "pid": 7}]})
+    assert (got.scan, got.reads, got.python) == ("TQDM_*", 2, True)
+    assert isinstance(got.sites[0], records_host.ReadSite) and got.sites[0].pid == 7
+    assert scanned_as(got) == "TQDM_*"
+    assert scanned_as(records_host.VariableRead({"reads": 1, "scan": "X_*"})) is None
+    with pytest.raises(AttributeError):
+        records_host.VariableRead({"scan": "X_*"}).scan  # noqa: B018
+    with pytest.raises(SnapshotError, match=r"scan: expected a string, found an integer"):
+        ScannedRead({"scan": 3}).scan  # noqa: B018

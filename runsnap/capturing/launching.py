@@ -151,7 +151,7 @@ class WrappedLaunch:
         keys where they read one."""
         section = outcome.build(result, tail_lines=self.tail)
         frame_names.annotate([section.get("traceback"), *section.get("earlier_tracebacks", ())],
-                             frame_names.config_keys(self.saved.get("models")))
+                             frame_names.config_keys(self.saved.records.models))
         return section
 
     def runtime_section(self) -> dict[str, Any]:

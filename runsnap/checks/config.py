@@ -7,24 +7,22 @@ Both need only what a capture collects before the launch (``[env]``, ``[command]
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from runsnap.checks.finding import CONTEXT_FIELDS, Finding, config_field, env_vars, is_draft
+from runsnap.checks.finding import CONTEXT_FIELDS, Finding, config_field, configured, shown
 from runsnap.knowledge.alloc import ALLOC_CONF_VARS, unknown_alloc_keys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["alloc_conf_keys", "context_length"]
 
 
-def alloc_conf_keys(snap: Any) -> list[Finding]:
+def alloc_conf_keys(snap: Snapshot) -> list[Finding]:
     """Keys of ``PYTORCH_CUDA_ALLOC_CONF`` (or its other spellings) that torch does not know:
     torch raises ``Unrecognized key`` at the first allocation, after the model started to
     load."""
     out = []
-    env = env_vars(snap)
+    env = snap.records.env.vars
     for var in ALLOC_CONF_VARS:
         value = env.get(var)
         if not isinstance(value, str) or value.startswith("<redacted"):
@@ -50,21 +48,18 @@ _CONTEXT_OPTIONS = {
 _TRUE = ("1", "true", "yes", "y", "on")
 
 
-def context_length(snap: Any) -> list[Finding]:
+def context_length(snap: Snapshot) -> list[Finding]:
     """A ``--context-length`` / ``--max-model-len`` longer than the target model's own
     ``max_position_embeddings`` (under ``text_config`` for a multimodal wrapper)."""
-    options: Mapping[str, Any] = (snap.get("command") or {}).get("options") or {}
-    models: Mapping[str, Any] = (snap.get("models") or {}).get("models") or {}
-    targets = [(s, m) for s, m in models.items() if not is_draft(s) and isinstance(m, Mapping)
-               and isinstance(m.get("config"), Mapping)]
+    targets = configured(snap)[1]
     if not targets:
         return []
-    targets.sort(key=lambda sm: (sm[0] not in ("--model-path", "--model"), sm[0]))
-    source, target = targets[0]
-    own = config_field(target["config"], CONTEXT_FIELDS)
+    source, target, config = targets[0]
+    own = config_field(config.raw, CONTEXT_FIELDS)
     if own is None or not isinstance(own[1], int):
         return []
-    env = env_vars(snap)
+    options = snap.records.command.options
+    env = snap.records.env.vars
     out = []
     for option, (engine, allow, raises) in _CONTEXT_OPTIONS.items():
         raw = options.get(option)
@@ -81,5 +76,5 @@ def context_length(snap: Any) -> list[Finding]:
                "may be wrong)" if allowed else
                f"{engine}'s {raises} unless {allow}=1")),
             ("command", "options", option),
-            (f"target {source} {target.get('path', '?')}: {own[0]} = {own[1]}",)))
+            (f"target {source} {shown(target.path)}: {own[0]} = {own[1]}",)))
     return out

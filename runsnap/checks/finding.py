@@ -1,6 +1,7 @@
 """A finding of ``runsnap check`` and the report of one snapshot, and the small readers of
 snapshot data the rules share. Light on purpose: the pre-launch guard imports it on the capture
-path (no dataclasses, no typing at run time)."""
+path (no dataclasses, no typing at run time). The rules read sections as their records
+(``snap.records``); a model's ``config.json`` is read as written (any key an engine reads)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["CONSEQUENCES", "CONTEXT_FIELDS", "CheckReport", "Finding", "config_field", "env_vars",
-           "is_draft"]
+    from runsnap.snapshot import Snapshot
+    from runsnap.snapshot.records import ModelConfig, ModelEntry
+
+    #: A model whose config was read: the option that found it, the model, its config.
+    Configured = tuple[str, ModelEntry, ModelConfig]
+
+__all__ = ["CONSEQUENCES", "CONTEXT_FIELDS", "CheckReport", "Finding", "config_field",
+           "configured", "is_draft", "shown"]
 
 #: What a run shows when a finding of each kind is why it failed, as its rule's message states
 #: it (a regular expression over the failing error): ``diff`` takes a finding of the failing
@@ -77,11 +84,6 @@ class CheckReport(FrozenRecord):
                 "count": len(self.findings), "findings": [f.to_dict() for f in self.findings]}
 
 
-def env_vars(snap: Any) -> Mapping[str, Any]:
-    """The snapshot's ``[env] vars``."""
-    return (snap.get("env") or {}).get("vars") or {}
-
-
 #: Config fields that hold a model's own context length, in the order engines read them.
 CONTEXT_FIELDS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length")
 
@@ -109,3 +111,20 @@ def config_field(config: Mapping[str, Any], names: Iterable[str]) -> tuple[str, 
 def is_draft(source: str) -> bool:
     """Whether the model found under ``source`` (an option) is a speculative draft."""
     return "draft" in source.lower() or source.lower() in ("--speculative-model",)
+
+
+def configured(snap: Snapshot) -> tuple[list[Configured], list[Configured]]:
+    """The models of ``[models]`` whose ``config.json`` was read, as (the option that found
+    it, the model, its config): (drafts, targets), the target given as ``--model-path`` or
+    ``--model`` first."""
+    found = [(source, m, m.config) for source, m in snap.records.models.models.items()
+             if m.config]
+    drafts = [one for one in found if is_draft(one[0])]
+    targets = sorted((one for one in found if not is_draft(one[0])),
+                     key=lambda one: (one[0] not in ("--model-path", "--model"), one[0]))
+    return drafts, targets
+
+
+def shown(found: str | None) -> str:
+    """A recorded text as a finding shows it: ``?`` when none was written."""
+    return "?" if found is None else found

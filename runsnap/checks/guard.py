@@ -20,7 +20,8 @@ from runsnap.checks.rules import draft_target_disagreement, misspelled_variables
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+
+    from runsnap.snapshot import Snapshot
 
 __all__ = ["GUARD_CHECKS", "STRICT_WEIGHT", "guard", "one_line"]
 
@@ -28,13 +29,13 @@ __all__ = ["GUARD_CHECKS", "STRICT_WEIGHT", "guard", "one_line"]
 STRICT_WEIGHT = 90
 
 #: The rules the guard runs (what a capture has collected before the launch suffices).
-GUARD_CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (
+GUARD_CHECKS: tuple[Callable[[Snapshot], list[Finding]], ...] = (
     misspelled_variables, rejected_values, draft_target_disagreement, alloc_conf_keys,
     context_length,
 )
 
 
-def guard(snap: Any) -> list[Finding]:
+def guard(snap: Snapshot) -> list[Finding]:
     """The findings of :data:`GUARD_CHECKS` on a snapshot not yet launched, heaviest first."""
     found: list[Finding] = []
     for rule in GUARD_CHECKS:

@@ -1,7 +1,8 @@
 """``runsnap check SNAPSHOT``: what is wrong inside one snapshot, most important first.
 
-Each check reads plain snapshot data and returns :class:`Finding` records, each with a sentence
-that says what was seen and where, and a locator (``path``) into the snapshot:
+Each check reads the snapshot's sections as their records (``snap.records``; a model's
+``config.json`` as written) and returns :class:`Finding` records, each with a sentence that says
+what was seen and where, and a locator (``path``) into the snapshot:
 
 * :func:`misspelled_variables` - a set variable of a known family that no installed package or
   list knows, with the closest known name (``NCCL_P2P_DISABEL`` -> ``NCCL_P2P_DISABLE``);
@@ -26,7 +27,6 @@ that says what was seen and where, and a locator (``path``) into the snapshot:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 
 from runsnap.checks.config import alloc_conf_keys, context_length
 from runsnap.checks.finding import (
@@ -34,8 +34,8 @@ from runsnap.checks.finding import (
     CheckReport,
     Finding,
     config_field,
-    env_vars,
-    is_draft,
+    configured,
+    shown,
 )
 from runsnap.knowledge.env import (
     closest_name,
@@ -50,9 +50,9 @@ from runsnap.knowledge.readers import rejects
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Any
 
     from runsnap.snapshot import Snapshot
+    from runsnap.snapshot.records import ModelEntry
 
     #: ``who_reads(name) -> places``: static readers in the installed packages (who-reads).
     WhoReads = Callable[[str], Sequence[str]]
@@ -60,23 +60,18 @@ if TYPE_CHECKING:
 __all__ = ["CHECKS", "CheckReport", "Finding", "check", "unshared"]
 
 
-
-def _runtime(snap: Any) -> Mapping[str, Any]:
-    return snap.get("runtime") or {}
-
-
 # --------------------------------------------------------------------------- checks
 
 
-def read_by_name(snap: Any) -> set[str]:
+def read_by_name(snap: Snapshot) -> set[str]:
     """Variables some process of the run read by name (from Python or natively): a bulk copy
     of the environment (``dict(os.environ)``, handed to every torch or subprocess launch) knows
     every name and so tells nothing about any."""
-    runtime = _runtime(snap)
+    runtime = snap.records.runtime
     if not runtime:  # the pre-launch guard's case: nothing has run yet
         return set()
-    # deferred: the reader of [runtime] imports the record classes (~3.5 ms), which the
-    # capture path's pre-launch guard (no [runtime] yet) never needs
+    # deferred: the reader of [runtime], which the capture path's pre-launch guard (no
+    # [runtime] yet) never needs
     from runsnap.snapshot.runtime import read_by_name as runtime_read_by_name
 
     return set(runtime_read_by_name(runtime))
@@ -90,12 +85,12 @@ def _closest_read(name: str, read: frozenset[str]) -> str | None:
     return closest_name(name, read)
 
 
-def misspelled_variables(snap: Any, who_reads: WhoReads | None = None) -> list[Finding]:
+def misspelled_variables(snap: Snapshot, who_reads: WhoReads | None = None) -> list[Finding]:
     """Set variables that nothing knows, with the closest known name: known are the names some
     process of the run read by name, the names installed packages read (who-reads, when
     given), and runsnap's lists; never a name only seen in a bulk copy of the environment."""
     read = read_by_name(snap)
-    env = env_vars(snap)
+    env = snap.records.env.vars
     unset_read = frozenset(n for n in read if n not in env and len(n) >= 6)
     out = []
     for name, value in env.items():
@@ -119,27 +114,24 @@ def misspelled_variables(snap: Any, who_reads: WhoReads | None = None) -> list[F
     return out
 
 
-def draft_target_disagreement(snap: Any) -> list[Finding]:
+def draft_target_disagreement(snap: Snapshot) -> list[Finding]:
     """A draft and a target model whose configs disagree where speculative decoding needs
     them to agree."""
-    models: Mapping[str, Any] = (snap.get("models") or {}).get("models") or {}
-    drafts = [(s, m) for s, m in models.items() if is_draft(s) and m.get("config")]
-    targets = [(s, m) for s, m in models.items() if not is_draft(s) and m.get("config")]
+    drafts, targets = configured(snap)
     if not drafts or not targets:
         return []
-    targets.sort(key=lambda sm: (sm[0] not in ("--model-path", "--model"), sm[0]))
-    tsrc, target = targets[0]
+    tsrc, target, tconf = targets[0]
     out: list[Finding] = []
-    env = env_vars(snap)
-    options = (snap.get("command") or {}).get("options") or {}
+    env = snap.records.env.vars
+    options = snap.records.command.options
 
-    def given(src: str, model: Mapping[str, Any]) -> str:
+    def given(src: str, model: ModelEntry) -> str:
         """The model as the command line gave it (else where it was found)."""
         value = options.get(src[2:]) if src.startswith("--") else None
-        return str(value if isinstance(value, str) else model.get("path", "?"))
+        return value if isinstance(value, str) else shown(model.path)
 
-    for dsrc, draft in drafts:
-        tc, dc = target["config"], draft["config"]
+    for dsrc, draft, dconf in drafts:
+        tc, dc = tconf.raw, dconf.raw
         where = (f"target {tsrc} {given(tsrc, target)}", f"draft {dsrc} {given(dsrc, draft)}")
         tl, dl = config_field(tc, CONTEXT_FIELDS), config_field(dc, CONTEXT_FIELDS)
         if tl and dl and isinstance(tl[1], int) and isinstance(dl[1], int) and tl[1] > dl[1]:
@@ -168,6 +160,8 @@ def draft_target_disagreement(snap: Any) -> list[Finding]:
         th = config_field(tc, ("hidden_size",))
         dh = ("target_hidden_size", dc["target_hidden_size"]) if dc.get("target_hidden_size") \
             else config_field(dc, ("hidden_size",))
+        # config.json as written: a third-party file, whose values of the wrong type (an
+        # "architectures" string) must not stop a launch the guard runs before
         eagle = any("eagle" in str(a).lower() for a in dc.get("architectures") or ()) \
             or "eagle_config" in dc
         if eagle and th and dh and th[1] != dh[1]:
@@ -176,11 +170,6 @@ def draft_target_disagreement(snap: Any) -> list[Finding]:
                 f"but the target's {th[0]} is {th[1]}"),
                 ("models", dsrc, "config", dh[0]), where))
     return out
-
-
-def _or(found: str | None) -> str:
-    """A recorded version, ``?`` when none was written."""
-    return "?" if found is None else found
 
 
 def shadowed_imports(snap: Snapshot) -> list[Finding]:
@@ -201,23 +190,23 @@ def shadowed_imports(snap: Snapshot) -> list[Finding]:
             continue
         out.append(Finding("shadowed-import", 87, (
             f"{mod} was imported from {file} ({table.origin}), not from the installed "
-            f"{name} {_or(dist.version)} in {loc or '?'}"), ("runtime", "modules", mod),
-            (f"imported: {file}", f"installed: {name} {_or(dist.version)} at {loc}")))
+            f"{name} {shown(dist.version)} in {loc or '?'}"), ("runtime", "modules", mod),
+            (f"imported: {file}", f"installed: {name} {shown(dist.version)} at {loc}")))
     seen = {f.path[-1] for f in out}
     for s in pkgs.shadowed:
-        name = str(_or(s.name))
+        name = str(shown(s.name))
         if normalize_name(name) in {normalize_name(m) for m in seen}:
             continue
         out.append(Finding("shadowed-import", 80, (
-            f"a second copy of {name} ({_or(s.version)} at {_or(s.location)}) is "
+            f"a second copy of {name} ({shown(s.version)} at {shown(s.location)}) is "
             f"hidden behind the one found first on sys.path"), ("packages", name, "shadowed")))
     return out
 
 
-def rejected_values(snap: Any) -> list[Finding]:
+def rejected_values(snap: Snapshot) -> list[Finding]:
     """Variables set to a value their reader cannot accept."""
     out = []
-    for name, value in env_vars(snap).items():
+    for name, value in snap.records.env.vars.items():
         if not isinstance(value, str) or value.startswith("<redacted"):
             continue
         rule = rejects(name, value)
@@ -229,12 +218,12 @@ def rejected_values(snap: Any) -> list[Finding]:
 
 
 #: The checks, in the order their findings are listed on a tie.
-CHECKS: list[Callable[[Any], list[Finding]]] = [
+CHECKS: list[Callable[[Snapshot], list[Finding]]] = [
     rejected_values, draft_target_disagreement, shadowed_imports,
 ]
 
 
-def check(snap: Any, who_reads: WhoReads | None = None, installed: bool = False
+def check(snap: Snapshot, who_reads: WhoReads | None = None, installed: bool = False
           ) -> CheckReport:
     """Every finding of snapshot ``snap``, most important first. ``installed``: also read the
     installed distributions' metadata on this machine for unmet requirements (``pip check``,
@@ -248,8 +237,7 @@ def check(snap: Any, who_reads: WhoReads | None = None, installed: bool = False
 
         found += unmet_requirements(snap)
     found.sort(key=lambda f: -f.score)
-    where = getattr(snap, "path_text", None) or getattr(snap, "id", "")
-    return CheckReport(str(where), tuple(found))
+    return CheckReport(snap.path_text or snap.id, tuple(found))
 
 
 def unshared(a: CheckReport, b: CheckReport) -> tuple[list[Finding], list[Finding]]:

@@ -105,7 +105,7 @@ def run_capture(request: CaptureRequest) -> int:
         if command:  # --no-run -- COMMAND: the launch it would be, checked as before a launch
 
             prelaunch_guard(snap, options.strict or
-                            load_settings(snap["command"].get("cwd")).strict)
+                            load_settings(snap.records.command.cwd).strict)
         if session is not None:
             return _tracked_context(session, snap, output, out_dir)
         _emit(snap, output, out_dir)

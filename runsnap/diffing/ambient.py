@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.attribution import frames_of, generic_frame
-from runsnap.diffing.runfacts import RunFacts
+from runsnap.diffing.runfacts import RunFacts, scanned_as
 from runsnap.diffing.written import record
 from runsnap.knowledge.readers import ambient_setting
 from runsnap.snapshot.records_host import ReadSite, VariableRead
@@ -144,7 +144,7 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
         got = f.reads(name)
         if not got:
             continue
-        if got.scan or not all(_at_start_up(s, f) for s in got.sites):
+        if scanned_as(got) or not all(_at_start_up(s, f) for s in got.sites):
             return None  # the program (or a package, in a function) read it for itself
     return (f"read at start-up by nearly every process of the stack ({who}), for the "
             f"{decides} every process takes, not a decision of the program")
@@ -172,7 +172,7 @@ def _startup_only(name: str, f: RunFacts) -> tuple[str, ...] | None:
     loaded or a module imported (``[runtime] native_startup``), or from Python in the body of
     a package's import; None when some read was not (or it was not read so)."""
     got = f.reads(name)
-    if not got or got.scan or not _in_every_process(got, f):
+    if not got or scanned_as(got) or not _in_every_process(got, f):
         return None
     how: list[str] = []
     if got.native:
@@ -265,7 +265,7 @@ def import_reads(name: str, runs: Sequence[RunFacts]) -> str | None:
     readers = [(f, got) for f in runs for got in (f.reads(name),) if got]
     for f, got in readers:
         sites = got.sites
-        if got.scan or not sites or not _in_every_process(got, f):
+        if scanned_as(got) or not sites or not _in_every_process(got, f):
             return None
         if got.native and name not in f.native_startup:
             return None  # native code read it while the program ran

@@ -73,7 +73,7 @@ from runsnap.diffing.naming import (
     texts,
 )
 from runsnap.diffing.result import Difference
-from runsnap.diffing.runfacts import RunFacts, differential, tokens
+from runsnap.diffing.runfacts import RunFacts, differential, scanned_as, tokens
 from runsnap.diffing.saying import said
 from runsnap.diffing.written import written
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
@@ -171,7 +171,7 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         kept, why = decisive_sites(got, f)
         generic += [w for w in why if w not in generic]
         if kept or not got.sites or got.native:
-            decided.append((f, VariableRead({**got.raw, "sites": [s.raw for s in kept]})))
+            decided.append((f, type(got)({**got.raw, "sites": [s.raw for s in kept]})))
     if readers and not decided:
         return Evidence("incidental", "read only on behalf of " + "; ".join(generic[:2])
                         + ", not a decision of the program")
@@ -184,8 +184,8 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         for f, got in readers:
             n = int(got.reads or 1)
             how = []
-            if got.scan:
-                how.append(f"in a scan of the {got.scan} variables")
+            if scan := scanned_as(got):
+                how.append(f"in a scan of the {scan} variables")
             elif got.python:
                 how.append("from Python")
             if got.native:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import Frame, frames_of, generic_frame
-from runsnap.diffing.runfacts import STDLIB, RunFacts
+from runsnap.diffing.runfacts import STDLIB, RunFacts, scanned_as
 from runsnap.diffing.written import written
 from runsnap.knowledge.readers import native_call
 from runsnap.snapshot.records import Traceback
@@ -167,7 +167,7 @@ def on_failing_path(name: str, runs: Sequence[RunFacts], *, imports: bool = True
                     else:
                         where = (f"which called {innermost.function}, where {_raised(failing)} "
                                  f"was raised at :{innermost.line}")
-                    scan = f" (in a scan of the {got.scan} variables)" if got.scan else ""
+                    scan = f" (in a scan of the {scan} variables)" if (scan := scanned_as(got)) else ""
                     found = (f"read at {entry.path}:{entry.line} in {entry.function}{scan}, "
                              f"{where} (failing run {failing.label})", rank)
                 else:

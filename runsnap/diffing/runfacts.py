@@ -16,7 +16,8 @@ from runsnap.snapshot.records_host import BulkSite, ImportedModule, VariableRead
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 
-__all__ = ["SITE", "STDLIB", "RunFacts", "differential", "failure_key", "tokens"]
+__all__ = ["SITE", "STDLIB", "RunFacts", "ScannedRead", "differential", "failure_key",
+           "scanned_as", "tokens"]
 
 
 #: A read site's frame: ``path/file.py:LINE in FUNC``.
@@ -30,6 +31,20 @@ STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)|^<fr
 TAIL_LINES = 12
 
 _OF: dict[tuple[int, str], tuple[Any, RunFacts]] = {}
+
+
+class ScannedRead(VariableRead):
+    """A read no snapshot writes: a variable found by a scan of the whole environment that
+    kept the names of a prefix or suffix (:meth:`RunFacts.scanned`), in the shape of a read
+    (``sites``: the scan's stack)."""
+
+    scan: str | None
+    """The names the scan kept: ``TQDM_*``, ``*_proxy``."""
+
+
+def scanned_as(got: VariableRead) -> str | None:
+    """The names kept by the scan ``got`` was found in (``TQDM_*``); None for a read by name."""
+    return got.scan if isinstance(got, ScannedRead) else None
 
 
 class RunFacts(FrozenRecord):
@@ -199,7 +214,7 @@ class RunFacts(FrozenRecord):
         read = record(VariableRead, got) if got else None
         return read is not None and bool(read.bulk or read.bulk_reads)
 
-    def scanned(self, name: str) -> VariableRead | None:
+    def scanned(self, name: str) -> ScannedRead | None:
         """``name`` as read by a scan of the whole environment that kept the variables of a
         prefix or suffix: the literals the scanning code filters by (``[runtime] bulk_sites``
         ``prefixes``, ``suffixes``: urllib's ``*_proxy``), or, when its filter is computed, the
@@ -235,9 +250,9 @@ class RunFacts(FrozenRecord):
         return None
 
     @staticmethod
-    def _scan_read(row: BulkSite, stack: list[str], scan: str) -> VariableRead:
-        return VariableRead({"set": True, "python": True, "reads": int(row.reads or 1),
-                             "sites": [{"stack": stack, "pid": row.pid}], "scan": scan})
+    def _scan_read(row: BulkSite, stack: list[str], scan: str) -> ScannedRead:
+        return ScannedRead({"set": True, "python": True, "reads": int(row.reads or 1),
+                            "sites": [{"stack": stack, "pid": row.pid}], "scan": scan})
 
     def _copies(self) -> list[BulkSite]:
         """The bulk reads that copied every variable (or whose code was not there to say),

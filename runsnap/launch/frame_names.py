@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Mapping
     from typing import Any
 
+    from runsnap.snapshot.records import Models
+
 __all__ = ["MAX_CONFIG_FILES", "MAX_FILE_BYTES", "MAX_NAMES", "aliases", "annotate", "config_keys",
            "names_at"]
 
@@ -191,11 +193,12 @@ def aliases(folders: Iterable[str], cache: dict[str, ast.AST | None] | None = No
     return out
 
 
-def config_keys(models: Mapping[str, Any] | None) -> set[str]:
-    """Every key of every model config in a ``[models]`` section, at any depth.
+def config_keys(models: Models) -> set[str]:
+    """Every key of every model config in ``[models]`` (read as its record), at any depth.
 
-    >>> sorted(config_keys({"models": {"--model-path": {"config": {
-    ...     "rope_theta": 1, "text_config": {"max_position_embeddings": 8}}}}}))
+    >>> from runsnap.snapshot.records import Models
+    >>> sorted(config_keys(Models({"models": {"--model-path": {"config": {
+    ...     "rope_theta": 1, "text_config": {"max_position_embeddings": 8}}}}})))
     ['max_position_embeddings', 'rope_theta', 'text_config']
     """
     out: set[str] = set()
@@ -209,7 +212,7 @@ def config_keys(models: Mapping[str, Any] | None) -> set[str]:
             for v in value:
                 walk(v)
 
-    for model in ((models or {}).get("models") or {}).values():
-        if isinstance(model, dict):
-            walk(model.get("config"))
+    for model in models.models.values():
+        if model.config:
+            walk(model.config.raw)  # config.json as written: every key, at any depth
     return out

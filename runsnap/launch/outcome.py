@@ -12,6 +12,7 @@ from runsnap.launch.metrics import merge
 from runsnap.launch.streams import DEFAULT_TAIL_LINES, MAX_WARNINGS, StreamWatch
 from runsnap.launch.tracebacks import MAX_EARLIER
 from runsnap.launch.tracebacks import cut as cut_traceback_text
+from runsnap.snapshot.records import Outcome
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,12 +27,11 @@ __all__ = ["DEFAULT_TAIL_LINES", "build", "cut"]
 def cut(section: dict[str, Any]) -> dict[str, Any]:
     """The outcome section with its tracebacks' messages and source lines cut to their
     lengths: called after redaction, so that a secret is hidden whole before it is cut."""
-    out = dict(section)
-    if isinstance(out.get("traceback"), dict):
-        out["traceback"] = cut_traceback_text(out["traceback"])
-    if isinstance(out.get("earlier_tracebacks"), list):
-        out["earlier_tracebacks"] = [cut_traceback_text(t) if isinstance(t, dict) else t
-                                     for t in out["earlier_tracebacks"]]
+    read, out = Outcome(section), dict(section)
+    if read.has("traceback"):
+        out["traceback"] = cut_traceback_text(read.traceback.raw)
+    if read.has("earlier_tracebacks"):
+        out["earlier_tracebacks"] = [cut_traceback_text(t.raw) for t in read.earlier_tracebacks]
     return out
 
 

@@ -269,7 +269,8 @@ class StreamWatch:
         if self.first_error is None and tb is not None and tb is not before:
             # an exception line no error word finds ("packaging.version.InvalidVersion: ..."):
             # the traceback it ends says it is one
-            self.first_error = (f"{tb['type']}: {tb['message']}" if tb.get("message")
+            # (the traceback reader writes every field of the tracebacks it makes)
+            self.first_error = (f"{tb['type']}: {tb['message']}" if tb["message"]
                                 else str(tb["type"]))[:MAX_LINE_BYTES]
             self.first_error_at = self._arrived
         if any(word in chunk for word in WARNING_WORDS):

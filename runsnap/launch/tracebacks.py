@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from runsnap.launch.lines import LAUNCHER_PREFIX
+from runsnap.snapshot.records import Traceback as TracebackRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -215,14 +216,12 @@ class _Reader:
 def cut(tb: Mapping[str, Any]) -> dict[str, Any]:
     """``tb`` with its message and frame source lines cut to :data:`MAX_MESSAGE` and
     :data:`MAX_CODE` characters: done after redaction, on redacted text."""
-    out = dict(tb)
-    if isinstance(out.get("message"), str):
-        out["message"] = cut_text(out["message"], MAX_MESSAGE)
-    if isinstance(out.get("frames"), list):
-        out["frames"] = [
-            {**f, "code": cut_text(f["code"], MAX_CODE)}
-            if isinstance(f, dict) and isinstance(f.get("code"), str) else f
-            for f in out["frames"]]
+    read, out = TracebackRecord(tb), dict(tb)
+    if read.message is not None:
+        out["message"] = cut_text(read.message, MAX_MESSAGE)
+    if read.has("frames"):
+        out["frames"] = [{**f.raw, "code": cut_text(f.code, MAX_CODE)} if f.code is not None
+                         else dict(f.raw) for f in read.frames]
     return out
 
 

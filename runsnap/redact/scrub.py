@@ -24,7 +24,7 @@ def scrub_snapshot(snap: Snapshot, redactor: Redactor) -> Snapshot:
     sections = redactor.find(dict(snap.sections))
     meta = redactor.find({"meta": snap.meta})["meta"]
     sections, meta = redactor.finish(sections), redactor.finish(meta, "meta")
-    meta["redacted"] = sorted(set(meta.get("redacted") or ()) | set(redactor.redacted))
+    meta["redacted"] = sorted(set(snap.records.meta.redacted) | set(redactor.redacted))
     return snap.replace(meta=meta, sections={n: sections[n] for n in snap.sections})
 
 

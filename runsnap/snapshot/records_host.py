@@ -345,7 +345,6 @@ class VariableRead(SectionRecord):
     written: bool | None
     sites: tuple[ReadSite, ...]
     other_values: Sequence[Any]
-    scan: str | None
 
 
 class ImportedModule(SectionRecord):

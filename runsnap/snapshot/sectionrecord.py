@@ -78,14 +78,18 @@ class _RecordType(type):
 
 def field_specs(cls: type) -> dict[str, tuple[str, int, Any, bool]]:
     """A record class's fields: attribute -> (key, kind, the accepted types or the record
-    class, whether ``None`` is accepted), from its annotations, in the generator's small
-    grammar (:func:`_spec`); made once a class."""
+    class, whether ``None`` is accepted), from its annotations and its bases' (a reader's
+    record that adds a field it derives keeps the declared ones), each read in the grammar of
+    the generator (:func:`_spec`) in its own module; made once a class."""
     specs: dict[str, tuple[str, int, Any, bool]] | None = cls.__dict__.get("_specs")
     if specs is None:
-        scope = vars(sys.modules[cls.__module__])
-        specs = {attr: (_key(attr), *_spec(ann, scope))
-                 for attr, ann in cls.__dict__.get("__annotations__", {}).items()
-                 if not attr.startswith("_")}
+        specs = {}
+        for klass in reversed(cls.__mro__):
+            scope = vars(sys.modules[klass.__module__])
+            specs.update({attr: (_key(attr), *_spec(ann, scope))
+                          for attr, ann in klass.__dict__.get("__annotations__", {}).items()
+                          if not attr.startswith("_") and isinstance(klass, _RecordType)
+                          and klass is not SectionRecord})
         type.__setattr__(cls, "_specs", specs)
     return specs
 

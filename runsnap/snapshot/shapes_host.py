@@ -382,9 +382,6 @@ class VariableRead(TypedDict, total=False):
     sites: list[ReadSite]
     other_values: list[Any]
     """Other values other processes saw."""
-    scan: str | None
-    """Not written: a read made by a scan of the environment (``TQDM_*``), as
-    :meth:`runsnap.diffing.runfacts.RunFacts.scanned` gives it."""
 
 
 class ImportedModule(TypedDict, total=False):

@@ -14,6 +14,7 @@ from runsnap.redact import is_fingerprint
 from runsnap.snapshot import Snapshot, ordered_sections
 from runsnap.snapshot.records import (
     GitRepo,
+    ModelConfig,
     ModelEntry,
     Outcome,
     Process,
@@ -121,18 +122,19 @@ class Facts(FrozenRecord):
     """The environment in ``torch.utils.collect_env``'s order (:mod:`runsnap.views.hostsummary`)."""
 
 
-def max_positions(cfg: Mapping[str, Any]) -> Any:
-    """The context length a model config declares (top level or ``text_config``).
+def max_positions(cfg: ModelConfig) -> Any:
+    """The context length a model config declares (top level or ``text_config``): a key of
+    ``config.json`` runsnap does not declare, read as written.
 
-    >>> max_positions({"text_config": {"max_position_embeddings": 262144}}), max_positions({})
-    (262144, None)
+    >>> max_positions(ModelConfig({"text_config": {"max_position_embeddings": 262144}}))
+    262144
+    >>> max_positions(ModelConfig({})) is None
+    True
     """
-    if "max_position_embeddings" in cfg:
-        return cfg["max_position_embeddings"]
-    text = cfg.get("text_config")
-    if isinstance(text, Mapping):
-        return text.get("max_position_embeddings")
-    return None
+    if cfg.has("max_position_embeddings"):
+        return cfg.raw["max_position_embeddings"]
+    text = cfg.text_config
+    return text.get("max_position_embeddings") if text else None
 
 
 def _model(source: str, model: ModelEntry) -> Model:
@@ -142,7 +144,7 @@ def _model(source: str, model: ModelEntry) -> Model:
         path=str(_or(model.path)),
         architecture=",".join(cfg.architectures or []) if cfg and cfg.architectures
         else str(_or(cfg.model_type if cfg else None)),
-        max_positions=max_positions(cfg.raw) if cfg else None,
+        max_positions=max_positions(cfg) if cfg else None,
         weights_count=int(model.weights_count or 0),
         weights_bytes=int(model.weights_bytes or 0),
         repo_id=str(model.repo_id or ""),
