@@ -284,10 +284,12 @@ class Git(SectionRecord):
 
 
 class ModelConfig(SectionRecord):
-    """The fields of a model's ``config.json`` that runsnap reads itself."""
+    """The fields of a model's ``config.json`` that runsnap reads itself, as the file holds
+    them: a third-party file, copied whole, so a field of another type than the convention's
+    (``"model_type": 7``) is the model's, not a malformed snapshot; readers check the type."""
 
-    architectures: Sequence[str] | None
-    model_type: str | None
+    architectures: Any
+    model_type: Any
     text_config: Mapping[str, Any] | None
 
 

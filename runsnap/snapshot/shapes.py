@@ -146,10 +146,12 @@ class GitRepo(TypedDict, total=False):
 
 
 class ModelConfig(TypedDict, total=False):
-    """The fields of a model's ``config.json`` that runsnap reads itself."""
+    """The fields of a model's ``config.json`` that runsnap reads itself, as the file holds
+    them: a third-party file, copied whole, so a field of another type than the convention's
+    (``"model_type": 7``) is the model's, not a malformed snapshot; readers check the type."""
 
-    architectures: list[str] | None
-    model_type: str | None
+    architectures: Any
+    model_type: Any
     text_config: dict[str, Any] | None
 
 

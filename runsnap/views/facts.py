@@ -137,13 +137,32 @@ def max_positions(cfg: ModelConfig) -> Any:
     return text.get("max_position_embeddings") if text else None
 
 
+def _architecture(cfg: ModelConfig | None) -> str:
+    """What the model is, from its ``config.json`` as the file holds it: its ``architectures``
+    (a list by convention; a single name or another type is the file's own), else its
+    ``model_type``.
+
+    >>> _architecture(ModelConfig({"architectures": ["LlamaForCausalLM"]}))
+    'LlamaForCausalLM'
+    >>> _architecture(ModelConfig({"architectures": "LlamaForCausalLM", "model_type": 7}))
+    'LlamaForCausalLM'
+    >>> _architecture(ModelConfig({"model_type": 7}))
+    '7'
+    """
+    archs = cfg.architectures if cfg else None
+    if isinstance(archs, list) and archs:
+        return ",".join(str(a) for a in archs)
+    if isinstance(archs, str) and archs:
+        return archs
+    return str(_or(cfg.model_type if cfg else None))
+
+
 def _model(source: str, model: ModelEntry) -> Model:
     cfg = model.config
     return Model(
         source=source,
         path=str(_or(model.path)),
-        architecture=",".join(cfg.architectures or []) if cfg and cfg.architectures
-        else str(_or(cfg.model_type if cfg else None)),
+        architecture=_architecture(cfg),
         max_positions=max_positions(cfg) if cfg else None,
         weights_count=int(model.weights_count or 0),
         weights_bytes=int(model.weights_bytes or 0),

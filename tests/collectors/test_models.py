@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import runsnap
-from tests.conftest import asset
+from tests.conftest import asset, run_runsnap
 
 TARGET = asset("models", "kimi-k2.5-target")
 DRAFT = asset("models", "kimi-k2.5-eagle3-draft")
@@ -140,3 +140,23 @@ def test_side_files_named_like_secrets_keep_their_digests(tmp_path: Path) -> Non
     assert not [w for w in snap.meta.get("redacted", []) if w.startswith("models")]
     assert token not in (tmp_path / "s.toml").read_text()
     assert "env.vars.HF_TOKEN" in snap.meta["redacted"]
+
+
+def test_a_config_field_of_an_unusual_type_is_the_models_not_a_bad_snapshot(
+        tmp_path: Path) -> None:
+    """A config.json is copied whole, as the file holds it: ``"model_type": 7`` or one
+    architecture written as a string is the model's own; the snapshot runsnap wrote loads,
+    shows the model and diffs (it was refused as malformed: "expected array, got string")."""
+    model = tmp_path / "odd-model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(
+        {"architectures": "LlamaForCausalLM", "model_type": 7, "hidden_size": 8}))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    for name in ("a", "b"):
+        runsnap.capture(["python", "serve.py", "--model-path", str(model)], env=env,
+                        cwd=tmp_path, output=tmp_path / f"{name}.toml")
+    snap = runsnap.load(tmp_path / "a.toml")
+    assert snap.records.models.models["--model-path"].config.model_type == 7
+    done = run_runsnap("show", "a.toml", cwd=tmp_path)
+    assert done.returncode == 0 and "LlamaForCausalLM, 0 weight files" in done.stdout, done.stderr
+    assert run_runsnap("diff", "a.toml", "b.toml", cwd=tmp_path).returncode in (0, 1)
