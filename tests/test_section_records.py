@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from runsnap.diffing import differences
 from runsnap.errors import SnapshotError
 from runsnap.snapshot import Snapshot, load, loads, records_host
 from runsnap.snapshot import records as rec
+from runsnap.snapshot.sectionrecord import OtherSection
 
 META = {"id": "0" * 32, "captured_at": "2026-01-01T00:00:00+00:00"}
 
@@ -49,6 +51,23 @@ def test_the_records_are_built_once_and_frozen() -> None:
         snap.records.env.vars = {}  # type: ignore[misc]
     assert snap.records.env.raw == {"vars": {"A": "1"}} and snap.records.env.has("vars")
     assert snap.replace(sections={}).records.env.vars == {}
+
+
+def test_every_section_reads_its_errors_a_section_no_declaration_covers_too() -> None:
+    """``errors`` is declared on every section's record; a section no declaration covers (a
+    newer runsnap's) is an OtherSection that declares it alone, the rest read as written."""
+    snap = _snap(env={"errors": ["no env"]}, later={"errors": ["no later"], "x": 1})
+    assert snap.records.named("env") is snap.records.env
+    assert snap.records.env.errors == ["no env"]
+    later = snap.records.named("later")
+    assert isinstance(later, OtherSection)
+    assert (later.errors, later.raw["x"], snap.records.named("gone").errors) == (["no later"], 1, ())
+    assert rec.Sections.read("later", {"errors": ["e"]}).errors == ["e"]
+    with pytest.raises(SnapshotError, match=r"/runs/a.toml: \[later\] errors: expected an array"):
+        _ = _snap(later={"errors": "e"}).records.named("later").errors
+    other = _snap(env={"errors": ["no env", "no PATH"]}, later={"x": 1})
+    assert [(d.section, d.change, d.a or d.b) for d in differences(snap, other)
+            if d.key == "errors"] == [("env", "added", "no PATH"), ("later", "removed", "no later")]
 
 
 def test_a_wrong_type_is_one_snapshot_error_naming_file_section_and_field() -> None:

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchResult, LaunchSpec, LogTee
     from runsnap.redact import FingerprintKey, Redactor
     from runsnap.snapshot import Snapshot
-    from runsnap.snapshot.shapes import OutcomeSection
 
     class Companion(Protocol):
         """Something that goes with a run (an experiment tracker's run: runsnap.track)."""
@@ -146,13 +145,11 @@ class WrappedLaunch:
             self.final, line = self.writes.not_written(exc, self.saved)
             self.errors.append(line)
 
-    def outcome_section(self, result: LaunchResult) -> OutcomeSection:
+    def outcome_section(self, result: LaunchResult) -> dict[str, Any]:
         """``[outcome]`` of ``result``, its tracebacks' frames named after the models' config
         keys where they read one."""
-        section = outcome.build(result, tail_lines=self.tail)
-        frame_names.annotate([section.get("traceback"), *section.get("earlier_tracebacks", ())],
-                             frame_names.config_keys(self.saved.records.models))
-        return section
+        return frame_names.named(outcome.build(result, tail_lines=self.tail),
+                                 frame_names.config_keys(self.saved.records.models))
 
     def runtime_section(self) -> dict[str, Any]:
         """``[runtime]``: what the traced child read and imported, or why it was not traced."""

@@ -137,15 +137,6 @@ class RunFacts(FrozenRecord):
     def _of(cls, snap: Any, label: str) -> RunFacts:
         runtime, out = snap.records.runtime, snap.records.outcome
         env: Mapping[str, Mapping[str, Any]] = runtime_variables(runtime.raw)
-        # before the run-time section had its tables (not declared: read as written)
-        legacy = runtime.raw["env_read"] if runtime.has("env_read") else None
-        if isinstance(legacy, (list, Mapping)):
-            more = dict(env)
-            for item in legacy:
-                name = item.get("name") if isinstance(item, Mapping) else item
-                if isinstance(name, str):
-                    more.setdefault(name, {"python": True, "reads": 1})
-            env = more
         tb = out.traceback if out.traceback.frames else None
         status = out.exit_status
         failed = bool(out) and (status not in (0, None) or bool(out.signal))
@@ -157,7 +148,7 @@ class RunFacts(FrozenRecord):
             errors.append(first)
         return cls(
             label=label,
-            traced=bool(runtime.traced) or bool(legacy),
+            traced=bool(runtime.traced),
             native=str(runtime.native or "").startswith("observed"),
             env=env,
             # the table as written (its rows are read by name, a few per diff)

@@ -12,6 +12,7 @@ from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.snapshot.compared import BY_DECLARATION, NOT_COMPARED
+from runsnap.snapshot.records import Sections
 
 __all__ = ["Parts", "compare_lists", "declared", "declared_score", "dedupe", "dotted", "errors",
            "generic", "keyed", "locator", "walk"]
@@ -161,8 +162,10 @@ def declared_score(where: str, field: str) -> tuple[int, str] | None:
 
 
 def errors(section: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
-    """Collector errors present in one snapshot only: the capture could not see something."""
-    ea, eb = list(a.get("errors") or []), list(b.get("errors") or [])
+    """Collector errors present in one snapshot only: the capture could not see something
+    (read as the section's record: ``errors`` is declared on every one, and on a section no
+    declaration covers, :class:`~runsnap.snapshot.sectionrecord.OtherSection`)."""
+    ea, eb = list(Sections.read(section, a).errors), list(Sections.read(section, b).errors)
     where = (section, "errors")
     out = [Difference(section, "errors", "removed", e, None, path=where) for e in ea if e not in eb]
     out += [Difference(section, "errors", "added", None, e, path=where) for e in eb if e not in ea]

@@ -18,15 +18,18 @@ from __future__ import annotations
 import ast
 import os
 
+from runsnap.snapshot.records import Outcome
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping, Sequence
     from typing import Any
 
-    from runsnap.snapshot.records import Models
+    from runsnap.snapshot.records import Frame, Models, Traceback
+    from runsnap.snapshot.shapes import OutcomeSection
 
 __all__ = ["MAX_CONFIG_FILES", "MAX_FILE_BYTES", "MAX_NAMES", "aliases", "annotate", "config_keys",
-           "names_at"]
+           "named", "names_at"]
 
 #: A source file larger than this is not parsed.
 MAX_FILE_BYTES = 2_000_000
@@ -120,40 +123,54 @@ def _tree(path: str, cache: dict[str, ast.AST | None]) -> ast.AST | None:
     return tree
 
 
-def annotate(tracebacks: Iterable[Mapping[str, Any] | None], wanted: Collection[str]) -> None:
-    """Add ``names`` to the innermost frames of each traceback (in place): those of
-    ``wanted`` (the fields of the run's model configs) that the frame's code reads, by their
+def named(section: OutcomeSection, wanted: Collection[str]) -> dict[str, Any]:
+    """``[outcome]`` with its tracebacks replaced by :func:`annotate`'s copies (read through
+    the :class:`~runsnap.snapshot.records.Outcome` record, as :func:`runsnap.launch.outcome.cut`
+    does); ``section`` itself is left as it is."""
+    read, out = Outcome(section), dict(section)
+    if read.has("traceback"):
+        out["traceback"] = annotate([read.traceback], wanted)[0]
+    if read.has("earlier_tracebacks"):
+        out["earlier_tracebacks"] = annotate(read.earlier_tracebacks, wanted)
+    return out
+
+
+def annotate(tracebacks: Sequence[Traceback], wanted: Collection[str]) -> list[dict[str, Any]]:
+    """Copies of ``tracebacks`` (as written), ``names`` added to their innermost frames: those
+    of ``wanted`` (the fields of the run's model configs) that the frame's code reads, by their
     own name or by an alias the model's code declares (:func:`aliases`:
-    ``config.num_attention_heads`` reads GPT-2's ``n_head``). Never raises; nothing to do
-    without ``wanted``."""
+    ``config.num_attention_heads`` reads GPT-2's ``n_head``). Never raises: a traceback that
+    cannot be read comes back as it was; nothing to add without ``wanted``."""
+    plain = [dict(tb.raw) for tb in tracebacks]
     if not wanted:
-        return
+        return plain
     cache: dict[str, ast.AST | None] = {}
     try:
-        tbs = [tb for tb in tracebacks if isinstance(tb, dict)]
-        inner = [list(reversed(f))[:MAX_ANNOTATED] for tb in tbs
-                 for f in (tb.get("frames"),) if isinstance(f, list)]
-        alias = aliases({os.path.dirname(str(fr.get("file") or "")) for frames in inner
-                         for fr in frames if isinstance(fr, dict)}, cache)
-        for frames in inner:
-            for frame in frames:
-                if isinstance(frame, dict):
-                    _annotate_frame(frame, wanted, alias, cache)
+        inner = [tb.frames[::-1][:MAX_ANNOTATED] for tb in tracebacks]
+        alias = aliases({os.path.dirname(fr.file or "") for frames in inner for fr in frames},
+                        cache)
+        out: list[dict[str, Any]] = []
+        for tb, copy, innermost in zip(tracebacks, plain, inner, strict=True):
+            frames = [dict(fr.raw) for fr in tb.frames]
+            for back, frame in enumerate(innermost):
+                if found := _frame_names(frame, wanted, alias, cache):
+                    frames[-1 - back]["names"] = found
+            out.append({**copy, "frames": frames} if tb.frames else copy)
+        return out
     except Exception:  # a traceback we cannot read costs nothing else
-        return
+        return plain
 
 
-def _annotate_frame(frame: dict[str, Any], wanted: Collection[str], alias: Mapping[str, str],
-                    cache: dict[str, ast.AST | None]) -> None:
-    tree = _tree(str(frame.get("file") or ""), cache)
-    if tree is not None:
-        names: list[str] = []
-        for n in names_at(tree, int(frame.get("line") or 0)):
-            field = n if n in wanted else alias.get(n, "")
-            if field in wanted and field not in names:
-                names.append(field)
-        if names:
-            frame["names"] = sorted(names)
+def _frame_names(frame: Frame, wanted: Collection[str], alias: Mapping[str, str],
+                 cache: dict[str, ast.AST | None]) -> list[str]:
+    """Those of ``wanted`` that ``frame``'s code reads, sorted."""
+    tree = _tree(frame.file or "", cache)
+    names: list[str] = []
+    for n in names_at(tree, frame.line or 0) if tree is not None else ():
+        field = n if n in wanted else alias.get(n, "")
+        if field in wanted and field not in names:
+            names.append(field)
+    return sorted(names)
 
 
 #: Configuration modules looked at per folder of a failing frame (``configuration_gpt2.py``).

@@ -144,6 +144,13 @@ class Redactor(ArgvRedactor):
         return out
 
     def _find(self, sections: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        # Not a reader of declared fields (issue 35 leaves this walker on mappings): redaction
+        # rewrites whatever it is given, a section a collector is still building, one a newer
+        # runsnap or a tool wrote, keys no declaration names included, and must hand every key
+        # back with its secrets replaced. A record reads only the declared fields and raises
+        # on a wrong type; here a key of the wrong type is walked as any value is, and a key
+        # not declared is never skipped (a secret in it would be written). So ``.get`` and
+        # ``isinstance`` below ask what shape a value has, to pick how to scrub it.
         out: dict[str, dict[str, Any]] = {}
         for name, section in sections.items():
             sec = dict(section)

@@ -28,13 +28,13 @@ from runsnap.errors import SnapshotError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any, ClassVar, TypeVar
 
     _R = TypeVar("_R", bound="SectionRecord")
 
 __all__ = ["ANY", "LIST", "RECORD", "RECORDS", "RECORD_TABLE", "SCALAR", "TABLE", "SectionRecord",
-           "Sections", "field_specs"]
+           "OtherSection", "Sections", "field_specs"]
 
 #: The kinds of field a generated record declares (``_fields``: attribute, key, kind, the
 #: accepted types or the record class, whether ``None`` is accepted).
@@ -268,6 +268,14 @@ def _record(value: Any, cls: type[SectionRecord], path: str, at: str) -> Section
     return cls(value, path, at)
 
 
+class OtherSection(SectionRecord):
+    """A section no declaration covers (one a newer runsnap, or a tool of its own, wrote: the
+    schema lets any table stand as a section): only ``errors``, the list docs/schema.md
+    promises every section, is declared; the rest is read as written (``raw``)."""
+
+    errors: Sequence[str]
+
+
 class Sections:
     """The declared sections of one snapshot as records, each built on first use and kept
     (``snap.records``), each field converted when first read: a reader of ``[env]`` pays
@@ -296,3 +304,18 @@ class Sections:
         for record in made:
             record.check()
         return made
+
+    def named(self, name: str) -> SectionRecord:
+        """Section ``name`` as its declared record (the one ``snap.records.NAME`` gives), or as
+        an :class:`OtherSection` when no declaration covers it."""
+        cls = self._records.get(name)
+        if cls is not None:
+            return self._section(name, cls)
+        at = f"{self._file}: [{name}] " if self._file else f"[{name}] "
+        return OtherSection(self._sections.get(name), "", at)
+
+    @classmethod
+    def read(cls, name: str, raw: Mapping[str, Any]) -> SectionRecord:
+        """Section ``name`` read from ``raw`` (a section of no snapshot at hand: the diff
+        compares sections as written) as its declared record or an :class:`OtherSection`."""
+        return cls._records.get(name, OtherSection)(raw, "", f"[{name}] ")

@@ -181,7 +181,7 @@ def _errors(snap: Snapshot) -> list[tuple[str, str]]:
     (declared or not), in each repository and model, in the tracked run."""
     records = snap.records
     errors = [(name, str(e)) for name in ordered_sections(snap.sections)
-              for e in snap.sections[name].get("errors", [])]
+              for e in records.named(name).errors]
     errors += [(f"git.{n}", str(e)) for n, r in records.git.repos.items() for e in r.errors]
     errors += [(f"models.{n}", str(e)) for n, m in records.models.models.items() for e in m.errors]
     # capture --track: why the tracked run is missing or partial

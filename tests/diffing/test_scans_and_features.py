@@ -170,6 +170,8 @@ def test_a_config_field_read_by_an_alias_the_model_code_declares(launched: Captu
     (model / "config.json").write_text(json.dumps(config))
     b = launched(env=env, argv=argv)
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    innermost = b["outcome"]["traceback"]["frames"][-1]  # named at capture (launch.frame_names)
+    assert (innermost["function"], innermost["names"]) == ("__init__", ["n_embd", "n_head"])
     report = compare(a, b)
     top = report.candidates[0]
     assert (top.key, top.evidence_kind, report.confidence) == (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runsnap.launch import LaunchResult
+from runsnap.launch import LaunchResult, frame_names
 from runsnap.launch.lines import clean_line, is_error_line, is_warning_line
 from runsnap.launch.outcome import build
 from runsnap.launch.streams import StreamWatch
@@ -139,3 +139,24 @@ def test_torchs_cxx_stack_trace_below_the_python_error_is_not_the_first_error() 
         watch.feed(data[i:i + 300])
     assert watch.first_error == ("RuntimeError: mat1 and mat2 shapes cannot be multiplied "
                                  "(2x3 and 4x5)")
+
+
+def test_frame_names_are_added_to_copies_of_the_outcome_tracebacks(tmp_path: Path) -> None:
+    """The frames of a traceback a real watch read are named after the config keys their code
+    reads; the section built is left as it was (the names go to a copy)."""
+    script = tmp_path / "model.py"
+    script.write_text("class Rope:\n    def __init__(self, config):\n"
+                      "        self.theta = config.rope_theta\n"
+                      "        raise ValueError(config.get('max_position_embeddings'))\n")
+    watch = StreamWatch("stderr")
+    watch.feed(f'Traceback (most recent call last):\n  File "{script}", line 4, in __init__\n'
+               "    raise ValueError(config.get('max_position_embeddings'))\n"
+               "ValueError: 8\n".encode())
+    watch.close()
+    result = LaunchResult(argv=("python",), status="exited", exit_status=1, started_at="t0", ended_at="t1",
+                          duration_s=0.1, watches={"stderr": watch}, modes={"stderr": "pipe"})
+    section = build(result)
+    named = frame_names.named(section, {"rope_theta", "max_position_embeddings", "vocab_size"})
+    assert named["traceback"]["frames"][0]["names"] == ["max_position_embeddings", "rope_theta"]
+    assert "names" not in section["traceback"]["frames"][0]
+    assert frame_names.named(section, set()) == section
