@@ -13,6 +13,9 @@ differential`), and a read counts by the frames where it happened
 * it meets the traceback in a package's function, however far below the raise: a library
   function that read its setting and then made the call that raised decided with it (rank
   by depth, at most 2);
+* a frame that was running an import when the read happened (``import scorelib`` in the
+  program's module body, the read in scorelib's) is not shared: the read was the imported
+  module's, at import (next rule), whatever line of that frame then failed;
 * the read was made at import, by a package whose code is on the failing traceback: at module
   level, or in a function of that package the module's body called (rank 2);
 * a read made on behalf of a generic feature (terminal size, locale, help formatting:
@@ -89,11 +92,16 @@ def _raised_in(top: str, frames: Sequence[_TbFrame]) -> bool:
 def _meets(stack: Sequence[Frame], frames: Sequence[_TbFrame]
            ) -> tuple[Frame, _TbFrame] | None:
     """The deepest frame of the failing traceback that is also a frame of the read's stack
-    and counts by the rules above, with the stack's frame."""
+    and counts by the rules above, with the stack's frame. A frame outside a module body the
+    read ran in (``import scorelib`` on the program's line 3, the read in scorelib's body)
+    is never shared: the read was that module's decision at its import (:func:`_import_read`),
+    not the frame's, whatever line of the same function then failed."""
     for tb in frames:  # innermost first: the deepest shared frame wins
         if tb.depth < 0:
             continue
-        for entry in stack:
+        for i, entry in enumerate(stack):
+            if any(inner.function == "<module>" for inner in stack[:i]):
+                break  # the frame ran an import, and the read was that module's, at import
             if entry.function == tb.function and _same_file(tb.file, entry.path):
                 if tb.depth <= 1 or tb.package:
                     return entry, tb

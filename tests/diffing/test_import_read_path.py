@@ -80,3 +80,49 @@ def test_path_read_at_an_import_is_not_the_failing_path(tmp_path: Path,
         diff = next(d for d in report.differences if d.key == name)
         assert diff.evidence_kind != "failing-path", diff.reason
     assert report.to_dict()["confidence"] == "confident"
+
+
+#: The library's own setting, read in its module body when the program imports it.
+LIB_SETTING = '''
+import os
+
+CACHE = os.environ.get("SCORELIB_CACHE", "/tmp/scorelib")
+
+
+def validate(columns):
+    expected = ["seats", "tickets"]
+    if columns != expected:
+        raise ValueError(f"feature_names mismatch: {expected} {columns}")
+'''
+
+#: Imports the library and calls it from the same module body, two lines apart.
+FLAT_APP = """
+import sys
+import scorelib
+scorelib.validate(sys.argv[sys.argv.index("--columns") + 1].split(","))
+"""
+
+
+def test_a_read_in_an_import_is_not_made_by_the_line_that_imported(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """The program's module body imports scorelib (line 3: its body reads SCORELIB_CACHE) and
+    then calls it (line 4: it raises). The body is on both stacks, but the read was scorelib's
+    decision at its import, not the program's on its way to the raise: it counts as a read at
+    the import of a package on the failing traceback (97), below the option the error quotes
+    (it was "read at flat.py:3 in <module>, which called validate", 98, first)."""
+    python = _venv(tmp_path)
+    site = next((python.parent.parent / "lib").glob("python*/site-packages"))
+    (site / "scorelib" / "__init__.py").write_text(LIB_SETTING)
+    app = tmp_path / "flat.py"
+    app.write_text(FLAT_APP)
+    env = {**base_env, "PATH": f"{python.parent}:/usr/bin:/bin"}
+    run([str(python), str(app), "--columns", "seats,tickets"],
+        env={**env, "SCORELIB_CACHE": "/data/a"}, cwd=tmp_path, output=tmp_path / "a.toml")
+    run([str(python), str(app), "--columns", "seats,tickets_30d"],
+        env={**env, "SCORELIB_CACHE": "/data/b"}, cwd=tmp_path, output=tmp_path / "b.toml")
+    report = runsnap.diff(runsnap.load(tmp_path / "a.toml"), runsnap.load(tmp_path / "b.toml"))
+    counted = [d for d in report.differences if not d.hidden and d.section != "outcome"]
+    assert (counted[0].section, counted[0].key) == ("command", "--columns"), [
+        (d.section, d.key, d.score, d.evidence_kind) for d in counted]
+    cache = next(d for d in report.differences if d.key == "SCORELIB_CACHE")
+    assert cache.reason.startswith("read at import of scorelib"), cache.reason  # 97, not 98
