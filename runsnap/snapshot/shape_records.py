@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import keyword
 import os
+import re
 import textwrap
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any, Union
 
 from runsnap.snapshot.shape_marks import Extra
@@ -150,16 +151,19 @@ from __future__ import annotations
 %s
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import Any
-
+%s
 __all__ = [%s]
 
 '''
 
-#: The declarations' module -> the module of their records (the host's are many: a module of
-#: their own keeps each under 500 lines).
-MODULES = {"runsnap.snapshot.shapes_host": "records_host", "runsnap.snapshot.shapes": "records"}
+#: The declarations' module -> the module of their records, in the order they are written (a
+#: module each keeps each under 500 lines; one imports only from those before it).
+MODULES = {"runsnap.snapshot.shapes_host": "records_host", "runsnap.snapshot.shapes_run": "records_run",
+           "runsnap.snapshot.shapes": "records"}
+#: What each records module holds, for its docstring.
+_WHAT = {"records_host": "The host's sections (``[system]``, ``[runtime]``)",
+         "records_run": "The run's sections (``[process]``, ``[outcome]``, ``[tests]``)",
+         "records": "Each other declared section, and each record within,"}
 
 
 def _sections(declared: Mapping[str, type], names: Mapping[type, str]) -> str:
@@ -174,35 +178,48 @@ def _sections(declared: Mapping[str, type], names: Mapping[type, str]) -> str:
 
 
 def _module(what: str, shapes: list[type], names: Mapping[type, str], imports: str,
-            tail: str = "") -> str:
-    exported = sorted([names[s] for s in shapes] + (["Sections"] if tail else []))
+            tail: str = "", again: Sequence[str] = ()) -> str:
+    exported = sorted([names[s] for s in shapes] + (["Sections"] if tail else []) + list(again))
     listed = textwrap.fill(", ".join(f'"{n}"' for n in exported), 100, initial_indent=" " * 11,
                            subsequent_indent=" " * 11).strip()
     sections = "from runsnap.snapshot.sectionrecord import Sections as _Sections\n" if tail else ""
-    parts = [_HEAD % (what, imports, sections, listed), *(_class(s, names) + "\n" for s in shapes),
-             tail]
+    body = [*(_class(s, names) + "\n" for s in shapes), tail]
+    text = "".join(body)
+    abc = [n for n in ("Mapping", "Sequence") if re.search(rf"\b{n}\[", text)]
+    typing_only = (f"    from collections.abc import {', '.join(abc)}\n" if abc else "") + (
+        "    from typing import Any\n" if re.search(r"\bAny\b", text) else "")
+    parts = [_HEAD % (what, imports, sections, typing_only or "    pass\n", listed), *body]
     return "\n".join(parts).rstrip() + "\n"
 
 
 def write_records(declared: Mapping[str, type], folder: str = HERE) -> dict[str, str]:
-    """The records modules' texts for ``declared`` (the host's records, then the others with
-    :class:`Sections`), written into ``folder``; path -> text."""
+    """The records modules' texts for ``declared`` (one module a declarations' module,
+    :data:`MODULES`, in that order: each imports the records of the earlier ones it uses; the
+    last holds :class:`Sections` and names the run's records again, where readers import
+    them), written into ``folder``; path -> text."""
     shapes = _ordered(declared)
     names = {shape: record_name(shape, declared) for shape in shapes}
-    host = [s for s in shapes if MODULES.get(s.__module__) == "records_host"]
-    rest = [s for s in shapes if s not in host]
-    used = sorted({names[s] for s in host if s in declared.values()}
-                  | {names[r] for s in rest
-                     for hint in typing.get_type_hints(s, include_extras=True).values()
-                     for r in _records_in(hint) if r in host})
-    texts = {
-        "records_host": _module("The host's sections (``[system]``, ``[runtime]``)", host, names, ""),
-        "records": _module(
-            "Each declared section, and each record within,", rest, names,
-            "from runsnap.snapshot.records_host import (\n" + "".join(f"    {n},\n" for n in used)
-            + ")\n",
-            _sections(declared, names)),
-    }
+    groups = {module: [s for s in shapes if MODULES.get(s.__module__, "records") == module]
+              for module in MODULES.values()}
+    texts: dict[str, str] = {}
+    done: list[type] = []
+    for module, group in groups.items():
+        last = module == "records"
+        used = {r for s in group for hint in typing.get_type_hints(s, include_extras=True).values()
+                for r in _records_in(hint) if r in done}
+        used |= {s for s in done if last and s in declared.values()}
+        again = [names[s] for s in groups["records_run"]] if last else []
+        if last:  # readers import the run's records from ``records``, as they did before
+            used |= set(groups["records_run"])
+        imports = "".join(
+            f"from runsnap.snapshot.{other} import (\n"
+            + "".join(f"    {n},\n" for n in sorted(names[s] for s in used if s in earlier))
+            + ")\n"
+            for other, earlier in groups.items() if other != module
+            and any(s in earlier for s in used))
+        texts[module] = _module(_WHAT[module], group, names, imports,
+                                _sections(declared, names) if last else "", again)
+        done += group
     out = {}
     for module, text in texts.items():
         path = os.path.join(folder, module + ".py")
