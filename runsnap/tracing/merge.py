@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from runsnap.base.pythons import editable_source
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
 from runsnap.tracing.datafiles import data_files
-from runsnap.tracing.scans import filter_literals, filter_names
+from runsnap.tracing.scans import scan_filter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Any
 
-__all__ = ["MAX_SITES", "PLUMBING", "STARTUP", "build_section", "read_logs", "scan_filter"]
+__all__ = ["MAX_SITES", "STARTUP", "build_section", "read_logs"]
 
 #: Read sites kept per variable in the snapshot (over all processes).
 MAX_SITES = 12
@@ -299,81 +298,6 @@ def build_section(
     return compact(section)
 
 
-# The patterns of scan_filter, compiled (by re's cache) only when a bulk read is judged: most
-# traces have none, and compiling them was most of this module's import, after the child ended.
-# A name prefix written as a literal in code that scans the environment: "WANDB_", 'MYLIB_'.
-_PREFIX = r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_)["']"""
-# Any literal that can be a prefix ('mylib_') or a suffix ('_proxy') of variable names.
-_AFFIX = r"""["']([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_|_[A-Za-z][A-Za-z0-9_]*)["']"""
-# Code that keeps some names of what it iterates: k.startswith(P), k.endswith(S), k[-6:] == S.
-_FILTER = r"""\.(?:startswith|endswith)\(|\[[^\]\n]*:[^\]\n]*\]\s*[=!]="""
-#: Lines above a bulk read searched for the prefix it filters by.
-SCAN_LINES = 25
-#: Lines below it: a copy filtered just after it is taken (``envdict = dict(os.environ)``,
-#: then ``for key in envdict: if key.startswith("FSSPEC_")``: fsspec's config).
-SCAN_BELOW = 12
-#: Modules that only carry a bulk read out for its caller (the mapping protocol of
-#: ``os.environ``, copies): the caller's code is what filters, or not.
-PLUMBING = frozenset({"os", "_collections_abc", "collections", "copy", "typing"})
-
-
-def scan_filter(stack: list[Any], proc: _Proc) -> dict[str, Any]:
-    """Whether a bulk read of the environment was a *scan* that keeps some names (``scan``:
-    true, with the literal ``prefixes`` and ``suffixes`` it filters by) or a *copy* of them
-    all (``scan``: false); ``{}`` when the code is not here to read.
-
-    The code read is that of the innermost frame that is not plumbing (:data:`PLUMBING`):
-    its line, the :data:`SCAN_LINES` above it and the :data:`SCAN_BELOW` below it (a copy
-    filtered as soon as it is taken), from the source, after the run. A scan
-    filters names there (``k.startswith(PREFIX)``, ``name.endswith("_proxy")``,
-    ``name[-6:] == '_proxy'``: urllib's proxies), and then keeps only the literals of its
-    filter (:func:`~runsnap.tracing.scans.filter_literals`: SGLang keeps ``SGL_`` and writes
-    ``"SGLANG_"`` for other reasons), or names a prefix of the ``"WANDB_"`` shape. Python's
-    own library counts: urllib scans for ``*_proxy``."""
-    for entry in stack[:4]:
-        text = str(entry)
-        path, sep, rest = text.rpartition(":")
-        line = rest.split(" in ", 1)[0]
-        if not sep or not line.isdigit():
-            continue
-        top = path.replace("\\", "/").lstrip("/").split("/", 1)[0].removesuffix(".py")
-        if path.startswith("<") or (top in PLUMBING and not os.path.isabs(path)):
-            continue
-        file = _source_file(path, proc)
-        if file is None:
-            return {}
-        lines = list(_lines(file))
-        n = int(line)
-        window = "".join(lines[max(0, n - SCAN_LINES): n + SCAN_BELOW])
-        # a filter's own literals decide what it keeps, nearest the read first (the loop's
-        # body, or a comprehension on the read's line); other literals are not names it read
-        near = "".join(lines[max(0, n - 2): n + SCAN_BELOW])
-        kept = filter_literals(near) or filter_literals(window)
-        # "NCCL" in k, k in ("A", "B"): only next to the read, where the loop's test is
-        member = filter_names(near)
-        if kept is not None or member is not None:
-            pre, suf = kept or ([], [])
-            sub, whole = member or ([], [])
-            return {"scan": True, **({"prefixes": pre[:8]} if pre else {}),
-                    **({"suffixes": suf[:8]} if suf else {}),
-                    **({"contains": sub[:8]} if sub else {}),
-                    **({"kept": whole[:32]} if whole else {})}
-        named = re.findall(_PREFIX, window)
-        if not named and not re.search(_FILTER, window):
-            return {"scan": False}
-        affixes = set(named) | {a for a in re.findall(_AFFIX, window)
-                                if not a.startswith("__") and len(a.strip("_")) >= 2}
-        out: dict[str, Any] = {"scan": True}
-        prefixes = sorted(a for a in affixes if a.endswith("_") and not a.startswith("_"))
-        suffixes = sorted(a for a in affixes if a.startswith("_") and not a.endswith("_"))
-        if prefixes:
-            out["prefixes"] = prefixes[:8]
-        if suffixes:
-            out["suffixes"] = suffixes[:8]
-        return out
-    return {}
-
-
 def _without_import_machinery(stack: Any) -> list[Any]:
     """A read's stack without the frames of the import system (``<frozen importlib.
     _bootstrap>``), which sit between every module body and the import that ran it and which
@@ -384,17 +308,6 @@ def _without_import_machinery(stack: Any) -> list[Any]:
     ['a.py:3 in <module>', 'b.py:1 in f']
     """
     return [f for f in stack or () if not str(f).startswith("<frozen importlib.")]
-
-
-def _source_file(path: str, proc: _Proc) -> str | None:
-    if os.path.isabs(path):
-        return path if os.path.isfile(path) else None
-    for entry in proc.sys_path:
-        if entry:
-            full = os.path.join(entry, path)
-            if os.path.isfile(full):
-                return full
-    return None
 
 
 class _Proc:
@@ -465,7 +378,7 @@ def _merge_process(
             _k, site, stack, names = rec[:4]
             stack = _without_import_machinery(stack)
             row = {"stack": list(stack), "pid": pid, "reads": 1, "names": len(names)}
-            row.update(scan_filter(list(stack), proc))
+            row.update(scan_filter(list(stack), proc.sys_path))
             bulk_sites.append(row)
             bulks[site] = (list(names), row)
         elif kind == "W" and len(rec) >= 2:
