@@ -128,15 +128,14 @@ def _env_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
 def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads | None,
                   a: Any = None, b: Any = None) -> Evidence | None:
     name = d.key
-    found = _failing(on_failing_path(name, runs) or called_on_failing_path(name, runs))
-    if found and (noise_reason(name) is not None
-                  or (a is not None and ambient_reads(name, runs, a, b))):
-        # a start-up setting of the whole stack that decided the same in both runs (PATH, with
-        # the same executables resolved), or a variable that differs between any two shells
-        # (XDG_RUNTIME_DIR): its read at some package's import, before the program ran, is no
-        # path to that package's failure; a read where it failed still is
-        found = _failing(on_failing_path(name, runs, imports=False)
-                         or called_on_failing_path(name, runs))
+    ambient = ambient_reads(name, runs, a, b) if a is not None else None  # OMP_*, PATH...
+    # a start-up setting of the whole stack that decided the same in both runs (PATH, with the
+    # same executables resolved), or a variable that differs between any two shells
+    # (XDG_RUNTIME_DIR): its read at some package's import, before the program ran, is no path
+    # to that package's failure; a read where it failed still is
+    imports = not ambient and noise_reason(name) is None
+    found = _failing(on_failing_path(name, runs, imports=imports)
+                     or called_on_failing_path(name, runs))
     if found:
         also = _named(d, runs)
         if also is not None and (found.rank or also.quoted):
@@ -153,7 +152,7 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return named
     if listed is not None:
         return listed
-    if a is not None and (ambient := ambient_reads(name, runs, a, b)):  # OMP_*, PATH...
+    if ambient:
         return Evidence("incidental", ambient, ceiling=CEILING)
     if a is not None and (setting := locale_reads(name, runs, a, b)):  # another locale
         return Evidence("read", setting, ceiling=CEILING)
