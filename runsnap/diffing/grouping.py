@@ -93,8 +93,8 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
     keys = _by_key(diffs)
     cause = (keys.get(("packages", "interpreter")) or keys.get(("packages", "prefix"))
              or keys.get(("env", "VIRTUAL_ENV")) or keys.get(("env", "CONDA_PREFIX")))
-    if cause is None:
-        return []
+    if cause is None or (cause.section == "env" and pa.prefix and pa.prefix == pb.prefix):
+        return []  # the shell's activation variables differ; both runs ran in one environment
     members: list[Difference] = []
     moved: list[str] = []
     moved_imports: list[str] = []
