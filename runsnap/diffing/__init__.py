@@ -115,7 +115,8 @@ def compare(
     if not b_is_now:
         found += sections.findings.compare(a, b)
     found = datafiles.one_view(found, a, b)  # a file git or [models] shows: shown there
-    rules = rules.replace(same_models=_same_models(a, b, found))
+    rules = rules.replace(same_models=_same_models(a, b, found),
+                          outputs=datafiles.output_options(a, b, found))
     who = None
     if static:
         who = who_reads_for(a, b)

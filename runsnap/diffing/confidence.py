@@ -14,13 +14,16 @@ The rules (docs/ranking.md has the same text):
   family adds within a band never make a margin: a tie stays a tie. A ``read`` alone (the
   program used the value, nothing ties it to the failure) stands apart only from differences
   the runs show unread or read only incidentally (by the interpreter at start-up, or for a
-  generic feature); over a difference the runs say nothing about (an option, a data file,
-  a package: kinds ``name`` and ``static``), only the strongest evidence stands apart: read in
+  generic feature), and, when the failing run's own warning names it by its words or implies
+  its value, from a difference the runs say nothing about; over a difference the runs say
+  nothing about (an option, a data file, a package: kinds ``name`` and ``static``), only the
+  strongest evidence stands apart: read in
   the function that raised (99), named by the error itself (96), or evidence the failing
   run's words back (an option whose failing value the error itself quotes). ``failing-path``
   evidence that the failing run's own words back too (its error quotes the value the run
   read; a read on the failing path that its words or an engine's message name) stands apart
-  from a read in a caller of the raise (97-98) that nothing else backs.
+  from a read as deep as its own (a caller of the raise, or a settings reader that read
+  every variable in the function that raised) that nothing else backs.
 
 When the margin fails, the verdict still commits when the top difference is the only one the
 program took in (:func:`_sole`): every other difference is one the runs show unread or read
@@ -97,12 +100,19 @@ def _apart(top: Difference, other: Difference) -> bool:
         # every field) did not put its value in the error
         return True
     if top.evidence_kind == "read":
+        if (top.corroborated and other.evidence_kind in ("name", "static")
+                and not other.corroborated):
+            # the failing side's own warning names top by its words or implies its value
+            # ("Exceeded concurrency limit." for --limit-concurrency 2), and the runs say
+            # nothing of other
+            return True
         return other.evidence_kind in ("incidental", "unread")
     if (top.corroborated and not other.corroborated and other.evidence_kind == "failing-path"
-            and r2 >= 1):
+            and r2 >= r1):
         # the failing run's words back top beyond where it was read (its error quotes top's
-        # value, or an engine's message top governs); nothing but a read in a caller of the
-        # code that raised backs other (a rendezvous variable every job reads there)
+        # value or names it, or an engine's message top governs); nothing but a read as deep
+        # as top's backs other (a rendezvous variable every job reads in a caller of the code
+        # that raised, a settings reader that read every variable in the function that raised)
         return True
     if other.evidence_kind in ("static", "name") and r1 > 0 and not top.corroborated:
         # the runs cannot see how an option, a data file or a package was used: only the

@@ -20,7 +20,9 @@ An output is not a cause (:func:`outputs`): a file git lists as changed or untra
 traced run opened for writing before it read it (``[runtime] data_files_written``: a log, a
 metrics file, a results table that happens to be tracked) is rewritten by every run; its
 difference is hidden, as a compiled cache's is, and so is the tree's ``dirty`` flag when every
-changed file of the tree that differs is hidden.
+changed file of the tree that differs is hidden. A launch option whose value is where a run
+wrote (``--output gen-a.jsonl``, an ``--output-dir`` it wrote under) names a destination, not
+an input (:func:`output_options`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
     from runsnap.snapshot.records_host import DataFile, Runtime
 
-__all__ = ["compare", "edit_read", "file_evidence", "one_view", "outputs"]
+__all__ = ["compare", "edit_read", "file_evidence", "one_view", "output_options", "outputs"]
 
 
 def _content(f: DataFile) -> str:
@@ -206,3 +208,39 @@ def _dirty(d: Difference, found: Sequence[Difference]) -> Difference:
     return d.replace(hidden=True, reason=(
         f"the tree's only changes that differ are hidden ({len(files)} file"
         f"{'s' if len(files) != 1 else ''}: outputs of the run, compiled caches); {d.reason}"))
+
+
+def _written_under(value: object, cwd: str, written: frozenset[str]) -> str:
+    """The first of ``written`` that ``value`` (a path, relative to ``cwd`` or absolute) is, or
+    holds (a folder the run wrote under); ``""`` when none."""
+    text = str(value or "")
+    if not text or "\n" in text or text.startswith("-"):
+        return ""
+    path = os.path.normpath(os.path.join(cwd, text)) if cwd else os.path.normpath(text)
+    if not os.path.isabs(path) or path == "/":
+        return ""
+    for w in sorted(written):
+        if w == path or w.startswith(path.rstrip("/") + "/"):
+            return w
+    return ""
+
+
+def output_options(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> dict[str, str]:
+    """Options that differ and whose value is where a traced run wrote (``[runtime]
+    data_files_written``): the file itself, or a folder the run wrote files under. Keyed by the
+    option (``--output``), with what was written, in words. A destination that differs between
+    two runs (``gen-a.jsonl``, ``gen-b.jsonl``) is where each kept its results, not something
+    either took in; an error that quotes it (an unwritable folder) still names it
+    (:mod:`runsnap.diffing.evidence` outranks this)."""
+    out: dict[str, str] = {}
+    for d in found:
+        if d.section != "command" or not d.key.startswith("--") or d.hidden:
+            continue
+        for side, snap, value in (("A", a, d.a), ("B", b, d.b)):
+            rt = snap.records.runtime
+            got = _written_under(value, str(snap.records.command.cwd or ""),
+                                 frozenset(str(w) for w in rt.data_files_written))
+            if got:
+                out[d.key] = f"run {side} wrote {os.path.basename(got)} there"
+                break
+    return out

@@ -143,6 +143,12 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             # evidence, above a read there alone (a rendezvous variable every job reads)
             return found.replace(rank=max(0, found.rank - 1), sentence=f"{found.sentence}; "
                                  f"and {also.sentence}", corroborated=True, quoted=also.quoted)
+        if also is not None and also.kind == "named" and also.rank == 0:
+            # read in the function that raised, and the failing error names it: a generic
+            # reader (environs, a settings class) reads every variable there, the error names
+            # the one it failed on
+            return found.replace(sentence=f"{found.sentence}; and {also.sentence}",
+                                 corroborated=True)
         return found
     listed = _search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":

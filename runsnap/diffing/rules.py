@@ -59,6 +59,10 @@ class RankContext(FrozenRecord):
     """Options (``--model-path``) whose model differs only in its directory: config, weights
     and side files are equal, so another path there is not another model."""
 
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    """Options whose value is where a run wrote its output, with what it wrote, in words
+    (:func:`runsnap.diffing.datafiles.output_options`): a destination, not an input."""
+
     def with_ignore(self, patterns: Iterable[str]) -> RankContext:
         """These rules with more ignore patterns."""
         return self.replace(ignore=(*self.ignore, *patterns))

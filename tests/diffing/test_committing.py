@@ -22,6 +22,8 @@ PROGRAM = """
         p.add_argument("--momentum", type=float, default=0.0)
         p.add_argument("--optim", default="sgd")
         p.add_argument("--log-every", type=int, default=10)
+        p.add_argument("--warmup", type=int, default=0)
+        p.add_argument("--output", default="")
         a = p.parse_args()
         if a.optim not in ("sgd", "adam"):
             raise ValueError(f"unknown optimizer {a.optim!r}")
@@ -35,10 +37,13 @@ PROGRAM = """
         for step in range(50):
             grad = (w - 3.0) + 0.01 * rng.random()
             v = a.momentum * v + grad
-            w -= 0.02 * v
+            w -= (0.02 if step >= a.warmup else 0.01) * v
             if step % a.log_every == 0:
                 print(f"{tag}step {step}")
         print(f"loss={(w - 3.0) ** 2:.5f}")
+        if a.output:
+            with open(a.output, "w") as out:
+                out.write(f"{w}\\n")
 
     main()
     """
@@ -54,6 +59,23 @@ def _verdict(tmp: Path, good: tuple[str, ...], bad: tuple[str, ...],
     return diff(*run_incident(incident, tmp))
 
 
+def test_a_reporting_option_or_an_output_destination_is_never_a_candidate(tmp_path: Path) -> None:
+    """Beside --momentum, --log-every (how often the program prints) and --output (where each
+    run wrote its result: out-a.txt, out-b.txt) differ too: neither is what the program
+    computes with, so --momentum is still the only input that differs; both stay listed, with
+    why they do not count."""
+    report = _verdict(tmp_path, ("--momentum", "0.9", "--log-every", "10", "--output",
+                                 str(tmp_path / "out-a.txt")),
+                      ("--momentum", "0.0", "--log-every", "20", "--output",
+                       str(tmp_path / "out-b.txt")))
+    assert report["confidence"] == "confident", report["verdict"]
+    assert report["candidates"] == ["command --momentum"]
+    got = {d["key"]: d for d in report["differences"]}
+    assert got["--log-every"]["score"] < 60 and "reporting option" in got["--log-every"]["reason"]
+    assert got["--output"]["score"] < 60, got["--output"]
+    assert "run A wrote out-a.txt there" in got["--output"]["reason"]
+
+
 def test_the_only_input_that_differs_is_the_cause(tmp_path: Path) -> None:
     """Both runs exit 0 and the loss moves; of all differences only --momentum is one the
     program took in (the shells' other variables unread or read at start-up): confident, and
@@ -66,7 +88,7 @@ def test_the_only_input_that_differs_is_the_cause(tmp_path: Path) -> None:
     assert report["because"].startswith("the only input that differs")
     assert report["because"] in report["verdict"]
     for good, bad, extra in (
-            (("--momentum", "0.9", "--log-every", "10"), ("--momentum", "0.0", "--log-every", "20"),
+            (("--momentum", "0.9", "--warmup", "0"), ("--momentum", "0.0", "--warmup", "5"),
              None),
             (("--momentum", "0.9"), ("--momentum", "0.0"), {"RUN_TAG": "b-"})):
         report = _verdict(tmp_path / f"two-{len(good)}", good, bad, extra)

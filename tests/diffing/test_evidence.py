@@ -95,7 +95,9 @@ def test_traced_the_flag_is_read_on_the_failing_path(incident):
     line = bad["outcome"]["traceback"]["frames"][-1]["line"]
     assert first.reason == (
         "read at demo_sglang/srt/configs/model_config.py:48 in _derive_context_length, the "
-        f"function that raised ValueError at :{line} (failing run B)")
+        f"function that raised ValueError at :{line} (failing run B); and the error of "
+        f"failing run B names {FLAG}: \"…verriding this maximum, set the env var {FLAG}=1\"")
+    assert first.corroborated
     kinds = {d.key: d.evidence_kind for d in report.differences}
     # Never read from Python, in a family read from Python: below everything with evidence.
     assert kinds["SGLANG_ENABLE_SPEC_V2"] == "unread"

@@ -11,6 +11,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import keyed, locator
 from runsnap.diffing.written import record
+from runsnap.knowledge.options import reporting_option
 from runsnap.snapshot.records import Command
 
 __all__ = ["compare", "score"]
@@ -53,9 +54,20 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     """Launch options (88) and arguments (86): the program was asked for something else; the
     executable (84): the same command name runs another program; the working directory (30):
     relative paths resolve differently; an option naming another directory that holds the same
-    model (20): the model section proves nothing changed but the path."""
+    model (20): the model section proves nothing changed but the path; an option whose value is
+    where a run wrote (25): a destination, not an input; an option that only says how often,
+    where or how loudly the program reports (50, :func:`~runsnap.knowledge.options.
+    reporting_option`). The last two score under a likely cause
+    (:data:`runsnap.diffing.confidence.LIKELY`): without evidence from the runs, never a
+    candidate."""
     if d.key in rules.same_models:
         return 20, "another path to the same model (config, weights and side files equal)", False
+    if d.key in rules.outputs:
+        return 25, (f"where the program writes its output ({rules.outputs[d.key]}): a "
+                    "destination, not an input"), False
+    if d.key.startswith("--") and reporting_option(d.key):
+        return 50, ("a reporting option: how often, where or how loudly the program reports, "
+                    "not what it computes"), False
     if d.key.startswith("--"):
         return 88, "a launch option: the program was asked for something else", False
     if d.key == "executable":

@@ -1,0 +1,58 @@
+"""What runsnap knows about launch options by their names alone: the ones that only say how
+often, where or how loudly a program reports, never what it computes.
+
+Two runs launched with another ``--log-every`` or ``--report_to`` were asked to *report*
+otherwise; nothing they compute changed. Such an option is a cause only when the runs' own
+words tie it to the outcome (a ``--output-dir`` the error quotes, unwritable): that evidence
+from the runs outranks this (:mod:`runsnap.diffing.evidence`). Without it, it ranks below every
+option that decides what the program does, and is never one of an undecided verdict's
+candidates while such an option is (:mod:`runsnap.diffing.sections.command`).
+
+The words come from the argument tables of the launchers and trainers people pass them to:
+Hugging Face ``TrainingArguments`` (``logging_steps``, ``logging_dir``, ``save_steps``,
+``save_total_limit``, ``output_dir``, ``report_to``, ``run_name``, ``disable_tqdm``,
+``log_level``), PyTorch Lightning's ``log_every_n_steps`` and ``enable_progress_bar``,
+torchvision's reference scripts (``--print-freq``, ``--output-dir``), fairseq
+(``--log-interval``, ``--log-format``, ``--save-dir``, ``--tensorboard-logdir``,
+``--wandb-project``), and the ``--verbose`` / ``--quiet`` of every CLI.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REPORTING_FIRST", "REPORTING_ANY", "reporting_option"]
+
+#: An option whose first word is one of these says where or how often the program reports.
+REPORTING_FIRST = frozenset({
+    "log", "logging", "logdir", "print", "report", "save", "output", "out", "outdir",
+    "dump", "wandb", "mlflow", "tensorboard", "verbose", "verbosity", "quiet", "progress",
+})
+
+#: An option holding one of these words anywhere is about reporting too (``disable_tqdm``,
+#: ``enable_progress_bar``, ``run_name``, ``experiment-name``).
+REPORTING_ANY = frozenset({"tqdm", "progress", "verbose", "verbosity", "wandb", "mlflow",
+                           "tensorboard"})
+
+#: Word pairs that name a run for a tracker, not what it does.
+_RUN_NAMES = frozenset({("run", "name"), ("run", "id"), ("experiment", "name"),
+                        ("exp", "name"), ("run", "tag"), ("run", "tags")})
+
+
+def reporting_option(key: str) -> bool:
+    """Whether option ``key`` (``--log-every``, ``--report_to``) only says where, how often or
+    how loudly the program reports (:data:`REPORTING_FIRST`, :data:`REPORTING_ANY`).
+
+    >>> [reporting_option(k) for k in ("--log-every", "--logging_steps", "--output-dir",
+    ...                                 "--disable_tqdm", "--run-name", "--print-freq")]
+    [True, True, True, True, True, True]
+    >>> [reporting_option(k) for k in ("--lr", "--batch-size", "--seed", "--outlier-threshold",
+    ...                                 "--save", "--checkpoint", "--name", "--eval-steps")]
+    [False, False, False, False, True, False, False, False]
+    """
+    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    if not words:
+        return False
+    if words[0] in REPORTING_FIRST or any(w in REPORTING_ANY for w in words):
+        return True
+    return any(pair in _RUN_NAMES for pair in zip(words, words[1:], strict=False))
