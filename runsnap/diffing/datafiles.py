@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
     from runsnap.snapshot.records_host import DataFile, Runtime
 
-__all__ = ["compare", "edit_read", "file_evidence", "one_view", "output_options", "outputs"]
+__all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "one_view", "output_options",
+           "outputs"]
 
 
 def _content(f: DataFile) -> str:
@@ -244,3 +245,24 @@ def output_options(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> dic
                 out[d.key] = f"run {side} wrote {os.path.basename(got)} there"
                 break
     return out
+
+
+def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
+    """For a variable whose values are folders (``TORCHINDUCTOR_CACHE_DIR``, a cache home):
+    ``"neither run opened a file under it"`` in words, when both runs were traced with their
+    file opens recorded in full (none left out) and no file either opened, for reading or
+    writing, lies under either value; ``""`` when a run may have used it, or cannot say.
+    Opens from C are not seen (``[runtime.data_files]``): a folder only native code reads
+    (safetensors weights) is never judged unopened, since Python opens its config beside."""
+    folders = [os.path.normpath(str(v)) for v in (d.a, d.b)
+               if isinstance(v, str) and os.path.isabs(v) and "\n" not in v and ":" not in v]
+    if not folders or any(f == "/" for f in folders):
+        return ""
+    for snap in (a, b):
+        rt = snap.records.runtime
+        if not rt.traced or not rt.has("data_files") or rt.data_files_left_out:
+            return ""
+        opened = [*rt.data_files, *(str(w) for w in rt.data_files_written)]
+        if any(p == f or p.startswith(f.rstrip("/") + "/") for p in opened for f in folders):
+            return ""
+    return f"neither run opened a file under {' or '.join(dict.fromkeys(folders))}"

@@ -58,7 +58,7 @@ from runsnap.diffing.ambient import (
     startup_reads,
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
-from runsnap.diffing.datafiles import edit_read, file_evidence
+from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
@@ -182,6 +182,9 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                         + ", not a decision of the program")
     readers = decided
     if readers and (imported := import_reads(name, runs)) is not None:  # a library's setting
+        if a is not None and (unused := folder_unopened(d, a, b)):
+            # a folder no file of which either run opened: what it decides never came up
+            return Evidence("incidental", f"{imported}; {unused}", ceiling=CEILING)
         return Evidence("read", imported, ceiling=CEILING)
     if readers:
         bits = []

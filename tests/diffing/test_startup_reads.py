@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,6 +125,46 @@ def test_a_packages_setting_read_at_import_ranks_below_the_option_and_is_no_cand
     assert "read only while importing fsspec, in every process of the run" in d.reason
     assert report.confidence == "undecided"
     assert [d.key for d in report.candidates] == ["--batch"]
+
+
+def test_a_folder_setting_no_run_opened_a_file_under_is_incidental(
+        launched: Capture, tmp_path: Path) -> None:
+    """The same fsspec setting, in runs whose file opens were recorded (the program reads its
+    eval set): no file under either FSSPEC_CONFIG_DIR was opened, so what it decides never
+    came up: incidental, and --batch is the only input the program took in. When fsspec
+    does read a config file there (its import opens every ``.json`` in the folder), the
+    setting keeps its read."""
+    pytest.importorskip("fsspec")
+    (tmp_path / "eval.txt").write_text("1 2 3\n")
+    app = write_script(tmp_path, "job.py", """
+        import argparse
+        import fsspec
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch", type=int, default=8)
+        batch = parser.parse_args().batch
+        with open("eval.txt") as f:
+            n = len(f.read().split())
+        print(f"loss={n / batch:.4f}")
+        """)
+
+    def pair(tag: str) -> tuple[Any, Any]:
+        return (launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / f"{tag}-a")},
+                         argv=[sys.executable, str(app), "--batch", "8"]),
+                launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / f"{tag}-b")},
+                         argv=[sys.executable, str(app), "--batch", "16"]))
+
+    report = compare(*pair("none"))
+    d = {x.key: x for x in report.differences}["FSSPEC_CONFIG_DIR"]
+    assert d.evidence_kind == "incidental" and "neither run opened a file under" in d.reason, d
+    assert (report.confidence, [x.key for x in report.candidates]) == ("confident", ["--batch"])
+    for side in ("used-a", "used-b"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "conf.json").write_text('{"file": {"auto_mkdir": true}}')
+    report = compare(*pair("used"))
+    d = {x.key: x for x in report.differences}["FSSPEC_CONFIG_DIR"]
+    assert d.evidence_kind == "read", d
+    assert report.confidence == "undecided"
 
 
 def test_path_read_at_start_up_counts_when_the_runs_resolved_other_interpreters(
