@@ -220,7 +220,10 @@ def pip_install(python: Path, *args: str, tmp: Path) -> None:
     this test environment's pip runs in that interpreter (``pip --python``, as pip documents
     it), so a test venv is made ``--without-pip`` (ensurepip costs ~4 s of CPU a venv). It
     never needs the network: no index, and no build isolation, with setuptools from this test
-    environment on the build's path (not its other packages)."""
+    environment on the build's path (not its other packages). Always a PEP 517 build, as pip
+    23.1 and later make it: Debian 12's pip 23.0 without ``wheel`` would install the legacy
+    way (an ``.egg-info``, and ``-e`` through ``setup.py develop``, which fails on a venv with
+    no pip), so a fixture would not have the shape its test describes."""
     import setuptools
 
     site = Path(setuptools.__path__[0]).parent
@@ -233,7 +236,7 @@ def pip_install(python: Path, *args: str, tmp: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(shim), "PIP_NO_INDEX": "1",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-build-isolation", *args], check=True, capture_output=True, env=env)
+                    "--no-build-isolation", "--use-pep517", *args], check=True, capture_output=True, env=env)
 
 
 def no_git_path(tmp_path: Path) -> str:

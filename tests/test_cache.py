@@ -16,14 +16,24 @@ import runsnap
 from runsnap.base import cache
 from runsnap.base.probeanswer import checked
 from runsnap.redact import FingerprintKey, Policy, Redactor
-from tests.collectors.test_packages import bare_venv, write_dist
+from tests.collectors.test_packages import write_dist
 from tests.conftest import asset, git, make_repo
+from tests.interpreters import customised, plain_base, venv_on
+
+
+@pytest.fixture(scope="module")
+def plain_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This suite's base interpreter without any sitecustomize (Debian's python3 has one, and
+    runsnap never caches the probe of a customised interpreter)."""
+    return plain_base(tmp_path_factory.mktemp("plain-python"))
 
 
 @pytest.fixture
-def env_dir(tmp_path: Path) -> Path:
+def env_dir(tmp_path: Path, plain_python: Path) -> Path:
+    """A venv on :func:`plain_python`, with torch: an interpreter whose probe is cached."""
     d = tmp_path / "venv"
-    _, site = bare_venv(d)
+    py, site = venv_on(plain_python, d)
+    assert customised(py) == []  # what the cache tests below stand on
     write_dist(site, "torch", "2.13.0")
     return d
 
@@ -93,8 +103,26 @@ def test_another_pythonpath_is_another_key(env_dir: Path, tmp_path: Path) -> Non
 
 def test_an_interpreter_with_sitecustomize_is_never_cached(env_dir: Path, tmp_path: Path) -> None:
     (site_of(env_dir) / "sitecustomize.py").write_text("import sys\n")
+    assert customised(env_dir / "bin" / "python") == [str(site_of(env_dir) / "sitecustomize.py")]
     assert packages(env_dir, tmp_path)["probe"] == "run"
     assert packages(env_dir, tmp_path)["probe"] == "run"
+
+
+def test_a_venv_on_a_customised_base_is_never_cached(tmp_path: Path) -> None:
+    """A base whose standard library holds a ``sitecustomize.py`` (Debian's and Ubuntu's
+    python3 ship the apport hook there) customises every venv made from it: none is cached,
+    though nothing in the venv itself is customised."""
+    base = plain_base(tmp_path / "debian-like", sitecustomize="import sys\nsys.path.append('/x')\n")
+    env_dir = tmp_path / "venv"
+    py, site = venv_on(base, env_dir)
+    write_dist(site, "torch", "2.13.0")
+    planted = next((tmp_path / "debian-like").glob("lib*/python*/sitecustomize.py"))
+    assert customised(py) == [str(planted)]
+    first, second = packages(env_dir, tmp_path), packages(env_dir, tmp_path)
+    assert (first["probe"], second["probe"]) == ("run", "run")
+    assert first["distributions"]["torch"]["version"] == "2.13.0"
+    assert "/x" in first["sys_path"]  # what the customisation did, seen by the probe
+    assert not list(Path(str(cache.cache_dir())).glob("probe-*.json"))
 
 
 def test_caching_can_be_turned_off(env_dir: Path, tmp_path: Path, monkeypatch) -> None:

@@ -116,7 +116,8 @@ def compare(
         found += sections.findings.compare(a, b)
     found = datafiles.one_view(found, a, b)  # a file git or [models] shows: shown there
     rules = rules.replace(same_models=_same_models(a, b, found),
-                          outputs=datafiles.output_options(a, b, found))
+                          outputs=datafiles.output_options(a, b, found),
+                          same_prefix=_same_prefix(a, b))
     who = None
     if static:
         who = who_reads_for(a, b)
@@ -154,6 +155,12 @@ def compare_many(
     rules, notes = _rules_for(snaps, rules)
     return compare_rows(snaps, rules, show_all=show_all, notes=notes, progress=progress,
                         evidence_for=_with_evidence)
+
+
+def _same_prefix(a: Snapshot, b: Snapshot) -> str:
+    """The Python environment both runs ran in, when both snapshots say it is one."""
+    pa, pb = a.records.packages.prefix, b.records.packages.prefix
+    return str(pa) if pa and pa == pb else ""
 
 
 def _same_models(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> frozenset[str]:

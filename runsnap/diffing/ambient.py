@@ -89,6 +89,41 @@ def _locale_name(value: str) -> str:
     return lang + dot + codeset.lower().replace("-", "")
 
 
+#: Languages whose locales write numbers as C does (``.`` for decimals): glibc's
+#: ``localedata/locales`` LC_NUMERIC ``decimal_point`` for these is ``"."``. Others (``de``,
+#: ``fr``, ``ru``, ``pt``...) use ``","``, which the C library's ``strtod`` and ``printf`` follow.
+_POINT_LANGUAGES = frozenset({"C", "POSIX", "en", "ja", "zh", "ko", "th", "he", "hi"})
+
+
+def _codeset(name: str) -> str:
+    """A resolved locale's codeset (``utf8``); ``C`` and ``POSIX`` without one are ASCII."""
+    lang, dot, codeset = name.partition(".")
+    return codeset.partition("@")[0] if dot else ("ascii" if lang in ("C", "POSIX") else "")
+
+
+def locales_alike(la: Sequence[str], lb: Sequence[str]) -> bool:
+    """Whether two resolved locales (:func:`locale_of`) encode text and write numbers alike
+    in every category: the same codeset, and a language of :data:`_POINT_LANGUAGES` on both
+    sides (``en_US.UTF-8`` and ``C.UTF-8``: UTF-8, ``1.5``). What is left to differ is
+    collation (``strcoll``, which Python's ``sorted`` never calls) and message catalogues.
+
+    >>> locales_alike(("en_US.utf8",) * 6 + ("",), ("C.utf8",) * 6 + ("",))
+    True
+    >>> locales_alike(("en_US.utf8",) * 6 + ("",), ("C",) * 6 + ("",))
+    False
+    >>> locales_alike(("en_US.utf8",) * 6 + ("",), ("de_DE.utf8",) * 6 + ("",))
+    False
+    """
+    for x, y in zip(la[:len(_CATEGORIES)], lb[:len(_CATEGORIES)], strict=False):
+        if x == y:
+            continue
+        if not _codeset(x) or _codeset(x) != _codeset(y):
+            return False
+        if not all(v.partition(".")[0].partition("_")[0] in _POINT_LANGUAGES for v in (x, y)):
+            return False
+    return True
+
+
 def locale_of(snap: Snapshot) -> tuple[str, ...]:
     """The locale each category of :data:`_CATEGORIES` resolves to in ``snap``'s environment,
     by POSIX's order (``LC_ALL``, then ``LC_<category>``, then ``LANG``, else ``C``), and
@@ -136,10 +171,14 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
                 f"executables ({', '.join(ea) or 'none recorded'}): not a decision here")
     if decides == "locale":
         la, lb = locale_of(a), locale_of(b)
-        if la != lb:
-            return None  # what it decides differs: another locale
-        return (f"read for the locale ({who}); both runs resolved the same locale "
-                f"({la[0]}): not a decision here")
+        if la == lb:
+            return (f"read for the locale ({who}); both runs resolved the same locale "
+                    f"({la[0]}): not a decision here")
+        if locales_alike(la, lb):
+            return (f"read for the locale ({who}); the runs resolved {la[0]} and {lb[0]}, "
+                    "the same encoding and number format in every category (only collation "
+                    "and message catalogues may differ): not a decision here")
+        return None  # what it decides differs: another encoding or number format
     for f in runs:
         got = f.reads(name)
         if not got:

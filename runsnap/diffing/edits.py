@@ -54,7 +54,22 @@ def edit_evidence(d: Difference, runs: Sequence[RunFacts], a: Snapshot | None, b
                 return "read", f"{f.label} imported {mod} from the edited file {path}"
         if snap is not None and _script(snap, full):
             return "read", f"{f.label} ran the edited file {path} as its script"
+    if any(_in_package(f, full) for f in runs):
+        # [runtime.modules] holds top-level modules: a run that imported the package may have
+        # imported this submodule of it, or not; the runs cannot say
+        return None
     if runs and all(f.traced and f.modules for f in runs):
         return "unread", (f"neither run imported {path} ([runtime.modules] of both traced "
                           "runs): the edit did not run")
     return None
+
+
+def _in_package(f: RunFacts, full: str) -> bool:
+    """Whether ``full`` lies in the folder of a package run ``f`` imported (``lm/__init__.py``
+    for ``lm/attention.py``): a submodule, which ``[runtime.modules]`` does not list."""
+    for _mod, row in f.imported():
+        file = os.path.normpath(str(row.file or ""))
+        if os.path.basename(file) == "__init__.py" and full.startswith(
+                os.path.dirname(file) + os.sep):
+            return True
+    return False

@@ -79,7 +79,7 @@ from runsnap.diffing.written import written
 from runsnap.knowledge.env import list_separator, noise_reason, split_list
 from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
-from runsnap.knowledge.readers import read_inside_libc, read_natively
+from runsnap.knowledge.readers import read_inside_libc, read_natively, read_through_getenv
 from runsnap.knowledge.torchbuild import messages
 from runsnap.snapshot.records_host import VariableRead
 
@@ -211,6 +211,15 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
         if not where:
             return None
+        if len(traced) == len(runs) and all(f.native for f in runs) \
+                and read_through_getenv(name):
+            # its readers are native libraries, which read the live environment of the process
+            # that loads them (a child handed the copy included), never the copy: the
+            # interposer saw every such read, and there was none
+            return Evidence("unread", f"copied in bulk at {where}, but no process read it, "
+                                      "from Python or natively (both runs traced): the native "
+                                      "libraries that read it read the live environment, "
+                                      "never a copy")
         return Evidence("name", f"seen only in a bulk copy of the environment at {where}: "
                                 "neither read nor unread (a child it was handed to reports "
                                 "its own reads)")

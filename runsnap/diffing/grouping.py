@@ -19,6 +19,9 @@ evidence. The groupers:
   :mod:`runsnap.diffing.evidence`);
 * :func:`by_devices` - ``CUDA_VISIBLE_DEVICES`` and its kin: the devices each run saw, and
   ``torch.cuda.is_available()`` when they changed it;
+* :func:`by_shadowed` - a package's hidden second copy under the package's difference;
+* :func:`by_search_path` - packages a run imported from a ``PYTHONPATH`` entry one run alone
+  has, under that variable;
 * :func:`by_misspelling` - a variable set in one run and a misspelling of it in the other;
 * :func:`by_runtime` - run-time differences (a variable read in one run only, a package
   imported from elsewhere) under the difference they come from.
@@ -93,8 +96,8 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
     keys = _by_key(diffs)
     cause = (keys.get(("packages", "interpreter")) or keys.get(("packages", "prefix"))
              or keys.get(("env", "VIRTUAL_ENV")) or keys.get(("env", "CONDA_PREFIX")))
-    if cause is None:
-        return []
+    if cause is None or (cause.section == "env" and pa.prefix and pa.prefix == pb.prefix):
+        return []  # the shell's activation variables differ; both runs ran in one environment
     members: list[Difference] = []
     moved: list[str] = []
     moved_imports: list[str] = []
@@ -351,9 +354,64 @@ def by_finding(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     return [Group(owner, tuple(members)) for owner, members in found.values()]
 
 
+def by_shadowed(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """A package's hidden second copy (``packages X.shadowed``) under the package's own
+    difference: one copy put before the other is one change, seen from both copies."""
+    packages = {d.key: d for d in diffs if d.section == "packages" and "." not in d.key}
+    out = []
+    for d in diffs:
+        if d.section == "packages" and d.key.endswith(".shadowed"):
+            owner = packages.get(d.key[: -len(".shadowed")])
+            if owner is not None:
+                out.append(Group(owner, (d,)))
+    return out
+
+
+#: Variables whose entries are folders Python imports packages from.
+_IMPORT_PATHS = ("PYTHONPATH",)
+
+
+def _imported_from(snap: Snapshot, dist: str) -> list[str]:
+    """The files a run imported distribution ``dist``'s modules from (``[runtime.modules]``)."""
+    rt = snap.records.runtime
+    rows = rt.raw["modules"] if rt.has("modules") else {}
+    want = normalize_name(dist)
+    out = []
+    for mod, row in rows.items():
+        if not isinstance(row, Mapping):
+            continue
+        got = ImportedModule(row)
+        if normalize_name(str(got.dist or mod)) == want and got.file:
+            out.append(str(got.file))
+    return out
+
+
+def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:
+    """Packages a run imported from a folder that one run's ``PYTHONPATH`` alone lists, under
+    that variable: the entry put them first on ``sys.path`` (and ``sys.path`` with them)."""
+    out = []
+    for var in (d for d in diffs if d.section == "env" and d.key in _IMPORT_PATHS):
+        entries = [e for side in (var.a, var.b) for e in str(side or "").split(":") if e]
+        only = [e for e in entries if entries.count(e) == 1]
+        if not only:
+            continue
+        members = []
+        for d in diffs:
+            if d.section == "packages" and "." not in d.key:
+                if any(_under(f, only) for snap in (a, b) for f in _imported_from(snap, d.key)):
+                    members.append(d)
+            elif d.section == "packages" and d.key == "sys.path":
+                members.append(d)
+        if any(m.key != "sys.path" for m in members):
+            out.append(Group(var, tuple(members),
+                             lines=(f"packages imported from its entry: "
+                                    f"{', '.join(m.key for m in members if m.key != 'sys.path')}",)))
+    return out
+
+
 #: The groupers, applied in this order (a difference joins the first group that claims it).
-GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_model, by_model_file, by_commit,
-                           by_devices, by_runtime, by_finding]
+GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_shadowed, by_model, by_model_file,
+                           by_commit, by_devices, by_runtime, by_finding, by_search_path]
 
 
 # --------------------------------------------------------------------------- applying

@@ -59,6 +59,10 @@ class RankContext(FrozenRecord):
     """Options (``--model-path``) whose model differs only in its directory: config, weights
     and side files are equal, so another path there is not another model."""
 
+    same_prefix: str = ""
+    """The Python environment (``[packages] prefix``) both runs ran in, when it is one; ``""``
+    otherwise."""
+
     outputs: Mapping[str, str] = field(default_factory=dict)
     """Options whose value is where a run wrote its output, with what it wrote, in words
     (:func:`runsnap.diffing.datafiles.output_options`): a destination, not an input."""

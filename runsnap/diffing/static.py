@@ -27,7 +27,10 @@ READS = ("declaration", "read", "library")
 
 
 def _metadata_dir(location: str, name: str, version: str) -> str | None:
-    """The ``.dist-info`` folder of ``name`` ``version`` under ``location``, if present."""
+    """The metadata folder of ``name`` ``version`` under ``location``, if present: its
+    ``.dist-info`` (``name-version.dist-info``), or the ``.egg-info`` of a legacy install
+    (``name-version-py3.11.egg-info``, what pip 23.0 without ``wheel``, Debian 12's, makes
+    of a project with no ``pyproject.toml``)."""
     want = normalize_name(name)
     try:
         entries = os.listdir(location)
@@ -35,10 +38,14 @@ def _metadata_dir(location: str, name: str, version: str) -> str | None:
         return None
     for entry in entries:
         if entry.endswith(".dist-info"):
-            stem = entry[: -len(".dist-info")]
-            dist, _, ver = stem.rpartition("-")
-            if normalize_name(dist) == want and ver == version:
-                return entry
+            dist, _, ver = entry[: -len(".dist-info")].rpartition("-")
+        elif entry.endswith(".egg-info"):
+            dist, _, rest = entry[: -len(".egg-info")].partition("-")
+            ver = rest.partition("-")[0]
+        else:
+            continue
+        if normalize_name(dist) == want and ver == version:
+            return entry
     return None
 
 

@@ -125,6 +125,23 @@ def read_natively(name: str) -> bool:
     return native_reader(name) is not None
 
 
+def read_through_getenv(name: str) -> bool:
+    """Whether a native library reads ``name`` with its own ``getenv`` call in the process that
+    loads it, from that process's live environment (never from a copy a program made): what an
+    ``LD_PRELOAD`` interposer sees. Not the C library's own reads (:func:`read_inside_libc`),
+    the dynamic linker's (at exec, before any interposer) or a container runtime's (outside
+    the process).
+
+    >>> read_through_getenv("NCCL_DEBUG"), read_through_getenv("LD_LIBRARY_PATH")
+    (True, False)
+    >>> read_through_getenv("NVIDIA_VISIBLE_DEVICES"), read_through_getenv("HF_HOME")
+    (False, False)
+    """
+    who = native_reader(name) or ""
+    return bool(who) and not who.startswith(
+        ("the C library", "the dynamic linker", "the NVIDIA container runtime"))
+
+
 def read_inside_libc(name: str) -> bool:
     """Whether the C library itself reads ``name`` (``TZ``, ``LANG``, ``LC_*``): through its
     own internal ``getenv``, which no ``LD_PRELOAD`` interposer sees, so even a trace that

@@ -14,6 +14,7 @@ import pytest
 
 import runsnap
 from tests.conftest import asset
+from tests.interpreters import customised, plain_base, venv_on
 
 
 def toolchain(tmp_path: Path, path: str, **env: str) -> dict:
@@ -202,14 +203,21 @@ def test_a_library_bundled_in_torch_lib_comes_first_with_its_file_version(
 
 
 def test_a_changed_torch_version_file_is_read_again(tmp_path: Path) -> None:
+    """The probe's cached answer is not used once a build file it read changed. The child is a
+    venv on a base with no sitecustomize (:mod:`tests.interpreters`): a customised one (a venv
+    on Debian's python3) is probed every time, and this test would show nothing."""
+    py, _ = venv_on(plain_base(tmp_path / "plain-python"), tmp_path / "venv")
+    assert customised(py) == []
     site = tmp_path / "site"
     wheel_layout(site)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
-    first = runsnap.capture([sys.executable, "-c", "pass"], env=env, cwd=tmp_path)["packages"]
+    first = runsnap.capture([str(py), "-c", "pass"], env=env, cwd=tmp_path)["packages"]
     assert first["builds"]["torch"]["version"] == "2.9.1+cu128"
+    cached = runsnap.capture([str(py), "-c", "pass"], env=env, cwd=tmp_path)["packages"]
+    assert (first["probe"], cached["probe"]) == ("run", "cache")
     (site / "torch" / "version.py").write_text(
         TORCH_VERSION_PY.replace("2.9.1+cu128", "2.9.1+cu130").replace("'12.8'", "'13.0'"))
-    again = runsnap.capture([sys.executable, "-c", "pass"], env=env, cwd=tmp_path)["packages"]
+    again = runsnap.capture([str(py), "-c", "pass"], env=env, cwd=tmp_path)["packages"]
     assert again["probe"] == "run"
     assert (again["builds"]["torch"]["version"], again["builds"]["torch"]["cuda"]) == (
         "2.9.1+cu130", "13.0")

@@ -39,3 +39,30 @@ def test_an_edit_to_an_imported_module_ranks_above_one_never_imported(
     assert unused.evidence_kind == "unread" and "did not run" in unused.reason, unused.reason
     assert report.candidates[0] is used or report.candidates[0].key == used.key
     assert unused not in report.candidates
+
+
+def test_an_edit_inside_an_imported_package_is_never_called_unread(
+        repo: Path, tmp_path: Path, base_env: dict[str, str]) -> None:
+    """``[runtime.modules]`` lists top-level modules: the run imported the package ``lm``, and
+    whether it imported ``lm/attention.py`` the runs cannot say, so the edit there has no
+    evidence either way (never "did not run"), while an edit outside any imported package
+    still is unread."""
+    (repo / "lm").mkdir()
+    (repo / "lm" / "__init__.py").write_text("from lm.attention import SCALE\n")
+    (repo / "lm" / "attention.py").write_text("SCALE = 1.0\n")
+    (repo / "plotting.py").write_text("COLOUR = 'blue'\n")
+    (repo / "app.py").write_text("import lm\nprint(f'perplexity={51.2 * lm.SCALE:.3f}')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "package")
+    argv = [sys.executable, str(repo / "app.py")]
+    base_env = {**base_env, "PYTHONDONTWRITEBYTECODE": "1"}
+    a = run(argv, env=base_env, cwd=repo, output=tmp_path / "a.toml").snapshot
+    (repo / "lm" / "attention.py").write_text("SCALE = 1.5\n")
+    (repo / "plotting.py").write_text("COLOUR = 'red'\n")
+    b = run(argv, env=base_env, cwd=repo, output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    ranked = {d.key.rpartition(": ")[2]: d for d in report.counted if d.section == "git"}
+    edit = ranked["lm/attention.py"]
+    assert edit.evidence_kind == "name" and "did not run" not in edit.reason, edit.reason
+    assert ranked["plotting.py"].evidence_kind == "unread"
+    assert report.candidates[0].key == edit.key, report.verdict()

@@ -56,3 +56,28 @@ def test_the_same_locale_written_otherwise_decided_nothing(tmp_path: Path,
     lc_all = next(d for d in report.differences if d.key == "LC_ALL")
     assert lc_all.evidence_kind == "incidental" and "same locale" in lc_all.reason, lc_all
     assert report.differences[0].key == "--batch"
+
+
+def test_a_locale_that_encodes_and_writes_numbers_alike_decided_nothing(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """en_US.UTF-8 and C.UTF-8: both UTF-8, both write ``1.5``; only collation and message
+    catalogues may differ, which the runs do not tie to anything: incidental, and the option
+    is the only input the program took in. (Whether en_US.UTF-8 is installed here does not
+    matter: the program never asks for it, and the diff reads the names.)"""
+    app = tmp_path / "app.py"
+    app.write_text("import argparse\np = argparse.ArgumentParser()\n"
+                   "p.add_argument('--batch', type=int, default=8)\n"
+                   "raise SystemExit(3 if p.parse_args().batch > 64 else 0)\n")
+    env = {k: v for k, v in base_env.items() if not k.startswith(("LC_", "LANG"))}
+    run([sys.executable, str(app)], env={**env, "LANG": "en_US.UTF-8"}, cwd=tmp_path,
+        output=tmp_path / "a.toml")
+    run([sys.executable, str(app), "--batch", "128"],
+        env={**env, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}, cwd=tmp_path,
+        output=tmp_path / "b.toml")
+    report = runsnap.diff(runsnap.load(tmp_path / "a.toml"), runsnap.load(tmp_path / "b.toml"))
+    for name in ("LANG", "LC_ALL"):
+        d = next(d for d in report.differences if d.key == name)
+        assert d.evidence_kind == "incidental" and "same encoding and number format" in \
+            d.reason, d
+    assert report.to_dict()["candidates"] == ["command --batch"]
+    assert report.to_dict()["confidence"] == "confident", report.verdict()

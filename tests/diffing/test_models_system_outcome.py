@@ -60,6 +60,26 @@ def test_config_fields_weights_and_side_files(cap, model_dir):
     assert counted(report)[0] == ("command", "--model-path", "changed")
 
 
+def test_a_config_saved_by_another_library_version_ranks_its_fields_not_the_version(
+        cap, model_dir):
+    """``save_pretrained`` writes ``transformers_version`` into every config: another version
+    that wrote the file beside a field that changed is bookkeeping, under every likely cause
+    (60), never a candidate beside the field."""
+    a_dir, b_dir = model_dir("a"), model_dir("b")
+
+    def change(cfg):
+        cfg["text_config"]["rope_theta"] = 10000.0
+        cfg["transformers_version"] = "4.55.0"
+
+    edit_config(b_dir, change)
+    report = compare(cap(argv=[*SERVE, str(a_dir)]), cap(argv=[*SERVE, str(b_dir)]))
+    by_key = {d.key: d for d in (*report.counted, *report.hidden)}
+    version = by_key["--model-path: transformers_version"]
+    assert version.score < 60 and "bookkeeping" in version.reason, version
+    assert by_key["--model-path: text_config.rope_theta"].score == 88
+    assert all(d.key != version.key for d in report.candidates), report.verdict()
+
+
 def test_same_model_in_two_directories_differs_only_in_path(cap, model_dir):
     report = compare(cap(argv=[*SERVE, str(model_dir("a"))]),
                      cap(argv=[*SERVE, str(model_dir("b"))]))

@@ -68,3 +68,32 @@ def test_check_knows_the_names_installed_packages_declare(tmp_path, cli_invoke):
     assert {f.path[-1] for f in check(snap).findings} == {newer, "NCCL_NET_GDR_LEVEK"}
     out = cli_invoke(["check", str(snap.path), "--format", "json"], expect=1).stdout
     assert [f["path"] for f in json.loads(out)["findings"]] == [["env", "NCCL_NET_GDR_LEVEK"]]
+
+
+def test_a_legacy_egg_info_install_is_searched_too(tmp_path):
+    """pip 23.0 without ``wheel`` (Debian 12's) installs a project with no pyproject.toml the
+    legacy way: an ``.egg-info`` folder (``name-version-pyX.Y.egg-info``) listing its files in
+    ``installed-files.txt``. Its reads are evidence as a wheel's are; the diff once looked for
+    ``.dist-info`` folders alone and found no package reading anything."""
+    name = "FASTSRV_ENABLE_OVERLAP"
+    py = _venv_with_reader(tmp_path / "venv", name)
+    site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
+    wheel_info = site / "fastsrv-1.2.0.dist-info"
+    for f in wheel_info.iterdir():
+        f.unlink()
+    wheel_info.rmdir()
+    info = site / "fastsrv-1.2.0-py3.11.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: fastsrv\nVersion: 1.2.0\n")
+    (info / "top_level.txt").write_text("fastsrv\n")
+    (info / "installed-files.txt").write_text(
+        "../fastsrv/__init__.py\n../fastsrv/environ.py\n../fastsrv/sched.py\nPKG-INFO\n"
+        "top_level.txt\n")
+    base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    argv = [str(py), "-m", "fastsrv.serve"]
+    a = runsnap.capture(argv, env=base, cwd=tmp_path)
+    b = runsnap.capture(argv, env={**base, name: "1", "MY_NOTE": "x"}, cwd=tmp_path)
+    assert a["packages"]["distributions"]["fastsrv"]["version"] == "1.2.0"
+    first = compare(a, b, static=True).counted[0]
+    assert (first.key, first.evidence_kind) == (name, "static")
+    assert "fastsrv 1.2.0  fastsrv/sched.py:4  read" in first.evidence

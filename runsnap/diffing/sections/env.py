@@ -48,6 +48,12 @@ def _env_changed(name: str, x: Any, y: Any) -> Difference:
     return Difference("env", name, "changed", x, y, path=("env", name))
 
 
+#: What activating a virtual or conda environment sets: which environment the shell points
+#: at, not which one a run used (``[packages] prefix`` says that).
+ACTIVATION = frozenset({"VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+                        "CONDA_PROMPT_MODIFIER", "CONDA_SHLVL", "CONDA_PYTHON_EXE", "CONDA_EXE"})
+
+
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Variables, in this order:
 
@@ -58,12 +64,18 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     3. families that steer serving and training stacks (70-85, ``env-families.tsv``), one
        point more for a name the stack declares (``env-known-names.txt``) than for one it
        does not;
-    4. other names a stack is known to read (70); any other variable (40).
+    4. other names a stack is known to read (70); any other variable (40); a variable that
+       activating an environment sets (:data:`ACTIVATION`) when both runs ran in one
+       environment (40).
     """
     name = d.key
     noise = noise_reason(name)
     if noise:
         return 3, f"noise: {noise}", True
+    if rules.same_prefix and name in ACTIVATION:
+        # the shell's activation state: both runs ran in one environment whatever it says
+        return 40, (f"both runs ran in the same Python environment ({rules.same_prefix}): "
+                    "the shell's activation variable did not choose the packages"), False
     meant = likely_misspelling(name)
     if meant:
         return 90, (f"looks like a misspelling of {meant}: no known program reads {name}, "

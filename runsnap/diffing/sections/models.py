@@ -11,7 +11,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import dotted, keyed, locator, walk
 from runsnap.diffing.written import record
-from runsnap.knowledge.models import config_field_reason
+from runsnap.knowledge.models import bookkeeping, config_field_reason
 from runsnap.snapshot.records import ModelEntry, Models
 
 __all__ = ["compare", "score"]
@@ -56,7 +56,8 @@ def _model(src: str, x: ModelEntry, y: ModelEntry) -> list[Difference]:
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Another revision or model (84, 80); config fields that set the context length, dtype,
     positions or shape (88), any other config field (85): the model is built from them; weight
-    files (78); tokenizer and generation files (76); other side files (65); the same model in
+    files (78); tokenizer and generation files (76); other side files (65); a library's
+    bookkeeping field (30: ``transformers_version``, ``_name_or_path``); the same model in
     another directory (20)."""
     src, _, what = d.key.partition(": ")
     if not what:
@@ -72,6 +73,10 @@ def score(d: Difference, rules: RankContext) -> Verdict:
         if "token" in fname or "generation" in fname or "chat" in fname or "template" in fname:
             return 76, "tokenizer or generation settings changed", False
         return 65, "a side file of the model changed", False
+    if bookkeeping(what):
+        return 30, (f"config.json field {what}: a library's bookkeeping (the version that "
+                    "wrote the file, where it was loaded from), never read to decide "
+                    "anything"), False
     why = config_field_reason(what)
     if why:
         return 88, f"config.json field {what}: {why}", False

@@ -1,0 +1,82 @@
+"""A copy of the whole environment (``os.environ.copy()``) that nothing hands to a child:
+accelerate's ``clear_environment`` saves the environment this way and writes it back. The
+variables in it are neither read nor unread on a Python trace alone: a child given the copy
+reads its own. A family only native libraries read (``NCCL_*``) is read from the live
+environment of the process that loads the library, never from a copy: with native reads
+observed in both runs and none of it, it is unread, and it is no candidate beside the
+program's own variable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from runsnap.diffing import compare
+from runsnap.render.diff import render
+from tests.diffing.conftest import Capture, write_script
+
+PROGRAM = """
+    import contextlib, os
+
+    @contextlib.contextmanager
+    def clear_environment():
+        saved = os.environ.copy()
+        os.environ.clear()
+        try:
+            yield
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    with clear_environment():
+        pass
+    steps = int(os.environ.get("FIT_ACCUM", "1"))
+    print(f"loss={1.0 / steps:.4f}")
+    """
+
+
+def test_a_native_family_seen_only_in_a_saved_copy_is_unread(launched: Capture,
+                                                              tmp_path: Path) -> None:
+    app = write_script(tmp_path, "fit.py", PROGRAM)
+    argv = [sys.executable, str(app)]
+    a = launched(env={"NCCL_DEBUG": "WARN", "MY_TAG": "a"}, argv=argv)
+    b = launched(env={"NCCL_DEBUG": "INFO", "MY_TAG": "b", "FIT_ACCUM": "4"}, argv=argv)
+    report = compare(a, b)
+    ranked = {d.key: d for d in (*report.counted, *report.hidden)}
+    nccl = ranked["NCCL_DEBUG"]
+    if not all(str(s["runtime"].get("native", "")).startswith("observed") for s in (a, b)):
+        # no interposer here (a static interpreter): the copy may reach a child unseen
+        assert "neither read nor unread" in nccl.reason, nccl.reason
+        return
+    assert nccl.evidence_kind == "unread", nccl.reason
+    assert "copied in bulk at" in nccl.reason and "never a copy" in nccl.reason
+    # a variable of no native family stays neither read nor unread: a dict lookup on the
+    # copy is not traced
+    assert "neither read nor unread" in ranked["MY_TAG"].reason, ranked["MY_TAG"].reason
+    assert report.candidates[0].key == "FIT_ACCUM", report.verdict()
+    assert all(d.key != "NCCL_DEBUG" for d in report.candidates)
+
+
+def test_activation_variables_of_one_environment_choose_nothing(launched: Capture,
+                                                                tmp_path: Path) -> None:
+    """One shell has a conda environment activated, the other not, and both runs ran the
+    same interpreter: ``CONDA_PREFIX`` and ``CONDA_DEFAULT_ENV`` did not choose the packages
+    (``[packages] prefix`` is one), so they are no "another Python environment" and no
+    candidate beside the option that differs."""
+    app = write_script(tmp_path, "fit.py", """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--accum", type=int, default=1)
+        print(f"loss={1.0 / p.parse_args().accum:.4f}")
+        """)
+    a = launched(env={}, argv=[sys.executable, str(app)])
+    b = launched(env={"CONDA_PREFIX": "/opt/conda/envs/train", "CONDA_DEFAULT_ENV": "train",
+                      "CONDA_SHLVL": "2"}, argv=[sys.executable, str(app), "--accum", "4"])
+    report = compare(a, b)
+    ranked = {d.key: d for d in (*report.counted, *report.hidden)}
+    for name in ("CONDA_PREFIX", "CONDA_DEFAULT_ENV"):
+        assert ranked[name].score <= 40 and "same Python environment" in ranked[name].reason, \
+            ranked[name]
+    assert "another Python environment" not in render(report, "text", width=80)
+    assert (report.confidence, report.candidates[0].key) == ("confident", "--accum"), \
+        report.verdict()
