@@ -22,6 +22,10 @@ Lightning, onnxruntime, DuckDB, multiprocessing pools, sqlite); it is never tune
 The ``fresh6`` half (benchmarks/fresh6.py), another batch written from the outside, is distributed
 and engine start-up on the CPU (torchrun and mpirun jobs compared job to job, the c10d TCPStore,
 DataLoader workers, torch settings the CPU build reads); it is never tuned on either.
+The ``fresh7`` half (benchmarks/fresh7.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job, engines (a TCPStore timeout, a KV cache dtype, uvicorn), model
+folders edited under transformers, a shared config outside git, a vendored package on
+``PYTHONPATH`` and an untracked file shadowing a library; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from benchmarks.fresh3 import FRESH3
 from benchmarks.fresh4 import FRESH4
 from benchmarks.fresh5 import FRESH5
 from benchmarks.fresh6 import FRESH6
+from benchmarks.fresh7 import FRESH7
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -49,12 +54,13 @@ from benchmarks.tune_warnings import TUNE_WARNINGS
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
-FRESH6_HALF = "fresh6"
+FRESH6_HALF, FRESH7_HALF = "fresh6", "fresh7"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
-          FRESH6_HALF)
+          FRESH6_HALF, FRESH7_HALF)
 #: The halves written from the outside, never tuned on.
-FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF)
+FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
+                FRESH7_HALF)
 
 
 def half_of(name: str) -> str:
@@ -76,8 +82,8 @@ class Entry:
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
-    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` (acts through real
-    libraries, written from the outside: benchmarks/fresh.py ... fresh6.py)."""
+    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` (acts
+    through real libraries, written from the outside: benchmarks/fresh.py ... fresh7.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -114,4 +120,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH5_HALF, "fresh5") for b in FRESH5),
     # never tuned on either: the whole of benchmarks/fresh6.py is the fresh6 half
     *(Entry(_name(b), b, FRESH6_HALF, "fresh6") for b in FRESH6),
+    # never tuned on either: the whole of benchmarks/fresh7.py is the fresh7 half
+    *(Entry(_name(b), b, FRESH7_HALF, "fresh7") for b in FRESH7),
 ]

@@ -20,8 +20,8 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
-fresh2, fresh3, fresh4, fresh5 and fresh6, the whole of benchmarks/fresh.py, fresh2.py ...
-fresh6.py, written from the outside and never tuned on; ``--half fresh5`` runs only that one; a
+fresh2, fresh3, fresh4, fresh5, fresh6 and fresh7, the whole of benchmarks/fresh.py, fresh2.py
+... fresh7.py, written from the outside and never tuned on; ``--half fresh5`` runs only that one; a
 job incident, torchrun or mpirun starting ``runsnap capture`` for each rank, is compared folder
 to folder):
 
@@ -77,7 +77,9 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
                    "peft", "sentence-transformers", "xgboost-cpu", "lightgbm", "onnxruntime",
                    "onnx", "pytorch-lightning", "flask", "gunicorn", "duckdb",
                    # benchmarks/fresh6.py (its mpirun jobs also need Open MPI's mpirun)
-                   "mpi4py")
+                   "mpi4py",
+                   # benchmarks/fresh7.py (one incident vendors networkx 2.8.8 beside it)
+                   "networkx")
 
 
 def is_job(launch: Launch) -> bool:
