@@ -46,10 +46,14 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing.kinds import BANDS, KINDS
 from runsnap.diffing.result import Difference
 
-__all__ = ["FROM_RUNS", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
+__all__ = ["FROM_RUNS", "LAUNCHED", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
 
 #: Evidence kinds that come from the runs themselves.
 FROM_RUNS = ("failing-path", "named", "read")
+#: Sections that are what the program was launched with: its command line, and the models
+#: the command line names (their config, weights, tokenizer and generation files): the program
+#: takes them in whatever the trace sees.
+LAUNCHED = ("command", "models")
 #: Within one evidence kind, how many ranks apart two candidates must be to be told apart.
 MARGIN = 2
 #: Without evidence from the runs, the differences scored at least this are the candidates.
@@ -140,7 +144,9 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
 
     The program took a difference in when the runs show it (read, on the failing path, named
     by the error) or when it is what the program was launched with (its command line: an
-    option, an argument, the executable; the program is handed its argv). Untouched: what the
+    option, an argument, the executable; the program is handed its argv; and the model the
+    command line names: its config, weights, tokenizer and generation files, which opens from
+    C hide from the trace). Untouched: what the
     runs show unread, and what only the interpreter, a generic feature or every process of the
     stack read at start-up (``incidental``). A start-up read is never the verdict by itself,
     even when it is the only difference read at all: two runs of a program that is not
@@ -154,7 +160,7 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
     unlikely = [d for d in causes if _unlikely(d)]
     rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")
             and all(d is not u for u in unlikely)]
-    if len(rest) == 1 and (rest[0].evidence_kind in FROM_RUNS or rest[0].section == "command"):
+    if len(rest) == 1 and (rest[0].evidence_kind in FROM_RUNS or rest[0].section in LAUNCHED):
         n = len(unread) + len(startup) + len(unlikely)
         what = ", ".join(w for w, some in (("unread", unread), ("read at start-up", startup),
                                            ("minor", unlikely)) if some)

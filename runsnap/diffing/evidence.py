@@ -58,6 +58,7 @@ from runsnap.diffing.ambient import (
     startup_reads,
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.confidence import LIKELY
 from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
@@ -76,7 +77,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, scanned_as, tokens
 from runsnap.diffing.saying import said
 from runsnap.diffing.written import written
-from runsnap.knowledge.env import list_separator, noise_reason, split_list
+from runsnap.knowledge.env import family_of, list_separator, noise_reason, split_list
 from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import read_inside_libc, read_natively, read_through_getenv
@@ -185,6 +186,11 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         if a is not None and (unused := folder_unopened(d, a, b)):
             # a folder no file of which either run opened: what it decides never came up
             return Evidence("incidental", f"{imported}; {unused}", ceiling=CEILING)
+        fam = family_of(name)
+        if fam is not None and fam[0] < LIKELY:
+            # a library's setting of a family that rarely touches the computation (WANDB_*:
+            # where a tracker logs), read at its import and nowhere else
+            return Evidence("incidental", f"{imported}; {fam[1]}", ceiling=CEILING)
         return Evidence("read", imported, ceiling=CEILING)
     if readers:
         bits = []

@@ -120,6 +120,22 @@ def test_the_only_difference_the_program_took_in_is_the_cause() -> None:
     assert judge([env, omp, nccl], "different").confidence == "undecided"
 
 
+def test_the_model_the_command_line_names_is_taken_in_as_the_command_line_is() -> None:
+    """A tokenizer file of the model given by --model-path changed (no evidence from the runs:
+    tokenizers opens it from C), beside start-up reads and variables no process read: the
+    program computes with the model it was launched with, so it is the only input that
+    differs. A variable without evidence beside it still leaves the verdict undecided."""
+    tok = Difference("models", "--model-path: file tokenizer.json", "changed", "a", "b",
+                     score=85)
+    par = Difference("env", "TOKENIZERS_PARALLELISM", "changed", "false", "true", score=61,
+                     evidence_kind="incidental")
+    nccl = Difference("env", "NCCL_ALGO", "added", None, "Ring", score=30, evidence_kind="unread")
+    got = judge([tok, par, nccl], "different")
+    assert (got.confidence, got.candidates) == ("confident", (tok,))
+    env = Difference("env", "TOKENIZER_MAX_LEN", "changed", "64", "8", score=70)
+    assert judge([tok, env, par, nccl], "different").confidence == "undecided"
+
+
 def test_a_start_up_read_is_never_the_verdict_alone() -> None:
     """Every other difference unread and one read only for a generic feature or at start-up
     (tqdm's TQDM_DISABLE, OMP_NUM_THREADS): still undecided, "the only candidate" named with

@@ -107,4 +107,4 @@ def test_submodule_and_remote_changes(cap, repo):
     sb = a.replace(sections={**a.sections, "git": {"repos": {"work": sub_b}}})
     report = compare(sa, sb)
     assert counted(report) == [("git", "work.submodules.third_party/x", "changed")]
-    assert report.counted[0].score == 78
+    assert report.counted[0].score == 78  # a submodule at another commit

@@ -42,11 +42,11 @@ def test_config_fields_weights_and_side_files(cap, model_dir):
     assert models == [
         ("--model-path: text_config.max_position_embeddings", "changed"),
         ("--model-path: text_config.rope_scaling.factor", "changed"),
-        ("--model-path: text_config.my_new_field", "added"),
-        ("--model-path: use_unified_vision_chunk", "removed"),
         ("--model-path: weights extra.safetensors", "added"),
         ("--model-path: weights model-00002-of-00002.safetensors", "changed"),
         ("--model-path: file tokenizer_config.json", "changed"),
+        ("--model-path: text_config.my_new_field", "added"),
+        ("--model-path: use_unified_vision_chunk", "removed"),
         ("--model-path: path", "changed"),
     ]
     by_key = {d.key: d for d in report.counted}

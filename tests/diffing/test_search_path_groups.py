@@ -53,3 +53,4 @@ def test_an_older_copy_on_pythonpath_is_one_difference(tmp_path: Path,
     assert all(d.key not in ("colorlib", "colorlib.shadowed") for d in report.counted[1:])
     assert (report.confidence, report.candidates[0].key) == ("confident", "PYTHONPATH"), \
         report.verdict()
+

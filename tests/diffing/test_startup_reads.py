@@ -10,13 +10,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from runsnap.capturing import run
 from runsnap.diffing import compare
 from runsnap.diffing.ambient import CEILING
+from tests.conftest import pip_install
 from tests.diffing.conftest import Capture, write_script
 
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
@@ -270,3 +273,36 @@ def test_a_packages_import_read_in_one_process_of_several_keeps_its_read(
     ranked = {d.key: d for d in compare(a, b).counted}
     d = ranked["FSSPEC_CONFIG_DIR"]
     assert d.evidence_kind == "read" and d.score > CEILING, (d.score, d.reason)
+
+
+def test_a_trackers_setting_read_at_import_is_no_candidate(tmp_path: Path,
+                                                           base_env: dict[str, str]) -> None:
+    """An installed library reads WANDB_MODE in its module body (as transformers' integrations
+    do when imported): a library's start-up setting, of a family that says where a run is
+    logged, rarely the computation (env-families.tsv: 30). Read at import and nowhere else, it
+    is incidental, and the option is the only input the program took in."""
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    src = tmp_path / "src" / "tracklib"
+    (src / "tracklib").mkdir(parents=True)
+    (src / "tracklib" / "__init__.py").write_text(
+        "import os\nOFFLINE = os.environ.get('WANDB_MODE') == 'offline'\n")
+    (src / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "setup(name='tracklib', version='1.0', packages=['tracklib'])\n")
+    pip_install(python, "--no-deps", str(src), tmp=tmp_path)
+    app = tmp_path / "fit.py"
+    app.write_text("import argparse, tracklib\np = argparse.ArgumentParser()\n"
+                   "p.add_argument('--accum', type=int, default=1)\n"
+                   "print(f'loss={1.0 / p.parse_args().accum:.4f}')\n")
+    a = run([str(python), str(app)], env={**base_env, "WANDB_MODE": "offline"}, cwd=tmp_path,
+            output=tmp_path / "a.toml").snapshot
+    b = run([str(python), str(app), "--accum", "4"], env={**base_env, "WANDB_MODE": "disabled"},
+            cwd=tmp_path, output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    mode = {d.key: d for d in report.differences}["WANDB_MODE"]
+    assert mode.evidence_kind == "incidental", mode
+    assert "read only while importing tracklib" in mode.reason, mode.reason
+    assert (report.confidence, report.candidates[0].key) == ("confident", "--accum"), \
+        report.verdict()

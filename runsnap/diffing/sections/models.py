@@ -56,7 +56,9 @@ def _model(src: str, x: ModelEntry, y: ModelEntry) -> list[Difference]:
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Another revision or model (84, 80); config fields that set the context length, dtype,
     positions or shape (88), any other config field (85): the model is built from them; weight
-    files (78); tokenizer and generation files (76); other side files (65); a library's
+    files (86) and tokenizer and generation files (85), what the model computes with, as its
+    config is: above a read every process of the stack makes (at most 83); other side files
+    (65); a library's
     bookkeeping field (30: ``transformers_version``, ``_name_or_path``); the same model in
     another directory (20)."""
     src, _, what = d.key.partition(": ")
@@ -67,11 +69,11 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     if what == "path":
         return 20, "the model is read from another directory (its files are compared)", False
     if what.startswith("weights "):
-        return 78, "weight files added, removed or resized: other weights are loaded", False
+        return 86, "weight files added, removed or resized: other weights are loaded", False
     if what.startswith("file "):
         fname = what[5:].lower()
         if "token" in fname or "generation" in fname or "chat" in fname or "template" in fname:
-            return 76, "tokenizer or generation settings changed", False
+            return 85, "tokenizer or generation settings changed", False
         return 65, "a side file of the model changed", False
     if bookkeeping(what):
         return 30, (f"config.json field {what}: a library's bookkeeping (the version that "
