@@ -131,7 +131,13 @@ def compare(
     other = [d.key for d in ranked if d.section == "outcome" and not d.hidden
              and d.key not in ("exit_status", "signal")
              and not (d.key == "first_error" and words.startswith("both failed"))]
-    if outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
+    notice = consequences.notices_only(a, b, [d.key for d in ranked if d.section == "env"]) \
+        if outcome == "same" and other == ["warnings"] else ""
+    if notice:  # a library told one run its shell sets a deprecated variable: nothing else
+        words = f"{words}; {notice}"
+        ranked = tuple(d.replace(hidden=True, reason=f"{notice} ({d.reason})")
+                       if d.section == "outcome" and d.key == "warnings" else d for d in ranked)
+    elif outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
     if outcome == "same":
         ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b))

@@ -21,12 +21,14 @@ from collections.abc import Sequence
 from runsnap.diffing.result import UNCHANGED, Difference, SnapInfo
 from runsnap.diffing.runfacts import RunFacts, failure_key
 from runsnap.diffing.sections.tests import changed_tests
+from runsnap.knowledge.notices import notice_about
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["AMBIENT", "fold", "from_shell", "is_consequence", "outcome_of", "per_rank",
+__all__ = ["AMBIENT", "fold", "from_shell", "is_consequence", "notices_only", "outcome_of",
+           "per_rank",
            "unchanged"]
 
 
@@ -83,6 +85,32 @@ def outcome_of(a: Snapshot, b: Snapshot) -> tuple[str, str]:
     if not fa.failed:
         return "same", f"both exited {fa.status}"
     return "same", f"both {_ended(fa)}, the same way"
+
+
+def notices_only(a: Snapshot, b: Snapshot, keys: Sequence[str]) -> str:
+    """Words when the warnings two runs printed differ only by a library's notices that a
+    variable of ``keys`` (those that differ) is no longer used at all
+    (``knowledge/deprecation-notices.tsv``, a row of a named library whose effect is ``none``):
+    huggingface_hub's ``FutureWarning: The `HF_HUB_ENABLE_HF_TRANSFER` environment variable is
+    deprecated as 'hf_transfer' is not used anymore`` in the run whose shell set it. The runs
+    did the same; one was told about its shell. ``""`` otherwise: a notice that the value is
+    copied to a new name, or a program's own warning, may come with other behaviour."""
+    wa = set(RunFacts.of(a, "A").warnings)
+    wb = set(RunFacts.of(b, "B").warnings)
+
+    def unused(line: str, key: str) -> bool:
+        row = notice_about(line, key)
+        return row is not None and row.effect == "none" and row.library != "any"
+
+    named: list[str] = []
+    for line in wa ^ wb:
+        key = next((k for k in keys if unused(line, k)), None)
+        if key is None:
+            return ""
+        named.append(key)
+    if not named:
+        return ""
+    return f"only a library's notice about {', '.join(sorted(set(named)))} differs"
 
 
 #: Sections whose differences are the state of the shell a run was launched from, not the
