@@ -22,6 +22,7 @@ from runsnap.diffing import consequences, datafiles, evidence, grouping, made, s
 from runsnap.diffing.bulkload import snapshot_files
 from runsnap.diffing.confidence import judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
+from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.many import Progress, compare_rows
 from runsnap.diffing.many_result import NReport, NRow
 from runsnap.diffing.now import NOTE, only_what_now_has
@@ -51,6 +52,7 @@ __all__ = [
     "differences",
     "expand",
     "newest",
+    "rank_evidence",
 ]
 
 SnapshotLike = Union[Snapshot, str, "os.PathLike[str]"]
@@ -79,8 +81,23 @@ def _rules_for(snaps: Sequence[Snapshot], rules: RankContext | None) -> tuple[Ra
 
 def _with_evidence(rules: RankContext, a: Snapshot, b: Snapshot, found: Sequence[Difference],
                    who_reads: evidence.WhoReads | None = None) -> RankContext:
-    """``rules`` with the runs' evidence for ``found`` (:mod:`runsnap.diffing.evidence`)."""
-    return rules.replace(evidence=evidence.gather(found, a, b, who_reads))
+    """``rules`` with the runs' evidence for ``found`` (:mod:`runsnap.diffing.evidence`), and
+    what the other ranks of a job saw stronger (``rules.job_evidence``)."""
+    own = evidence.gather(found, a, b, who_reads)
+    return rules.replace(evidence=evidence.merged(own, rules.job_evidence)
+                         if rules.job_evidence else own)
+
+
+def rank_evidence(a: Snapshot, b: Snapshot, label: str) -> dict[tuple[str, str], Evidence]:
+    """The evidence from the runs (read, named, on a failing path) that one pair of ranks of
+    two jobs holds for the differences between them, each sentence prefixed with ``label``
+    (``rank 1``): what :func:`runsnap.views.jobs.compare_jobs` adds to the pair it shows."""
+    found = differences(a, b)
+    out = {}
+    for key, ev in evidence.gather(found, a, b).items():
+        if ev.kind in ("failing-path", "named", "read"):
+            out[key] = ev.replace(sentence=f"in {label}: {ev.sentence}")
+    return out
 
 
 def compare(

@@ -128,12 +128,19 @@ def from_shell(a: Snapshot, b: Snapshot) -> frozenset[tuple[str, str]]:
     """The host facts that ``a`` and ``b`` hold because of the shell each was launched from:
     ``toolchain.cuda_home`` where either side found it through a variable or ``PATH`` (a
     ``module load cuda`` in one shell), and the ``nvcc`` found under it. With the same outcome
-    they changed nothing either (:func:`unchanged`), as the variables they come from did not."""
+    they changed nothing either (:func:`unchanged`), as the variables they come from did not;
+    nor did the CPU affinity whoever launched each run gave it."""
     homes = (a.records.system.toolchain.cuda_home_from, b.records.system.toolchain.cuda_home_from)
     if any(h in _FROM_SHELL for h in homes):
         # nvcc is looked for under that CUDA_HOME first
-        return frozenset({("system", "toolchain.cuda_home"), ("system", "toolchain.nvcc")})
-    return frozenset()
+        return frozenset({("system", "toolchain.cuda_home"), ("system", "toolchain.nvcc"),
+                          *_GIVEN_AT_LAUNCH})
+    return _GIVEN_AT_LAUNCH
+
+
+#: Host facts a run holds because of how it was launched: the CPUs it may use are given by
+#: whoever started it (``taskset``, ``numactl``, ``mpirun``'s binding, a container's cpuset).
+_GIVEN_AT_LAUNCH = frozenset({("system", "cpu.affinity")})
 
 
 def unchanged(diffs: Sequence[Difference], words: str,

@@ -46,7 +46,7 @@ difference with evidence. docs/ranking.md has the same table; this module is its
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.checks.finding import CONSEQUENCES
@@ -96,6 +96,7 @@ __all__ = [
     "Evidence",
     "RunFacts",
     "gather",
+    "merged",
     "tokens",
 ]
 
@@ -415,6 +416,26 @@ def _stronger(one: Evidence | None, other: Evidence | None) -> Evidence | None:
     if one is None or other is None:
         return one or other
     return min(one, other, key=lambda e: (KINDS.index(e.kind), e.rank))
+
+
+def merged(own: Mapping[tuple[str, str], Evidence],
+           others: Mapping[tuple[str, str], Evidence]) -> dict[tuple[str, str], Evidence]:
+    """``own`` (one pair of runs' evidence) with what ``others`` (another pair's, the other
+    ranks of the same two jobs) saw stronger: only evidence from the runs (read, named, on a
+    failing path), never "unread" or a name's rule, which one rank alone cannot say of a job
+    (rank 1 reads its shard, rank 0 does not). What the pair itself judged incidental (a
+    library's notice that the variable is deprecated, a start-up read) stays so: another
+    rank's read of it says no more."""
+    out = dict(own)
+    for key, ev in others.items():
+        if ev.kind not in ("failing-path", "named", "read"):
+            continue
+        if key in out and out[key].kind == "incidental":
+            continue
+        got = _stronger(out.get(key), ev)
+        if got is not None:
+            out[key] = got
+    return out
 
 
 #: The sections whose differences :func:`gather` looks for evidence of.

@@ -59,6 +59,11 @@ class RankContext(FrozenRecord):
     """Options (``--model-path``) whose model differs only in its directory: config, weights
     and side files are equal, so another path there is not another model."""
 
+    job_evidence: Mapping[tuple[str, str], Evidence] = field(default_factory=dict)
+    """Evidence the other ranks of the same two jobs saw, each sentence naming its rank
+    (:func:`runsnap.diffing.rank_evidence`): merged into the pair's own where stronger
+    (:func:`runsnap.diffing.evidence.merged`)."""
+
     same_prefix: str = ""
     """The Python environment (``[packages] prefix``) both runs ran in, when it is one; ``""``
     otherwise."""

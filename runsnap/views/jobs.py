@@ -6,14 +6,17 @@ launcher`` rank), never by file order, and each pair is a two-way diff, so its c
 fold and its verdict is judged as for two runs. One report comes back: the pair of the rank
 that failed first (:func:`shown_rank`), with notes for the rest: a rank that ran in one job
 only (named with its job), and the differences that count in another pair but not in the one
-shown (what rank 3 alone sees).
+shown (what rank 3 alone sees). The evidence the other pairs hold from the runs (a variable
+or a file rank 1 read, a failing path in rank 3) counts for the pair shown where it is
+stronger, saying which rank saw it: a job took an input in when any of its ranks did.
 
 The rank that failed first, not the lowest: when one rank raises, its launcher stops the others
 (torchrun and mpirun send ``SIGTERM``), and a rank stopped so, or one whose collective broke
 when its peer left, holds the failure's consequence, not its cause. So the rank shown is, among
 those whose outcomes differ, one not stopped by ``SIGTERM``, ``SIGINT`` or ``SIGHUP`` (all of
 them when every one was), the one whose run ended first; of several that ended with that same
-first error (every rank raised it), the lowest. Nothing differs: the lowest rank. Folders whose
+first error (every rank raised it), the lowest. No rank failed otherwise: the lowest whose
+printed metrics differ (rank 1's shard changed, rank 0's did not), else the lowest. Folders whose
 snapshots carry no rank ids, or repeat one, are no pair of jobs: :func:`job_pairs` says so and
 the N-way diff takes them.
 """
@@ -22,8 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runsnap.diffing import RankContext, Report, compare
+from runsnap.diffing import RankContext, Report, compare, rank_evidence
 from runsnap.diffing.consequences import outcome_of
+from runsnap.diffing.evidence import merged
+from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.result import SnapInfo
 from runsnap.snapshot import Snapshot
 
@@ -68,7 +73,11 @@ def shown_rank(a: dict[int, Snapshot], b: dict[int, Snapshot]) -> tuple[int, lis
     differ = [r for r in common if outcome_of(a[r], b[r])[0] == "different"]
     head = f"job against job, {len(common)} ranks paired by id"
     if not differ:
-        return common[0], [f"{head}; rank {common[0]} shown"]
+        # no rank failed otherwise: the lowest whose printed metrics moved, else the lowest
+        moved = [r for r in common if a[r].records.outcome.metrics != b[r].records.outcome.metrics]
+        first = (moved or common)[0]
+        why = "; the lowest whose metrics differ" if moved and first != common[0] else ""
+        return first, [f"{head}; rank {first} shown{why}"]
     stopped = [r for r in differ if _stopped(b[r])]
     own = [r for r in differ if r not in stopped] or differ
     first = min(own, key=lambda r: (str(b[r].records.outcome.ended_at or "~"), r))
@@ -114,6 +123,12 @@ def compare_jobs(a: dict[int, Snapshot], b: dict[int, Snapshot], *,
         if only:
             notes.append(f"rank{'s' if len(only) > 1 else ''} {_named([str(r) for r in only])} "
                          f"ran in {side}'s job {job} only")
+    # what the other pairs saw (rank 1 read its shard, rank 0 did not) is evidence for the job
+    more: dict[tuple[str, str], Evidence] = {}
+    for r in common:
+        if r != shown:
+            more = merged(more, rank_evidence(a[r], b[r], f"rank {r}"))
+    rules = (rules or RankContext()).replace(job_evidence=more)
     report = compare(a[shown], b[shown], rules=rules, show_all=show_all, git_log=git_log,
                      static=static)
     seen = {(d.section, d.key) for d in report.counted}

@@ -143,3 +143,50 @@ def test_a_torchrun_rank_as_one_launch_keeps_its_command_and_environment_less_to
     assert dict(launch.records.env.vars) == {"PATH": os.environ["PATH"], "SHARD_COUNT": "4"}
     assert not TORCHRUN_MADE & set(launch.records.env.vars)
     assert not launch.records.meta.has("launcher")
+
+
+
+SHARDED = """
+    import os
+    rank = int(os.environ["RANK"])
+    scale = float(os.environ.get("APP_SCALE", "1"))
+    with open(f"data/part-{rank}.csv") as f:
+        values = [float(x) for x in f.read().split()]
+    print(f"rank={rank} mean={scale * sum(values) / len(values):.3f}")
+    """
+
+
+def test_what_another_rank_read_is_evidence_for_the_job(tmp_path: Path,
+                                                        base_env: dict[str, str]) -> None:
+    """Each rank reads its own shard, kept in git; before job B, rank 1's shard was edited and
+    not committed, and rank 0 was given another APP_SCALE. The pair shown is rank 0's (its
+    metric moved; the tree differs there too), which never opened part-1.csv; rank 1 did: the
+    job took the edit in, so the edit has read evidence, said with the rank that saw it, and
+    is a candidate beside APP_SCALE, not "unread" for want of rank 0's trace."""
+    from tests.diffing.conftest import GIT_ENV, git
+
+    repo = tmp_path / "proj"
+    (repo / "data").mkdir(parents=True)
+    app = write_script(repo, "worker.py", SHARDED)
+    (repo / "data" / "part-0.csv").write_text("1 2 3\n")
+    (repo / "data" / "part-1.csv").write_text("4 5 6\n")
+    base = {**base_env, **GIT_ENV}
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "shards")
+    for job, jid, port in (("job-a", "4f1c2a9e", "45123"), ("job-b", "77e0d1c4", "51877")):
+        if job == "job-b":
+            (repo / "data" / "part-1.csv").write_text("40 50 60\n")
+        for rank in range(2):
+            env = {**base, **_job(jid, port, ("k3j_l1ab", f"{jid[:4]}x_1z"), rank=rank),
+                   "WORLD_SIZE": "2", **({"APP_SCALE": "2"} if job == "job-b" else {})}
+            run([sys.executable, str(app)], env=env, cwd=repo,
+                output=tmp_path / job / f"{rank}.toml")
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "COLUMNS": "80"}
+    res = run_runsnap("diff", "--format", "json", "job-a", "job-b", cwd=tmp_path, env=env)
+    report = json.loads(res.stdout)
+    assert report["b"]["rank"] == 0, report["notes"]
+    d = next(x for x in report["differences"] if x["key"].endswith("data/part-1.csv"))
+    assert d["evidence_kind"] == "read" and d["reason"].startswith("in rank 1: "), d
+    assert f"git {d['key']}" in report["candidates"], report["verdict"]
+    assert "env APP_SCALE" in report["candidates"], report["verdict"]
