@@ -134,7 +134,9 @@ def compare(
     found = datafiles.one_view(found, a, b)  # a file git or [models] shows: shown there
     rules = rules.replace(same_models=_same_models(a, b, found),
                           outputs=datafiles.output_options(a, b, found),
-                          same_prefix=_same_prefix(a, b))
+                          same_prefix=_same_prefix(a, b),
+                          own_families=sections.env.own_families(a.records.env.vars,
+                                                                 b.records.env.vars))
     who = None
     if static:
         who = who_reads_for(a, b)

@@ -64,6 +64,11 @@ class RankContext(FrozenRecord):
     (:func:`runsnap.diffing.rank_evidence`): merged into the pair's own where stronger
     (:func:`runsnap.diffing.evidence.merged`)."""
 
+    own_families: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Name prefixes of no known family (``FIT_``) with members both runs were launched with at
+    the same value (``FIT_STEPS``): the program's own settings, which its launches carry; the
+    prefix maps to those members (:func:`runsnap.diffing.sections.env.own_families`)."""
+
     same_prefix: str = ""
     """The Python environment (``[packages] prefix``) both runs ran in, when it is one; ``""``
     otherwise."""

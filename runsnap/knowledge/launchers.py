@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["EXTRA_VARS", "LAUNCHERS", "detect"]
+__all__ = ["EXTRA_VARS", "LAUNCHERS", "detect", "launcher_variables"]
 
 #: Launchers, innermost first: name, the variable whose presence says it started this
 #: process, then the variables giving rank, local rank, world size, local world size, node
@@ -55,6 +55,19 @@ EXTRA_VARS = ("MASTER_ADDR", "MASTER_PORT", "SLURM_STEP_ID", "SLURM_JOB_NAME", "
               "SLURM_JOB_NODELIST", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_ARRAY_JOB_ID",
               "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME", "TORCHELASTIC_RESTART_COUNT",
               "TORCHELASTIC_MAX_RESTARTS", "OMPI_COMM_WORLD_NODE_RANK", "OMPI_UNIVERSE_SIZE")
+
+def launcher_variables() -> frozenset[str]:
+    """Every variable a launcher of :data:`LAUNCHERS` sets or is recognised by, and
+    :data:`EXTRA_VARS`: the launchers' names, whose prefixes (``SLURM_``, ``OMPI_``,
+    ``PMIX_``) are theirs, never a program's.
+
+    >>> {"SLURM_NODELIST", "OMPI_COMM_WORLD_RANK", "RANK"} <= launcher_variables()
+    True
+    """
+    names = {n for _name, present, fields in LAUNCHERS
+             for n in (*present, *(v for vs in fields.values() for v in vs))}
+    return frozenset(names | set(EXTRA_VARS))
+
 
 #: What torchrun puts in ``TORCHELASTIC_RUN_ID`` when it was given no ``--rdzv-id`` (its
 #: default; the same for every job).

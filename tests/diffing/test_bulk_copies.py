@@ -80,3 +80,33 @@ def test_activation_variables_of_one_environment_choose_nothing(launched: Captur
     assert "another Python environment" not in render(report, "text", width=80)
     assert (report.confidence, report.candidates[0].key) == ("confident", "--accum"), \
         report.verdict()
+
+
+SETTINGS = """
+    import os
+    env = {k.lower(): v for k, v in os.environ.items()}  # as pydantic-settings reads them
+    steps = int(env.get("fit_steps", "10"))
+    wd = float(env.get("fit_optim__weight_decay", "0"))
+    print(f"final_loss={1.0 / steps + wd:.4f}")
+    """
+
+
+def test_a_variable_of_the_programs_own_prefix_outranks_start_up_reads(
+        launched: Capture, tmp_path: Path) -> None:
+    """A settings library copies the environment and looks its fields up in the copy, which
+    no trace sees. Both shells launch with FIT_STEPS=200; B also sets FIT_OPTIM__WEIGHT_DECAY:
+    one of the FIT_* settings the program's launches carry, its own configuration (80), above
+    the shells' other variables. JPY_SESSION_NAME, in one shell only, is no such family."""
+    app = write_script(tmp_path, "fit.py", SETTINGS)
+    argv = [sys.executable, str(app)]
+    a = launched(env={"FIT_STEPS": "200", "OMP_PROC_BIND": "close"}, argv=argv)
+    b = launched(env={"FIT_STEPS": "200", "FIT_OPTIM__WEIGHT_DECAY": "0.5",
+                      "JPY_SESSION_NAME": "/home/u/nb.ipynb"}, argv=argv)
+    report = compare(a, b)
+    ranked = {d.key: d for d in (*report.counted, *report.hidden)}
+    wd = ranked["FIT_OPTIM__WEIGHT_DECAY"]
+    said = " ".join((wd.reason, *wd.evidence))
+    assert wd.score == 80 and "FIT_* settings" in said and "FIT_STEPS" in said, wd
+    assert ranked["JPY_SESSION_NAME"].score < 60, ranked["JPY_SESSION_NAME"]
+    assert report.candidates[0].key == "FIT_OPTIM__WEIGHT_DECAY", report.verdict()
+    assert report.counted[0].key == "FIT_OPTIM__WEIGHT_DECAY", report.verdict()

@@ -18,6 +18,7 @@ from runsnap.knowledge.env import (
     noise_reason,
     split_list,
 )
+from runsnap.knowledge.launchers import launcher_variables
 from runsnap.snapshot.records import Env
 
 __all__ = ["compare", "score"]
@@ -54,6 +55,27 @@ ACTIVATION = frozenset({"VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "CONDA_PREFIX", "CO
                         "CONDA_PROMPT_MODIFIER", "CONDA_SHLVL", "CONDA_PYTHON_EXE", "CONDA_EXE"})
 
 
+def _head(name: str) -> str:
+    """A variable's first word with its ``_`` (``FIT_`` of ``FIT_OPTIM__LR``), or ``""``."""
+    first, sep, rest = name.partition("_")
+    return f"{first}_" if sep and rest and len(first) >= 2 and first.isupper() else ""
+
+
+def own_families(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Prefixes (:func:`_head`) of no known family, no noise, whose members include one both
+    environments ``a`` and ``b`` hold at the same value: ``FIT_`` when both shells launched
+    with ``FIT_STEPS=200``. A prefix only one shell has (``JPY_*`` of a Jupyter terminal) is
+    the shell's, not the program's; nor is a launcher's (``SLURM_``, ``OMPI_``)."""
+    theirs = {_head(n) for n in launcher_variables()}  # SLURM_, OMPI_: a launcher's
+    out: dict[str, list[str]] = {}
+    for name in sorted(set(a) & set(b)):
+        head = _head(name)
+        if (head and head not in theirs and a[name] == b[name] and family_of(name) is None
+                and not is_known_name(name) and noise_reason(name) is None):
+            out.setdefault(head, []).append(name)
+    return {head: tuple(names) for head, names in out.items()}
+
+
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Variables, in this order:
 
@@ -72,6 +94,12 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     noise = noise_reason(name)
     if noise:
         return 3, f"noise: {noise}", True
+    head = _head(name)
+    if head in rules.own_families and family_of(name) is None and not is_known_name(name):
+        kept = rules.own_families[head]
+        return 80, (f"one of the {head}* settings this program's launches carry ("
+                    f"{', '.join(kept[:2])}{' ...' if len(kept) > 2 else ''} the same in both "
+                    "runs): its own configuration"), False
     if rules.same_prefix and name in ACTIVATION:
         # the shell's activation state: both runs ran in one environment whatever it says
         return 40, (f"both runs ran in the same Python environment ({rules.same_prefix}): "
