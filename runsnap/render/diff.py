@@ -51,15 +51,19 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 EVIDENCE_LINES = 12
 #: Related differences (consequences) shown under a cause in text.
 RELATED_LINES = 8
-#: (evidence lines, consequences) shown per candidate when several are detailed (undecided),
-#: in a terminal: the first that keeps the report within :data:`SCREEN` lines, else the last.
-CANDIDATE_BUDGETS = ((EVIDENCE_LINES, RELATED_LINES), (4, 3), (2, 2))
+#: (evidence lines, consequences) shown per difference detailed (the cause, or an undecided
+#: verdict's candidates), in a terminal: the first that keeps the report within
+#: :data:`SCREEN` lines, else the last.
+CANDIDATE_BUDGETS = ((EVIDENCE_LINES, RELATED_LINES), (8, 5), (4, 3), (2, 2))
 #: Other differences listed one a line at a terminal; the rest are named on the fold line.
 OTHER_LINES = 8
 #: ... fewer when the report would be longer than this many lines, but never fewer than
 #: :data:`OTHER_MIN` (issue 41: at most 40 lines above the fold for one cause).
 SCREEN = 40
 OTHER_MIN = 3
+#: Lines kept below the detailed differences: the other differences' head, :data:`OTHER_MIN`
+#: of them and their fold line, what no process read and the noise line, with blank lines.
+BELOW = 11
 
 
 # --------------------------------------------------------------------------- text
@@ -250,15 +254,15 @@ def render_text(report: AnyReport, color: bool = False, width: int = 0) -> str:
 
 def _details(likely: Sequence[Difference], above: list[str], st: Style, width: int,
              show_all: bool) -> list[str]:
-    """The differences shown in detail. Several (an undecided verdict's candidates) get the
-    first of :data:`CANDIDATE_BUDGETS` that keeps a terminal's report within
-    :data:`SCREEN` lines (a pipe, a file and ``--all``: the most)."""
-    budgets = CANDIDATE_BUDGETS if len(likely) > 1 and width and not show_all \
-        else CANDIDATE_BUDGETS[:1]
+    """The differences shown in detail (the cause, or an undecided verdict's candidates), with
+    the first of :data:`CANDIDATE_BUDGETS` that keeps a terminal's report within
+    :data:`SCREEN` lines (a pipe, a file and ``--all``: the most): a patch of 120 lines
+    shows its first few under one cause."""
+    budgets = CANDIDATE_BUDGETS if width and not show_all else CANDIDATE_BUDGETS[:1]
     for budget in budgets:
         out = [line for i, d in enumerate(likely, 1) for line in _detail(i, d, st, show_all, budget)]
-        if len(_fit_lines("\n".join([*above, *out]).split("\n"), width, st)) <= SCREEN - 6:
-            break  # room left for the other differences' head and the fold lines
+        if len(_fit_lines("\n".join([*above, *out]).split("\n"), width, st)) <= SCREEN - BELOW:
+            break  # room left for the other differences and the fold lines
     return out
 
 
