@@ -260,7 +260,8 @@ def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
         return ""
     for snap in (a, b):
         rt = snap.records.runtime
-        if not rt.traced or not rt.has("data_files") or rt.data_files_left_out:
+        watched = rt.has("data_files") or rt.data_files_left_out == 0  # opens recorded
+        if not rt.traced or not watched or rt.data_files_left_out:
             return ""
         opened = [*rt.data_files, *(str(w) for w in rt.data_files_written)]
         if any(p == f or p.startswith(f.rstrip("/") + "/") for p in opened for f in folders):

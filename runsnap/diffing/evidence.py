@@ -214,8 +214,12 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                 if stack:
                     sites.setdefault(" <- ".join(str(s) for s in stack[:3]), []).append(f.label)
         lines = tuple(f"read in {' and '.join(labels)} at {where}" for where, labels in sites.items())
-        return Evidence("read", "the program read it while it ran, in " + " and ".join(bits),
-                        lines=lines)
+        said = "the program read it while it ran, in " + " and ".join(bits)
+        if a is not None and (unused := folder_unopened(d, a, b)):
+            # a folder (a cache, a home) read for its path, no file of which either run
+            # opened: what is in it never came in
+            return Evidence("incidental", f"{said}; {unused}", lines=lines, ceiling=CEILING)
+        return Evidence("read", said, lines=lines)
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
         where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")

@@ -287,9 +287,10 @@ def build_section(
     if config_reads:
         section["config_reads"] = sorted(config_reads)
     files, written, left_out = data_files(python, started_ns)  # see runsnap.tracing.datafiles
+    # the count is written even when 0: a traced run with no data_files opened none, which a
+    # snapshot of a runsnap that did not watch opens cannot say
     section.update({"data_files": files} if files else {}, **(
-        {"data_files_written": written} if written else {}), **(
-        {"data_files_left_out": left_out} if left_out else {}))
+        {"data_files_written": written} if written else {}), data_files_left_out=left_out)
     if any(startup.values()):
         section["native_startup"] = sorted(n for n, yes in startup.items() if yes)
     if not processes:

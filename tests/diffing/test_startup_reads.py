@@ -99,6 +99,14 @@ def test_a_native_read_while_the_program_runs_stays_a_decision(
     assert {d.key for d in report.candidates} == {"TRAIN_LR", "STACKLIB_ALGO"}
 
 
+def _conf(folder: Path) -> str:
+    """An fsspec config folder with one file in it, which fsspec's import opens and reads:
+    the folder's content came in (an empty or missing one decides nothing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "conf.json").write_text('{"file": {"auto_mkdir": true}}')
+    return str(folder)
+
+
 def test_a_packages_setting_read_at_import_ranks_below_the_option_and_is_no_candidate(
         launched: Capture, tmp_path: Path) -> None:
     """fsspec reads FSSPEC_CONFIG_DIR in the body of fsspec/config.py when it is imported,
@@ -117,9 +125,9 @@ def test_a_packages_setting_read_at_import_ranks_below_the_option_and_is_no_cand
         batch = parser.parse_args().batch
         print(f"loss={1.0 / batch:.4f}")
         """)
-    a = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-a")},
+    a = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-a")},
                  argv=[sys.executable, str(app), "--batch", "8"])
-    b = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-b")},
+    b = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-b")},
                  argv=[sys.executable, str(app), "--batch", "16"])
     report = compare(a, b)
     ranked = {d.key: d for d in report.counted}
@@ -237,9 +245,9 @@ def test_a_packages_import_read_on_the_failing_traceback_keeps_its_place(
         fs = fsspec.filesystem(parser.parse_args().proto)
         print("ok", type(fs).__name__)
         """)
-    a = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-a")},
+    a = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-a")},
                  argv=[sys.executable, str(app), "--proto", "memory"])
-    b = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-b")},
+    b = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-b")},
                  argv=[sys.executable, str(app), "--proto", "nosuchproto"])
     assert b["outcome"]["exit_status"] == 1
     ranked = {d.key: d for d in compare(a, b).counted}
@@ -266,9 +274,9 @@ def test_a_packages_import_read_in_one_process_of_several_keeps_its_read(
         subprocess.run([sys.executable, {str(worker)!r}], check=True)
         print(f"loss={{1.0 / batch:.4f}}")
         """)
-    a = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-a")},
+    a = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-a")},
                  argv=[sys.executable, str(app), "--batch", "8"])
-    b = launched(env={"FSSPEC_CONFIG_DIR": str(tmp_path / "conf-b")},
+    b = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-b")},
                  argv=[sys.executable, str(app), "--batch", "16"])
     ranked = {d.key: d for d in compare(a, b).counted}
     d = ranked["FSSPEC_CONFIG_DIR"]
@@ -306,3 +314,29 @@ def test_a_trackers_setting_read_at_import_is_no_candidate(tmp_path: Path,
     assert "read only while importing tracklib" in mode.reason, mode.reason
     assert (report.confidence, report.candidates[0].key) == ("confident", "--accum"), \
         report.verdict()
+
+
+def test_a_folder_the_program_reads_but_opens_nothing_under_is_incidental(
+        launched: Capture, tmp_path: Path) -> None:
+    """The program reads APP_CACHE_DIR (its path, for a cache it never fills on this path)
+    and opens only its eval set: no file under either run's folder was opened, so the folder
+    decided nothing the runs show; --batch is the only input the program took in."""
+    (tmp_path / "eval.txt").write_text("1 2 3\n")
+    app = write_script(tmp_path, "job.py", """
+        import argparse, os
+        cache = os.environ.get("APP_CACHE_DIR", "/tmp/app-cache")
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch", type=int, default=8)
+        batch = parser.parse_args().batch
+        with open("eval.txt") as f:
+            n = len(f.read().split())
+        print(f"loss={n / batch:.4f}")
+        """)
+    a = launched(env={"APP_CACHE_DIR": str(tmp_path / "cache-a")},
+                 argv=[sys.executable, str(app), "--batch", "8"])
+    b = launched(env={"APP_CACHE_DIR": str(tmp_path / "cache-b")},
+                 argv=[sys.executable, str(app), "--batch", "16"])
+    report = compare(a, b)
+    d = {x.key: x for x in report.differences}["APP_CACHE_DIR"]
+    assert d.evidence_kind == "incidental" and "neither run opened a file under" in d.reason, d
+    assert (report.confidence, [x.key for x in report.candidates]) == ("confident", ["--batch"])
