@@ -225,6 +225,12 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
         if not where:
             return None
+        owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
+        if len(owner) >= 3 and name.lower().startswith(owner.lower() + "_"):
+            # gunicorn/config.py copies the environment and reads GUNICORN_CMD_ARGS from its
+            # copy: a package's own setting, by its name, in the package's own copy
+            return Evidence("read", f"copied in bulk by {owner} at {where}, whose own setting "
+                                    f"it is by name ({owner.upper()}_*): read from that copy")
         if len(traced) == len(runs) and all(f.native for f in runs) \
                 and read_through_getenv(name):
             # its readers are native libraries, which read the live environment of the process

@@ -97,7 +97,7 @@ def test_a_variable_of_the_programs_own_prefix_outranks_start_up_reads(
     no trace sees. Both shells launch with FIT_STEPS=200; B also sets FIT_OPTIM__WEIGHT_DECAY:
     one of the FIT_* settings the program's launches carry, its own configuration (80), above
     the shells' other variables. JPY_SESSION_NAME, in one shell only, is no such family."""
-    app = write_script(tmp_path, "fit.py", SETTINGS)
+    app = write_script(tmp_path, "train.py", SETTINGS)
     argv = [sys.executable, str(app)]
     a = launched(env={"FIT_STEPS": "200", "OMP_PROC_BIND": "close"}, argv=argv)
     b = launched(env={"FIT_STEPS": "200", "FIT_OPTIM__WEIGHT_DECAY": "0.5",
@@ -110,3 +110,43 @@ def test_a_variable_of_the_programs_own_prefix_outranks_start_up_reads(
     assert ranked["JPY_SESSION_NAME"].score < 60, ranked["JPY_SESSION_NAME"]
     assert report.candidates[0].key == "FIT_OPTIM__WEIGHT_DECAY", report.verdict()
     assert report.counted[0].key == "FIT_OPTIM__WEIGHT_DECAY", report.verdict()
+
+
+def test_a_packages_own_setting_read_from_its_copy_is_read(tmp_path: Path,
+                                                           base_env: dict[str, str]) -> None:
+    """An installed server copies the environment at start (gunicorn's ``Config`` keeps
+    ``os.environ.copy()``) and takes its own GUNICORN_CMD_ARGS-like setting from the copy:
+    by its name, the setting is the package's own, read from that copy; the shells' other
+    variables in the copy stay neither read nor unread."""
+    import venv
+
+    from runsnap.capturing import run
+    from tests.conftest import pip_install
+
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    src = tmp_path / "src"
+    (src / "servelib").mkdir(parents=True)
+    (src / "servelib" / "__init__.py").write_text(
+        "import os, sys\n"
+        "def main():\n"
+        "    env = os.environ.copy()\n"
+        "    args = env.get('SERVELIB_CMD_ARGS', '').split()\n"
+        "    if '--timeout' in args and int(args[args.index('--timeout') + 1]) < 5:\n"
+        "        sys.exit('[CRITICAL] WORKER TIMEOUT')\n"
+        "    print('served')\n")
+    (src / "setup.py").write_text("from setuptools import setup\n"
+                                  "setup(name='servelib', version='1.0', packages=['servelib'])\n")
+    pip_install(python, "--no-deps", str(src), tmp=tmp_path)
+    argv = [str(python), "-c", "import servelib; servelib.main()"]
+    a = run(argv, env={**base_env, "SERVELIB_CMD_ARGS": "--log-level info"}, cwd=tmp_path,
+            output=tmp_path / "a.toml").snapshot
+    b = run(argv, env={**base_env, "SERVELIB_CMD_ARGS": "--timeout 2", "SHELL_TAG": "b"},
+            cwd=tmp_path, output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    ranked = {d.key: d for d in (*report.counted, *report.hidden)}
+    own = ranked["SERVELIB_CMD_ARGS"]
+    assert own.evidence_kind == "read" and "copied in bulk by servelib" in own.reason, own
+    assert "neither read nor unread" in ranked["SHELL_TAG"].reason, ranked["SHELL_TAG"]
+    assert report.counted[0].key == "SERVELIB_CMD_ARGS", report.verdict()
