@@ -80,7 +80,12 @@ from runsnap.diffing.written import written
 from runsnap.knowledge.env import family_of, list_separator, noise_reason, split_list
 from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
-from runsnap.knowledge.readers import read_inside_libc, read_natively, read_through_getenv
+from runsnap.knowledge.readers import (
+    decides_results,
+    read_inside_libc,
+    read_natively,
+    read_through_getenv,
+)
 from runsnap.knowledge.torchbuild import messages
 from runsnap.snapshot.records_host import VariableRead
 
@@ -164,10 +169,15 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("incidental", ambient, ceiling=CEILING)
     if a is not None and (setting := locale_reads(name, runs, a, b)):  # another locale
         return Evidence("read", setting, ceiling=CEILING)
-    if (ambient := startup_reads(name, runs, a, b)) is not None:  # told from the data
-        return Evidence("incidental", ambient, ceiling=CEILING)
     readers: list[tuple[RunFacts, VariableRead]] = [
         (f, got) for f in runs for got in (f.reads(name),) if got is not None]
+    if readers and (decides := decides_results(name)):  # PYTHONHASHSEED: another result
+        # a setting of the whole interpreter, not a decision of the program: it ranks below
+        # the program's own reads, options and fields, and stays a candidate beside them
+        return Evidence("read", f"read by every process at start-up: {decides}; another value "
+                                "is another result", ceiling=CEILING)
+    if (ambient := startup_reads(name, runs, a, b)) is not None:  # told from the data
+        return Evidence("incidental", ambient, ceiling=CEILING)
     startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]
     if readers and len(startup) == len(readers):
         return Evidence("incidental", f"read only by the interpreter at its start-up ({startup[0]}): "

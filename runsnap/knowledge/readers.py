@@ -125,6 +125,24 @@ def read_natively(name: str) -> bool:
     return native_reader(name) is not None
 
 
+#: Start-up settings of the interpreter whose value changes what a program computes, not only
+#: how Python runs: read once at start-up, but another value is another result.
+RESULT_SETTINGS = {
+    "PYTHONHASHSEED": ("the seed of str and bytes hashing: the order sets of strings iterate "
+                       "in (python(1), PYTHONHASHSEED)"),
+}
+
+
+def decides_results(name: str) -> str | None:
+    """What start-up setting ``name`` decides of a program's results (:data:`RESULT_SETTINGS`),
+    or None: such a read is never incidental when its value differs.
+
+    >>> decides_results("PYTHONHASHSEED").startswith("the seed"), decides_results("PYTHONUNBUFFERED")
+    (True, None)
+    """
+    return RESULT_SETTINGS.get(name)
+
+
 def read_through_getenv(name: str) -> bool:
     """Whether a native library reads ``name`` with its own ``getenv`` call in the process that
     loads it, from that process's live environment (never from a copy a program made): what an

@@ -340,3 +340,25 @@ def test_a_folder_the_program_reads_but_opens_nothing_under_is_incidental(
     d = {x.key: x for x in report.differences}["APP_CACHE_DIR"]
     assert d.evidence_kind == "incidental" and "neither run opened a file under" in d.reason, d
     assert (report.confidence, [x.key for x in report.candidates]) == ("confident", ["--batch"])
+
+
+def test_the_hash_seed_decides_a_result_and_is_never_incidental(
+        launched: Capture, tmp_path: Path) -> None:
+    """A vocabulary built from a set of words: its order, and so the ids and the score, follow
+    the hash seed. PYTHONHASHSEED is read by the interpreter at start-up, but another value is
+    another result: read evidence (kept below the program's own inputs), the only input that
+    differs, confident."""
+    app = write_script(tmp_path, "vocab.py", """
+        words = "the cat sat on a mat with another cat and a hat".split()
+        vocab = {w: i for i, w in enumerate(set(words))}
+        print(f"score={sum(vocab[w] * (k + 1) for k, w in enumerate(words))}")
+        """)
+    argv = [sys.executable, str(app)]
+    a = launched(env={"PYTHONHASHSEED": "0"}, argv=argv)
+    b = launched(env={"PYTHONHASHSEED": "1"}, argv=argv)
+    report = compare(a, b)
+    seed = {d.key: d for d in report.differences}["PYTHONHASHSEED"]
+    assert seed.evidence_kind == "read" and seed.score <= CEILING, seed
+    assert "the seed of str and bytes hashing" in seed.reason
+    assert (report.confidence, report.candidates[0].key) == ("confident", "PYTHONHASHSEED"), \
+        report.verdict()
