@@ -78,6 +78,13 @@ def _quoted_or_word(text: str, raw: str) -> bool:
     return re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w])", raw) is not None
 
 
+#: Where a value splits into entries: ``,`` ``;`` ``=`` spaces, and ``:`` but not a URL's
+#: ``://`` (``module://matplotlib_inline.backend_inline`` is one entry, not ``module``).
+_PARTS = re.compile(r"[,;=\s]+|:(?!//)")
+#: A traceback's frame line (``File "x.py", line 3, in f``): where code ran, not what it said.
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+
+
 def value_tokens(value: Any, other: Any) -> list[str]:
     """The distinctive parts of ``value`` that ``other`` lacks: the whole value, then its
     entries (split at ``,`` ``;`` ``:`` ``=`` and spaces); never 0, 1, true and their kin.
@@ -86,13 +93,15 @@ def value_tokens(value: Any, other: Any) -> list[str]:
     ['expandable_segment:True', 'expandable_segment']
     >>> value_tokens("eth9", None), value_tokens(True, False), value_tokens("1", "0")
     (['eth9'], [], [])
+    >>> value_tokens("module://matplotlib_inline.backend_inline", None)
+    ['module://matplotlib_inline.backend_inline']
     """
     if isinstance(value, bool) or value is None:
         return []
     text = str(value)
-    theirs = set(re.split(r"[,;:=\s]+", str(other))) if other is not None else set()
+    theirs = set(_PARTS.split(str(other))) if other is not None else set()
     out = []
-    for part in (text, *re.split(r"[,;:=\s]+", text)):
+    for part in (text, *_PARTS.split(text)):
         if len(part) < 2 or part.lower() in _PLAIN or part in out or part in theirs:
             continue
         if part.lstrip("-").replace(".", "").isdigit() and len(part) < 3:
@@ -117,13 +126,21 @@ def texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
 
 
 def last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
-    """The failing runs' last lines that the other run did not print."""
+    """The failing runs' last lines that the other run did not print, less a traceback's frame
+    lines and the source lines under them: where code ran and what it passed along, never
+    what the run said (``torch/nn/modules/module.py`` names no ``module://`` backend)."""
     out = []
     for f in runs:
         if not f.failed or f.shared_failure:
             continue
         others = {line for g in runs if g is not f for line in g.tail}
-        out += [(f"the last lines of failing run {f.label}", line, 0, f) for line in f.tail
+        said, under_frame = [], False
+        for line in f.tail:
+            frame = bool(_FRAME.match(line))
+            if not frame and not (under_frame and line.startswith("    ")):
+                said.append(line)
+            under_frame = frame or (under_frame and line.startswith("    "))
+        out += [(f"the last lines of failing run {f.label}", line, 0, f) for line in said
                 if line not in others]
     return out
 

@@ -266,3 +266,24 @@ def test_a_quoted_variable_read_by_name_outranks_one_only_copied_to_a_child(tmp_
         "failing-path", True)
     assert (ranked["APP_MIRROR"].evidence_kind, ranked["APP_MIRROR"].quoted) == ("named", False)
     assert report.confidence == "confident" and report.counted[0].key == "APP_BACKEND"
+
+
+def test_a_traceback_path_or_a_url_scheme_quotes_no_value(tmp_path: Path) -> None:
+    """B's shell sets MPLBACKEND=module://matplotlib_inline.backend_inline (a Jupyter
+    terminal's), and B fails, for its config, in a file named module.py: the traceback's frame
+    line ``.../module.py", line 3`` is where code ran, not words of the run, and ``module`` is
+    the URL's scheme, not an entry of the value. Nothing quotes MPLBACKEND's value."""
+    (tmp_path / "module.py").write_text(
+        "import os\n\ndef to(device):\n    if device == 'cuda':\n"
+        "        raise AssertionError('Torch not compiled with CUDA enabled')\n")
+    a, b = _pair(tmp_path, """
+        import sys
+        sys.path.insert(0, ".")
+        import module
+        module.to(sys.argv[1] if len(sys.argv) > 1 else "cpu")
+        print("served")
+        """, ({}, []), ({"MPLBACKEND": "module://matplotlib_inline.backend_inline"}, ["cuda"]))
+    report = compare(a, b)
+    backend = next(d for d in report.differences if d.key == "MPLBACKEND")
+    assert backend.evidence_kind not in ("named", "failing-path"), backend.reason
+    assert not (report.confidence == "confident" and report.candidates[0].key == "MPLBACKEND")
