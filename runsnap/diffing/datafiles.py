@@ -247,6 +247,17 @@ def output_options(a: Snapshot, b: Snapshot, found: Sequence[Difference]) -> dic
     return out
 
 
+def _file_like(path: str) -> bool:
+    """Whether ``path`` names a file by its suffix (``vocab.txt``), not a folder (``.cache``).
+
+    >>> _file_like("/work/vocab-2025-03.txt"), _file_like("/home/u/.cache"), _file_like("/tmp/x")
+    (True, False, False)
+    """
+    base = os.path.basename(path)
+    stem, dot, suffix = base.rpartition(".")
+    return bool(stem) and bool(dot) and 0 < len(suffix) <= 5 and suffix.isalnum()
+
+
 def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
     """For a variable whose values are folders (``TORCHINDUCTOR_CACHE_DIR``, a cache home):
     ``"neither run opened a file under it"`` in words, when both runs were traced with their
@@ -256,8 +267,8 @@ def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
     (safetensors weights) is never judged unopened, since Python opens its config beside."""
     folders = [os.path.normpath(str(v)) for v in (d.a, d.b)
                if isinstance(v, str) and os.path.isabs(v) and "\n" not in v and ":" not in v]
-    if not folders or any(f == "/" for f in folders):
-        return ""
+    if not folders or any(f == "/" or _file_like(f) for f in folders):
+        return ""  # a file's path (vocab-2025-03.txt) the run never opened may be why it failed
     for snap in (a, b):
         rt = snap.records.runtime
         watched = rt.has("data_files") or rt.data_files_left_out == 0  # opens recorded

@@ -42,11 +42,14 @@ _KEY_VALUE = on_use(
     rb"(?![\w:]|\.\d|%[ \t]?(?:\||\xe2[\x94-\x96]))")
 
 #: Keys that name the run rather than measure it: they differ between any two runs (process
-#: ids, ports, ranks, clocks) and are never kept.
+#: ids, ports, ranks, clocks) and are never kept; nor is an exception's class name, whose
+#: message may start with a number (pydantic's ``ValidationError: 1 validation error``).
 _IDENTITY = on_use(
     r"(?:^|[_./-])(?:pid|ppid|tid|port|rank|local_rank|world_size|node_rank|job|jobid|job_id|"
     r"id|uuid|host|addr|address|time_?stamp|date|year|month|day|hour|minute|line|lineno|"
-    r"version|seed|device|gpu|cuda|errno|code|status|http|https|tcp|udp)$", re.IGNORECASE)
+    r"version|seed|device|gpu|cuda|errno|code|status|http|https|tcp|udp)$"
+    # an exception's class before its message (``ValidationError: 1 validation error``)
+    r"|(?-i:(?:^|\.)[A-Z]\w*(?:Error|Exception|Warning))$", re.IGNORECASE)
 
 
 #: Every ASCII digit read as ``0``: two lines with the same *shape* differ only in digits.

@@ -174,6 +174,16 @@ def test_identities_and_clocks_are_not_metrics() -> None:
     assert found == {"loss": 1.5, "lr": 3e-4}
 
 
+def test_an_exceptions_message_is_no_metric() -> None:
+    """pydantic's ``ValidationError: 1 validation error for ServeSettings`` (its first error
+    line, as a real run prints it) is an exception's class and message; a metric that ends in
+    ``error`` (``val_error``, ``mean_abs_error``) still is one."""
+    got = scan([b"pydantic_core._pydantic_core.ValidationError: 1 validation error for "
+                b"ServeSettings\n", b"ValueError: 3 rows had no label\n",
+                b"epoch=2 val_error=0.31 mean_abs_error: 0.2\n"])
+    assert got == {"epoch": 2.0, "val_error": 0.31, "mean_abs_error": 0.2}
+
+
 def test_a_user_metric_needs_a_name_and_a_pattern() -> None:
     name, pattern = parse_metric(r"ttft=TTFT ([\d.]+) ms")
     assert scan([b"TTFT 12.5 ms", b"TTFT 13.25 ms"], [(name, pattern)])["ttft"] == 13.25
