@@ -73,6 +73,7 @@ from runsnap.diffing.naming import (
     read_by_failing_code,
     texts,
 )
+from runsnap.diffing.patchwords import edit_quoted
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, scanned_as, tokens
 from runsnap.diffing.saying import said
@@ -505,8 +506,16 @@ def gather(
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
-            ev = ev or _named(d, runs) or Evidence(*(
-                edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
+            took = Evidence(*(edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
+            quoted = edit_quoted(d, runs) if ev is None else None
+            if quoted is not None:
+                # the failing error quotes a word the edit brought in; read by the run, it
+                # reached the code that raised, as a quoted variable's value does
+                # (runsnap.diffing.saying.said)
+                read = took.kind == "read"
+                ev = (Evidence("failing-path", f"{quoted}; {took.sentence}", corroborated=True,
+                               quoted=True) if read else Evidence("named", quoted, rank=2))
+            ev = ev or _named(d, runs) or took
             ev = ev if ev.kind else None
         elif d.section == "models":
             ev = _named(d, runs)  # the error quoting its value outranks a read by the code

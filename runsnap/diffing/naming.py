@@ -28,7 +28,7 @@ from runsnap.knowledge.packages import normalize_name
 
 __all__ = ["WARNED", "called_where_raised", "crowd", "distinctive", "engine_named", "excerpt",
            "last_words", "named", "names_for", "not_heeded", "only_notices_differ",
-           "read_by_failing_code", "texts", "value_tokens"]
+           "read_by_failing_code", "says", "texts", "value_tokens"]
 
 #: The rank of what a warning says (:func:`texts`): below anything the failing run's error
 #: says. A warning shows that a value was seen, not that it failed; :mod:`runsnap.diffing.
@@ -83,6 +83,12 @@ def _quoted_or_word(text: str, raw: str) -> bool:
 _PARTS = re.compile(r"[,;=\s]+|:(?!//)")
 #: A traceback's frame line (``File "x.py", line 3, in f``): where code ran, not what it said.
 _FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+
+
+def says(text: str, token: str) -> bool:
+    """Whether ``text`` holds ``token`` as a whole word (a short or purely alphabetic one
+    only quoted), as an error names a value (:func:`named`)."""
+    return _quoted_or_word(token, text)
 
 
 def value_tokens(value: Any, other: Any) -> list[str]:

@@ -66,3 +66,34 @@ def test_an_edit_inside_an_imported_package_is_never_called_unread(
     assert edit.evidence_kind == "name" and "did not run" not in edit.reason, edit.reason
     assert ranked["plotting.py"].evidence_kind == "unread"
     assert report.candidates[0].key == edit.key, report.verdict()
+
+
+def test_an_error_quoting_a_word_the_edit_brought_names_the_edit(
+        repo: Path, tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A LoRA config in git edited to target ``c_attn_x``, which the model has not: peft-style,
+    the error quotes the target modules. The word came with the edit and the good run never
+    printed it: the edit is named by the failing error, which quotes it, and it stands apart
+    from a variable the program read beside it."""
+    (repo / "configs").mkdir()
+    (repo / "configs" / "lora.json").write_text('{"target_modules": ["c_attn", "c_proj"]}\n')
+    (repo / "app.py").write_text(
+        "import json, os\nmodules = {'c_attn', 'c_proj', 'c_fc'}\n"
+        "rank = int(os.environ.get('LORA_RANK', '8'))\n"
+        "want = set(json.load(open('configs/lora.json'))['target_modules'])\n"
+        "if not want <= modules:\n"
+        "    raise ValueError(f'Target modules {sorted(want)} not found in the base model')\n"
+        "print(f'trainable={rank * len(want)}')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lora")
+    argv = [sys.executable, str(repo / "app.py")]
+    a = run(argv, env={**base_env, "LORA_RANK": "8"}, cwd=repo, output=tmp_path / "a.toml").snapshot
+    (repo / "configs" / "lora.json").write_text('{"target_modules": ["c_attn_x", "c_proj"]}\n')
+    b = run(argv, env={**base_env, "LORA_RANK": "16"}, cwd=repo,
+            output=tmp_path / "b.toml").snapshot
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    edit = next(d for d in report.counted if d.key.endswith("configs/lora.json"))
+    assert edit.evidence_kind == "failing-path" and edit.quoted, (edit.evidence_kind, edit.reason)
+    assert "quotes c_attn_x, which the edit to configs/lora.json brought to run B" in edit.reason
+    assert (report.confidence, report.candidates[0].key) == ("confident", edit.key), \
+        report.verdict()
