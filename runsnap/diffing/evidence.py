@@ -77,8 +77,9 @@ from runsnap.diffing.patchwords import edit_quoted
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, differential, scanned_as, tokens
 from runsnap.diffing.saying import said
+from runsnap.diffing.searchpaths import search_path_evidence
 from runsnap.diffing.written import written
-from runsnap.knowledge.env import family_of, list_separator, noise_reason, split_list
+from runsnap.knowledge.env import family_of, noise_reason
 from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import (
@@ -158,7 +159,7 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             return found.replace(sentence=f"{found.sentence}; and {also.sentence}",
                                  corroborated=True)
         return found
-    listed = _search_path_evidence(d, runs)
+    listed = search_path_evidence(d, runs)
     if listed is not None and listed.kind == "failing-path":
         return listed
     named = _named(d, runs)
@@ -268,52 +269,6 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             return Evidence("static", f"an installed package reads it: {places[0]}{more}",
                             lines=tuple(places[:5]))
     return None
-
-
-def _entries(value: Any, sep: str) -> list[str]:
-    return list(split_list(value, sep)) if isinstance(value, str) else []
-
-
-def _search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    """For a search path (``PYTHONPATH``, ``LD_LIBRARY_PATH``...): the failing traceback runs
-    through code under an entry one run has alone, or a run imported a package from one."""
-    sep = list_separator(d.key, str(d.a or ""), str(d.b or "")) if d.change != "reordered" \
-        else None
-    if sep != ":":
-        return None
-    ea, eb = _entries(d.a, sep), _entries(d.b, sep)
-    only = {e: "A" for e in ea if e not in eb}
-    only.update({e: "B" for e in eb if e not in ea})
-    only = {e: side for e, side in only.items() if e.startswith("/")}
-    if not only:
-        return None
-    for entry, side in only.items():
-        found = _failing(code_on_failing_path(
-            runs, [entry.rstrip("/") + "/"],
-            f"code found on {d.key} entry {entry} (set in {side} only)"))
-        if found:
-            return found
-    said = texts(runs)
-    for f in runs:
-        for mod, row in f.imported():
-            file = str(row.file or "")
-            under = [e for e in only if _under_dir(file, e)]
-            if not under:
-                continue
-            entry = under[0]
-            for where, text, rank, _run in said:
-                if mod in tokens(text):
-                    return Evidence("named", (
-                        f"{where} names {mod}, which {f.label} imported from {file}, under "
-                        f"{d.key} entry {entry} (set in {only[entry]} only): "
-                        f"\"{excerpt(text, mod)}\""), rank=rank)
-            return Evidence("read", f"{f.label} imported {mod} from {file}, under {d.key} "
-                                    f"entry {entry} (set in {only[entry]} only)")
-    return None
-
-
-def _under_dir(file: str, folder: str) -> bool:
-    return bool(file) and file.startswith(folder.rstrip("/") + "/")
 
 
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
