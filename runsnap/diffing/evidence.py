@@ -234,27 +234,7 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("read", said, lines=lines)
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
-        where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
-        if not where:
-            return None
-        owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
-        if len(owner) >= 3 and name.lower().startswith(owner.lower() + "_"):
-            # gunicorn/config.py copies the environment and reads GUNICORN_CMD_ARGS from its
-            # copy: a package's own setting, by its name, in the package's own copy
-            return Evidence("read", f"copied in bulk by {owner} at {where}, whose own setting "
-                                    f"it is by name ({owner.upper()}_*): read from that copy")
-        if len(traced) == len(runs) and all(f.native for f in runs) \
-                and read_through_getenv(name):
-            # its readers are native libraries, which read the live environment of the process
-            # that loads them (a child handed the copy included), never the copy: the
-            # interposer saw every such read, and there was none
-            return Evidence("unread", f"copied in bulk at {where}, but no process read it, "
-                                      "from Python or natively (both runs traced): the native "
-                                      "libraries that read it read the live environment, "
-                                      "never a copy")
-        return Evidence("name", f"seen only in a bulk copy of the environment at {where}: "
-                                "neither read nor unread (a child it was handed to reports "
-                                "its own reads)")
+        return _bulk_evidence(name, runs, len(traced) == len(runs))
     if traced and len(traced) == len(runs):
         if all(f.native for f in runs) and not read_inside_libc(name):
             return Evidence("unread", "no process read it, from Python or from native "
@@ -269,6 +249,31 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             return Evidence("static", f"an installed package reads it: {places[0]}{more}",
                             lines=tuple(places[:5]))
     return None
+
+
+def _bulk_evidence(name: str, runs: Sequence[RunFacts], all_traced: bool) -> Evidence | None:
+    """A variable seen only in bulk copies of the environment: the copying package's own
+    setting (read from its copy), a native family no process read (unread), else neither."""
+    where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
+    if not where:
+        return None
+    owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
+    if len(owner) >= 3 and name.lower().startswith(owner.lower() + "_"):
+        # gunicorn/config.py copies the environment and reads GUNICORN_CMD_ARGS from its
+        # copy: a package's own setting, by its name, in the package's own copy
+        return Evidence("read", f"copied in bulk by {owner} at {where}, whose own setting "
+                                f"it is by name ({owner.upper()}_*): read from that copy")
+    if all_traced and all(f.native for f in runs) and read_through_getenv(name):
+        # its readers are native libraries, which read the live environment of the process
+        # that loads them (a child handed the copy included), never the copy: the
+        # interposer saw every such read, and there was none
+        return Evidence("unread", f"copied in bulk at {where}, but no process read it, "
+                                  "from Python or natively (both runs traced): the native "
+                                  "libraries that read it read the live environment, "
+                                  "never a copy")
+    return Evidence("name", f"seen only in a bulk copy of the environment at {where}: "
+                            "neither read nor unread (a child it was handed to reports "
+                            "its own reads)")
 
 
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
