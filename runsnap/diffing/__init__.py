@@ -20,7 +20,7 @@ from typing import Union
 
 from runsnap.diffing import consequences, datafiles, evidence, grouping, made, sections
 from runsnap.diffing.bulkload import snapshot_files
-from runsnap.diffing.confidence import judge
+from runsnap.diffing.confidence import FROM_RUNS, judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
 from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.many import Progress, compare_rows
@@ -95,7 +95,7 @@ def rank_evidence(a: Snapshot, b: Snapshot, label: str) -> dict[tuple[str, str],
     found = differences(a, b)
     out = {}
     for key, ev in evidence.gather(found, a, b).items():
-        if ev.kind in ("failing-path", "named", "read"):
+        if ev.kind in FROM_RUNS:
             out[key] = ev.replace(sentence=f"in {label}: {ev.sentence}")
     return out
 

@@ -58,7 +58,7 @@ from runsnap.diffing.ambient import (
     startup_reads,
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
-from runsnap.diffing.confidence import LIKELY
+from runsnap.diffing.confidence import FROM_RUNS, LIKELY
 from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
@@ -409,7 +409,7 @@ def merged(own: Mapping[tuple[str, str], Evidence],
     rank's read of it says no more."""
     out = dict(own)
     for key, ev in others.items():
-        if ev.kind not in ("failing-path", "named", "read"):
+        if ev.kind not in FROM_RUNS:
             continue
         if key in out and out[key].kind == "incidental":
             continue

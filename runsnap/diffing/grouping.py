@@ -37,6 +37,7 @@ from typing import Any
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.kinds import KINDS
 from runsnap.diffing.result import Difference, short
+from runsnap.diffing.runfacts import RunFacts
 from runsnap.knowledge.devices import (
     DEVICE_LISTS,
     ORDER_VARIABLES,
@@ -373,17 +374,9 @@ _IMPORT_PATHS = ("PYTHONPATH",)
 
 def _imported_from(snap: Snapshot, dist: str) -> list[str]:
     """The files a run imported distribution ``dist``'s modules from (``[runtime.modules]``)."""
-    rt = snap.records.runtime
-    rows = rt.raw["modules"] if rt.has("modules") else {}
     want = normalize_name(dist)
-    out = []
-    for mod, row in rows.items():
-        if not isinstance(row, Mapping):
-            continue
-        got = ImportedModule(row)
-        if normalize_name(str(got.dist or mod)) == want and got.file:
-            out.append(str(got.file))
-    return out
+    return [str(row.file) for mod, row in RunFacts.of(snap, "").imported()
+            if row.file and normalize_name(str(row.dist or mod)) == want]
 
 
 def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:

@@ -99,6 +99,13 @@ def test_a_native_read_while_the_program_runs_stays_a_decision(
     assert {d.key for d in report.candidates} == {"TRAIN_LR", "STACKLIB_ALGO"}
 
 
+def _batches(launched: Capture, app: Path, name: str, a: str, b: str) -> Any:
+    """The diff of ``app`` launched with ``--batch 8`` and ``name=a``, then ``--batch 16`` and
+    ``name=b``."""
+    return compare(launched(env={name: a}, argv=[sys.executable, str(app), "--batch", "8"]),
+                   launched(env={name: b}, argv=[sys.executable, str(app), "--batch", "16"]))
+
+
 def _conf(folder: Path) -> str:
     """An fsspec config folder with one file in it, which fsspec's import opens and reads:
     the folder's content came in (an empty or missing one decides nothing)."""
@@ -125,11 +132,8 @@ def test_a_packages_setting_read_at_import_ranks_below_the_option_and_is_no_cand
         batch = parser.parse_args().batch
         print(f"loss={1.0 / batch:.4f}")
         """)
-    a = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-a")},
-                 argv=[sys.executable, str(app), "--batch", "8"])
-    b = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-b")},
-                 argv=[sys.executable, str(app), "--batch", "16"])
-    report = compare(a, b)
+    report = _batches(launched, app, "FSSPEC_CONFIG_DIR", _conf(tmp_path / "conf-a"),
+                      _conf(tmp_path / "conf-b"))
     ranked = {d.key: d for d in report.counted}
     d = ranked["FSSPEC_CONFIG_DIR"]
     assert d.evidence_kind == "read" and d.score <= CEILING, (d.score, d.reason)
@@ -332,11 +336,8 @@ def test_a_folder_the_program_reads_but_opens_nothing_under_is_incidental(
             n = len(f.read().split())
         print(f"loss={n / batch:.4f}")
         """)
-    a = launched(env={"APP_CACHE_DIR": str(tmp_path / "cache-a")},
-                 argv=[sys.executable, str(app), "--batch", "8"])
-    b = launched(env={"APP_CACHE_DIR": str(tmp_path / "cache-b")},
-                 argv=[sys.executable, str(app), "--batch", "16"])
-    report = compare(a, b)
+    report = _batches(launched, app, "APP_CACHE_DIR", str(tmp_path / "cache-a"),
+                      str(tmp_path / "cache-b"))
     d = {x.key: x for x in report.differences}["APP_CACHE_DIR"]
     assert d.evidence_kind == "incidental" and "neither run opened a file under" in d.reason, d
     assert (report.confidence, [x.key for x in report.candidates]) == ("confident", ["--batch"])
