@@ -67,8 +67,9 @@ def executables(snap: Snapshot) -> tuple[str, ...]:
 
 def _at_start_up(site: ReadSite, f: RunFacts) -> bool:
     """Whether a Python read site is a start-up read: for a generic feature, or in the module
-    body of an installed package or Python's own library (an import), with no function of the
-    program's own code on the way."""
+    body of an installed package or Python's own library (an import), or in code that body
+    called (transformers' logging reads ``CI`` in a function its module body runs), with no
+    function of the program's own code on the way."""
     stack = site.stack
     if generic_frame(stack, f) is not None:
         return True
@@ -76,7 +77,7 @@ def _at_start_up(site: ReadSite, f: RunFacts) -> bool:
     if any(fr.origin == "program" and fr.function != "<module>" for fr in frames):
         return False
     inner = next((fr for fr in frames if fr.origin != "stdlib"), None)
-    return inner is None or inner.function == "<module>"
+    return inner is None or inner.function == "<module>" or _under_import(site, f) is not None
 
 
 #: The locale categories a C library resolves from the environment (POSIX XBD 8.2).
