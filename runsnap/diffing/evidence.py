@@ -55,6 +55,7 @@ from runsnap.diffing.ambient import (
     ambient_reads,
     import_reads,
     locale_reads,
+    no_device_to_choose,
     startup_reads,
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
@@ -169,6 +170,8 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return listed
     if ambient:
         return Evidence("incidental", ambient, ceiling=CEILING)
+    if (moot := no_device_to_choose(name, runs, a, b)) is not None:
+        return Evidence("incidental", moot, ceiling=CEILING)
     if a is not None and (setting := locale_reads(name, runs, a, b)):  # another locale
         return Evidence("read", setting, ceiling=CEILING)
     readers: list[tuple[RunFacts, VariableRead]] = [
@@ -257,8 +260,8 @@ def _bulk_evidence(name: str, runs: Sequence[RunFacts], all_traced: bool) -> Evi
     where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
     if not where:
         return None
-    owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
-    if len(owner) >= 3 and name.lower().startswith(owner.lower() + "_"):
+    owner = next((o for f in runs for o in (f.copy_owner(name),) if o), "")
+    if owner:
         # gunicorn/config.py copies the environment and reads GUNICORN_CMD_ARGS from its
         # copy: a package's own setting, by its name, in the package's own copy
         return Evidence("read", f"copied in bulk by {owner} at {where}, whose own setting "

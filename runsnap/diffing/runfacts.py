@@ -263,6 +263,17 @@ class RunFacts(FrozenRecord):
                     return text.split(" in ", 1)[0]
         return ""
 
+    def copy_owner(self, name: str) -> str:
+        """The installed package that copied the environment in bulk and whose own setting
+        ``name`` is by its name (``gunicorn/config.py`` copies it and reads ``GUNICORN_CMD_ARGS`` from the
+        copy), or ``""``: such a copy is that package's read."""
+        where = self.bulk_site(name)
+        owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
+        mod = self.module(owner) if len(owner) >= 3 else None
+        if mod is None or mod.origin not in ("site-packages", "editable"):
+            return ""  # the program's own script (app.py copying APP_*) is no package's setting
+        return owner if name.lower().startswith(owner.lower() + "_") else ""
+
     def bulk_only(self, name: str) -> bool:
         """Whether ``name`` was only seen in copies of the whole environment (passed on to a
         child, which may read it): neither read nor unread. Scans that kept other names
