@@ -25,6 +25,10 @@ The rules (docs/ranking.md has the same text):
   from a read as deep as its own (a caller of the raise, or a settings reader that read
   every variable in the function that raised) that nothing else backs.
 
+Where a run failed with a traceback the other did not share, a library's start-up setting
+(a ``read`` below the band of reads: read only at its import, no part of it on that traceback)
+stands apart from the program's own read: the traceback shows where the run failed.
+
 When the margin fails, the verdict still commits when the top difference is the only one the
 program took in (:func:`_sole`): every other difference is one the runs show unread or read
 only at start-up or for a generic feature. A confident verdict says why (:attr:`Judgement.why`).
@@ -182,6 +186,12 @@ def _setting(d: Difference) -> bool:
     return d.evidence_kind == "read" and d.score < BANDS["read"][0]
 
 
+def _own_read(d: Difference) -> bool:
+    """A ``read`` in the band of reads: the program used it while it ran (not a library's
+    start-up setting, :func:`_setting`)."""
+    return d.evidence_kind == "read" and d.score >= BANDS["read"][0]
+
+
 def _sentence(head: str, n: int, what: str) -> str:
     """``head``, and what the ``n`` other differences are, in a few words."""
     if not n:
@@ -204,9 +214,12 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
     return _sentence(said, len(rest), "weaker")
 
 
-def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
+def judge(counted: Sequence[Difference], outcome: str, *, traceback: bool = False) -> Judgement:
     """The judgement over ``counted`` (ranked, the differences that count) for runs whose
-    outcome is ``outcome`` (``same``, ``different`` or ``""`` unknown)."""
+    outcome is ``outcome`` (``same``, ``different`` or ``""`` unknown). ``traceback``: a run
+    failed in a way the other did not, with a traceback that shows where; then a library's
+    start-up setting (:func:`_setting`: read only at its import, no part of it on that
+    traceback, no word of the runs naming it) stands apart from the program's own read."""
     causes = [d for d in counted if d.section != "outcome"]
     if outcome == "same" or not causes:
         why = "the outcomes are the same" if outcome == "same" else "nothing to explain"
@@ -216,7 +229,8 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
         # apart from every other candidate, not only the runner-up: a difference added below
         # the runner-up (noise of another shell) never makes a verdict more sure
         # without evidence, what scores under LIKELY is never a candidate (as below)
-        tied = [d for d in causes if d is top or not (_apart(top, d) or _unlikely(d))]
+        tied = [d for d in causes if d is top or not (
+            _apart(top, d) or _unlikely(d) or (traceback and _own_read(top) and _setting(d)))]
         if len(tied) == 1:
             return Judgement("confident", (top,), why=_apart_why(top, causes))
         return _sole(causes, outcome) or Judgement(

@@ -60,7 +60,7 @@ from runsnap.diffing.ambient import (
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.confidence import FROM_RUNS, LIKELY
-from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened
+from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened, path_quoted
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
@@ -470,7 +470,8 @@ def gather(
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
             took = Evidence(*(edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
-            quoted = edit_quoted(d, runs) if ev is None else None
+            quoted = (edit_quoted(d, runs) or path_quoted(d, a, b, texts(runs))
+                      if ev is None else None)
             if quoted is not None:
                 # the failing error quotes a word the edit brought in; read by the run, it
                 # reached the code that raised, as a quoted variable's value does

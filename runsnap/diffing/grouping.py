@@ -135,7 +135,9 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                                               "PYTHONHOME", "CONDA_PYTHON_EXE"):
             members.append(d)
         elif d.section == "env" and d.key == "PATH":
-            entries = [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence]
+            # the entries added, removed or moved (not the name's own "also: ..." line)
+            entries = [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence
+                       if e.startswith(("added: ", "removed: ", "moved: "))]
             if entries and all(_under(e, prefixes) for e in entries):
                 members.append(d)
         elif d.section == "command" and d.key in ("executable", "program"):

@@ -35,9 +35,11 @@ __all__ = ["WARNED", "called_where_raised", "crowd", "distinctive", "engine_name
 #: evidence` takes it as corroboration (``read``), never as the error naming a cause.
 WARNED = 3
 
-#: Values too common to single out a setting, whatever the message around them.
+#: Values too common to single out a setting, whatever the message around them: the
+#: booleans and their kin, and the loopback and wildcard addresses every local connection
+#: prints (gloo's ``Connection closed by peer [127.0.0.1]:59558`` quotes no ``RAY_ADDRESS``).
 _PLAIN = frozenset({"true", "false", "none", "yes", "no", "on", "off", "auto", "default",
-                    "null", "all", "any"})
+                    "null", "all", "any", "127.0.0.1", "localhost", "0.0.0.0", "::1", "::"})
 
 
 def names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
@@ -101,6 +103,8 @@ def value_tokens(value: Any, other: Any) -> list[str]:
     (['eth9'], [], [])
     >>> value_tokens("module://matplotlib_inline.backend_inline", None)
     ['module://matplotlib_inline.backend_inline']
+    >>> value_tokens("127.0.0.1:6380", None)  # a loopback address every local peer prints
+    ['127.0.0.1:6380', '6380']
     """
     if isinstance(value, bool) or value is None:
         return []
