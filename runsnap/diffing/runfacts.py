@@ -335,7 +335,7 @@ def _top(site: str) -> str:
     return head[:-3] if head.endswith(".py") else head
 
 
-_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*")
+_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_]\w*(?:-[A-Za-z0-9]\w*)*")
 
 
 def tokens(text: str) -> frozenset[str]:
@@ -344,10 +344,17 @@ def tokens(text: str) -> frozenset[str]:
 
     >>> sorted(tokens("set the env var SGLANG_X=1 or pass --max-len (torch.cuda)"))[:6]
     ['--max-len', 'SGLANG_X', 'cuda', 'env', 'max_len', 'or']
+
+    A hyphenated name is a word of its own, and its parts are words too:
+
+    >>> sorted(tokens("but found huggingface-hub==2.0.0"))
+    ['but', 'found', 'hub', 'huggingface', 'huggingface-hub', 'huggingface_hub']
     """
     out: set[str] = set()
     for m in _TOKEN.finditer(text):
         word = m.group()
+        if "-" in word and not word.startswith("-"):
+            out.update(word.split("-"))
         out.add(word)
         bare = word.lstrip("-")
         out.add(bare.replace("-", "_").lower())
