@@ -62,6 +62,7 @@ from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.confidence import FROM_RUNS, LIKELY
 from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened, path_quoted
 from runsnap.diffing.edits import edit_evidence
+from runsnap.diffing.factors import metric_factor
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
 from runsnap.diffing.naming import (
@@ -447,6 +448,7 @@ def gather(
     if prefetch is not None:  # every variable's static readers in one pass over the files
         prefetch(d.key for d in diffs if d.section == "env" and noise_reason(d.key) is None)
     backed = _check_backed(diffs, runs)
+    metrics = (dict(a.records.outcome.metrics or {}), dict(b.records.outcome.metrics or {}))
     for d in diffs:
         ev: Evidence | None = None
         if d.section == "env":
@@ -490,9 +492,31 @@ def gather(
         elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
             ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
         ev = _stronger(ev, backed.get((d.section, d.key)))
+        ev = _by_factor(d, ev, metrics)
         if ev is not None:
             out[(d.section, d.key)] = ev
     return out
+
+
+def _by_factor(d: Difference, ev: Evidence | None,
+               metrics: tuple[Mapping[str, Any], Mapping[str, Any]]) -> Evidence | None:
+    """``ev`` backed by a metric that moved by the factor ``d``'s values make
+    (:func:`runsnap.diffing.factors.metric_factor`), for a variable the program read or an
+    option of its command line: ``corroborated``, first among its equals, never a margin (two
+    inputs that differ may each move a metric: ``--batch-size`` the steps, ``--lr`` the loss).
+    Stronger evidence is left as it is."""
+    if d.section == "env" and (ev is None or ev.kind != "read"):
+        return ev
+    if d.section == "command" and ev is not None and ev.kind not in ("read", "name"):
+        return ev
+    if d.section not in ("env", "command") or not metrics[0] or not metrics[1]:
+        return ev
+    factor = metric_factor(d, *metrics)
+    if factor is None:
+        return ev
+    if ev is None or ev.kind != "read":
+        return Evidence("name", f"a launch option, and {factor}", corroborated=True)
+    return ev.replace(sentence=f"{ev.sentence}; and {factor}", corroborated=True)
 
 
 def traced(a: Any, b: Any) -> bool:
