@@ -515,7 +515,7 @@ def _by_factor(d: Difference, ev: Evidence | None,
     if factor is None:
         return ev
     if ev is None or ev.kind != "read":
-        return Evidence("name", f"a launch option, and {factor}", corroborated=True)
+        return Evidence("name", factor, corroborated=True)
     return ev.replace(sentence=f"{ev.sentence}; and {factor}", corroborated=True)
 
 
