@@ -19,7 +19,7 @@ from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
+from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_judged, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
 from runsnap.experiments.yourself import experiment_line
 
@@ -121,13 +121,14 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
     proof = _prove(good, bad, changes, spec, judge, secret, options)
     if not proof.holds:
         # the evidence was wrong, or not enough: the experiment decides, the named one first
-        tried = (f"the evidence named {top.where}, which 2 launches did not confirm (GOOD with "
-                 f"it applied: {proof.applied}; BAD with it reverted: {proof.reverted}); ")
-        found = bisected(good, bad, report, base, options, t0, tried, 2)
+        tried = (f"the evidence named {top.where}, which {proof.launches} launches did not "
+                 f"confirm (GOOD with it applied: {proof.applied}; BAD with it reverted: "
+                 f"{proof.reverted}); ")
+        found = bisected(good, bad, report, base, options, t0, tried, proof.launches)
         return found.replace(proof=proof)
-    how = f"{how}; proven by experiment: 2 launches in {proof.elapsed:.1f}s"
-    message = f"cause proven: {top.where} (2 launches, {proof.elapsed:.1f}s)"
-    return WhyResult("proven", message, **base, cause=changes, how=how, launches=2,
+    how = f"{how}; proven by experiment: {proof.launches} launches in {proof.elapsed:.1f}s"
+    message = f"cause proven: {top.where} ({proof.launches} launches, {proof.elapsed:.1f}s)"
+    return WhyResult("proven", message, **base, cause=changes, how=how, launches=proof.launches,
                      elapsed=time.monotonic() - t0, proof=proof)
 
 
@@ -173,15 +174,19 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     for note in tracker_notes(keep):
         say(note)
     out = []
+    launches = 0
     for name, trial_spec, want in (("trial-01", applied, BAD), ("trial-02", reverted, GOOD)):
         say(f"{name}: {'GOOD with the cause applied' if want == BAD else 'BAD with it reverted'}"
             " ...")
         trial_spec = trial_spec.replace(env={**trial_spec.env, **untracked(folder, keep)})
-        got = run_trial(trial_spec, name=name, folder=folder, criteria=options.criteria,
-                        judge=judge, stop=stop, label=f"why {name}")
-        say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
+        # launched once more when it ends like neither run (a launch that fails at random)
+        for got in run_judged(trial_spec, name=name, folder=folder, criteria=options.criteria,
+                              judge=judge, stop=stop, label=f"why {name}"):
+            launches += 1
+            say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
         out.append((got.verdict == want, f"{got.verdict}: {got.why}"))
-    return Proof(out[0][1], out[1][1], out[0][0] and out[1][0], time.monotonic() - t0)
+    return Proof(out[0][1], out[1][1], out[0][0] and out[1][0], time.monotonic() - t0,
+                 launches)
 
 
 def _reverse(path: tuple[Any, ...]) -> tuple[Any, ...]:

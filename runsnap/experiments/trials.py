@@ -60,8 +60,8 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
 
 __all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialError",
-           "TRACKER_VARIABLES", "TrialOutcome", "Verdict", "env_keys", "run_trial", "tracker_notes",
-           "untracked"]
+           "TRACKER_VARIABLES", "TrialOutcome", "Verdict", "env_keys", "run_judged", "run_trial",
+           "tracker_notes", "untracked"]
 
 
 class TrialError(RunsnapError):
@@ -259,6 +259,25 @@ def run_trial(
             verdict, why = _judge_ended(criteria, judge, snap_path, log_path)
     return TrialOutcome(verdict, why, snap_path if os.path.exists(snap_path) else None,
                         log_path, time.monotonic() - t0)
+
+
+def run_judged(spec: LaunchSpec, *, name: str, folder: str, criteria: Criteria,
+               judge: OutcomeJudge | None, stop: threading.Event, label: str = "",
+               quick: bool = False) -> list[TrialOutcome]:
+    """:func:`run_trial`, and once more (``NAME-again``) when it was judged by its outcome and
+    ended like neither GOOD nor BAD: a launch that fails at random (a rank that aborts as it
+    exits, "terminate called without an active exception", after printing BAD's loss) says
+    nothing of the changes it applied, and read as "not bad" it leads the search astray. The
+    outcomes, one a launch; the last one's verdict stands (a second "unclear" too). A
+    ``--test`` exiting 125 (cannot tell) is never launched again."""
+    def one(trial: str) -> TrialOutcome:
+        return run_trial(spec, name=trial, folder=folder, criteria=criteria, judge=judge,
+                         stop=stop, label=label or trial, quick=quick)
+
+    first = one(name)
+    if first.verdict != UNCLEAR or judge is None or criteria.test or criteria.timeout is not None:
+        return [first]
+    return [first, one(f"{name}-again")]
 
 
 #: The variables :func:`untracked` sets, grouped by tracker: a group is left to the trial's

@@ -49,6 +49,8 @@ class Proof(FrozenRecord):
     """BAD's launch with the cause reverted: its verdict (``good`` proves) and why."""
     holds: bool
     elapsed: float
+    launches: int = 2
+    """Two, or more where a launch ended like neither run and was launched once more."""
 
     def to_dict(self) -> dict[str, Any]:
         return json_form(self)
