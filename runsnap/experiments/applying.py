@@ -142,6 +142,7 @@ def plan(
     model_options = _moved_model_options(good, diffs)
     program_slots = max(_program_slots(good), _program_slots(bad))
     configs = _applied_configs(good, diffs)
+    edits = _applied_edits(good, bad, diffs)
     pythonpath_moves = any(d.section == "env" and d.key == "PYTHONPATH" for d in diffs)
     # PATH picks the interpreter: package differences follow it only when the interpreter
     # itself differs; inside one interpreter they are its own, and block
@@ -188,6 +189,8 @@ def plan(
                     changes.append(_change(d, path))
             elif src in model_options:
                 skip(f"follows command option {src} (applied with it)")
+            elif edit := _model_file_edit(good, path, edits):
+                skip(f"follows {edit} (applied with it)")
             else:
                 skip(_BLOCKING_WHY["models"], True)
         elif d.section == "packages" and env_moves_path and bare_program and interpreter_moves:
@@ -223,6 +226,35 @@ def _applied_configs(good: Snapshot, diffs: Sequence[Difference]) -> dict[str, s
             if folder is not None:
                 out[os.path.realpath(os.path.join(folder, "config.json"))] = str(path[1])
     return out
+
+
+def _applied_edits(good: Snapshot, bad: Snapshot, diffs: Sequence[Difference]
+                   ) -> dict[str, str]:
+    """Files whose uncommitted edit a trial applies (real path -> the change's ``where``,
+    ``git proj: model/tokenizer.json``)."""
+    out: dict[str, str] = {}
+    for d in diffs:
+        path = tuple(d.path)
+        if d.section != "git" or len(path) < 4 or path[2] not in ("diff", "untracked") or \
+                edit_of(good, bad, path) != "apply":
+            continue
+        repo = bad.records.git.repos.get(str(path[1])) or GitRepo()
+        if repo.path:
+            out[os.path.realpath(os.path.join(str(repo.path), str(path[3])))] = \
+                f"{d.section} {d.key}"
+    return out
+
+
+def _model_file_edit(good: Snapshot, path: tuple[Any, ...], edits: Mapping[str, str]) -> str:
+    """The uncommitted edit (its ``where``) that a model file's difference is, when the
+    model's folder is in a git tree and the edit is applied (a tokenizer.json edited in the
+    repository); else ""."""
+    if not edits or len(path) < 4 or path[2] != "files":
+        return ""
+    folder = _model_dir(good, str(path[1]))
+    if folder is None:
+        return ""
+    return edits.get(os.path.realpath(os.path.join(folder, str(path[3]))), "")
 
 
 def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],

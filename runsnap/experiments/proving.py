@@ -133,8 +133,9 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
 
 
 def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
-    """The changes that apply ``top``: its own, or those of the variable it follows (another
-    venv's packages follow ``PATH``); else none, and why not."""
+    """The changes that apply ``top``: its own, those of the variable it follows (another
+    venv's packages follow ``PATH``), or the uncommitted edit a model's file is; else none,
+    and why not."""
     def under(path: Sequence[Any]) -> tuple[Change, ...]:
         return tuple(c for c in the_plan.changes if tuple(c.path[: len(path)]) == tuple(path))
 
@@ -148,6 +149,11 @@ def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
         applied = under(("env", followed[1]))
         if applied:
             return applied, f"follows env {followed[1]}: proven by applying it"
+    edit = re.match(r"follows (git .+) \(applied with it\)$", why_not)
+    if edit:  # a model's file that is an uncommitted edit in a git tree
+        applied = tuple(c for c in the_plan.changes if c.where == edit[1])
+        if applied:
+            return applied, f"is the edit {edit[1]}: proven by applying it"
     return (), why_not
 
 
