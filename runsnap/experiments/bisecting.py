@@ -38,7 +38,7 @@ from runsnap.experiments import trials
 from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.progress import TrialProgress, expected_trials
-from runsnap.experiments.replaying import restore, secret_from
+from runsnap.experiments.replaying import restore, secret_from, unknown_secrets
 from runsnap.experiments.trials import BAD, STOPPED, UNCLEAR, Criteria, OutcomeJudge, Verdict, run_judged
 from runsnap.snapshot.store import bisect_folder_name, claim_bisect_folder, release_bisect_folder
 
@@ -161,8 +161,7 @@ class _Search:
         self.t0 = time.monotonic()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs))
         self.runs_done: list[Run] = []
-        self.expected = expected_trials(len(self.changes), baseline_first(the_plan),
-                                        options.recheck)
+        self.expected = expected_trials(len(self.changes), baseline_first(the_plan), options.recheck)
 
     def say(self, line: str) -> None:
         if self.options.progress is not None:
@@ -344,13 +343,14 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
                     include_hidden=options.include_hidden)
     if options.first:
         the_plan = the_plan.replace(changes=first_ordered(the_plan.changes, options.first))
+    restored = restore(good)  # GOOD's secrets BAD ran without are run without, and said
+    the_plan, missing = unknown_secrets(the_plan, restored.missing, bad)
     refusals = _refusals(the_plan)
     if refusals and not options.force:
         raise UsageError("; ".join(refusals) + ": give --force to bisect the rest with GOOD's "
                          "values for those")
-    restored = restore(good)
-    if restored.missing and not options.allow_missing_secrets:
-        raise UsageError("cannot restore GOOD's secrets: " + "; ".join(restored.missing)
+    if missing and not options.allow_missing_secrets:
+        raise UsageError("cannot restore GOOD's secrets: " + "; ".join(missing)
                          + " (set them here, or give --allow-missing-secrets)")
     c = options.criteria
     judge = None
