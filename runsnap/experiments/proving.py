@@ -70,9 +70,11 @@ def warned_only(good: Snapshot, bad: Snapshot, base: dict[str, Any], t0: float) 
 
 def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
               options: Options, t0: float, before: str = "", launched: int = 0) -> WhyResult:
-    """``runsnap bisect`` over the diff's candidates first, then the rest; ``before``: what
-    was tried first (a proof that failed) and ``launched`` its launches."""
-    first = tuple(tuple(d.path) for d in report.candidates)
+    """``runsnap bisect`` over the diff's candidates first (those ``options.first`` names
+    ahead of them: a job's own diff, where ``good`` and ``bad`` are its relaunches), then the
+    rest; ``before``: what was tried first (a proof that failed) and ``launched`` its
+    launches."""
+    first = (*options.first, *(tuple(d.path) for d in report.candidates))
     answer = bisect(good, bad, options.replace(first=first, force=True))
     how = (f"experiment: runsnap bisect, {len(answer.runs)} launches in {answer.elapsed:.1f}s"
            + (f", re-checked {answer.rechecks} times" if answer.rechecks else ""))
