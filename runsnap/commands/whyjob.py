@@ -158,12 +158,10 @@ def why_job(bad: str, against: str | None, folder: str, settings: WhySettings | 
         # (the launcher's values turned back into its options) would name a cause unlaunched;
         # a bisection searches the job diff's candidates first: the relaunch's own diff has
         # lost what the job's ranks said (another rank's evidence, the launcher's variables)
-        from runsnap.experiments.proving import options_of  # deferred: the launching half
-
-        options = options_of(settings).replace(
+        searched = (settings or WhySettings()).replace(
             first=tuple(tuple(d.path) for d in report.candidates))
         result = explain(launches[1], against=launches[0], folder=folder,
-                         prove=prove or not confident, options=options,
+                         prove=prove or not confident, options=searched,
                          before_launch=before_launch)
         world = bad_one.records.meta.launcher.world_size
         via = "torchrun --standalone" if bad_one.records.meta.launcher.name == "torchrun" \

@@ -38,7 +38,7 @@ def options_of(given: Options | WhySettings | None) -> Options:
     return Options(criteria=Criteria(test=s.test, timeout=s.timeout, metric=s.metric,
                                      metric_tolerance=s.metric_tolerance),
                    max_trials=s.max_trials, allow_missing_secrets=s.allow_missing_secrets,
-                   progress=s.progress, on_trial=s.on_trial)
+                   progress=s.progress, on_trial=s.on_trial, first=s.first)
 
 
 def warnings_only(good: Snapshot, bad: Snapshot, options: Options) -> bool:

@@ -22,13 +22,13 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing import compare
 from runsnap.diffing.result import describe_change
 from runsnap.errors import UsageError
+from runsnap.experiments.applying import Plan, Skipped
 from runsnap.launch import LaunchSpec
 from runsnap.redact import Redactor, load_key
 
 if TYPE_CHECKING:
     from runsnap.capturing import RunRecord
     from runsnap.diffing import Difference
-    from runsnap.experiments.applying import Plan
     from runsnap.redact import FingerprintKey
     from runsnap.snapshot import Snapshot
 
@@ -155,8 +155,6 @@ def unknown_secrets(the_plan: Plan, missing: Sequence[str], bad: Snapshot
     own launch too: a CI job's token where BAD ran in a notebook). Each becomes a difference
     no trial applies (blocking: GOOD's launch here may no longer be GOOD's, and the first
     trial says so); the plan so changed, and the secrets still missing (BAD had them too)."""
-    from runsnap.experiments.applying import Skipped
-
     lacked: dict[str, str] = {}
     rest = []
     for entry in missing:

@@ -33,6 +33,9 @@ class WhySettings(FrozenRecord):
     """One line a trial (``progress(line)``)."""
     on_trial: Any = None
     """A status line's update (``on_trial(TrialProgress)``)."""
+    first: tuple[tuple[Any, ...], ...] = ()
+    """Locators a bisection searches first, ahead of the diff's candidates (``why JOB/``: the
+    job diff's, where the launches are the job's relaunches)."""
 
 #: ``status`` -> exit status of ``runsnap why``: 0 a cause (proven, found or named by the
 #: evidence), 1 none, 130 interrupted.
