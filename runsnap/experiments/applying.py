@@ -28,7 +28,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
 from runsnap.experiments.bytecode import bytecode_only
-from runsnap.experiments.gittrees import copy_trees, edit_of
+from runsnap.experiments.gittrees import applied_edits, copy_trees, edit_of
 from runsnap.experiments.modelcopy import copy_model
 from runsnap.knowledge.env import list_separator, split_list
 from runsnap.snapshot.records import GitRepo
@@ -97,8 +97,9 @@ class Plan(FrozenRecord):
 
 
 # --------------------------------------------------------------------------- the plan
-#: The keys of ``[packages]`` differences that say the interpreter itself differs.
-_INTERPRETER = frozenset({"interpreter", "python_version", "implementation"})
+#: The keys of ``[packages]`` differences that say the interpreter, or its environment (a
+#: venv layered on the same base Python), itself differs.
+_INTERPRETER = frozenset({"interpreter", "python_version", "implementation", "prefix"})
 
 _BLOCKING_WHY = {
     "git": "another commit or uncommitted state: runsnap does not check out code",
@@ -142,11 +143,13 @@ def plan(
     model_options = _moved_model_options(good, diffs)
     program_slots = max(_program_slots(good), _program_slots(bad))
     configs = _applied_configs(good, diffs)
-    edits = _applied_edits(good, bad, diffs)
+    edits = applied_edits(good, bad, diffs)
     pythonpath_moves = any(d.section == "env" and d.key == "PYTHONPATH" for d in diffs)
     # PATH picks the interpreter: package differences follow it only when the interpreter
     # itself differs; inside one interpreter they are its own, and block
     interpreter_moves = any(d.section == "packages" and d.key in _INTERPRETER for d in diffs)
+    # another interpreter named by its path (``/venv/bin/python train.py``): applied as argv[0]
+    switch = any(tuple(d.path) == ("command", "program") and _pythons(d.a, d.b) for d in diffs)
     for d in diffs:
         path = tuple(d.path)
 
@@ -175,6 +178,8 @@ def plan(
                 changes.append(_change(d, path))
             elif what == "executable" and env_moves_path and bare_program:
                 skip("follows env PATH (applied with it)")
+            elif what == "program" and _pythons(d.a, d.b):
+                changes.append(_change(d, path))
             elif what in ("program", "positionals", "argv"):
                 program = Skipped(d.section, d.key, path, d.a, d.b,
                                   "GOOD and BAD run different programs", True)
@@ -195,6 +200,8 @@ def plan(
                 skip(_BLOCKING_WHY["models"], True)
         elif d.section == "packages" and env_moves_path and bare_program and interpreter_moves:
             skip("follows env PATH: another interpreter (applied with it)")
+        elif d.section == "packages" and switch and interpreter_moves:
+            skip("follows command program: another interpreter (applied with it)")
         elif d.section == "packages" and pythonpath_moves and (
                 path[1:2] == ("sys_path",) or path[-1:] == ("shadowed",)):
             skip("follows env PYTHONPATH (applied with it)")
@@ -225,23 +232,6 @@ def _applied_configs(good: Snapshot, diffs: Sequence[Difference]) -> dict[str, s
             folder = _model_dir(good, str(path[1]))
             if folder is not None:
                 out[os.path.realpath(os.path.join(folder, "config.json"))] = str(path[1])
-    return out
-
-
-def _applied_edits(good: Snapshot, bad: Snapshot, diffs: Sequence[Difference]
-                   ) -> dict[str, str]:
-    """Files whose uncommitted edit a trial applies (real path -> the change's ``where``,
-    ``git proj: model/tokenizer.json``)."""
-    out: dict[str, str] = {}
-    for d in diffs:
-        path = tuple(d.path)
-        if d.section != "git" or len(path) < 4 or path[2] not in ("diff", "untracked") or \
-                edit_of(good, bad, path) != "apply":
-            continue
-        repo = bad.records.git.repos.get(str(path[1])) or GitRepo()
-        if repo.path:
-            out[os.path.realpath(os.path.join(str(repo.path), str(path[3])))] = \
-                f"{d.section} {d.key}"
     return out
 
 
@@ -279,6 +269,12 @@ def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
         found = {source(f) for f in files}
         return found.pop() if files and len(found) == 1 and "" not in found else ""
     return ""
+
+
+def _pythons(a: Any, b: Any) -> bool:
+    """Whether a program difference is one Python interpreter for another (by path)."""
+    return all(isinstance(x, str) and "/" in x and is_python_name(os.path.basename(x))
+               for x in (a, b))
 
 
 def _program_slots(snap: Snapshot) -> int:
@@ -391,6 +387,8 @@ def apply(
             if secret is not None and _is_secret_value(value):
                 value = secret(c.key, value)
             argv = set_option(argv, str(c.path[2]), value)
+        elif kind == "command" and c.path[1] == "program":
+            argv[0] = str(c.b)
         elif kind == "command" and c.path[1] == "positionals":
             argv = set_positional(argv, int(c.path[2]), c.b)
         elif kind == "command" and c.path[1] == "cwd":

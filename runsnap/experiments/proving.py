@@ -135,9 +135,9 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
 
 
 def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
-    """The changes that apply ``top``: its own, those of the variable it follows (another
-    venv's packages follow ``PATH``), or the uncommitted edit a model's file is; else none,
-    and why not."""
+    """The changes that apply ``top``: its own, those of the variable or interpreter it follows
+    (another venv's packages follow ``PATH``, or the interpreter named by path), or the
+    uncommitted edit a model's file is; else none, and why not."""
     def under(path: Sequence[Any]) -> tuple[Change, ...]:
         return tuple(c for c in the_plan.changes if tuple(c.path[: len(path)]) == tuple(path))
 
@@ -146,11 +146,11 @@ def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
         return own, ""
     why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
                    "it is not part of the launch")
-    followed = re.match(r"follows env ([A-Za-z_][A-Za-z0-9_]*)", why_not)
+    followed = re.match(r"follows (env [A-Za-z_][A-Za-z0-9_]*|command program)", why_not)
     if followed:
-        applied = under(("env", followed[1]))
+        applied = under(tuple(followed[1].split()))
         if applied:
-            return applied, f"follows env {followed[1]}: proven by applying it"
+            return applied, f"follows {followed[1]}: proven by applying it"
     edit = re.match(r"follows (git .+) \(applied with it\)$", why_not)
     if edit:  # a model's file that is an uncommitted edit in a git tree
         applied = tuple(c for c in the_plan.changes if c.where == edit[1])
