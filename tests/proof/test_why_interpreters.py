@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.proof.conftest import capture, child
 from tests.proof.conftest import runsnap as run_runsnap
@@ -43,7 +44,7 @@ def _venvs(tmp_path: Path) -> tuple[Path, Path]:
     return good, bad
 
 
-def _why(tmp_path: Path) -> dict[str, object]:
+def _why(tmp_path: Path) -> dict[str, Any]:
     proc = run_runsnap("why", "--prove", "--yes", "--format", "json", cwd=tmp_path)
     assert proc.stdout, proc.stderr
     return dict(json.loads(proc.stdout))
@@ -75,4 +76,4 @@ def test_a_venv_interpreter_named_by_path_is_proven_by_applying_it(tmp_path: Pat
     assert out["status"] == "proven", (out["message"], out["cannot"])
     assert [(c["section"], c["key"]) for c in out["cause"]] == [("command", "program")]
     assert "follows command program: proven by applying it" in str(out["how"])
-    assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")  # type: ignore[index]
+    assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")
