@@ -28,6 +28,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
 from runsnap.experiments.bytecode import bytecode_only
+from runsnap.experiments.following import toolchain_variable
 from runsnap.experiments.gittrees import applied_edits, copy_trees, edit_of
 from runsnap.experiments.modelcopy import copy_model
 from runsnap.knowledge.env import list_separator, split_list
@@ -144,6 +145,8 @@ def plan(
     program_slots = max(_program_slots(good), _program_slots(bad))
     configs = _applied_configs(good, diffs)
     edits = applied_edits(good, bad, diffs)
+    moved = {d.key for d in diffs if d.section == "env" and not (
+        d.hidden and not include_hidden and not d.reason.startswith(UNCHANGED))}
     pythonpath_moves = any(d.section == "env" and d.key == "PYTHONPATH" for d in diffs)
     # PATH picks the interpreter: package differences follow it only when the interpreter
     # itself differs; inside one interpreter they are its own, and block
@@ -214,6 +217,8 @@ def plan(
                 skip(how)
         elif d.section == "git" and bytecode_only(good, bad, path):
             skip("Python's bytecode cache: written by the runs, never their input")
+        elif d.section == "system" and (var := toolchain_variable(good, bad, d.key, moved)):
+            skip(f"follows env {var} (applied with it)")  # CUDA home, compilers: PATH's
         elif d.section in _BLOCKING_WHY:
             skip(_BLOCKING_WHY[d.section], True)
         else:
