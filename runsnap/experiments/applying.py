@@ -108,6 +108,7 @@ _BLOCKING_WHY = {
     "system": "another host, driver or GPU",
     "models": "other model files or revision: only config.json fields are applied",
 }
+_DATA_FILE = "a file the runs read, with other content: only its digest is recorded"
 
 
 def _flatten(diffs: Sequence[Difference], seen: set[tuple[str, ...]] | None = None
@@ -160,6 +161,12 @@ def plan(
                  path: tuple[Any, ...] = path) -> None:
             skipped.append(Skipped(d.section, d.key, path, d.a, d.b, why, blocking))
 
+        if path[:2] == ("runtime", "data_files") and d.change == "changed" and not d.hidden:
+            edit = edits.get(os.path.realpath(str(path[2])), "")  # a file both runs read
+            if edit:
+                skip(f"follows {edit} (applied with it)")
+            else:
+                skip(_DATA_FILE, True)
         if d.section in EFFECT_SECTIONS or d.key == "errors" or d.key.endswith(".errors"):
             continue
         # hidden because both runs ended alike is no noise: a --test tells them apart
