@@ -142,13 +142,23 @@ def _error_of(good: Outcome, bad: Outcome) -> Any:
     return _first_error
 
 
+#: An absolute path of two parts or more: compared by its last part, since a trial reads a
+#: model, or a repository, through a copy under its own folder (``.runsnap/bisect-*/m2/``).
+_FOLDERS = re.compile(r"(?<![\w.])(?:/[^\s/:'\"(),]+)+/(?=[^\s/:'\"(),]+)")
+
+
 def _masked(line: Any) -> str:
-    """A first error line with numbers and addresses masked, to compare two runs' errors.
+    """A first error line with numbers and addresses masked, and an absolute path's folders,
+    to compare two runs' errors.
 
     >>> _masked("OOM at 0x7f3a: tried 2.5 GiB (pid 4121)")
     'OOM at #: tried #.# GiB (pid #)'
+    >>> _masked("no weights in /w/.runsnap/bisect-1/m2/tiny: ok")
+    'no weights in tiny: ok'
+    >>> _masked("no weights in /w/models/tiny: ok")
+    'no weights in tiny: ok'
     """
-    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", str(line or "")).strip()
+    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", _FOLDERS.sub("", str(line or ""))).strip()
 
 
 def describe(outcome: Outcome | Mapping[str, Any]) -> str:
