@@ -52,6 +52,7 @@ from runsnap.experiments.judging import (
 )
 from runsnap.experiments.selfrun import runsnap_argv
 from runsnap.launch.signals import escalate
+from runsnap.launch.watch import descendants
 from runsnap.snapshot import load
 
 if TYPE_CHECKING:
@@ -151,9 +152,12 @@ def _stop(proc: subprocess.Popen[bytes], grace: float, at_once: bool = False) ->
     ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last; ``at_once`` (Ctrl-C):
     none of that. Then whatever is left of the trial's process group (it has one of its own:
     a helper the program started, a server's workers) is killed, so no trial leaves a process
-    behind to hold a port or a GPU for the next; only then is runsnap's process reaped."""
+    behind to hold a port or a GPU for the next; only then is runsnap's process reaped. So are
+    its descendants in sessions of their own (torchrun starts each worker in one): stopped at
+    once, torchrun cannot stop them, and a rank waiting in a collective would stay."""
     steps = () if at_once else ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
                                 (signal.SIGKILL, 5.0))
+    own = [p for p in descendants(proc.pid) if _group(p) not in (None, proc.pid)]
     for sig, wait in steps:
         if _ended(proc):
             break
@@ -169,8 +173,22 @@ def _stop(proc: subprocess.Popen[bytes], grace: float, at_once: bool = False) ->
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:  # the group is gone already
             pass
+    for pid in own:
+        if _group(pid) is not None:  # still there: the trial's launcher did not stop it
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
     escalate(proc, ((signal.SIGKILL, None),))
     proc.wait()
+
+
+def _group(pid: int) -> int | None:
+    """The process group of ``pid`` (None: gone)."""
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def own_log(log: str) -> str:
