@@ -26,6 +26,11 @@ The ``fresh7`` half (benchmarks/fresh7.py), another batch written from the outsi
 gloo jobs compared job to job, engines (a TCPStore timeout, a KV cache dtype, uvicorn), model
 folders edited under transformers, a shared config outside git, a vendored package on
 ``PYTHONPATH`` and an untracked file shadowing a library; it is never tuned on either.
+The ``fresh8`` half (benchmarks/fresh8.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (uneven shards, a sampler's lost ``set_epoch``), engines (a TCPStore
+waiting for pipeline stages, ``TORCH_DISTRIBUTED_DEBUG``, an egress proxy), model folders edited
+under transformers, a project venv's old pin and a defaults file in the user's home; it is never
+tuned on either.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from benchmarks.fresh4 import FRESH4
 from benchmarks.fresh5 import FRESH5
 from benchmarks.fresh6 import FRESH6
 from benchmarks.fresh7 import FRESH7
+from benchmarks.fresh8 import FRESH8
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -54,13 +60,13 @@ from benchmarks.tune_warnings import TUNE_WARNINGS
 
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
-FRESH6_HALF, FRESH7_HALF = "fresh6", "fresh7"
+FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
-          FRESH6_HALF, FRESH7_HALF)
+          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
-                FRESH7_HALF)
+                FRESH7_HALF, FRESH8_HALF)
 
 
 def half_of(name: str) -> str:
@@ -82,8 +88,9 @@ class Entry:
     source: str
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
-    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` (acts
-    through real libraries, written from the outside: benchmarks/fresh.py ... fresh7.py)."""
+    ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
+    ``fresh8`` (acts through real libraries, written from the outside: benchmarks/fresh.py ...
+    fresh8.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -122,4 +129,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH6_HALF, "fresh6") for b in FRESH6),
     # never tuned on either: the whole of benchmarks/fresh7.py is the fresh7 half
     *(Entry(_name(b), b, FRESH7_HALF, "fresh7") for b in FRESH7),
+    # never tuned on either: the whole of benchmarks/fresh8.py is the fresh8 half
+    *(Entry(_name(b), b, FRESH8_HALF, "fresh8") for b in FRESH8),
 ]

@@ -160,7 +160,8 @@ def compare(
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
     if outcome == "same":
         ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b))
-    j = judge([d for d in ranked if not d.hidden], outcome)
+    j = judge([d for d in ranked if not d.hidden], outcome,
+              traceback=outcome == "different" and consequences.failed_with_traceback(a, b))
     return Report(info_a, info_b, ranked, show_all=show_all,
                   notes=(*notes, *extra), outcome=outcome, outcome_words=words,
                   consequences=folded, confidence=j.confidence, candidates=j.candidates,

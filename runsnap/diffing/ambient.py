@@ -45,7 +45,11 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
 __all__ = ["CEILING", "ambient_reads", "decides_otherwise", "executables", "import_reads",
-           "locale_of", "locale_reads", "startup_reads"]
+           "locale_of", "locale_reads", "no_device_to_choose", "startup_reads"]
+
+#: The variables that choose among NVIDIA GPUs (which, in what order): what they decide is
+#: only there where the host has one (the CUDA runtime and the container toolkit read them).
+NVIDIA_CHOICE = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 
 #: The highest score of a variable read only at start-up: below the launch options (88), the
 #: command's executable (84) and a model's config fields (85-88), as below the program's reads.
@@ -63,8 +67,9 @@ def executables(snap: Snapshot) -> tuple[str, ...]:
 
 def _at_start_up(site: ReadSite, f: RunFacts) -> bool:
     """Whether a Python read site is a start-up read: for a generic feature, or in the module
-    body of an installed package or Python's own library (an import), with no function of the
-    program's own code on the way."""
+    body of an installed package or Python's own library (an import), or in code that body
+    called (transformers' logging reads ``CI`` in a function its module body runs), with no
+    function of the program's own code on the way."""
     stack = site.stack
     if generic_frame(stack, f) is not None:
         return True
@@ -72,7 +77,7 @@ def _at_start_up(site: ReadSite, f: RunFacts) -> bool:
     if any(fr.origin == "program" and fr.function != "<module>" for fr in frames):
         return False
     inner = next((fr for fr in frames if fr.origin != "stdlib"), None)
-    return inner is None or inner.function == "<module>"
+    return inner is None or inner.function == "<module>" or _under_import(site, f) is not None
 
 
 #: The locale categories a C library resolves from the environment (POSIX XBD 8.2).
@@ -189,6 +194,28 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
             f"{decides} every process takes, not a decision of the program")
 
 
+def _no_gpu(snap: Snapshot) -> bool:
+    """Whether ``snap``'s host had no NVIDIA GPU to choose: the probe ran and found none (no
+    kernel driver loaded, or a driver that lists no GPU), not a probe that failed."""
+    gpu = snap.records.system.gpu
+    return gpu.available is False and not gpu.devices and not gpu.count and not gpu.listed
+
+
+def no_device_to_choose(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | None:
+    """The sentence of ``incidental`` evidence when ``name`` chooses among NVIDIA GPUs
+    (:data:`NVIDIA_CHOICE`), neither host had one, and no run read it from Python (the
+    program's own use of the value, ``len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))``,
+    decides whatever the host has): read natively by a library that looked for a GPU, on a
+    host where there was none to choose; else None."""
+    if name not in NVIDIA_CHOICE or a is None or b is None or not (_no_gpu(a) and _no_gpu(b)):
+        return None
+    got = [f.reads(name) for f in runs]
+    if not any(got) or any(g is not None and (g.python or g.sites) for g in got):
+        return None
+    return ("it chooses among NVIDIA GPUs, and neither run's host had one (no NVIDIA GPU "
+            "recorded): read natively by a library looking for one, it chose nothing")
+
+
 def _in_every_process(got: VariableRead, f: RunFacts) -> bool:
     pids = set(got.pids)
     return bool(pids) and set(f.pids) <= pids
@@ -268,20 +295,25 @@ def _importer(site: ReadSite, f: RunFacts) -> tuple[str, frozenset[str]] | None:
         if fr.origin == "program":
             return None
         if fr.origin == "package":
-            packages.add(fr.top)
+            # the part of the package whose code ran: its module's folder (``torch/_functorch``
+            # for ``torch/_functorch/config.py``; ``six`` for ``six.py``)
+            folder = fr.path.replace("\\", "/").lstrip("/").rpartition("/")[0]
+            packages.add(folder or fr.top)
         if fr.function == "<module>":
             who = fr.top if fr.origin == "package" else "Python's own library"
             return who, frozenset(packages)
     return None
 
 
-def _on_traceback(packages: frozenset[str], runs: Sequence[RunFacts]) -> bool:
-    """Whether the code of one of ``packages`` is on a failing traceback of either run (a
-    failure the other run did not share: :meth:`RunFacts.views`)."""
+def _on_traceback(parts: frozenset[str], runs: Sequence[RunFacts]) -> bool:
+    """Whether code of one of ``parts`` (a package's module folder, ``torch/_functorch``, or a
+    single-module package) is on a failing traceback of either run (a failure the other run did
+    not share: :meth:`RunFacts.views`): a read at the import of ``torch/_functorch/config.py``
+    is no setting of ``torch/distributed/`` code that failed (as :mod:`.failingpath` rules)."""
     for view in (v for f in runs for v in f.views()):
         for frame in view.traceback.frames if view.traceback else ():
-            file = str(frame.file or "")
-            if any(f"/{top}/" in file or file.endswith(f"/{top}.py") for top in packages):
+            file = str(frame.file or "").replace("\\", "/")
+            if any(f"/{part}/" in file or file.endswith(f"/{part}.py") for part in parts):
                 return True
     return False
 

@@ -30,6 +30,9 @@ _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 #: The longest name word taken as an abbreviation of a longer message word (``max``, ``num``,
 #: ``conf``); a longer one must be the message's word itself or its plural.
 _ABBREVIATION = 4
+#: Words that end in ``s`` and are no plural: a URL scheme's secure form is another scheme
+#: (``HTTPS_PROXY`` is not named by ``HTTPConnectionPool``).
+_NOT_PLURALS = frozenset({"https", "wss", "ftps"})
 
 
 @functools.cache
@@ -91,9 +94,13 @@ def _same(word: str, said: str) -> bool:
     [True, True, False]
     >>> [_same("requests", w) for w in ("request", "requests", "requested")]
     [True, True, False]
+    >>> _same("https", "http"), _same("http", "https")
+    (False, False)
     """
-    if said == word or said.rstrip("s") == word.rstrip("s"):
+    if said == word:
         return True
+    if said.rstrip("s") == word.rstrip("s"):
+        return not {said, word} & _NOT_PLURALS  # ``https`` is no plural of ``http``
     return len(word) <= _ABBREVIATION and len(said) > len(word) and said.startswith(word)
 
 

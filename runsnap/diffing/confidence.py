@@ -25,9 +25,17 @@ The rules (docs/ranking.md has the same text):
   from a read as deep as its own (a caller of the raise, or a settings reader that read
   every variable in the function that raised) that nothing else backs.
 
+Where a run failed with a traceback the other did not share, a library's start-up setting
+(a ``read`` below the band of reads: read only at its import, no part of it on that traceback)
+stands apart from the program's own read: the traceback shows where the run failed.
+
 When the margin fails, the verdict still commits when the top difference is the only one the
 program took in (:func:`_sole`): every other difference is one the runs show unread or read
-only at start-up or for a generic feature. A confident verdict says why (:attr:`Judgement.why`).
+only at start-up or for a generic feature; or when it is the only thing the program was
+launched with that differs (an option, the model) and the others are, besides, only
+libraries' start-up settings (read at their import, no word of the runs naming them; not a
+locale, which writes numbers otherwise). A confident verdict says why
+(:attr:`Judgement.why`).
 
 Otherwise the verdict is "undecided between K candidates" (those the evidence does not tell
 apart from the top one, or every likely cause when none has evidence from the runs, never one
@@ -45,6 +53,7 @@ from collections.abc import Sequence
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.kinds import BANDS, KINDS
 from runsnap.diffing.result import Difference
+from runsnap.knowledge.readers import ambient_setting
 
 __all__ = ["FROM_RUNS", "LAUNCHED", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
 
@@ -160,6 +169,13 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
     unlikely = [d for d in causes if _unlikely(d)]
     rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")
             and all(d is not u for u in unlikely)]
+    launched = [d for d in rest if d.section in LAUNCHED and d.evidence_kind not in FROM_RUNS]
+    if len(launched) == 1 and all(d is launched[0] or (_setting(d) and not _locale(d))
+                                  for d in rest):
+        # what the program was launched with, beside libraries' start-up settings only (read
+        # at their import, no word of the runs naming them): the launch decides
+        startup += [d for d in rest if d is not launched[0]]
+        rest = launched
     if len(rest) == 1 and (rest[0].evidence_kind in FROM_RUNS or rest[0].section in LAUNCHED):
         n = len(unread) + len(startup) + len(unlikely)
         what = ", ".join(w for w, some in (("unread", unread), ("read at start-up", startup),
@@ -180,6 +196,19 @@ def _setting(d: Difference) -> bool:
     """A read scored below the band of reads: a setting every process of the stack takes,
     read at a library's import or for the locale (:data:`runsnap.diffing.ambient.CEILING`)."""
     return d.evidence_kind == "read" and d.score < BANDS["read"][0]
+
+
+def _locale(d: Difference) -> bool:
+    """A locale variable: another locale writes numbers and encodes text otherwise, what a
+    metric or an output shows (it stays a candidate beside a launch option)."""
+    rule = ambient_setting(d.key) if d.section == "env" else None
+    return rule is not None and rule[0] == "locale"
+
+
+def _own_read(d: Difference) -> bool:
+    """A ``read`` in the band of reads: the program used it while it ran (not a library's
+    start-up setting, :func:`_setting`)."""
+    return d.evidence_kind == "read" and d.score >= BANDS["read"][0]
 
 
 def _sentence(head: str, n: int, what: str) -> str:
@@ -204,9 +233,12 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
     return _sentence(said, len(rest), "weaker")
 
 
-def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
+def judge(counted: Sequence[Difference], outcome: str, *, traceback: bool = False) -> Judgement:
     """The judgement over ``counted`` (ranked, the differences that count) for runs whose
-    outcome is ``outcome`` (``same``, ``different`` or ``""`` unknown)."""
+    outcome is ``outcome`` (``same``, ``different`` or ``""`` unknown). ``traceback``: a run
+    failed in a way the other did not, with a traceback that shows where; then a library's
+    start-up setting (:func:`_setting`: read only at its import, no part of it on that
+    traceback, no word of the runs naming it) stands apart from the program's own read."""
     causes = [d for d in counted if d.section != "outcome"]
     if outcome == "same" or not causes:
         why = "the outcomes are the same" if outcome == "same" else "nothing to explain"
@@ -216,7 +248,8 @@ def judge(counted: Sequence[Difference], outcome: str) -> Judgement:
         # apart from every other candidate, not only the runner-up: a difference added below
         # the runner-up (noise of another shell) never makes a verdict more sure
         # without evidence, what scores under LIKELY is never a candidate (as below)
-        tied = [d for d in causes if d is top or not (_apart(top, d) or _unlikely(d))]
+        tied = [d for d in causes if d is top or not (
+            _apart(top, d) or _unlikely(d) or (traceback and _own_read(top) and _setting(d)))]
         if len(tied) == 1:
             return Judgement("confident", (top,), why=_apart_why(top, causes))
         return _sole(causes, outcome) or Judgement(

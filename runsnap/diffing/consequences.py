@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 
 from runsnap.diffing.result import UNCHANGED, Difference, SnapInfo
-from runsnap.diffing.runfacts import RunFacts, failure_key
+from runsnap.diffing.runfacts import RunFacts, differential, failure_key
 from runsnap.diffing.sections.tests import changed_tests
 from runsnap.knowledge.notices import notice_about
 
@@ -27,9 +27,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["AMBIENT", "fold", "from_shell", "is_consequence", "notices_only", "outcome_of",
-           "per_rank",
-           "unchanged"]
+__all__ = ["AMBIENT", "failed_with_traceback", "fold", "from_shell", "is_consequence",
+           "notices_only", "outcome_of", "per_rank", "unchanged"]
 
 
 def is_consequence(d: Difference) -> bool:
@@ -85,6 +84,12 @@ def outcome_of(a: Snapshot, b: Snapshot) -> tuple[str, str]:
     if not fa.failed:
         return "same", f"both exited {fa.status}"
     return "same", f"both {_ended(fa)}, the same way"
+
+
+def failed_with_traceback(a: Snapshot, b: Snapshot) -> bool:
+    """Whether a run failed in a way the other did not, with a traceback that shows where."""
+    fa, fb = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
+    return any(f.views() and f.traceback is not None and f.traceback.frames for f in (fa, fb))
 
 
 def notices_only(a: Snapshot, b: Snapshot, keys: Sequence[str]) -> str:

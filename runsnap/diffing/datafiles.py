@@ -28,10 +28,12 @@ an input (:func:`output_options`).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from runsnap.diffing.naming import excerpt
 from runsnap.diffing.result import Difference
 from runsnap.knowledge.datafiles import PYTHON_READ
 
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     from runsnap.snapshot.records_host import DataFile, Runtime
 
 __all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "one_view", "output_options",
-           "outputs"]
+           "outputs", "path_quoted"]
 
 
 def _content(f: DataFile) -> str:
@@ -130,6 +132,22 @@ def _repo_file(d: Difference, snap: Snapshot | None) -> str:
     got = snap.records.git.repos.get(repo) if snap is not None else None
     root = str(got.path or "") if got is not None else ""
     return os.path.normpath(os.path.join(root, rel)) if root and rel else ""
+
+
+def path_quoted(d: Difference, a: Snapshot, b: Snapshot,
+                said: Sequence[tuple[str, str, int, Any]]) -> str | None:
+    """The sentence when a failing run's error (rank 0 of ``said``) quotes the full path of a
+    git difference's file (``REPO: PATH``) as that run's tree holds it: ``ImportError: cannot
+    import name 'load_dataset' from 'datasets' (/home/u/review-clf/datasets.py)`` for an
+    untracked ``datasets.py``. The whole path, not the file's name: a ``train.py`` of another
+    tree names nothing here."""
+    if d.section != "git" or ": " not in d.key:
+        return None
+    for place, text, rank, run in said:
+        full = _repo_file(d, b if getattr(run, "label", "") == "B" else a)
+        if rank == 0 and full and re.search(re.escape(full) + r"(?![\w./-])", text):
+            return f"{place} quotes the file's path: \"{excerpt(text, full, 24)}\""
+    return None
 
 
 def edit_read(d: Difference, a: Snapshot, b: Snapshot) -> tuple[str, str] | None:

@@ -55,11 +55,12 @@ from runsnap.diffing.ambient import (
     ambient_reads,
     import_reads,
     locale_reads,
+    no_device_to_choose,
     startup_reads,
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.confidence import FROM_RUNS, LIKELY
-from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened
+from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened, path_quoted
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
@@ -169,6 +170,8 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return listed
     if ambient:
         return Evidence("incidental", ambient, ceiling=CEILING)
+    if (moot := no_device_to_choose(name, runs, a, b)) is not None:
+        return Evidence("incidental", moot, ceiling=CEILING)
     if a is not None and (setting := locale_reads(name, runs, a, b)):  # another locale
         return Evidence("read", setting, ceiling=CEILING)
     readers: list[tuple[RunFacts, VariableRead]] = [
@@ -257,8 +260,8 @@ def _bulk_evidence(name: str, runs: Sequence[RunFacts], all_traced: bool) -> Evi
     where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
     if not where:
         return None
-    owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
-    if len(owner) >= 3 and name.lower().startswith(owner.lower() + "_"):
+    owner = next((o for f in runs for o in (f.copy_owner(name),) if o), "")
+    if owner:
         # gunicorn/config.py copies the environment and reads GUNICORN_CMD_ARGS from its
         # copy: a package's own setting, by its name, in the package's own copy
         return Evidence("read", f"copied in bulk by {owner} at {where}, whose own setting "
@@ -467,7 +470,8 @@ def gather(
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))
             took = Evidence(*(edit_read(d, a, b) or edit_evidence(d, runs, a, b) or ("", "")))
-            quoted = edit_quoted(d, runs) if ev is None else None
+            quoted = (edit_quoted(d, runs) or path_quoted(d, a, b, texts(runs))
+                      if ev is None else None)
             if quoted is not None:
                 # the failing error quotes a word the edit brought in; read by the run, it
                 # reached the code that raised, as a quoted variable's value does

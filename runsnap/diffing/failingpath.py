@@ -17,7 +17,10 @@ differential`), and a read counts by the frames where it happened
   program's module body, the read in scorelib's) is not shared: the read was the imported
   module's, at import (next rule), whatever line of that frame then failed;
 * the read was made at import, by a package whose code is on the failing traceback: at module
-  level, or in a function of that package the module's body called (rank 2);
+  level, or in a function of that package the module's body called (rank 2), and only where
+  the failing frame lies in the reading module's own folder or below it (a read at import of
+  ``torch/_functorch/config.py`` is not on the path of an error raised in
+  ``torch/distributed/``: a large package's import reads its every part's settings);
 * a read made on behalf of a generic feature (terminal size, locale, help formatting:
   ``knowledge/env-generic-readers.tsv``) does not count, unless the failure was raised in
   that feature's own package (a progress-bar or logging library that failed on the setting
@@ -132,6 +135,11 @@ def _import_read(stack: Sequence[Frame], reader: RunFacts, frames: Sequence[_TbF
     where = _package_dir(reader, own[0].top)
     if where is None:
         return None
+    # the module that read and the code that failed are one part of the package: the failing
+    # frame lies in the reading module's own folder or below it (a read in ``torch/__init__.py``
+    # covers all of torch; one in ``torch/_functorch/config.py`` not ``torch/distributed/``)
+    part = own[0].path.replace("\\", "/").lstrip("/").rpartition("/")[0].partition("/")[2]
+    where = f"{where}/{part}" if part and not where.endswith(".py") else where
     for tb in frames:
         if tb.depth >= 0 and (tb.file == where or tb.file.startswith(where + "/")):
             return own[0], tb

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
+from runsnap.diffing.confidence import LIKELY
 from runsnap.diffing.kinds import KINDS
 from runsnap.diffing.result import Difference, short
 from runsnap.diffing.runfacts import RunFacts
@@ -135,9 +136,14 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                                               "PYTHONHOME", "CONDA_PYTHON_EXE"):
             members.append(d)
         elif d.section == "env" and d.key == "PATH":
-            entries = [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence]
+            # the entries added, removed or moved (not the name's own "also: ..." line)
+            entries = [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence
+                       if e.startswith(("added: ", "removed: ", "moved: "))]
             if entries and all(_under(e, prefixes) for e in entries):
-                members.append(d)
+                # how the switch came about (the shell activated the other environment),
+                # listed under what moved with it: the packages the run took from there
+                members.append(d.replace(score=min(d.score, LIKELY), reason=(
+                    f"the shell's activation of the other environment: {d.reason}")))
         elif d.section == "command" and d.key in ("executable", "program"):
             names = [str(x or "").rsplit("/", 1)[-1] for x in (d.a, d.b)]
             if (_under(d.a, prefixes) and _under(d.b, prefixes)) or all(

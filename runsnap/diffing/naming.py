@@ -35,9 +35,11 @@ __all__ = ["WARNED", "called_where_raised", "crowd", "distinctive", "engine_name
 #: evidence` takes it as corroboration (``read``), never as the error naming a cause.
 WARNED = 3
 
-#: Values too common to single out a setting, whatever the message around them.
+#: Values too common to single out a setting, whatever the message around them: the
+#: booleans and their kin, and the loopback and wildcard addresses every local connection
+#: prints (gloo's ``Connection closed by peer [127.0.0.1]:59558`` quotes no ``RAY_ADDRESS``).
 _PLAIN = frozenset({"true", "false", "none", "yes", "no", "on", "off", "auto", "default",
-                    "null", "all", "any"})
+                    "null", "all", "any", "127.0.0.1", "localhost", "0.0.0.0", "::1", "::"})
 
 
 def names_for(d: Difference, facts: Sequence[RunFacts]) -> tuple[str, ...]:
@@ -101,6 +103,8 @@ def value_tokens(value: Any, other: Any) -> list[str]:
     (['eth9'], [], [])
     >>> value_tokens("module://matplotlib_inline.backend_inline", None)
     ['module://matplotlib_inline.backend_inline']
+    >>> value_tokens("127.0.0.1:6380", None)  # a loopback address every local peer prints
+    ['127.0.0.1:6380', '6380']
     """
     if isinstance(value, bool) or value is None:
         return []
@@ -160,7 +164,9 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool
     printed it. ``reached``: the failing error itself quotes the value of an input the failing
     run took in (a variable it read by name, its command line, a field of the config its model
     was built from), so the value reached the code that raised. ``quoted``: the failing error
-    itself (not a warning, not a last line) quotes the failing side's value."""
+    itself (not a warning, not a last line) quotes the failing side's value. A name-like part
+    of a variable's value the failing run read counts in the error in another case too
+    (``nccl`` in ``NCCL``: :func:`_spelled_otherwise`)."""
     names = names_for(d, runs)
     said = texts(runs)
     for where, text, rank, _run in said:
@@ -177,10 +183,14 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool
         if not f.failed or f.shared_failure:
             continue
         mine, theirs = (d.b, d.a) if f.label == "B" else (d.a, d.b)
+        read = d.section == "env" and (f.reads(d.key) is not None or bool(f.copy_owner(d.key)))
         for token in value_tokens(mine, theirs):
-            if not _quoted_or_word(token, text) or not distinctive(token, f, runs):
+            if _quoted_or_word(token, text):
+                if not distinctive(token, f, runs):
+                    continue
+            elif not (read and text in f.errors and _spelled_otherwise(token, text)
+                      and distinctive(token, f, runs, folded=True)):
                 continue
-            read = d.section == "env" and f.reads(d.key) is not None
             rank = max(said_rank, 0 if read else 2)
             how = _taken(d, f, read)
             found = (f"{where} names {f.label}'s value {token}{how}: "
@@ -205,7 +215,38 @@ def _taken(d: Difference, f: RunFacts, read: bool) -> str:
     return ""
 
 
-def distinctive(token: str, failing: RunFacts, runs: Sequence[RunFacts]) -> bool:
+#: Words an error uses for its own reasons, whatever a value spells (a log level, a state).
+_OWN_WORDS = frozenset({"info", "warn", "warning", "error", "errors", "debug", "trace", "fatal",
+                        "critical", "notice", "fail", "failed", "none", "true", "false", "exit",
+                        "data", "file", "path", "name", "value", "type", "mode", "size"})
+
+
+def _spelled_otherwise(token: str, raw: str) -> bool:
+    """Whether ``raw`` holds ``token``, a name-like word of a value (``nccl``), as a whole word
+    in another case (``Distributed package doesn't have NCCL built in``): a message spells a
+    backend, a device or a format its own way. Not a word an error uses for its own reasons
+    (:data:`_OWN_WORDS`), not a number, not under 4 characters.
+
+    >>> _spelled_otherwise("nccl", "Distributed package doesn't have NCCL built in")
+    True
+    >>> _spelled_otherwise("info", "INFO: started"), _spelled_otherwise("ncclx", "NCCL")
+    (False, False)
+
+    An option a value holds (``--timeout`` of ``GUNICORN_CMD_ARGS="--timeout 2"``) is spelled
+    by its word: ``[CRITICAL] WORKER TIMEOUT``.
+
+    >>> _spelled_otherwise("--timeout", "[CRITICAL] WORKER TIMEOUT (pid:23978)")
+    True
+    """
+    token = token[2:] if token.startswith("--") else token
+    if len(token) < 4 or token.lower() in _OWN_WORDS or token.lower() in _PLAIN \
+            or not re.fullmatch(r"[A-Za-z][\w-]*", token):
+        return False
+    return re.search(r"(?<![\w.])" + re.escape(token) + r"(?![\w])", raw, re.I) is not None
+
+
+def distinctive(token: str, failing: RunFacts, runs: Sequence[RunFacts], *,
+                folded: bool = False) -> bool:
     """Whether ``token`` (a part of the failing side's value) singles that value out: no other
     differing input holds it (:attr:`RunFacts.crowd`), and no other run printed it (an error,
     a warning, a last line): a word the passing run says too is no sign of the failure.
@@ -217,10 +258,10 @@ def distinctive(token: str, failing: RunFacts, runs: Sequence[RunFacts]) -> bool
     >>> distinctive("eth9", bad.replace(crowd=frozenset({"eth9"})), [bad])
     False
     """
-    if token in failing.crowd:
+    if token in failing.crowd or (folded and token.lower() in {c.lower() for c in failing.crowd}):
         return False
-    return not any(_quoted_or_word(token, line) for g in runs if g is not failing
-                   for line in (*g.errors, *g.warnings, *g.tail))
+    return not any(_quoted_or_word(token, line) or (folded and _spelled_otherwise(token, line))
+                   for g in runs if g is not failing for line in (*g.errors, *g.warnings, *g.tail))
 
 
 def crowd(diffs: Sequence[Difference]) -> frozenset[str]:

@@ -119,16 +119,17 @@ _SECTION_RANK = {name: i for i, name in enumerate(
     ("command", "env", "models", "packages", "git", "system", "outcome", "runtime"))}
 
 
-def ranking_key(d: Difference) -> tuple[int, int, int, int, int, str]:
+def ranking_key(d: Difference) -> tuple[int, int, int, int, int, int, str]:
     """Sort key: shown before hidden; what happened (section ``outcome``, an effect) after
     every cause but those the runs show unread; higher score first; on a tie, the one whose
-    value the failing error quotes, then the one the failing run's words back; then the section in
-    the order command, env, models, packages, git, system, outcome, others (what the user
-    chose before what the machine provides), then the key alphabetically so the order is
-    stable."""
+    value the failing error quotes, then the one the failing run's words back, then anything
+    before an ``incidental`` read (the runs show it decided nothing); then the section in the
+    order command, env, models, packages, git, system, outcome, others (what the user chose
+    before what the machine provides), then the key alphabetically so the order is stable."""
     effect = d.section == "outcome" or d.evidence_kind == "unread"
     return (int(d.hidden), int(effect), -d.score, -2 * int(d.quoted) - int(d.corroborated),
-            _SECTION_RANK.get(d.section, len(SECTION_ORDER)), d.key)
+            int(d.evidence_kind == "incidental"), _SECTION_RANK.get(d.section, len(SECTION_ORDER)),
+            d.key)
 
 
 def rank(diffs: Iterable[Difference], rules: RankContext) -> tuple[Difference, ...]:

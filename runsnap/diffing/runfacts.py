@@ -263,6 +263,17 @@ class RunFacts(FrozenRecord):
                     return text.split(" in ", 1)[0]
         return ""
 
+    def copy_owner(self, name: str) -> str:
+        """The installed package that copied the environment in bulk and whose own setting
+        ``name`` is by its name (``gunicorn/config.py`` copies it and reads ``GUNICORN_CMD_ARGS`` from the
+        copy), or ``""``: such a copy is that package's read."""
+        where = self.bulk_site(name)
+        owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
+        mod = self.module(owner) if len(owner) >= 3 else None
+        if mod is None or mod.origin not in ("site-packages", "editable"):
+            return ""  # the program's own script (app.py copying APP_*) is no package's setting
+        return owner if name.lower().startswith(owner.lower() + "_") else ""
+
     def bulk_only(self, name: str) -> bool:
         """Whether ``name`` was only seen in copies of the whole environment (passed on to a
         child, which may read it): neither read nor unread. Scans that kept other names
@@ -324,7 +335,7 @@ def _top(site: str) -> str:
     return head[:-3] if head.endswith(".py") else head
 
 
-_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w]*")
+_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_]\w*(?:-[A-Za-z0-9]\w*)*")
 
 
 def tokens(text: str) -> frozenset[str]:
@@ -333,10 +344,17 @@ def tokens(text: str) -> frozenset[str]:
 
     >>> sorted(tokens("set the env var SGLANG_X=1 or pass --max-len (torch.cuda)"))[:6]
     ['--max-len', 'SGLANG_X', 'cuda', 'env', 'max_len', 'or']
+
+    A hyphenated name is a word of its own, and its parts are words too:
+
+    >>> sorted(tokens("but found huggingface-hub==2.0.0"))
+    ['but', 'found', 'hub', 'huggingface', 'huggingface-hub', 'huggingface_hub']
     """
     out: set[str] = set()
     for m in _TOKEN.finditer(text):
         word = m.group()
+        if "-" in word and not word.startswith("-"):
+            out.update(word.split("-"))
         out.add(word)
         bare = word.lstrip("-")
         out.add(bare.replace("-", "_").lower())

@@ -91,12 +91,20 @@ def walk(a: Any, b: Any, path: Parts = ()) -> Iterator[tuple[Parts, str, Any, An
 
     Tables are walked key by key (``("text_config", "rope_scaling", "factor")``); lists of
     equal length item by item (``("architectures", 0)``: an index is an int); lists of other
-    lengths are one change. :func:`dotted` writes the parts as a key.
+    lengths are one change, and so is a table of data (:func:`data_table`: ``id2label``,
+    ``label2id``), whose entries are one value. :func:`dotted` writes the parts as a key.
 
     >>> list(walk({"x": {"y": 1, "z": [1, 2]}}, {"x": {"y": 2, "z": [1, 3]}, "w": True}))
     [(('x', 'y'), 'changed', 1, 2), (('x', 'z', 1), 'changed', 2, 3), (('w',), 'added', None, True)]
+    >>> list(walk({"id2label": {"0": "neg", "1": "pos"}},
+    ...           {"id2label": {"0": "neg", "1": "neu", "2": "pos"}}))[0][:2]
+    (('id2label',), 'changed')
     """
     if a == b:
+        return
+    if isinstance(a, Mapping) and isinstance(b, Mapping) and path and (
+            data_table(a) or data_table(b)):
+        yield path, "changed", a, b
         return
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         for k in a:
@@ -114,6 +122,25 @@ def walk(a: Any, b: Any, path: Parts = ()) -> Iterator[tuple[Parts, str, Any, An
             yield from walk(x, y, (*path, i))
         return
     yield path, "changed", a, b
+
+
+def data_table(value: Mapping[Any, Any]) -> bool:
+    """Whether a table holds data, not fields: every key a number (``id2label``'s ``"0"``,
+    ``"1"``) or every value a distinct index from 0 (``label2id``'s ``{"neg": 0, "pos": 1}``),
+    two entries or more. Its entries are one value: a label added is one change of the map.
+
+    >>> data_table({"0": "neg", "1": "pos"}), data_table({"neg": 0, "pos": 1})
+    (True, True)
+    >>> data_table({"factor": 8.0, "type": "yarn"}), data_table({"a": 1, "b": 1})
+    (False, False)
+    """
+    if len(value) < 2:
+        return False
+    if all(str(k).lstrip("-").isdigit() for k in value):
+        return True
+    vals = list(value.values())
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in vals) and sorted(
+        vals) == list(range(len(vals)))
 
 
 def generic(section: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from runsnap.capturing import run
 from runsnap.diffing import compare
 from tests.diffing.conftest import Capture, write_script
 
@@ -78,3 +79,96 @@ def test_a_read_in_the_programs_own_function_is_the_programs(launched: Capture,
     top = report.candidates[0]
     assert (top.key, top.evidence_kind, report.confidence) == (
         "OMP_NUM_THREADS", "failing-path", "confident"), report.verdict()
+
+
+
+#: transformers/utils/logging.py's own lines (5.x, _configure_library_root_logger, run when
+#: transformers is imported), in an installed stand-in: transformers is not installed here.
+HFLOG = """
+import logging, os
+
+library_root_logger = logging.getLogger("hflog")
+
+
+def _configure_library_root_logger():
+    ci = os.getenv("CI")
+    is_ci = ci is not None and ci.upper() in {"1", "ON", "YES", "TRUE"}
+    library_root_logger.propagate = is_ci
+
+
+_configure_library_root_logger()
+"""
+
+def _hflog(tmp_path: Path) -> Path:
+    """A venv with the stand-in installed (its own copy: a package, not the program's)."""
+    import venv
+
+    from tests.conftest import pip_install
+
+    src = tmp_path / "src"
+    (src / "hflog").mkdir(parents=True)
+    (src / "hflog" / "__init__.py").write_text(HFLOG)
+    (src / "setup.py").write_text("from setuptools import setup\n"
+                                  "setup(name='hflog', version='1.0', packages=['hflog'])\n")
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
+    python = tmp_path / "venv" / "bin" / "python"
+    pip_install(python, "--no-deps", str(src), tmp=tmp_path)
+    return python
+
+
+LOGGED = """
+    import os
+    import hflog
+
+    lr = float(os.environ.get("TRAIN_LR", "0.1"))
+    print(f"loss={3 * lr:.4f}")
+    """
+
+
+def test_a_ci_runners_ci_read_at_a_librarys_import_decides_nothing_here(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A GitLab CI job sets CI=true; transformers' logging reads it when imported (whether
+    its logger propagates), as torch's configs and loguru do: a CI convention every process
+    takes, incidental, and the learning rate the program read is the one cause the runs show
+    (a library's setting at 83 before, undecided beside it)."""
+    python = _hflog(tmp_path)
+    app = write_script(tmp_path, "fit.py", LOGGED)
+    a = run([str(python), str(app)], env={**base_env, "TRAIN_LR": "0.1", "CI": "true"},
+            cwd=tmp_path, output=tmp_path / "a.toml").snapshot
+    b = run([str(python), str(app)], env={**base_env, "TRAIN_LR": "0.2"}, cwd=tmp_path,
+            output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    ci = next(d for d in report.counted if d.key == "CI")
+    assert ci.evidence_kind == "incidental" and "CI conventions" in ci.reason, ci.reason
+    assert (report.candidates[0].key, report.confidence) == ("TRAIN_LR", "confident"), \
+        report.verdict()
+
+
+def test_a_launch_option_beside_library_settings_only_is_the_cause(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """Two healthy runs, their loss apart: B was launched with another --lr, and its shell
+    sets a kernel choice the library reads at its import (a start-up setting, 83, no word of
+    the runs naming it). The launch decides: confident on the option (it was "the only
+    candidate, without evidence from the runs", undecided)."""
+    python = _hflog(tmp_path)
+    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
+    (site / "hflog" / "__init__.py").write_text(
+        HFLOG + 'KERNELS = os.environ.get("HFLOG_KERNELS", "portable")\n')
+    app = write_script(tmp_path, "fit.py", """
+        import argparse
+        import hflog
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--lr", type=float, default=0.1)
+        print(f"loss={3 * p.parse_args().lr:.4f}")
+        """)
+    a = run([str(python), str(app), "--lr", "0.1"], env={**base_env}, cwd=tmp_path,
+            output=tmp_path / "a.toml").snapshot
+    b = run([str(python), str(app), "--lr", "0.2"],
+            env={**base_env, "HFLOG_KERNELS": "fused"}, cwd=tmp_path,
+            output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    cache = next(d for d in report.counted if d.key == "HFLOG_KERNELS")
+    assert (cache.evidence_kind, cache.score) == ("read", 83), cache.reason
+    assert (report.candidates[0].key, report.confidence) == ("--lr", "confident"), \
+        report.verdict()

@@ -134,7 +134,8 @@ def test_a_packages_own_setting_read_from_its_copy_is_read(tmp_path: Path,
         "    env = os.environ.copy()\n"
         "    args = env.get('SERVELIB_CMD_ARGS', '').split()\n"
         "    if '--timeout' in args and int(args[args.index('--timeout') + 1]) < 5:\n"
-        "        sys.exit('[CRITICAL] WORKER TIMEOUT')\n"
+        "        sys.exit('[CRITICAL] worker exited' if env.get('SERVELIB_QUIET') else\n"
+        "                 '[CRITICAL] WORKER TIMEOUT')\n"
         "    print('served')\n")
     (src / "setup.py").write_text("from setuptools import setup\n"
                                   "setup(name='servelib', version='1.0', packages=['servelib'])\n")
@@ -147,6 +148,17 @@ def test_a_packages_own_setting_read_from_its_copy_is_read(tmp_path: Path,
     report = compare(a, b)
     ranked = {d.key: d for d in (*report.counted, *report.hidden)}
     own = ranked["SERVELIB_CMD_ARGS"]
-    assert own.evidence_kind == "read" and "copied in bulk by servelib" in own.reason, own
+    # the error spells the option B's value holds (``--timeout``) its own way: quoted
+    assert (own.evidence_kind, own.quoted) == ("failing-path", True), own
+    assert "names B's value --timeout, which B read" in own.reason, own.reason
     assert "neither read nor unread" in ranked["SHELL_TAG"].reason, ranked["SHELL_TAG"]
-    assert report.counted[0].key == "SERVELIB_CMD_ARGS", report.verdict()
+    assert (report.counted[0].key, report.confidence) == ("SERVELIB_CMD_ARGS", "confident"), \
+        report.verdict()
+    # an error that says nothing of the option: read from the copy, and no more
+    b = run(argv, env={**base_env, "SERVELIB_CMD_ARGS": "--timeout 2", "SHELL_TAG": "b",
+                       "SERVELIB_QUIET": "1"},
+            cwd=tmp_path, output=tmp_path / "b2.toml").snapshot
+    report = compare(a, b)
+    own = next(d for d in report.counted if d.key == "SERVELIB_CMD_ARGS")
+    assert own.evidence_kind == "read" and "copied in bulk by servelib" in own.reason, own
+    assert not own.quoted and report.confidence == "undecided", report.verdict()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from runsnap.capturing import run
 from runsnap.diffing import compare
 from tests.diffing.conftest import git
@@ -97,3 +99,28 @@ def test_an_error_quoting_a_word_the_edit_brought_names_the_edit(
     assert "quotes c_attn_x, which the edit to configs/lora.json brought to run B" in edit.reason
     assert (report.confidence, report.candidates[0].key) == ("confident", edit.key), \
         report.verdict()
+
+
+def test_an_error_that_quotes_an_untracked_files_path_names_it(
+        repo: Path, base_env: dict[str, str]) -> None:
+    """A scratch ``requests.py`` left in the tree shadows the installed requests: Python's own
+    ``ImportError: cannot import name 'Session' from 'requests' (/.../work/requests.py)``
+    quotes the file's path, the run imported it: confident on the untracked file, over the
+    shell's other variable the program also read."""
+    pytest.importorskip("requests")
+    (repo / "fetch.py").write_text(
+        "import os\nTIMEOUT = float(os.environ.get('FETCH_TIMEOUT', '5'))\n"
+        "from requests import Session\nprint('session', Session, TIMEOUT)\n")
+    argv = [sys.executable, str(repo / "fetch.py")]
+    a = run(argv, env={**base_env, "FETCH_TIMEOUT": "5"}, cwd=repo,
+            output=repo.parent / "a.toml").snapshot
+    (repo / "requests.py").write_text("def get(url):\n    return url\n")  # a scratch stub
+    b = run(argv, env={**base_env, "FETCH_TIMEOUT": "9"}, cwd=repo,
+            output=repo.parent / "b.toml").snapshot
+    assert "cannot import name 'Session'" in b["outcome"]["first_error"]
+    report = compare(a, b)
+    top = report.counted[0]
+    assert (top.section, top.key, top.quoted) == ("git", "work: requests.py", True), \
+        report.verdict()
+    assert "quotes the file's path" in top.reason
+    assert report.confidence == "confident", report.verdict()

@@ -126,3 +126,67 @@ def test_a_read_in_an_import_is_not_made_by_the_line_that_imported(
         (d.section, d.key, d.score, d.evidence_kind) for d in counted]
     cache = next(d for d in report.differences if d.key == "SCORELIB_CACHE")
     assert cache.reason.startswith("read at import of scorelib"), cache.reason  # 97, not 98
+
+
+#: A package of two parts, each reading its own setting at import (as torch's
+#: ``_functorch/config.py`` reads ``CI`` and ``distributed`` code reads its own): the failure is
+#: raised in the serving part.
+PARTS = {
+    "scorelib/__init__.py": "from scorelib import tuning, serve\n",
+    "scorelib/tuning/__init__.py": "from scorelib.tuning.config import WORKERS\n",
+    "scorelib/tuning/config.py": 'import os\nWORKERS = os.environ.get("SCORELIB_TUNING", "2")\n',
+    "scorelib/serve/__init__.py": ('import os\nPORT = os.environ.get("SCORELIB_PORT", "8000")\n'
+                                   "from scorelib.serve.check import validate\n"),
+    "scorelib/serve/check.py": (
+        "def validate(columns):\n"
+        '    expected = ["seats", "tickets"]\n'
+        "    if columns != expected:\n"
+        '        raise ValueError(f"feature_names mismatch: {expected} {columns}")\n'),
+}
+
+PARTS_APP = """
+import sys
+import scorelib
+
+
+def main():
+    scorelib.serve.validate(sys.argv[sys.argv.index("--columns") + 1].split(","))
+
+
+main()
+"""
+
+
+def test_a_read_at_import_counts_only_for_its_own_part_of_the_package(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """SCORELIB_PORT, read at the import of ``scorelib/serve``, whose ``check.py`` raised, is
+    on the failing path (97); SCORELIB_TUNING, read at the import of ``scorelib/tuning``, is
+    not: another part of the package read it for itself (in a dist-backend job, torch's
+    ``_functorch/config.py`` read ``CI`` and was named with a c10d error, 97, first)."""
+    proj = tmp_path / "proj"
+    for rel, text in PARTS.items():
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text(text)
+    (proj / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='scorelib', version='1.0', "
+        "packages=['scorelib', 'scorelib.tuning', 'scorelib.serve'])\n")
+    env_dir = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    python = env_dir / "bin" / "python"
+    pip_install(python, "--no-deps", str(proj), tmp=tmp_path)
+    app = tmp_path / "parts.py"
+    app.write_text(PARTS_APP)
+    env = {**base_env, "PATH": f"{python.parent}:/usr/bin:/bin"}
+    run([str(python), str(app), "--columns", "seats,tickets"],
+        env={**env, "SCORELIB_TUNING": "2", "SCORELIB_PORT": "8000"}, cwd=tmp_path,
+        output=tmp_path / "a.toml")
+    run([str(python), str(app), "--columns", "seats,tickets_30d"],
+        env={**env, "SCORELIB_TUNING": "4", "SCORELIB_PORT": "8001"}, cwd=tmp_path,
+        output=tmp_path / "b.toml")
+    report = runsnap.diff(runsnap.load(tmp_path / "a.toml"), runsnap.load(tmp_path / "b.toml"))
+    port = next(d for d in report.differences if d.key == "SCORELIB_PORT")
+    tuning = next(d for d in report.differences if d.key == "SCORELIB_TUNING")
+    assert port.evidence_kind == "failing-path", port.reason
+    assert port.reason.startswith("read at import of scorelib (scorelib/serve/__init__.py"), \
+        port.reason
+    assert tuning.evidence_kind != "failing-path", tuning.reason

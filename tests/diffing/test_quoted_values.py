@@ -287,3 +287,49 @@ def test_a_traceback_path_or_a_url_scheme_quotes_no_value(tmp_path: Path) -> Non
     backend = next(d for d in report.differences if d.key == "MPLBACKEND")
     assert backend.evidence_kind not in ("named", "failing-path"), backend.reason
     assert not (report.confidence == "confident" and report.candidates[0].key == "MPLBACKEND")
+
+
+#: torch's c10d in miniature: the program reads its backend and hands it to
+#: ``init_process_group``, which raises torch's own text (torch/distributed/distributed_c10d.py:
+#: ``raise RuntimeError("Distributed package doesn't have NCCL built in")``) on a build without
+#: NCCL; it spells the backend its own way.
+_C10D = """
+    import os
+
+    BUILT = {"gloo": "Gloo", "nccl": "NCCL", "xccl": "XCCL"}
+
+    def init_process_group(backend):
+        if backend != "gloo":
+            raise RuntimeError(f"Distributed package doesn't have {BUILT[backend]} built in")
+
+    def main():
+        backend = os.environ.get("DIST_BACKEND", "gloo")
+        level = os.environ.get("DIST_LOG", "warning")
+        init_process_group(backend)
+        print("ok")
+
+    main()
+    """
+
+
+def test_an_error_that_spells_a_value_in_its_own_case_quotes_it(tmp_path: Path) -> None:
+    """``nccl`` read by the program, ``NCCL`` in torch's error: the value is quoted (99,
+    confident); the log level the program also read is not."""
+    a, b = _pair(tmp_path, _C10D, ({"DIST_LOG": "info"}, []),
+                 ({"DIST_BACKEND": "nccl", "DIST_LOG": "debug"}, []))
+    report = compare(a, b)
+    top = report.counted[0]
+    assert (top.key, top.score, top.quoted) == ("DIST_BACKEND", 99, True), report.verdict()
+    assert "names B's value nccl, which B read" in top.reason
+    assert report.confidence == "confident", report.verdict()
+
+
+def test_a_word_an_error_uses_for_its_own_reasons_quotes_no_value(tmp_path: Path) -> None:
+    """``DEBUG`` in the error is the message's own word: ``debug`` set for a log variable is
+    not quoted by it, in any case."""
+    program = _C10D.replace("{BUILT[backend]} built in", "{BUILT[backend]} built in (DEBUG)")
+    a, b = _pair(tmp_path, program, ({"DIST_LOG": "info"}, []),
+                 ({"DIST_BACKEND": "xccl", "DIST_LOG": "debug"}, []))
+    report = compare(a, b)
+    log = next(d for d in report.counted if d.key == "DIST_LOG")
+    assert not log.quoted and "names B's value" not in log.reason, log.reason

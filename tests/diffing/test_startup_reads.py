@@ -120,8 +120,8 @@ def test_a_packages_setting_read_at_import_ranks_below_the_option_and_is_no_cand
     in every process. A package's settings module reads its decisions so (huggingface_hub's
     ``constants.py``): such a read keeps ``read`` evidence and stays listed, but, on no
     failing path, ranks below the option the program decides with (before: 91, first, above
-    the option's 86) and is no candidate beside it: the verdict stays undecided, with the
-    option as its one candidate."""
+    the option's 86) and is no candidate beside it: the option, the one input the program was
+    launched with that differs, beside a library's start-up setting only, is the cause."""
     pytest.importorskip("fsspec")
     app = write_script(tmp_path, "job.py", """
         import argparse
@@ -138,8 +138,7 @@ def test_a_packages_setting_read_at_import_ranks_below_the_option_and_is_no_cand
     d = ranked["FSSPEC_CONFIG_DIR"]
     assert d.evidence_kind == "read" and d.score <= CEILING, (d.score, d.reason)
     assert "read only while importing fsspec, in every process of the run" in d.reason
-    assert report.confidence == "undecided"
-    assert [d.key for d in report.candidates] == ["--batch"]
+    assert (report.confidence, [d.key for d in report.candidates]) == ("confident", ["--batch"])
 
 
 def test_a_folder_setting_no_run_opened_a_file_under_is_incidental(
@@ -178,8 +177,8 @@ def test_a_folder_setting_no_run_opened_a_file_under_is_incidental(
         (tmp_path / side / "conf.json").write_text('{"file": {"auto_mkdir": true}}')
     report = compare(*pair("used"))
     d = {x.key: x for x in report.differences}["FSSPEC_CONFIG_DIR"]
-    assert d.evidence_kind == "read", d
-    assert report.confidence == "undecided"
+    assert d.evidence_kind == "read" and d.score <= CEILING, d  # read, a start-up setting
+    assert (report.confidence, [x.key for x in report.candidates]) == ("confident", ["--batch"])
 
 
 def test_path_read_at_start_up_counts_when_the_runs_resolved_other_interpreters(
@@ -200,8 +199,13 @@ def test_path_read_at_start_up_counts_when_the_runs_resolved_other_interpreters(
     b = launched(env={"PATH": f"{other / 'bin'}:{path}"}, argv=["python3", str(app)])
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     report = compare(a, b)
-    ranked = {d.key: d for d in report.counted}
-    assert ranked["PATH"].evidence_kind != "incidental", ranked["PATH"].reason
+    # PATH moved the run into another environment: it is shown under that switch (one
+    # change, one line), and never as a start-up read that decided nothing
+    shown = {d.key: d for d in report.counted}
+    shown.update((r.key, r) for d in report.counted for r in d.related)
+    assert shown["PATH"].evidence_kind != "incidental", shown["PATH"].reason
+    switch = next(d for d in report.counted if d.key in ("prefix", "interpreter"))
+    assert any(r.key == "PATH" for r in switch.related), switch.where
 
 
 @needs_cc

@@ -97,3 +97,22 @@ def test_traced_runs_show_the_switch_once(tmp_path: Path) -> None:
     assert shown[0] == "packages requests", shown  # imported, and changed: first
     hidden = {r.where for r in cause.related if r.hidden}
     assert {"runtime module certifi", "runtime module idna"} <= hidden
+
+
+def test_the_activated_path_moves_with_the_environment(tmp_path: Path) -> None:
+    """A shell that activated the project's venv: PATH gained its bin folder and lost the
+    other environment's. The PATH difference is the switch's, under it, not a cause of its own
+    beside it (its name rule's "also:" line is no PATH entry)."""
+    py_a = _venv(tmp_path / "venvA", {**SHARED, "requests": "2.31.0"})
+    py_b = _venv(tmp_path / "venvB", {**SHARED, "requests": "2.32.3"})
+    (tmp_path / "app.py").write_text("import requests\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    rest = "/usr/local/bin:/usr/bin:/bin"
+    a, b = (runsnap.run([str(py), "app.py"], env={**env, "PATH": f"{py.parent}:{rest}"},
+                        cwd=tmp_path, label=label, output=tmp_path / f"{label}.toml").snapshot
+            for label, py in (("a", py_a), ("b", py_b)))
+    report = runsnap.diff(a, b)
+    assert isinstance(report, runsnap.Report)
+    assert not any(d.key == "PATH" for d in report.counted), [d.where for d in report.counted]
+    cause = next(d for d in report.counted if d.key in ("prefix", "interpreter"))
+    assert any(r.key == "PATH" for r in cause.related), [r.where for r in cause.related]
