@@ -1,4 +1,5 @@
-"""A one-node torchrun job as one launch ``runsnap why`` can start again: its launcher's line.
+"""A one-node torchrun or Open MPI job as one launch ``runsnap why`` can start again: its
+launcher's line.
 
 A rank's snapshot records the rank's program (``python train.py``) and the environment torchrun
 gave it: its rank, the world, the rendezvous (``MASTER_ADDR``, ``MASTER_PORT``, the run id).
@@ -12,14 +13,22 @@ what torchrun makes for each worker (the names torch's local elastic agent sets 
 pair :func:`shown_rank` picks, the rank that failed first, as the job diff shows it); ``why``
 then proves or bisects it as any launch, judged by the torchrun process's exit status, first
 error or metric. Run under Python's own ``-m torch.distributed.run`` with the ranks'
-interpreter (what ``torchrun`` is), so no ``PATH`` is needed. Only a one-node torchrun job of a
-Python script or module is relaunched; a job of several nodes, or of mpirun or srun, is said as
-an experiment (:mod:`runsnap.experiments.yourself`).
+interpreter (what ``torchrun`` is), so no ``PATH`` is needed.
+
+A one-node Open MPI job is relaunched the same way: ``mpirun -np N python train.py`` (the
+``mpirun`` on the ranks' ``PATH``; ``--allow-run-as-root`` when ``why`` runs as root), with the
+ranks' environment less what mpirun made for each rank and for the job (:func:`mpirun_made`:
+``OMPI_COMM_WORLD_*``, ``PMIX_*``, the job's ``OMPI_MCA_orte_*`` and ``OMPI_MCA_ess*``, ...).
+What its command line set for the ranks comes back as the ``OMPI_MCA_*`` variables it gave them
+(``--oversubscribe`` is ``OMPI_MCA_rmaps_base_oversubscribe=1``), which the relaunched mpirun
+reads again. A job of several nodes, or of another launcher (srun, MPICH), is said as an
+experiment (:mod:`runsnap.experiments.yourself`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,7 +37,7 @@ from runsnap.diffing.result import SnapInfo
 from runsnap.snapshot import Snapshot
 from runsnap.views.jobs import shown_rank as job_rank
 
-__all__ = ["TORCHRUN_MADE", "as_launch", "shown_rank"]
+__all__ = ["MPIRUN_MADE", "TORCHRUN_MADE", "as_launch", "mpirun_made", "shown_rank"]
 
 #: What torchrun's agent sets for each worker (torch/distributed/elastic/agent/server/
 #: local_elastic_agent.py, ``_start_workers``; ``LOCAL_RANK`` by ``_set_local_rank_env``, the
@@ -40,6 +49,28 @@ TORCHRUN_MADE = frozenset({
     "WORLD_SIZE", "GROUP_WORLD_SIZE", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
     "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
     "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE"})
+
+
+#: Variables Open MPI's mpirun (4.x, ORTE; 5.x, PRRTE) makes for each rank or for the job,
+#: besides the prefixes of :data:`MPIRUN_MADE_PREFIXES`: made again by the relaunch, and left
+#: out of its environment (a job's ``OMPI_MCA_orte_hnp_uri`` would send the new mpirun to the
+#: old job's daemon).
+MPIRUN_MADE = frozenset({
+    "OMPI_APP_CTX_NUM_PROCS", "OMPI_ARGV", "OMPI_COMMAND", "OMPI_FILE_LOCATION",
+    "OMPI_FIRST_RANKS", "OMPI_NUM_APP_CTX", "OMPI_UNIVERSE_SIZE", "OMPI_MCA_initial_wdir",
+    "OMPI_MCA_pmix", "OMPI_MCA_shmem_RUNTIME_QUERY_hint", "OMPI_MCA_mpi_oversubscribe",
+    "OMPI_MCA_mpi_yield_when_idle", "IPATH_NO_BACKTRACE", "PSM_NO_BACKTRACE"})
+MPIRUN_MADE_PREFIXES = ("OMPI_COMM_WORLD_", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_prte_",
+                        "PMIX_", "PRTE_")
+
+
+def mpirun_made(name: str) -> bool:
+    """Whether mpirun made variable ``name`` for a rank (see :data:`MPIRUN_MADE`).
+
+    >>> mpirun_made("OMPI_COMM_WORLD_RANK"), mpirun_made("OMPI_MCA_btl")
+    (True, False)
+    """
+    return name in MPIRUN_MADE or name.startswith(MPIRUN_MADE_PREFIXES)
 
 
 def shown_rank(good: Sequence[Snapshot], bad: Sequence[Snapshot]) -> tuple[Snapshot, Snapshot]:
@@ -66,24 +97,44 @@ def _script(argv: Sequence[str]) -> list[str] | None:
     return None if rest[0].startswith("-") else rest
 
 
+def _mpirun(rank: Snapshot, world: int) -> list[str] | None:
+    """``mpirun -np N`` as the ranks' ``PATH`` finds it; as root (mpirun refuses root unless
+    told), ``--allow-run-as-root``."""
+    path = rank.records.env.vars.get("PATH")
+    found = shutil.which("mpirun", path=str(path) if isinstance(path, str) else None)
+    if found is None:
+        return None
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    return [found, *root, "-np", str(world)]
+
+
 def as_launch(rank: Snapshot) -> Snapshot | None:
     """``rank``'s job as one launch (see the module's text), or None when it is no rank of a
-    one-node torchrun job of a Python program."""
+    one-node torchrun or Open MPI job of a Python program."""
     launcher = rank.records.meta.launcher
-    per_node, world = launcher.local_world_size, launcher.world_size
-    if str(launcher.name or "") != "torchrun" or not world or (per_node or world) != world:
+    name, per_node, world = str(launcher.name or ""), launcher.local_world_size, \
+        launcher.world_size
+    if name not in ("torchrun", "openmpi") or not world or (per_node or world) != world:
         return None
     command = rank.records.command
-    rest = _script([str(a) for a in command.argv])
+    argv = [str(a) for a in command.argv]
+    rest = _script(argv)
     python = str(command.executable or "")
     if rest is None or not python:
         return None
-    sections: dict[str, Mapping[str, Any]] = dict(rank.sections)
-    sections["command"] = {**command.raw, "argv": [
-        python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(world),
-        *rest]}
     env = rank.records.env
-    sections["env"] = {**env.raw, "vars": {k: v for k, v in env.vars.items()
-                                           if k not in TORCHRUN_MADE}}
+    if name == "torchrun":
+        line = [python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+                str(world), *rest]
+        kept = {k: v for k, v in env.vars.items() if k not in TORCHRUN_MADE}
+    else:
+        mpirun = _mpirun(rank, int(world))
+        if mpirun is None:
+            return None
+        line = [*mpirun, python, *rest]
+        kept = {k: v for k, v in env.vars.items() if not mpirun_made(k)}
+    sections: dict[str, Mapping[str, Any]] = dict(rank.sections)
+    sections["command"] = {**command.raw, "argv": line}
+    sections["env"] = {**env.raw, "vars": kept}
     meta = {k: v for k, v in rank.meta.items() if k != "launcher"}
     return Snapshot(meta, sections, rank.schema, rank.path_text)

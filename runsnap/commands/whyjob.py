@@ -4,12 +4,12 @@
 The verdict is the diff's, job against job (:func:`runsnap.views.compare.compare_jobs_in`): the
 pair of the rank that failed first (:func:`runsnap.views.jobs.shown_rank`), the ranks' own
 differences noted (and shown: ``notes``). A job's ranks are no launch of their own (its
-launcher started them, with the rendezvous it made): a one-node torchrun job is relaunched
-whole, through its launcher (:mod:`runsnap.commands.jobrelaunch`), to prove the cause or, when
-the job's diff is undecided, to settle it (two launches of the relaunch's named cause, else
-bisect) as for any launch; another job (several nodes, mpirun, srun) is not, and where a launch
-would settle it, ``why`` says the experiment as one line (the launcher's words and the ranks'
-program, with the cause put back: :mod:`runsnap.experiments.yourself`).
+launcher started them, with the rendezvous it made): a one-node torchrun or Open MPI job is
+relaunched whole, through its launcher (:mod:`runsnap.commands.jobrelaunch`), to prove the
+cause or, when the job's diff is undecided, to settle it (two launches of the relaunch's named
+cause, else bisect) as for any launch; another job (several nodes, MPICH, srun) is not, and
+where a launch would settle it, ``why`` says the experiment as one line (the launcher's words
+and the ranks' program, with the cause put back: :mod:`runsnap.experiments.yourself`).
 
 GOOD is ``--against JOB/``, or found: the newest other folder beside BAD's (``runs/job-7/``
 beside ``runs/job-8/``) whose ranks were captured before BAD's, run the same program and all
@@ -131,8 +131,8 @@ def find_reference_job(bad: str, bad_ranks: Sequence[Snapshot]) -> tuple[str, st
 def why_job(bad: str, against: str | None, folder: str, settings: WhySettings | None = None,
             prove: bool = False, before_launch: Any = None) -> WhyResult:
     """The verdict of job ``bad`` against job ``against`` (or the one found): a one-node
-    torchrun job is relaunched whole where the evidence does not settle it (or ``prove``),
-    another is said as an experiment (see the module's text)."""
+    torchrun or Open MPI job is relaunched whole where the evidence does not settle it (or
+    ``prove``), another is said as an experiment (see the module's text)."""
     t0 = time.monotonic()
     bad_path = resolve(bad, folder)
     bad_ranks = _ranks(bad_path)
@@ -155,18 +155,24 @@ def why_job(bad: str, against: str | None, folder: str, settings: WhySettings | 
     confident = report.confidence == "confident"
     if launches[0] is not None and launches[1] is not None and (prove or not confident):
         # the job's diff undecided: the launch settles it, even where the relaunch's own diff
-        # (the launcher's values turned back into its options) would name a cause unlaunched
+        # (the launcher's values turned back into its options) would name a cause unlaunched;
+        # a bisection searches the job diff's candidates first: the relaunch's own diff has
+        # lost what the job's ranks said (another rank's evidence, the launcher's variables)
+        searched = (settings or WhySettings()).replace(
+            first=tuple(tuple(d.path) for d in report.candidates))
         result = explain(launches[1], against=launches[0], folder=folder,
-                         prove=prove or not confident, options=settings,
+                         prove=prove or not confident, options=searched,
                          before_launch=before_launch)
         world = bad_one.records.meta.launcher.world_size
-        how = f"{result.how} (the job relaunched: torchrun --standalone, {world} ranks)" \
+        via = "torchrun --standalone" if bad_one.records.meta.launcher.name == "torchrun" \
+            else "mpirun"
+        how = f"{result.how} (the job relaunched: {via}, {world} ranks)" \
             if result.launches else result.how
         return result.replace(**base, how=how, elapsed=time.monotonic() - t0)
     launcher = str(bad_one.records.meta.launcher.name or "its launcher")
     cannot = () if launches[1] is not None else (
         f"a job of {len(bad_ranks)} ranks started by {launcher}: runsnap relaunches one-node "
-        "torchrun jobs only",)
+        "torchrun and Open MPI jobs only",)
     if confident:
         top = report.candidates[0]
         line = experiment_line(top, good_one, bad_one)

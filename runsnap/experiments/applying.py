@@ -28,7 +28,8 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
 from runsnap.experiments.bytecode import bytecode_only
-from runsnap.experiments.gittrees import copy_trees, edit_of
+from runsnap.experiments.following import toolchain_variable
+from runsnap.experiments.gittrees import applied_edits, copy_trees, edit_of
 from runsnap.experiments.modelcopy import copy_model
 from runsnap.knowledge.env import list_separator, split_list
 from runsnap.snapshot.records import GitRepo
@@ -97,8 +98,9 @@ class Plan(FrozenRecord):
 
 
 # --------------------------------------------------------------------------- the plan
-#: The keys of ``[packages]`` differences that say the interpreter itself differs.
-_INTERPRETER = frozenset({"interpreter", "python_version", "implementation"})
+#: The keys of ``[packages]`` differences that say the interpreter, or its environment (a
+#: venv layered on the same base Python), itself differs.
+_INTERPRETER = frozenset({"interpreter", "python_version", "implementation", "prefix"})
 
 _BLOCKING_WHY = {
     "git": "another commit or uncommitted state: runsnap does not check out code",
@@ -106,6 +108,7 @@ _BLOCKING_WHY = {
     "system": "another host, driver or GPU",
     "models": "other model files or revision: only config.json fields are applied",
 }
+_DATA_FILE = "a file the runs read, with other content: only its digest is recorded"
 
 
 def _flatten(diffs: Sequence[Difference], seen: set[tuple[str, ...]] | None = None
@@ -142,10 +145,15 @@ def plan(
     model_options = _moved_model_options(good, diffs)
     program_slots = max(_program_slots(good), _program_slots(bad))
     configs = _applied_configs(good, diffs)
+    edits = applied_edits(good, bad, diffs)
+    moved = {d.key for d in diffs if d.section == "env" and not (
+        d.hidden and not include_hidden and not d.reason.startswith(UNCHANGED))}
     pythonpath_moves = any(d.section == "env" and d.key == "PYTHONPATH" for d in diffs)
     # PATH picks the interpreter: package differences follow it only when the interpreter
     # itself differs; inside one interpreter they are its own, and block
     interpreter_moves = any(d.section == "packages" and d.key in _INTERPRETER for d in diffs)
+    # another interpreter named by its path (``/venv/bin/python train.py``): applied as argv[0]
+    switch = any(tuple(d.path) == ("command", "program") and _pythons(d.a, d.b) for d in diffs)
     for d in diffs:
         path = tuple(d.path)
 
@@ -153,6 +161,12 @@ def plan(
                  path: tuple[Any, ...] = path) -> None:
             skipped.append(Skipped(d.section, d.key, path, d.a, d.b, why, blocking))
 
+        if path[:2] == ("runtime", "data_files") and d.change == "changed" and not d.hidden:
+            edit = edits.get(os.path.realpath(str(path[2])), "")  # a file both runs read
+            if edit:
+                skip(f"follows {edit} (applied with it)")
+            else:
+                skip(_DATA_FILE, True)
         if d.section in EFFECT_SECTIONS or d.key == "errors" or d.key.endswith(".errors"):
             continue
         # hidden because both runs ended alike is no noise: a --test tells them apart
@@ -174,6 +188,8 @@ def plan(
                 changes.append(_change(d, path))
             elif what == "executable" and env_moves_path and bare_program:
                 skip("follows env PATH (applied with it)")
+            elif what == "program" and _pythons(d.a, d.b):
+                changes.append(_change(d, path))
             elif what in ("program", "positionals", "argv"):
                 program = Skipped(d.section, d.key, path, d.a, d.b,
                                   "GOOD and BAD run different programs", True)
@@ -188,10 +204,14 @@ def plan(
                     changes.append(_change(d, path))
             elif src in model_options:
                 skip(f"follows command option {src} (applied with it)")
+            elif edit := _model_file_edit(good, path, edits):
+                skip(f"follows {edit} (applied with it)")
             else:
                 skip(_BLOCKING_WHY["models"], True)
         elif d.section == "packages" and env_moves_path and bare_program and interpreter_moves:
             skip("follows env PATH: another interpreter (applied with it)")
+        elif d.section == "packages" and switch and interpreter_moves:
+            skip("follows command program: another interpreter (applied with it)")
         elif d.section == "packages" and pythonpath_moves and (
                 path[1:2] == ("sys_path",) or path[-1:] == ("shadowed",)):
             skip("follows env PYTHONPATH (applied with it)")
@@ -204,6 +224,8 @@ def plan(
                 skip(how)
         elif d.section == "git" and bytecode_only(good, bad, path):
             skip("Python's bytecode cache: written by the runs, never their input")
+        elif d.section == "system" and (var := toolchain_variable(good, bad, d.key, moved)):
+            skip(f"follows env {var} (applied with it)")  # CUDA home, compilers: PATH's
         elif d.section in _BLOCKING_WHY:
             skip(_BLOCKING_WHY[d.section], True)
         else:
@@ -223,6 +245,18 @@ def _applied_configs(good: Snapshot, diffs: Sequence[Difference]) -> dict[str, s
             if folder is not None:
                 out[os.path.realpath(os.path.join(folder, "config.json"))] = str(path[1])
     return out
+
+
+def _model_file_edit(good: Snapshot, path: tuple[Any, ...], edits: Mapping[str, str]) -> str:
+    """The uncommitted edit (its ``where``) that a model file's difference is, when the
+    model's folder is in a git tree and the edit is applied (a tokenizer.json edited in the
+    repository); else ""."""
+    if not edits or len(path) < 4 or path[2] != "files":
+        return ""
+    folder = _model_dir(good, str(path[1]))
+    if folder is None:
+        return ""
+    return edits.get(os.path.realpath(os.path.join(folder, str(path[3]))), "")
 
 
 def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
@@ -247,6 +281,12 @@ def _config_edit(good: Snapshot, bad: Snapshot, path: tuple[Any, ...],
         found = {source(f) for f in files}
         return found.pop() if files and len(found) == 1 and "" not in found else ""
     return ""
+
+
+def _pythons(a: Any, b: Any) -> bool:
+    """Whether a program difference is one Python interpreter for another (by path)."""
+    return all(isinstance(x, str) and "/" in x and is_python_name(os.path.basename(x))
+               for x in (a, b))
 
 
 def _program_slots(snap: Snapshot) -> int:
@@ -359,6 +399,8 @@ def apply(
             if secret is not None and _is_secret_value(value):
                 value = secret(c.key, value)
             argv = set_option(argv, str(c.path[2]), value)
+        elif kind == "command" and c.path[1] == "program":
+            argv[0] = str(c.b)
         elif kind == "command" and c.path[1] == "positionals":
             argv = set_positional(argv, int(c.path[2]), c.b)
         elif kind == "command" and c.path[1] == "cwd":

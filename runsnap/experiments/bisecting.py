@@ -38,8 +38,8 @@ from runsnap.experiments import trials
 from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.progress import TrialProgress, expected_trials
-from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, STOPPED, UNCLEAR, Criteria, OutcomeJudge, Verdict, run_trial
+from runsnap.experiments.replaying import restore, secret_from, unknown_secrets
+from runsnap.experiments.trials import BAD, STOPPED, UNCLEAR, Criteria, OutcomeJudge, Verdict, run_judged
 from runsnap.snapshot.store import bisect_folder_name, claim_bisect_folder, release_bisect_folder
 
 if TYPE_CHECKING:
@@ -152,7 +152,8 @@ class _Search:
         self.changes = the_plan.changes
         self.keep = trials.env_keys(self.changes)  # tracker variables under test stay unmasked
         self.models, self.trees = searched(self.changes)  # read through copies, every trial
-        self.runs: list[Run] = []
+        self.runs: list[Run] = []  # one a launch: a trial launched again has two
+        self.numbered = 0
         self.memo: dict[frozenset[int], Verdict] = {}
         self.best: frozenset[int] = frozenset(range(len(self.changes)))
         self.stop = threading.Event()
@@ -160,8 +161,7 @@ class _Search:
         self.t0 = time.monotonic()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs))
         self.runs_done: list[Run] = []
-        self.expected = expected_trials(len(self.changes), baseline_first(the_plan),
-                                        options.recheck)
+        self.expected = expected_trials(len(self.changes), baseline_first(the_plan), options.recheck)
 
     def say(self, line: str) -> None:
         if self.options.progress is not None:
@@ -178,7 +178,8 @@ class _Search:
             time.monotonic() - self.t0, sum(ended) / len(ended) if ended else 0.0, applied,
             len(self.changes), verdict))
 
-    def _one(self, number: int, subset: frozenset[int], full: bool = True) -> Run:
+    def _one(self, number: int, subset: frozenset[int], full: bool = True) -> list[Run]:
+        """The trial's launches (two when the first ended like neither run): the last decides."""
         applied = tuple(self.changes[i] for i in sorted(subset))
         name = f"trial-{number:02d}"
         self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied ...")
@@ -190,18 +191,18 @@ class _Search:
         except (OSError, ValueError, KeyError) as exc:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
         spec = spec.replace(env={**spec.env, **trials.untracked(self.folder, self.keep)})
-        out = run_trial(spec, name=name, folder=self.folder, criteria=self.options.criteria,
-                        judge=self.judge, stop=self.stop, label=f"bisect {name}",
-                        quick=not (full or self.options.full_trials))
-        # the timing before the reason: a progress line cut to the terminal keeps it
-        self.say(f"trial {number}: {len(applied)} of {len(self.changes)} applied: "
-                 f"{out.verdict} in {out.elapsed:.1f}s ({time.monotonic() - self.t0:.1f}s "
-                 f"elapsed): {out.why}")
-        run = Run(number, applied, out.verdict, out.why, out.snapshot, out.elapsed)
+        outs = run_judged(spec, name=name, folder=self.folder, criteria=self.options.criteria,
+                          judge=self.judge, stop=self.stop, label=f"bisect {name}",
+                          quick=not (full or self.options.full_trials))
+        for k, out in enumerate(outs):  # the timing before the reason: a cut line keeps it
+            self.say(f"trial {number}{' again' if k else ''}: {len(applied)} of "
+                     f"{len(self.changes)} applied: {out.verdict} in {out.elapsed:.1f}s "
+                     f"({time.monotonic() - self.t0:.1f}s elapsed): {out.why}")
+        runs = [Run(number, applied, o.verdict, o.why, o.snapshot, o.elapsed) for o in outs]
         with self.lock:
-            self.runs_done.append(run)
-        self.tell(number, len(applied), str(out.verdict))
-        return run
+            self.runs_done += runs
+        self.tell(number, len(applied), str(outs[-1].verdict))
+        return runs
 
     def verdicts(self, subsets: Sequence[frozenset[int]], fresh: bool = False) -> list[Verdict]:
         """The verdict of each subset, running those not known yet (all of them when
@@ -211,8 +212,9 @@ class _Search:
         if limit is not None and len(self.runs) + len(todo) > limit:
             todo = todo[: max(0, limit - len(self.runs))]
         # the re-checks (fresh) are what the answer rests on: captured in full
-        futures = {self.pool.submit(self._one, len(self.runs) + k + 1, s, fresh): s
+        futures = {self.pool.submit(self._one, self.numbered + k + 1, s, fresh): s
                    for k, s in enumerate(todo)}
+        self.numbered += len(todo)
         interrupted = False
         pending = set(futures)
         while pending:
@@ -222,9 +224,9 @@ class _Search:
                 interrupted = True
                 self.stop.set()
         got: dict[frozenset[int], Verdict] = {}
-        for f, s in sorted(futures.items(), key=lambda fs: fs[0].result().trial):
-            run = f.result()
-            self.runs.append(run)
+        for f, s in sorted(futures.items(), key=lambda fs: fs[0].result()[0].trial):
+            self.runs += f.result()
+            run = self.runs[-1]
             if run.verdict == STOPPED:
                 continue
             self.memo[s] = got[s] = run.verdict
@@ -341,13 +343,14 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
                     include_hidden=options.include_hidden)
     if options.first:
         the_plan = the_plan.replace(changes=first_ordered(the_plan.changes, options.first))
+    restored = restore(good)  # GOOD's secrets BAD ran without are run without, and said
+    the_plan, missing = unknown_secrets(the_plan, restored.missing, bad)
     refusals = _refusals(the_plan)
     if refusals and not options.force:
         raise UsageError("; ".join(refusals) + ": give --force to bisect the rest with GOOD's "
                          "values for those")
-    restored = restore(good)
-    if restored.missing and not options.allow_missing_secrets:
-        raise UsageError("cannot restore GOOD's secrets: " + "; ".join(restored.missing)
+    if missing and not options.allow_missing_secrets:
+        raise UsageError("cannot restore GOOD's secrets: " + "; ".join(missing)
                          + " (set them here, or give --allow-missing-secrets)")
     c = options.criteria
     judge = None
@@ -440,7 +443,7 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
         if baseline_first(the_plan):
             [base_v] = search.verdicts([frozenset()])
             if base_v == BAD:
-                raise _Halt("none", _not_good_here(the_plan, len(search.runs)))
+                raise _Halt("none", _not_good_here(the_plan, search.numbered))
         [v] = search.verdicts([every])
         if v == UNCLEAR:
             raise _Halt("none", _unclear(search.runs))
@@ -450,7 +453,7 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
                      if code else "the cause is among what was skipped, or BAD's failure does "
                      "not reproduce here")
             raise _Halt("none", f"applying all {len(every)} changes did not reproduce BAD "
-                        f"(trial {len(search.runs)} went {v}): {where}")
+                        f"(trial {search.numbered} went {v}): {where}")
         ch = the_plan.changes
         candidate = None
         if len(ch) > 1 and ch[0].score > ch[1].score:
@@ -487,7 +490,6 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
 
 
 def _save(result: BisectResult) -> None:
-
     if result.folder is None:
         return
     try:

@@ -33,7 +33,7 @@ from runsnap.experiments.bytecode import is_bytecode
 from runsnap.snapshot import Snapshot
 from runsnap.snapshot.records import GitRepo
 
-__all__ = ["COPY_MAX_BYTES", "MAX_FILES", "copy_trees", "edit_of", "searched"]
+__all__ = ["COPY_MAX_BYTES", "MAX_FILES", "applied_edits", "copy_trees", "edit_of", "searched"]
 
 #: Files of a repository up to this size are copied into a trial's copy; bigger ones are hard
 #: links to the originals.
@@ -204,3 +204,21 @@ def copy_trees(argv: Sequence[str], cwd: str, env: Mapping[str, str],
         cwd = _moved(cwd, top, dest) if cwd else cwd
         env = {k: _moved(v, top, dest) for k, v in env.items()}
     return argv, cwd, env
+
+
+def applied_edits(good: Snapshot, bad: Snapshot, diffs: Sequence[Any]
+                   ) -> dict[str, str]:
+    """Files whose uncommitted edit a trial applies (real path -> the change's ``where``,
+    ``git proj: model/tokenizer.json``), among ``diffs`` (the diff's differences): a model's
+    file that is one of them follows the edit."""
+    out: dict[str, str] = {}
+    for d in diffs:
+        path = tuple(d.path)
+        if d.section != "git" or len(path) < 4 or path[2] not in ("diff", "untracked") or \
+                edit_of(good, bad, path) != "apply":
+            continue
+        repo = bad.records.git.repos.get(str(path[1])) or GitRepo()
+        if repo.path:
+            out[os.path.realpath(os.path.join(str(repo.path), str(path[3])))] = \
+                f"{d.section} {d.key}"
+    return out

@@ -4,7 +4,10 @@
 with GOOD's and BAD's recorded ones:
 
 * when they ended another way (exit status, signal), the trial's end decides;
-* when they ended alike but with other first errors, the first error (numbers masked);
+* when they ended alike but with other first errors, the first error (numbers masked); when
+  their first errors are alike but the last exceptions they printed are not (a launcher's
+  wrapper: ``torch.multiprocessing.spawn.ProcessRaisedException:`` or torchrun's
+  ``ChildFailedError:`` first, the worker's ``ValueError: ...`` last), the last exception;
 * when they ended alike and the difference is their behaviour (both exit 0): the metric the
   diff compares (:func:`runsnap.diffing.sections.outcome.behaviour`, with its tolerance), else
   wall time, else peak memory, else the warnings only one of them printed. A trial is judged
@@ -22,6 +25,7 @@ from typing import Any
 
 from runsnap.diffing.rules import load_user_rules
 from runsnap.diffing.sections.outcome import behaviour, tolerance
+from runsnap.diffing.wording import short
 from runsnap.errors import UsageError
 from runsnap.launch.metrics import relative_change
 from runsnap.snapshot.records import Outcome
@@ -119,13 +123,42 @@ def _measure(good: Outcome, bad: Outcome, metric: str | None,
                 return Measure(name, key or ("metrics", name), float(d.a), float(d.b))
     return None
 
+def _first_error(outcome: Outcome) -> str:
+    return _masked(outcome.first_error)
+
+
+def _last_exception(outcome: Outcome) -> str:
+    """The last traceback's ``Type: message``, numbers masked ("" when none was printed)."""
+    tb = outcome.traceback
+    return _masked(f"{tb.type}: {tb.message or ''}") if tb.type else ""
+
+
+def _error_of(good: Outcome, bad: Outcome) -> Any:
+    """What names a run's error for this pair: the first error line, or the last exception
+    where the first lines are alike (numbers masked) and the last exceptions are not."""
+    if _first_error(good) == _first_error(bad) and _last_exception(good) and \
+            _last_exception(bad) and _last_exception(good) != _last_exception(bad):
+        return _last_exception
+    return _first_error
+
+
+#: An absolute path of two parts or more: compared by its last part, since a trial reads a
+#: model, or a repository, through a copy under its own folder (``.runsnap/bisect-*/m2/``).
+_FOLDERS = re.compile(r"(?<![\w.])(?:/[^\s/:'\"(),]+)+/(?=[^\s/:'\"(),]+)")
+
+
 def _masked(line: Any) -> str:
-    """A first error line with numbers and addresses masked, to compare two runs' errors.
+    """A first error line with numbers and addresses masked, and an absolute path's folders,
+    to compare two runs' errors.
 
     >>> _masked("OOM at 0x7f3a: tried 2.5 GiB (pid 4121)")
     'OOM at #: tried #.# GiB (pid #)'
+    >>> _masked("no weights in /w/.runsnap/bisect-1/m2/tiny: ok")
+    'no weights in tiny: ok'
+    >>> _masked("no weights in /w/models/tiny: ok")
+    'no weights in tiny: ok'
     """
-    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", str(line or "")).strip()
+    return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", _FOLDERS.sub("", str(line or ""))).strip()
 
 
 def describe(outcome: Outcome | Mapping[str, Any]) -> str:
@@ -152,11 +185,12 @@ class OutcomeJudge:
         self.good, self.bad = good, bad
         self.by_exit = self._sig(good) != self._sig(bad)
         self.measure: Measure | None = None
+        self.error = _error_of(good, bad)
         if self.by_exit:
             if metric:
                 raise UsageError(f"--metric {metric}: GOOD and BAD ended another way "
                                  f"({describe(good)} vs {describe(bad)}): that decides")
-        elif metric or _masked(good.first_error) == _masked(bad.first_error):
+        elif metric or self.error(good) == self.error(bad):
             self.measure = _measure(good, bad, metric, tolerances)
             self.warned = _warned(good), _warned(bad)
             if self.measure is None and self.warned[0] == self.warned[1]:
@@ -175,7 +209,8 @@ class OutcomeJudge:
             m = self.measure
             return (f"{'metric ' if m.key[0] == 'metrics' else ''}{m.name} (GOOD {m.good:g}, "
                     f"BAD {m.bad:g})")
-        return "exit status" if self.by_exit else "first error"
+        return "exit status" if self.by_exit else "first error" \
+            if self.error is _first_error else "last exception"
 
     def _by_measure(self, outcome: Outcome, what: str) -> tuple[Verdict, str]:
         m = self.measure
@@ -216,19 +251,22 @@ class OutcomeJudge:
             return UNCLEAR, what
         if self.measure is not None:
             return self._by_measure(outcome, what)
-        if not self.by_exit and _masked(self.good.first_error) == _masked(self.bad.first_error):
+        if not self.by_exit and self.error(self.good) == self.error(self.bad):
             return self._by_warnings(outcome, what)
-        sig, err = self._sig(outcome), _masked(outcome.first_error)
+        sig, err = self._sig(outcome), self.error(outcome)
+        if self.error is _last_exception and err:
+            tb = outcome.traceback
+            what = f"{what} ... {tb.type}: {short(str(tb.message or ''), 60)}"
         if self.by_exit:
             if sig == self._sig(self.bad):
                 return BAD, f"{what}, like BAD"
             if sig == self._sig(self.good):
                 return GOOD, f"{what}, like GOOD"
         elif sig == self._sig(self.bad):
-            if err == _masked(self.bad.first_error):
+            if err == self.error(self.bad):
                 return BAD, f"{what}, like BAD"
-            if err == _masked(self.good.first_error):
+            if err == self.error(self.good):
                 return GOOD, f"{what}, like GOOD"
-        if err and err == _masked(self.bad.first_error):
+        if err and err == self.error(self.bad):
             return BAD, f"{what}, BAD's error"
         return UNCLEAR, f"{what}: like neither GOOD ({describe(self.good)}) nor BAD"

@@ -19,7 +19,7 @@ from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_trial, tracker_notes, untracked
+from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_judged, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
 from runsnap.experiments.yourself import experiment_line
 
@@ -38,7 +38,7 @@ def options_of(given: Options | WhySettings | None) -> Options:
     return Options(criteria=Criteria(test=s.test, timeout=s.timeout, metric=s.metric,
                                      metric_tolerance=s.metric_tolerance),
                    max_trials=s.max_trials, allow_missing_secrets=s.allow_missing_secrets,
-                   progress=s.progress, on_trial=s.on_trial)
+                   progress=s.progress, on_trial=s.on_trial, first=s.first)
 
 
 def warnings_only(good: Snapshot, bad: Snapshot, options: Options) -> bool:
@@ -70,9 +70,11 @@ def warned_only(good: Snapshot, bad: Snapshot, base: dict[str, Any], t0: float) 
 
 def bisected(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
               options: Options, t0: float, before: str = "", launched: int = 0) -> WhyResult:
-    """``runsnap bisect`` over the diff's candidates first, then the rest; ``before``: what
-    was tried first (a proof that failed) and ``launched`` its launches."""
-    first = tuple(tuple(d.path) for d in report.candidates)
+    """``runsnap bisect`` over the diff's candidates first (those ``options.first`` names
+    ahead of them: a job's own diff, where ``good`` and ``bad`` are its relaunches), then the
+    rest; ``before``: what was tried first (a proof that failed) and ``launched`` its
+    launches."""
+    first = (*options.first, *(tuple(d.path) for d in report.candidates))
     answer = bisect(good, bad, options.replace(first=first, force=True))
     how = (f"experiment: runsnap bisect, {len(answer.runs)} launches in {answer.elapsed:.1f}s"
            + (f", re-checked {answer.rechecks} times" if answer.rechecks else ""))
@@ -121,19 +123,21 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
     proof = _prove(good, bad, changes, spec, judge, secret, options)
     if not proof.holds:
         # the evidence was wrong, or not enough: the experiment decides, the named one first
-        tried = (f"the evidence named {top.where}, which 2 launches did not confirm (GOOD with "
-                 f"it applied: {proof.applied}; BAD with it reverted: {proof.reverted}); ")
-        found = bisected(good, bad, report, base, options, t0, tried, 2)
+        tried = (f"the evidence named {top.where}, which {proof.launches} launches did not "
+                 f"confirm (GOOD with it applied: {proof.applied}; BAD with it reverted: "
+                 f"{proof.reverted}); ")
+        found = bisected(good, bad, report, base, options, t0, tried, proof.launches)
         return found.replace(proof=proof)
-    how = f"{how}; proven by experiment: 2 launches in {proof.elapsed:.1f}s"
-    message = f"cause proven: {top.where} (2 launches, {proof.elapsed:.1f}s)"
-    return WhyResult("proven", message, **base, cause=changes, how=how, launches=2,
+    how = f"{how}; proven by experiment: {proof.launches} launches in {proof.elapsed:.1f}s"
+    message = f"cause proven: {top.where} ({proof.launches} launches, {proof.elapsed:.1f}s)"
+    return WhyResult("proven", message, **base, cause=changes, how=how, launches=proof.launches,
                      elapsed=time.monotonic() - t0, proof=proof)
 
 
 def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
-    """The changes that apply ``top``: its own, or those of the variable it follows (another
-    venv's packages follow ``PATH``); else none, and why not."""
+    """The changes that apply ``top``: its own, those of the variable or interpreter it follows
+    (another venv's packages follow ``PATH``, or the interpreter named by path), or the
+    uncommitted edit a model's file is; else none, and why not."""
     def under(path: Sequence[Any]) -> tuple[Change, ...]:
         return tuple(c for c in the_plan.changes if tuple(c.path[: len(path)]) == tuple(path))
 
@@ -142,11 +146,16 @@ def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
         return own, ""
     why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
                    "it is not part of the launch")
-    followed = re.match(r"follows env ([A-Za-z_][A-Za-z0-9_]*)", why_not)
+    followed = re.match(r"follows (env [A-Za-z_][A-Za-z0-9_]*|command program)", why_not)
     if followed:
-        applied = under(("env", followed[1]))
+        applied = under(tuple(followed[1].split()))
         if applied:
-            return applied, f"follows env {followed[1]}: proven by applying it"
+            return applied, f"follows {followed[1]}: proven by applying it"
+    edit = re.match(r"follows (git .+) \(applied with it\)$", why_not)
+    if edit:  # a model's file that is an uncommitted edit in a git tree
+        applied = tuple(c for c in the_plan.changes if c.where == edit[1])
+        if applied:
+            return applied, f"is the edit {edit[1]}: proven by applying it"
     return (), why_not
 
 
@@ -173,15 +182,19 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     for note in tracker_notes(keep):
         say(note)
     out = []
+    launches = 0
     for name, trial_spec, want in (("trial-01", applied, BAD), ("trial-02", reverted, GOOD)):
         say(f"{name}: {'GOOD with the cause applied' if want == BAD else 'BAD with it reverted'}"
             " ...")
         trial_spec = trial_spec.replace(env={**trial_spec.env, **untracked(folder, keep)})
-        got = run_trial(trial_spec, name=name, folder=folder, criteria=options.criteria,
-                        judge=judge, stop=stop, label=f"why {name}")
-        say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
+        # launched once more when it ends like neither run (a launch that fails at random)
+        for got in run_judged(trial_spec, name=name, folder=folder, criteria=options.criteria,
+                              judge=judge, stop=stop, label=f"why {name}"):
+            launches += 1
+            say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
         out.append((got.verdict == want, f"{got.verdict}: {got.why}"))
-    return Proof(out[0][1], out[1][1], out[0][0] and out[1][0], time.monotonic() - t0)
+    return Proof(out[0][1], out[1][1], out[0][0] and out[1][0], time.monotonic() - t0,
+                 launches)
 
 
 def _reverse(path: tuple[Any, ...]) -> tuple[Any, ...]:

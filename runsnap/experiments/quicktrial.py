@@ -6,9 +6,10 @@ Run by :func:`runsnap.experiments.trials.run_trial` in the trial's environment a
 directory, in place of a full ``runsnap capture``: the program runs exactly as a capture would
 run it (:func:`runsnap.launch.run`: same signals, same relay of its output, same outcome), but
 no context is collected, nothing is traced and no snapshot is written. The outcome's fields
-that judge a trial (``status``, ``exit_status``, ``signal``, ``first_error``), redacted as a
-capture redacts them (the environment's secrets first, so a secret the program prints is
-hidden as it would be in a snapshot), are written as one JSON object to file descriptor N.
+that judge a trial (``status``, ``exit_status``, ``signal``, ``first_error``, the last
+``traceback``, ...), redacted as a capture redacts them (the environment's secrets first, so a
+secret the program prints is hidden as it would be in a snapshot), are written as one JSON
+object to file descriptor N.
 
 The trials that decide the answer (the re-checks of the cause and of GOOD's launch) are full
 captures, so the snapshots a bisection leaves are those of the runs its answer rests on.
@@ -26,7 +27,7 @@ __all__ = ["VERDICT_KEYS", "main", "verdict_fields"]
 
 #: The outcome's fields a trial is judged by (:class:`runsnap.experiments.trials.OutcomeJudge`).
 VERDICT_KEYS = ("status", "exit_status", "signal", "first_error", "metrics", "duration_s",
-                "peak_rss_bytes", "warnings")
+                "peak_rss_bytes", "warnings", "traceback")
 
 
 def verdict_fields(section: Mapping[str, Any], env: Mapping[str, str], cwd: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing import compare
 from runsnap.diffing.result import describe_change
 from runsnap.errors import UsageError
+from runsnap.experiments.applying import Plan, Skipped
 from runsnap.launch import LaunchSpec
 from runsnap.redact import Redactor, load_key
 
@@ -145,6 +146,29 @@ def restore(
     cwd = str(cmd.cwd or os.getcwd())
     spec = LaunchSpec(tuple(argv), os.path.abspath(cwd), env, python)
     return Restored(spec, tuple(taken), tuple(missing))
+
+
+def unknown_secrets(the_plan: Plan, missing: Sequence[str], bad: Snapshot
+                    ) -> tuple[Plan, tuple[str, ...]]:
+    """GOOD's secrets not restored here (:attr:`Restored.missing`) that BAD's launch did not
+    have at all: BAD ran without them, so every trial runs without them, as BAD did (GOOD's
+    own launch too: a CI job's token where BAD ran in a notebook). Each becomes a difference
+    no trial applies (blocking: GOOD's launch here may no longer be GOOD's, and the first
+    trial says so); the plan so changed, and the secrets still missing (BAD had them too)."""
+    lacked: dict[str, str] = {}
+    rest = []
+    for entry in missing:
+        where, _, why = entry.partition(": ")
+        if where.startswith("env ") and where[4:] not in bad.records.env.vars:
+            lacked[where[4:]] = why
+        else:
+            rest.append(entry)
+    moved = [c for c in the_plan.changes if c.path[:1] == ("env",) and str(c.path[1]) in lacked]
+    skipped = tuple(Skipped(c.section, c.key, tuple(c.path), c.a, c.b,
+                            f"GOOD's secret, not known here ({lacked[str(c.path[1])]}): every "
+                            "trial runs without it, as BAD did", True) for c in moved)
+    return the_plan.replace(changes=tuple(c for c in the_plan.changes if c not in moved),
+                            skipped=(*the_plan.skipped, *skipped)), tuple(rest)
 
 
 def secret_from(snapshot: Snapshot, name: str, stored: str, *,

@@ -52,6 +52,7 @@ from runsnap.experiments.judging import (
 )
 from runsnap.experiments.selfrun import runsnap_argv
 from runsnap.launch.signals import escalate
+from runsnap.launch.watch import descendants
 from runsnap.snapshot import load
 
 if TYPE_CHECKING:
@@ -60,8 +61,8 @@ if TYPE_CHECKING:
     from runsnap.launch import LaunchSpec
 
 __all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialError",
-           "TRACKER_VARIABLES", "TrialOutcome", "Verdict", "env_keys", "run_trial", "tracker_notes",
-           "untracked"]
+           "TRACKER_VARIABLES", "TrialOutcome", "Verdict", "env_keys", "run_judged", "run_trial",
+           "tracker_notes", "untracked"]
 
 
 class TrialError(RunsnapError):
@@ -151,9 +152,12 @@ def _stop(proc: subprocess.Popen[bytes], grace: float, at_once: bool = False) ->
     ``grace`` (runsnap then escalates to SIGKILL), SIGKILL at last; ``at_once`` (Ctrl-C):
     none of that. Then whatever is left of the trial's process group (it has one of its own:
     a helper the program started, a server's workers) is killed, so no trial leaves a process
-    behind to hold a port or a GPU for the next; only then is runsnap's process reaped."""
+    behind to hold a port or a GPU for the next; only then is runsnap's process reaped. So are
+    its descendants in sessions of their own (torchrun starts each worker in one): stopped at
+    once, torchrun cannot stop them, and a rank waiting in a collective would stay."""
     steps = () if at_once else ((signal.SIGTERM, grace), (signal.SIGTERM, grace + 2.0),
                                 (signal.SIGKILL, 5.0))
+    own = [p for p in descendants(proc.pid) if _group(p) not in (None, proc.pid)]
     for sig, wait in steps:
         if _ended(proc):
             break
@@ -169,8 +173,22 @@ def _stop(proc: subprocess.Popen[bytes], grace: float, at_once: bool = False) ->
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:  # the group is gone already
             pass
+    for pid in own:
+        if _group(pid) is not None:  # still there: the trial's launcher did not stop it
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
     escalate(proc, ((signal.SIGKILL, None),))
     proc.wait()
+
+
+def _group(pid: int) -> int | None:
+    """The process group of ``pid`` (None: gone)."""
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def own_log(log: str) -> str:
@@ -259,6 +277,25 @@ def run_trial(
             verdict, why = _judge_ended(criteria, judge, snap_path, log_path)
     return TrialOutcome(verdict, why, snap_path if os.path.exists(snap_path) else None,
                         log_path, time.monotonic() - t0)
+
+
+def run_judged(spec: LaunchSpec, *, name: str, folder: str, criteria: Criteria,
+               judge: OutcomeJudge | None, stop: threading.Event, label: str = "",
+               quick: bool = False) -> list[TrialOutcome]:
+    """:func:`run_trial`, and once more (``NAME-again``) when it was judged by its outcome and
+    ended like neither GOOD nor BAD: a launch that fails at random (a rank that aborts as it
+    exits, "terminate called without an active exception", after printing BAD's loss) says
+    nothing of the changes it applied, and read as "not bad" it leads the search astray. The
+    outcomes, one a launch; the last one's verdict stands (a second "unclear" too). A
+    ``--test`` exiting 125 (cannot tell) is never launched again."""
+    def one(trial: str) -> TrialOutcome:
+        return run_trial(spec, name=trial, folder=folder, criteria=criteria, judge=judge,
+                         stop=stop, label=label or trial, quick=quick)
+
+    first = one(name)
+    if first.verdict != UNCLEAR or judge is None or criteria.test or criteria.timeout is not None:
+        return [first]
+    return [first, one(f"{name}-again")]
 
 
 #: The variables :func:`untracked` sets, grouped by tracker: a group is left to the trial's

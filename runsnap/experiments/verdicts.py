@@ -33,6 +33,9 @@ class WhySettings(FrozenRecord):
     """One line a trial (``progress(line)``)."""
     on_trial: Any = None
     """A status line's update (``on_trial(TrialProgress)``)."""
+    first: tuple[tuple[Any, ...], ...] = ()
+    """Locators a bisection searches first, ahead of the diff's candidates (``why JOB/``: the
+    job diff's, where the launches are the job's relaunches)."""
 
 #: ``status`` -> exit status of ``runsnap why``: 0 a cause (proven, found or named by the
 #: evidence), 1 none, 130 interrupted.
@@ -49,6 +52,8 @@ class Proof(FrozenRecord):
     """BAD's launch with the cause reverted: its verdict (``good`` proves) and why."""
     holds: bool
     elapsed: float
+    launches: int = 2
+    """Two, or more where a launch ended like neither run and was launched once more."""
 
     def to_dict(self) -> dict[str, Any]:
         return json_form(self)

@@ -54,9 +54,9 @@ def _job_prefix(snap: Snapshot) -> list[str] | None:
         nodes = max(1, int(launcher.world_size) // max(1, int(per_node)))
         where = ["--standalone"] if nodes == 1 else ["--nnodes", str(nodes)]
         return ["torchrun", *where, "--nproc-per-node", str(per_node)]
-    if name == "mpirun":
+    if name in ("openmpi", "mpich", "pmix"):  # the names runsnap.knowledge.launchers gives
         return ["mpirun", "-np", str(launcher.world_size)]
-    if name == "srun":
+    if name == "slurm":
         return ["srun", "-n", str(launcher.world_size)]
     return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["RssSampler", "tree_rss"]
+__all__ = ["RssSampler", "descendants", "tree_rss"]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -45,7 +45,7 @@ def tree_rss(pid: int) -> int | None:
     if own is None:
         return None
     total = own
-    for child in _descendants(pid):
+    for child in descendants(pid):
         total += _rss(child) or 0
     return total
 
@@ -58,7 +58,7 @@ def _rss(pid: int) -> int | None:
         return None
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """Every descendant of ``pid``: from each thread's ``children`` file where the kernel
     has them, else from the parent of every process in ``/proc``."""
     try:
