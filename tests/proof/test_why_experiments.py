@@ -237,8 +237,9 @@ def test_a_job_whose_launcher_stopped_the_others_is_read_at_the_rank_that_failed
     torchrun stops the others (``SIGTERM``, or their barrier broken). The rank shown is rank
     1, where the variable is read on the failing path (rank 0 holds only the consequence: no
     evidence there), and the rank BAD's job alone ran is named with its job. The world size
-    changed too, so the diff is undecided and ``why`` relaunches the job to settle it; one
-    screen at 80 columns."""
+    changed too, but the error names the variable read where it raised: the diff is
+    confident, ``why`` says so without a launch, and ``--prove`` relaunches the job to prove
+    it; one screen at 80 columns."""
     if importlib.util.find_spec("torch") is None:
         pytest.skip(f"torch is not installed for {sys.executable}")
     (tmp_path / "cache.py").write_text(_CACHE)
@@ -259,12 +260,17 @@ def test_a_job_whose_launcher_stopped_the_others_is_read_at_the_rank_that_failed
     assert notes[0] == "job against job, 2 ranks paired by id, 2 differ; rank 1 shown", notes
     assert "rank 1 failed first" in notes
     assert any(n.startswith("rank 2 ran in B's job ") and n.endswith(" only") for n in notes)
-    # the world size changed too: the job's diff is undecided, and the relaunch settles it
+    # the world size changed too, yet the error names the variable read where it raised
+    assert report["confidence"] == "confident", report
     proc = run_runsnap("why", "--yes", "--format", "json", "runs/job-2", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["status"] == "proven" and out["launches"] == 2, out
+    assert out["status"] == "confident" and out["launches"] == 0, out
     assert [c["key"] for c in out["cause"]] == ["CACHE_MB"] and out["notes"] == notes
+    proc = run_runsnap("why", "--prove", "--yes", "--format", "json", "runs/job-2",
+                       cwd=tmp_path, env=env)
+    out = json.loads(proc.stdout)
+    assert out["status"] == "proven" and out["launches"] == 2, out
     text = run_runsnap("why", "--prove", "--yes", "-q", "runs/job-2", cwd=tmp_path,
                        env={**env, "COLUMNS": "80"}).stdout.splitlines()
     assert max(len(x) for x in text) <= 80 and len(text) <= 40, text
