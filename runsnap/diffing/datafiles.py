@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
     from runsnap.snapshot.records_host import DataFile, Runtime
 
-__all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "one_view", "output_options",
-           "outputs", "path_quoted"]
+__all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "one_view", "opener_stack",
+           "output_options", "outputs", "path_quoted"]
 
 
 def _content(f: DataFile) -> str:
@@ -132,6 +132,22 @@ def _repo_file(d: Difference, snap: Snapshot | None) -> str:
     got = snap.records.git.repos.get(repo) if snap is not None else None
     root = str(got.path or "") if got is not None else ""
     return os.path.normpath(os.path.join(root, rel)) if root and rel else ""
+
+
+def opener_stack(d: Difference, snap: Snapshot) -> tuple[str, ...]:
+    """Where run ``snap`` opened the file of ``d`` (a ``file PATH`` difference, or a git
+    difference of one file) for reading: the opener's stack, innermost first; ``()`` when
+    it did not."""
+    if d.path[:2] == ("runtime", "data_files") and len(d.path) > 2:
+        full = str(d.path[2])
+    elif d.section == "git" and ": " in d.key:
+        full = _repo_file(d, snap)
+    else:
+        return ()
+    got = snap.records.runtime.data_files.get(full) if full else None
+    if got is None or got.written:
+        return ()
+    return tuple(str(x) for x in (got.stack or ()))
 
 
 def path_quoted(d: Difference, a: Snapshot, b: Snapshot,

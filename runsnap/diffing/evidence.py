@@ -60,10 +60,21 @@ from runsnap.diffing.ambient import (
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.confidence import FROM_RUNS, LIKELY
-from runsnap.diffing.datafiles import edit_read, file_evidence, folder_unopened, path_quoted
+from runsnap.diffing.datafiles import (
+    edit_read,
+    file_evidence,
+    folder_unopened,
+    opener_stack,
+    path_quoted,
+)
 from runsnap.diffing.edits import edit_evidence
 from runsnap.diffing.factors import metric_factor
-from runsnap.diffing.failingpath import called_on_failing_path, code_on_failing_path, on_failing_path
+from runsnap.diffing.failingpath import (
+    called_on_failing_path,
+    code_on_failing_path,
+    on_failing_path,
+    opened_on_failing_path,
+)
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
 from runsnap.diffing.naming import (
     WARNED,
@@ -482,7 +493,7 @@ def gather(
                 ev = (Evidence("failing-path", f"{quoted}; {took.sentence}", corroborated=True,
                                quoted=True) if read else Evidence("named", quoted, rank=2))
             ev = ev or _named(d, runs) or took
-            ev = ev if ev.kind else None
+            ev = _opened_failing(d, ev if ev.kind else None, a, b, runs)
         elif d.section == "models":
             ev = _named(d, runs)  # the error quoting its value outranks a read by the code
             ev = ev if ev is not None and ev.quoted else (
@@ -491,11 +502,28 @@ def gather(
             ev = _named(d, runs)
         elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
             ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
+            ev = _opened_failing(d, ev, a, b, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))
         ev = _by_factor(d, ev, metrics)
         if ev is not None:
             out[(d.section, d.key)] = ev
     return out
+
+
+def _opened_failing(d: Difference, ev: Evidence | None, a: Any, b: Any,
+                    runs: Sequence[RunFacts]) -> Evidence | None:
+    """``ev``, or ``failing-path`` evidence when the failing run opened the file of ``d`` in a
+    function of its failing traceback (:func:`runsnap.diffing.failingpath.
+    opened_on_failing_path`): its content went where the run failed, as a value read there
+    did. Stronger evidence is left as it is."""
+    if ev is not None and ev.kind in ("failing-path", "named"):
+        return ev
+    for snap, run in zip((a, b), runs, strict=True):
+        stack = opener_stack(d, snap)
+        found = opened_on_failing_path(stack, run) if stack else None
+        if found is not None:
+            return Evidence("failing-path", found[0], rank=found[1])
+    return ev
 
 
 def _by_factor(d: Difference, ev: Evidence | None,

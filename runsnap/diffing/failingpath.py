@@ -39,7 +39,8 @@ from runsnap.diffing.written import written
 from runsnap.knowledge.readers import native_call
 from runsnap.snapshot.records import Traceback
 
-__all__ = ["called_on_failing_path", "code_on_failing_path", "on_failing_path"]
+__all__ = ["called_on_failing_path", "code_on_failing_path", "on_failing_path",
+           "opened_on_failing_path"]
 
 
 class _TbFrame(FrozenRecord):
@@ -198,6 +199,30 @@ def on_failing_path(name: str, runs: Sequence[RunFacts], *, imports: bool = True
                 if best is None or found[1] < best[1]:
                     best = found
     return best
+
+
+def opened_on_failing_path(stack: Sequence[str], run: RunFacts) -> tuple[str, int] | None:
+    """(sentence, rank) when run ``run`` opened a file (``[runtime.data_files] stack``) in a
+    function of its own failing traceback, by the rules a variable's read is judged by
+    (:func:`on_failing_path`): the file's content went where the run failed, as a value read
+    there did (``engine.json`` loaded in the module body that raised, beside a variable that
+    body read too: the two are judged alike)."""
+    for failing in run.views():
+        frames = _frames(failing)
+        if not any(f.depth >= 0 for f in frames):
+            continue
+        innermost = next(f for f in frames if f.depth >= 0)
+        met = _meets(frames_of(stack, run), frames)
+        if met is None:
+            continue
+        entry, tb = met
+        where = (f"the function that raised {_raised(failing)} at :{innermost.line}"
+                 if tb.depth == 0 else
+                 f"which called on to where {_raised(failing)} was raised "
+                 f"({innermost.file.rsplit('/', 1)[-1]}:{innermost.line} in {innermost.function})")
+        return (f"opened at {entry.path}:{entry.line} in {entry.function}, {where} (failing "
+                f"run {failing.label})", min(tb.depth, 2))
+    return None
 
 
 def code_on_failing_path(runs: Sequence[RunFacts], dirs: Sequence[str], what: str

@@ -124,3 +124,28 @@ def test_an_error_that_quotes_an_untracked_files_path_names_it(
         report.verdict()
     assert "quotes the file's path" in top.reason
     assert report.confidence == "confident", report.verdict()
+
+
+def test_a_file_opened_in_the_function_that_raised_is_judged_as_a_read_there(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A script reads KNOB in its module body, loads engine.json there, then raises there: the
+    read was "in the function that raised" (99) and the file only "opened" (91): confident on
+    KNOB, which nothing used. The file opened in the same body is on the failing path as the
+    read is: the two tie, undecided."""
+    app = tmp_path / "app.py"
+    app.write_text("import json, os\n\nKNOB = os.environ.get('KNOB', '1')\n"
+                   "with open('engine.json') as f:\n    cfg = json.load(f)\n"
+                   "if cfg['mode'] != 'fast':\n"
+                   "    raise ValueError('the engine cannot start in this mode')\n")
+    snaps = []
+    for name, mode, knob in (("a", "fast", "1"), ("b", "slow", "2")):
+        (tmp_path / "engine.json").write_text(f'{{"mode": "{mode}"}}\n')
+        snaps.append(run([sys.executable, str(app)], env={**base_env, "KNOB": knob},
+                         cwd=tmp_path, output=tmp_path / f"{name}.toml").snapshot)
+    report = compare(*snaps)
+    ranked = {d.key: d for d in report.counted}
+    engine = next(d for d in report.counted if d.key.endswith("engine.json"))
+    assert (engine.evidence_kind, engine.score) == ("failing-path", 99), engine.reason
+    assert engine.reason.startswith("opened at app.py:4 in <module>, the function that raised")
+    assert ranked["KNOB"].score == 99
+    assert report.confidence == "undecided", report.verdict()
