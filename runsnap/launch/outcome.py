@@ -8,6 +8,7 @@ bounds its tracebacks after redaction. Nothing here runs programs or writes file
 from __future__ import annotations
 
 from runsnap.base.timestamps import without_timestamp
+from runsnap.launch.lines import MAX_LINE_BYTES
 from runsnap.launch.metrics import merge
 from runsnap.launch.streams import DEFAULT_TAIL_LINES, MAX_WARNINGS, StreamWatch
 from runsnap.launch.tracebacks import MAX_EARLIER
@@ -137,7 +138,7 @@ def _what_it_printed(out: OutcomeSection, result: LaunchResult) -> None:
         earlier[:0] = watch.traceback.earlier
         warnings_count += watch.warnings_count
     if first is not None:
-        out["first_error"] = first[2]
+        out["first_error"] = _carried(first[2], traceback)
         out["first_error_stream"] = first[1]
     if traceback is not None:
         out["traceback"] = traceback
@@ -145,6 +146,27 @@ def _what_it_printed(out: OutcomeSection, result: LaunchResult) -> None:
         out["earlier_tracebacks"] = earlier[-MAX_EARLIER:]
     out["warnings"] = warnings[:MAX_WARNINGS]
     out["warnings_count"] = warnings_count
+
+def _carried(first: str, traceback: Any) -> str:
+    """``first``, or the error it carries when it says nothing past its type: mp.spawn's
+    ``torch.multiprocessing.spawn.ProcessRaisedException:`` ends its line empty and prints the
+    worker's traceback below, whose last exception (``DistStoreError: wait timeout after
+    15000ms``) is the error the run died of.
+
+    >>> tb = {"type": "DistStoreError", "message": "wait timeout after 15000ms"}
+    >>> _carried("torch.multiprocessing.spawn.ProcessRaisedException: ", tb)
+    'torch.multiprocessing.spawn.ProcessRaisedException: DistStoreError: wait timeout after 15000ms'
+    >>> _carried("ValueError: bad", tb)
+    'ValueError: bad'
+    """
+    head = first.strip()
+    if not head.endswith(":") or " " in head or not isinstance(traceback, dict):
+        return first
+    kind, message = traceback.get("type"), traceback.get("message")
+    if not kind or not message or head[:-1] == kind:
+        return first
+    return f"{head} {kind}: {message}"[:MAX_LINE_BYTES]
+
 
 _NOT_CAPTURED = {
     "inherit": "a terminal passed to the child as it is (--inherit-tty): nothing to read",

@@ -113,3 +113,23 @@ def test_a_dotted_exception_class_is_the_first_error(tmp_path: Path) -> None:
     assert out["first_error"] == "packaging.version.InvalidVersion: Invalid version: '2.x'"
     assert is_error_line("yaml.scanner.ScannerError: mapping values are not allowed")
     assert not is_error_line("loading torch.nn.Module: 3 layers")
+
+
+def test_a_wrapper_that_says_nothing_carries_the_workers_error(tmp_path: Path) -> None:
+    """torch's mp.spawn re-raises a worker's failure as ``ProcessRaisedException`` whose
+    message starts on the next line (torch/multiprocessing/spawn.py: ``"\\n\\n-- Process %d
+    terminated with the following error:\\n" + original_trace``): its first line ends empty.
+    The first error is the worker's, carried; a wrapper that says something keeps its line."""
+    raising = (
+        "class ProcessRaisedException(Exception):\n    pass\n"
+        "trace = ('Traceback (most recent call last):\\n'\n"
+        "         '  File \"serve.py\", line 19, in worker\\n'\n"
+        "         '    dist.init_process_group(\"gloo\")\\n'\n"
+        "         'torch.distributed.DistStoreError: wait timeout after 15000ms, keys: /0\\n')\n"
+        "raise ProcessRaisedException({msg!r} + trace)\n")
+    out = _run(tmp_path, raising.format(
+        msg="\n\n-- Process 1 terminated with the following error:\n"))
+    assert out["first_error"] == ("ProcessRaisedException: torch.distributed."
+                                  "DistStoreError: wait timeout after 15000ms, keys: /0"), out
+    out = _run(tmp_path, raising.format(msg="process 1 failed\n"))
+    assert out["first_error"] == "ProcessRaisedException: process 1 failed", out
