@@ -96,6 +96,15 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
+def shared_library(folder: Path, name: str, source: str) -> Path:
+    """``lib<name>.so`` built from C ``source`` with the machine's C compiler, in ``folder``."""
+    src = folder / f"{name}.c"
+    src.write_text(source)
+    lib = folder / f"lib{name}.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    return lib
+
+
 def git(repo: Path, *args: str) -> str:
     """Run git in ``repo`` and return its output."""
     env = {**os.environ, **GIT_ENV}

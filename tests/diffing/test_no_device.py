@@ -10,7 +10,6 @@ recorded nvidia-smi (tests/collectors/fixtures/nvidia-smi/h100-r590)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from runsnap.capturing.collectors import gpu as gpu_collector
 from runsnap.diffing import compare
 from runsnap.snapshot import Snapshot
 from tests.collectors.test_gpu import smi_path
-from tests.diffing.conftest import write_script
+from tests.diffing.conftest import shared_library, write_script
 
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
 
@@ -65,11 +64,7 @@ def _pair(tmp_path: Path, path: str, lib: Path) -> tuple[Snapshot, Snapshot]:
 
 @pytest.fixture
 def runtime(tmp_path: Path) -> Path:
-    src = tmp_path / "rt.c"
-    src.write_text(RUNTIME)
-    lib = tmp_path / "librt-like.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
-    return lib
+    return shared_library(tmp_path, "rt-like", RUNTIME)
 
 
 @needs_cc

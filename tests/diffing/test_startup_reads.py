@@ -8,7 +8,6 @@ the dynamic loader), and the package is a real installed one (fsspec)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import venv
 from pathlib import Path
@@ -20,7 +19,7 @@ from runsnap.capturing import run
 from runsnap.diffing import compare
 from runsnap.diffing.ambient import CEILING
 from tests.conftest import pip_install
-from tests.diffing.conftest import Capture, write_script
+from tests.diffing.conftest import Capture, shared_library, write_script
 
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
 
@@ -52,11 +51,7 @@ PROGRAM = """
 
 @pytest.fixture
 def stacklib(tmp_path: Path) -> Path:
-    src = tmp_path / "stacklib.c"
-    src.write_text(LIBRARY)
-    lib = tmp_path / "libstacklib.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
-    return lib
+    return shared_library(tmp_path, "stacklib", LIBRARY)
 
 
 @needs_cc

@@ -14,6 +14,17 @@ import pytest
 
 from tests.conftest import run_runsnap
 
+#: A service that refuses MODE=x (``runsnap why`` tests: a failing launch and its cause).
+SERVE = ("def check():\n"
+         "    if os.environ.get('MODE') == 'x':\n"
+         "        raise ValueError('mode x is not supported')\n"
+         "check()\n"
+         "print('ok')\n")
+#: A training step whose loss LR decides; two knobs it reads and does not use.
+TRAIN = ("knobs = [os.environ.get('KNOB_A'), os.environ.get('KNOB_B')]\n"
+         "lr = float(os.environ.get('LR', '0.1'))\n"
+         "print(f'step 100 loss={0.5 + 4 * lr:.4f}')\n")
+
 
 @pytest.fixture(autouse=True)
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -12,17 +12,9 @@ import json
 import time
 from pathlib import Path
 
-from tests.proof.conftest import capture, child
+from tests.proof.conftest import SERVE, TRAIN, capture, child
 from tests.proof.conftest import runsnap as run_runsnap
 
-_SERVE = ("def check():\n"
-          "    if os.environ.get('MODE') == 'x':\n"
-          "        raise ValueError('mode x is not supported')\n"
-          "check()\n"
-          "print('ok')\n")
-_TRAIN = ("knobs = [os.environ.get('KNOB_A'), os.environ.get('KNOB_B')]\n"
-          "lr = float(os.environ.get('LR', '0.1'))\n"
-          "print(f'step 100 loss={0.5 + 4 * lr:.4f}')\n")
 _TOKEN = "glpat-Zq3xT9vKm2LpW8rYc4Nf"
 #: pytest's own variable, which differs from test phase to phase and reads as a secret
 _QUIET: dict[str, str | None] = {"PYTEST_CURRENT_TEST": None}
@@ -52,7 +44,7 @@ def _why(tmp_path: Path, *args: str) -> tuple[int, dict[str, object], str]:
 def test_a_secret_good_had_and_bad_ran_without_is_run_without(tmp_path: Path) -> None:
     """Undecided (the loss moved): bisect runs, GOOD's launch first (nothing applied, without
     the token, must go good), and finds LR; the token is said as not applied."""
-    _store(tmp_path, _TRAIN, {"LR": "0.1", "KNOB_A": "1", "KNOB_B": "1"},
+    _store(tmp_path, TRAIN, {"LR": "0.1", "KNOB_A": "1", "KNOB_B": "1"},
            {"LR": "0.9", "KNOB_A": "2", "KNOB_B": "2"})
     code, out, err = _why(tmp_path)
     assert code == 0, (out.get("message"), err)
@@ -67,7 +59,7 @@ def test_a_secret_good_had_and_bad_ran_without_is_run_without(tmp_path: Path) ->
 
 
 def test_a_proof_runs_without_a_secret_bad_did_not_have(tmp_path: Path) -> None:
-    _store(tmp_path, _SERVE, {"MODE": "y"}, {"MODE": "x"})
+    _store(tmp_path, SERVE, {"MODE": "y"}, {"MODE": "x"})
     code, out, err = _why(tmp_path, "--prove")
     assert code == 0, (out.get("message"), err)
     assert out["status"] == "proven" and [c["key"] for c in out["cause"]] == ["MODE"]  # type: ignore[attr-defined]
@@ -76,7 +68,7 @@ def test_a_proof_runs_without_a_secret_bad_did_not_have(tmp_path: Path) -> None:
 def test_a_secret_bad_had_too_is_still_refused(tmp_path: Path) -> None:
     """Both runs had the token (under other keys): BAD's launch had it, so no trial can run
     as BAD did without it; nothing is launched, and why says why, as before."""
-    prog = child(tmp_path / "launch.py", _SERVE)
+    prog = child(tmp_path / "launch.py", SERVE)
     store = tmp_path / ".runsnap"
     for name, mode, key in (("good", "y", "ci.key"), ("bad", "x", "nb.key")):
         capture(store / f"{name}.toml", ["python3", str(prog)],

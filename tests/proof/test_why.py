@@ -11,17 +11,8 @@ import runsnap
 from runsnap.errors import UsageError
 from runsnap.experiments.explaining import find_reference
 from runsnap.snapshot import load
-from tests.proof.conftest import capture, child
+from tests.proof.conftest import SERVE, TRAIN, capture, child
 from tests.proof.conftest import runsnap as run_runsnap
-
-_SERVE = ("def check():\n"
-          "    if os.environ.get('MODE') == 'x':\n"
-          "        raise ValueError('mode x is not supported')\n"
-          "check()\n"
-          "print('ok')\n")
-_TRAIN = ("knobs = [os.environ.get('KNOB_A'), os.environ.get('KNOB_B')]\n"
-          "lr = float(os.environ.get('LR', '0.1'))\n"
-          "print(f'step 100 loss={0.5 + 4 * lr:.4f}')\n")
 
 
 def _store(tmp_path: Path, body: str, good: dict[str, str | None], bad: dict[str, str | None],
@@ -43,7 +34,7 @@ def _why(tmp_path: Path, *args: str) -> tuple[int, dict[str, object], str]:
 
 
 def test_confident_names_the_cause_and_prove_launches_twice(tmp_path: Path) -> None:
-    good, _bad = _store(tmp_path, _SERVE, {"MODE": "y", "KNOB": "1"}, {"MODE": "x", "KNOB": "2"})
+    good, _bad = _store(tmp_path, SERVE, {"MODE": "y", "KNOB": "1"}, {"MODE": "x", "KNOB": "2"})
     code, out, _ = _why(tmp_path)
     assert code == 0 and out["status"] == "confident" and out["launches"] == 0
     assert [c["key"] for c in out["cause"]] == ["MODE"]  # type: ignore[attr-defined]
@@ -57,7 +48,7 @@ def test_confident_names_the_cause_and_prove_launches_twice(tmp_path: Path) -> N
 
 def test_undecided_metric_incident_is_proven_by_bisect_without_a_test(tmp_path: Path) -> None:
     """Both exit 0, the loss differs: bisect runs over the candidates, judged by the loss."""
-    _store(tmp_path, _TRAIN, {"LR": "0.1", "KNOB_A": "1", "KNOB_B": "1"},
+    _store(tmp_path, TRAIN, {"LR": "0.1", "KNOB_A": "1", "KNOB_B": "1"},
            {"LR": "0.9", "KNOB_A": "2", "KNOB_B": "2"})
     refused = run_runsnap("why", cwd=tmp_path)  # no terminal, no --yes: before any launch
     assert refused.returncode == 2 and refused.stdout == ""
@@ -76,7 +67,7 @@ def test_the_reference_is_the_newest_earlier_good_run_of_the_same_launch(tmp_pat
                                                                           ) -> None:
     store = tmp_path / ".runsnap"
     other = child(tmp_path / "other.py", "print('ok')\n")
-    prog = child(tmp_path / "launch.py", _SERVE)
+    prog = child(tmp_path / "launch.py", SERVE)
     older = capture(store / "a-older.toml", ["python3", str(prog), "--n", "1"], {"MODE": "y"})
     time.sleep(0.01)
     good = capture(store / "b-good.toml", ["python3", "-u", str(prog)], {"MODE": "y"})
@@ -98,7 +89,7 @@ def test_the_reference_is_the_newest_earlier_good_run_of_the_same_launch(tmp_pat
 
 
 def test_library_face(tmp_path: Path, monkeypatch: object) -> None:
-    good, bad = _store(tmp_path, _SERVE, {"MODE": "y"}, {"MODE": "x"})
+    good, bad = _store(tmp_path, SERVE, {"MODE": "y"}, {"MODE": "x"})
     result = runsnap.why(bad, against=good, folder=str(tmp_path / ".runsnap"))
     assert result.status == "confident" and result.restore == ("MODE=y",)
     assert "runsnap why: most likely cause, from the evidence: env MODE" in \
@@ -133,7 +124,7 @@ def test_metric_tolerance_makes_a_small_move_count(tmp_path: Path) -> None:
     """The loss moves by 0.04 %: the same outcome for the default tolerance (1 %), a
     difference with ``--metric-tolerance loss=0`` (bit-exact CPU runs), as for ``diff``; a
     malformed one is one line and status 2, before anything runs."""
-    _store(tmp_path, _TRAIN, {"LR": "0.1"}, {"LR": "0.1001"})
+    _store(tmp_path, TRAIN, {"LR": "0.1"}, {"LR": "0.1001"})
     code, out, _ = _why(tmp_path)
     assert code == 1 and out["status"] == "none", out
     code, out, err = _why(tmp_path, "--metric-tolerance", "loss=0", "--yes")
