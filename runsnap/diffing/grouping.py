@@ -23,6 +23,8 @@ evidence. The groupers:
 * :func:`by_search_path` - packages a run imported from a ``PYTHONPATH`` entry one run alone
   has, under that variable;
 * :func:`by_misspelling` - a variable set in one run and a misspelling of it in the other;
+* :func:`~runsnap.diffing.folders.by_folder` - a folder variable (``HOME``) with the files one
+  run alone opened under its value;
 * :func:`by_runtime` - run-time differences (a variable read in one run only, a package
   imported from elsewhere) under the difference they come from.
 
@@ -31,11 +33,14 @@ Add a grouper to :data:`GROUPERS`; it never removes or changes a difference, onl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runsnap.base.records import FrozenRecord
 from runsnap.diffing.confidence import LIKELY
+from runsnap.diffing.folders import by_folder
+from runsnap.diffing.grouprecord import Group, Grouper
+from runsnap.diffing.grouprecord import by_key as _by_key
+from runsnap.diffing.grouprecord import under as _under
 from runsnap.diffing.kinds import KINDS
 from runsnap.diffing.result import Difference, short
 from runsnap.diffing.runfacts import RunFacts
@@ -55,34 +60,6 @@ if TYPE_CHECKING:
     from runsnap.snapshot.records_host import GpuDevice
 
 __all__ = ["GROUPERS", "Group", "group"]
-
-
-class Group(FrozenRecord):
-    """One cause and the differences that came with it."""
-
-    cause: Difference
-    """The difference that explains the others (one of the differences found)."""
-
-    members: tuple[Difference, ...]
-    """Its consequences (other differences found)."""
-
-    lines: tuple[str, ...] = ()
-    """Evidence lines added to the cause: what links the members to it."""
-
-    title: str = ""
-    """A sentence for the group as a whole (``another virtual environment: A ... B ...``)."""
-
-
-Grouper = Callable[[Sequence[Difference], Any, Any], list[Group]]
-
-
-def _by_key(diffs: Iterable[Difference]) -> dict[tuple[str, str], Difference]:
-    return {(d.section, d.key): d for d in diffs}
-
-
-def _under(path: Any, prefixes: Iterable[str]) -> bool:
-    text = str(path or "")
-    return any(p and (text == p or text.startswith(p.rstrip("/") + "/")) for p in prefixes)
 
 
 # --------------------------------------------------------------------------- groupers
@@ -410,7 +387,8 @@ def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
 
 #: The groupers, applied in this order (a difference joins the first group that claims it).
 GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_shadowed, by_model, by_model_file,
-                           by_commit, by_devices, by_runtime, by_finding, by_search_path]
+                           by_commit, by_devices, by_runtime, by_finding, by_search_path,
+                           by_folder]
 
 
 # --------------------------------------------------------------------------- applying
