@@ -217,8 +217,20 @@ def no_device_to_choose(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> 
 
 
 def _in_every_process(got: VariableRead, f: RunFacts) -> bool:
-    pids = set(got.pids)
-    return bool(pids) and set(f.pids) <= pids
+    """Whether every Python process of run ``f`` read ``got``'s variable, a process forked from
+    one that did counting as one that did (it inherits its parent's imports and what they
+    read: a DataLoader's or ``datasets.map``'s forked workers import nothing again)."""
+    covered = set(got.pids)
+    if not covered:
+        return False
+    grew = True
+    while grew:  # a child forked from a covered process, however deep
+        grew = False
+        for child, parent in f.forked:
+            if parent in covered and child not in covered:
+                covered.add(child)
+                grew = True
+    return set(f.pids) <= covered
 
 
 def _under_import(site: ReadSite, f: RunFacts) -> str | None:

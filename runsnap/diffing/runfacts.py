@@ -109,6 +109,11 @@ class RunFacts(FrozenRecord):
     pids: tuple[int, ...] = ()
     """The traced Python processes of the run (``[runtime] processes``)."""
 
+    forked: tuple[tuple[int, int], ...] = ()
+    """``(child, parent)`` for each of those processes made by ``fork`` (not an exec): it
+    starts with its parent's memory, the modules imported and the settings read at their
+    import included, and reads none of them again."""
+
     shared_failure: bool = False
     """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
     evidence about what differs between them."""
@@ -165,6 +170,9 @@ class RunFacts(FrozenRecord):
             config_reads=frozenset(str(f) for f in runtime.config_reads if isinstance(f, str)),
             native_startup=frozenset(str(n) for n in runtime.native_startup),
             pids=tuple(p.pid for p in runtime.processes if isinstance(p.pid, int)),
+            forked=tuple((p.pid, p.ppid) for p in runtime.processes
+                         if p.how == "fork" and isinstance(p.pid, int)
+                         and isinstance(p.ppid, int)),
             tail=tuple(str(line) for stream in (out.stderr, out.stdout)
                        for line in stream.tail[-TAIL_LINES:]),
         )

@@ -172,3 +172,41 @@ def test_a_launch_option_beside_library_settings_only_is_the_cause(
     assert (cache.evidence_kind, cache.score) == ("read", 83), cache.reason
     assert (report.candidates[0].key, report.confidence) == ("--lr", "confident"), \
         report.verdict()
+
+
+def test_a_setting_read_at_import_stays_a_setting_when_workers_are_forked(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """The program imports the library (which reads HFLOG_KERNELS at its import) and forks
+    two workers, as a DataLoader or ``datasets.map(num_proc=2)`` does: the workers inherit the
+    import and read nothing again. The read is still the library's start-up setting (83) in
+    every process, not the program's read (92, first, above the option it was launched
+    with)."""
+    python = _hflog(tmp_path)
+    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
+    (site / "hflog" / "__init__.py").write_text(
+        HFLOG + 'KERNELS = os.environ.get("HFLOG_KERNELS", "portable")\n')
+    app = write_script(tmp_path, "fit.py", """
+        import argparse, multiprocessing as mp
+        import hflog
+
+        def work(n):
+            return n * n
+
+        if __name__ == "__main__":
+            p = argparse.ArgumentParser()
+            p.add_argument("--lr", type=float, default=0.1)
+            lr = p.parse_args().lr
+            with mp.get_context("fork").Pool(2) as pool:
+                total = sum(pool.map(work, range(8)))
+            print(f"loss={lr * total:.4f}")
+        """)
+    a = run([str(python), str(app), "--lr", "0.1"], env={**base_env}, cwd=tmp_path,
+            output=tmp_path / "a.toml").snapshot
+    b = run([str(python), str(app), "--lr", "0.2"],
+            env={**base_env, "HFLOG_KERNELS": "fused"}, cwd=tmp_path,
+            output=tmp_path / "b.toml").snapshot
+    assert sum(1 for p in b["runtime"]["processes"] if p.get("how") == "fork") >= 2
+    report = compare(a, b)
+    kernels = next(d for d in report.counted if d.key == "HFLOG_KERNELS")
+    assert (kernels.evidence_kind, kernels.score) == ("read", 83), kernels.reason
+    assert report.counted[0].key == "--lr", report.verdict()
