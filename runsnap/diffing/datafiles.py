@@ -33,8 +33,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from runsnap.diffing.failingpath import opened_on_failing_path
+from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.naming import excerpt
 from runsnap.diffing.result import Difference
+from runsnap.diffing.runfacts import RunFacts
 from runsnap.knowledge.datafiles import PYTHON_READ
 
 TYPE_CHECKING = False
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
     from runsnap.snapshot.records_host import DataFile, Runtime
 
 __all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "one_view", "opener_stack",
-           "output_options", "outputs", "path_quoted"]
+           "output_options", "opened_failing", "outputs", "path_quoted"]
 
 
 def _content(f: DataFile) -> str:
@@ -312,3 +315,19 @@ def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
         if any(p == f or p.startswith(f.rstrip("/") + "/") for p in opened for f in folders):
             return ""
     return f"neither run opened a file under {' or '.join(dict.fromkeys(folders))}"
+
+
+def opened_failing(d: Difference, ev: Evidence | None, a: Any, b: Any,
+                   runs: Sequence[RunFacts]) -> Evidence | None:
+    """``ev``, or ``failing-path`` evidence when the failing run opened the file of ``d`` in a
+    function of its failing traceback (:func:`runsnap.diffing.failingpath.
+    opened_on_failing_path`): its content went where the run failed, as a value read there
+    did. Stronger evidence is left as it is."""
+    if ev is not None and ev.kind in ("failing-path", "named"):
+        return ev
+    for snap, run in zip((a, b), runs, strict=True):
+        stack = opener_stack(d, snap)
+        found = opened_on_failing_path(stack, run) if stack else None
+        if found is not None:
+            return Evidence("failing-path", found[0], rank=found[1])
+    return ev

@@ -49,7 +49,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from runsnap.checks.finding import CONSEQUENCES
 from runsnap.diffing.ambient import (
     CEILING,
     ambient_reads,
@@ -59,21 +58,21 @@ from runsnap.diffing.ambient import (
     startup_reads,
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
+from runsnap.diffing.backing import check_backed
 from runsnap.diffing.confidence import FROM_RUNS, LIKELY
 from runsnap.diffing.datafiles import (
     edit_read,
     file_evidence,
     folder_unopened,
-    opener_stack,
+    opened_failing,
     path_quoted,
 )
 from runsnap.diffing.edits import edit_evidence
-from runsnap.diffing.factors import metric_factor
+from runsnap.diffing.factors import by_factor
 from runsnap.diffing.failingpath import (
     called_on_failing_path,
     code_on_failing_path,
     on_failing_path,
-    opened_on_failing_path,
 )
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
 from runsnap.diffing.naming import (
@@ -379,34 +378,6 @@ def _fact_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     return None
 
 
-def _check_backed(diffs: Sequence[Difference], runs: Sequence[RunFacts]
-                  ) -> dict[tuple[str, str], Evidence]:
-    """Evidence from ``check``: a finding of the failing side only (a ``check`` difference
-    added in B, removed in A) whose stated consequence (:data:`runsnap.checks.finding.
-    CONSEQUENCES`) the failing error shows backs the difference it is about (a variable, an
-    option), as a message the engine printed would."""
-    out: dict[tuple[str, str], Evidence] = {}
-    for d in diffs:
-        if d.section != "check" or len(d.path) < 4 or d.path[1] not in CONSEQUENCES:
-            continue
-        side = "B" if d.change == "added" else "A"
-        failing = [f for f in runs if f.label == side and f.failed and not f.shared_failure]
-        where, *rest = d.path[2:]
-        key = rest[0] if where == "env" and len(rest) == 1 else (
-            f"--{rest[1]}" if where == "command" and rest[:1] == ["options"] and len(rest) == 2
-            else None)
-        if not failing or key is None:
-            continue
-        pattern = re.compile(CONSEQUENCES[d.path[1]], re.I)
-        for line in (e for f in failing for e in f.errors):
-            if pattern.search(line):
-                out[("env" if where == "env" else "command", key)] = Evidence("named", (
-                    f"runsnap check finds in failing run {side} only: {d.b or d.a}; and "
-                    f"{side} failed as it says: \"{excerpt(line, '')}\""), rank=1)
-                break
-    return out
-
-
 def _stronger(one: Evidence | None, other: Evidence | None) -> Evidence | None:
     """The stronger of two pieces of evidence (a kind higher in :data:`KINDS`, then rank)."""
     if one is None or other is None:
@@ -458,7 +429,7 @@ def gather(
     prefetch = getattr(who_reads, "prefetch", None)
     if prefetch is not None:  # every variable's static readers in one pass over the files
         prefetch(d.key for d in diffs if d.section == "env" and noise_reason(d.key) is None)
-    backed = _check_backed(diffs, runs)
+    backed = check_backed(diffs, runs)
     metrics = (dict(a.records.outcome.metrics or {}), dict(b.records.outcome.metrics or {}))
     for d in diffs:
         ev: Evidence | None = None
@@ -493,7 +464,7 @@ def gather(
                 ev = (Evidence("failing-path", f"{quoted}; {took.sentence}", corroborated=True,
                                quoted=True) if read else Evidence("named", quoted, rank=2))
             ev = ev or _named(d, runs) or took
-            ev = _opened_failing(d, ev if ev.kind else None, a, b, runs)
+            ev = opened_failing(d, ev if ev.kind else None, a, b, runs)
         elif d.section == "models":
             ev = _named(d, runs)  # the error quoting its value outranks a read by the code
             ev = ev if ev is not None and ev.quoted else (
@@ -502,49 +473,12 @@ def gather(
             ev = _named(d, runs)
         elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
             ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
-            ev = _opened_failing(d, ev, a, b, runs)
+            ev = opened_failing(d, ev, a, b, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))
-        ev = _by_factor(d, ev, metrics)
+        ev = by_factor(d, ev, metrics)
         if ev is not None:
             out[(d.section, d.key)] = ev
     return out
-
-
-def _opened_failing(d: Difference, ev: Evidence | None, a: Any, b: Any,
-                    runs: Sequence[RunFacts]) -> Evidence | None:
-    """``ev``, or ``failing-path`` evidence when the failing run opened the file of ``d`` in a
-    function of its failing traceback (:func:`runsnap.diffing.failingpath.
-    opened_on_failing_path`): its content went where the run failed, as a value read there
-    did. Stronger evidence is left as it is."""
-    if ev is not None and ev.kind in ("failing-path", "named"):
-        return ev
-    for snap, run in zip((a, b), runs, strict=True):
-        stack = opener_stack(d, snap)
-        found = opened_on_failing_path(stack, run) if stack else None
-        if found is not None:
-            return Evidence("failing-path", found[0], rank=found[1])
-    return ev
-
-
-def _by_factor(d: Difference, ev: Evidence | None,
-               metrics: tuple[Mapping[str, Any], Mapping[str, Any]]) -> Evidence | None:
-    """``ev`` backed by a metric that moved by the factor ``d``'s values make
-    (:func:`runsnap.diffing.factors.metric_factor`), for a variable the program read or an
-    option of its command line: ``corroborated``, first among its equals, never a margin (two
-    inputs that differ may each move a metric: ``--batch-size`` the steps, ``--lr`` the loss).
-    Stronger evidence is left as it is."""
-    if d.section == "env" and (ev is None or ev.kind != "read"):
-        return ev
-    if d.section == "command" and ev is not None and ev.kind not in ("read", "name"):
-        return ev
-    if d.section not in ("env", "command") or not metrics[0] or not metrics[1]:
-        return ev
-    factor = metric_factor(d, *metrics)
-    if factor is None:
-        return ev
-    if ev is None or ev.kind != "read":
-        return Evidence("name", factor, corroborated=True)
-    return ev.replace(sentence=f"{ev.sentence}; and {factor}", corroborated=True)
 
 
 def traced(a: Any, b: Any) -> bool:

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.result import Difference
 
-__all__ = ["metric_factor"]
+__all__ = ["by_factor", "metric_factor"]
 
 #: How close a metric's ratio must be to the input's factor (relative).
 _CLOSE = 0.01
@@ -81,3 +82,24 @@ def metric_factor(d: Difference, ma: Mapping[str, Any], mb: Mapping[str, Any]) -
             return (f"the metric {name} moved by the factor its values make "
                     f"({va:g} -> {vb:g}: x{r:.3g})")
     return None
+
+
+def by_factor(d: Difference, ev: Evidence | None,
+              metrics: tuple[Mapping[str, Any], Mapping[str, Any]]) -> Evidence | None:
+    """``ev`` backed by a metric that moved by the factor ``d``'s values make
+    (:func:`metric_factor`), for a variable the program read or an
+    option of its command line: ``corroborated``, first among its equals, never a margin (two
+    inputs that differ may each move a metric: ``--batch-size`` the steps, ``--lr`` the loss).
+    Stronger evidence is left as it is."""
+    if d.section == "env" and (ev is None or ev.kind != "read"):
+        return ev
+    if d.section == "command" and ev is not None and ev.kind not in ("read", "name"):
+        return ev
+    if d.section not in ("env", "command") or not metrics[0] or not metrics[1]:
+        return ev
+    factor = metric_factor(d, *metrics)
+    if factor is None:
+        return ev
+    if ev is None or ev.kind != "read":
+        return Evidence("name", factor, corroborated=True)
+    return ev.replace(sentence=f"{ev.sentence}; and {factor}", corroborated=True)

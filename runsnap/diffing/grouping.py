@@ -38,9 +38,7 @@ from typing import Any
 
 from runsnap.diffing.confidence import LIKELY
 from runsnap.diffing.folders import by_folder
-from runsnap.diffing.grouprecord import Group, Grouper
-from runsnap.diffing.grouprecord import by_key as _by_key
-from runsnap.diffing.grouprecord import under as _under
+from runsnap.diffing.grouprecord import Group, Grouper, by_key, under
 from runsnap.diffing.kinds import KINDS
 from runsnap.diffing.result import Difference, short
 from runsnap.diffing.runfacts import RunFacts
@@ -72,7 +70,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
     prefixes = {str(x) for x in (pa.prefix, pb.prefix, ea.get("VIRTUAL_ENV"),
                                  eb.get("VIRTUAL_ENV"), ea.get("CONDA_PREFIX"),
                                  eb.get("CONDA_PREFIX")) if x}
-    keys = _by_key(diffs)
+    keys = by_key(diffs)
     cause = (keys.get(("packages", "interpreter")) or keys.get(("packages", "prefix"))
              or keys.get(("env", "VIRTUAL_ENV")) or keys.get(("env", "CONDA_PREFIX")))
     if cause is None or (cause.section == "env" and pa.prefix and pa.prefix == pb.prefix):
@@ -85,7 +83,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
             continue
         if d.section == "packages":
             name, _, field = d.key.partition(".")
-            if field == "location" and _under(d.a, prefixes) and _under(d.b, prefixes):
+            if field == "location" and under(d.a, prefixes) and under(d.b, prefixes):
                 # the same version, moved only because the environment moved: not a cause
                 members.append(d.replace(hidden=True, reason=(
                     "the same version, moved with the environment")))
@@ -95,12 +93,12 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                 members.append(d)
                 continue
             dists = [p.distributions.get(name) for p in (pa, pb)]
-            if any(x is not None and _under(x.location, prefixes) for x in dists):
+            if any(x is not None and under(x.location, prefixes) for x in dists):
                 members.append(d)
         elif d.section == "runtime" and d.path[:2] == ("runtime", "modules"):
             rows = [ImportedModule(x) if isinstance(x, Mapping) else None for x in (d.a, d.b)]
             files = [x.file if x is not None else None for x in rows]
-            if not all(_under(f, prefixes) for f in files):
+            if not all(under(f, prefixes) for f in files):
                 continue
             versions = [x.version if x is not None else None for x in rows]
             if versions[0] == versions[1]:  # the same version, imported from the other prefix
@@ -116,14 +114,14 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
             # the entries added, removed or moved (not the name's own "also: ..." line)
             entries = [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence
                        if e.startswith(("added: ", "removed: ", "moved: "))]
-            if entries and all(_under(e, prefixes) for e in entries):
+            if entries and all(under(e, prefixes) for e in entries):
                 # how the switch came about (the shell activated the other environment),
                 # listed under what moved with it: the packages the run took from there
                 members.append(d.replace(score=min(d.score, LIKELY), reason=(
                     f"the shell's activation of the other environment: {d.reason}")))
         elif d.section == "command" and d.key in ("executable", "program"):
             names = [str(x or "").rsplit("/", 1)[-1] for x in (d.a, d.b)]
-            if (_under(d.a, prefixes) and _under(d.b, prefixes)) or all(
+            if (under(d.a, prefixes) and under(d.b, prefixes)) or all(
                     n.startswith("python") for n in names):
                 members.append(d)
     title = (f"another Python environment: A {pa.prefix or '?'} "
@@ -184,7 +182,7 @@ def by_model_file(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list
         if not fields:
             continue
         files = [d for d in diffs if d.section == "git" and ": " in d.key
-                 and _under(repos.get(d.key.partition(": ")[0], "") + "/"
+                 and under(repos.get(d.key.partition(": ")[0], "") + "/"
                             + d.key.partition(": ")[2], [folder])]
         # the tree's dirty flag, when every changed file of that tree is the model's
         edited = {f.key.partition(": ")[0] for f in files}
@@ -213,7 +211,7 @@ def by_commit(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Gro
             if m.section != "packages" or "." in m.key:
                 continue
             dists = [x for x in (pa.distributions.get(m.key), pb.distributions.get(m.key)) if x]
-            if any(_under(x.editable or x.source or x.location, paths) for x in dists):
+            if any(under(x.editable or x.source or x.location, paths) for x in dists):
                 members.append(m)
         if members:
             out.append(Group(d, tuple(members)))
@@ -249,7 +247,7 @@ def _or_mark(dev: GpuDevice, field: str) -> Any:
 def by_devices(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:
     """``CUDA_VISIBLE_DEVICES`` (and its kin): the devices each run saw, the other device
     variables under it, and ``torch.cuda.is_available()`` when they changed it."""
-    keys = _by_key(diffs)
+    keys = by_key(diffs)
     cause = next((keys[("env", n)] for n in _DEVICES if ("env", n) in keys), None)
     if cause is None:
         return []
@@ -283,7 +281,7 @@ def _text(value: Any) -> str | None:
 def by_misspelling(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """A variable set in one run, and a misspelling of it set in the other: one cause."""
 
-    keys = _by_key(diffs)
+    keys = by_key(diffs)
     out: list[Group] = []
     for d in diffs:
         if d.section != "env" or d.change not in ("added", "removed"):
@@ -301,7 +299,7 @@ def by_misspelling(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
 def by_runtime(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
     """Run-time differences (``[runtime]``: read in one run only, imported from elsewhere)
     under the variable or package they are about."""
-    keys = _by_key(diffs)
+    keys = by_key(diffs)
     packages = {normalize_name(d.key): d for d in diffs if d.section == "packages" and "." not in d.key}
     found: dict[int, tuple[Difference, list[Difference]]] = {}
     for d in diffs:
@@ -374,7 +372,7 @@ def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
         members = []
         for d in diffs:
             if d.section == "packages" and "." not in d.key:
-                if any(_under(f, only) for snap in (a, b) for f in _imported_from(snap, d.key)):
+                if any(under(f, only) for snap in (a, b) for f in _imported_from(snap, d.key)):
                     members.append(d)
             elif d.section == "packages" and d.key == "sys.path":
                 members.append(d)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,21 +100,34 @@ def _configure_library_root_logger():
 _configure_library_root_logger()
 """
 
-def _hflog(tmp_path: Path) -> Path:
-    """A venv with the stand-in installed (its own copy: a package, not the program's)."""
+#: One more setting the stand-in reads at its import: which kernels it runs.
+KERNELS = 'KERNELS = os.environ.get("HFLOG_KERNELS", "portable")\n'
+
+
+def _hflog(tmp_path: Path, extra: str = "") -> Path:
+    """A venv with the stand-in installed (its own copy: a package, not the program's), its
+    module ending with ``extra``."""
     import venv
 
     from tests.conftest import pip_install
 
     src = tmp_path / "src"
     (src / "hflog").mkdir(parents=True)
-    (src / "hflog" / "__init__.py").write_text(HFLOG)
+    (src / "hflog" / "__init__.py").write_text(HFLOG + extra)
     (src / "setup.py").write_text("from setuptools import setup\n"
                                   "setup(name='hflog', version='1.0', packages=['hflog'])\n")
     venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
     python = tmp_path / "venv" / "bin" / "python"
     pip_install(python, "--no-deps", str(src), tmp=tmp_path)
     return python
+
+
+def _lr_pair(python: Path, app: Path, tmp_path: Path, base_env: dict[str, str]) -> tuple[Any, Any]:
+    """A launched with ``--lr 0.1``; B with ``--lr 0.2`` and ``HFLOG_KERNELS=fused``."""
+    a, b = (run([str(python), str(app), "--lr", lr], env={**base_env, **env}, cwd=tmp_path,
+                output=tmp_path / f"{name}.toml").snapshot
+            for name, lr, env in (("a", "0.1", {}), ("b", "0.2", {"HFLOG_KERNELS": "fused"})))
+    return a, b
 
 
 LOGGED = """
@@ -150,10 +164,7 @@ def test_a_launch_option_beside_library_settings_only_is_the_cause(
     sets a kernel choice the library reads at its import (a start-up setting, 83, no word of
     the runs naming it). The launch decides: confident on the option (it was "the only
     candidate, without evidence from the runs", undecided)."""
-    python = _hflog(tmp_path)
-    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
-    (site / "hflog" / "__init__.py").write_text(
-        HFLOG + 'KERNELS = os.environ.get("HFLOG_KERNELS", "portable")\n')
+    python = _hflog(tmp_path, KERNELS)
     app = write_script(tmp_path, "fit.py", """
         import argparse
         import hflog
@@ -162,11 +173,7 @@ def test_a_launch_option_beside_library_settings_only_is_the_cause(
         p.add_argument("--lr", type=float, default=0.1)
         print(f"loss={3 * p.parse_args().lr:.4f}")
         """)
-    a = run([str(python), str(app), "--lr", "0.1"], env={**base_env}, cwd=tmp_path,
-            output=tmp_path / "a.toml").snapshot
-    b = run([str(python), str(app), "--lr", "0.2"],
-            env={**base_env, "HFLOG_KERNELS": "fused"}, cwd=tmp_path,
-            output=tmp_path / "b.toml").snapshot
+    a, b = _lr_pair(python, app, tmp_path, base_env)
     report = compare(a, b)
     cache = next(d for d in report.counted if d.key == "HFLOG_KERNELS")
     assert (cache.evidence_kind, cache.score) == ("read", 83), cache.reason
@@ -181,10 +188,7 @@ def test_a_setting_read_at_import_stays_a_setting_when_workers_are_forked(
     import and read nothing again. The read is still the library's start-up setting (83) in
     every process, not the program's read (92, first, above the option it was launched
     with)."""
-    python = _hflog(tmp_path)
-    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
-    (site / "hflog" / "__init__.py").write_text(
-        HFLOG + 'KERNELS = os.environ.get("HFLOG_KERNELS", "portable")\n')
+    python = _hflog(tmp_path, KERNELS)
     app = write_script(tmp_path, "fit.py", """
         import argparse, multiprocessing as mp
         import hflog
@@ -200,11 +204,7 @@ def test_a_setting_read_at_import_stays_a_setting_when_workers_are_forked(
                 total = sum(pool.map(work, range(8)))
             print(f"loss={lr * total:.4f}")
         """)
-    a = run([str(python), str(app), "--lr", "0.1"], env={**base_env}, cwd=tmp_path,
-            output=tmp_path / "a.toml").snapshot
-    b = run([str(python), str(app), "--lr", "0.2"],
-            env={**base_env, "HFLOG_KERNELS": "fused"}, cwd=tmp_path,
-            output=tmp_path / "b.toml").snapshot
+    a, b = _lr_pair(python, app, tmp_path, base_env)
     assert sum(1 for p in b["runtime"]["processes"] if p.get("how") == "fork") >= 2
     report = compare(a, b)
     kernels = next(d for d in report.counted if d.key == "HFLOG_KERNELS")
