@@ -475,8 +475,8 @@ def gather(
                 _failing(read_by_failing_code(d, runs)) or ev or _config_read(d, runs))
         elif d.section == "command":
             ev = _named(d, runs)
-        elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
-            ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
+        elif d.path[:2] == ("runtime", "data_files"):  # a data file the runs opened
+            ev = file_evidence(d, a, b, texts(runs), runs)
             ev = opened_failing(d, ev, a, b, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))
         ev = by_factor(d, ev, metrics)

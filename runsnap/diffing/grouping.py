@@ -40,7 +40,7 @@ from typing import Any
 
 from runsnap.diffing.confidence import LIKELY
 from runsnap.diffing.folders import by_folder
-from runsnap.diffing.grouprecord import Group, Grouper, by_key, under
+from runsnap.diffing.grouprecord import Group, Grouper, by_key, echoes, under
 from runsnap.diffing.kinds import KINDS
 from runsnap.diffing.mirrors import by_mirror
 from runsnap.diffing.result import Difference, short
@@ -417,10 +417,13 @@ def _merge(g: Group, members: Sequence[Difference],
         reason = f"{reason}; with it, {strongest.where}: {strongest.reason}"
     score = max(cause.score, strongest.score)
     hidden = cause.hidden and strongest.evidence_kind not in ("failing-path", "named")
+    # related: what came with the cause, in the order found; the run-time record that only
+    # repeats the cause last (the text view leaves it out; JSON keeps it, after the news)
     return cause.replace(score=score, reason=reason, evidence=tuple(lines), hidden=hidden,
                          evidence_kind=strongest.evidence_kind,
                          corroborated=strongest.corroborated, quoted=strongest.quoted,
-                         related=(*cause.related, *ranked))
+                         related=tuple(sorted((*cause.related, *ranked),
+                                              key=lambda m: echoes(cause, m))))
 
 
 def group(diffs: Sequence[Difference], a: Any, b: Any,
