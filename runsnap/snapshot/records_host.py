@@ -363,6 +363,7 @@ class ParsedOption(SectionRecord):
 
     dest: str | None
     value: str | None
+    custom: bool | None
 
 
 class DataFile(SectionRecord):

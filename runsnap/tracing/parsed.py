@@ -4,7 +4,9 @@ that returned; ``runsnap/probe/hook/_runsnap_trace_args.py``).
 
 Option string -> ``{dest, value}``, ``value`` the text the hook wrote (``repr`` of a number,
 string, bool, ``None`` or a list of those; ``<type name>`` for anything else; cut past 200
-characters and ending with ``...``). Every option string of an action is listed (``-n`` and
+characters and ending with ``...``), and ``custom = true`` where the option's action is not one
+of argparse's own classes (the program's ``Action`` subclass: its call may do more than set
+the dest). Every option string of an action is listed (``-n`` and
 ``--node-rank`` both), so an option is found under whichever spelling a command line used.
 
 Several parses (a parser for a config file first, subcommands, a launcher and the program it
@@ -28,13 +30,14 @@ __all__ = ["MAX_OPTIONS", "parsed_options"]
 MAX_OPTIONS = 2000
 
 
-def parsed_options(python: list[list[tuple[Any, ...]]]) -> dict[str, dict[str, str]]:
+def parsed_options(python: list[list[tuple[Any, ...]]]) -> dict[str, dict[str, Any]]:
     """Option string -> ``{"dest": ..., "value": ...}`` from the processes' records (one list
     per process, its ``P`` record first, as :func:`runsnap.tracing.merge.read_logs` reads them).
 
-    >>> parsed_options([[("P", 7, 1), ("A", "x", False, [(["--lr"], "lr", "0.1")]),
-    ...                  ("A", "x", True, [(["-l", "--lr"], "lr", "0.001")])]])
-    {'-l': {'dest': 'lr', 'value': '0.001'}, '--lr': {'dest': 'lr', 'value': '0.001'}}
+    >>> parsed_options([[("P", 7, 1), ("A", "x", False, [(["--lr"], "lr", "0.1", True)]),
+    ...                  ("A", "x", True, [(["-l", "--lr"], "lr", "0.001", True),
+    ...                                    (["--seed"], "seed", "None", False)])]])["--seed"]
+    {'dest': 'seed', 'value': 'None', 'custom': True}
     """
     pids = {records[0][1] for records in python if len(records[0]) > 2}
     parses: list[tuple[bool, bool, int, list[Any]]] = []
@@ -43,13 +46,16 @@ def parsed_options(python: list[list[tuple[Any, ...]]]) -> dict[str, dict[str, s
         for rec in records[1:]:
             if rec[0] == "A" and len(rec) >= 4 and isinstance(rec[3], list):
                 parses.append((not root, rec[2] is not True, len(parses), rec[3]))
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for *_order, options in sorted(parses, key=lambda p: p[:3]):
         for row in options:
-            if not (isinstance(row, tuple) and len(row) == 3 and isinstance(row[0], list)
+            if not (isinstance(row, tuple) and len(row) >= 3 and isinstance(row[0], list)
                     and isinstance(row[1], str) and isinstance(row[2], str)):
                 continue
+            entry: dict[str, Any] = {"dest": row[1], "value": row[2]}
+            if row[3:4] == (False,):
+                entry["custom"] = True
             for option in row[0]:
                 if isinstance(option, str) and option not in out and len(out) < MAX_OPTIONS:
-                    out[option] = {"dest": row[1], "value": row[2]}
+                    out[option] = dict(entry)
     return out

@@ -25,6 +25,10 @@ p.add_argument("--pipeline-parallel-size", type=int, default=1)
 p.add_argument("--lr", type=float, default=1e-3)
 p.add_argument("--fast", action="store_true", default=True)
 p.add_argument("--out-dir", type=pathlib.Path, default=pathlib.Path("out"))
+class Seed(argparse.Action):  # does more than set its dest: what it does is not recorded
+    def __call__(self, parser, namespace, values, option_string=None):
+        print("seeded", values)
+p.add_argument("--seed", action=Seed)
 a = p.parse_args()
 print("parallel", a.pipeline_parallel_size, "lr", a.lr)
 if a.pipeline_parallel_size > 1:
@@ -66,9 +70,12 @@ def test_another_spelling_of_the_same_value(serve) -> None:
 
 def test_values_that_differ_or_cannot_be_compared_stay(serve) -> None:
     a = serve("--out-dir", "x")
-    b = serve("--pipeline-parallel-size", "1", "--lr", "0.01", "--out-dir", "x2")
+    b = serve("--pipeline-parallel-size", "1", "--lr", "0.01", "--out-dir", "x2", "--seed", "3")
+    assert b["runtime"]["parsed_options"]["--seed"] == {"dest": "seed", "value": "None",
+                                                        "custom": True}
     got = _alike(a, b)
-    # another lr: a difference; --out-dir's value is a Path, recorded by its type's name only
+    # another lr: a difference; --out-dir's value is a Path, recorded by its type's name only;
+    # --seed's dest is None in both, but its action is the program's own
     assert set(got) == {"--pipeline-parallel-size"}
 
 

@@ -4,6 +4,7 @@ argparse, and records each parse's options, dests and values; real programs, rea
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,9 @@ print(sorted(vars(args).items()), "argparse" in sys.modules)
 
 
 def _parsed(runtime: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    return {k: (v["dest"], v["value"]) for k, v in runtime.get("parsed_options", {}).items()}
+    parsed = runtime.get("parsed_options", {})
+    assert not any(v.get("custom") for v in parsed.values())  # argparse's own actions only
+    return {k: (v["dest"], v["value"]) for k, v in parsed.items()}
 
 
 def test_each_option_with_its_dest_and_parsed_value(traced, tmp_path: Path) -> None:
@@ -194,3 +197,29 @@ def test_a_token_given_as_an_option_or_an_env_default_never_reaches_the_file(
     text = snapshot.read_text()
     assert on_line not in text and in_env not in text and plain not in text
     assert on_line[3:20] not in text and in_env[3:20] not in text
+
+
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
+                    reason="the real transformers is not installed here")
+def test_the_real_hf_argument_parser(traced, tmp_path: Path) -> None:
+    source = '''
+        from dataclasses import dataclass, field
+        from transformers import HfArgumentParser
+        @dataclass
+        class Args:
+            lr: float = 1e-3
+            node_rank: int = 0
+            fast: bool = True
+            name: str = field(default="x", metadata={"aliases": ["--nm"]})
+        (a,) = HfArgumentParser(Args).parse_args_into_dataclasses()
+        print(a.lr, a.name)
+    '''
+    argv = [sys.executable, str(tmp_path / "hf.py"), "--lr", "0.5", "--nm", "y"]
+    env = child_env(HF_HUB_OFFLINE="1", PYTHONPATH=":".join(sys.path[1:]))
+    record, runtime, out = traced(source, name="hf.py", argv=argv, env=env)
+    assert record.exit_status == 0 and out.split() == ["0.5", "y"]
+    parsed = _parsed(runtime)
+    assert parsed["--lr"] == ("lr", "0.5")
+    assert parsed["--node_rank"] == parsed["--node-rank"] == ("node_rank", "0")
+    assert parsed["--no_fast"] == ("fast", "True")
+    assert parsed["--name"] == parsed["--nm"] == ("name", "'y'")

@@ -103,7 +103,8 @@ def parsed_alike(a: Snapshot, b: Snapshot, found: Iterable[Difference]) -> dict[
     hook, the option's dest the same in both), with the reason to give: ``B's --node-rank 0 is
     what A parsed too (its default): the program sees no difference``. Where a run was not
     traced, or its program parsed no options, nothing: a value cut short, redacted or not a
-    plain literal (``<Path>``) is never taken for equal."""
+    plain literal (``<Path>``) is never taken for equal, nor an option whose action is the
+    program's own ``Action`` class (its call may do more than set the value)."""
     pa, pb = a.records.runtime.parsed_options, b.records.runtime.parsed_options
     if not pa or not pb:
         return {}
@@ -115,7 +116,7 @@ def parsed_alike(a: Snapshot, b: Snapshot, found: Iterable[Difference]) -> dict[
             continue
         x, y = pa.get(d.key), pb.get(d.key)
         if (x is None or y is None or not x.dest or x.dest != y.dest or x.value != y.value
-                or not _comparable(x.value)):
+                or not _comparable(x.value) or x.custom or y.custom):
             continue
         out[d.key] = _alike_reason(d, pa, given)
     return out

@@ -7,11 +7,13 @@ module right after the program's own import executed it.
 does not replace it inherits: transformers' ``HfArgumentParser``) gets a wrapper that first
 does exactly what the method did, then writes one record per parse that returned::
 
-    ("A", prog, from_argv, [(option_strings, dest, value), ...])
+    ("A", prog, from_argv, [(option_strings, dest, value, own), ...])
 
 ``from_argv``: the parse read ``sys.argv`` (no ``args`` given), or is a subcommand's parse
 inside one that did; ``value`` is the value of
-``dest`` in the namespace after the parse, as short text (:func:`text`). Actions without
+``dest`` in the namespace after the parse, as short text (:func:`text`); ``own``: the action is
+one of argparse's own classes (``store``, ``store_true``, ``append``, ``count``...), whose call
+does nothing but set the dest; a program's own ``Action`` subclass may do more. Actions without
 option strings (positionals) and those whose dest the parse left unset are not written. A parse
 that raised (``--help``, ``--version``, an error: ``SystemExit``) writes nothing and the
 exception passes through untouched; a failure of ours is swallowed and the real result returned.
@@ -98,5 +100,5 @@ def _options(parser, namespace, suppress):
         value = getattr(namespace, dest, unset)
         if value is unset or (type(value) is str and value == suppress):
             continue
-        out.append((list(strings), dest, text(value)))
+        out.append((list(strings), dest, text(value), type(action).__module__ == "argparse"))
     return out
