@@ -363,6 +363,7 @@ class ParsedOption(SectionRecord):
 
     dest: str | None
     value: str | None
+    given: bool | None
     custom: bool | None
 
 

@@ -423,6 +423,9 @@ class ParsedOption(TypedDict, total=False):
     value: str | None
     """Its value after the parse, as text: ``repr`` of a number, string, bool, ``None`` or a list
     of those, ``<type name>`` for anything else, cut past 200 characters (ending ``...``)."""
+    given: bool | None
+    """The parse this value comes from read the option string among its words: it received
+    the option (not another program's parser declaring the same string)."""
     custom: bool | None
     """The option's action is the program's own ``Action`` subclass, not one of argparse's
     (``store``, ``store_true``, ``count``...): its call may do more than set the dest."""

@@ -72,11 +72,33 @@ def test_values_that_differ_or_cannot_be_compared_stay(serve) -> None:
     a = serve("--out-dir", "x")
     b = serve("--pipeline-parallel-size", "1", "--lr", "0.01", "--out-dir", "x2", "--seed", "3")
     assert b["runtime"]["parsed_options"]["--seed"] == {"dest": "seed", "value": "None",
-                                                        "custom": True}
+                                                        "given": True, "custom": True}
     got = _alike(a, b)
     # another lr: a difference; --out-dir's value is a Path, recorded by its type's name only;
     # --seed's dest is None in both, but its action is the program's own
     assert set(got) == {"--pipeline-parallel-size"}
+
+
+def test_a_parser_that_did_not_receive_the_option_proves_nothing(launched, tmp_path) -> None:
+    """A launcher declares ``--port`` too but parses only its own words; the program it starts
+    reads ``--port`` without argparse. Both launchers' parses say 29500: not the program's."""
+    worker = write_script(tmp_path, "worker.py", "import sys\nprint(sys.argv[1:])\n")
+    launcher = write_script(tmp_path, "launch.py", f'''
+        import argparse, subprocess, sys
+        p = argparse.ArgumentParser()
+        p.add_argument("--nproc", type=int, default=1)
+        p.add_argument("--port", default="29500")
+        at = sys.argv.index({str(worker)!r})
+        p.parse_args(sys.argv[1:at])
+        subprocess.run([sys.executable, *sys.argv[at:]], check=True)
+    ''')
+    a, b = (launched({}, [sys.executable, str(launcher), "--nproc", "2", str(worker),
+                          "--port", port]) for port in ("1", "2"))
+    parsed = a["runtime"]["parsed_options"]
+    assert parsed["--port"] == {"dest": "port", "value": "'29500'"}  # not given to it
+    assert parsed["--nproc"] == {"dest": "nproc", "value": "2", "given": True}
+    assert [d.key for d in differences(a, b) if d.section == "command"] == ["--port"]
+    assert _alike(a, b) == {}
 
 
 def test_nothing_without_both_runs_parses(serve, tmp_path: Path) -> None:

@@ -46,6 +46,8 @@ def test_each_option_with_its_dest_and_parsed_value(traced, tmp_path: Path) -> N
     assert out == out_bare  # the program sees what it would see untraced
     parsed = _parsed(runtime)
     assert parsed["--node-rank"] == parsed["--rank"] == ("node_rank", "0")  # every spelling
+    given = {k for k, v in runtime["parsed_options"].items() if v.get("given")}
+    assert given == {"--rank", "--lr", "--layers"}  # the strings the parse read
     assert parsed["--pipeline-parallel-size"] == ("pipeline_parallel_size", "1")
     assert parsed["--lr"] == ("lr", "0.001")
     assert parsed["--fast"] == ("fast", "True")

@@ -104,7 +104,9 @@ def parsed_alike(a: Snapshot, b: Snapshot, found: Iterable[Difference]) -> dict[
     what A parsed too (its default): the program sees no difference``. Where a run was not
     traced, or its program parsed no options, nothing: a value cut short, redacted or not a
     plain literal (``<Path>``) is never taken for equal, nor an option whose action is the
-    program's own ``Action`` class (its call may do more than set the value)."""
+    program's own ``Action`` class (its call may do more than set the value), nor one whose
+    recorded parse did not read it in a run that gave it (``given``: another program's parser
+    may declare the same string)."""
     pa, pb = a.records.runtime.parsed_options, b.records.runtime.parsed_options
     if not pa or not pb:
         return {}
@@ -118,6 +120,8 @@ def parsed_alike(a: Snapshot, b: Snapshot, found: Iterable[Difference]) -> dict[
         if (x is None or y is None or not x.dest or x.dest != y.dest or x.value != y.value
                 or not _comparable(x.value) or x.custom or y.custom):
             continue
+        if (d.a is not None and not x.given) or (d.b is not None and not y.given):
+            continue  # the parse recorded is not known to be the one that received it
         out[d.key] = _alike_reason(d, pa, given)
     return out
 

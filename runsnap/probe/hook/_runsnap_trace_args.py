@@ -7,13 +7,16 @@ module right after the program's own import executed it.
 does not replace it inherits: transformers' ``HfArgumentParser``) gets a wrapper that first
 does exactly what the method did, then writes one record per parse that returned::
 
-    ("A", prog, from_argv, [(option_strings, dest, value, own), ...])
+    ("A", prog, from_argv, [(option_strings, dest, value, own, given), ...])
 
 ``from_argv``: the parse read ``sys.argv`` (no ``args`` given), or is a subcommand's parse
 inside one that did; ``value`` is the value of
 ``dest`` in the namespace after the parse, as short text (:func:`text`); ``own``: the action is
 one of argparse's own classes (``store``, ``store_true``, ``append``, ``count``...), whose call
-does nothing but set the dest; a program's own ``Action`` subclass may do more. Actions without
+does nothing but set the dest; a program's own ``Action`` subclass may do more; ``given``: the
+option strings that stand among the words the parse read (``--lr``, ``--lr=0.1``; a short
+option also glued to its value, ``-n0``), so that a parse is known to be the one that received
+an option, not another program's parser declaring the same string. Actions without
 option strings (positionals) and those whose dest the parse left unset are not written. A parse
 that raised (``--help``, ``--version``, an error: ``SystemExit``) writes nothing and the
 exception passes through untouched; a failure of ours is swallowed and the real result returned.
@@ -23,6 +26,7 @@ raises, and parses through argparse's private ``_parse_known_args`` before mergi
 environment and config files), ``parse_known_intermixed_args`` on Python 3.13 and later.
 """
 
+import sys
 from _thread import get_ident
 
 #: The longest value text written; a longer one is cut and ends with ``...`` (no longer a
@@ -31,6 +35,9 @@ MAX_TEXT = 200
 
 #: The options written per parse (a dataclass parser can declare hundreds).
 MAX_ACTIONS = 1000
+
+#: The parses written per process (a test suite may parse thousands of times).
+MAX_PARSES = 64
 
 _SIMPLE = (bool, int, float, str, type(None))
 
@@ -59,12 +66,14 @@ def patch(module, emit):
         return
     suppress = getattr(module, "SUPPRESS", "==SUPPRESS==")
     running = {}  # thread -> whether the parse under way there read sys.argv
+    parses = [0]  # records written by this process
 
     def parse_known_args(self, *args, **kwargs):
         try:  # a subcommand's parse, inside its parent's, read what the parent read
             me = get_ident()
             outer = running.get(me)
-            from_argv = (args[0] if args else kwargs.get("args")) is None or bool(outer)
+            words = args[0] if args else kwargs.get("args")
+            from_argv = words is None or bool(outer)
             running[me] = from_argv
         except Exception:
             me = outer = None
@@ -76,8 +85,11 @@ def patch(module, emit):
             else:
                 running[me] = outer
         try:
-            emit(("A", str(getattr(self, "prog", "")), from_argv,
-                  _options(self, result[0], suppress)))
+            if parses[0] < MAX_PARSES:
+                parses[0] += 1
+                words = sys.argv[1:] if words is None else words
+                emit(("A", str(getattr(self, "prog", "")), from_argv,
+                      _options(self, result[0], suppress, _seen(words))))
         except Exception:
             pass
         return result
@@ -89,7 +101,19 @@ def patch(module, emit):
     cls.parse_known_args = parse_known_args
 
 
-def _options(parser, namespace, suppress):
+def _seen(words):
+    """The option strings that ``words`` hold, as given alone or before ``=``, and the
+    two-character prefix of a short option glued to its value (``-n0``)."""
+    out = set()
+    for w in words:
+        if type(w) is str and w[:1] == "-":
+            out.add(w.partition("=")[0])
+            if w[1:2] != "-" and len(w) > 2:
+                out.add(w[:2])
+    return out
+
+
+def _options(parser, namespace, suppress, seen):
     out = []
     unset = object()
     for action in parser._actions[:MAX_ACTIONS]:
@@ -100,5 +124,6 @@ def _options(parser, namespace, suppress):
         value = getattr(namespace, dest, unset)
         if value is unset or (type(value) is str and value == suppress):
             continue
-        out.append((list(strings), dest, text(value), type(action).__module__ == "argparse"))
+        out.append((list(strings), dest, text(value), type(action).__module__ == "argparse",
+                    [o for o in strings if o in seen]))
     return out
