@@ -23,10 +23,12 @@ p.add_argument("--fast", action="store_true", default=True)
 p.add_argument("--layers", type=int, nargs="*", default=[1, 2])
 p.add_argument("--out-dir", type=pathlib.Path, default=pathlib.Path("out"))
 p.add_argument("--note", default="n" * 300)
+p.add_argument("--ids", type=int, nargs="*", default=list(range(300)))
+p.add_argument("--big", type=int, default=10 ** 5000)  # too many digits for repr
 p.add_argument("--quiet", default=argparse.SUPPRESS, action="store_true")
 p.add_argument("model", nargs="?")
 args = p.parse_args()
-print(sorted(vars(args).items()), "argparse" in sys.modules)
+print(sorted((k, v) for k, v in vars(args).items() if k != "big"), "argparse" in sys.modules)
 '''
 
 
@@ -54,9 +56,10 @@ def test_each_option_with_its_dest_and_parsed_value(traced, tmp_path: Path) -> N
     assert parsed["--layers"] == ("layers", "[3, 4]")
     assert parsed["--out-dir"] == ("out_dir", "<PosixPath>")  # not a literal: its type's name
     assert parsed["--note"][1] == "'" + "n" * 199 + "..."  # cut at 200 characters
+    assert parsed["--ids"] == ("ids", "<list>") and parsed["--big"] == ("big", "<int>")
     # --help (dest SUPPRESS), --quiet (left unset), the positional: not options with a value
     assert set(parsed) == {"--node-rank", "--rank", "--pipeline-parallel-size", "--lr", "--fast",
-                           "--layers", "--out-dir", "--note"}
+                           "--layers", "--out-dir", "--note", "--ids", "--big"}
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--node-rank", "x"], ["--nope"]])

@@ -50,11 +50,18 @@ def text(value):
     ('0', "'0'", '[0.001, None]', '<object>', 'xx...')
     """
     kind = type(value)
-    if kind in _SIMPLE or (kind in (list, tuple) and all(type(v) in _SIMPLE for v in value)):
-        out = repr(value)
-    else:
+    try:
+        if kind is str:
+            out = repr(value[:MAX_TEXT + 1])  # a long text is cut below: never repr'd whole
+        elif kind in _SIMPLE or (kind in (list, tuple) and len(value) <= MAX_TEXT
+                                 and all(type(v) in _SIMPLE for v in value)):
+            out = repr(value)  # ValueError for an int past sys.get_int_max_str_digits()
+        else:
+            out = "<%s>" % kind.__name__
+    except ValueError:
         out = "<%s>" % kind.__name__
-    return out if len(out) <= MAX_TEXT else out[:MAX_TEXT] + "..."
+    return out if len(out) <= MAX_TEXT and (kind is not str or len(value) <= MAX_TEXT) \
+        else out[:MAX_TEXT] + "..."
 
 
 def patch(module, emit):
