@@ -93,6 +93,7 @@ from runsnap.diffing.searchpaths import search_path_evidence
 from runsnap.diffing.written import written
 from runsnap.knowledge.env import family_of, noise_reason
 from runsnap.knowledge.models import bookkeeping
+from runsnap.knowledge.options import reporting_variable
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import (
     decides_results,
@@ -245,6 +246,9 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             # a folder (a cache, a home) read for its path, no file of which either run
             # opened: what is in it never came in
             return Evidence("incidental", f"{said}; {unused}", lines=lines, ceiling=CEILING)
+        if reporting_variable(name):  # a progress bar, a log level: not what is computed
+            return Evidence("incidental", f"{said}; it says only how the program reports",
+                            lines=lines, ceiling=CEILING)
         return Evidence("read", said, lines=lines)
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
