@@ -368,6 +368,7 @@ class DataFile(SectionRecord):
     error: str | None
     pids: Sequence[int]
     stack: Sequence[str]
+    keys: Sequence[str]
 
 
 class BulkSite(SectionRecord):

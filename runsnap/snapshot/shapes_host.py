@@ -412,6 +412,8 @@ class DataFile(TypedDict, total=False):
     """The traced processes that opened it."""
     stack: list[str]
     """Where the first of them opened it, innermost frame first."""
+    keys: list[str]
+    """The key names of a small config file (never their values)."""
 
 
 class RuntimeSection(TypedDict, total=False):
