@@ -442,8 +442,10 @@ def gather(
         elif d.section == "packages" and len(d.path) > 2 and d.path[1] in (
                 "builds", "libraries", "conda"):
             ev = _fact_evidence(d, runs)
+        elif d.section == "packages" and d.key == "sys.path":
+            ev = search_path_evidence(d, runs)  # a module found under an entry one run has
         elif d.section == "packages" and d.key not in ("interpreter", "python_version",
-                                                       "implementation", "sys.path"):
+                                                       "implementation"):
             name = d.key.partition(".")[0]
             dists = [x for x in (pa.get(name), pb.get(name)) if x]
             ev = _package_evidence(d, runs, dists)
