@@ -216,3 +216,11 @@ def test_the_sglang_context_length_row_names_its_variable_and_its_option() -> No
     assert row.governs("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", None)
     assert row.governs("--context-length", "131072")
     assert not row.governs("SGLANG_USE_MODELSCOPE", "true")
+
+
+def test_nvmls_uuid_failures_are_the_visible_devices_setting_whichever_torch_path_printed_it() -> None:
+    # torch/cuda/__init__.py (2.14.1) asks NVML for UUIDs only when CUDA_VISIBLE_DEVICES
+    # names GPUs by UUID: the device-count warning and the device-index RuntimeError alike
+    for line in ("UserWarning: Can't get device UUID", "RuntimeError: Can't get device UUIDs"):
+        (row,) = governing((line,), "")
+        assert row.governs("CUDA_VISIBLE_DEVICES", "GPU-8f1c2a7e")
