@@ -40,7 +40,7 @@ def test_a_warning_raised_as_an_error_finds_the_warnings_setting() -> None:
     assert governing((), "ValueError") == []
 
 
-# Each row added from the engines' sources (SGLang 0.5.23, vLLM 0.34.0, torch 2.14.1, NCCL
+# Each row added from the engines' sources (SGLang 0.5.23 and 0.4.6, vLLM 0.34.0, torch 2.14.1, NCCL
 # 2.30.7 and 2.21.5, the CUDA runtime 12.9), and a line as the engine prints it: quoted from a
 # public issue thread where the note says so, else the format string filled with the values a
 # real start-up prints (the log prefix each engine's logger writes included).
@@ -51,6 +51,11 @@ PRINTED = {
         "ValueError: Warning: Target model's context_length (131072) is greater than the derived "
         "context_length (2048). This may lead to incorrect model outputs or CUDA errors. To "
         "allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+    # the same check in sglang 0.4.6.post5, before the draft model's case had its own words
+    "User-specified context_length ({context_length}) is greater than the derived "
+    "context_length ({derived_context_len}).":
+        "ValueError: User-specified context_length (8192) is greater than the derived "
+        "context_length (2048). This may lead to incorrect model outputs or CUDA errors.",
     "Capture cuda graph failed: {e}":
         "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB.",
     "Not enough memory. Please try to increase --mem-fraction-static.":
