@@ -442,8 +442,10 @@ def gather(
         elif d.section == "packages" and len(d.path) > 2 and d.path[1] in (
                 "builds", "libraries", "conda"):
             ev = _fact_evidence(d, runs)
+        elif d.section == "packages" and d.key == "sys.path":
+            ev = search_path_evidence(d, runs)  # a module found under an entry one run has
         elif d.section == "packages" and d.key not in ("interpreter", "python_version",
-                                                       "implementation", "sys.path"):
+                                                       "implementation"):
             name = d.key.partition(".")[0]
             dists = [x for x in (pa.get(name), pb.get(name)) if x]
             ev = _package_evidence(d, runs, dists)
@@ -475,8 +477,8 @@ def gather(
                 _failing(read_by_failing_code(d, runs)) or ev or _config_read(d, runs))
         elif d.section == "command":
             ev = _named(d, runs)
-        elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
-            ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
+        elif d.path[:2] == ("runtime", "data_files"):  # a data file the runs opened
+            ev = file_evidence(d, a, b, texts(runs), runs)
             ev = opened_failing(d, ev, a, b, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))
         ev = by_factor(d, ev, metrics)
