@@ -44,13 +44,22 @@ def is_consequence(d: Difference) -> bool:
     return False
 
 
+def _took_in_failing(d: Difference) -> bool:
+    """A data file one run alone opened with evidence that it was an input: opened in a
+    function of its own failing traceback, quoted by its error, or found in its git tree while
+    the other run ran to its end (:func:`runsnap.diffing.datafiles.found_alone`): what that
+    run found and the other did not, not only where it went. It stays a cause."""
+    return d.path[:2] == ("runtime", "data_files") and d.evidence_kind in (
+        "failing-path", "named", "read")
+
+
 def fold(diffs: Sequence[Difference]) -> tuple[tuple[Difference, ...], tuple[Difference, ...]]:
     """``(kept, folded)``: the differences without the consequences, and the consequences
     (marked hidden, with the reason), in their order."""
     kept: list[Difference] = []
     folded: list[Difference] = []
     for d in diffs:
-        if is_consequence(d):
+        if is_consequence(d) and not _took_in_failing(d):
             folded.append(d.replace(hidden=True, reason=(
                 "in one run only: an effect of the path each run took, not a cause")))
         else:

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.failingpath import opened_on_failing_path
+from runsnap.diffing.grouprecord import Group
 from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.naming import excerpt
 from runsnap.diffing.result import Difference
@@ -45,8 +46,9 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
     from runsnap.snapshot.records_host import DataFile, Runtime
 
-__all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "key_quoted", "one_view",
-           "opener_stack", "output_options", "opened_failing", "outputs", "path_quoted"]
+__all__ = ["by_named_file", "compare", "edit_read", "file_evidence", "folder_unopened",
+           "found_alone", "key_quoted", "one_view", "opener_stack", "output_options",
+           "opened_failing", "outputs", "path_quoted"]
 
 
 def _content(f: DataFile) -> str:
@@ -140,13 +142,106 @@ def file_evidence(d: Difference, a: Snapshot, b: Snapshot,
     if keyed:
         return Evidence("failing-path", f"{keyed}; {where}", corroborated=True, quoted=True)
     if d.change != "changed":
-        return None
+        alone = found_alone(d, a, b)
+        return Evidence("read", f"{alone}; {where}") if alone else None
     base = os.path.basename(path)
     for place, text, rank, _run in said:
         if base and base in text:
             return Evidence("named", (f"{place} names the data file {base}, which both runs "
                                       f"opened with other content; {where}"), rank=rank)
     return Evidence("read", f"the program opened it in both runs, with other content; {where}")
+
+
+def found_alone(d: Difference, a: Snapshot, b: Snapshot) -> str | None:
+    """The sentence when ``d`` is a file one run alone opened for reading, under a git tree of
+    that run, last modified after the other run had started (``[runtime.data_files]
+    modified``: written between the runs, or while the other ran), while the other run ran to
+    its end (exit 0: it had every chance to open it too): what that run found in its tree and
+    the other could not (``configs/local.yaml`` a notebook left, git-ignored), an input, not
+    only where the run went. A file the other run wrote is its output; a file some differing
+    input's value names is that input's doing (:func:`by_named_file` groups it there)."""
+    if d.path[:2] != ("runtime", "data_files") or len(d.path) < 3 or d.change not in (
+            "added", "removed"):
+        return None
+    mine, other, side = (b, a, "B") if d.change == "added" else (a, b, "A")
+    if other.records.outcome.exit_status != 0:
+        return None
+    path = str(d.path[2])
+    got = other.records.runtime.data_files.get(path)
+    if path in other.records.runtime.data_files_written or (got is not None and got.written):
+        return None  # the other run wrote it (a tracker's store, a cache): its output
+    found = mine.records.runtime.data_files.get(path)
+    modified, started = (str(found.modified or "") if found is not None else "",
+                         str(other.records.outcome.started_at or ""))
+    when, began = _instant(modified), _instant(started)
+    if when == float("-inf") or began == float("-inf") or when <= began:
+        return None  # the other run could have found it as well
+    for repo in mine.records.git.repos.values():
+        root = str(repo.path or "").rstrip("/")
+        if root and path.startswith(root + "/"):
+            rel = path[len(root) + 1:]
+            return (f"only {side} opened {rel}, under its git tree {root}, a file last "
+                    f"modified {modified}, after the other run started ({started}), which ran "
+                    f"to its end without it: a file {side} found, an input")
+    return None
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00")
+
+
+def _instant(stamp: str) -> float:
+    """runsnap's UTC time stamp (``2026-12-05T10:28:31.233+00:00``) as seconds since the
+    epoch; ``-inf`` for any other form (an untrusted snapshot's, a mistake).
+
+    >>> _instant("1970-01-01T00:01:00.500+00:00"), _instant("yesterday")
+    (60.5, -inf)
+    """
+    if not _STAMP.fullmatch(stamp):
+        return float("-inf")
+    days = _days(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]))
+    return (days * 86400 + int(stamp[11:13]) * 3600 + int(stamp[14:16]) * 60
+            + float(stamp[17:23]))
+
+
+def _days(y: int, m: int, d: int) -> int:
+    """Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
+    ``days_from_civil``)."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def by_named_file(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
+    """Groups (:class:`~runsnap.diffing.grouprecord.Group`) of a file one run alone opened
+    under the differing option, variable or edit whose value on that run's side names it (its
+    path, or its name as a word; an edit's added lines: a config that now lists
+    ``data/shards/part-4.pt``): ``--eval-file data/dev2.jsonl`` with ``data/dev2.jsonl``; for an
+    option that side left out, the value its parser gave it (``[runtime] parsed_options``:
+    the default ``data/dev.jsonl`` the other run opened)."""
+    files = [d for d in diffs if d.path[:2] == ("runtime", "data_files") and len(d.path) > 2
+             and d.change in ("added", "removed")]
+    inputs = [d for d in diffs if d.section in ("command", "env", "git") and d.change != "reordered"]
+    claimed: dict[int, list[Difference]] = {}
+    for f in files:
+        path = str(f.path[2])
+        base = os.path.basename(path)
+        snap = b if f.change == "added" else a
+        for d in inputs:
+            value = str((d.b if f.change == "added" else d.a) or "")
+            if d.section == "git":  # an edit: the lines its patch brought in
+                value = "\n".join(str(e) for e in d.evidence if str(e).startswith("+"))
+            if not value and d.section == "command" and snap is not None:
+                # the option left out: the value its parser gave it (its default)
+                got = snap.records.runtime.parsed_options.get(d.key)
+                value = str(got.value or "") if got is not None else ""
+            if value and (path in value or (len(base) > 3 and re.search(
+                    r"(?<![\w.-])" + re.escape(base) + r"(?![\w-])", value))):
+                claimed.setdefault(id(d), []).append(f)
+                break
+    return [Group(d, tuple(claimed[id(d)])) for d in inputs if id(d) in claimed]
 
 
 def _keys(snap: Snapshot, path: str) -> frozenset[str]:

@@ -479,7 +479,10 @@ def gather(
             ev = _named(d, runs)
         elif d.path[:2] == ("runtime", "data_files"):  # a data file the runs opened
             ev = file_evidence(d, a, b, texts(runs), runs)
-            ev = opened_failing(d, ev, a, b, runs)
+            if ev is not None or d.change == "changed":
+                # a file one run alone opened on its way to the failure is where it went,
+                # unless the runs show it was an input (quoted, found in its tree)
+                ev = opened_failing(d, ev, a, b, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))
         ev = by_factor(d, ev, metrics)
         if ev is not None:

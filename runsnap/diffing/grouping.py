@@ -27,6 +27,8 @@ evidence. The groupers:
   run alone opened under its value;
 * :func:`~runsnap.diffing.pathsettings.by_path_setting` - ``sys.path`` under the interpreter
   setting that decides it (``PYTHONSAFEPATH``);
+* :func:`~runsnap.diffing.datafiles.by_named_file` - a file one run alone opened under the
+  option or variable whose value names it;
 * :func:`~runsnap.diffing.mirrors.by_mirror` - a table and its inverse (``id2label`` and
   ``label2id``), changed together;
 * :func:`by_runtime` - run-time differences (a variable read in one run only, a package
@@ -41,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.confidence import LIKELY
+from runsnap.diffing.datafiles import by_named_file
 from runsnap.diffing.folders import by_folder
 from runsnap.diffing.grouprecord import Group, Grouper, by_key, echoes, under
 from runsnap.diffing.kinds import KINDS
@@ -376,23 +379,29 @@ def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
         if not only:
             continue
         members = []
+        path_moved = False
         for d in diffs:
             if d.section == "packages" and "." not in d.key:
                 if any(under(f, only) for snap in (a, b) for f in _imported_from(snap, d.key)):
                     members.append(d)
             elif d.section == "packages" and d.key == "sys.path":
                 members.append(d)
-        if any(m.key != "sys.path" for m in members):
+                # its entries are on sys.path in one run only: the sys.path change is its
+                path_moved = any(str(e).rstrip("/") in {o.rstrip("/") for o in only}
+                                 for side in (d.a, d.b) if isinstance(side, list) for e in side)
+        imported = [m.key for m in members if m.key != "sys.path"]
+        if imported:
             out.append(Group(var, tuple(members),
-                             lines=(f"packages imported from its entry: "
-                                    f"{', '.join(m.key for m in members if m.key != 'sys.path')}",)))
+                             lines=(f"packages imported from its entry: {', '.join(imported)}",)))
+        elif path_moved:
+            out.append(Group(var, tuple(members)))
     return out
 
 
 #: The groupers, applied in this order (a difference joins the first group that claims it).
 GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_shadowed, by_model, by_model_file,
                            by_commit, by_devices, by_runtime, by_finding, by_search_path,
-                           by_path_setting, by_folder, by_mirror]
+                           by_path_setting, by_named_file, by_folder, by_mirror]
 
 
 # --------------------------------------------------------------------------- applying

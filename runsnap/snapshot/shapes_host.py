@@ -414,6 +414,8 @@ class DataFile(TypedDict, total=False):
     """Where the first of them opened it, innermost frame first."""
     keys: list[str]
     """The key names of a small config file (never their values)."""
+    modified: str | None
+    """When the file was last modified (UTC, ISO 8601), as the run ended."""
 
 
 class ParsedOption(TypedDict, total=False):

@@ -25,7 +25,10 @@ gone by the end is ``missing`` (an open that failed is recorded too: the program
 The files a process opened for writing before it read them are listed apart
 (``[runtime] data_files_written``): outputs, which the diff tells from inputs when git lists
 them as changed (:func:`runsnap.diffing.datafiles.outputs`).
-Contents are never stored, only their hash, the size, the paths and the opening frames; of a
+A file read is stamped with when it was last modified (``modified``, UTC): a file written
+between two runs (a notebook's override left in the checkout) is told from one both could
+have read. Contents are never stored, only their hash, the size, the paths and the opening
+frames; of a
 small config file (:data:`CONFIG_SUFFIXES`, up to :data:`KEYS_SIZE`), also the names of its keys
 (``keys``: YAML ``name:``, JSON ``"name":``, TOML/INI/``.env`` ``name =`` and ``[section]``
 lines, found by pattern, never parsed), never their values: an error that quotes a key
@@ -41,6 +44,7 @@ import re
 import stat
 
 from runsnap.base.digest import sha256
+from runsnap.base.timestamps import utc_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -135,7 +139,8 @@ def _identity(path: str, written: bool, started_ns: int | None, budget: list[int
         return {"size": size, "error": exc.strerror or type(exc).__name__}
     budget[0] -= cost
     out: dict[str, Any] = {"sha256": digest, "size": size,
-                           "hashed": "whole" if size <= WHOLE else "first and last MiB"}
+                           "hashed": "whole" if size <= WHOLE else "first and last MiB",
+                           "modified": utc_timestamp(st.st_mtime)}
     if keys:
         out["keys"] = keys
     return out
