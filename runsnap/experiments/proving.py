@@ -16,6 +16,7 @@ from runsnap.base.paths import shown
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
+from runsnap.experiments.caches import cache_note, used_caches
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.replaying import restore, secret_from
@@ -179,7 +180,8 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
                      secret=good_secret, models=models, trees=trees)
     say = options.progress or (lambda _line: None)
     keep = env_keys(changes)
-    for note in tracker_notes(keep):
+    caches = used_caches(good, bad, keep)  # an empty one each launch
+    for note in (*tracker_notes(keep), *cache_note(caches)):
         say(note)
     out = []
     launches = 0
@@ -189,7 +191,7 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
         trial_spec = trial_spec.replace(env={**trial_spec.env, **untracked(folder, keep)})
         # launched once more when it ends like neither run (a launch that fails at random)
         for got in run_judged(trial_spec, name=name, folder=folder, criteria=options.criteria,
-                              judge=judge, stop=stop, label=f"why {name}"):
+                              judge=judge, stop=stop, label=f"why {name}", caches=caches):
             launches += 1
             say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
         out.append((got.verdict == want, f"{got.verdict}: {got.why}"))
