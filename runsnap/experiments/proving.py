@@ -147,7 +147,8 @@ def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
         return own, ""
     why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
                    "it is not part of the launch")
-    followed = re.match(r"follows (env [A-Za-z_][A-Za-z0-9_]*|command program)", why_not)
+    followed = re.match(r"follows (env [A-Za-z_][A-Za-z0-9_]*|command program|packages \S+)",
+                        why_not)
     if followed:
         applied = under(tuple(followed[1].split()))
         if applied:
