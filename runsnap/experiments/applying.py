@@ -32,6 +32,7 @@ from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
 from runsnap.experiments.argvedit import set_index, set_option, set_positional
 from runsnap.experiments.bytecode import bytecode_only
+from runsnap.experiments.filestate import DATA_FILE, good_content, rewritten_untracked, what_to_do
 from runsnap.experiments.following import toolchain_variable
 from runsnap.experiments.gittrees import applied_edits, copy_trees, edit_of
 from runsnap.experiments.modelcopy import copy_model
@@ -113,7 +114,6 @@ _BLOCKING_WHY = {
     "system": "another host, driver or GPU",
     "models": "other model files or revision: only config.json fields are applied",
 }
-_DATA_FILE = "a file the runs read, with other content: only its digest is recorded"
 
 
 def _flatten(diffs: Sequence[Difference], seen: set[tuple[str, ...]] | None = None
@@ -172,7 +172,8 @@ def plan(
             if edit:
                 skip(f"follows {edit} (applied with it)")
             else:
-                skip(_DATA_FILE, True)
+                found = good_content(good, bad, path)
+                skip(f"{DATA_FILE}; {what_to_do(found)}" if found else DATA_FILE, True)
         if d.section in EFFECT_SECTIONS or d.key == "errors" or d.key.endswith(".errors"):
             continue
         # hidden because both runs ended alike is no noise: a --test tells them apart
@@ -237,6 +238,8 @@ def plan(
                 skip(how)
         elif d.section == "git" and bytecode_only(good, bad, path):
             skip("Python's bytecode cache: written by the runs, never their input")
+        elif d.section == "git" and (rewritten := rewritten_untracked(good, bad, path)):
+            skip(rewritten, True)
         elif d.section == "system" and (var := toolchain_variable(good, bad, d.key, moved)):
             skip(f"follows env {var} (applied with it)")  # CUDA home, compilers: PATH's
         elif d.section in _BLOCKING_WHY:
