@@ -19,6 +19,7 @@ from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.caches import cache_note, used_caches
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
+from runsnap.experiments.narrowing import venv_packages
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_judged, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
@@ -131,7 +132,22 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
         return found.replace(proof=proof)
     how = f"{how}; proven by experiment: {proof.launches} launches in {proof.elapsed:.1f}s"
     message = f"cause proven: {top.where} ({proof.launches} launches, {proof.elapsed:.1f}s)"
-    return WhyResult("proven", message, **base, cause=changes, how=how, launches=proof.launches,
+    launches = proof.launches
+    narrowed = venv_packages(top, good, bad) if via else ()
+    if narrowed:  # another environment: which of its packages the evidence names did it
+        inner = _prove(good, bad, narrowed, spec, judge, secret, options)
+        launches += inner.launches
+        names = ", ".join(c.where for c in narrowed)
+        if inner.holds:
+            how += (f"; narrowed to {names}: the other environment's copy alone, first on "
+                    f"PYTHONPATH, {inner.launches} launches in {inner.elapsed:.1f}s")
+            message = (f"cause proven: {names}, in {top.where} ({launches} launches, "
+                       f"{proof.elapsed + inner.elapsed:.1f}s)")
+            changes, proof = narrowed, inner
+        else:
+            how += (f"; {names} alone did not make it ({inner.launches} launches: GOOD with "
+                    f"it: {inner.applied}; BAD without: {inner.reverted})")
+    return WhyResult("proven", message, **base, cause=changes, how=how, launches=launches,
                      elapsed=time.monotonic() - t0, proof=proof)
 
 

@@ -10,6 +10,7 @@ does not install packages)``. Real pip installs (their RECORD), real venvs, real
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -99,3 +100,31 @@ def test_a_version_replaced_in_place_is_named_with_what_to_do(tmp_path: Path) ->
                "is no longer as evalschema-2.0.dist-info installed it" in c
                for c in out["cannot"]), out["cannot"]
     assert any("pip install evalschema==2.0" in line for line in out["experiment"])
+
+
+@pytest.mark.slow
+def test_a_venv_switch_is_narrowed_to_the_package_the_error_names(tmp_path: Path) -> None:
+    """Two venvs on one base Python, picked by PATH: the switch is proven by applying PATH,
+    then narrowed to the package whose version differs, through overlays (4 launches)."""
+    sites = {}
+    for name, version in (("shared", "2.0"), ("project", "1.0")):
+        venv = tmp_path / name / ".venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        sites[name] = next(venv.glob("lib/python*/site-packages"))
+        _install(tmp_path, version, sites[name])
+    prog = child(tmp_path / "run_eval.py",
+                 "import evalschema\nprint(evalschema.parse_json(' ok '))\n")
+    store = tmp_path / ".runsnap"
+    path = os.environ["PATH"]
+    capture(store / "good.toml", ["python", str(prog)],
+            {"PATH": f"{tmp_path / 'shared' / '.venv' / 'bin'}:{path}", "VIRTUAL_ENV": None})
+    time.sleep(0.01)
+    capture(store / "bad.toml", ["python", str(prog)],
+            {"PATH": f"{tmp_path / 'project' / '.venv' / 'bin'}:{path}", "VIRTUAL_ENV": None})
+    before = _listing(*sites.values())
+    out = json.loads(run_runsnap("why", "--prove", "--yes", "--format", "json",
+                                 cwd=tmp_path).stdout)
+    assert out["status"] == "proven", out
+    assert [f"{c['section']} {c['key']}" for c in out["cause"]] == ["packages evalschema"], out
+    assert out["launches"] == 4 and "narrowed to packages evalschema" in out["how"], out["how"]
+    assert _listing(*sites.values()) == before
