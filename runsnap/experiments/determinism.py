@@ -1,0 +1,104 @@
+"""A metric that moved less than the diff's tolerance, in a program that gives its metrics
+exactly again: no noise, so ``why`` explains it.
+
+The diff calls two runs "the same outcome" when a metric moved within its noise threshold
+(1 % by default): an evaluation's perplexity 11.299 -> 11.326 after a model's ``rope_theta``
+was edited is 0.24 %. Most evaluations are deterministic, though: run again, the same program
+on the same inputs prints the same number to the last digit. So where the runs ended alike and
+a metric moved at all, GOOD's launch is run once more: every moved metric it gives exactly as
+GOOD recorded is judged at tolerance 0 (``NAME=0``, as ``--metric-tolerance`` says it), and the
+diff and the experiment go on with that; a metric that comes back otherwise moves by itself,
+and the verdict stays "the same outcome", now with the launch that showed it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+from runsnap.base.records import FrozenRecord
+from runsnap.errors import SnapshotError
+from runsnap.snapshot import load
+
+if TYPE_CHECKING:
+    from runsnap.snapshot import Snapshot
+
+__all__ = ["Steady", "moved_metrics", "steady_metrics"]
+
+
+class Steady(FrozenRecord):
+    """What running GOOD's launch again showed."""
+
+    exact: tuple[str, ...]
+    """The moved metrics it gave exactly as GOOD recorded: judged at tolerance 0."""
+    said: str
+    """What it showed, in words."""
+    launches: int = 0
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def moved_metrics(good: Snapshot, bad: Snapshot) -> list[str]:
+    """The metrics both runs printed with other values, where they ended alike (the same exit
+    status and signal)."""
+    g, b = good.records.outcome, bad.records.outcome
+    if (g.exit_status, g.signal) != (b.exit_status, b.signal) or g.exit_status is None:
+        return []
+    out = []
+    for name, value in g.metrics.items():
+        x, y = _number(value), _number(b.metrics.get(name))
+        if x is not None and y is not None and x != y:
+            out.append(name)
+    return out
+
+
+def steady_metrics(good: Snapshot, bad: Snapshot, out_dir: str) -> Steady:
+    """Run GOOD's launch once more (captured under a trials' folder of ``out_dir``) and say
+    which of the moved metrics it gives exactly again. Nothing is launched where a secret of
+    GOOD's that BAD had too is not known here."""
+    # the launching half, imported only when something is launched
+    from runsnap.experiments.bisecting import new_folder
+    from runsnap.experiments.caches import fresh_caches, used_caches
+    from runsnap.experiments.replaying import restore
+    from runsnap.experiments.trials import Criteria, run_trial, untracked
+
+    names = moved_metrics(good, bad)
+    restored = restore(good)
+    if any(m.split(": ")[0][4:] in bad.records.env.vars for m in restored.missing
+           if m.startswith("env ")):
+        return Steady((), "GOOD's secrets are not known here: its launch was not run again")
+    folder = new_folder(out_dir)
+    spec = restored.spec
+    env = fresh_caches({**spec.env, **untracked(folder)}, used_caches(good, bad), folder,
+                       "trial-01")
+    got = run_trial(spec.replace(env=env), name="trial-01", folder=folder, criteria=Criteria(),
+                    judge=None, stop=threading.Event(), label="why GOOD again")
+    try:
+        again = load(got.snapshot).records.outcome if got.snapshot else None
+    except SnapshotError:
+        again = None
+    recorded = good.records.outcome
+    if again is None or (again.exit_status, again.signal) != (recorded.exit_status,
+                                                              recorded.signal):
+        return Steady((), "GOOD's launch, run again, did not end as GOOD did", 1)
+    exact = tuple(n for n in names if _number(again.metrics.get(n)) == _number(
+        recorded.metrics.get(n)))
+    shown = "; ".join(f"{n} {recorded.metrics[n]:g} -> {bad.records.outcome.metrics[n]:g}, "
+                      f"GOOD again {_shown(again.metrics.get(n))}" for n in names[:3])
+    if exact:
+        them = "them" if len(exact) > 1 else "it"
+        return Steady(exact, f"the runs' {', '.join(exact)} moved less than the noise "
+                      f"threshold, but GOOD's launch run again gave {them} exactly again "
+                      f"({shown}): no noise, judged at tolerance 0", 1)
+    return Steady((), f"GOOD's launch run again moved by itself ({shown}): the metrics' "
+                  "difference is within what the program does from run to run", 1)
+
+
+def _shown(value: Any) -> str:
+    number = _number(value)
+    return "none" if number is None else f"{number:g}"
