@@ -11,10 +11,12 @@ what is skipped and why) -> trials, each GOOD's launch with a subset applied
 diff's ranked order -> the answer re-checked.
 
 The search, trial by trial: every change applied (it must reproduce BAD, else the cause is among
-what was skipped); the top-ranked change alone when the ranking singles it out; ddmin, which
-finds a cause made of several changes that act only together; then the answer is run again
-(bad) and GOOD's launch with nothing applied (good). A launch that does not give the same
-verdict twice is reported as not reproducible, never as a cause. A single cause among n
+what was skipped); the top-ranked change alone when the ranking singles it out; the changes
+searched first (``first``: ``why``'s diff candidates) together, when they are fewer than all,
+and ddmin within them when they go bad; ddmin, which finds a cause made of several changes
+that act only together; then the answer is run again (bad) and GOOD's launch with nothing
+applied (good). A launch that does not give the same verdict twice is reported as not
+reproducible, never as a cause. A single cause among n
 changes takes about 2*log2(n) trials.
 """
 
@@ -279,13 +281,15 @@ class _Search:
         return frozenset(current)
 
 
+def _leads(c: Change, first: Sequence[Sequence[Any]]) -> bool:
+    return any(tuple(c.path[: len(p)]) == tuple(p) for p in first)
+
+
 def first_ordered(changes: Sequence[Change], first: Sequence[Sequence[Any]]
                   ) -> tuple[Change, ...]:
     """``changes`` with those under a locator of ``first`` ahead, each group in its order."""
-    def lead(c: Change) -> bool:
-        return any(tuple(c.path[: len(p)]) == tuple(p) for p in first)
-
-    return tuple([c for c in changes if lead(c)] + [c for c in changes if not lead(c)])
+    return tuple([c for c in changes if _leads(c, first)]
+                 + [c for c in changes if not _leads(c, first)])
 
 
 def new_folder(out_dir: str) -> str:
@@ -393,6 +397,10 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
         candidate = None
         if len(ch) > 1 and ch[0].score > ch[1].score:
             candidate = search.first_bad([frozenset({0})])
+        lead = sum(1 for c in ch if _leads(c, options.first))  # ordered ahead by prepare
+        if candidate is None and 1 < lead < len(ch) and search.first_bad(
+                [frozenset(range(lead))]) is not None:  # the diff's candidates hold it
+            candidate = search.ddmin(range(lead))
         if candidate is None:
             candidate = search.ddmin(range(len(ch)))
         # Twice each, the answer first: a launch that fails one run in two (or at random) then
