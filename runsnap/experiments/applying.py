@@ -21,8 +21,9 @@ changes applied through their locators:
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.argv import is_python_name, positionals
@@ -159,7 +160,7 @@ def plan(
     interpreter_moves = any(d.section == "packages" and d.key in _INTERPRETER for d in diffs)
     # another interpreter named by its path (``/venv/bin/python train.py``): applied as argv[0]
     switch = any(tuple(d.path) == ("command", "program") and _pythons(d.a, d.b) for d in diffs)
-    overlays = _overlays(good, bad, diffs)  # another version, through PYTHONPATH: "" can
+    overlay_why = _overlays(good, bad, diffs)  # another version, through PYTHONPATH: "" can
     for d in diffs:
         path = tuple(d.path)
 
@@ -222,13 +223,13 @@ def plan(
         elif d.section == "packages" and pythonpath_moves and (
                 path[1:2] == ("sys_path",) or path[-1:] == ("shadowed",)):
             skip("follows env PYTHONPATH (applied with it)")
-        elif d.section == "packages" and overlays.get(str(path[1])) == "":
+        elif d.section == "packages" and overlay_why(str(path[1])) == "":
             if len(path) == 2:
                 changes.append(_change(d, path))
             else:
                 skip(f"follows packages {path[1]} (applied with it)")
-        elif d.section == "packages" and len(path) == 2 and overlays.get(str(path[1])):
-            skip(overlays[str(path[1])], True)
+        elif d.section == "packages" and len(path) == 2 and overlay_why(str(path[1])):
+            skip(str(overlay_why(str(path[1]))), True)
         elif d.section == "git" and (src := _config_edit(good, bad, path, configs)):
             skip(f"the model's config.json: its fields are applied ({src})")
         elif d.section == "git" and (how := edit_of(good, bad, path)):
@@ -250,12 +251,20 @@ def plan(
     return Plan(tuple(changes), tuple(unique.values()), program)
 
 
-def _overlays(good: Snapshot, bad: Snapshot, diffs: Sequence[Difference]) -> dict[str, str]:
-    """Each package whose version differs inside one interpreter -> why no overlay can apply
-    it ("" when one can: :mod:`runsnap.experiments.overlay`)."""
+def _overlays(good: Snapshot, bad: Snapshot, diffs: Sequence[Difference]
+              ) -> Callable[[str], str | None]:
+    """Package name -> why no overlay can apply its other version ("" when one can: see
+    :mod:`runsnap.experiments.overlay`; None: no version difference of that name). Asked
+    only of the packages no variable carries: a venv switch's hundred are never read."""
     names = {*good.records.packages.distributions, *bad.records.packages.distributions}
-    return {str(d.path[1]): why_not(good, bad, str(d.path[1]), d.a, d.b) for d in diffs
-            if d.section == "packages" and len(d.path) == 2 and d.path[1] in names}
+    versions = {str(d.path[1]): (d.a, d.b) for d in diffs
+                if d.section == "packages" and len(d.path) == 2 and d.path[1] in names}
+
+    @functools.cache
+    def why(name: str) -> str | None:
+        return why_not(good, bad, name, *versions[name]) if name in versions else None
+
+    return why
 
 
 def _applied_configs(good: Snapshot, diffs: Sequence[Difference]) -> dict[str, str]:
