@@ -13,60 +13,27 @@ and the verdict stays "the same outcome", now with the launch that showed it.
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import TYPE_CHECKING, Any
 
-from runsnap.base.records import FrozenRecord
 from runsnap.errors import SnapshotError
+from runsnap.experiments.bisecting import new_folder
+from runsnap.experiments.caches import fresh_caches, used_caches
+from runsnap.experiments.moved import Steady, moved_metrics, number
+from runsnap.experiments.replaying import restore
+from runsnap.experiments.trials import Criteria, run_trial, untracked
 from runsnap.snapshot import load
 
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["Steady", "moved_metrics", "steady_metrics"]
-
-
-class Steady(FrozenRecord):
-    """What running GOOD's launch again showed."""
-
-    exact: tuple[str, ...]
-    """The moved metrics it gave exactly as GOOD recorded: judged at tolerance 0."""
-    said: str
-    """What it showed, in words."""
-    launches: int = 0
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def moved_metrics(good: Snapshot, bad: Snapshot) -> list[str]:
-    """The metrics both runs printed with other values, where they ended alike (the same exit
-    status and signal)."""
-    g, b = good.records.outcome, bad.records.outcome
-    if (g.exit_status, g.signal) != (b.exit_status, b.signal) or g.exit_status is None:
-        return []
-    out = []
-    for name, value in g.metrics.items():
-        x, y = _number(value), _number(b.metrics.get(name))
-        if x is not None and y is not None and x != y:
-            out.append(name)
-    return out
+__all__ = ["steady_metrics"]
 
 
 def steady_metrics(good: Snapshot, bad: Snapshot, out_dir: str) -> Steady:
     """Run GOOD's launch once more (captured under a trials' folder of ``out_dir``) and say
     which of the moved metrics it gives exactly again. Nothing is launched where a secret of
     GOOD's that BAD had too is not known here."""
-    # the launching half, imported only when something is launched
-    from runsnap.experiments.bisecting import new_folder
-    from runsnap.experiments.caches import fresh_caches, used_caches
-    from runsnap.experiments.replaying import restore
-    from runsnap.experiments.trials import Criteria, run_trial, untracked
-
     names = moved_metrics(good, bad)
     restored = restore(good)
     if any(m.split(": ")[0][4:] in bad.records.env.vars for m in restored.missing
@@ -86,7 +53,7 @@ def steady_metrics(good: Snapshot, bad: Snapshot, out_dir: str) -> Steady:
     if again is None or (again.exit_status, again.signal) != (recorded.exit_status,
                                                               recorded.signal):
         return Steady((), "GOOD's launch, run again, did not end as GOOD did", 1)
-    exact = tuple(n for n in names if _number(again.metrics.get(n)) == _number(
+    exact = tuple(n for n in names if number(again.metrics.get(n)) == number(
         recorded.metrics.get(n)))
     shown = "; ".join(f"{n} {recorded.metrics[n]:g} -> {bad.records.outcome.metrics[n]:g}, "
                       f"GOOD again {_shown(again.metrics.get(n))}" for n in names[:3])
@@ -100,5 +67,5 @@ def steady_metrics(good: Snapshot, bad: Snapshot, out_dir: str) -> Steady:
 
 
 def _shown(value: Any) -> str:
-    number = _number(value)
-    return "none" if number is None else f"{number:g}"
+    found = number(value)
+    return "none" if found is None else f"{found:g}"

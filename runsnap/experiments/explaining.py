@@ -32,7 +32,7 @@ from runsnap.diffing import compare
 from runsnap.diffing.bulkload import SectionCache
 from runsnap.diffing.rules import load_user_rules
 from runsnap.errors import SnapshotError, UsageError
-from runsnap.experiments.determinism import Steady, moved_metrics, steady_metrics
+from runsnap.experiments.moved import Steady, moved_metrics
 from runsnap.experiments.verdicts import (
     EXIT,
     Proof,
@@ -48,6 +48,8 @@ from runsnap.snapshot.store import resolve
 from runsnap.track import fetch, is_reference, tracked_runs
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from runsnap.experiments.bisecting import Options
 
 # The launching half (runsnap.experiments.proving: bisect, trials, replay) is imported only
@@ -246,7 +248,16 @@ def _steady(good: Snapshot, bad: Snapshot, folder: str,
             moved = ", ".join(moved_metrics(good, bad)[:3])
             return Steady((), f"{moved} moved within the noise threshold; GOOD's launch run "
                           f"again tells whether that is noise ({exc})")
-    return steady_metrics(good, bad, folder)
+    return _launching().steady_metrics(good, bad, folder)
+
+
+def _launching() -> ModuleType:
+    """The launching half (bisect, trials, replay, GOOD's launch run again)."""
+    # deferred: runsnap.experiments.proving (bisect, trials, replay), imported only when
+    # something is launched: a confident verdict costs what `runsnap diff` costs
+    from runsnap.experiments import proving
+
+    return proving
 
 
 def _with_tolerance(options: Options | WhySettings | None, specs: Sequence[str]
@@ -271,8 +282,7 @@ def _verdict(good_snap: Snapshot, bad_snap: Snapshot, report: Any, base: dict[st
         return WhyResult("confident", f"most likely cause, from the evidence: {top.where}",
                          **base, cause=(top,), how=evidence(top), elapsed=time.monotonic() - t0)
     # something is launched from here on: the launching half, and the options made only now
-    from runsnap.experiments import proving
-
+    proving = _launching()
     options = proving.options_of(options).replace(out_dir=folder)
     if report.confidence == "confident":
         return proving.proven(good_snap, bad_snap, report, base, options, before_launch, t0)

@@ -17,6 +17,7 @@ from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
 from runsnap.experiments.caches import cache_note, used_caches
+from runsnap.experiments.determinism import steady_metrics
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.narrowing import venv_packages
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from runsnap.diffing import Report
     from runsnap.snapshot import Snapshot
 
-__all__ = ["bisected", "options_of", "proven", "warned_only", "warnings_only"]
+__all__ = ["bisected", "options_of", "proven", "steady_metrics", "warned_only", "warnings_only"]
 
 
 def options_of(given: Options | WhySettings | None) -> Options:
