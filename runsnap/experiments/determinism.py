@@ -13,14 +13,16 @@ and the verdict stays "the same outcome", now with the launch that showed it.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from runsnap.errors import SnapshotError
-from runsnap.experiments.bisecting import new_folder
+from runsnap.errors import SnapshotError, UsageError
+from runsnap.experiments.applying import apply
+from runsnap.experiments.bisecting import Options, new_folder, prepare
 from runsnap.experiments.caches import fresh_caches, used_caches
+from runsnap.experiments.gittrees import searched
 from runsnap.experiments.moved import Steady, moved_metrics, number
-from runsnap.experiments.replaying import restore
 from runsnap.experiments.trials import Criteria, run_trial, untracked
 from runsnap.snapshot import load
 
@@ -31,16 +33,21 @@ __all__ = ["steady_metrics"]
 
 
 def steady_metrics(good: Snapshot, bad: Snapshot, out_dir: str) -> Steady:
-    """Run GOOD's launch once more (captured under a trials' folder of ``out_dir``) and say
-    which of the moved metrics it gives exactly again. Nothing is launched where a secret of
-    GOOD's that BAD had too is not known here."""
+    """Run GOOD's launch once more (captured under a trials' folder of ``out_dir``), as a
+    bisection's trial with nothing applied runs it (models read through copies with GOOD's
+    recorded config, repositories whose edits are searched copied, GOOD's secrets BAD ran
+    without left out), and say which of the moved metrics it gives exactly again."""
     names = moved_metrics(good, bad)
-    restored = restore(good)
-    if any(m.split(": ")[0][4:] in bad.records.env.vars for m in restored.missing
-           if m.startswith("env ")):
-        return Steady((), "GOOD's secrets are not known here: its launch was not run again")
+    zero = tuple(f"{n}=0" for n in names)
+    options = Options(criteria=Criteria(metric_tolerance=zero), force=True, out_dir=out_dir)
+    try:
+        the_plan, spec, (_judge, secret) = prepare(good, bad, options)
+    except UsageError as exc:
+        return Steady((), f"GOOD's launch cannot be run again here ({exc})")
     folder = new_folder(out_dir)
-    spec = restored.spec
+    models, trees = searched(the_plan.changes)
+    spec = apply(spec, (), good=good, bad=bad, workdir=os.path.join(folder, "trial-01-models"),
+                 secret=secret, models=models, trees=trees)
     env = fresh_caches({**spec.env, **untracked(folder)}, used_caches(good, bad), folder,
                        "trial-01")
     got = run_trial(spec.replace(env=env), name="trial-01", folder=folder, criteria=Criteria(),

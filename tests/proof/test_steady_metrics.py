@@ -52,3 +52,33 @@ def test_a_metric_that_moves_by_itself_stays_the_same_outcome(tmp_path: Path) ->
     out = json.loads(proc.stdout)
     assert proc.returncode == 1 and out["status"] == "none" and not out["cause"], out
     assert out["launches"] == 1 and any("moved by itself" in n for n in out["notes"]), out
+
+
+def test_a_model_config_edited_in_place_is_read_through_goods_copy(tmp_path: Path) -> None:
+    """GOOD's launch run again reads the model through a copy with GOOD's recorded
+    ``config.json``, as every trial does: the folder holds BAD's config by now (fresh8
+    ``rope-base-copied-metric`` ran it on the folder and got BAD's perplexity)."""
+    model = tmp_path / "models" / "tiny"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text(json.dumps({"model_type": "llama", "rope_theta": 10000.0}))
+    prog = child(tmp_path / "evaluate.py",
+                 "import argparse, math\n"
+                 "p = argparse.ArgumentParser()\np.add_argument('--model-path')\n"
+                 "a = p.parse_args()\n"
+                 "cfg = json.load(open(os.path.join(a.model_path, 'config.json')))\n"
+                 "theta = cfg['rope_theta']\n"
+                 "loss = sum(math.log(2 + math.sin(i / theta ** 0.25)) for i in range(2000))"
+                 " / 2000\n"
+                 "print(f'eval_loss={loss:.4f} perplexity={math.exp(loss):.3f}')\n")
+    store = tmp_path / ".runsnap"
+    argv = ["python3", str(prog), "--model-path", str(model)]
+    capture(store / "good.toml", argv)
+    time.sleep(0.01)
+    (model / "config.json").write_text(json.dumps({"model_type": "llama",
+                                                   "rope_theta": 500000.0}))
+    capture(store / "bad.toml", argv)
+    out = json.loads(run_runsnap("why", "--prove", "--yes", "--format", "json",
+                                 cwd=tmp_path).stdout)
+    assert out["status"] in ("proven", "found", "confident"), out
+    assert [c["key"] for c in out["cause"]] == ["--model-path: rope_theta"], out
+    assert any("exactly again" in n for n in out["notes"]), out["notes"]
