@@ -215,7 +215,8 @@ def plan(
             elif edit := _model_file_edit(good, path, edits):
                 skip(f"follows {edit} (applied with it)")
             else:
-                skip(_BLOCKING_WHY["models"], True)
+                found = good_content(good, bad, path)  # a file of the folder, edited in place
+                skip(_BLOCKING_WHY["models"] + (f"; {what_to_do(found)}" if found else ""), True)
         elif d.section == "packages" and env_moves_path and bare_program and interpreter_moves:
             skip("follows env PATH: another interpreter (applied with it)")
         elif d.section == "packages" and switch and interpreter_moves:

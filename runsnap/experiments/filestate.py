@@ -34,11 +34,19 @@ def good_content(good: Snapshot, bad: Snapshot, path: Sequence[Any]
     """GOOD's content of the file a difference is about (its path, sha256 and size), where
     no launch can put it back: a file both runs read with other content (``runtime
     data_files``), or an untracked file both runs' trees held with other content; else
-    None."""
+    None. A model's file other than ``config.json`` edited in place is such a file too."""
     path = tuple(path)
     if path[:2] == ("runtime", "data_files") and len(path) > 2:
         f = good.records.runtime.data_files.get(str(path[2]))
         return (str(path[2]), str(f.sha256), f.size) if f is not None and f.sha256 else None
+    if len(path) == 4 and path[:1] == ("models",) and path[2] == "files":  # in the folder
+        model = good.records.models.models.get(str(path[1]))
+        sha = model.files_sha256.get(str(path[3])) if model is not None else None
+        if model is None or not model.path or not isinstance(sha, str):
+            return None
+        full = os.path.join(str(model.path), str(path[3]))
+        read = good.records.runtime.data_files.get(full)
+        return full, sha, read.size if read is not None else None
     if len(path) == 4 and path[0] == "git" and path[2] == "untracked":
         mine = _untracked(good, str(path[1]), str(path[3]))
         theirs = _untracked(bad, str(path[1]), str(path[3]))

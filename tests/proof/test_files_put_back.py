@@ -85,3 +85,29 @@ def test_a_file_outside_any_tree_edited_in_place(tmp_path: Path) -> None:
             {"KNOB": "2"})
     out = _why(tmp_path)
     _check(out, data, good_text, f"runtime file {data}", "only its digest is recorded", tmp_path)
+
+
+def test_a_model_file_edited_in_place(tmp_path: Path) -> None:
+    """A model's file other than config.json (only its digest is recorded), edited in place in
+    the model's folder: fresh5 ``tokenizer-padding-side-metric``."""
+    model = tmp_path / "model-store" / "intent-bert"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    good_text = json.dumps({"padding_side": "right"})
+    side = model / "tokenizer_config.json"
+    side.write_text(good_text)
+    prog = child(tmp_path / "evaluate.py",
+                 "import argparse\np = argparse.ArgumentParser()\np.add_argument('--model-path')\n"
+                 "a = p.parse_args()\nknob = os.environ.get('KNOB')\n"
+                 "tok = json.load(open(os.path.join(a.model_path, 'tokenizer_config.json')))\n"
+                 "if tok['padding_side'] != 'right':\n"
+                 "    raise ValueError('the classifier head reads the last position')\n"
+                 "print('rows=2')\n")
+    argv = ["python3", str(prog), "--model-path", str(model)]
+    capture(tmp_path / ".runsnap" / "good.toml", argv, {"KNOB": "1"})
+    time.sleep(0.01)
+    side.write_text(json.dumps({"padding_side": "left"}))  # for generation, by a teammate
+    capture(tmp_path / ".runsnap" / "bad.toml", argv, {"KNOB": "2"})
+    out = _why(tmp_path)
+    _check(out, side, good_text, "models --model-path: file tokenizer_config.json",
+           "only config.json fields are applied", tmp_path)
