@@ -15,7 +15,8 @@ the user acts on:
 * both runs had the package (runsnap does not install one, nor take one away);
 * the recorded folder still holds that version (``pip install -U`` in place replaces it);
 * the copy's ``RECORD`` lists its files, none of them a ``.pth`` (an editable install) and no
-  top-level folder a namespace package (a link would hide its other parts);
+  top-level folder shared with other distributions (a namespace package: a link would hide
+  their parts);
 * the interpreter honours ``PYTHONPATH`` (not ``-I`` or ``-E``).
 """
 
@@ -110,11 +111,27 @@ def _top_levels(dist_info: str) -> list[str] | str:
                    "reproduce what the .pth does"
         if top in out or top == os.path.basename(dist_info) or top == "__pycache__":
             continue
-        full = os.path.join(folder, top)
-        if os.path.isdir(full) and not os.path.exists(os.path.join(full, "__init__.py")):
-            return f"{top}/ is a namespace package: a link to it would hide its other parts"
         out.append(top)
+    listed = {row[0] for row in rows if row}
+    for top in out:
+        full = os.path.join(folder, top)
+        if os.path.isdir(full) and not os.path.exists(os.path.join(full, "__init__.py")) \
+                and _others(folder, top, listed):
+            return (f"{top}/ holds files of other distributions (a namespace package): a link "
+                    "to it would hide their parts")
     return out
+
+
+def _others(folder: str, top: str, listed: set[str]) -> bool:
+    """Whether folder ``top`` (no ``__init__.py``: a namespace package, or a folder of shared
+    libraries such as ``numpy.libs``) holds a file its distribution's ``RECORD`` does not
+    list: another distribution's part of the namespace."""
+    for root, dirs, files in os.walk(os.path.join(folder, top)):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(root, folder)
+        if any(f"{rel}/{name}" not in listed for name in files):
+            return True
+    return False
 
 
 def installed_copy(snap: Snapshot, name: str, version: str) -> tuple[str, list[str]] | str:

@@ -128,3 +128,48 @@ def test_a_venv_switch_is_narrowed_to_the_package_the_error_names(tmp_path: Path
     assert [f"{c['section']} {c['key']}" for c in out["cause"]] == ["packages evalschema"], out
     assert out["launches"] == 4 and "narrowed to packages evalschema" in out["how"], out["how"]
     assert _listing(*sites.values()) == before
+
+
+def _dist(tmp_path: Path, name: str, files: dict[str, str], target: Path) -> None:
+    """``pip install --prefix PREFIX`` of distribution NAME 1.0 holding ``files`` (pip merges
+    a folder two distributions fill, as in any venv; its site-packages: :func:`_site`)."""
+    src = tmp_path / f"src-{name}"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    top = sorted({rel.split("/")[0] for rel in files})
+    (src / "pyproject.toml").write_text(
+        "[build-system]\nrequires = ['setuptools']\nbuild-backend = 'setuptools.build_meta'\n"
+        f"[project]\nname = '{name}'\nversion = '1.0'\n"
+        f"[tool.setuptools]\npackages = {top!r}\n")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    "--no-build-isolation", "--prefix", str(target), str(src)],
+                   check=True, capture_output=True)
+
+
+def _site(prefix: Path) -> Path:
+    return next(prefix.glob("lib/python*/site-packages"))
+
+
+def test_a_folder_without_init_is_linked_unless_another_distribution_shares_it(
+        tmp_path: Path) -> None:
+    """A folder with no ``__init__.py`` that only its distribution fills (numpy's
+    ``numpy.libs``: fresh6 ``numpy-two-on-path`` was refused) is linked; one another
+    distribution also fills (a namespace package) is refused: a link would hide its part."""
+    from runsnap.experiments.overlay import installed_copy
+    from runsnap.snapshot import Snapshot
+
+    prefix = tmp_path / "prefix"
+    _dist(tmp_path, "acme-a", {"acme/a.py": "A = 1\n"}, prefix)
+    site = _site(prefix)
+
+    def snap(name: str) -> Snapshot:
+        return Snapshot({}, {"packages": {"distributions": {
+            name: {"version": "1.0", "location": str(site)}}}})
+
+    found = installed_copy(snap("acme-a"), "acme-a", "1.0")
+    assert not isinstance(found, str) and found[1] == ["acme"], found
+    _dist(tmp_path, "acme-b", {"acme/b.py": "B = 1\n"}, prefix)
+    assert (site / "acme" / "a.py").exists() and (site / "acme" / "b.py").exists()
+    refused = installed_copy(snap("acme-a"), "acme-a", "1.0")
+    assert isinstance(refused, str) and "acme/ holds files of other distributions" in refused
