@@ -53,11 +53,21 @@ def code_skipped(the_plan: Plan) -> list[Any]:
     return [s for s in the_plan.skipped if s.section == "git" and s.blocking]
 
 
+#: The words of a skipped difference's reason that say what the user does to put a file back
+#: (:func:`runsnap.experiments.filestate.what_to_do`).
+_PUT_BACK = "put GOOD's content back"
+
+
 def not_good_here(the_plan: Plan, trial: int) -> str:
     """Why GOOD's own launch goes bad here, pointing at what bisect could not apply."""
-    code = code_skipped(the_plan)
-    rest = [s for s in the_plan.skipped if s.blocking and s not in code]
-    if code:
+    put_back = [s for s in the_plan.skipped if s.blocking and _PUT_BACK in s.why]
+    code = [s for s in code_skipped(the_plan) if s not in put_back]
+    rest = [s for s in the_plan.skipped if s.blocking and s not in code and s not in put_back]
+    if put_back and not code:  # a file no launch can put back: what the user does
+        first = put_back[0]
+        hint = f"{first.where} differs and no launch can put it back: " \
+            + first.why[first.why.index(_PUT_BACK):]
+    elif code:
         named = ", ".join(f"{s.where} ({_words(s.a)} -> {_words(s.b)})" for s in code[:3])
         hint = (f"the code differs and is not applied: {named}"
                 f"{' and more' if len(code) > 3 else ''}; put GOOD's code back (runsnap diff "

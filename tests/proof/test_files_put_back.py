@@ -44,6 +44,10 @@ def _check(out: dict, data: Path, good_text: str, where: str, why: str, cwd: Pat
     said = [c for c in out["cannot"] if c.startswith(f"{where}: ")]
     assert said and why in said[0] and f"put GOOD's content back in {data} (sha256 " in said[0] \
         and "or keep the file under git" in said[0], out["cannot"]
+    if out["status"] != "confident":  # GOOD's own launch went bad here: the message says why
+        assert out["status"] == "none"
+        assert f"{where} differs and no launch can put it back: put GOOD's content back" in \
+            out["message"], out["message"]
     [line] = out["experiment"]
     assert "sha256sum --check" in line and "git worktree" not in line, line
     refused = _run_line(line, cwd)  # the file is still BAD's: the launch does not start
