@@ -31,6 +31,12 @@ gloo jobs compared job to job (uneven shards, a sampler's lost ``set_epoch``), e
 waiting for pipeline stages, ``TORCH_DISTRIBUTED_DEBUG``, an egress proxy), model folders edited
 under transformers, a project venv's old pin and a defaults file in the user's home; it is never
 tuned on either.
+The ``fresh9`` half (benchmarks/fresh9.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (a DDP head no loss uses, ``device_ids`` on CPU modules, a
+git-ignored override file), the c10d TCPStore on a port already taken, an engine's
+``--max-model-len``, model folders edited under transformers, PyTorch Lightning (a stale
+``last.ckpt``, ``16-mixed`` on the CPU), ``PYTHONSAFEPATH`` and pandas 3's copy-on-write; it is
+never tuned on either.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from benchmarks.fresh5 import FRESH5
 from benchmarks.fresh6 import FRESH6
 from benchmarks.fresh7 import FRESH7
 from benchmarks.fresh8 import FRESH8
+from benchmarks.fresh9 import FRESH9
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -61,12 +68,13 @@ from benchmarks.tune_warnings import TUNE_WARNINGS
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
+FRESH9_HALF = "fresh9"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
-          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF)
+          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
-                FRESH7_HALF, FRESH8_HALF)
+                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF)
 
 
 def half_of(name: str) -> str:
@@ -89,8 +97,8 @@ class Entry:
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
-    ``fresh8`` (acts through real libraries, written from the outside: benchmarks/fresh.py ...
-    fresh8.py)."""
+    ``fresh8`` / ``fresh9`` (acts through real libraries, written from the outside:
+    benchmarks/fresh.py ... fresh9.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -131,4 +139,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH7_HALF, "fresh7") for b in FRESH7),
     # never tuned on either: the whole of benchmarks/fresh8.py is the fresh8 half
     *(Entry(_name(b), b, FRESH8_HALF, "fresh8") for b in FRESH8),
+    # never tuned on either: the whole of benchmarks/fresh9.py is the fresh9 half
+    *(Entry(_name(b), b, FRESH9_HALF, "fresh9") for b in FRESH9),
 ]

@@ -20,10 +20,10 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
-fresh2, fresh3, fresh4, fresh5, fresh6, fresh7 and fresh8, the whole of benchmarks/fresh.py,
-fresh2.py ... fresh8.py, written from the outside and never tuned on; ``--half fresh5`` runs only
-that one; a job incident, torchrun or mpirun starting ``runsnap capture`` for each rank, is
-compared folder to folder):
+fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8 and fresh9, the whole of
+benchmarks/fresh.py, fresh2.py ... fresh9.py, written from the outside and never tuned on;
+``--half fresh5`` runs only that one; a job incident, torchrun or mpirun starting ``runsnap
+capture`` for each rank, is compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -80,6 +80,8 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
                    "mpi4py",
                    # benchmarks/fresh7.py (one incident vendors networkx 2.8.8 beside it)
                    "networkx")
+# benchmarks/fresh9.py also uses pytorch-lightning, omegaconf and tokenizers from the lists
+# above, and one incident installs pandas 2.3.3 and pytz into a project venv of its own
 
 
 def is_job(launch: Launch) -> bool:

@@ -158,7 +158,8 @@ class CaptureContext(Record):
         ``""`` (the working directory, as ``python -c`` and ``-m`` have it) for no command, a
         command with ``-c``/``-m``/``-`` or none; the folder of the script (symlinks resolved)
         for ``python script.py`` and for a console script; ``None`` when ``-I`` or ``-P`` leave
-        it out. A program that is not Python keeps ``""``: its interpreter, if any, is unknown.
+        it out, or ``PYTHONSAFEPATH`` does (unless ``-E`` has the interpreter ignore it). A
+        program that is not Python keeps ``""``: its interpreter, if any, is unknown.
 
         >>> import os
         >>> CaptureContext(argv=("python3", "-u", "x/run.py"), env={}, cwd="/w").first_path_entry()
@@ -166,21 +167,29 @@ class CaptureContext(Record):
         >>> CaptureContext(argv=("python3", "-m", "pkg"), env={}, cwd="/w").first_path_entry()
         ''
         >>> CaptureContext(argv=("python3", "-I", "x.py"), env={}, cwd="/w").first_path_entry()
+        >>> CaptureContext(argv=("python3", "x.py"), env={"PYTHONSAFEPATH": "1"},
+        ...                cwd="/w").first_path_entry()
+        >>> CaptureContext(argv=("python3", "-E", "x.py"), env={"PYTHONSAFEPATH": "1"},
+        ...                cwd="/w").first_path_entry()
+        '/w'
         """
         if not self.argv or self.python:
             return ""
+        safe = bool(self.env.get("PYTHONSAFEPATH"))
         prog = os.path.basename(self.argv[0])
         if not is_python_name(prog):
             exe = self.executable
             if exe and _shebang_python(exe, self.env):
-                return os.path.dirname(os.path.realpath(exe))
+                return None if safe else os.path.dirname(os.path.realpath(exe))
             return ""
         args = iter(self.argv[1:])
+        entry = ""
         for arg in args:
             if arg in ("-c", "-m", "-") or arg.startswith(("-c", "-m")):
-                return ""
+                break
             if arg == "--":
                 arg = next(args, "")
+                entry = arg and os.path.dirname(os.path.realpath(os.path.join(self.cwd, arg)))
                 break
             if arg in ("-W", "-X", "--check-hash-based-pycs"):
                 next(args, None)
@@ -190,15 +199,14 @@ class CaptureContext(Record):
             if arg.startswith("-") and len(arg) > 1 and not arg.startswith("--"):
                 if "I" in arg[1:] or "P" in arg[1:]:
                     return None
+                if "E" in arg[1:]:
+                    safe = False  # -E: PYTHON* variables are ignored
                 continue
             if arg.startswith("--"):
                 continue
+            entry = os.path.dirname(os.path.realpath(os.path.join(self.cwd, arg)))
             break
-        else:
-            return ""
-        if not arg:
-            return ""
-        return os.path.dirname(os.path.realpath(os.path.join(self.cwd, arg)))
+        return None if safe else entry
 
     @property
     def interpreter(self) -> Interpreter:
@@ -251,7 +259,12 @@ class CaptureContext(Record):
 
         source = _probe_source()
         first = self.first_path_entry()
-        if first != "":
+        if self.env.get("PYTHONSAFEPATH"):
+            # the probe's `python -c` puts nothing first (PYTHONSAFEPATH); the child may still
+            # have an entry (-E ignores the variable)
+            if first is not None:
+                source = f"import sys; sys.path[0:0] = {[first]!r}\n" + source
+        elif first != "":
             # `python -c` puts the working directory first on sys.path; the child does not
             # (a script's folder, or nothing): list what the child will import, not what -c sees.
             source = f"import sys; sys.path[0:1] = {[first] if first else []!r}\n" + source

@@ -134,6 +134,7 @@ def compare(
     found = datafiles.one_view(found, a, b)  # a file git or [models] shows: shown there
     rules = rules.replace(same_models=_same_models(a, b, found),
                           outputs=datafiles.output_options(a, b, found),
+                          parsed_alike=sections.command.parsed_alike(a, b, found),
                           same_prefix=_same_prefix(a, b),
                           own_families=sections.env.own_families(a.records.env.vars,
                                                                  b.records.env.vars))

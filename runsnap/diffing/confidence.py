@@ -32,7 +32,9 @@ stands apart from the program's own read: the traceback shows where the run fail
 When the margin fails, the verdict still commits when the top difference is the only one the
 program took in (:func:`_sole`): every other difference is one the runs show unread or read
 only at start-up or for a generic feature; or when it is the only thing the program was
-launched with that differs (an option, the model) and the others are, besides, only
+launched with that differs (an option, the model, or its own code and data: an uncommitted
+edit of a module it imported or ran, a file of the tree it opened) and the others are,
+besides, only
 libraries' start-up settings (read at their import, no word of the runs naming them; not a
 locale, which writes numbers otherwise). A confident verdict says why
 (:attr:`Judgement.why`).
@@ -169,7 +171,8 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
     unlikely = [d for d in causes if _unlikely(d)]
     rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")
             and all(d is not u for u in unlikely)]
-    launched = [d for d in rest if d.section in LAUNCHED and d.evidence_kind not in FROM_RUNS]
+    launched = [d for d in rest if (d.section in LAUNCHED and d.evidence_kind not in FROM_RUNS)
+                or _own_input(d)]
     if len(launched) == 1 and all(d is launched[0] or (_setting(d) and not _locale(d))
                                   for d in rest):
         # what the program was launched with, beside libraries' start-up settings only (read
@@ -184,6 +187,14 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
         return Judgement("confident", (rest[0],), why=_sentence(
             "the only input that differs", n, what))
     return None
+
+
+def _own_input(d: Difference) -> bool:
+    """An uncommitted edit or untracked file the run took in (a module of an edited file it
+    imported or ran as its script, a data file it opened: ``read`` evidence of a ``git``
+    difference): the program's own code and data, as much what it was launched with as its
+    command line."""
+    return d.section == "git" and d.evidence_kind == "read"
 
 
 def _unlikely(d: Difference) -> bool:
@@ -226,7 +237,8 @@ def _apart_why(top: Difference, causes: Sequence[Difference]) -> str:
         said = "the failing error quotes its value, no other input's"
     elif top.corroborated:
         said = ("the failing run's words back it" if top.evidence_kind == "named"
-                else f"{said}, backed by its error")
+                else f"{said}, backed by its error" if top.evidence_kind == "failing-path"
+                else f"{said}, backed by what the runs printed")
     rest = [d for d in causes if d is not top]
     if not rest:
         return said

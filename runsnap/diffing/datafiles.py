@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
     from runsnap.snapshot.records_host import DataFile, Runtime
 
-__all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "one_view", "opener_stack",
-           "output_options", "opened_failing", "outputs", "path_quoted"]
+__all__ = ["compare", "edit_read", "file_evidence", "folder_unopened", "key_quoted", "one_view",
+           "opener_stack", "output_options", "opened_failing", "outputs", "path_quoted"]
 
 
 def _content(f: DataFile) -> str:
@@ -78,7 +78,8 @@ def compare(xa: Runtime, xb: Runtime) -> list[Difference]:
         if x is not None and y is not None:
             if _comparable(x) and _comparable(y) and _content(x) != _content(y):
                 out.append(Difference("runtime", f"file {path}", "changed", _content(x),
-                                      _content(y), evidence=(_opened("A", xa, x),
+                                      _content(y), evidence=(*_key_lines(x, y),
+                                                             _opened("A", xa, x),
                                                              _opened("B", xb, y)), path=where))
         elif x is not None and not x.written:
             out.append(Difference("runtime", f"file {path}", "removed", _content(x), None,
@@ -87,6 +88,13 @@ def compare(xa: Runtime, xb: Runtime) -> list[Difference]:
             out.append(Difference("runtime", f"file {path}", "added", None, _content(y),
                                   evidence=("opened in B only",), path=where))
     return out
+
+
+def _key_lines(x: DataFile, y: DataFile) -> tuple[str, ...]:
+    """``keys only in A: warmup_steps`` and B's: a config's keys that one copy alone holds."""
+    ka, kb = set(x.keys or ()), set(y.keys or ())
+    return tuple(f"keys only in {side}: {', '.join(sorted(only))}"
+                 for side, only in (("A", ka - kb), ("B", kb - ka)) if only)
 
 
 def _frame(f: DataFile) -> str:
@@ -113,21 +121,69 @@ def _opened(side: str, rt: Runtime, f: DataFile) -> str:
 
 
 def file_evidence(d: Difference, a: Snapshot, b: Snapshot,
-             said: Sequence[tuple[str, str, int, Any]]) -> tuple[str, str, int] | None:
-    """``(kind, sentence, rank)`` for a ``file PATH`` difference of content: ``named`` when a
+                  said: Sequence[tuple[str, str, int, Any]],
+                  runs: Sequence[RunFacts] = ()) -> Evidence | None:
+    """The evidence for a ``file PATH`` difference. A failing error that quotes a key one
+    side's copy alone holds (:func:`key_quoted`): the run opened the file, and what it brought
+    in or lost reached the code that raised, as a quoted value does (``failing-path``, the
+    value quoted). Otherwise, for a file both runs opened with other content: ``named`` when a
     text in ``said`` (:func:`runsnap.diffing.naming.texts`: the failing errors, a warning of
-    one run) quotes the file's name, else ``read``."""
-    if d.path[:2] != ("runtime", "data_files") or d.change != "changed" or len(d.path) < 3:
+    one run) quotes the file's name, else ``read``. A file one run alone opened has evidence
+    only by a quoted key (it is otherwise a consequence)."""
+    if d.path[:2] != ("runtime", "data_files") or len(d.path) < 3:
         return None
     path = str(d.path[2])
-    got = b.records.runtime.data_files.get(path)
-    where = _opened("B", b.records.runtime, got) if got is not None else ""
+    got = b.records.runtime.data_files.get(path) or a.records.runtime.data_files.get(path)
+    side = "B" if path in b.records.runtime.data_files else "A"
+    where = _opened(side, (b if side == "B" else a).records.runtime, got) if got else ""
+    keyed = key_quoted(d, a, b, said, runs)
+    if keyed:
+        return Evidence("failing-path", f"{keyed}; {where}", corroborated=True, quoted=True)
+    if d.change != "changed":
+        return None
     base = os.path.basename(path)
     for place, text, rank, _run in said:
         if base and base in text:
-            return "named", (f"{place} names the data file {base}, which both runs opened with "
-                             f"other content; {where}"), rank
-    return "read", f"the program opened it in both runs, with other content; {where}", 0
+            return Evidence("named", (f"{place} names the data file {base}, which both runs "
+                                      f"opened with other content; {where}"), rank=rank)
+    return Evidence("read", f"the program opened it in both runs, with other content; {where}")
+
+
+def _keys(snap: Snapshot, path: str) -> frozenset[str]:
+    got = snap.records.runtime.data_files.get(path)
+    return frozenset(str(k) for k in (got.keys or ())) if got is not None else frozenset()
+
+
+def _key_in(key: str, text: str) -> bool:
+    """Whether ``text`` quotes ``key``: a whole word, and a plain word of letters only
+    (``epochs``, ``model``) only in quotes, as a message quotes a name."""
+    if len(key) < 4:
+        return False
+    if key.isalpha():
+        return re.search(r"""(['"`])""" + re.escape(key) + r"\1", text) is not None
+    return re.search(r"(?<![\w.-])" + re.escape(key) + r"(?![\w-])", text) is not None
+
+
+def key_quoted(d: Difference, a: Snapshot, b: Snapshot,
+               said: Sequence[tuple[str, str, int, Any]],
+               runs: Sequence[RunFacts] = ()) -> str | None:
+    """The sentence when a failing run's error (rank 0 of ``said``) quotes a key that one
+    run's copy of the config file of ``d`` holds and the other's does not (a file one run alone
+    opened: any of its keys), and no other run printed that key: ``Option 'lr_schedule' is not
+    accepted`` for the ``~/.config/app/defaults.yaml`` only B's home held
+    (``[runtime.data_files] keys``: names, never values)."""
+    path = str(d.path[2])
+    ka, kb = _keys(a, path), _keys(b, path)
+    for place, text, rank, run in said:
+        if rank != 0:
+            continue
+        others = [line for g in runs if g is not run for line in (*g.errors, *g.warnings, *g.tail)]
+        for key in sorted(ka ^ kb, key=lambda k: (-len(k), k)):
+            if _key_in(key, text) and not any(_key_in(key, line) for line in others):
+                side = "B" if key in kb else "A"
+                return (f"{place} quotes {key}, a key only {side}'s copy of the file holds: "
+                        f"\"{excerpt(text, key, 24)}\"")
+    return None
 
 
 def _repo_file(d: Difference, snap: Snapshot | None) -> str:

@@ -93,6 +93,7 @@ from runsnap.diffing.searchpaths import search_path_evidence
 from runsnap.diffing.written import written
 from runsnap.knowledge.env import family_of, noise_reason
 from runsnap.knowledge.models import bookkeeping
+from runsnap.knowledge.options import reporting_variable
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import (
     decides_results,
@@ -245,6 +246,9 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             # a folder (a cache, a home) read for its path, no file of which either run
             # opened: what is in it never came in
             return Evidence("incidental", f"{said}; {unused}", lines=lines, ceiling=CEILING)
+        if reporting_variable(name):  # a progress bar, a log level: not what is computed
+            return Evidence("incidental", f"{said}; it says only how the program reports",
+                            lines=lines, ceiling=CEILING)
         return Evidence("read", said, lines=lines)
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
@@ -438,8 +442,10 @@ def gather(
         elif d.section == "packages" and len(d.path) > 2 and d.path[1] in (
                 "builds", "libraries", "conda"):
             ev = _fact_evidence(d, runs)
+        elif d.section == "packages" and d.key == "sys.path":
+            ev = search_path_evidence(d, runs)  # a module found under an entry one run has
         elif d.section == "packages" and d.key not in ("interpreter", "python_version",
-                                                       "implementation", "sys.path"):
+                                                       "implementation"):
             name = d.key.partition(".")[0]
             dists = [x for x in (pa.get(name), pb.get(name)) if x]
             ev = _package_evidence(d, runs, dists)
@@ -471,8 +477,8 @@ def gather(
                 _failing(read_by_failing_code(d, runs)) or ev or _config_read(d, runs))
         elif d.section == "command":
             ev = _named(d, runs)
-        elif d.path[:2] == ("runtime", "data_files"):  # a data file both runs opened
-            ev = Evidence(*found) if (found := file_evidence(d, a, b, texts(runs))) else None
+        elif d.path[:2] == ("runtime", "data_files"):  # a data file the runs opened
+            ev = file_evidence(d, a, b, texts(runs), runs)
             ev = opened_failing(d, ev, a, b, runs)
         ev = _stronger(ev, backed.get((d.section, d.key)))
         ev = by_factor(d, ev, metrics)

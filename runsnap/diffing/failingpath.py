@@ -158,7 +158,9 @@ def on_failing_path(name: str, runs: Sequence[RunFacts], *, imports: bool = True
         if not any(f.depth >= 0 for f in frames):
             continue
         innermost = next(f for f in frames if f.depth >= 0)
-        for reader in runs:
+        # a traced failing run's own reads: a read only the other run made (at a line the
+        # failing run never reached) is no read on the failing run's path
+        for reader in ((failing,) if failing.traced else runs):
             got = reader.reads(name)
             if got is None:
                 continue

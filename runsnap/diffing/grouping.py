@@ -25,6 +25,10 @@ evidence. The groupers:
 * :func:`by_misspelling` - a variable set in one run and a misspelling of it in the other;
 * :func:`~runsnap.diffing.folders.by_folder` - a folder variable (``HOME``) with the files one
   run alone opened under its value;
+* :func:`~runsnap.diffing.pathsettings.by_path_setting` - ``sys.path`` under the interpreter
+  setting that decides it (``PYTHONSAFEPATH``);
+* :func:`~runsnap.diffing.mirrors.by_mirror` - a table and its inverse (``id2label`` and
+  ``label2id``), changed together;
 * :func:`by_runtime` - run-time differences (a variable read in one run only, a package
   imported from elsewhere) under the difference they come from.
 
@@ -38,8 +42,10 @@ from typing import Any
 
 from runsnap.diffing.confidence import LIKELY
 from runsnap.diffing.folders import by_folder
-from runsnap.diffing.grouprecord import Group, Grouper, by_key, under
+from runsnap.diffing.grouprecord import Group, Grouper, by_key, echoes, under
 from runsnap.diffing.kinds import KINDS
+from runsnap.diffing.mirrors import by_mirror
+from runsnap.diffing.pathsettings import by_path_setting
 from runsnap.diffing.result import Difference, short
 from runsnap.diffing.runfacts import RunFacts
 from runsnap.knowledge.devices import (
@@ -386,7 +392,7 @@ def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
 #: The groupers, applied in this order (a difference joins the first group that claims it).
 GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_shadowed, by_model, by_model_file,
                            by_commit, by_devices, by_runtime, by_finding, by_search_path,
-                           by_folder]
+                           by_path_setting, by_folder, by_mirror]
 
 
 # --------------------------------------------------------------------------- applying
@@ -414,10 +420,13 @@ def _merge(g: Group, members: Sequence[Difference],
         reason = f"{reason}; with it, {strongest.where}: {strongest.reason}"
     score = max(cause.score, strongest.score)
     hidden = cause.hidden and strongest.evidence_kind not in ("failing-path", "named")
+    # related: what came with the cause, in the order found; the run-time record that only
+    # repeats the cause last (the text view leaves it out; JSON keeps it, after the news)
     return cause.replace(score=score, reason=reason, evidence=tuple(lines), hidden=hidden,
                          evidence_kind=strongest.evidence_kind,
                          corroborated=strongest.corroborated, quoted=strongest.quoted,
-                         related=(*cause.related, *ranked))
+                         related=tuple(sorted((*cause.related, *ranked),
+                                              key=lambda m: echoes(cause, m))))
 
 
 def group(diffs: Sequence[Difference], a: Any, b: Any,

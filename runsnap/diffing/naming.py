@@ -188,7 +188,8 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool
             if _quoted_or_word(token, text):
                 if not distinctive(token, f, runs):
                     continue
-            elif not (read and text in f.errors and _spelled_otherwise(token, text)
+            elif not ((read or d.section in ("command", "models")) and text in f.errors
+                      and (_spelled_otherwise(token, text) or _squashed(token, text))
                       and distinctive(token, f, runs, folded=True)):
                 continue
             rank = max(said_rank, 0 if read else 2)
@@ -245,6 +246,24 @@ def _spelled_otherwise(token: str, raw: str) -> bool:
     return re.search(r"(?<![\w.])" + re.escape(token) + r"(?![\w])", raw, re.I) is not None
 
 
+def _squashed(token: str, raw: str) -> bool:
+    """Whether ``raw`` holds ``token``, a compound name (``flash_attention_2``), written as one
+    word without its separators in any case (``FlashAttention2 has been toggled on``): a
+    message names a feature in its class's spelling. At least 8 letters and digits, and a
+    separator in the token (a plain word is :func:`_spelled_otherwise`'s).
+
+    >>> _squashed("flash_attention_2", "ImportError: FlashAttention2 has been toggled on")
+    True
+    >>> _squashed("sdpa", "SDPA"), _squashed("flash_attention_2", "flash attention 2")
+    (False, False)
+    """
+    bare = re.sub(r"[-_.]", "", token).lower()
+    if len(bare) < 8 or bare == token.lower() or not bare.isalnum():
+        return False
+    return any(re.sub(r"[-_.]", "", w).lower() == bare
+               for w in re.findall(r"[A-Za-z0-9][\w.-]*", raw))
+
+
 def distinctive(token: str, failing: RunFacts, runs: Sequence[RunFacts], *,
                 folded: bool = False) -> bool:
     """Whether ``token`` (a part of the failing side's value) singles that value out: no other
@@ -260,7 +279,8 @@ def distinctive(token: str, failing: RunFacts, runs: Sequence[RunFacts], *,
     """
     if token in failing.crowd or (folded and token.lower() in {c.lower() for c in failing.crowd}):
         return False
-    return not any(_quoted_or_word(token, line) or (folded and _spelled_otherwise(token, line))
+    return not any(_quoted_or_word(token, line) or (folded and (
+        _spelled_otherwise(token, line) or _squashed(token, line)))
                    for g in runs if g is not failing for line in (*g.errors, *g.warnings, *g.tail))
 
 

@@ -77,6 +77,10 @@ class RankContext(FrozenRecord):
     """Options whose value is where a run wrote its output, with what it wrote, in words
     (:func:`runsnap.diffing.datafiles.output_options`): a destination, not an input."""
 
+    parsed_alike: Mapping[str, str] = field(default_factory=dict)
+    """Options that differ on the command lines but that both runs' parsers set to the same
+    value, with the reason to give (:func:`runsnap.diffing.sections.command.parsed_alike`)."""
+
     def with_ignore(self, patterns: Iterable[str]) -> RankContext:
         """These rules with more ignore patterns."""
         return self.replace(ignore=(*self.ignore, *patterns))

@@ -16,7 +16,7 @@ from runsnap.snapshot.records_host import BulkSite, ImportedModule, VariableRead
 from runsnap.snapshot.runtime import bulk_sites as runtime_bulk_sites
 from runsnap.snapshot.runtime import variables as runtime_variables
 
-__all__ = ["SITE", "STDLIB", "RunFacts", "ScannedRead", "differential", "failure_key",
+__all__ = ["SITE", "STDLIB", "RunFacts", "ScannedRead", "differential", "failure_key", "went_further",
            "scanned_as", "tokens"]
 
 
@@ -118,6 +118,10 @@ class RunFacts(FrozenRecord):
     """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
     evidence about what differs between them."""
 
+    trees: tuple[tuple[str, str, frozenset[str], str], ...] = ()
+    """The git trees of the run: ``(folder, commit, the files changed or untracked there, the
+    uncommitted diff when stored whole)``."""
+
     crowd: frozenset[str] = frozenset()
     """The value tokens two or more differing inputs (variables, options, config fields)
     hold, on either side (:func:`runsnap.diffing.quoting.crowd`): a token inputs share
@@ -175,6 +179,11 @@ class RunFacts(FrozenRecord):
                          and isinstance(p.ppid, int)),
             tail=tuple(str(line) for stream in (out.stderr, out.stdout)
                        for line in stream.tail[-TAIL_LINES:]),
+            trees=tuple((str(r.path).rstrip("/"), str(r.commit or ""), frozenset(
+                [str(c.path) for c in r.changed if c.path]
+                + [str(u.path) for u in r.untracked if u.path]),
+                "" if r.diff_truncated else str(r.diff or ""))
+                for r in snap.records.git.repos.values() if r.path),
         )
 
     def views(self) -> list[RunFacts]:
@@ -331,10 +340,109 @@ def failure_key(f: RunFacts) -> tuple[Any, ...] | None:
 
 def differential(a: RunFacts, b: RunFacts) -> tuple[RunFacts, RunFacts]:
     """The pair, each marked :attr:`~RunFacts.shared_failure` when both failed the same way
-    (:func:`failure_key`): then neither failure is evidence for a difference between them."""
+    (:func:`failure_key`): then neither failure is evidence for a difference between them.
+    Where both failed otherwise and one went past the point where the other failed
+    (:func:`went_further`), the further one's failure is marked alike: the other never got
+    there, so what failed there says nothing of why the runs parted."""
     if a.failed and b.failed and failure_key(a) == failure_key(b):
         return a.replace(shared_failure=True), b.replace(shared_failure=True)
+    if a.failed and b.failed:
+        further = went_further(a, b)
+        if further == "A":
+            return a.replace(shared_failure=True), b
+        if further == "B":
+            return a, b.replace(shared_failure=True)
     return a, b
+
+
+def went_further(a: RunFacts, b: RunFacts) -> str:
+    """``"A"`` or ``"B"``: the run whose failing traceback left a frame both tracebacks share
+    (the same file and function, from the outermost in) at a later line than the other's
+    did, in code both ran alike (an outermost frame of Python's own, the same line, is passed
+    over); ``""`` when the tracebacks part nowhere that says (another file or function first,
+    the same line to the end, or no traceback). The program's ``main`` calling
+    ``load_model()`` at line 40 in B and ``post_results()`` at line 52 in A: A got past
+    where B failed. (Within a loop a later line may come first; then the runs are judged as
+    if they parted there, which only takes evidence away.)"""
+    ta, tb = a.traceback, b.traceback
+    if ta is None or tb is None or not ta.frames or not tb.frames:
+        return ""
+    for fa, fb in zip(ta.frames, tb.frames, strict=False):
+        if (fa.file, fa.function) != (fb.file, fb.function) or not fa.file:
+            return ""
+        if not isinstance(fa.line, int) or not isinstance(fb.line, int):
+            return ""
+        la, lb = _base_lines(str(fa.file), fa.line, fb.line, a, b)
+        if la is None or lb is None:
+            return ""
+        if la != lb:
+            return "A" if la > lb else "B"
+    return ""
+
+
+def _base_lines(file: str, la: int, lb: int, a: RunFacts, b: RunFacts
+                ) -> tuple[int | None, int | None]:
+    """The two runs' lines of ``file`` as lines of the one committed version both ran from:
+    the file lies in a tree both runs recorded at one commit; a run that changed it without a
+    commit has its line taken back through its diff (stored whole) to the committed one, a
+    line it added to the committed line it stands before. ``None`` where git cannot say (an
+    untracked file, another commit, a diff cut short, a file both changed)."""
+    for folder, commit, changed, diff in a.trees:
+        if not commit or not file.startswith(folder + "/"):
+            continue
+        rel = file[len(folder) + 1:]
+        other = next((t for t in b.trees if t[0] == folder), None)
+        if other is None or other[1] != commit or (rel in changed and rel in other[2]):
+            return None, None
+        if rel in changed:
+            return committed_line(diff, rel, la), lb
+        if rel in other[2]:
+            return la, committed_line(other[3], rel, lb)
+        return la, lb
+    return None, None
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def committed_line(diff: str, rel: str, line: int) -> int | None:
+    r"""Line ``line`` of ``rel`` as the working tree holds it, as a line of the committed file,
+    through ``diff`` (``git diff``'s unified form); a line the diff added stands for the
+    committed line it comes before. ``None`` when the diff does not hold the file.
+
+    >>> diff = ("diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -3,2 +3,3 @@\n"
+    ...         " import a\n+import os\n import b\n")
+    >>> [committed_line(diff, "t.py", n) for n in (2, 3, 4, 5, 9)]
+    [2, 3, 4, 4, 8]
+    """
+    head = f"diff --git a/{rel} b/{rel}"
+    at = diff.find(head + "\n")
+    if not diff or at < 0:
+        return None
+    end = diff.find("\ndiff --git ", at + 1)
+    body = diff[at:end if end >= 0 else len(diff)].splitlines()
+    shift = 0  # committed line minus working line, past the hunks seen
+    for i, text in enumerate(body):
+        m = _HUNK.match(text)
+        if not m:
+            continue
+        old, new = int(m.group(1)), int(m.group(2))
+        if line < new:
+            break
+        for row in body[i + 1:]:
+            if row.startswith(("@@", "diff --git")):
+                break
+            if row.startswith("-"):
+                old += 1
+                continue
+            if new == line:
+                return old
+            if row.startswith("+"):
+                new += 1
+            else:
+                old, new = old + 1, new + 1
+        shift = old - new
+    return line + shift
 
 
 def _top(site: str) -> str:

@@ -23,19 +23,29 @@ def _entries(value: Any, sep: str) -> list[str]:
 
 
 def search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
-    """For a search path (``PYTHONPATH``, ``LD_LIBRARY_PATH``...): the failing traceback runs
-    through code under an entry one run has alone, or a run imported a package from one."""
-    sep = list_separator(d.key, str(d.a or ""), str(d.b or "")) if d.change != "reordered" \
-        else None
-    if sep != ":":
-        return None
-    ea, eb = _entries(d.a, sep), _entries(d.b, sep)
+    """For a search path (``PYTHONPATH``, ``LD_LIBRARY_PATH``..., and the interpreter's own
+    ``sys.path``, a list): the failing traceback runs through code under an entry one run has
+    alone, or a run imported a package from one (named when the error names it: ``No module
+    named 'features'`` where the other run imported ``features`` from its script's folder,
+    which ``PYTHONSAFEPATH`` kept off the failing run's ``sys.path``)."""
+    listed = isinstance(d.a, list) or isinstance(d.b, list)
+    if listed:
+        ea = [str(e) for e in d.a or () if e]
+        eb = [str(e) for e in d.b or () if e]
+    else:
+        sep = list_separator(d.key, str(d.a or ""), str(d.b or "")) \
+            if d.change != "reordered" else None
+        if sep != ":":
+            return None
+        ea, eb = _entries(d.a, sep), _entries(d.b, sep)
     only = {e: "A" for e in ea if e not in eb}
     only.update({e: "B" for e in eb if e not in ea})
     only = {e: side for e, side in only.items() if e.startswith("/")}
     if not only:
         return None
-    for entry, side in only.items():
+    # sys.path's own entries: the script's folder is on it, and the script ran from there
+    # whatever sys.path held; only what was imported from an entry tells
+    for entry, side in ({} if listed else only).items():
         found = code_on_failing_path(
             runs, [entry.rstrip("/") + "/"],
             f"code found on {d.key} entry {entry} (set in {side} only)")
@@ -53,11 +63,16 @@ def search_path_evidence(d: Difference, runs: Sequence[RunFacts]) -> Evidence | 
                 if mod in tokens(text):
                     return Evidence("named", (
                         f"{where} names {mod}, which {f.label} imported from {file}, under "
-                        f"{d.key} entry {entry} (set in {only[entry]} only): "
+                        f"{d.key} entry {entry} ({_alone(only[entry], listed)}): "
                         f"\"{excerpt(text, mod)}\""), rank=rank)
             return Evidence("read", f"{f.label} imported {mod} from {file}, under {d.key} "
-                                    f"entry {entry} (set in {only[entry]} only)")
+                                    f"entry {entry} ({_alone(only[entry], listed)})")
     return None
+
+
+def _alone(side: str, listed: bool) -> str:
+    """Whose entry it is: ``set in A only`` (a variable's), ``on A's only`` (``sys.path``)."""
+    return f"on {side}'s only" if listed else f"set in {side} only"
 
 
 def _under_dir(file: str, folder: str) -> bool:

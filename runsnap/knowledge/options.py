@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REPORTING_FIRST", "REPORTING_ANY", "reporting_option"]
+__all__ = ["REPORTING_ANY", "REPORTING_FIRST", "reporting_option", "reporting_variable"]
 
 #: An option whose first word is one of these says where or how often the program reports.
 REPORTING_FIRST = frozenset({
@@ -56,3 +56,30 @@ def reporting_option(key: str) -> bool:
     if words[0] in REPORTING_FIRST or any(w in REPORTING_ANY for w in words):
         return True
     return any(pair in _RUN_NAMES for pair in zip(words, words[1:], strict=False))
+
+
+#: Word pairs in a variable's name that say how the program logs (``*_LOG_LEVEL``).
+_LOG_PAIRS = frozenset({"level", "every", "steps", "interval", "dir", "format", "freq"})
+
+
+def reporting_variable(name: str) -> bool:
+    """Whether environment variable ``name`` only says how the program reports: a word of
+    :data:`REPORTING_ANY` anywhere (Lightning's ``PL_TRAINER_ENABLE_PROGRESS_BAR``, the
+    flags-library form of ``enable_progress_bar``; ``TRANSFORMERS_VERBOSITY``,
+    ``HF_HUB_DISABLE_PROGRESS_BARS``, ``WANDB_MODE``) or a log setting (``*_LOG_LEVEL``,
+    ``LOGGING_STEPS``). A variable's first word is mostly its owner's prefix, so the first
+    words of :data:`REPORTING_FIRST` alone do not count (``OUTPUT_*``, ``SAVE_*`` may decide
+    what is computed from).
+
+    >>> [reporting_variable(n) for n in ("PL_TRAINER_ENABLE_PROGRESS_BAR", "TQDM_DISABLE",
+    ...                                  "TRANSFORMERS_VERBOSITY", "GLOG_LOG_LEVEL")]
+    [True, True, True, True]
+    >>> [reporting_variable(n) for n in ("PL_TRAINER_LIMIT_TRAIN_BATCHES", "LOGNAME",
+    ...                                  "SAVE_DIR", "NCCL_DEBUG", "OMP_NUM_THREADS")]
+    [False, False, False, False, False]
+    """
+    words = [w for w in name.lower().split("_") if w]
+    if any(w in REPORTING_ANY for w in words):
+        return True
+    return any(w in ("log", "logging") and nxt in _LOG_PAIRS
+               for w, nxt in zip(words, words[1:], strict=False))

@@ -226,7 +226,10 @@ class Redactor(ArgvRedactor):
                               for var, val in table.items()}
         if isinstance(sec.get("processes"), list):
             out["processes"] = self._with_argvs(sec["processes"], "runtime.processes")
-        kept = ("env", "processes", "values", "other_values")
+        if isinstance(sec.get("parsed_options"), Mapping):
+            out["parsed_options"] = {k: self._parsed(k, v, f"runtime.parsed_options.{k}")
+                                     for k, v in sec["parsed_options"].items()}
+        kept = ("env", "processes", "values", "other_values", "parsed_options")
         rest = self.walk({k: v for k, v in out.items() if k not in kept}, "runtime")
         return {**out, **rest}
 
@@ -236,6 +239,27 @@ class Redactor(ArgvRedactor):
         if isinstance(val, list):
             return [self.value_for(var, v, where) if isinstance(v, str) else v for v in val]
         return val
+
+    def _parsed(self, option: str, entry: Any, where: str) -> Any:
+        """One of ``[runtime] parsed_options``: its value (the text of a parsed value, a
+        string's ``repr`` quoted) judged by the option's name and by its dest's, as a
+        ``[command.options]`` value is by its name, then by its shape."""
+        if not isinstance(entry, Mapping):
+            return self.walk(entry, where, option)
+        out = {k: self.walk(v, f"{where}.{k}") for k, v in entry.items() if k != "value"}
+        value = entry.get("value")
+        if isinstance(value, str) and not value.startswith(PREFIX):
+            quoted = len(value) >= 2 and value[0] == value[-1] and value[0] in "'\""
+            bare = value[1:-1] if quoted else value
+            for name in (option, entry.get("dest")):
+                if isinstance(name, str) and bare and self.is_secret(name, bare):
+                    value = self.value_for(name, bare, f"{where}.value")
+                    break
+            else:
+                value = self.whole(value, f"{where}.value")
+        if "value" in entry:
+            out["value"] = value
+        return out
 
     def _option_value(self, name: str, value: Any) -> Any:
         where = f"command.options.{name}"

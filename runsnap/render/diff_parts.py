@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runsnap.diffing.grouprecord import echoes
 from runsnap.diffing.many_result import NReport
 from runsnap.diffing.result import LISTED, Difference, Report, short
 from runsnap.render.style import LIKELY
@@ -90,30 +91,6 @@ def only_differing(a: Any, b: Any) -> tuple[Any, Any]:
         return f"{text} (+{shared} shared)" if shared else text
 
     return side(only_a), side(only_b)
-
-
-def echoes(cause: Difference, r: Difference) -> bool:
-    """Whether ``r``, grouped under ``cause``, only repeats it: the run-time record of the
-    cause's own variable, each run having read the value it was launched with (the cause's
-    reason already says where it was read). A run that did not read it, or read another
-    value, is news and stays.
-
-    >>> env = Difference("env", "X", "changed", "1", "2", path=("env", "X"))
-    >>> seen = Difference("runtime", "env X", "changed", "1", "2", path=("runtime", "env", "X"))
-    >>> echoes(env, seen), echoes(env, seen.replace(b=None))
-    (True, False)
-    >>> echoes(env.replace(a=None), seen.replace(a="(unset: default taken)", b="(set)"))
-    True
-    """
-    if r.path != ("runtime", "env", *cause.path[1:]) or cause.section != "env":
-        return False
-
-    def same(launched: Any, seen: Any) -> bool:
-        if launched is None:
-            return isinstance(seen, str) and seen.startswith("(unset")
-        return seen in (launched, "(set)")
-
-    return same(cause.a, r.a) and same(cause.b, r.b)
 
 
 def news(cause: Difference, show_all: bool = False) -> list[Difference]:

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 __all__ = ["AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "DataFile",
            "GpuAffinity", "GpuDevice", "GpuTopology", "Gpus", "HostPython", "Hugepages",
            "Hypervisor", "ImportedModule", "InfinibandDevice", "InfinibandPort", "Interface",
-           "LibraryFile", "Memory", "Network", "Numa", "NumaNode", "ReadSite", "ResourceLimit",
-           "Runtime", "Smt", "System", "Tool", "Toolchain", "TracedProcess", "VariableRead"]
+           "LibraryFile", "Memory", "Network", "Numa", "NumaNode", "ParsedOption", "ReadSite",
+           "ResourceLimit", "Runtime", "Smt", "System", "Tool", "Toolchain", "TracedProcess",
+           "VariableRead"]
 
 
 class CpuCache(SectionRecord):
@@ -356,6 +357,16 @@ class ImportedModule(SectionRecord):
     origin: str | None
 
 
+class ParsedOption(SectionRecord):
+    """What the program's option parser made of one option string (``runtime.parsed_options``,
+    keyed by the string: ``--node-rank``; runsnap/tracing/parsed.py)."""
+
+    dest: str | None
+    value: str | None
+    given: bool | None
+    custom: bool | None
+
+
 class DataFile(SectionRecord):
     """A file the run opened for reading (``runtime.data_files``, keyed by its absolute path):
     its content identity when the run ended (runsnap/tracing/datafiles.py)."""
@@ -368,6 +379,7 @@ class DataFile(SectionRecord):
     error: str | None
     pids: Sequence[int]
     stack: Sequence[str]
+    keys: Sequence[str]
 
 
 class BulkSite(SectionRecord):
@@ -396,6 +408,7 @@ class Runtime(SectionRecord):
     modules: Mapping[str, ImportedModule]
     stdlib_modules: Sequence[str]
     config_reads: Sequence[str]
+    parsed_options: Mapping[str, ParsedOption]
     data_files: Mapping[str, DataFile]
     data_files_written: Sequence[str]
     data_files_left_out: int | None

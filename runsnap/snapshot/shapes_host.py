@@ -13,7 +13,7 @@ __all__ = [
     "AmdDevice", "AmdGpus", "BulkSite", "Cgroup", "Cpu", "CpuCache", "GpuAffinity", "GpuDevice",
     "GpuTopology", "Gpus", "HostPython", "Hugepages", "Hypervisor", "ImportedModule",
     "InfinibandDevice", "InfinibandPort", "Interface", "LibraryFile", "Memory", "Network", "Numa",
-    "NumaNode", "ReadSite", "ResourceLimit", "RuntimeSection", "Smt", "SystemSection", "Tool",
+    "NumaNode", "ParsedOption", "ReadSite", "ResourceLimit", "RuntimeSection", "Smt", "SystemSection", "Tool",
     "Toolchain", "TracedProcess", "VariableRead",
 ]
 
@@ -412,6 +412,25 @@ class DataFile(TypedDict, total=False):
     """The traced processes that opened it."""
     stack: list[str]
     """Where the first of them opened it, innermost frame first."""
+    keys: list[str]
+    """The key names of a small config file (never their values)."""
+
+
+class ParsedOption(TypedDict, total=False):
+    """What the program's option parser made of one option string (``runtime.parsed_options``,
+    keyed by the string: ``--node-rank``; runsnap/tracing/parsed.py)."""
+
+    dest: str | None
+    """Where the parser stores the option (``node_rank``): the spellings of one option share it."""
+    value: str | None
+    """Its value after the parse, as text: ``repr`` of a number, string, bool, ``None`` or a list
+    of those, ``<type name>`` for anything else, cut past 200 characters (ending ``...``)."""
+    given: bool | None
+    """The parse this value comes from read the option string among its words: it received
+    the option (not another program's parser declaring the same string)."""
+    custom: bool | None
+    """The option's action is the program's own ``Action`` subclass, not one of argparse's
+    (``store``, ``store_true``, ``count``...): its call may do more than set the dest."""
 
 
 class RuntimeSection(TypedDict, total=False):
@@ -428,6 +447,9 @@ class RuntimeSection(TypedDict, total=False):
         "the standard library follows the interpreter, compared in [packages]")]
     config_reads: Annotated[list[str], NotCompared(
         "the config fields the program read: evidence for [models]' fields, compared there")]
+    parsed_options: Annotated[dict[str, ParsedOption], NotCompared(
+        "what the program's parser made of [command]'s options: evidence for their differences, "
+        "compared there")]
     data_files: Annotated[dict[str, DataFile], Compare()]
     data_files_written: Annotated[list[str], NotCompared(
         "the outputs of the run: evidence that a file git lists as changed is one")]

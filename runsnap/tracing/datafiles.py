@@ -25,12 +25,19 @@ gone by the end is ``missing`` (an open that failed is recorded too: the program
 The files a process opened for writing before it read them are listed apart
 (``[runtime] data_files_written``): outputs, which the diff tells from inputs when git lists
 them as changed (:func:`runsnap.diffing.datafiles.outputs`).
-Contents are never stored, only their hash, the size, the paths and the opening frames.
+Contents are never stored, only their hash, the size, the paths and the opening frames; of a
+small config file (:data:`CONFIG_SUFFIXES`, up to :data:`KEYS_SIZE`), also the names of its keys
+(``keys``: YAML ``name:``, JSON ``"name":``, TOML/INI/``.env`` ``name =`` and ``[section]``
+lines, found by pattern, never parsed), never their values: an error that quotes a key
+(``Option 'lr_schedule' is not accepted``, ``KeyError: 'warmup_steps'``) then names the file
+that brought it in or lost it (:mod:`runsnap.diffing.datafiles`). The names pass through the
+snapshot's redaction as every string does.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 from runsnap.base.digest import sha256
@@ -40,7 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["BUDGET", "EDGE", "WHOLE", "data_files"]
+__all__ = ["BUDGET", "CONFIG_SUFFIXES", "EDGE", "KEYS_SIZE", "WHOLE", "config_keys", "data_files"]
 
 #: Files up to this size are hashed whole.
 WHOLE = 4 << 20
@@ -50,6 +57,16 @@ EDGE = 1 << 20
 BUDGET = 32 << 20
 #: Files listed per run at most (each process keeps 256 already).
 MAX_LISTED = 512
+#: Config files whose key names are kept, by suffix, and the largest so read.
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".ini", ".cfg", ".conf", ".env")
+KEYS_SIZE = 256 << 10
+#: Key names kept per file at most, and the longest kept.
+MAX_KEYS = 256
+_KEY_CHARS = 64
+_YAML_KEY = re.compile(r"^[ \t]*(?:- +)?([A-Za-z_][\w.\-]*)[ \t]*:(?:[ \t]|$)", re.M)
+_JSON_KEY = re.compile(r'"([A-Za-z_][\w.\-]*)"\s*:')
+_INI_KEY = re.compile(r"^[ \t]*(?:export +)?([A-Za-z_][\w.\-]*)[ \t]*=", re.M)
+_INI_SECTION = re.compile(r"^[ \t]*\[+[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\]+", re.M)
 
 
 def data_files(python: Sequence[Sequence[tuple[Any, ...]]], started_ns: int | None
@@ -105,13 +122,44 @@ def _identity(path: str, written: bool, started_ns: int | None, budget: list[int
     cost = size if size <= WHOLE else 2 * EDGE
     if cost > budget[0]:
         return {"size": size, "hashed": "not hashed: past the run's budget"}
+    keys: list[str] = []
     try:
-        digest = _sha256(path, size)
+        if size <= KEYS_SIZE and path.endswith(CONFIG_SUFFIXES):
+            with open(path, "rb") as fh:
+                data = fh.read()
+            digest = sha256(data).hexdigest()
+            keys = config_keys(path, data)
+        else:
+            digest = _sha256(path, size)
     except OSError as exc:
         return {"size": size, "error": exc.strerror or type(exc).__name__}
     budget[0] -= cost
-    return {"sha256": digest, "size": size,
-            "hashed": "whole" if size <= WHOLE else "first and last MiB"}
+    out: dict[str, Any] = {"sha256": digest, "size": size,
+                           "hashed": "whole" if size <= WHOLE else "first and last MiB"}
+    if keys:
+        out["keys"] = keys
+    return out
+
+
+def config_keys(path: str, data: bytes) -> list[str]:
+    r"""The key names of config file ``path`` whose content is ``data``, sorted, by pattern
+    (see the module's text): never values.
+
+    >>> config_keys("d.yaml", b"# defaults\nepochs: 80\nsched:\n  lr_schedule: cosine\n")
+    ['epochs', 'lr_schedule', 'sched']
+    >>> config_keys("c.json", b'{"id2label": {"0": "neg"}, "hidden_size": 8}')
+    ['hidden_size', 'id2label']
+    >>> config_keys("s.toml", b"[train]\nlr = 0.1\nurl = 'http://h?a=b'\n")
+    ['lr', 'train', 'url']
+    """
+    text = data.decode("utf-8", "replace")
+    if path.endswith((".yaml", ".yml")):
+        found = _YAML_KEY.findall(text)
+    elif path.endswith(".json"):
+        found = _JSON_KEY.findall(text)
+    else:
+        found = _INI_KEY.findall(text) + _INI_SECTION.findall(text)
+    return sorted({k for k in found if len(k) <= _KEY_CHARS})[:MAX_KEYS]
 
 
 def _sha256(path: str, size: int) -> str:

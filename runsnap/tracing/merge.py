@@ -16,6 +16,7 @@ from runsnap.base.pythons import editable_source
 from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
 from runsnap.tracing.datafiles import data_files
+from runsnap.tracing.parsed import parsed_options
 from runsnap.tracing.scans import scan_filter
 
 TYPE_CHECKING = False
@@ -286,6 +287,9 @@ def build_section(
         section["bulk_sites"] = bulk_sites
     if config_reads:
         section["config_reads"] = sorted(config_reads)
+    parsed = parsed_options(python)  # see runsnap.tracing.parsed
+    if parsed:
+        section["parsed_options"] = parsed
     files, written, left_out = data_files(python, started_ns)  # see runsnap.tracing.datafiles
     # the count is written even when 0: a traced run with no data_files opened none, which a
     # snapshot of a runsnap that did not watch opens cannot say

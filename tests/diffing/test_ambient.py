@@ -210,3 +210,73 @@ def test_a_setting_read_at_import_stays_a_setting_when_workers_are_forked(
     kernels = next(d for d in report.counted if d.key == "HFLOG_KERNELS")
     assert (kernels.evidence_kind, kernels.score) == ("read", 83), kernels.reason
     assert report.counted[0].key == "--lr", report.verdict()
+
+
+def test_the_programs_own_edit_beside_library_settings_only_is_the_cause(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """Two healthy runs, their loss apart: between them the program's collate.py was edited
+    without a commit (labels no longer masked at padding), and B's shell sets a kernel choice
+    the library reads at its import (83, no word of the runs naming it). The edited module the
+    run imported is the program's own code, as much what it was launched with as an option:
+    confident on it (undecided beside the setting before)."""
+    from tests.conftest import make_repo
+
+    python = _hflog(tmp_path)
+    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
+    (site / "hflog" / "__init__.py").write_text(
+        HFLOG + 'KERNELS = os.environ.get("HFLOG_KERNELS", "portable")\n')
+    masked = "def labels(ids):\n    return [-100 if i == 0 else i for i in ids]\n"
+    proj = make_repo(tmp_path / "proj", {
+        "collate.py": masked,
+        "fit.py": "import hflog\nfrom collate import labels\n\n"
+                  "ids = [5, 7, 0, 0]\nkept = [x for x in labels(ids) if x != -100]\n"
+                  "print(f'loss={sum(kept) / len(kept):.4f}')\n"})
+    a = run([str(python), "fit.py"], env={**base_env}, cwd=proj,
+            output=tmp_path / "a.toml").snapshot
+    (proj / "collate.py").write_text("def labels(ids):\n    return list(ids)\n")
+    b = run([str(python), "fit.py"], env={**base_env, "HFLOG_KERNELS": "fused"}, cwd=proj,
+            output=tmp_path / "b.toml").snapshot
+    assert a["outcome"]["metrics"] != b["outcome"]["metrics"]
+    report = compare(a, b)
+    kernels = next(d for d in report.counted if d.key == "HFLOG_KERNELS")
+    assert (kernels.evidence_kind, kernels.score) == ("read", 83), kernels.reason
+    top = report.candidates[0]
+    assert (top.section, top.key.rpartition(": ")[2]) == ("git", "collate.py"), report.verdict()
+    assert report.confidence == "confident", report.verdict()
+    assert report.because.startswith("the only input that differs"), report.because
+
+
+def test_a_reporting_variable_the_program_read_is_no_candidate_beside_its_limit(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A trainer takes its arguments from ``FIT_TRAINER_*`` variables, as Lightning's
+    ``parse_env_variables`` does (every one of its arguments looked up by name): one shell
+    turns the progress bar off, the other limits the batches to a quarter. Both read while the
+    program ran; the progress bar says only how the program reports: incidental, and the
+    limit, whose factor the step count moved by, is the cause (undecided between the two
+    before)."""
+    app = write_script(tmp_path, "fit.py", """
+        import os
+
+        ARGS = {"limit_train_batches": 1.0, "enable_progress_bar": True, "max_epochs": 1}
+        for arg, default in ARGS.items():
+            raw = os.environ.get(f"FIT_TRAINER_{arg.upper()}")
+            if raw is not None:
+                ARGS[arg] = type(default)(float(raw)) if not isinstance(default, bool) \\
+                    else raw not in ("0", "false")
+        steps = int(32 * ARGS["limit_train_batches"])
+        for i in range(steps):
+            if ARGS["enable_progress_bar"]:
+                print(f"step {i + 1}/{steps}", end="\\r")
+        print(f"\\nsteps={steps}")
+        """)
+    a = run([sys.executable, str(app)], env={**base_env, "FIT_TRAINER_ENABLE_PROGRESS_BAR": "0"},
+            cwd=tmp_path, output=tmp_path / "a.toml").snapshot
+    b = run([sys.executable, str(app)],
+            env={**base_env, "FIT_TRAINER_LIMIT_TRAIN_BATCHES": "0.25"},
+            cwd=tmp_path, output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    bar = next(d for d in report.counted if d.key == "FIT_TRAINER_ENABLE_PROGRESS_BAR")
+    assert bar.evidence_kind == "incidental", bar.reason
+    assert "how the program reports" in bar.reason
+    assert (report.candidates[0].key, report.confidence) == (
+        "FIT_TRAINER_LIMIT_TRAIN_BATCHES", "confident"), report.verdict()

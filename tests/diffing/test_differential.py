@@ -132,19 +132,19 @@ def test_a_library_function_that_read_its_setting_then_called_what_raised(
     app = write_script(tmp_path, "app.py", """
         import os, kvstore
         def main():
-            verbose = os.environ.get("APP_VERBOSE", "0")
-            print(kvstore.open_store(40), verbose)
+            mode = os.environ.get("APP_MODE", "0")
+            print(kvstore.open_store(40), mode)
         main()
         """)
-    a = launched(env={**SHELL_A, "APP_VERBOSE": "1"}, argv=[str(py), str(app)])
-    b = launched(env={**SHELL_B, "KVSTORE_LAYOUT": "paged", "APP_VERBOSE": "2"},
+    a = launched(env={**SHELL_A, "APP_MODE": "1"}, argv=[str(py), str(app)])
+    b = launched(env={**SHELL_B, "KVSTORE_LAYOUT": "paged", "APP_MODE": "2"},
             argv=[str(py), str(app)])
     assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
     ranked = {d.key: d for d in compare(a, b).counted}
     assert ranked["KVSTORE_LAYOUT"].evidence_kind == "failing-path"
     assert "kvstore/__init__.py" in ranked["KVSTORE_LAYOUT"].reason
-    assert ranked["APP_VERBOSE"].evidence_kind == "read"  # main, far above the raise
-    assert ranked["KVSTORE_LAYOUT"].score > ranked["APP_VERBOSE"].score
+    assert ranked["APP_MODE"].evidence_kind == "read"  # main, far above the raise
+    assert ranked["KVSTORE_LAYOUT"].score > ranked["APP_MODE"].score
 
 
 def test_the_interpreters_start_up_reads_are_not_the_programs(launched: Capture,

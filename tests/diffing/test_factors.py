@@ -15,7 +15,7 @@ FIT = """
     import os
 
     limit = float(os.environ.get("FIT_LIMIT_TRAIN_BATCHES", "1.0"))
-    bar = os.environ.get("FIT_ENABLE_PROGRESS_BAR", "1") == "1"
+    clip = float(os.environ.get("FIT_GRADIENT_CLIP_VAL", "0"))
     batches = 32
     steps = int(batches * limit)
     loss = 1.0 / (1 + steps)
@@ -25,26 +25,26 @@ FIT = """
 
 def test_a_read_whose_fraction_a_metric_moved_by_comes_first(launched: Capture,
                                                              tmp_path: Path) -> None:
-    """The steps went 32 -> 8, B's shell holding a limit of 0.25; A's shell held a progress
-    bar switch the program read too. The limit comes first (it was second, alphabetically),
+    """The steps went 32 -> 8, B's shell holding a limit of 0.25; A's shell held a gradient
+    clipping value the program read too. The limit comes first (it was second, alphabetically),
     backed by the metric; the verdict stays undecided between the two reads: each of two
     inputs may move a metric."""
     app = write_script(tmp_path, "fit.py", FIT)
-    a = launched(env={"FIT_ENABLE_PROGRESS_BAR": "0"}, argv=[sys.executable, str(app)])
+    a = launched(env={"FIT_GRADIENT_CLIP_VAL": "1.0"}, argv=[sys.executable, str(app)])
     b = launched(env={"FIT_LIMIT_TRAIN_BATCHES": "0.25"}, argv=[sys.executable, str(app)])
     report = compare(a, b)
     top = report.counted[0]
     assert top.key == "FIT_LIMIT_TRAIN_BATCHES" and top.corroborated, report.verdict()
     assert "the metric steps moved by the factor its values make (32 -> 8: x0.25)" in top.reason
-    bar = next(d for d in report.counted if d.key == "FIT_ENABLE_PROGRESS_BAR")
-    assert bar.evidence_kind == "read" and not bar.corroborated
+    clip = next(d for d in report.counted if d.key == "FIT_GRADIENT_CLIP_VAL")
+    assert clip.evidence_kind == "read" and not clip.corroborated
     assert report.confidence == "undecided"
 
 
 def test_a_value_no_metric_shows_is_no_factor(launched: Capture, tmp_path: Path) -> None:
     """A limit of 0.5 (one half: too common a factor to single out) backs nothing."""
     app = write_script(tmp_path, "fit.py", FIT)
-    a = launched(env={"FIT_ENABLE_PROGRESS_BAR": "0"}, argv=[sys.executable, str(app)])
+    a = launched(env={"FIT_GRADIENT_CLIP_VAL": "1.0"}, argv=[sys.executable, str(app)])
     b = launched(env={"FIT_LIMIT_TRAIN_BATCHES": "0.5"}, argv=[sys.executable, str(app)])
     report = compare(a, b)
     assert not any(d.corroborated for d in report.counted), report.verdict()

@@ -45,3 +45,30 @@ def test_a_file_one_run_found_under_its_home_goes_under_home(tmp_path: Path,
     files = {r.key for r in home.related if r.key.startswith("file ")}
     assert files == {f"file {conf}", f"file {homes['a'] / '.config/fit/defaults.ini'}"}, files
     assert report.counted[0].key == "HOME", report.verdict()
+
+
+def test_the_key_the_error_quotes_ties_the_file_and_its_home_to_the_failure(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """The same two launches: B's error quotes ``lr_schedule``, a key of the defaults file only
+    B opened (``[runtime.data_files] keys``: names, never values). What the file brought in
+    reached the code that raised, and HOME, under which it lies, with it: confident on HOME,
+    the file shown under it."""
+    app = write_script(tmp_path, "fit.py", FIT)
+    homes = {"a": tmp_path / "home-a", "b": tmp_path / "home-b"}
+    for home in homes.values():
+        home.mkdir()
+    conf = homes["b"] / ".config" / "fit" / "defaults.ini"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("[fit]\nepochs = 80\nlr_schedule = cosine\n"
+                    "[hub]\ntoken = hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345\n")
+    snaps = [run([sys.executable, str(app)], env={**base_env, "HOME": str(home)}, cwd=tmp_path,
+                 output=tmp_path / f"{name}.toml").snapshot for name, home in homes.items()]
+    keys = snaps[1]["runtime"]["data_files"][str(conf)]["keys"]
+    assert keys == ["epochs", "fit", "hub", "lr_schedule", "token"], keys
+    entry = str(snaps[1]["runtime"]["data_files"][str(conf)])
+    assert "cosine" not in entry and "hf_a" not in entry, entry  # names only, never values
+    report = compare(*snaps)
+    home = report.counted[0]
+    assert home.key == "HOME" and home.evidence_kind == "failing-path", (home.evidence_kind, home.reason)
+    assert "quotes lr_schedule, a key only B's copy of the file holds" in home.reason, home.reason
+    assert report.confidence == "confident", report.verdict()

@@ -128,3 +128,77 @@ def test_a_check_finding_of_the_failing_side_backs_its_variable_when_the_failure
     d = report.counted[0]
     assert (d.key, report.confidence) == ("PYTORCH_CUDA_ALLOC_CONF", "confident"), d.reason
     assert any("runsnap check finds in failing run B only" in e for e in (d.reason, *d.evidence))
+
+
+def test_sglangs_context_length_error_backs_its_variable_over_one_read_at_start_up(
+        tmp_path: Path) -> None:
+    # the headline launch: an EAGLE3 draft whose context (2048) is shorter than the target's;
+    # the check and the message as sglang 0.5.23 writes them (ModelConfig._derive_context_length,
+    # engine-messages.tsv), with the variable read at start-up beside another one
+    a, b = _pair(tmp_path, """
+        import os
+
+        USE_MODELSCOPE = os.environ.get("SGLANG_USE_MODELSCOPE", "false") == "true"
+        ALLOW_LONGER = os.environ.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "0") == "1"
+
+        def derive_context_length(context_length, derived_context_len, is_draft_model):
+            if context_length > derived_context_len:
+                reason = "Target model's" if is_draft_model else "User-specified"
+                msg = (
+                    f"Warning: {reason} context_length ({context_length}) is greater than the "
+                    f"derived context_length ({derived_context_len}). This may lead to incorrect "
+                    f"model outputs or CUDA errors."
+                )
+                if ALLOW_LONGER:
+                    print(msg)
+                    return context_length
+                raise ValueError(f"{msg} To allow overriding this maximum, set the env var "
+                                 f"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
+            return context_length
+
+        def main():
+            hub = "modelscope" if USE_MODELSCOPE else "huggingface"
+            target = derive_context_length(131072, 131072, False)
+            draft = derive_context_length(target, 2048, True)
+            print("draft context", draft, len(hub))
+
+        main()
+        """, {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1", "SGLANG_USE_MODELSCOPE": "false"},
+        {"SGLANG_USE_MODELSCOPE": "true"})
+    key, kind, score, reason, confidence = _first(a, b)
+    assert (key, kind, confidence) == ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "named",
+                                       "confident"), reason
+    ranked = {d.key: (d.evidence_kind, d.score) for d in compare(a, b).counted}
+    assert ranked["SGLANG_USE_MODELSCOPE"][0] == "read" and ranked["SGLANG_USE_MODELSCOPE"][1] < score
+
+
+def test_an_sglang_message_that_names_nothing_backs_the_variable_that_turns_it_into_an_error(
+        tmp_path: Path) -> None:
+    # sglang's TP memory check (distributed/bootstrap.py, _check_tp_memory_balance) warns, or
+    # raises when SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK is on; its words name no setting
+    a, b = _pair(tmp_path, """
+        import os
+
+        USE_MODELSCOPE = os.environ.get("SGLANG_USE_MODELSCOPE", "false") == "true"
+        STRICT = os.environ.get("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK", "0") == "1"
+
+        def check_tp_memory_balance(pre_model_load_memory, local_gpu_memory):
+            if pre_model_load_memory < local_gpu_memory * 0.9:
+                msg = ("The memory capacity is unbalanced. Some GPUs may be occupied by other "
+                       f"processes. {pre_model_load_memory=}, {local_gpu_memory=}")
+                if STRICT:
+                    raise RuntimeError(msg)
+                print(msg)
+
+        def main():
+            hub = "modelscope" if USE_MODELSCOPE else "huggingface"
+            check_tp_memory_balance(41.2, 78.9)
+            print("weights from", hub)
+
+        main()
+        """, {"SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK": "0", "SGLANG_USE_MODELSCOPE": "false"},
+        {"SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK": "1", "SGLANG_USE_MODELSCOPE": "true"})
+    key, kind, _score, reason, confidence = _first(a, b)
+    assert (key, kind, confidence) == ("SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK", "named",
+                                       "confident"), reason
+    assert "sgl-project/sglang python/sglang/srt/distributed/bootstrap.py" in reason, reason

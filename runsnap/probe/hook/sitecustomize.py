@@ -20,6 +20,7 @@ killed with SIGKILL loses at most the counts since its last new event):
 * ``("W", name)``: the program set or removed ``name`` itself;
 * ``("M", name, file, path_entry)``: a top-level module imported;
 * ``("F", class, field)``: a field of a loaded model config read (``_runsnap_trace_config``);
+* ``("A", prog, from_argv, options)``: what an option parser parsed (``_runsnap_trace_args``);
 * ``("O", path, stack)``, ``("o", path)``, ``("Q", n)``: files opened (``_runsnap_trace_files``);
 * ``("C", {site: reads})``: cumulative read counts (written with new events and at the end);
 * ``("E", status)``: the process ended through ``sys.exit``/``atexit`` or ``os._exit``.
@@ -73,13 +74,14 @@ if _PRELOAD is not None:
     _restore("LD_PRELOAD", _PRELOAD)
 # The hook's parts, imported while its folder is on sys.path, then out of sys.modules: the
 # program sees neither them nor the folder.
+import _runsnap_trace_args as _args  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_config as _config  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_files as _files  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_log as _log  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_spawn as _spawn  # type: ignore[import-not-found]  # noqa: E402
 
 for _part in ("_runsnap_trace_log", "_runsnap_trace_spawn", "_runsnap_trace_config",
-              "_runsnap_trace_files"):
+              "_runsnap_trace_files", "_runsnap_trace_args"):
     sys.modules.pop(_part, None)
 try:
     sys.path.remove(_HERE)
@@ -333,16 +335,12 @@ def _wrap_exec(real, env_index):
     return _spawn.wrap_exec(real, env_index, _inject)
 
 
-def _patch_subprocess(module):
-    _spawn.patch_subprocess(module, _inject)
-
-
-def _patch_config(module):
-    _config.patch(module, _T.emit)
-
-
+#: Top-level modules patched right after they are executed (the hook never imports them).
+_TOP = {"subprocess": lambda module: _spawn.patch_subprocess(module, _inject),
+        "argparse": lambda module: _args.patch(module, _T.emit)}  # type: ignore[union-attr]
 #: Submodules patched right after they are executed (their config classes).
-_SUBMODULES = dict.fromkeys(_config.CONFIG_CLASSES, _patch_config)
+_SUBMODULES = dict.fromkeys(  # (_T is set whenever a patch runs)
+    _config.CONFIG_CLASSES, lambda module: _config.patch(module, _T.emit))  # type: ignore[union-attr]
 
 
 class _Finder:
@@ -393,8 +391,8 @@ def _module(name, spec):
             origin = list(locations)[0]
         _T.emit(("M", name, origin, None))
         _T.counts()
-        if name == "subprocess":
-            _after_exec(spec, _patch_subprocess)
+        if name in _TOP:
+            _after_exec(spec, _TOP[name])
     except Exception:
         pass
 
@@ -481,8 +479,8 @@ def _install():
             setattr(os, name, _wrap_exec(getattr(os, name), 2))
     os._exit = _exit_hook
     _OPENS[0] = _files.install(_T.emit, _T.stack, (_HERE, os.path.dirname(_HERE), _DIR))
-    if "subprocess" in sys.modules:
-        _patch_subprocess(sys.modules["subprocess"])
+    for name in [n for n in _TOP if n in sys.modules]:
+        _TOP[name](sys.modules[name])
     sys.meta_path.insert(0, _Finder)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork)
