@@ -186,16 +186,19 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     folder = new_folder(options.out_dir)
     stop = threading.Event()
     models, trees = searched(changes)
-    applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
-                    secret=secret, models=models, trees=trees)
     back = tuple(c.replace(a=c.b, b=c.a, path=_reverse(c.path)) for c in changes)
     restored = restore(bad).spec
 
     def good_secret(name: str, stored: str) -> str | None:
         return secret_from(good, name, stored)
 
-    reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
-                     secret=good_secret, models=models, trees=trees)
+    try:  # a package's copy gone since the plan, a model folder removed: one line, exit 2
+        applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
+                        secret=secret, models=models, trees=trees)
+        reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
+                         secret=good_secret, models=models, trees=trees)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"cannot apply {', '.join(c.where for c in changes)}: {exc}") from None
     say = options.progress or (lambda _line: None)
     keep = env_keys(changes)
     caches = used_caches(good, bad, keep)  # an empty one each launch
