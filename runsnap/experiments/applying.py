@@ -13,24 +13,31 @@ changes applied through their locators:
 * ``("models", SOURCE, "config", *FIELD)``: ``config.json`` fields, through a copy of the
   model directory (``config.json`` rewritten, small files copied, everything else linked to
   the original: the user's files are never written) given to the program in place of the
-  original. DeepDiff's ``Delta`` applies the chosen fields to the nested config.
+  original. DeepDiff's ``Delta`` applies the chosen fields to the nested config;
+* ``("packages", NAME)``: another installed version of one package inside one interpreter,
+  through an overlay first on ``PYTHONPATH`` of the copy the other run imported, still
+  installed where its snapshot recorded it (:mod:`runsnap.experiments.overlay`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from runsnap.base.argv import is_python_name, looks_like_option, positional_indexes, positionals
+from runsnap.base.argv import is_python_name, positionals
 from runsnap.base.jsonform import json_form
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.result import UNCHANGED
 from runsnap.diffing.sections.git import split_patch
+from runsnap.experiments.argvedit import set_index, set_option, set_positional
 from runsnap.experiments.bytecode import bytecode_only
+from runsnap.experiments.filestate import DATA_FILE, good_content, rewritten_untracked, what_to_do
 from runsnap.experiments.following import toolchain_variable
 from runsnap.experiments.gittrees import applied_edits, copy_trees, edit_of
 from runsnap.experiments.modelcopy import copy_model
+from runsnap.experiments.overlay import overlay_env, why_not
 from runsnap.knowledge.env import list_separator, split_list
 from runsnap.snapshot.records import GitRepo
 
@@ -108,7 +115,6 @@ _BLOCKING_WHY = {
     "system": "another host, driver or GPU",
     "models": "other model files or revision: only config.json fields are applied",
 }
-_DATA_FILE = "a file the runs read, with other content: only its digest is recorded"
 
 
 def _flatten(diffs: Sequence[Difference], seen: set[tuple[str, ...]] | None = None
@@ -154,6 +160,7 @@ def plan(
     interpreter_moves = any(d.section == "packages" and d.key in _INTERPRETER for d in diffs)
     # another interpreter named by its path (``/venv/bin/python train.py``): applied as argv[0]
     switch = any(tuple(d.path) == ("command", "program") and _pythons(d.a, d.b) for d in diffs)
+    overlay_why = _overlays(good, bad, diffs)  # another version, through PYTHONPATH: "" can
     for d in diffs:
         path = tuple(d.path)
 
@@ -166,7 +173,8 @@ def plan(
             if edit:
                 skip(f"follows {edit} (applied with it)")
             else:
-                skip(_DATA_FILE, True)
+                found = good_content(good, bad, path)
+                skip(f"{DATA_FILE}; {what_to_do(found)}" if found else DATA_FILE, True)
         if d.section in EFFECT_SECTIONS or d.key == "errors" or d.key.endswith(".errors"):
             continue
         # hidden because both runs ended alike is no noise: a --test tells them apart
@@ -207,7 +215,8 @@ def plan(
             elif edit := _model_file_edit(good, path, edits):
                 skip(f"follows {edit} (applied with it)")
             else:
-                skip(_BLOCKING_WHY["models"], True)
+                found = good_content(good, bad, path)  # a file of the folder, edited in place
+                skip(_BLOCKING_WHY["models"] + (f"; {what_to_do(found)}" if found else ""), True)
         elif d.section == "packages" and env_moves_path and bare_program and interpreter_moves:
             skip("follows env PATH: another interpreter (applied with it)")
         elif d.section == "packages" and switch and interpreter_moves:
@@ -215,6 +224,13 @@ def plan(
         elif d.section == "packages" and pythonpath_moves and (
                 path[1:2] == ("sys_path",) or path[-1:] == ("shadowed",)):
             skip("follows env PYTHONPATH (applied with it)")
+        elif d.section == "packages" and overlay_why(str(path[1])) == "":
+            if len(path) == 2:
+                changes.append(_change(d, path))
+            else:
+                skip(f"follows packages {path[1]} (applied with it)")
+        elif d.section == "packages" and len(path) == 2 and overlay_why(str(path[1])):
+            skip(str(overlay_why(str(path[1]))), True)
         elif d.section == "git" and (src := _config_edit(good, bad, path, configs)):
             skip(f"the model's config.json: its fields are applied ({src})")
         elif d.section == "git" and (how := edit_of(good, bad, path)):
@@ -224,6 +240,8 @@ def plan(
                 skip(how)
         elif d.section == "git" and bytecode_only(good, bad, path):
             skip("Python's bytecode cache: written by the runs, never their input")
+        elif d.section == "git" and (rewritten := rewritten_untracked(good, bad, path)):
+            skip(rewritten, True)
         elif d.section == "system" and (var := toolchain_variable(good, bad, d.key, moved)):
             skip(f"follows env {var} (applied with it)")  # CUDA home, compilers: PATH's
         elif d.section in _BLOCKING_WHY:
@@ -232,6 +250,22 @@ def plan(
             skip(f"section [{d.section}] cannot be applied")
     unique = {(s.section, s.key, s.why): s for s in skipped}
     return Plan(tuple(changes), tuple(unique.values()), program)
+
+
+def _overlays(good: Snapshot, bad: Snapshot, diffs: Sequence[Difference]
+              ) -> Callable[[str], str | None]:
+    """Package name -> why no overlay can apply its other version ("" when one can: see
+    :mod:`runsnap.experiments.overlay`; None: no version difference of that name). Asked
+    only of the packages no variable carries: a venv switch's hundred are never read."""
+    names = {*good.records.packages.distributions, *bad.records.packages.distributions}
+    versions = {str(d.path[1]): (d.a, d.b) for d in diffs
+                if d.section == "packages" and len(d.path) == 2 and d.path[1] in names}
+
+    @functools.cache
+    def why(name: str) -> str | None:
+        return why_not(good, bad, name, *versions[name]) if name in versions else None
+
+    return why
 
 
 def _applied_configs(good: Snapshot, diffs: Sequence[Difference]) -> dict[str, str]:
@@ -384,6 +418,7 @@ def apply(
     cwd = base.cwd
     entries: dict[str, list[Change]] = {}
     configs: dict[str, list[Change]] = {src: [] for src in models}
+    packages: list[tuple[str, str]] = []
     for c in changes:
         kind = c.path[0]
         if kind == "env" and len(c.path) > 2:
@@ -407,8 +442,12 @@ def apply(
             cwd = str(c.b)
         elif kind == "models":
             configs.setdefault(str(c.path[1]), []).append(c)
+        elif kind == "packages":
+            packages.append((str(c.path[1]), str(c.b)))
     for name, chosen in entries.items():
         env[name] = _apply_entries(name, good, bad, chosen)
+    if packages:  # BAD's installed copies, first on PYTHONPATH
+        env = overlay_env(env, packages, bad, os.path.join(workdir, "site-overlay"))
     if trees:  # before the model copies: a model under the repository is copied from there
         argv, cwd, env = copy_trees(argv, cwd, env, trees, changes, good, bad, workdir)
     for src, chosen in configs.items():
@@ -416,7 +455,7 @@ def apply(
             continue  # the option itself points at BAD's model: nothing left to apply
         copy = copy_model(str(_model_dir(good, src)), src, chosen, good, bad, workdir)
         argv = (set_option(argv, src, copy) if src.startswith("--")
-                else _set_index(argv, int(src[5:-1]), copy))
+                else set_index(argv, int(src[5:-1]), copy))
     return base.replace(argv=tuple(argv), env=env, cwd=cwd)
 
 
@@ -435,65 +474,3 @@ def _apply_entries(name: str, good: Snapshot, bad: Snapshot, chosen: Sequence[Ch
             before = [p for p in ys[:i] if p in out]
             out.insert(out.index(before[-1]) + 1 if before else 0, e)
     return sep.join(out)
-
-
-def _option_spans(argv: Sequence[str], name: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each occurrence of long option ``name`` (with its value)."""
-    spans = []
-    i = 1
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            break
-        if arg == name:
-            end = i + 2 if i + 1 < len(argv) and not looks_like_option(argv[i + 1]) else i + 1
-            spans.append((i, end))
-            i = end
-            continue
-        if arg.startswith(name + "="):
-            spans.append((i, i + 1))
-        i += 1
-    return spans
-
-
-def set_option(argv: Sequence[str], name: str, value: Any) -> list[str]:
-    """``argv`` with long option ``name`` given ``value`` (a string, True for a flag, a list
-    for a repeated option, None to remove it), where it stood, or before ``--`` / at the end.
-
-    >>> set_option(["srv", "--tp", "8", "--x"], "--tp", "4")
-    ['srv', '--tp', '4', '--x']
-    >>> set_option(["srv", "--tp=8", "--", "a"], "--ep", True), set_option(["s", "--x"], "--x", None)
-    (['srv', '--tp=8', '--ep', '--', 'a'], ['s'])
-    """
-    argv = list(argv)
-    spans = _option_spans(argv, name)
-    where = spans[0][0] if spans else (argv.index("--") if "--" in argv[1:] else len(argv))
-    for start, end in reversed(spans):
-        del argv[start:end]
-        if start < where:
-            where -= end - start
-    values = value if isinstance(value, list) else [] if value is None else [value]
-    new: list[str] = []
-    for v in values:
-        new += [name] if v is True else [f"{name}={v}"] if looks_like_option(str(v)) else [name,
-                                                                                          str(v)]
-    argv[where:where] = new
-    return argv
-
-
-def set_positional(argv: Sequence[str], index: int, value: Any) -> list[str]:
-    """``argv`` with its ``index``-th positional argument (long options and their values left
-    out, as the diff counts them) replaced by ``value``."""
-    slots = positional_indexes(argv)
-    if index >= len(slots):
-        return list(argv)
-    return _set_index(argv, slots[index], value)
-
-
-def _set_index(argv: Sequence[str], i: int, value: Any) -> list[str]:
-    out = list(argv)
-    if value is None:
-        del out[i]
-    else:
-        out[i] = str(value)
-    return out

@@ -11,10 +11,12 @@ what is skipped and why) -> trials, each GOOD's launch with a subset applied
 diff's ranked order -> the answer re-checked.
 
 The search, trial by trial: every change applied (it must reproduce BAD, else the cause is among
-what was skipped); the top-ranked change alone when the ranking singles it out; ddmin, which
-finds a cause made of several changes that act only together; then the answer is run again
-(bad) and GOOD's launch with nothing applied (good). A launch that does not give the same
-verdict twice is reported as not reproducible, never as a cause. A single cause among n
+what was skipped); the top-ranked change alone when the ranking singles it out; the changes
+searched first (``first``: ``why``'s diff candidates) together, when they are fewer than all,
+and ddmin within them when they go bad; ddmin, which finds a cause made of several changes
+that act only together; then the answer is run again (bad) and GOOD's launch with nothing
+applied (good). A launch that does not give the same verdict twice is reported as not
+reproducible, never as a cause. A single cause among n
 changes takes about 2*log2(n) trials.
 """
 
@@ -32,12 +34,13 @@ from typing import TYPE_CHECKING, Any
 from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
-from runsnap.diffing.wording import short
 from runsnap.errors import UsageError
 from runsnap.experiments import trials
-from runsnap.experiments.applying import Change, Plan, Skipped, apply, plan
+from runsnap.experiments.applying import Change, Plan, apply, plan
+from runsnap.experiments.caches import cache_note, used_caches
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.progress import TrialProgress, expected_trials
+from runsnap.experiments.refusals import code_skipped, not_good_here, refusals, unclear
 from runsnap.experiments.replaying import restore, secret_from, unknown_secrets
 from runsnap.experiments.trials import BAD, STOPPED, UNCLEAR, Criteria, OutcomeJudge, Verdict, run_judged
 from runsnap.snapshot.store import bisect_folder_name, claim_bisect_folder, release_bisect_folder
@@ -152,6 +155,7 @@ class _Search:
         self.changes = the_plan.changes
         self.keep = trials.env_keys(self.changes)  # tracker variables under test stay unmasked
         self.models, self.trees = searched(self.changes)  # read through copies, every trial
+        self.caches = used_caches(good, bad, self.keep)  # an empty one each launch
         self.runs: list[Run] = []  # one a launch: a trial launched again has two
         self.numbered = 0
         self.memo: dict[frozenset[int], Verdict] = {}
@@ -193,7 +197,7 @@ class _Search:
         spec = spec.replace(env={**spec.env, **trials.untracked(self.folder, self.keep)})
         outs = run_judged(spec, name=name, folder=self.folder, criteria=self.options.criteria,
                           judge=self.judge, stop=self.stop, label=f"bisect {name}",
-                          quick=not (full or self.options.full_trials))
+                          quick=not (full or self.options.full_trials), caches=self.caches)
         for k, out in enumerate(outs):  # the timing before the reason: a cut line keeps it
             self.say(f"trial {number}{' again' if k else ''}: {len(applied)} of "
                      f"{len(self.changes)} applied: {out.verdict} in {out.elapsed:.1f}s "
@@ -277,13 +281,15 @@ class _Search:
         return frozenset(current)
 
 
+def _leads(c: Change, first: Sequence[Sequence[Any]]) -> bool:
+    return any(tuple(c.path[: len(p)]) == tuple(p) for p in first)
+
+
 def first_ordered(changes: Sequence[Change], first: Sequence[Sequence[Any]]
                   ) -> tuple[Change, ...]:
     """``changes`` with those under a locator of ``first`` ahead, each group in its order."""
-    def lead(c: Change) -> bool:
-        return any(tuple(c.path[: len(p)]) == tuple(p) for p in first)
-
-    return tuple([c for c in changes if lead(c)] + [c for c in changes if not lead(c)])
+    return tuple([c for c in changes if _leads(c, first)]
+                 + [c for c in changes if not _leads(c, first)])
 
 
 def new_folder(out_dir: str) -> str:
@@ -299,39 +305,6 @@ def new_folder(out_dir: str) -> str:
     return os.path.abspath(folder)
 
 
-def _blocking_named(s: Skipped) -> str:
-    """A difference bisect cannot apply, named with what differs: a package's versions, the
-    entries of a list (``sys.path``: the folder a ``.pth`` added) in one run only."""
-    if isinstance(s.a, list) and isinstance(s.b, list):
-        moved = [f"+{e}" for e in s.b if e not in s.a] + [f"-{e}" for e in s.a if e not in s.b]
-        return f"{s.where} ({', '.join(_tail(str(m)) for m in moved[:2]) or 'reordered'})"
-    a, b = short(s.a, 24), short(s.b, 24)
-    return s.where if len(a) + len(b) > 50 else f"{s.where} ({a} -> {b})"
-
-
-def _tail(text: str, limit: int = 36) -> str:
-    """The end of a long path, where the folders differ.
-
-    >>> _tail("+/tmp/pytest-of-root/pytest-158/test_packages/lib-new", 20)
-    '+…t_packages/lib-new'
-    """
-    return text if len(text) <= limit else text[0] + "…" + text[-(limit - 2):]
-
-
-def _refusals(the_plan: Plan) -> list[str]:
-    out = []
-    if the_plan.program is not None:
-        p = the_plan.program
-        out.append(f"GOOD and BAD run different programs ({p.where}: {p.a} vs {p.b})")
-    blocking = [s for s in the_plan.skipped if s.blocking]
-    if blocking:
-        shown = ", ".join(_blocking_named(s) for s in blocking[:4])
-        more = f" and {len(blocking) - 4} more" if len(blocking) > 4 else ""
-        out.append(f"{len(blocking)} difference{'s' if len(blocking) != 1 else ''} cannot be "
-                   f"applied ({shown}{more}: {blocking[0].why})")
-    return out
-
-
 def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any, Any]:
     """The plan, GOOD's launch and the judge; raises UsageError when bisect must refuse."""
     report = compare(good, bad, git_log=False)
@@ -345,9 +318,9 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
         the_plan = the_plan.replace(changes=first_ordered(the_plan.changes, options.first))
     restored = restore(good)  # GOOD's secrets BAD ran without are run without, and said
     the_plan, missing = unknown_secrets(the_plan, restored.missing, bad)
-    refusals = _refusals(the_plan)
-    if refusals and not options.force:
-        raise UsageError("; ".join(refusals) + ": give --force to bisect the rest with GOOD's "
+    refused = refusals(the_plan)
+    if refused and not options.force:
+        raise UsageError("; ".join(refused) + ": give --force to bisect the rest with GOOD's "
                          "values for those")
     if missing and not options.allow_missing_secrets:
         raise UsageError("cannot restore GOOD's secrets: " + "; ".join(missing)
@@ -369,11 +342,6 @@ def baseline_first(the_plan: Plan) -> bool:
         for s in the_plan.skipped)
 
 
-def code_skipped(the_plan: Plan) -> list[Any]:
-    """The skipped differences of the code itself (commits, uncommitted edits), first."""
-    return [s for s in the_plan.skipped if s.section == "git" and s.blocking]
-
-
 def _first_trials(the_plan: Plan) -> tuple[str, ...]:
     ch = the_plan.changes
     lines: list[str] = []
@@ -392,35 +360,6 @@ def _first_trials(the_plan: Plan) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _not_good_here(the_plan: Plan, trial: int) -> str:
-    """Why GOOD's own launch goes bad here, pointing at what bisect could not apply."""
-    code = code_skipped(the_plan)
-    rest = [s for s in the_plan.skipped if s.blocking and s not in code]
-    if code:
-        named = ", ".join(f"{s.where} ({_words(s.a)} -> {_words(s.b)})" for s in code[:3])
-        hint = (f"the code differs and is not applied: {named}"
-                f"{' and more' if len(code) > 3 else ''}; put GOOD's code back (runsnap diff "
-                "--patch GOOD BAD shows the edits) and bisect again")
-    elif rest:
-        hint = ("the cause is among what cannot be applied: "
-                + ", ".join(s.where for s in rest[:4]))
-    else:
-        hint = "GOOD's launch does not behave here as it did when it was captured"
-    return (f"GOOD's own launch, with nothing applied, goes bad here (trial {trial}): {hint}")
-
-
-def _unclear(runs: Sequence[Run]) -> str:
-    """Why a bisection stops when its first trials are judged neither good nor bad: no verdict
-    on any later trial could be trusted."""
-    said = "; ".join(f"trial {r.trial}: {r.why}" for r in runs[:2])
-    return (f"the first trials went neither good nor bad ({said}): runsnap cannot tell GOOD's "
-            "behaviour from BAD's in these launches; say what bad means with --test CMD")
-
-
-def _words(value: Any) -> str:
-    return "none" if value is None else str(value)
-
-
 def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> BisectResult:
     """Search the minimal set of GOOD -> BAD changes that makes GOOD's launch go bad."""
     options = options or Options()
@@ -435,7 +374,7 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
                             the_plan, (), None, 0.0)
     folder = new_folder(options.out_dir)
     search = _Search(good, bad, the_plan, base, options, judge, folder, secret)
-    for note in trials.tracker_notes(search.keep):
+    for note in (*trials.tracker_notes(search.keep), *cache_note(search.caches)):
         search.say(note)
     status, message, cause = "found", "", frozenset[int]()
     try:
@@ -443,10 +382,10 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
         if baseline_first(the_plan):
             [base_v] = search.verdicts([frozenset()])
             if base_v == BAD:
-                raise _Halt("none", _not_good_here(the_plan, search.numbered))
+                raise _Halt("none", not_good_here(the_plan, search.numbered))
         [v] = search.verdicts([every])
         if v == UNCLEAR:
-            raise _Halt("none", _unclear(search.runs))
+            raise _Halt("none", unclear(search.runs))
         if v != BAD:
             code = code_skipped(the_plan)
             where = (f"most likely the code, not applied: {', '.join(s.where for s in code[:3])}"
@@ -458,6 +397,10 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
         candidate = None
         if len(ch) > 1 and ch[0].score > ch[1].score:
             candidate = search.first_bad([frozenset({0})])
+        lead = sum(1 for c in ch if _leads(c, options.first))  # ordered ahead by prepare
+        if candidate is None and 1 < lead < len(ch) and search.first_bad(
+                [frozenset(range(lead))]) is not None:  # the diff's candidates hold it
+            candidate = search.ddmin(range(lead))
         if candidate is None:
             candidate = search.ddmin(range(len(ch)))
         # Twice each, the answer first: a launch that fails one run in two (or at random) then

@@ -10,7 +10,9 @@ that ended well (:func:`find_reference`), or ``against`` -> the diff, as ``runsn
 it -> confident: the cause with its evidence, and with ``prove`` two launches (GOOD with the
 cause applied must go bad, BAD with it reverted must go good); undecided: ``runsnap bisect``
 over the diff's candidates first, then the rest -> one verdict: the cause, how it was
-established, and the change that restores GOOD.
+established, and the change that restores GOOD. Where the runs ended alike and a metric
+moved within the diff's noise threshold, GOOD's launch is run once more first
+(:mod:`runsnap.experiments.determinism`): a metric it gives exactly again is no noise.
 
 It depends only on the diff's public result (:attr:`~runsnap.diffing.Report.confidence`,
 :attr:`~runsnap.diffing.Report.candidates`), never on how the diff ranks.
@@ -30,6 +32,7 @@ from runsnap.diffing import compare
 from runsnap.diffing.bulkload import SectionCache
 from runsnap.diffing.rules import load_user_rules
 from runsnap.errors import SnapshotError, UsageError
+from runsnap.experiments.moved import Steady, moved_metrics
 from runsnap.experiments.verdicts import (
     EXIT,
     Proof,
@@ -45,6 +48,8 @@ from runsnap.snapshot.store import resolve
 from runsnap.track import fetch, is_reference, tracked_runs
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from runsnap.experiments.bisecting import Options
 
 # The launching half (runsnap.experiments.proving: bisect, trials, replay) is imported only
@@ -211,9 +216,65 @@ def why(
              options.criteria.metric_tolerance if options is not None else ())
     rules = load_user_rules(os.getcwd()).with_metric_tolerance(given)
     report = compare(good_snap, bad_snap, rules=rules, static=True)
+    steady = None
+    if not report.candidates and moved_metrics(good_snap, bad_snap):
+        # alike within the noise threshold: noise only if GOOD's own metrics move by themselves
+        steady = _steady(good_snap, bad_snap, folder, before_launch)
+        before_launch = None  # asked once
+        if steady.exact:
+            zero = tuple(f"{name}=0" for name in steady.exact)
+            report = compare(good_snap, bad_snap, rules=rules.with_metric_tolerance(zero),
+                             static=True)
+            options = _with_tolerance(options, zero)
     base: dict[str, Any] = {"bad": bad_snap.path_text or "BAD",
                             "good": good_snap.path_text or "GOOD",
                             "reference": reference, "report": report}
+    result = _verdict(good_snap, bad_snap, report, base, prove, options, before_launch,
+                      folder, t0)
+    if steady is None:
+        return result
+    return result.replace(notes=(*result.notes, steady.said),
+                          launches=result.launches + steady.launches)
+
+
+def _steady(good: Snapshot, bad: Snapshot, folder: str,
+            before_launch: Callable[[Sequence[Snapshot]], None] | None) -> Steady:
+    """GOOD's launch run once more (:func:`steady_metrics`), once allowed; not allowed (no
+    ``--yes`` without a terminal, or the user said no), what it would have told."""
+    if before_launch is not None:
+        try:
+            before_launch([good, bad])
+        except UsageError as exc:
+            moved = ", ".join(moved_metrics(good, bad)[:3])
+            return Steady((), f"{moved} moved within the noise threshold; GOOD's launch run "
+                          f"again tells whether that is noise ({exc})")
+    return _launching().steady_metrics(good, bad, folder)
+
+
+def _launching() -> ModuleType:
+    """The launching half (bisect, trials, replay, GOOD's launch run again)."""
+    # deferred: runsnap.experiments.proving (bisect, trials, replay), imported only when
+    # something is launched: a confident verdict costs what `runsnap diff` costs
+    from runsnap.experiments import proving
+
+    return proving
+
+
+def _with_tolerance(options: Options | WhySettings | None, specs: Sequence[str]
+                    ) -> Options | WhySettings:
+    """``options`` with ``--metric-tolerance`` ``specs`` ahead of those given."""
+    if options is None or isinstance(options, WhySettings):
+        s = options or WhySettings()
+        return s.replace(metric_tolerance=(*specs, *s.metric_tolerance))
+    c = options.criteria
+    return options.replace(criteria=c.replace(metric_tolerance=(*specs, *c.metric_tolerance)))
+
+
+def _verdict(good_snap: Snapshot, bad_snap: Snapshot, report: Any, base: dict[str, Any],
+             prove: bool, options: Options | WhySettings | None,
+             before_launch: Callable[[Sequence[Snapshot]], None] | None, folder: str,
+             t0: float) -> WhyResult:
+    """The verdict from the diff: none, confident (proven with ``prove``), or bisected."""
     if not report.candidates:
         return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
     if report.confidence == "confident" and not prove:
@@ -221,8 +282,7 @@ def why(
         return WhyResult("confident", f"most likely cause, from the evidence: {top.where}",
                          **base, cause=(top,), how=evidence(top), elapsed=time.monotonic() - t0)
     # something is launched from here on: the launching half, and the options made only now
-    from runsnap.experiments import proving
-
+    proving = _launching()
     options = proving.options_of(options).replace(out_dir=folder)
     if report.confidence == "confident":
         return proving.proven(good_snap, bad_snap, report, base, options, before_launch, t0)

@@ -16,8 +16,11 @@ from runsnap.base.paths import shown
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
+from runsnap.experiments.caches import cache_note, used_caches
+from runsnap.experiments.determinism import steady_metrics
 from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
+from runsnap.experiments.narrowing import venv_packages
 from runsnap.experiments.replaying import restore, secret_from
 from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_judged, tracker_notes, untracked
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
     from runsnap.diffing import Report
     from runsnap.snapshot import Snapshot
 
-__all__ = ["bisected", "options_of", "proven", "warned_only", "warnings_only"]
+__all__ = ["bisected", "options_of", "proven", "steady_metrics", "warned_only", "warnings_only"]
 
 
 def options_of(given: Options | WhySettings | None) -> Options:
@@ -130,7 +133,22 @@ def proven(good: Snapshot, bad: Snapshot, report: Report, base: dict[str, Any],
         return found.replace(proof=proof)
     how = f"{how}; proven by experiment: {proof.launches} launches in {proof.elapsed:.1f}s"
     message = f"cause proven: {top.where} ({proof.launches} launches, {proof.elapsed:.1f}s)"
-    return WhyResult("proven", message, **base, cause=changes, how=how, launches=proof.launches,
+    launches = proof.launches
+    narrowed = venv_packages(top, good, bad) if via else ()
+    if narrowed:  # another environment: which of its packages the evidence names did it
+        inner = _prove(good, bad, narrowed, spec, judge, secret, options)
+        launches += inner.launches
+        names = ", ".join(c.where for c in narrowed)
+        if inner.holds:
+            how += (f"; narrowed to {names}: the other environment's copy alone, first on "
+                    f"PYTHONPATH, {inner.launches} launches in {inner.elapsed:.1f}s")
+            message = (f"cause proven: {names}, in {top.where} ({launches} launches, "
+                       f"{proof.elapsed + inner.elapsed:.1f}s)")
+            changes, proof = narrowed, inner
+        else:
+            how += (f"; {names} alone did not make it ({inner.launches} launches: GOOD with "
+                    f"it: {inner.applied}; BAD without: {inner.reverted})")
+    return WhyResult("proven", message, **base, cause=changes, how=how, launches=launches,
                      elapsed=time.monotonic() - t0, proof=proof)
 
 
@@ -146,7 +164,8 @@ def _changes_for(top: Any, the_plan: Any) -> tuple[tuple[Change, ...], str]:
         return own, ""
     why_not = next((s.why for s in the_plan.skipped if tuple(s.path) == tuple(top.path)),
                    "it is not part of the launch")
-    followed = re.match(r"follows (env [A-Za-z_][A-Za-z0-9_]*|command program)", why_not)
+    followed = re.match(r"follows (env [A-Za-z_][A-Za-z0-9_]*|command program|packages \S+)",
+                        why_not)
     if followed:
         applied = under(tuple(followed[1].split()))
         if applied:
@@ -167,19 +186,23 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     folder = new_folder(options.out_dir)
     stop = threading.Event()
     models, trees = searched(changes)
-    applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
-                    secret=secret, models=models, trees=trees)
     back = tuple(c.replace(a=c.b, b=c.a, path=_reverse(c.path)) for c in changes)
     restored = restore(bad).spec
 
     def good_secret(name: str, stored: str) -> str | None:
         return secret_from(good, name, stored)
 
-    reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
-                     secret=good_secret, models=models, trees=trees)
+    try:  # a package's copy gone since the plan, a model folder removed: one line, exit 2
+        applied = apply(spec, changes, good=good, bad=bad, workdir=os.path.join(folder, "m1"),
+                        secret=secret, models=models, trees=trees)
+        reverted = apply(restored, back, good=bad, bad=good, workdir=os.path.join(folder, "m2"),
+                         secret=good_secret, models=models, trees=trees)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"cannot apply {', '.join(c.where for c in changes)}: {exc}") from None
     say = options.progress or (lambda _line: None)
     keep = env_keys(changes)
-    for note in tracker_notes(keep):
+    caches = used_caches(good, bad, keep)  # an empty one each launch
+    for note in (*tracker_notes(keep), *cache_note(caches)):
         say(note)
     out = []
     launches = 0
@@ -189,7 +212,7 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
         trial_spec = trial_spec.replace(env={**trial_spec.env, **untracked(folder, keep)})
         # launched once more when it ends like neither run (a launch that fails at random)
         for got in run_judged(trial_spec, name=name, folder=folder, criteria=options.criteria,
-                              judge=judge, stop=stop, label=f"why {name}"):
+                              judge=judge, stop=stop, label=f"why {name}", caches=caches):
             launches += 1
             say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
         out.append((got.verdict == want, f"{got.verdict}: {got.why}"))

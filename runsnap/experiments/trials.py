@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from runsnap.base.records import FrozenRecord
 from runsnap.errors import RunsnapError, SnapshotError, UsageError
+from runsnap.experiments.caches import ResultCache, fresh_caches
 from runsnap.experiments.judging import (
     BAD,
     GOOD,
@@ -281,15 +282,19 @@ def run_trial(
 
 def run_judged(spec: LaunchSpec, *, name: str, folder: str, criteria: Criteria,
                judge: OutcomeJudge | None, stop: threading.Event, label: str = "",
-               quick: bool = False) -> list[TrialOutcome]:
+               quick: bool = False, caches: Collection[ResultCache] = ()
+               ) -> list[TrialOutcome]:
     """:func:`run_trial`, and once more (``NAME-again``) when it was judged by its outcome and
     ended like neither GOOD nor BAD: a launch that fails at random (a rank that aborts as it
     exits, "terminate called without an active exception", after printing BAD's loss) says
     nothing of the changes it applied, and read as "not bad" it leads the search astray. The
     outcomes, one a launch; the last one's verdict stands (a second "unclear" too). A
-    ``--test`` exiting 125 (cannot tell) is never launched again."""
+    ``--test`` exiting 125 (cannot tell) is never launched again. ``caches``: the on-disk
+    result caches the runs used; each launch gets empty ones of its own
+    (:mod:`runsnap.experiments.caches`)."""
     def one(trial: str) -> TrialOutcome:
-        return run_trial(spec, name=trial, folder=folder, criteria=criteria, judge=judge,
+        own = spec.replace(env=fresh_caches(spec.env, caches, folder, trial)) if caches else spec
+        return run_trial(own, name=trial, folder=folder, criteria=criteria, judge=judge,
                          stop=stop, label=label or trial, quick=quick)
 
     first = one(name)

@@ -10,6 +10,8 @@ which must go good.
   (``git worktree add --detach`` under ``$TMPDIR``: the user's checkout is left alone), the
   launch's paths under the repository moved into it;
 - a package version: BAD's interpreter installs GOOD's version, then BAD's launch;
+- a file no launch can put back (read with other content outside git, an untracked file
+  rewritten): a check of GOOD's digest, then BAD's launch (the user puts the content back);
 - a variable: BAD's launch with GOOD's value (``env NAME=VALUE``, ``env -u NAME``);
 - a job: the same, through the launcher that started the ranks (``torchrun --standalone
   --nproc-per-node 2``; several nodes: ``--nnodes N``, run on each).
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runsnap.base.argv import is_python_name
+from runsnap.experiments.filestate import good_content
 from runsnap.snapshot import Snapshot
 
 __all__ = ["MUST", "experiment_line", "launch_line"]
@@ -144,12 +147,23 @@ def _env_line(cause: Any, bad: Snapshot) -> str | None:
     return _in_cwd(bad, [*setting, *launch_line(bad)])
 
 
+def _file_line(cause: Any, good: Snapshot, bad: Snapshot) -> str | None:
+    """BAD's launch once a file no launch can put back holds GOOD's content again: the line
+    checks the file's digest against GOOD's first, and stops there while it differs."""
+    found = good_content(good, bad, cause.path)
+    if found is None:
+        return None
+    check = f"printf '%s  %s\\n' {found[1]} {shlex.quote(found[0])} | sha256sum --check --quiet"
+    return f"{check} && {_in_cwd(bad, launch_line(bad))}"
+
+
 def experiment_line(cause: Any, good: Snapshot, bad: Snapshot) -> str | None:
     """One shell line that runs BAD's launch with ``cause`` (a difference or a change: its
     ``path``, ``key``, GOOD's value ``a``) back at GOOD's state; it must go as GOOD went.
     None when no such line can be written (see the module's text)."""
     section = tuple(cause.path)[:1]
-    line = _git_line(cause, good, bad) if section == ("git",) else \
+    line = _file_line(cause, good, bad) or (
+        _git_line(cause, good, bad) if section == ("git",) else \
         _packages_line(cause, bad) if section == ("packages",) else \
-        _env_line(cause, bad) if section == ("env",) else None
+        _env_line(cause, bad) if section == ("env",) else None)
     return f"{line}  {MUST}" if line else None

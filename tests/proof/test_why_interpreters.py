@@ -1,8 +1,10 @@
 """``runsnap why --prove`` where BAD ran another venv than GOOD, layered on the same base
 Python (so the interpreter's version is the same, its environment is not): the venv's
 packages follow what picked it, ``PATH`` (``python app.py``) or the interpreter's own path
-(``/venv/bin/python app.py``), and that is applied to prove the cause. Before, both stopped at
-"packages prefix: cannot be applied to prove it (other packages or interpreter)".
+(``/venv/bin/python app.py``), and that is applied to prove the cause; then the switch is
+narrowed to the one package whose version differs, through overlays (2 launches more). Before,
+both stopped at "packages prefix: cannot be applied to prove it (other packages or
+interpreter)"; then at the switch itself (``PATH``, the program).
 
 Seen in the diagnosis corpus (fresh6 ``numpy-two-on-path``, fresh4
 ``polars-old-project-venv``, benchmarks/RESULTS.md). Real venvs, real launches."""
@@ -60,9 +62,9 @@ def test_a_venv_path_picked_is_proven_by_applying_path(tmp_path: Path) -> None:
     capture(store / "bad.toml", ["python", str(prog)], {"PATH": f"{venv_b / 'bin'}:{base}"})
     out = _why(tmp_path)
     assert out["status"] == "proven", (out["message"], out["cannot"])
-    assert sorted(c["key"] for c in out["cause"]) == sorted(
-        [f"PATH entry {venv_a / 'bin'}", f"PATH entry {venv_b / 'bin'}"]), out["cause"]
+    assert [(c["section"], c["key"]) for c in out["cause"]] == [("packages", "chunker")]
     assert "follows env PATH: proven by applying it" in str(out["how"])
+    assert "narrowed to packages chunker" in str(out["how"]) and out["launches"] == 4
 
 
 def test_a_venv_interpreter_named_by_path_is_proven_by_applying_it(tmp_path: Path) -> None:
@@ -74,6 +76,7 @@ def test_a_venv_interpreter_named_by_path_is_proven_by_applying_it(tmp_path: Pat
     capture(store / "bad.toml", [str(venv_b / "bin" / "python"), str(prog)])
     out = _why(tmp_path)
     assert out["status"] == "proven", (out["message"], out["cannot"])
-    assert [(c["section"], c["key"]) for c in out["cause"]] == [("command", "program")]
+    assert [(c["section"], c["key"]) for c in out["cause"]] == [("packages", "chunker")]
     assert "follows command program: proven by applying it" in str(out["how"])
+    assert "narrowed to packages chunker" in str(out["how"]) and out["launches"] == 4
     assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")
