@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REPORTING_ANY", "REPORTING_FIRST", "reporting_option", "reporting_variable"]
+__all__ = ["REPORTING_ANY", "REPORTING_FIRST", "parallelism_option", "reporting_option",
+           "reporting_variable"]
 
 #: An option whose first word is one of these says where or how often the program reports.
 REPORTING_FIRST = frozenset({
@@ -83,3 +84,23 @@ def reporting_variable(name: str) -> bool:
         return True
     return any(w in ("log", "logging") and nxt in _LOG_PAIRS
                for w, nxt in zip(words, words[1:], strict=False))
+
+
+#: Words of an option that counts threads or parallel jobs (onnxruntime's
+#: ``intra_op_num_threads``, scikit-learn's ``n_jobs``, ``make -j``'s ``--jobs``).
+_PARALLEL = frozenset({"thread", "threads", "nthread", "nthreads", "jobs", "njobs"})
+
+
+def parallelism_option(key: str) -> bool:
+    """Whether option ``key`` counts the threads or parallel jobs that do the work
+    (``--intra-op-threads``, ``--num-threads``, ``--n_jobs``): how many work at once, not what
+    is computed. Such an option is a cause when the runs tie it to the outcome; without
+    that, it ranks below options that decide what the program computes (a float reduction
+    in another order moves a metric by rounding, not by a different answer).
+
+    >>> [parallelism_option(k) for k in ("--intra-op-threads", "--num_threads", "--n_jobs",
+    ...                                   "--jobs", "--workers", "--batch-size", "--thread-safe")]
+    [True, True, True, True, False, False, False]
+    """
+    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    return bool(words) and words[-1] in _PARALLEL

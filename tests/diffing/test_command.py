@@ -72,3 +72,39 @@ def test_working_directory(cap, tmp_path):
     assert ("command", "cwd", "changed") in counted(report)
     d = next(d for d in report.counted if d.key == "cwd")
     assert d.score == 30 and d.b == str(other)
+
+
+def test_a_thread_count_ranks_below_an_edited_input(tmp_path, base_env):
+    """B's model file was re-exported (uncommitted) and B's launch asks for more threads; B
+    fails on the model's input shape. The thread count says how many work at once, not what is
+    computed: still a candidate, ranked after the file (it was first, 88 over the file's 80)."""
+    import subprocess
+
+    from runsnap.capturing import run
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "serve", {
+        "model.json": '{"batch": null, "width": 12}\n',
+        "serve.py": ("import argparse, json\n"
+                     "p = argparse.ArgumentParser()\n"
+                     "p.add_argument('--intra-op-threads', type=int, default=2)\n"
+                     "p.add_argument('--batch-size', type=int, default=64)\n"
+                     "a = p.parse_args()\n"
+                     "m = json.load(open('model.json'))\n"
+                     "if m['batch'] not in (None, a.batch_size):\n"
+                     "    raise SystemExit(f'Got invalid dimensions for input: Got {a.batch_size}"
+                     " Expected {m[\"batch\"]}')\n"
+                     "print('scored', a.batch_size)\n")})
+    argv = [sys.executable, "serve.py"]
+    a = run([*argv, "--intra-op-threads", "2"], env=base_env, cwd=repo,
+            output=tmp_path / "a.toml").snapshot
+    (repo / "model.json").write_text('{"batch": 1, "width": 12}\n')
+    b = run([*argv, "--intra-op-threads", "4"], env=base_env, cwd=repo,
+            output=tmp_path / "b.toml").snapshot
+    assert subprocess.run(["git", "status", "--short"], cwd=repo, capture_output=True,
+                          text=True, check=True).stdout.strip() == "M model.json"
+    report = compare(a, b)
+    keys = [d.key for d in report.candidates]
+    assert keys[:2] == ["serve: model.json", "--intra-op-threads"], report.verdict()
+    threads = next(d for d in report.counted if d.key == "--intra-op-threads")
+    assert threads.score == 70 and "thread or job count" in threads.reason

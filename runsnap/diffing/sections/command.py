@@ -11,7 +11,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import keyed, locator
 from runsnap.diffing.written import record
-from runsnap.knowledge.options import reporting_option
+from runsnap.knowledge.options import parallelism_option, reporting_option
 from runsnap.snapshot.records import Command
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     that only says how often, where or how loudly the program reports (50,
     :func:`~runsnap.knowledge.options.reporting_option`). The last four score under a likely cause
     (:data:`runsnap.diffing.confidence.LIKELY`): without evidence from the runs, never a
-    candidate."""
+    candidate. A thread or job count (70, :func:`~runsnap.knowledge.options.
+    parallelism_option`) stays a candidate, below the options that decide what is computed."""
     alike = rules.parsed_alike.get(d.key)
     if alike:
         return PARSED_ALIKE, alike, False
@@ -80,6 +81,8 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     if d.key.startswith("--") and reporting_option(d.key):
         return 50, ("a reporting option: how often, where or how loudly the program reports, "
                     "not what it computes"), False
+    if d.key.startswith("--") and parallelism_option(d.key):
+        return 70, "a thread or job count: how many work at once, not what is computed", False
     if d.key.startswith("--"):
         return 88, "a launch option: the program was asked for something else", False
     if d.key == "executable":
