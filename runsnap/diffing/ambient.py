@@ -184,12 +184,27 @@ def ambient_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | 
                     "the same encoding and number format in every category (only collation "
                     "and message catalogues may differ): not a decision here")
         return None  # what it decides differs: another encoding or number format
+    later = False  # read while the program ran, only in installed packages' code
     for f in runs:
         got = f.reads(name)
         if not got:
             continue
-        if scanned_as(got) or not all(_at_start_up(s, f) for s in got.sites):
+        if scanned_as(got):
             return None  # the program (or a package, in a function) read it for itself
+        for site in got.sites:
+            if _at_start_up(site, f):
+                continue
+            reader = next((fr for fr in frames_of(site.stack, f) if fr.origin != "stdlib"),
+                          None)
+            if decides != "threads" or reader is None or reader.origin != "package":
+                return None  # the program (or a package, in a function) read it for itself
+            later = True
+    if later:
+        # a thread count decides how many work at once whoever reads it, and when: a
+        # library's read of it while the program ran (datasets' map handing tokenizers'
+        # setting to its workers) is no decision either
+        return (f"a setting of how many threads work ({who}), read by libraries only, at "
+                f"start-up or while the program ran: not a decision of the program")
     return (f"read at start-up by nearly every process of the stack ({who}), for the "
             f"{decides} every process takes, not a decision of the program")
 

@@ -289,6 +289,9 @@ def _bulk_evidence(name: str, runs: Sequence[RunFacts], all_traced: bool) -> Evi
                                   "from Python or natively (both runs traced): the native "
                                   "libraries that read it read the live environment, "
                                   "never a copy")
+    if reporting_variable(name):  # whoever reads the copy, it says how to report
+        return Evidence("incidental", f"seen only in a bulk copy of the environment at "
+                                      f"{where}; it says only how a program reports")
     return Evidence("name", f"seen only in a bulk copy of the environment at {where}: "
                             "neither read nor unread (a child it was handed to reports "
                             "its own reads)")

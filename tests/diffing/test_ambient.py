@@ -280,3 +280,58 @@ def test_a_reporting_variable_the_program_read_is_no_candidate_beside_its_limit(
     assert "how the program reports" in bar.reason
     assert (report.candidates[0].key, report.confidence) == (
         "FIT_TRAINER_LIMIT_TRAIN_BATCHES", "confident"), report.verdict()
+
+
+def test_a_thread_setting_a_library_reads_while_the_program_runs_decides_nothing(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A dataset library's ``map`` looks at TOKENIZERS_PARALLELISM when it starts worker
+    processes (as datasets' ``Dataset.map`` does with ``num_proc``): a read while the program
+    ran, in the library's function. The shells set it apart; it decides how many threads a
+    tokenizer uses, not the tokens: incidental, and the program's --num-proc is the one
+    candidate (they tied, the setting first, before)."""
+    python = _hflog(tmp_path, extra=(
+        "\ndef map_rows(rows, num_proc=1):\n"
+        "    if num_proc > 1:\n"
+        "        os.environ.get('TOKENIZERS_PARALLELISM')\n"
+        "    return [r * 2 for r in rows][: len(rows) // num_proc]\n"))
+    app = write_script(tmp_path, "dedup.py", """
+        import argparse
+        import hflog
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--num-proc", type=int, default=1)
+        rows = hflog.map_rows(list(range(240)), p.parse_args().num_proc)
+        print(f"unique_ids={len(set(rows))}")
+        """)
+    a = run([str(python), str(app)], env={**base_env, "TOKENIZERS_PARALLELISM": "false"},
+            cwd=tmp_path, output=tmp_path / "a.toml").snapshot
+    b = run([str(python), str(app), "--num-proc", "2"],
+            env={**base_env, "TOKENIZERS_PARALLELISM": "true"}, cwd=tmp_path,
+            output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    tok = next(d for d in report.counted if d.key == "TOKENIZERS_PARALLELISM")
+    assert tok.evidence_kind == "incidental" and "how many threads" in tok.reason, tok.reason
+    assert [d.key for d in report.candidates] == ["--num-proc"], report.verdict()
+
+
+def test_a_reporting_variable_seen_only_in_a_bulk_copy_is_incidental(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A download manager copies the whole environment for its workers (datasets'
+    ``DownloadManager``); no process read TRANSFORMERS_VERBOSITY from it. Whoever would, it
+    says how loudly to report: incidental, not 'neither read nor unread'."""
+    app = write_script(tmp_path, "fetch.py", """
+        import os
+
+        def download(urls):
+            env = dict(os.environ)  # handed to workers that were never started here
+            return [u.upper() for u in urls], len(env) > 0
+
+        print(download(["a", "b"]))
+        """)
+    a = run([sys.executable, str(app)], env={**base_env, "TRANSFORMERS_VERBOSITY": "warning"},
+            cwd=tmp_path, output=tmp_path / "a.toml").snapshot
+    b = run([sys.executable, str(app)], env=base_env, cwd=tmp_path,
+            output=tmp_path / "b.toml").snapshot
+    found = compare(a, b).differences
+    verb = next(d for d in found if d.key == "TRANSFORMERS_VERBOSITY")
+    assert verb.evidence_kind == "incidental" and "bulk copy" in verb.reason, verb.reason
