@@ -195,8 +195,8 @@ class _Search:
         except (OSError, ValueError, KeyError) as exc:
             raise UsageError(f"{name}: cannot apply the changes: {exc}") from None
         spec = spec.replace(env={**spec.env, **trials.untracked(self.folder, self.keep)})
-        outs = run_judged(spec, name=name, folder=self.folder, criteria=self.options.criteria,
-                          judge=self.judge, stop=self.stop, label=f"bisect {name}",
+        outs = run_judged(spec, name=name, folder=self.folder, judging=trials.Judging(
+                              self.options.criteria, self.judge, self.stop), label=f"bisect {name}",
                           quick=not (full or self.options.full_trials), caches=self.caches)
         for k, out in enumerate(outs):  # the timing before the reason: a cut line keeps it
             self.say(f"trial {number}{' again' if k else ''}: {len(applied)} of "

@@ -229,8 +229,7 @@ def why(
     base: dict[str, Any] = {"bad": bad_snap.path_text or "BAD",
                             "good": good_snap.path_text or "GOOD",
                             "reference": reference, "report": report}
-    result = _verdict(good_snap, bad_snap, report, base, prove, options, before_launch,
-                      folder, t0)
+    result = _verdict(good_snap, bad_snap, base, prove, options, before_launch, folder, t0)
     if steady is None:
         return result
     return result.replace(notes=(*result.notes, steady.said),
@@ -270,11 +269,13 @@ def _with_tolerance(options: Options | WhySettings | None, specs: Sequence[str]
     return options.replace(criteria=c.replace(metric_tolerance=(*specs, *c.metric_tolerance)))
 
 
-def _verdict(good_snap: Snapshot, bad_snap: Snapshot, report: Any, base: dict[str, Any],
+def _verdict(good_snap: Snapshot, bad_snap: Snapshot, base: dict[str, Any],
              prove: bool, options: Options | WhySettings | None,
              before_launch: Callable[[Sequence[Snapshot]], None] | None, folder: str,
              t0: float) -> WhyResult:
-    """The verdict from the diff: none, confident (proven with ``prove``), or bisected."""
+    """The verdict from the diff (``base["report"]``): none, confident (proven with
+    ``prove``), or bisected."""
+    report = base["report"]
     if not report.candidates:
         return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
     if report.confidence == "confident" and not prove:

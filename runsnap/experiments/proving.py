@@ -22,7 +22,16 @@ from runsnap.experiments.gittrees import searched
 from runsnap.experiments.judging import OutcomeJudge
 from runsnap.experiments.narrowing import venv_packages
 from runsnap.experiments.replaying import restore, secret_from
-from runsnap.experiments.trials import BAD, GOOD, Criteria, env_keys, run_judged, tracker_notes, untracked
+from runsnap.experiments.trials import (
+    BAD,
+    GOOD,
+    Criteria,
+    Judging,
+    env_keys,
+    run_judged,
+    tracker_notes,
+    untracked,
+)
 from runsnap.experiments.verdicts import Proof, WhyResult, WhySettings, evidence
 from runsnap.experiments.yourself import experiment_line
 
@@ -211,8 +220,9 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
             " ...")
         trial_spec = trial_spec.replace(env={**trial_spec.env, **untracked(folder, keep)})
         # launched once more when it ends like neither run (a launch that fails at random)
-        for got in run_judged(trial_spec, name=name, folder=folder, criteria=options.criteria,
-                              judge=judge, stop=stop, label=f"why {name}", caches=caches):
+        for got in run_judged(trial_spec, name=name, folder=folder,
+                              judging=Judging(options.criteria, judge, stop),
+                              label=f"why {name}", caches=caches):
             launches += 1
             say(f"{name}: {got.verdict} in {got.elapsed:.1f}s: {got.why}")
         out.append((got.verdict == want, f"{got.verdict}: {got.why}"))

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
     from runsnap.launch import LaunchSpec
 
-__all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "OutcomeJudge", "TrialError",
+__all__ = ["BAD", "GOOD", "STOPPED", "UNCLEAR", "Criteria", "Judging", "OutcomeJudge", "TrialError",
            "TRACKER_VARIABLES", "TrialOutcome", "Verdict", "env_keys", "run_judged", "run_trial",
            "tracker_notes", "untracked"]
 
@@ -280,9 +280,17 @@ def run_trial(
                         log_path, time.monotonic() - t0)
 
 
-def run_judged(spec: LaunchSpec, *, name: str, folder: str, criteria: Criteria,
-               judge: OutcomeJudge | None, stop: threading.Event, label: str = "",
-               quick: bool = False, caches: Collection[ResultCache] = ()
+class Judging(FrozenRecord):
+    """How a trial is judged and stopped: the caller's criteria, the outcome judge (GOOD's
+    and BAD's outcomes; None with ``--test``), and the event that stops it."""
+
+    criteria: Criteria
+    judge: OutcomeJudge | None
+    stop: threading.Event
+
+
+def run_judged(spec: LaunchSpec, *, name: str, folder: str, judging: Judging,
+               label: str = "", quick: bool = False, caches: Collection[ResultCache] = ()
                ) -> list[TrialOutcome]:
     """:func:`run_trial`, and once more (``NAME-again``) when it was judged by its outcome and
     ended like neither GOOD nor BAD: a launch that fails at random (a rank that aborts as it
@@ -292,10 +300,12 @@ def run_judged(spec: LaunchSpec, *, name: str, folder: str, criteria: Criteria,
     ``--test`` exiting 125 (cannot tell) is never launched again. ``caches``: the on-disk
     result caches the runs used; each launch gets empty ones of its own
     (:mod:`runsnap.experiments.caches`)."""
+    criteria, judge = judging.criteria, judging.judge
+
     def one(trial: str) -> TrialOutcome:
         own = spec.replace(env=fresh_caches(spec.env, caches, folder, trial)) if caches else spec
         return run_trial(own, name=trial, folder=folder, criteria=criteria, judge=judge,
-                         stop=stop, label=label or trial, quick=quick)
+                         stop=judging.stop, label=label or trial, quick=quick)
 
     first = one(name)
     if first.verdict != UNCLEAR or judge is None or criteria.test or criteria.timeout is not None:

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.paths import shown
-from runsnap.base.terminal import wrap
+from runsnap.base.terminal import neutralise, wrap
 from runsnap.diffing.result import short
 from runsnap.render.style import cell, fence, md_text
 
@@ -86,7 +86,9 @@ def render_text(result: BisectResult, width: int = 0) -> str:
     if p.skipped:
         lines += ["", "Skipped (left as in GOOD):"]
         noise, summary = _noise(result)
-        lines += [f"  {_change_line(s)}  [{s.why}]" for s in p.skipped if s not in noise]
+        # why a change was skipped can hold a name from a snapshot (a package's): escaped
+        lines += [f"  {_change_line(s)}  [{neutralise(s.why)}]" for s in p.skipped
+                  if s not in noise]
         if summary:
             lines.append(f"  {summary}")
     if result.folder:
