@@ -102,7 +102,9 @@ def assess(d: Difference, rules: RankContext) -> Difference:
         if seen.kind == "unread":
             reason = f"{seen.sentence}; {reason}"
         else:
-            evidence, reason = (*evidence, f"also: {reason}"), seen.sentence
+            # the section's own words, unless an evidence line says them already
+            also = () if reason in evidence else (f"also: {reason}",)
+            evidence, reason = (*evidence, *also), seen.sentence
     if not rules.fingerprints_comparable and only_fingerprints(d):
         score, hidden, reason = 3, True, NOT_COMPARABLE  # noise: neither shown nor counted
     p = matches(rules.priority, d)
