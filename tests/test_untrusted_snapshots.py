@@ -197,6 +197,17 @@ def test_a_named_wrong_type_says_where(real_doc: dict[str, Any], tmp_path: Path)
     assert "[system] gpu: expected table, got string" in msg
 
 
+def test_a_wrong_type_under_a_key_with_a_newline_is_one_line(real_doc: dict[str, Any],
+                                                             tmp_path: Path) -> None:
+    """The fuzzer's find: a key holding a newline (``[meta] collect_ms."\\n" = null``) was
+    named raw in the refusal, which then ran to two lines."""
+    doc = copy.deepcopy(real_doc)
+    doc["meta"]["collect_ms"] = {"\n": None}
+    path = _write(tmp_path / "key.toml", doc)
+    msg = _one_clean_line(runsnap("show", str(path)), path)
+    assert "[meta] collect_ms.\\n: expected number, got null" in msg, msg
+
+
 # --------------------------------------------------------------------------- terminal escapes
 
 EVIL = "x\x1b]0;owned\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\rfake line\nsecond\x9b31m\u202eevil"

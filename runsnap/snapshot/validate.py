@@ -19,6 +19,7 @@ import os
 import re
 
 from runsnap.base.patterns import on_use
+from runsnap.base.terminal import neutralise
 from runsnap.errors import SnapshotError
 
 TYPE_CHECKING = False
@@ -118,10 +119,12 @@ def _resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
 
 
 def _place(path: list[str]) -> str:
-    """``[system] gpu.count``, ``[command] argv[3]``: where a value is, as a reader finds it."""
+    """``[system] gpu.count``, ``[command] argv[3]``: where a value is, as a reader finds it
+    (a key of an untrusted snapshot with a newline or a control in it shown escaped: the
+    message stays one line)."""
     if not path:
         return "the document"
-    head, *rest = path
+    head, *rest = (neutralise(str(p)) for p in path)
     text, sep = f"[{head}]", " "
     for p in rest:
         if p.startswith("["):
