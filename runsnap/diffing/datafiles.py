@@ -31,6 +31,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from runsnap.diffing.failingpath import opened_on_failing_path
@@ -186,32 +187,17 @@ def found_alone(d: Difference, a: Snapshot, b: Snapshot) -> str | None:
     return None
 
 
-_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00")
-
-
 def _instant(stamp: str) -> float:
-    """runsnap's UTC time stamp (``2026-12-05T10:28:31.233+00:00``) as seconds since the
-    epoch; ``-inf`` for any other form (an untrusted snapshot's, a mistake).
+    """An ISO 8601 time stamp (runsnap writes ``2026-12-05T10:28:31.233+00:00``) as seconds
+    since the epoch; ``-inf`` when it is none (an untrusted snapshot's, a mistake).
 
     >>> _instant("1970-01-01T00:01:00.500+00:00"), _instant("yesterday")
     (60.5, -inf)
     """
-    if not _STAMP.fullmatch(stamp):
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
         return float("-inf")
-    days = _days(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]))
-    return (days * 86400 + int(stamp[11:13]) * 3600 + int(stamp[14:16]) * 60
-            + float(stamp[17:23]))
-
-
-def _days(y: int, m: int, d: int) -> int:
-    """Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
-    ``days_from_civil``)."""
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
 
 
 def by_named_file(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
