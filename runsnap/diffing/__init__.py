@@ -135,6 +135,7 @@ def compare(
     rules = rules.replace(same_models=_same_models(a, b, found),
                           outputs=datafiles.output_options(a, b, found),
                           parsed_alike=sections.command.parsed_alike(a, b, found),
+                          ran_out=consequences.ran_out(a, b),
                           same_prefix=_same_prefix(a, b),
                           own_families=sections.env.own_families(a.records.env.vars,
                                                                  b.records.env.vars))

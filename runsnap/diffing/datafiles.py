@@ -36,6 +36,7 @@ from typing import Any
 
 from runsnap.diffing.failingpath import opened_on_failing_path
 from runsnap.diffing.grouprecord import Group
+from runsnap.diffing.handed import handed
 from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.naming import excerpt
 from runsnap.diffing.result import Difference
@@ -327,6 +328,11 @@ def edit_read(d: Difference, a: Snapshot, b: Snapshot) -> tuple[str, str] | None
     if all(rt.traced and rt.has("data_files") for rt in rts) and full.endswith(PYTHON_READ):
         return "unread", ("no process opened it in either run (both traced; its kind is read "
                           "from Python): the edit was not read")
+    for side, snap in (("B", b), ("A", a)):
+        given = handed(full, snap)
+        if given is not None:
+            return "read", (f"the program was handed the file: {given} in {side} (a library "
+                            "opens it outside Python's open(), which the trace does not see)")
     return None
 
 
