@@ -160,7 +160,10 @@ def found_alone(d: Difference, a: Snapshot, b: Snapshot) -> str | None:
     modified``: written between the runs, or while the other ran), while the other run ran to
     its end (exit 0: it had every chance to open it too): what that run found in its tree and
     the other could not (``configs/local.yaml`` a notebook left, git-ignored), an input, not
-    only where the run went. A file the other run wrote is its output; a file some differing
+    only where the run went. So too when the other run ran in another checkout of the same
+    repository and ran to its end without opening the file of that name in its own tree
+    (``checkpoints/last.ckpt`` an old experiment left in one checkout, which the fit resumed
+    from), however old the file. A file the other run wrote is its output; a file some differing
     input's value names is that input's doing (:func:`by_named_file` groups it there)."""
     if d.path[:2] != ("runtime", "data_files") or len(d.path) < 3 or d.change not in (
             "added", "removed"):
@@ -176,16 +179,26 @@ def found_alone(d: Difference, a: Snapshot, b: Snapshot) -> str | None:
     modified, started = (str(found.modified or "") if found is not None else "",
                          str(other.records.outcome.started_at or ""))
     when, began = _instant(modified), _instant(started)
-    if when == float("-inf") or began == float("-inf") or when <= began:
-        return None  # the other run could have found it as well
-    for repo in mine.records.git.repos.values():
+    later = not (when == float("-inf") or began == float("-inf") or when <= began)
+    for name, repo in mine.records.git.repos.items():
         root = str(repo.path or "").rstrip("/")
-        if root and path.startswith(root + "/"):
-            rel = path[len(root) + 1:]
+        if not root or not path.startswith(root + "/"):
+            continue
+        rel = path[len(root) + 1:]
+        if later:
             return (f"only {side} opened {rel}, under its git tree {root}, a file last "
                     f"modified {modified}, after the other run started ({started}), which ran "
                     f"to its end without it: a file {side} found, an input")
-    return None
+        theirs = other.records.git.repos.get(name)
+        elsewhere = str(theirs.path or "").rstrip("/") if theirs is not None else ""
+        if elsewhere and elsewhere != root and not path.startswith(elsewhere + "/") and (
+                os.path.join(elsewhere, rel) not in other.records.runtime.data_files):
+            # another checkout of the same repository: the other run could not find this
+            # file, and ran to its end without opening its own tree's file of that name
+            return (f"only {side} opened {rel}, under its checkout {root}; the other run ran "
+                    f"in another checkout of {name} ({elsewhere}) and ran to its end without "
+                    f"opening {rel} there: a file {side} found, an input")
+    return None  # the other run could have found it as well
 
 
 def _instant(stamp: str) -> float:
