@@ -102,11 +102,12 @@ def failed_with_traceback(a: Snapshot, b: Snapshot) -> bool:
 
 
 #: What a run that ran out of a resource says: memory, files, processes, disk (CPython's
-#: ``MemoryError``, errno's strerror texts, concurrent.futures' ``BrokenProcessPool``, the
-#: kernel's OOM killer as the shell reports it).
+#: ``MemoryError``, errno's strerror texts, concurrent.futures' ``BrokenProcessPool``, torch's
+#: DataLoader on a full ``/dev/shm``, the kernel's OOM killer as the shell reports it).
 _RAN_OUT = re.compile(r"MemoryError|out of memory|Cannot allocate memory|Too many open files|"
                       r"Resource temporarily unavailable|No space left on device|"
-                      r"BrokenProcessPool|\bKilled\b|\bOOM\b", re.I)
+                      r"BrokenProcessPool|insufficient shared memory|Bus error|"
+                      r"\bKilled\b|\bOOM\b", re.I)
 
 
 def ran_out(a: Snapshot, b: Snapshot) -> bool:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REPORTING_ANY", "REPORTING_FIRST", "parallelism_option", "reporting_option",
+__all__ = ["REPORTING_ANY", "REPORTING_FIRST", "parallelism_option", "process_count_option",
+           "reporting_option",
            "reporting_variable"]
 
 #: An option whose first word is one of these says where or how often the program reports.
@@ -104,3 +105,21 @@ def parallelism_option(key: str) -> bool:
     """
     words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
     return bool(words) and words[-1] in _PARALLEL
+
+
+#: Words of an option that counts worker processes (gunicorn's ``--workers``, a pool's, a
+#: DataLoader's ``--num-workers``): 0 or 1 against more decides whether the work is split
+#: across processes at all, so only a count of 2 or more in both runs says "how many".
+_PROCESSES = frozenset({"workers", "nworkers", "procs", "processes"})
+
+
+def process_count_option(key: str) -> bool:
+    """Whether option ``key`` counts worker processes (``--workers``, ``--num-workers``,
+    ``--processes``), or threads or jobs (:func:`parallelism_option`).
+
+    >>> [process_count_option(k) for k in ("--workers", "--num_workers", "--intra-op-threads",
+    ...                                    "--worker-tmp-dir", "--batch-size")]
+    [True, True, True, False, False]
+    """
+    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    return bool(words) and (words[-1] in _PROCESSES or words[-1] in _PARALLEL)

@@ -144,3 +144,47 @@ def test_a_thread_count_against_a_model_file_a_native_library_opened(
         in model.reason, model.reason
     threads_d = next(d for d in report.counted if d.key == "--intra-op-threads")
     assert threads_d.score == (55 if len(candidates) == 1 else 70), threads_d.reason
+
+
+#: A tokenizer with a pool: the parent loads the vocabulary into a global, which forked
+#: workers inherit and spawned ones (a module imported afresh) do not.
+POOL = (
+    "import argparse, multiprocessing as mp\n"
+    "VOCAB = None\n"
+    "def encode(text):\n"
+    "    return [VOCAB.get(w, 0) for w in text.split()]\n"
+    "def main():\n"
+    "    global VOCAB\n"
+    "    p = argparse.ArgumentParser()\n"
+    "    p.add_argument('--workers', type=int, default=2)\n"
+    "    p.add_argument('--start-method', default='fork')\n"
+    "    a = p.parse_args()\n"
+    "    VOCAB = {'a': 1, 'b': 2}\n"
+    "    with mp.get_context(a.start_method).Pool(a.workers) as pool:\n"
+    "        print('tokens', sum(map(len, pool.map(encode, ['a b', 'b a a']))))\n"
+    "if __name__ == '__main__':\n"
+    "    main()\n")
+
+
+@pytest.mark.parametrize(("workers", "candidates"), [
+    (("2", "4"), ["--start-method"]),  # how many workers, not whether: no candidate
+    (("1", "4"), ["--start-method", "--workers"]),  # one process against a pool: a candidate
+])
+def test_a_worker_count_parallel_in_both_runs_is_no_candidate(tmp_path, base_env, workers,
+                                                              candidates):
+    """B runs a laptop's command line, ``--workers 4 --start-method spawn``: spawned workers
+    import the module afresh and never see the vocabulary the parent loaded (fresh5
+    ``pool-start-method-spawn`` was undecided between the two options)."""
+    from runsnap.capturing import run
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "prep", {"tokenize_pool.py": POOL})
+    argv = [sys.executable, "tokenize_pool.py"]
+    a = run([*argv, "--workers", workers[0]], env=base_env, cwd=repo,
+            output=tmp_path / "a.toml").snapshot
+    b = run([*argv, "--workers", workers[1], "--start-method", "spawn"], env=base_env, cwd=repo,
+            output=tmp_path / "b.toml").snapshot
+    assert (a.records.outcome.exit_status, b.records.outcome.exit_status) == (0, 1)
+    report = compare(a, b)
+    assert [d.key for d in report.candidates] == candidates, report.verdict()
+    assert (report.confidence == "confident") == (len(candidates) == 1), report.verdict()

@@ -136,7 +136,7 @@ _QUEUE = """
 
     p = argparse.ArgumentParser()
     p.add_argument("--max-queue-size", type=int)
-    p.add_argument("--workers", type=int)
+    p.add_argument("--policy")
     a = p.parse_args()
     {A_SAYS}
     if a.max_queue_size < 8:
@@ -147,14 +147,15 @@ _QUEUE = """
 
 def _queue(tmp_path: Path, message: str, a_says: str = "") -> Report:
     a, b = _pair(tmp_path, _QUEUE.replace("{MESSAGE}", message).replace("{A_SAYS}", a_says),
-                 ({}, ["--max-queue-size", "64", "--workers", "2"]),
-                 ({}, ["--max-queue-size", "4", "--workers", "4"]))
+                 ({}, ["--max-queue-size", "64", "--policy", "fifo"]),
+                 ({}, ["--max-queue-size", "4", "--policy", "lifo"]))
     return compare(a, b)
 
 
 def test_a_message_that_holds_every_word_of_an_options_name_names_it(tmp_path: Path) -> None:
     """``queue size exceeded the maximum`` holds max (as Maximum), queue and size: it names
-    --max-queue-size, backed by the error, over --workers nothing names."""
+    --max-queue-size, backed by the error, over --policy nothing names (a worker count, 2
+    against 4, would be no candidate: how many, not what)."""
     report = _queue(tmp_path, "request rejected: queue size exceeded the maximum")
     top = report.counted[0]
     assert (top.key, top.evidence_kind, top.corroborated) == ("--max-queue-size", "named", True)

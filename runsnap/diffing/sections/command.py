@@ -11,7 +11,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext, Verdict
 from runsnap.diffing.walk import keyed, locator
 from runsnap.diffing.written import record
-from runsnap.knowledge.options import parallelism_option, reporting_option
+from runsnap.knowledge.options import parallelism_option, process_count_option, reporting_option
 from runsnap.snapshot.records import Command
 
 if TYPE_CHECKING:
@@ -70,9 +70,10 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     (:data:`runsnap.diffing.confidence.LIKELY`): without evidence from the runs, never a
     candidate. A thread or job count (70, :func:`~runsnap.knowledge.options.
     parallelism_option`) stays a candidate, below the options that decide what is computed;
-    one that is 2 or more in both runs (55: how many, not whether the work is parallel) is no
-    candidate without evidence, unless a run failed as one that ran out of a resource does
-    (``rules.ran_out``)."""
+    one that is 2 or more in both runs, or a count of worker processes that is (55:
+    :func:`~runsnap.knowledge.options.process_count_option`; how many, not whether the work is
+    parallel) is no candidate without evidence, unless a run failed as one that ran out of a
+    resource does (``rules.ran_out``)."""
     alike = rules.parsed_alike.get(d.key)
     if alike:
         return PARSED_ALIKE, alike, False
@@ -84,10 +85,11 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     if d.key.startswith("--") and reporting_option(d.key):
         return 50, ("a reporting option: how often, where or how loudly the program reports, "
                     "not what it computes"), False
+    if d.key.startswith("--") and process_count_option(d.key) and _both_parallel(d) and (
+            not rules.ran_out):
+        return 55, (f"a count of threads, jobs or workers, parallel in both runs ({d.a} and "
+                    f"{d.b}): how many work at once, not whether, nor what is computed"), False
     if d.key.startswith("--") and parallelism_option(d.key):
-        if _both_parallel(d) and not rules.ran_out:
-            return 55, (f"a thread or job count, parallel in both runs ({d.a} and {d.b}): how "
-                        "many work at once, not whether, nor what is computed"), False
         return 70, "a thread or job count: how many work at once, not what is computed", False
     if d.key.startswith("--"):
         return 88, "a launch option: the program was asked for something else", False
