@@ -47,7 +47,7 @@ def is_consequence(d: Difference) -> bool:
 def _took_in_failing(d: Difference) -> bool:
     """A data file one run alone opened with evidence that it was an input: opened in a
     function of its own failing traceback, quoted by its error, or found in its git tree while
-    the other run ran to its end (:func:`runsnap.diffing.datafiles.found_alone`): what that
+    the other run ran to its end (:func:`runsnap.diffing.foundalone.found_alone`): what that
     run found and the other did not, not only where it went. It stays a cause."""
     return d.path[:2] == ("runtime", "data_files") and d.evidence_kind in (
         "failing-path", "named", "read")

@@ -31,10 +31,10 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from runsnap.diffing.failingpath import opened_on_failing_path
+from runsnap.diffing.foundalone import found_alone
 from runsnap.diffing.grouprecord import Group
 from runsnap.diffing.handed import handed
 from runsnap.diffing.kinds import Evidence
@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from runsnap.snapshot.records_host import DataFile, Runtime
 
 __all__ = ["by_named_file", "compare", "edit_read", "file_evidence", "folder_unopened",
-           "found_alone", "key_quoted", "one_view", "opener_stack", "output_options",
-           "opened_failing", "outputs", "path_quoted"]
+           "key_quoted", "model_file_read", "one_view", "opener_stack",
+           "output_options", "opened_failing", "outputs", "path_quoted"]
 
 
 def _content(f: DataFile) -> str:
@@ -152,66 +152,6 @@ def file_evidence(d: Difference, a: Snapshot, b: Snapshot,
             return Evidence("named", (f"{place} names the data file {base}, which both runs "
                                       f"opened with other content; {where}"), rank=rank)
     return Evidence("read", f"the program opened it in both runs, with other content; {where}")
-
-
-def found_alone(d: Difference, a: Snapshot, b: Snapshot) -> str | None:
-    """The sentence when ``d`` is a file one run alone opened for reading, under a git tree of
-    that run, last modified after the other run had started (``[runtime.data_files]
-    modified``: written between the runs, or while the other ran), while the other run ran to
-    its end (exit 0: it had every chance to open it too): what that run found in its tree and
-    the other could not (``configs/local.yaml`` a notebook left, git-ignored), an input, not
-    only where the run went. So too when the other run ran in another checkout of the same
-    repository and ran to its end without opening the file of that name in its own tree
-    (``checkpoints/last.ckpt`` an old experiment left in one checkout, which the fit resumed
-    from), however old the file. A file the other run wrote is its output; a file some differing
-    input's value names is that input's doing (:func:`by_named_file` groups it there)."""
-    if d.path[:2] != ("runtime", "data_files") or len(d.path) < 3 or d.change not in (
-            "added", "removed"):
-        return None
-    mine, other, side = (b, a, "B") if d.change == "added" else (a, b, "A")
-    if other.records.outcome.exit_status != 0:
-        return None
-    path = str(d.path[2])
-    got = other.records.runtime.data_files.get(path)
-    if path in other.records.runtime.data_files_written or (got is not None and got.written):
-        return None  # the other run wrote it (a tracker's store, a cache): its output
-    found = mine.records.runtime.data_files.get(path)
-    modified, started = (str(found.modified or "") if found is not None else "",
-                         str(other.records.outcome.started_at or ""))
-    when, began = _instant(modified), _instant(started)
-    later = not (when == float("-inf") or began == float("-inf") or when <= began)
-    for name, repo in mine.records.git.repos.items():
-        root = str(repo.path or "").rstrip("/")
-        if not root or not path.startswith(root + "/"):
-            continue
-        rel = path[len(root) + 1:]
-        if later:
-            return (f"only {side} opened {rel}, under its git tree {root}, a file last "
-                    f"modified {modified}, after the other run started ({started}), which ran "
-                    f"to its end without it: a file {side} found, an input")
-        theirs = other.records.git.repos.get(name)
-        elsewhere = str(theirs.path or "").rstrip("/") if theirs is not None else ""
-        if elsewhere and elsewhere != root and not path.startswith(elsewhere + "/") and (
-                os.path.join(elsewhere, rel) not in other.records.runtime.data_files):
-            # another checkout of the same repository: the other run could not find this
-            # file, and ran to its end without opening its own tree's file of that name
-            return (f"only {side} opened {rel}, under its checkout {root}; the other run ran "
-                    f"in another checkout of {name} ({elsewhere}) and ran to its end without "
-                    f"opening {rel} there: a file {side} found, an input")
-    return None  # the other run could have found it as well
-
-
-def _instant(stamp: str) -> float:
-    """An ISO 8601 time stamp (runsnap writes ``2026-12-05T10:28:31.233+00:00``) as seconds
-    since the epoch; ``-inf`` when it is none (an untrusted snapshot's, a mistake).
-
-    >>> _instant("1970-01-01T00:01:00.500+00:00"), _instant("yesterday")
-    (60.5, -inf)
-    """
-    try:
-        return datetime.fromisoformat(stamp).timestamp()
-    except ValueError:
-        return float("-inf")
 
 
 def by_named_file(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
@@ -349,6 +289,20 @@ def edit_read(d: Difference, a: Snapshot, b: Snapshot) -> tuple[str, str] | None
     return None
 
 
+def model_file_read(d: Difference, a: Snapshot, b: Snapshot) -> Evidence | None:
+    """``read`` evidence when a run opened the file of a ``[models]`` file difference (``SRC:
+    file NAME``, in the model's folder) for reading: the view :func:`one_view` keeps for it."""
+    src, _, what = d.key.partition(": file ")
+    for side, snap in (("B", b), ("A", a)):
+        model = snap.records.models.models.get(src) if what else None
+        got = (snap.records.runtime.data_files.get(os.path.join(str(model.path), what))
+               if model is not None and model.path else None)
+        if got is not None and not got.written:
+            return Evidence("read", "the program opened the file for reading while it ran: "
+                            f"{_opened(side, snap.records.runtime, got)}")
+    return None
+
+
 def one_view(found: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Difference]:
     """``found`` without a ``file PATH`` difference that another view shows: a git difference
     of that file, or a ``[models]`` difference of the model folder it lies in."""
@@ -367,7 +321,6 @@ def one_view(found: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Diff
     ids = {id(d) for d in files}
     return [d for d in found if id(d) not in ids or not (
         str(d.path[2]) in shown or str(d.path[2]).startswith(tuple(folders)))]
-
 
 
 def outputs(ranked: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Difference]:

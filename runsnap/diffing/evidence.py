@@ -64,6 +64,7 @@ from runsnap.diffing.datafiles import (
     edit_read,
     file_evidence,
     folder_unopened,
+    model_file_read,
     opened_failing,
     path_quoted,
 )
@@ -478,6 +479,7 @@ def gather(
             ev = _named(d, runs)  # the error quoting its value outranks a read by the code
             ev = ev if ev is not None and ev.quoted else (
                 _failing(read_by_failing_code(d, runs)) or ev or _config_read(d, runs))
+            ev = ev or model_file_read(d, a, b)
         elif d.section == "command":
             ev = _named(d, runs)
         elif d.path[:2] == ("runtime", "data_files"):  # a data file the runs opened

@@ -1,4 +1,4 @@
-"""A file one run alone found in its git tree (runsnap/diffing/datafiles.py ``found_alone``,
+"""A file one run alone found in its git tree (runsnap/diffing/foundalone.py ``found_alone``,
 ``by_named_file``): real traced launches of a trainer that merges ``configs/local.yaml`` over
 its defaults when present, as OmegaConf setups do with a git-ignored override file."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 from runsnap.diffing import compare
@@ -255,3 +256,40 @@ def test_a_config_edit_inside_a_git_tree_is_one_difference_with_both_views(cap, 
     field = text.index("1. models --model-path: text_config.max_position_embeddings")
     edit = text.index("model/config.json", field)
     assert re.search(r"\n +\+ +\"max_position_embeddings\": 131072", text[edit:]), text
+
+
+#: An evaluator that reads its tokenizer's settings from the model folder, as transformers'
+#: ``get_tokenizer_config`` does: left padding moves the score it prints.
+EVAL = """
+import argparse, json, os
+p = argparse.ArgumentParser()
+p.add_argument("--model-path")
+p.add_argument("--batch-size", type=int, default=16)
+a = p.parse_args()
+with open(os.path.join(a.model_path, "tokenizer_config.json")) as fh:
+    side = json.load(fh).get("padding_side", "right")
+print(f"accuracy={0.396 if side == 'left' else 0.292}")
+"""
+
+
+def test_a_tokenizer_file_the_program_opened_is_read_evidence(launched, model_dir,
+                                                               tmp_path: Path) -> None:
+    """Between the runs the model store's tokenizer_config.json was replaced by a decoder's
+    (left padding) and the batch size changed: the file the program opened ranks first, with
+    where it was opened, above the option (fresh5 ``tokenizer-padding-side-metric`` put
+    ``--batch-size`` first: the models view of the file carried no evidence, and the
+    ``[runtime.data_files]`` view that had it is folded into the models view)."""
+    model = model_dir("store")
+    (model / "tokenizer_config.json").write_text('{"padding_side": "right"}')
+    app = tmp_path / "eval_intent.py"
+    app.write_text(EVAL)
+    argv = [sys.executable, str(app), "--model-path", str(model)]
+    a = launched(env={}, argv=[*argv, "--batch-size", "16"])
+    (model / "tokenizer_config.json").write_text('{"padding_side": "left"}')
+    b = launched(env={}, argv=[*argv, "--batch-size", "12"])
+    report = compare(a, b)
+    top = report.counted[0]
+    assert top.key == "--model-path: file tokenizer_config.json", report.verdict()
+    assert top.evidence_kind == "read" and "eval_intent.py" in top.reason, top.reason
+    assert [d.key for d in report.candidates] == [
+        "--model-path: file tokenizer_config.json", "--batch-size"]  # both may move a metric
