@@ -1,5 +1,6 @@
 """Checks of settings a launch hands to libraries that refuse them at start-up: the keys of
-torch's allocator settings, and a context length longer than the target model's own.
+torch's allocator settings, a context length longer than the target model's own, and MPI
+transports that leave a job's ranks unable to reach each other.
 
 Both need only what a capture collects before the launch (``[env]``, ``[command]``,
 ``[models]``), so the pre-launch guard runs them too (:mod:`runsnap.checks.guard`).
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 from runsnap.checks.finding import CONTEXT_FIELDS, Finding, config_field, configured, shown
 from runsnap.knowledge.alloc import ALLOC_CONF_VARS, unknown_alloc_keys
+from runsnap.knowledge.mpi import unreachable_ranks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["alloc_conf_keys", "context_length"]
+__all__ = ["alloc_conf_keys", "context_length", "job_transports"]
 
 
 def alloc_conf_keys(snap: Snapshot) -> list[Finding]:
@@ -78,3 +80,24 @@ def context_length(snap: Snapshot) -> list[Finding]:
             ("command", "options", option),
             (f"target {source} {shown(target.path)}: {own[0]} = {own[1]}",)))
     return out
+
+
+def job_transports(snap: Snapshot) -> list[Finding]:
+    """``OMPI_MCA_btl`` leaving the ranks of an Open MPI job no transport to reach each other
+    (:func:`runsnap.knowledge.mpi.unreachable_ranks`): ``MPI_Init`` fails, and ``mpirun``,
+    not the rank, prints why."""
+    launcher = snap.records.meta.launcher
+    env = snap.records.env.vars
+    btl = env.get("OMPI_MCA_btl")
+    ranks = launcher.world_size if launcher else None
+    if not isinstance(btl, str) or btl.startswith("<redacted") or not ranks:
+        return []
+    pml = env.get("OMPI_MCA_pml")
+    one_node = launcher.local_world_size is None or launcher.local_world_size >= ranks
+    why = unreachable_ranks(btl, pml if isinstance(pml, str) else None, ranks, one_node)
+    if why is None:
+        return []
+    return [Finding("mpi-unreachable", 91, (
+        f"OMPI_MCA_btl={btl!r}: {why}; MPI_Init fails (\"At least one pair of MPI processes "
+        "are unable to reach each other\", printed by mpirun, not by the rank)"),
+        ("env", "OMPI_MCA_btl"), (f"OMPI_MCA_btl={btl}", f"ranks: {ranks}"))]

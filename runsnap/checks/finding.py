@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     #: A model whose config was read: the option that found it, the model, its config.
     Configured = tuple[str, ModelEntry, ModelConfig]
 
-__all__ = ["CONSEQUENCES", "CONTEXT_FIELDS", "CheckReport", "Finding", "config_field",
-           "configured", "is_draft", "shown"]
+__all__ = ["CONSEQUENCES", "CONTEXT_FIELDS", "LAUNCHER_PRINTS", "CheckReport", "Finding",
+           "config_field", "configured", "is_draft", "shown"]
 
 #: What a run shows when a finding of each kind is why it failed, as its rule's message states
 #: it (a regular expression over the failing error): ``diff`` takes a finding of the failing
@@ -36,7 +36,14 @@ CONSEQUENCES = {
     "context-length": r"context.?len|max_model_len|max_position_embeddings",
     "draft-target": r"context.?len|max_model_len|vocab|hidden.?size",
     "shadowed-import": r"ImportError|ModuleNotFoundError|cannot import name|has no attribute",
+    # Open MPI's bml/r2 and ompi_mpi_init help texts (help-mca-bml-r2.txt, help-mpi-runtime)
+    "mpi-unreachable": r"unable to reach each other|unreachable from another|MPI_INIT",
 }
+
+#: Kinds whose message the launcher prints, not the failing process: Open MPI's ranks send
+#: their help texts to ``mpirun`` (``orte/util/show_help.c``), so a rank that stops so has no
+#: error of its own, and a failure with none is what the finding says happens.
+LAUNCHER_PRINTS = frozenset({"mpi-unreachable"})
 
 
 class Finding(FrozenRecord):
@@ -44,7 +51,7 @@ class Finding(FrozenRecord):
 
     kind: str
     """``misspelled-variable``, ``draft-target``, ``shadowed-import``, ``rejected-value``,
-    ``alloc-conf-key``, ``context-length``, ``unmet-requirement``."""
+    ``alloc-conf-key``, ``context-length``, ``mpi-unreachable``, ``unmet-requirement``."""
 
     score: int
     """How likely it breaks the run, 0-100 (the order of the report)."""

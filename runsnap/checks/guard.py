@@ -13,7 +13,7 @@ path (who-reads takes seconds), so a variable is judged against runsnap's lists 
 from __future__ import annotations
 
 from runsnap.base.terminal import clean
-from runsnap.checks.config import alloc_conf_keys, context_length
+from runsnap.checks.config import alloc_conf_keys, context_length, job_transports
 from runsnap.checks.finding import Finding
 from runsnap.checks.rules import draft_target_disagreement, misspelled_variables, rejected_values
 
@@ -31,7 +31,7 @@ STRICT_WEIGHT = 90
 #: The rules the guard runs (what a capture has collected before the launch suffices).
 GUARD_CHECKS: tuple[Callable[[Snapshot], list[Finding]], ...] = (
     misspelled_variables, rejected_values, draft_target_disagreement, alloc_conf_keys,
-    context_length,
+    context_length, job_transports,
 )
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 
-from runsnap.checks.config import alloc_conf_keys, context_length
+from runsnap.checks.config import alloc_conf_keys, context_length, job_transports
 from runsnap.checks.finding import (
     CONTEXT_FIELDS,
     CheckReport,
@@ -229,7 +229,7 @@ def check(snap: Snapshot, who_reads: WhoReads | None = None, installed: bool = F
     installed distributions' metadata on this machine for unmet requirements (``pip check``,
     :mod:`runsnap.checks.requirements`)."""
     found = misspelled_variables(snap, who_reads)
-    for one in (*CHECKS, alloc_conf_keys, context_length):
+    for one in (*CHECKS, alloc_conf_keys, context_length, job_transports):
         found += one(snap)
     if installed:
         # deferred: runsnap.checks.requirements, ~12 ms measured under load; only check() needs it

@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-from runsnap.diffing import consequences, datafiles, evidence, grouping, made, sections
+from runsnap.diffing import consequences, datafiles, evidence, grouping, made, searchpaths, sections
 from runsnap.diffing.bulkload import snapshot_files
 from runsnap.diffing.confidence import FROM_RUNS, judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
@@ -135,6 +135,8 @@ def compare(
     rules = rules.replace(same_models=_same_models(a, b, found),
                           outputs=datafiles.output_options(a, b, found),
                           parsed_alike=sections.command.parsed_alike(a, b, found),
+                          ran_out=consequences.ran_out(a, b),
+                          own_dirs_only=searchpaths.own_dirs_only(a, b),
                           same_prefix=_same_prefix(a, b),
                           own_families=sections.env.own_families(a.records.env.vars,
                                                                  b.records.env.vars))

@@ -1,13 +1,15 @@
 """Evidence from ``runsnap check``: a finding of the failing side only whose stated
 consequence the failing error shows backs the difference it is about, as a message the engine
-printed would (:mod:`runsnap.diffing.evidence` takes the stronger of this and its own)."""
+printed would (:mod:`runsnap.diffing.evidence` takes the stronger of this and its own). Where
+the finding's message is printed by the launcher, not the process (an Open MPI rank's), a
+failing run that printed nothing of its own failed as the finding says."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from runsnap.checks.finding import CONSEQUENCES
+from runsnap.checks.finding import CONSEQUENCES, LAUNCHER_PRINTS
 from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.naming import excerpt
 from runsnap.diffing.result import Difference
@@ -35,6 +37,12 @@ def check_backed(diffs: Sequence[Difference], runs: Sequence[RunFacts]
         if not failing or key is None:
             continue
         pattern = re.compile(CONSEQUENCES[d.path[1]], re.I)
+        if d.path[1] in LAUNCHER_PRINTS and all(not f.errors and not f.tail for f in failing):
+            out[("env" if where == "env" else "command", key)] = Evidence("named", (
+                f"runsnap check finds in failing run {side} only: {d.b or d.a}; and {side} "
+                "failed with no message of its own, as it says (the launcher prints it)"),
+                rank=1)
+            continue
         for line in (e for f in failing for e in f.errors):
             if pattern.search(line):
                 out[("env" if where == "env" else "command", key)] = Evidence("named", (

@@ -101,6 +101,26 @@ def failed_with_traceback(a: Snapshot, b: Snapshot) -> bool:
     return any(f.views() and f.traceback is not None and f.traceback.frames for f in (fa, fb))
 
 
+#: What a run that ran out of a resource says: memory, files, processes, disk (CPython's
+#: ``MemoryError``, errno's strerror texts, concurrent.futures' ``BrokenProcessPool``, the
+#: kernel's OOM killer as the shell reports it).
+_RAN_OUT = re.compile(r"MemoryError|out of memory|Cannot allocate memory|Too many open files|"
+                      r"Resource temporarily unavailable|No space left on device|"
+                      r"BrokenProcessPool|\bKilled\b|\bOOM\b", re.I)
+
+
+def ran_out(a: Snapshot, b: Snapshot) -> bool:
+    """Whether a run failed as one that ran out of a resource does (killed by SIGKILL, exit
+    status 137, or its error or last lines saying so), where how many work at once matters."""
+    for f in (RunFacts.of(a, "A"), RunFacts.of(b, "B")):
+        if not f.failed:
+            continue
+        if f.status in (137, -9) or any(_RAN_OUT.search(line)
+                                        for line in (*f.errors, *f.tail[-20:])):
+            return True
+    return False
+
+
 def notices_only(a: Snapshot, b: Snapshot, keys: Sequence[str]) -> str:
     """Words when the warnings two runs printed differ only by a library's notices that a
     variable of ``keys`` (those that differ) is no longer used at all

@@ -36,6 +36,7 @@ from typing import Any
 
 from runsnap.diffing.failingpath import opened_on_failing_path
 from runsnap.diffing.grouprecord import Group
+from runsnap.diffing.handed import handed
 from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.naming import excerpt
 from runsnap.diffing.result import Difference
@@ -159,7 +160,10 @@ def found_alone(d: Difference, a: Snapshot, b: Snapshot) -> str | None:
     modified``: written between the runs, or while the other ran), while the other run ran to
     its end (exit 0: it had every chance to open it too): what that run found in its tree and
     the other could not (``configs/local.yaml`` a notebook left, git-ignored), an input, not
-    only where the run went. A file the other run wrote is its output; a file some differing
+    only where the run went. So too when the other run ran in another checkout of the same
+    repository and ran to its end without opening the file of that name in its own tree
+    (``checkpoints/last.ckpt`` an old experiment left in one checkout, which the fit resumed
+    from), however old the file. A file the other run wrote is its output; a file some differing
     input's value names is that input's doing (:func:`by_named_file` groups it there)."""
     if d.path[:2] != ("runtime", "data_files") or len(d.path) < 3 or d.change not in (
             "added", "removed"):
@@ -175,16 +179,26 @@ def found_alone(d: Difference, a: Snapshot, b: Snapshot) -> str | None:
     modified, started = (str(found.modified or "") if found is not None else "",
                          str(other.records.outcome.started_at or ""))
     when, began = _instant(modified), _instant(started)
-    if when == float("-inf") or began == float("-inf") or when <= began:
-        return None  # the other run could have found it as well
-    for repo in mine.records.git.repos.values():
+    later = not (when == float("-inf") or began == float("-inf") or when <= began)
+    for name, repo in mine.records.git.repos.items():
         root = str(repo.path or "").rstrip("/")
-        if root and path.startswith(root + "/"):
-            rel = path[len(root) + 1:]
+        if not root or not path.startswith(root + "/"):
+            continue
+        rel = path[len(root) + 1:]
+        if later:
             return (f"only {side} opened {rel}, under its git tree {root}, a file last "
                     f"modified {modified}, after the other run started ({started}), which ran "
                     f"to its end without it: a file {side} found, an input")
-    return None
+        theirs = other.records.git.repos.get(name)
+        elsewhere = str(theirs.path or "").rstrip("/") if theirs is not None else ""
+        if elsewhere and elsewhere != root and not path.startswith(elsewhere + "/") and (
+                os.path.join(elsewhere, rel) not in other.records.runtime.data_files):
+            # another checkout of the same repository: the other run could not find this
+            # file, and ran to its end without opening its own tree's file of that name
+            return (f"only {side} opened {rel}, under its checkout {root}; the other run ran "
+                    f"in another checkout of {name} ({elsewhere}) and ran to its end without "
+                    f"opening {rel} there: a file {side} found, an input")
+    return None  # the other run could have found it as well
 
 
 def _instant(stamp: str) -> float:
@@ -327,6 +341,11 @@ def edit_read(d: Difference, a: Snapshot, b: Snapshot) -> tuple[str, str] | None
     if all(rt.traced and rt.has("data_files") for rt in rts) and full.endswith(PYTHON_READ):
         return "unread", ("no process opened it in either run (both traced; its kind is read "
                           "from Python): the edit was not read")
+    for side, snap in (("B", b), ("A", a)):
+        given = handed(full, snap)
+        if given is not None:
+            return "read", (f"the program was handed the file: {given} in {side} (a library "
+                            "opens it outside Python's open(), which the trace does not see)")
     return None
 
 

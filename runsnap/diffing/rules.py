@@ -81,6 +81,14 @@ class RankContext(FrozenRecord):
     """Options that differ on the command lines but that both runs' parsers set to the same
     value, with the reason to give (:func:`runsnap.diffing.sections.command.parsed_alike`)."""
 
+    own_dirs_only: bool = False
+    """The runs' ``sys.path`` differ only in each run's own script directory, first
+    (:func:`runsnap.diffing.searchpaths.own_dirs_only`)."""
+
+    ran_out: bool = False
+    """A run failed as one that ran out of a resource does (memory, files, processes:
+    :func:`runsnap.diffing.consequences.ran_out`), where how many work at once may be why."""
+
     def with_ignore(self, patterns: Iterable[str]) -> RankContext:
         """These rules with more ignore patterns."""
         return self.replace(ignore=(*self.ignore, *patterns))

@@ -5,6 +5,7 @@ run has alone, or a run imported a package from one (named when the error names 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts, tokens
 from runsnap.knowledge.env import list_separator, split_list
 
-__all__ = ["search_path_evidence"]
+__all__ = ["own_dirs_only", "search_path_evidence"]
 
 
 def _entries(value: Any, sep: str) -> list[str]:
@@ -77,3 +78,28 @@ def _alone(side: str, listed: bool) -> str:
 
 def _under_dir(file: str, folder: str) -> bool:
     return bool(file) and file.startswith(folder.rstrip("/") + "/")
+
+
+def _own_dir(snap: Any) -> set[str]:
+    """The directories Python puts first on ``sys.path`` for run ``snap``'s command: its
+    working directory (``-m``, ``-c``) or the directory of a word of its command line (the
+    script's)."""
+    command = snap.records.command
+    cwd = str(command.cwd or "")
+    if not cwd:
+        return set()
+    return {cwd} | {os.path.dirname(os.path.normpath(os.path.join(cwd, str(w))))
+                    for w in command.argv[1:] if str(w) and not str(w).startswith("-")}
+
+
+def own_dirs_only(a: Any, b: Any) -> bool:
+    """Whether the two runs' ``sys.path`` differ only in the first entry, each run's own
+    script directory (or working directory): it follows where the script is, which the
+    working directory and the program's files (git) show, not which copy of a library is
+    imported.
+
+    The runs' imports from it are judged by :func:`search_path_evidence` as for any entry."""
+    sa, sb = list(a.records.packages.sys_path), list(b.records.packages.sys_path)
+    if not sa or not sb or sa == sb or sa[1:] != sb[1:] or sa[0] == sb[0]:
+        return False
+    return str(sa[0]) in _own_dir(a) and str(sb[0]) in _own_dir(b)

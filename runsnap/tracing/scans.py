@@ -35,6 +35,9 @@ _REGEX = re.compile(r"""\bre\.(match|fullmatch|search|compile)\(\s*""" + _LIT)
 _CONTAINS = re.compile(_LIT + r"""\s+in\s+[A-Za-z_]\w*(?!\s*\()""")
 # k in ("A", "B"), k in {"A"}, k not in [...]: the names themselves.
 _MEMBER = re.compile(r"""\b[A-Za-z_]\w*\s+(?:not\s+)?in\s+([(\[{][^()\[\]{}\n]*[)\]}])""")
+# {"A", "B"}.issubset(os.environ.keys()), REQUIRED.issubset(os.environ): a test that names
+# are set, which iterates the environment's names to build a set (Lightning's LSF detect).
+_SUBSET = re.compile(r"""([A-Za-z_]\w*|\{[^{}\n]*\})\s*\.\s*issubset\(\s*(?:set\(\s*)?os\.environ""")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Za-z0-9_]+")
 _PREFIX_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_?")
@@ -102,9 +105,10 @@ def filter_literals(window: str) -> tuple[list[str], list[str]] | None:
 def filter_names(window: str) -> tuple[list[str], list[str]] | None:
     """The (substrings, whole names) the membership filters in ``window`` keep: ``"NCCL" in
     key`` keeps the names that hold ``NCCL``, ``key in ("HF_HOME", "HF_TOKEN")`` those two;
-    None when it holds neither. A substring has a variable name's shape (upper case, or with
-    an ``_``), and so does each name of a literal collection (``mode in ("train", "eval")``
-    filters no variable), with nothing else in it.
+    ``{"LSB_JOBID", ...}.issubset(os.environ.keys())`` the names of its set (a test that
+    they are set); None when it holds none of those. A substring has a variable name's shape
+    (upper case, or with an ``_``), and so does each name of a literal collection
+    (``mode in ("train", "eval")`` filters no variable), with nothing else in it.
 
     >>> filter_names('keep = {k: v for k, v in os.environ.items() if "NCCL" in k}')
     (['NCCL'], [])
@@ -114,6 +118,9 @@ def filter_names(window: str) -> tuple[list[str], list[str]] | None:
     True
     >>> filter_names('if mode in ("train", "eval"):') is None
     True
+    >>> filter_names('need = {"LSB_JOBID", "JSM_NAMESPACE_SIZE"}\\n'
+    ...              'return need.issubset(os.environ.keys())')
+    ([], ['JSM_NAMESPACE_SIZE', 'LSB_JOBID'])
     """
     contains = {m.group(1) or m.group(2) or "" for m in _CONTAINS.finditer(window)}
     contains = {c for c in contains if _PREFIX_SHAPE.fullmatch(c.strip("_")) and len(c) >= 3
@@ -125,6 +132,15 @@ def filter_names(window: str) -> tuple[list[str], list[str]] | None:
         rest = re.sub(_LIT, "", inner).replace(",", "").strip()
         if found and not rest and all(_VARIABLE.fullmatch(f) and (f.isupper() or "_" in f)
                                       for f in found):
+            names.update(found)
+    for m in _SUBSET.finditer(window):
+        held = m.group(1)
+        if not held.startswith("{"):  # a name: the set literal assigned to it nearby
+            given = re.search(r"\b" + re.escape(held) + r"\s*=\s*(?:frozenset\(|set\()?\s*"
+                              r"([({\[][^(){}\[\]\n]*[)}\]])", window)
+            held = given.group(1) if given else ""
+        found = _literals(held)
+        if found and all(_VARIABLE.fullmatch(f) for f in found):
             names.update(found)
     if not (contains or names):
         return None

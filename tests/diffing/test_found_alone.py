@@ -65,3 +65,49 @@ def test_a_file_an_option_names_goes_under_the_option(tmp_path: Path,
     assert top.key == "--eval-file", report.verdict()
     assert any(r.key.endswith("data/dev2.jsonl") for r in top.related), top.related
     assert not any(d.key.startswith("file ") for d in report.counted if not d.hidden)
+
+
+def _clone(source: Path, dest: Path) -> Path:
+    import subprocess
+
+    subprocess.run(["git", "clone", "-q", str(source), str(dest)], check=True)
+    return dest
+
+
+def test_an_old_ignored_file_in_another_checkout_is_the_cause(tmp_path: Path,
+                                                              base_env: dict[str, str]) -> None:
+    """A runs in a fresh clone; B in an older checkout of the same commit where an earlier
+    experiment left configs/local.json (git-ignored) long before either run. The file is older
+    than A's start, but A ran in another checkout and ran to its end without opening the file
+    of that name there: what B found in its tree, an input (fresh9
+    ``stale-last-ckpt-in-checkout``, a ``checkpoints/last.ckpt`` the fit resumed from)."""
+    origin = make_repo(tmp_path / "origin", FILES)
+    old = _clone(origin, tmp_path / "drive" / "proj")
+    (old / "configs").mkdir()
+    (old / "configs" / "local.json").write_text('{"lr": 0.05}')
+    fresh = _clone(origin, tmp_path / "workers" / "proj")
+    argv = [sys.executable, "train.py"]
+    a = run(argv, env=base_env, cwd=fresh, output=tmp_path / "a.toml").snapshot
+    b = run(argv, env={**base_env, "COLAB_RELEASE_TAG": "release-colab-20261201"}, cwd=old,
+            output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    top = report.candidates[0]
+    assert top.key == f"file {old / 'configs' / 'local.json'}", report.verdict()
+    assert top.evidence_kind == "read" and "another checkout of proj" in top.reason, top.reason
+    assert report.confidence == "confident", report.verdict()
+
+
+def test_a_file_the_other_checkout_opened_too_is_no_input_found(tmp_path: Path,
+                                                                base_env: dict[str, str]) -> None:
+    """Both checkouts hold configs/local.json: each run opened its own. The path differs, but
+    the other run opened the file of that name in its tree too: not a file only B found."""
+    origin = make_repo(tmp_path / "origin", FILES)
+    trees = [_clone(origin, tmp_path / name / "proj") for name in ("drive", "workers")]
+    for tree in trees:
+        (tree / "configs").mkdir()
+        (tree / "configs" / "local.json").write_text('{"lr": 0.05}')
+    argv = [sys.executable, "train.py"]
+    a = run(argv, env=base_env, cwd=trees[1], output=tmp_path / "a.toml").snapshot
+    b = run(argv, env=base_env, cwd=trees[0], output=tmp_path / "b.toml").snapshot
+    report = compare(a, b)
+    assert not any("another checkout" in d.reason for d in report.counted), report.verdict()

@@ -8,6 +8,7 @@ the dynamic loader), and the package is a real installed one (fsspec)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import venv
 from pathlib import Path
@@ -231,6 +232,58 @@ def test_a_native_read_in_the_programs_own_module_body_is_the_programs(
     ranked = {d.key: d for d in report.counted}
     assert ranked["STACKLIB_ALGO"].evidence_kind == "read", ranked["STACKLIB_ALGO"].reason
     assert ranked["STACKLIB_TRACEBACKS"].evidence_kind == "incidental"
+
+
+#: An extension module whose initialisation reads a setting natively, as mpi4py.MPI's exec
+#: calls MPI_Init (which reads every OMPI_MCA_* parameter), and a function that reads another
+#: each time it is called.
+EXTENSION = r"""
+#include <Python.h>
+#include <stdlib.h>
+static PyObject *algo(PyObject *self, PyObject *args) {
+    const char *v = getenv("EXTLIB_ALGO");
+    return PyUnicode_FromString(v ? v : "ring");
+}
+static PyMethodDef methods[] = {{"algo", algo, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "extlib", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_extlib(void) {
+    getenv("EXTLIB_TRANSPORT_TUNING");
+    return PyModule_Create(&mod);
+}
+"""
+
+
+@needs_cc
+def test_an_extension_modules_init_read_is_a_start_up_read(
+        launched: Capture, tmp_path: Path) -> None:
+    """The program imports an extension module itself (``from mpi4py import MPI``): the
+    module body on the Python stack is the program's, but the read happens in the extension's
+    initialisation, which importlib called: a start-up read of the library (before, it counted
+    as a read while the program ran: fresh6 ``mpi-shard-edit-metric-job`` listed four
+    ``OMPI_MCA_*`` tuning variables beside the data file that moved the metric)."""
+    import sysconfig
+
+    include = sysconfig.get_paths()["include"]
+    if not (Path(include) / "Python.h").exists():
+        pytest.skip("no Python headers to build an extension module")
+    src = tmp_path / "extlib.c"
+    src.write_text(EXTENSION)
+    ext = tmp_path / ("extlib" + str(sysconfig.get_config_var("EXT_SUFFIX")))
+    subprocess.run(["cc", "-shared", "-fPIC", f"-I{include}", "-o", str(ext), str(src)],
+                   check=True)
+    app = write_script(tmp_path, "train.py", """
+        import extlib
+        print("algo", extlib.algo())
+        """)
+    argv = [sys.executable, str(app)]
+    env = {"PYTHONPATH": str(tmp_path)}
+    a = launched(env={**env, "EXTLIB_ALGO": "ring", "EXTLIB_TRANSPORT_TUNING": "0"}, argv=argv)
+    b = launched(env={**env, "EXTLIB_ALGO": "tree", "EXTLIB_TRANSPORT_TUNING": "1"}, argv=argv)
+    startup = a["runtime"].get("native_startup") or []
+    assert "EXTLIB_TRANSPORT_TUNING" in startup and "EXTLIB_ALGO" not in startup, startup
+    ranked = {d.key: d for d in compare(a, b).counted}
+    assert ranked["EXTLIB_ALGO"].evidence_kind == "read", ranked["EXTLIB_ALGO"].reason
+    assert ranked["EXTLIB_TRANSPORT_TUNING"].evidence_kind == "incidental"
 
 
 def test_a_packages_import_read_on_the_failing_traceback_keeps_its_place(

@@ -69,7 +69,10 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     :func:`~runsnap.knowledge.options.reporting_option`). The last four score under a likely cause
     (:data:`runsnap.diffing.confidence.LIKELY`): without evidence from the runs, never a
     candidate. A thread or job count (70, :func:`~runsnap.knowledge.options.
-    parallelism_option`) stays a candidate, below the options that decide what is computed."""
+    parallelism_option`) stays a candidate, below the options that decide what is computed;
+    one that is 2 or more in both runs (55: how many, not whether the work is parallel) is no
+    candidate without evidence, unless a run failed as one that ran out of a resource does
+    (``rules.ran_out``)."""
     alike = rules.parsed_alike.get(d.key)
     if alike:
         return PARSED_ALIKE, alike, False
@@ -82,6 +85,9 @@ def score(d: Difference, rules: RankContext) -> Verdict:
         return 50, ("a reporting option: how often, where or how loudly the program reports, "
                     "not what it computes"), False
     if d.key.startswith("--") and parallelism_option(d.key):
+        if _both_parallel(d) and not rules.ran_out:
+            return 55, (f"a thread or job count, parallel in both runs ({d.a} and {d.b}): how "
+                        "many work at once, not whether, nor what is computed"), False
         return 70, "a thread or job count: how many work at once, not what is computed", False
     if d.key.startswith("--"):
         return 88, "a launch option: the program was asked for something else", False
@@ -90,6 +96,21 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     if d.key == "cwd":
         return 30, "relative paths and files found from the working directory change", False
     return 86, "the program or its arguments differ", False
+
+
+def _both_parallel(d: Difference) -> bool:
+    """Whether both runs gave the count option of ``d`` a whole number of 2 or more.
+
+    >>> from runsnap.diffing.result import Difference
+    >>> _both_parallel(Difference("command", "--threads", "changed", "2", "4"))
+    True
+    >>> _both_parallel(Difference("command", "--threads", "changed", "1", "4"))
+    False
+    """
+    try:
+        return min(int(str(d.a)), int(str(d.b))) >= 2
+    except ValueError:
+        return False
 
 
 def parsed_alike(a: Snapshot, b: Snapshot, found: Iterable[Difference]) -> dict[str, str]:

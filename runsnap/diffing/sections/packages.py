@@ -102,13 +102,18 @@ def _dist_fields(x: Distribution, y: Distribution) -> Iterator[tuple[Parts, Any,
 def score(d: Difference, rules: RankContext) -> Verdict:
     """The interpreter first (84: every package may differ), then core packages (80-82), then
     other packages (70-72, a downgrade above an upgrade: regressions are more often the cause),
-    the same version from another location (66) and ``sys.path`` order (62)."""
+    the same version from another location (66) and ``sys.path`` order (62; 35 when only each
+    run's own script directory, first, differs: ``rules.own_dirs_only``)."""
     if d.key in ("interpreter", "python_version", "implementation"):
         return 84, "another Python interpreter: every installed package may differ", False
     if d.key == "prefix":
         return 84, "another Python environment (sys.prefix): every installed package may " \
             "differ", False
     if d.key == "sys.path":
+        if rules.own_dirs_only:
+            return 35, ("only the script's own directory differs (first on sys.path): it "
+                        "follows where the script is, not which copy of a library is "
+                        "imported"), False
         return 62, "sys.path decides which copy of a module is imported", False
     fact = facts.score(d)  # engine builds, CUDA libraries, conda
     if fact is not None:

@@ -4,7 +4,7 @@ and takes it out of ``sys.modules`` again): the per-process log. Standard librar
 import os
 import sys
 
-DEPTH = 8  # frames kept per read site
+DEPTH = 16  # frames kept per read site and per opened file (fsspec, torch_io, a strategy...)
 
 
 class Tracer:

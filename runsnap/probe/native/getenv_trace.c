@@ -191,7 +191,10 @@ static int library_file(const char *file) {
 
 /* Whether the Python stack of this thread (which holds the GIL) runs an import of a library:
  * an importlib frame on it, and the innermost module body on it a library's (torch's
- * __init__.py importing its extension; not the program's own module calling into torch). */
+ * __init__.py importing its extension; not the program's own module calling into torch), or
+ * the innermost frame importlib's own: native code importlib called, an extension module's
+ * initialisation (``from mpi4py import MPI`` in the program calls MPI_Init from mpi4py.MPI's
+ * exec, with no module body of the library's on the Python stack). */
 static int in_import(void) {
     if (!(py.gil_held && py.frame && py.back && py.code && py.getattr && py.utf8 && py.decref
           && py.fetch && py.restore) || !py.gil_held())
@@ -199,16 +202,21 @@ static int in_import(void) {
     void *type, *val, *tb;
     py.fetch(&type, &val, &tb);  /* an exception in flight stays as it was */
     int importing = 0, module = -1;  /* module: the innermost body's file is a library's */
+    int extension = 0;  /* the innermost frame is importlib's: an extension's init runs */
     void *frame = py.frame();  /* borrowed */
     void *owned = NULL;
-    for (int depth = 0; frame && depth < 200 && !(importing && module >= 0); depth++) {
+    for (int depth = 0; frame && depth < 200 && !(importing && (module >= 0 || extension));
+         depth++) {
         void *code = py.code(frame);
         if (code) {
             void *file = py.getattr(code, "co_filename");
             void *name = module < 0 ? py.getattr(code, "co_name") : NULL;
             const char *f = file ? py.utf8(file) : NULL;
             const char *n = name ? py.utf8(name) : NULL;
-            if (f && strncmp(f, "<frozen importlib._bootstrap", 28) == 0) importing = 1;
+            if (f && strncmp(f, "<frozen importlib._bootstrap", 28) == 0) {
+                importing = 1;
+                if (depth == 0) extension = 1;
+            }
             else if (f && n && strcmp(n, "<module>") == 0) module = library_file(f);
             if (file) py.decref(file);
             if (name) py.decref(name);
@@ -221,7 +229,7 @@ static int in_import(void) {
     }
     if (owned) py.decref(owned);
     py.restore(type, val, tb);
-    return importing && module == 1;
+    return importing && (module == 1 || extension);
 }
 
 static char when(void) {
