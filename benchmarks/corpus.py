@@ -37,6 +37,12 @@ git-ignored override file), the c10d TCPStore on a port already taken, an engine
 ``--max-model-len``, model folders edited under transformers, PyTorch Lightning (a stale
 ``last.ckpt``, ``16-mixed`` on the CPU), ``PYTHONSAFEPATH`` and pandas 3's copy-on-write; it is
 never tuned on either.
+The ``fresh10`` half (benchmarks/fresh10.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``--sync-bn`` on CPU modules, a config's ``pos_weight``, a config
+key nobody added), the c10d store under ``TORCHELASTIC_USE_AGENT_STORE``, a TensorPipe RPC server,
+model folders edited under transformers, ``PYTHONOPTIMIZE``, a uv project venv's major upgrade,
+accelerate's default config in a home, Lightning's ``PL_GLOBAL_SEED`` and MLflow; it is never
+tuned on either.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from benchmarks.fresh6 import FRESH6
 from benchmarks.fresh7 import FRESH7
 from benchmarks.fresh8 import FRESH8
 from benchmarks.fresh9 import FRESH9
+from benchmarks.fresh10 import FRESH10
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -68,13 +75,13 @@ from benchmarks.tune_warnings import TUNE_WARNINGS
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
-FRESH9_HALF = "fresh9"
+FRESH9_HALF, FRESH10_HALF = "fresh9", "fresh10"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
-          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF)
+          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
-                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF)
+                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF)
 
 
 def half_of(name: str) -> str:
@@ -97,8 +104,8 @@ class Entry:
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
-    ``fresh8`` / ``fresh9`` (acts through real libraries, written from the outside:
-    benchmarks/fresh.py ... fresh9.py)."""
+    ``fresh8`` / ``fresh9`` / ``fresh10`` (acts through real libraries, written from the
+    outside: benchmarks/fresh.py ... fresh10.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -141,4 +148,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH8_HALF, "fresh8") for b in FRESH8),
     # never tuned on either: the whole of benchmarks/fresh9.py is the fresh9 half
     *(Entry(_name(b), b, FRESH9_HALF, "fresh9") for b in FRESH9),
+    # never tuned on either: the whole of benchmarks/fresh10.py is the fresh10 half
+    *(Entry(_name(b), b, FRESH10_HALF, "fresh10") for b in FRESH10),
 ]
