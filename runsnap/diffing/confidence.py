@@ -55,6 +55,7 @@ from collections.abc import Sequence
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.kinds import BANDS, KINDS
 from runsnap.diffing.result import Difference
+from runsnap.knowledge.options import endpoint_setting
 from runsnap.knowledge.readers import ambient_setting
 
 __all__ = ["FROM_RUNS", "LAUNCHED", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
@@ -109,7 +110,11 @@ def _apart(top: Difference, other: Difference) -> bool:
     """Whether the evidence tells ``top`` from ``other``. A read alone says the program used
     the value, not that it mattered: it stands apart only from what the runs show unread."""
     (k1, r1), (k2, r2) = strength(top), strength(other)
-    if top.quoted and not other.quoted:
+    # a quoted port or address says where the run connected; what was read as near the raise
+    # (rank 0 made a client of itself, so nothing listened there) may be why it failed
+    where = (top.quoted and endpoint_setting(top.key) and other.evidence_kind == "failing-path"
+             and r2 <= r1)
+    if top.quoted and not other.quoted and not where:
         # the failing error quotes top's value and no other input's: whatever else read on the
         # failing path (a wrapper that raised because the child failed, a constructor that read
         # every field) did not put its value in the error
@@ -123,7 +128,7 @@ def _apart(top: Difference, other: Difference) -> bool:
             return True
         return other.evidence_kind in ("incidental", "unread")
     if (top.corroborated and not other.corroborated and other.evidence_kind == "failing-path"
-            and r2 >= r1):
+            and r2 >= r1 and not where):
         # the failing run's words back top beyond where it was read (its error quotes top's
         # value or names it, or an engine's message top governs); nothing but a read as deep
         # as top's backs other (a rendezvous variable every job reads in a caller of the code

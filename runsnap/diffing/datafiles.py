@@ -406,9 +406,11 @@ def _file_like(path: str) -> bool:
 
 def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
     """For a variable whose values are folders (``TORCHINDUCTOR_CACHE_DIR``, a cache home):
-    ``"neither run opened a file under it"`` in words, when both runs were traced with their
-    file opens recorded in full (none left out) and no file either opened, for reading or
-    writing, lies under either value; ``""`` when a run may have used it, or cannot say.
+    ``"neither run read a file under it"`` in words, when both runs were traced with their
+    file opens recorded in full (none left out) and no file either opened for reading lies
+    under either value, nor one it wrote where a run failed writing (an output elsewhere
+    changes nothing else: a tracker's telemetry file under another ``HOME``); ``""`` when a
+    run may have used it, or cannot say.
     Opens from C are not seen (``[runtime.data_files]``): a folder only native code reads
     (safetensors weights) is never judged unopened, since Python opens its config beside."""
     folders = [os.path.normpath(str(v)) for v in (d.a, d.b)
@@ -420,10 +422,21 @@ def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
         watched = rt.has("data_files") or rt.data_files_left_out == 0  # opens recorded
         if not rt.traced or not watched or rt.data_files_left_out:
             return ""
-        opened = [*rt.data_files, *(str(w) for w in rt.data_files_written)]
+        out = snap.records.outcome
+        said = " ".join(str(e) for e in (out.first_error, *out.errors) if e)
+        # a file written there counts where a run failed writing (its outputs went there;
+        # what it decides of the outcome is whether they could)
+        opened = [*rt.data_files, *(str(w) for w in rt.data_files_written
+                                    if _WRITE_FAILED.search(said))]
         if any(p == f or p.startswith(f.rstrip("/") + "/") for p in opened for f in folders):
             return ""
-    return f"neither run opened a file under {' or '.join(dict.fromkeys(folders))}"
+    return f"neither run read a file under {' or '.join(dict.fromkeys(folders))}"
+
+
+#: How a failed write reads (errno's strerror texts, CPython's OSError subclasses).
+_WRITE_FAILED = re.compile(r"Permission denied|Read-only file system|No space left on device|"
+                           r"Disk quota exceeded|PermissionError|IsADirectoryError|"
+                           r"FileExistsError|NotADirectoryError")
 
 
 def opened_failing(d: Difference, ev: Evidence | None, a: Any, b: Any,

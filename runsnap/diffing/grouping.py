@@ -98,6 +98,12 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                     "the same version, moved with the environment")))
                 moved.append(name)
                 continue
+            if d.key == "sys.path" and _moved_entries(d) and all(
+                    under(e, prefixes) for e in _moved_entries(d)):
+                # the other environment's site-packages on the search path: how its packages
+                # came in, listed after the packages that differ (which it puts in the way)
+                members.append(d.replace(score=min(d.score, 90)))
+                continue
             if d.key in ("python_version", "implementation", "sys.path", "prefix") or field:
                 members.append(d)
                 continue
@@ -120,9 +126,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                                               "PYTHONHOME", "CONDA_PYTHON_EXE"):
             members.append(d)
         elif d.section == "env" and d.key == "PATH":
-            # the entries added, removed or moved (not the name's own "also: ..." line)
-            entries = [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence
-                       if e.startswith(("added: ", "removed: ", "moved: "))]
+            entries = _moved_entries(d)
             if entries and all(under(e, prefixes) for e in entries):
                 # how the switch came about (the shell activated the other environment),
                 # listed under what moved with it: the packages the run took from there
@@ -143,6 +147,13 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                                  (moved_imports, "module", "imported from the other environment"))
         if names)
     return [Group(cause, tuple(members), lines=lines, title=title)] if members else []
+
+
+def _moved_entries(d: Difference) -> list[str]:
+    """The entries a search-path difference added, removed or moved (from its evidence lines;
+    not the name's own "also: ..." line)."""
+    return [e.split(": ", 1)[-1].split(" (", 1)[0] for e in d.evidence
+            if e.startswith(("added: ", "removed: ", "moved: "))]
 
 
 def by_model(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:

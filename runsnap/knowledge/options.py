@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REPORTING_ANY", "REPORTING_FIRST", "parallelism_option", "process_count_option",
+__all__ = ["REPORTING_ANY", "REPORTING_FIRST", "endpoint_setting", "parallelism_option",
+           "process_count_option",
            "reporting_option",
            "reporting_variable"]
 
@@ -123,3 +124,21 @@ def process_count_option(key: str) -> bool:
     """
     words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
     return bool(words) and (words[-1] in _PROCESSES or words[-1] in _PARALLEL)
+
+
+#: Last words of a setting that says where a process listens or connects.
+_ENDPOINT = frozenset({"port", "addr", "address", "host", "hostname", "endpoint"})
+
+
+def endpoint_setting(key: str) -> bool:
+    """Whether variable or option ``key`` says where a process listens or connects
+    (``MASTER_PORT``, ``MASTER_ADDR``, ``--rdzv-endpoint``, ``--port``): an error that quotes
+    its value says where the run connected, not by itself that the place was wrong (nothing
+    listened there: what should have listened may be the cause).
+
+    >>> [endpoint_setting(k) for k in ("MASTER_PORT", "--rdzv-endpoint", "--master_addr",
+    ...                                "GLOO_SOCKET_IFNAME", "--batch-size")]
+    [True, True, True, False, False]
+    """
+    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    return bool(words) and words[-1] in _ENDPOINT

@@ -334,3 +334,71 @@ def test_a_word_an_error_uses_for_its_own_reasons_quotes_no_value(tmp_path: Path
     report = compare(a, b)
     log = next(d for d in report.counted if d.key == "DIST_LOG")
     assert not log.quoted and "names B's value" not in log.reason, log.reason
+
+
+#: A rendezvous store as torch's ``_create_c10d_store`` makes one: rank 0 hosts it on
+#: MASTER_PORT, unless STORE_USE_AGENT says an agent hosts it, and then it connects as a client
+#: (real sockets: the client's connect times out where nothing listens).
+_STORE_CLIENT = """
+    import os, socket
+
+    def create_store(port):
+        if os.environ.get("STORE_USE_AGENT") == "True":
+            s = socket.socket()
+            s.settimeout(0.3)
+            try:
+                s.connect(("127.0.0.1", port))
+            except OSError:
+                raise TimeoutError("The client socket has timed out while trying to connect to "
+                                   f"(127.0.0.1, {port}).") from None
+            return s
+        server = socket.socket()
+        server.bind(("127.0.0.1", port))
+        server.listen()
+        return server
+
+    def rendezvous():
+        port = int(os.environ["MASTER_PORT"])
+        return create_store(port)
+
+    rendezvous().close()
+    print("store ready")
+    """
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_quoted_port_is_where_the_run_connected_not_why(tmp_path: Path) -> None:
+    """Each shell picked its own free MASTER_PORT; B also says an agent hosts the store, so
+    rank 0 connects as a client and nothing listens. The error quotes B's port: that says
+    where it connected; the variable read in the function that raised may be why (fresh10
+    ``agent-store-var-copied`` named MASTER_PORT, confident and wrong). Undecided between
+    the two; with the port alone differing, the quoted port stays the confident cause."""
+    a, b = _pair(tmp_path / "agent", _STORE_CLIENT, ({"MASTER_PORT": str(_free_port())}, []),
+                 ({"MASTER_PORT": str(_free_port()), "STORE_USE_AGENT": "True"}, []))
+    report = compare(a, b)
+    assert report.confidence == "undecided", report.verdict()
+    assert {d.key for d in report.candidates} == {"MASTER_PORT", "STORE_USE_AGENT"}
+
+
+def test_a_quoted_port_alone_is_the_cause(tmp_path: Path) -> None:
+    """An agent hosts the store in both runs, on A's port; B was given another port where
+    nothing listens. Only the port differs, and the error quotes it: confident on it."""
+    import socket
+
+    with socket.socket() as agent:
+        agent.bind(("127.0.0.1", 0))
+        agent.listen()
+        port = str(agent.getsockname()[1])
+        a, b = _pair(tmp_path / "port", _STORE_CLIENT,
+                     ({"MASTER_PORT": port, "STORE_USE_AGENT": "True"}, []),
+                     ({"MASTER_PORT": str(_free_port()), "STORE_USE_AGENT": "True"}, []))
+    report = compare(a, b)
+    assert report.confidence == "confident", report.verdict()
+    assert [d.key for d in report.candidates] == ["MASTER_PORT"]

@@ -166,7 +166,7 @@ def test_a_folder_setting_no_run_opened_a_file_under_is_incidental(
 
     report = compare(*pair("none"))
     d = {x.key: x for x in report.differences}["FSSPEC_CONFIG_DIR"]
-    assert d.evidence_kind == "incidental" and "neither run opened a file under" in d.reason, d
+    assert d.evidence_kind == "incidental" and "neither run read a file under" in d.reason, d
     assert (report.confidence, [x.key for x in report.candidates]) == ("confident", ["--batch"])
     for side in ("used-a", "used-b"):
         (tmp_path / side).mkdir()
@@ -391,7 +391,7 @@ def test_a_folder_the_program_reads_but_opens_nothing_under_is_incidental(
     report = _batches(launched, app, "APP_CACHE_DIR", str(tmp_path / "cache-a"),
                       str(tmp_path / "cache-b"))
     d = {x.key: x for x in report.differences}["APP_CACHE_DIR"]
-    assert d.evidence_kind == "incidental" and "neither run opened a file under" in d.reason, d
+    assert d.evidence_kind == "incidental" and "neither run read a file under" in d.reason, d
     assert (report.confidence, [x.key for x in report.candidates]) == ("confident", ["--batch"])
 
 
