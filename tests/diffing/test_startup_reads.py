@@ -415,3 +415,28 @@ def test_the_hash_seed_decides_a_result_and_is_never_incidental(
     assert "the seed of str and bytes hashing" in seed.reason
     assert (report.confidence, report.candidates[0].key) == ("confident", "PYTHONHASHSEED"), \
         report.verdict()
+
+
+def test_the_optimisation_level_decides_a_result_and_is_never_incidental(
+        launched: Capture, tmp_path: Path) -> None:
+    """A command-line tool builds its help from its functions' docstrings, as transformers
+    checks its processors' documented arguments at import: under ``PYTHONOPTIMIZE=2`` the
+    docstrings are gone and it fails. The interpreter reads the variable at start-up, but
+    another value is another program: read evidence, the only input that differs (fresh10
+    ``pythonoptimize-in-ray-image`` called it "read only at start-up", below the
+    candidates)."""
+    app = write_script(tmp_path, "tool.py", """
+        def train():
+            '''Train the model: --steps N.'''
+
+        print("commands:", train.__doc__.split(":")[0])
+        """)
+    argv = [sys.executable, str(app)]
+    a = launched(env={}, argv=argv)
+    b = launched(env={"PYTHONOPTIMIZE": "2"}, argv=argv)
+    assert (a["outcome"]["exit_status"], b["outcome"]["exit_status"]) == (0, 1)
+    report = compare(a, b)
+    level = {d.key: d for d in report.differences}["PYTHONOPTIMIZE"]
+    assert level.evidence_kind == "read" and "docstrings" in level.reason, level
+    assert (report.confidence, report.candidates[0].key) == ("confident", "PYTHONOPTIMIZE"), \
+        report.verdict()
