@@ -39,6 +39,7 @@ from runsnap.diffing.grouprecord import Group
 from runsnap.diffing.handed import handed
 from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.naming import excerpt
+from runsnap.diffing.printedkeys import key_printed
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts
 from runsnap.knowledge.datafiles import PYTHON_READ
@@ -133,7 +134,9 @@ def file_evidence(d: Difference, a: Snapshot, b: Snapshot,
     value quoted). Otherwise, for a file both runs opened with other content: ``named`` when a
     text in ``said`` (:func:`runsnap.diffing.naming.texts`: the failing errors, a warning of
     one run) quotes the file's name, else ``read``. A file one run alone opened has evidence
-    only by a quoted key (it is otherwise a consequence)."""
+    by a quoted key, by a key of it both runs printed with other values (``named``:
+    :func:`runsnap.diffing.printedkeys.key_printed`), or when found alone in its tree (it is
+    otherwise a consequence)."""
     if d.path[:2] != ("runtime", "data_files") or len(d.path) < 3:
         return None
     path = str(d.path[2])
@@ -143,6 +146,9 @@ def file_evidence(d: Difference, a: Snapshot, b: Snapshot,
     keyed = key_quoted(d, a, b, said, runs)
     if keyed:
         return Evidence("failing-path", f"{keyed}; {where}", corroborated=True, quoted=True)
+    printed = key_printed(d, a, b, runs)
+    if printed:
+        return Evidence("named", f"{printed}; {where}", corroborated=True)
     if d.change != "changed":
         alone = found_alone(d, a, b)
         return Evidence("read", f"{alone}; {where}") if alone else None

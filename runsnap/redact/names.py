@@ -100,6 +100,8 @@ def looks_like_credential(value: str) -> bool:
 
     >>> [looks_like_credential(v) for v in ("1", "disabled", "/opt/x", "openid email", "eth0")]
     [False, False, False, False, False]
+    >>> [looks_like_credential(v) for v in ("mixed_precision", "compute_environment")]
+    [False, False]
     >>> [looks_like_credential(v) for v in ("Bearer abc.def", "user:s3cret", "hunter22", "aB3xQ9zT")]
     [True, True, True, True]
     """
@@ -121,6 +123,9 @@ def looks_like_credential(value: str) -> bool:
     parts = [p for p in re.split(r"[-_.]", v) if p]
     if len(parts) >= 2 and all(len(p) <= 8 for p in parts):
         return False
+    if "_" in v and 2 <= len(parts) <= 4 and all(
+            p.isalpha() and p.islower() and len(p) <= 12 for p in parts):
+        return False  # a snake_case name of lowercase words: mixed_precision, compute_environment
     if len(v) >= 8:
         return True
     classes = (any(c.islower() for c in v) + any(c.isupper() for c in v)
