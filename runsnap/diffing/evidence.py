@@ -94,7 +94,7 @@ from runsnap.diffing.searchpaths import search_path_evidence
 from runsnap.diffing.written import written
 from runsnap.knowledge.env import family_of, noise_reason
 from runsnap.knowledge.models import bookkeeping
-from runsnap.knowledge.options import reporting_variable
+from runsnap.knowledge.options import endpoint_setting, reporting_variable
 from runsnap.knowledge.packages import normalize_name
 from runsnap.knowledge.readers import (
     decides_results,
@@ -162,9 +162,10 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
     if found:
         also = _named(d, runs)
         if also is not None and (found.rank or also.quoted):
-            # read on the failing path, and the failing run's words name it too: two lines of
-            # evidence, above a read there alone (a rendezvous variable every job reads)
-            return found.replace(rank=max(0, found.rank - 1), sentence=f"{found.sentence}; "
+            # read on the failing path and named by the failing run's words: above a read there
+            # alone (a rendezvous variable every job reads); a quoted port says where, not why
+            step = 0 if also.quoted and endpoint_setting(name) else 1
+            return found.replace(rank=max(0, found.rank - step), sentence=f"{found.sentence}; "
                                  f"and {also.sentence}", corroborated=True, quoted=also.quoted)
         if also is not None and also.kind == "named" and also.rank == 0:
             # read in the function that raised, and the failing error names it: a generic
@@ -302,8 +303,7 @@ def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:
     """The strongest of what the runs' words say about ``d`` (:func:`runsnap.diffing.saying.
     said`: its key or value, an engine's message it governs, its name's words, a value an
     engine's message implies)."""
-    got = said(d, runs)
-    if got is None:
+    if (got := said(d, runs)) is None:
         return None
     kind, sentence, rank, backed, quoted = got
     return Evidence(kind, sentence, rank=rank, corroborated=backed, quoted=quoted)
