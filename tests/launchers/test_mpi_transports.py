@@ -49,13 +49,20 @@ def _runsnap(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, env=env)
 
 
-@pytest.mark.slow
-def test_a_btl_list_that_reaches_no_other_rank_is_the_confident_cause(mpirun: list[str],
-                                                                     tmp_path: Path) -> None:
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    """The program that calls MPI_Init, where a libmpi is there to call."""
     if ctypes.util.find_library("mpi") is None:
         pytest.skip("no libmpi to call MPI_Init")
-    app = tmp_path / "init.py"
-    app.write_text(INIT)
+    path = tmp_path / "init.py"
+    path.write_text(INIT)
+    return path
+
+
+@pytest.mark.slow
+def test_a_btl_list_that_reaches_no_other_rank_is_the_confident_cause(mpirun: list[str],
+                                                                     tmp_path: Path,
+                                                                     app: Path) -> None:
     # both shells carry Open MPI tuning; the bad one also the unit tests' "self only" list
     _job(mpirun, tmp_path / "good", app, {"OMPI_MCA_mpi_warn_on_fork": "0"})
     _job(mpirun, tmp_path / "bad", app, {"OMPI_MCA_btl": "self",
@@ -75,12 +82,8 @@ def test_a_btl_list_that_reaches_no_other_rank_is_the_confident_cause(mpirun: li
 
 
 @pytest.mark.slow
-def test_a_btl_list_that_reaches_the_node_is_no_finding(mpirun: list[str],
-                                                        tmp_path: Path) -> None:
-    if ctypes.util.find_library("mpi") is None:
-        pytest.skip("no libmpi to call MPI_Init")
-    app = tmp_path / "init.py"
-    app.write_text(INIT)
+def test_a_btl_list_that_reaches_the_node_is_no_finding(mpirun: list[str], tmp_path: Path,
+                                                        app: Path) -> None:
     _job(mpirun, tmp_path / "job", app, {"OMPI_MCA_btl": "self,vader"})
     snap = tmp_path / "job" / "0.toml"
     assert "initialised" in snap.read_text()  # the job ran: no false alarm on a good list
