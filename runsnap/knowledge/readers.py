@@ -131,7 +131,7 @@ RESULT_SETTINGS = {
     "PYTHONHASHSEED": ("the seed of str and bytes hashing: the order sets of strings iterate "
                        "in (python(1), PYTHONHASHSEED)"),
     "PYTHONOPTIMIZE": ("the optimisation level: 1 skips assert statements, 2 also drops "
-                       "docstrings (``__doc__`` is None), which code that checks or reads "
+                       "docstrings (__doc__ is None), which code that checks or reads "
                        "them notices (python(1), -O and -OO)"),
     "PYTHONINTMAXSTRDIGITS": ("the most digits int() and str() convert: a longer number "
                               "raises ValueError (python(1), PYTHONINTMAXSTRDIGITS)"),
