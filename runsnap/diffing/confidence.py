@@ -27,7 +27,9 @@ The rules (docs/ranking.md has the same text):
 
 Where a run failed with a traceback the other did not share, a library's start-up setting
 (a ``read`` below the band of reads: read only at its import, no part of it on that traceback)
-stands apart from the program's own read: the traceback shows where the run failed.
+stands apart from the program's own read, and from a setting of the whole interpreter that
+decides results (``PYTHONOPTIMIZE``), which holds for every frame of that traceback: the
+traceback shows where the run failed.
 
 When the margin fails, the verdict still commits when the top difference is the only one the
 program took in (:func:`_sole`): every other difference is one the runs show unread or read
@@ -56,7 +58,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing.kinds import BANDS, KINDS
 from runsnap.diffing.result import Difference
 from runsnap.knowledge.options import endpoint_setting
-from runsnap.knowledge.readers import ambient_setting
+from runsnap.knowledge.readers import ambient_setting, decides_results
 
 __all__ = ["FROM_RUNS", "LAUNCHED", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
 
@@ -221,6 +223,13 @@ def _locale(d: Difference) -> bool:
     return rule is not None and rule[0] == "locale"
 
 
+def _whole_interpreter(d: Difference) -> bool:
+    """A setting of the whole interpreter that decides results (``PYTHONOPTIMIZE``,
+    ``PYTHONHASHSEED``: :func:`runsnap.knowledge.readers.decides_results`), read by it: it
+    holds for every frame of a failing traceback, as a library's import setting does not."""
+    return d.section == "env" and d.evidence_kind == "read" and decides_results(d.key) is not None
+
+
 def _own_read(d: Difference) -> bool:
     """A ``read`` in the band of reads: the program used it while it ran (not a library's
     start-up setting, :func:`_setting`)."""
@@ -266,7 +275,9 @@ def judge(counted: Sequence[Difference], outcome: str, *, traceback: bool = Fals
         # the runner-up (noise of another shell) never makes a verdict more sure
         # without evidence, what scores under LIKELY is never a candidate (as below)
         tied = [d for d in causes if d is top or not (
-            _apart(top, d) or _unlikely(d) or (traceback and _own_read(top) and _setting(d)))]
+            _apart(top, d) or _unlikely(d)
+            or (traceback and (_own_read(top) or _whole_interpreter(top)) and _setting(d)
+                and not _whole_interpreter(d)))]
         if len(tied) == 1:
             return Judgement("confident", (top,), why=_apart_why(top, causes))
         return _sole(causes, outcome) or Judgement(

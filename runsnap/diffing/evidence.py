@@ -194,7 +194,7 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         # a setting of the whole interpreter, not a decision of the program: it ranks below
         # the program's own reads, options and fields, and stays a candidate beside them
         return Evidence("read", f"read by every process at start-up: {decides}; another value "
-                                "is another result", ceiling=CEILING)
+                                "is another result", ceiling=CEILING + 1)
     if (ambient := startup_reads(name, runs, a, b)) is not None:  # told from the data
         return Evidence("incidental", ambient, ceiling=CEILING)
     startup = [why for f, got in readers for why in (interpreter_only(name, got, f),) if why]

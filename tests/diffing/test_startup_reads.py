@@ -411,7 +411,7 @@ def test_the_hash_seed_decides_a_result_and_is_never_incidental(
     b = launched(env={"PYTHONHASHSEED": "1"}, argv=argv)
     report = compare(a, b)
     seed = {d.key: d for d in report.differences}["PYTHONHASHSEED"]
-    assert seed.evidence_kind == "read" and seed.score <= CEILING, seed
+    assert seed.evidence_kind == "read" and seed.score <= CEILING + 1, seed  # above libraries' settings
     assert "the seed of str and bytes hashing" in seed.reason
     assert (report.confidence, report.candidates[0].key) == ("confident", "PYTHONHASHSEED"), \
         report.verdict()
@@ -440,3 +440,31 @@ def test_the_optimisation_level_decides_a_result_and_is_never_incidental(
     assert level.evidence_kind == "read" and "docstrings" in level.reason, level
     assert (report.confidence, report.candidates[0].key) == ("confident", "PYTHONOPTIMIZE"), \
         report.verdict()
+
+
+def test_the_optimisation_level_stands_apart_from_a_librarys_import_setting(
+        launched: Capture, tmp_path: Path) -> None:
+    """The same tool, importing fsspec, whose config folder differs between the shells too
+    (read at fsspec's import, its files read). B fails with a traceback in the tool's own
+    code, where no part of fsspec is: fsspec's start-up setting is no path to it, while the
+    interpreter's optimisation level holds for every frame of it. Confident on
+    PYTHONOPTIMIZE (fresh10 ``pythonoptimize-in-ray-image`` was undecided between it and two
+    libraries' import settings)."""
+    pytest.importorskip("fsspec")
+    app = write_script(tmp_path, "tool.py", """
+        import fsspec
+
+        def train():
+            '''Train the model: --steps N.'''
+
+        print("commands:", train.__doc__.split(":")[0])
+        """)
+    argv = [sys.executable, str(app)]
+    a = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-a")}, argv=argv)
+    b = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-b"), "PYTHONOPTIMIZE": "2"},
+                 argv=argv)
+    report = compare(a, b)
+    ranked = {d.key: d for d in report.counted}
+    assert "read only while importing fsspec" in ranked["FSSPEC_CONFIG_DIR"].reason
+    assert (report.confidence, [d.key for d in report.candidates]) == (
+        "confident", ["PYTHONOPTIMIZE"]), report.verdict()
