@@ -29,7 +29,9 @@ Where a run failed with a traceback the other did not share, a library's start-u
 (a ``read`` below the band of reads: read only at its import, no part of it on that traceback)
 stands apart from the program's own read, and from a setting of the whole interpreter that
 decides results (``PYTHONOPTIMIZE``), which holds for every frame of that traceback: the
-traceback shows where the run failed.
+traceback shows where the run failed. A random seed the program read (``PL_GLOBAL_SEED``)
+stands apart from a library's start-up setting whatever the outcome: another seed is another
+result, by what a seed is.
 
 When the margin fails, the verdict still commits when the top difference is the only one the
 program took in (:func:`_sole`): every other difference is one the runs show unread or read
@@ -57,7 +59,7 @@ from collections.abc import Sequence
 from runsnap.base.records import FrozenRecord
 from runsnap.diffing.kinds import BANDS, KINDS
 from runsnap.diffing.result import Difference
-from runsnap.knowledge.options import endpoint_setting
+from runsnap.knowledge.options import endpoint_setting, seed_setting
 from runsnap.knowledge.readers import ambient_setting, decides_results
 
 __all__ = ["FROM_RUNS", "LAUNCHED", "LIKELY", "MARGIN", "Judgement", "bisect_launches", "judge", "strength"]
@@ -277,7 +279,8 @@ def judge(counted: Sequence[Difference], outcome: str, *, traceback: bool = Fals
         tied = [d for d in causes if d is top or not (
             _apart(top, d) or _unlikely(d)
             or (traceback and (_own_read(top) or _whole_interpreter(top)) and _setting(d)
-                and not _whole_interpreter(d)))]
+                and not _whole_interpreter(d))
+            or (_own_read(top) and seed_setting(top.key) and _setting(d)))]
         if len(tied) == 1:
             return Judgement("confident", (top,), why=_apart_why(top, causes))
         return _sole(causes, outcome) or Judgement(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["REPORTING_ANY", "REPORTING_FIRST", "endpoint_setting", "parallelism_option",
+           "seed_setting",
            "process_count_option",
            "reporting_option",
            "reporting_variable"]
@@ -142,3 +143,14 @@ def endpoint_setting(key: str) -> bool:
     """
     words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
     return bool(words) and words[-1] in _ENDPOINT
+
+
+def seed_setting(key: str) -> bool:
+    """Whether variable or option ``key`` is a random seed (``PL_GLOBAL_SEED``, ``SEED``,
+    ``--seed``): another value is another result, by what a seed is.
+
+    >>> [seed_setting(k) for k in ("PL_GLOBAL_SEED", "SEED", "--data-seed", "SEEDS_DIR")]
+    [True, True, True, False]
+    """
+    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    return bool(words) and words[-1] == "seed"

@@ -468,3 +468,31 @@ def test_the_optimisation_level_stands_apart_from_a_librarys_import_setting(
     assert "read only while importing fsspec" in ranked["FSSPEC_CONFIG_DIR"].reason
     assert (report.confidence, [d.key for d in report.candidates]) == (
         "confident", ["PYTHONOPTIMIZE"]), report.verdict()
+
+
+def test_a_seed_the_program_read_stands_apart_from_a_librarys_import_setting(
+        launched: Capture, tmp_path: Path) -> None:
+    """A tune driver exported ``TRAINER_GLOBAL_SEED`` in one shell; the trainer seeds its
+    sampler from it, and the loss moves. fsspec's config folder differs too, read at its
+    import. A seed the program read is another result by what a seed is: confident on it
+    (fresh10 ``pl-global-seed-from-tune-driver`` was undecided between it and two libraries'
+    import settings). A variable of no such name keeps the tie (the measured case: a cache
+    folder the program read, beside libraries' settings, in healthy non-deterministic runs)."""
+    pytest.importorskip("fsspec")
+    app = write_script(tmp_path, "fit.py", """
+        import os, random
+        import fsspec
+
+        def fit():
+            rng = random.Random(int(os.environ.get("TRAINER_GLOBAL_SEED", "7")))
+            print(f"loss={sum(rng.random() for _ in range(100)) / 100:.4f}")
+
+        fit()
+        """)
+    argv = [sys.executable, str(app)]
+    a = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-a")}, argv=argv)
+    b = launched(env={"FSSPEC_CONFIG_DIR": _conf(tmp_path / "conf-b"),
+                      "TRAINER_GLOBAL_SEED": "1234"}, argv=argv)
+    report = compare(a, b)
+    assert (report.confidence, [d.key for d in report.candidates]) == (
+        "confident", ["TRAINER_GLOBAL_SEED"]), report.verdict()
