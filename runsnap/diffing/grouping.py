@@ -98,8 +98,8 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                     "the same version, moved with the environment")))
                 moved.append(name)
                 continue
-            if d.key == "sys.path" and _moved_entries(d) and all(
-                    under(e, prefixes) for e in _moved_entries(d)):
+            moved_in = _moved_entries(d) if d.key == "sys.path" else []
+            if moved_in and all(under(e, prefixes) for e in moved_in):
                 # the other environment's site-packages on the search path: how its packages
                 # came in, listed after the packages that differ (which it puts in the way)
                 members.append(d.replace(score=min(d.score, 90)))

@@ -22,10 +22,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["REPORTING_ANY", "REPORTING_FIRST", "endpoint_setting", "parallelism_option",
-           "seed_setting",
-           "process_count_option",
-           "reporting_option",
-           "reporting_variable"]
+           "process_count_option", "reporting_option", "reporting_variable", "seed_setting"]
 
 #: An option whose first word is one of these says where or how often the program reports.
 REPORTING_FIRST = frozenset({
@@ -43,6 +40,12 @@ _RUN_NAMES = frozenset({("run", "name"), ("run", "id"), ("experiment", "name"),
                         ("exp", "name"), ("run", "tag"), ("run", "tags")})
 
 
+
+def _words(key: str) -> list[str]:
+    """The lower-case words of an option or variable name (``--intra-op-threads``: intra, op,
+    threads; ``PL_GLOBAL_SEED``: pl, global, seed)."""
+    return [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+
 def reporting_option(key: str) -> bool:
     """Whether option ``key`` (``--log-every``, ``--report_to``) only says where, how often or
     how loudly the program reports (:data:`REPORTING_FIRST`, :data:`REPORTING_ANY`).
@@ -54,7 +57,7 @@ def reporting_option(key: str) -> bool:
     ...                                 "--save", "--checkpoint", "--name", "--eval-steps")]
     [False, False, False, False, True, False, False, False]
     """
-    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    words = _words(key)
     if not words:
         return False
     if words[0] in REPORTING_FIRST or any(w in REPORTING_ANY for w in words):
@@ -105,7 +108,7 @@ def parallelism_option(key: str) -> bool:
     ...                                   "--jobs", "--workers", "--batch-size", "--thread-safe")]
     [True, True, True, True, False, False, False]
     """
-    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    words = _words(key)
     return bool(words) and words[-1] in _PARALLEL
 
 
@@ -123,7 +126,7 @@ def process_count_option(key: str) -> bool:
     ...                                    "--worker-tmp-dir", "--batch-size")]
     [True, True, True, False, False]
     """
-    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    words = _words(key)
     return bool(words) and (words[-1] in _PROCESSES or words[-1] in _PARALLEL)
 
 
@@ -141,7 +144,7 @@ def endpoint_setting(key: str) -> bool:
     ...                                "GLOO_SOCKET_IFNAME", "--batch-size")]
     [True, True, True, False, False]
     """
-    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    words = _words(key)
     return bool(words) and words[-1] in _ENDPOINT
 
 
@@ -152,5 +155,5 @@ def seed_setting(key: str) -> bool:
     >>> [seed_setting(k) for k in ("PL_GLOBAL_SEED", "SEED", "--data-seed", "SEEDS_DIR")]
     [True, True, True, False]
     """
-    words = [w for w in re.split(r"[-_.]+", key.lstrip("-").lower()) if w]
+    words = _words(key)
     return bool(words) and words[-1] == "seed"
