@@ -43,6 +43,13 @@ key nobody added), the c10d store under ``TORCHELASTIC_USE_AGENT_STORE``, a Tens
 model folders edited under transformers, ``PYTHONOPTIMIZE``, a uv project venv's major upgrade,
 accelerate's default config in a home, Lightning's ``PL_GLOBAL_SEED`` and MLflow; it is never
 tuned on either.
+The ``fresh11`` half (benchmarks/fresh11.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (a validation all-reduce only rank 0 reaches, a model folder's
+``dropout``, an unexpanded ``${BATCH}`` in a YAML config), a tcp:// rendezvous without a rank,
+``set_num_interop_threads`` called twice, ``TORCH_FORCE_WEIGHTS_ONLY_LOAD``, model folders edited
+under transformers, a Hub model cached in one ``HF_HOME`` only, an editable install from a dev
+checkout, a data folder pinned by a variable and a git-ignored thresholds file; it is never tuned
+on either.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ from benchmarks.fresh7 import FRESH7
 from benchmarks.fresh8 import FRESH8
 from benchmarks.fresh9 import FRESH9
 from benchmarks.fresh10 import FRESH10
+from benchmarks.fresh11 import FRESH11
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -75,13 +83,13 @@ from benchmarks.tune_warnings import TUNE_WARNINGS
 TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
-FRESH9_HALF, FRESH10_HALF = "fresh9", "fresh10"
+FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
-          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF)
+          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
-                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF)
+                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF)
 
 
 def half_of(name: str) -> str:
@@ -104,8 +112,8 @@ class Entry:
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
-    ``fresh8`` / ``fresh9`` / ``fresh10`` (acts through real libraries, written from the
-    outside: benchmarks/fresh.py ... fresh10.py)."""
+    ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` (acts through real libraries, written
+    from the outside: benchmarks/fresh.py ... fresh11.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -150,4 +158,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH9_HALF, "fresh9") for b in FRESH9),
     # never tuned on either: the whole of benchmarks/fresh10.py is the fresh10 half
     *(Entry(_name(b), b, FRESH10_HALF, "fresh10") for b in FRESH10),
+    # never tuned on either: the whole of benchmarks/fresh11.py is the fresh11 half
+    *(Entry(_name(b), b, FRESH11_HALF, "fresh11") for b in FRESH11),
 ]
