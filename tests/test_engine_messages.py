@@ -7,7 +7,8 @@ import re
 
 from runsnap.knowledge.engines import governing, rows
 
-ENGINES = {"nccl", "gloo", "torch", "cuda", "vllm", "sglang", "cpython"}
+ENGINES = {"nccl", "gloo", "torch", "cuda", "vllm", "sglang", "cpython", "huggingface_hub",
+           "transformers"}
 
 
 def test_every_row_says_where_the_message_is_and_which_half_it_is_in() -> None:
@@ -229,3 +230,23 @@ def test_nvmls_uuid_failures_are_the_visible_devices_setting_whichever_torch_pat
     for line in ("UserWarning: Can't get device UUID", "RuntimeError: Can't get device UUIDs"):
         (row,) = governing((line,), "")
         assert row.governs("CUDA_VISIBLE_DEVICES", "GPU-8f1c2a7e")
+
+
+def test_a_model_missing_from_the_offline_cache_is_the_cache_location_and_offline_settings() -> None:
+    # the two lines transformers 5.25 and huggingface_hub 2.4 print when from_pretrained runs
+    # offline (HF_HUB_OFFLINE=1) and the model is not under the cache HF_HOME names: the
+    # hub's own error, then transformers' OSError raised from it
+    hub = ("huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in "
+           "the disk cache and outgoing traffic has been disabled. To enable hf.co look-ups and "
+           "downloads online, set 'local_files_only' to False.")
+    wrapped = ("OSError: We couldn't connect to 'https://huggingface.co' to load the files, and "
+               "couldn't find them in the cached files.")
+    for line in (hub, wrapped):
+        (row,) = governing((line,), "")
+        assert row.governs("HF_HOME", "/home/mlsvc/.cache/huggingface")
+        assert row.governs("HF_HUB_OFFLINE", "1")
+        assert not row.governs("HF_TOKEN", None) and not row.governs("HOME", "/home/mlsvc")
+    (offline,) = governing(("OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/"
+                            "models/gpt2: offline mode is enabled. To disable it, please unset "
+                            "the `HF_HUB_OFFLINE` environment variable.",), "")
+    assert offline.governs("HF_HUB_OFFLINE", "1") and not offline.governs("HF_HOME", "/x")

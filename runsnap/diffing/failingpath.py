@@ -52,24 +52,62 @@ class _TbFrame(FrozenRecord):
     a frame of Python's own library (not a level)."""
     package: bool
     """The frame's code is an installed package's (``site-packages``)."""
+    line_bound: bool = False
+    """Only a read at this very line meets it: the line of a function that raised another
+    exception while handling this one, where the call that raised this one was made."""
 
 
-def _frames(facts: RunFacts) -> list[_TbFrame]:
-    """The failing traceback's frames, innermost first (empty when the failure is shared)."""
+def _chain(facts: RunFacts) -> list[Traceback]:
+    """The failing traceback, then the exception it was raised while handling, and so on:
+    an earlier traceback printed whose outermost frame is the function that raised the later
+    one (``except LocalEntryNotFoundError as e: raise OSError(...) from e`` in
+    ``cached_files``: the first exception's traceback starts at the call in that function's
+    ``try``). A worker's traceback printed before its launcher's is no cause of it."""
     tb = facts.traceback
-    if not tb or not facts.failed or facts.shared_failure:
-        return []
+    chain = [tb] if tb is not None and tb.frames else []
+    rest = list(facts.earlier)
+    while chain and rest:
+        inner = chain[-1].frames[-1]
+        cause = next((t for t in reversed(rest) if t.frames
+                      and t.frames[0].function == inner.function
+                      and str(written(t.frames[0], "file")) == str(written(inner, "file"))), None)
+        if cause is None:
+            break
+        chain.append(cause)
+        rest.remove(cause)
+    return chain
+
+
+def _own_frames(tb: Traceback, line_bound_first: bool = False) -> list[_TbFrame]:
     out: list[_TbFrame] = []
     depth = 0
-    for f in reversed(tb.frames):
+    frames = list(reversed(tb.frames))
+    for i, f in enumerate(frames):
         file = str(written(f, "file"))
         own = not STDLIB.search(file)
         out.append(_TbFrame(file, int(f.line or 0), str(written(f, "function")),
                             depth if own else -1,
-                            "/site-packages/" in file or "/dist-packages/" in file))
+                            "/site-packages/" in file or "/dist-packages/" in file,
+                            line_bound_first and i == len(frames) - 1))
         if own:
             depth += 1
     return out
+
+
+def _frames(facts: RunFacts) -> list[_TbFrame]:
+    """The failing traceback's frames, innermost first (empty when the failure is shared).
+    Where the exception was raised while handling another that a call of the same function
+    raised (:func:`_chain`), that call's frames come first, counted from their own raise: a
+    read in a call the handled exception came out of (a token fetched inside the download that
+    failed) lies as deep as that call, not in the function that re-raised; a read at any other
+    line of that function stays the re-raising function's own."""
+    if not facts.traceback or not facts.failed or facts.shared_failure:
+        return []
+    chain = _chain(facts)
+    out: list[_TbFrame] = []
+    for cause in reversed(chain[1:]):  # the first exception's frames first
+        out.extend(_own_frames(cause, line_bound_first=True))
+    return out + _own_frames(chain[0]) if chain else []
 
 
 def _same_file(tb_file: str, rel: str) -> bool:
@@ -79,7 +117,10 @@ def _same_file(tb_file: str, rel: str) -> bool:
 
 
 def _raised(facts: RunFacts) -> str:
-    tb = facts.traceback
+    """The type of the exception raised first (:func:`_chain`): where the failing frames
+    begin."""
+    chain = _chain(facts)
+    tb = chain[-1] if chain else facts.traceback
     return str((tb.type if tb else None) or "an error")
 
 
@@ -106,7 +147,8 @@ def _meets(stack: Sequence[Frame], frames: Sequence[_TbFrame]
         for i, entry in enumerate(stack):
             if any(inner.function == "<module>" for inner in stack[:i]):
                 break  # the frame ran an import, and the read was that module's, at import
-            if entry.function == tb.function and _same_file(tb.file, entry.path):
+            if entry.function == tb.function and _same_file(tb.file, entry.path) and (
+                    not tb.line_bound or entry.line == tb.line):
                 if tb.depth <= 1 or tb.package:
                     return entry, tb
                 return None

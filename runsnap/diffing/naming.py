@@ -378,9 +378,10 @@ def engine_named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int] | N
             if row.message.startswith("type:"):
                 said = f"{f.label} failed with {kind}, a warning raised as an error"
             else:
-                line = next(t for t in lines if row.pattern.search(t))
+                # the message itself, as printed (its fields filled), not the line around it
+                found = next(m for m in map(row.pattern.search, lines) if m)
                 said = (f"failing run {f.label} printed {row.engine}'s own message "
-                        f"\"{excerpt(line, row.message.split('%')[0].split('{')[0])}\"")
+                        f"\"{excerpt(found.group(0), '', 45)}\"")
             return f"{said} ({row.source}), which {d.key} governs", 1
     return None
 

@@ -188,11 +188,15 @@ class RunFacts(FrozenRecord):
 
     def views(self) -> list[RunFacts]:
         """This run once per traceback it printed (the last first), when it failed in a way
-        the other run did not (a failure both share tells nothing about what differs)."""
+        the other run did not (a failure both share tells nothing about what differs); each
+        keeps the tracebacks printed before its own as ``earlier`` (the exception it was raised
+        while handling is one of them)."""
         if not self.failed or self.shared_failure:
             return []
-        tbs = ([self.traceback] if self.traceback else []) + list(self.earlier)
-        return [self.replace(traceback=t, earlier=()) for t in tbs]
+        earlier = list(self.earlier)
+        last = [self.replace(traceback=self.traceback)] if self.traceback else []
+        return last + [self.replace(traceback=t, earlier=tuple(earlier[:i]))
+                       for i, t in enumerate(earlier)]
 
     def reads(self, name: str) -> VariableRead | None:
         """What the program did with variable ``name``, when it read it at all: by name, or
