@@ -8,6 +8,8 @@ and returns :class:`Group` records (a cause, its members, and lines that explain
 under the cause as :attr:`Difference.related` and ranks the group by its strongest member's
 evidence. The groupers:
 
+* :func:`~runsnap.diffing.editables.by_editable_source` - the checkout one run alone has
+  that a package was installed editable from, under the package;
 * :func:`by_interpreter` - another interpreter or venv: interpreter, prefix, ``VIRTUAL_ENV``,
   ``CONDA_PREFIX``, the ``PATH`` entries of either prefix, the command's program, ``sys.path``,
   and the package changes under either prefix (those the program imported rank first, since
@@ -42,8 +44,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from runsnap.diffing.ambient import executables
 from runsnap.diffing.confidence import LIKELY
 from runsnap.diffing.datafiles import by_named_file
+from runsnap.diffing.editables import by_editable_source
 from runsnap.diffing.folders import by_folder
 from runsnap.diffing.grouprecord import Group, Grouper, by_key, echoes, under
 from runsnap.diffing.kinds import KINDS
@@ -126,8 +130,7 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                                               "PYTHONHOME", "CONDA_PYTHON_EXE"):
             members.append(d)
         elif d.section == "env" and d.key == "PATH":
-            entries = _moved_entries(d)
-            if entries and all(under(e, prefixes) for e in entries):
+            if _activation_only(d, prefixes, a, b):
                 # how the switch came about (the shell activated the other environment),
                 # listed under what moved with it: the packages the run took from there
                 members.append(d.replace(score=min(d.score, LIKELY), reason=(
@@ -147,6 +150,21 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
                                  (moved_imports, "module", "imported from the other environment"))
         if names)
     return [Group(cause, tuple(members), lines=lines, title=title)] if members else []
+
+
+def _activation_only(d: Difference, prefixes: set[str], a: Snapshot, b: Snapshot) -> bool:
+    """Whether a ``PATH`` difference decided nothing but the environment: every entry it moved
+    lies under either prefix, or some do and every executable the runs resolved otherwise (the
+    command's, each Python process's interpreter) lies under one (the other entries, a shell's
+    ``~/.local/bin`` or a service's ``/opt/app/bin``, resolved nothing the runs ran)."""
+    entries = _moved_entries(d)
+    inside = [e for e in entries if under(e, prefixes)]
+    if not inside:
+        return False
+    if len(inside) == len(entries):
+        return True
+    moved = set(executables(a)) ^ set(executables(b))
+    return bool(moved) and all(under(x, prefixes) for x in moved)
 
 
 def _moved_entries(d: Difference) -> list[str]:
@@ -410,9 +428,10 @@ def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
 
 
 #: The groupers, applied in this order (a difference joins the first group that claims it).
-GROUPERS: list[Grouper] = [by_misspelling, by_interpreter, by_shadowed, by_model, by_model_file,
-                           by_commit, by_devices, by_runtime, by_finding, by_search_path,
-                           by_path_setting, by_named_file, by_folder, by_mirror]
+GROUPERS: list[Grouper] = [by_misspelling, by_editable_source, by_interpreter, by_shadowed,
+                           by_model, by_model_file, by_commit, by_devices, by_runtime,
+                           by_finding, by_search_path, by_path_setting, by_named_file, by_folder,
+                           by_mirror]
 
 
 # --------------------------------------------------------------------------- applying
