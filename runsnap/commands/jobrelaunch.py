@@ -9,10 +9,12 @@ what torchrun makes for each worker (the names torch's local elastic agent sets 
 ``_start_workers``, and ``LOCAL_RANK`` and the error file), which torchrun makes again.
 ``--standalone`` rendezvous on a port the kernel chooses, so two trials never meet on one.
 
-:func:`as_launch` turns one rank's snapshot into that launch (its outcome is the rank's: the
-pair :func:`shown_rank` picks, the rank that failed first, as the job diff shows it); ``why``
-then proves or bisects it as any launch, judged by the torchrun process's exit status, first
-error or metric. Run under Python's own ``-m torch.distributed.run`` with the ranks'
+:func:`as_launch` turns one rank's snapshot into that launch (the pair :func:`shown_rank`
+picks, the rank that failed first, as the job diff shows it); its outcome is the job's, as
+its launcher reports it (:func:`job_outcome`: the error of the rank that failed first, and
+torchrun's own exit status), since a trial is judged by the relaunched launcher's exit
+status, first error or metric: a job whose other rank failed is no good launch because the
+shown rank ended well. Run under Python's own ``-m torch.distributed.run`` with the ranks'
 interpreter (what ``torchrun`` is), so no ``PATH`` is needed.
 
 A one-node Open MPI job is relaunched the same way: ``mpirun -np N python train.py`` (the
@@ -37,7 +39,7 @@ from runsnap.diffing.result import SnapInfo
 from runsnap.snapshot import Snapshot
 from runsnap.views.jobs import shown_rank as job_rank
 
-__all__ = ["MPIRUN_MADE", "TORCHRUN_MADE", "as_launch", "mpirun_made", "shown_rank"]
+__all__ = ["MPIRUN_MADE", "TORCHRUN_MADE", "as_launch", "job_outcome", "mpirun_made", "shown_rank"]
 
 #: What torchrun's agent sets for each worker (torch/distributed/elastic/agent/server/
 #: local_elastic_agent.py, ``_start_workers``; ``LOCAL_RANK`` by ``_set_local_rank_env``, the
@@ -108,9 +110,33 @@ def _mpirun(rank: Snapshot, world: int) -> list[str] | None:
     return [found, *root, "-np", str(world)]
 
 
-def as_launch(rank: Snapshot) -> Snapshot | None:
-    """``rank``'s job as one launch (see the module's text), or None when it is no rank of a
-    one-node torchrun or Open MPI job of a Python program."""
+def _failed(rank: Snapshot) -> bool:
+    out = rank.records.outcome
+    return bool(out.signal) or (out.exit_status is not None and out.exit_status != 0)
+
+
+def job_outcome(rank: Snapshot, ranks: Sequence[Snapshot]) -> Mapping[str, Any]:
+    """The ``[outcome]`` of ``rank``'s job as its launcher ends: where a rank of ``ranks``
+    failed, the outcome of the one that ended first among those (the others were often
+    stopped by the launcher after it), with torchrun's exit status (its agent raises
+    ``ChildFailedError``: 1, whatever the rank's own status; mpirun passes the rank's on);
+    else ``rank``'s own."""
+    failed = [r for r in ranks if _failed(r)]
+    if not failed:
+        return rank.sections.get("outcome") or {}
+    first = min(failed, key=lambda r: str(r.records.outcome.ended_at or "~"))
+    outcome = dict(first.sections.get("outcome") or {})
+    if str(rank.records.meta.launcher.name or "") == "torchrun":
+        outcome.update(status="exited", exit_status=1)
+        for key in ("signal", "signal_number"):
+            outcome.pop(key, None)
+    return outcome
+
+
+def as_launch(rank: Snapshot, ranks: Sequence[Snapshot] = ()) -> Snapshot | None:
+    """``rank``'s job as one launch (see the module's text), with the outcome of the job its
+    ``ranks`` make (:func:`job_outcome`), or None when it is no rank of a one-node torchrun or
+    Open MPI job of a Python program."""
     launcher = rank.records.meta.launcher
     name, per_node, world = str(launcher.name or ""), launcher.local_world_size, \
         launcher.world_size
@@ -136,5 +162,7 @@ def as_launch(rank: Snapshot) -> Snapshot | None:
     sections: dict[str, Mapping[str, Any]] = dict(rank.sections)
     sections["command"] = {**command.raw, "argv": line}
     sections["env"] = {**env.raw, "vars": kept}
+    if ranks:
+        sections["outcome"] = job_outcome(rank, ranks)
     meta = {k: v for k, v in rank.meta.items() if k != "launcher"}
     return Snapshot(meta, sections, rank.schema, rank.path_text)

@@ -150,8 +150,9 @@ def why_job(bad: str, against: str | None, folder: str, settings: WhySettings | 
                             "report": report, "notes": report.notes}
     if not report.candidates:
         return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
-    good_one, bad_one = shown_rank(_ranks(good_path), bad_ranks)
-    launches = as_launch(good_one), as_launch(bad_one)
+    good_ranks = _ranks(good_path)
+    good_one, bad_one = shown_rank(good_ranks, bad_ranks)
+    launches = as_launch(good_one, good_ranks), as_launch(bad_one, bad_ranks)
     confident = report.confidence == "confident"
     if launches[0] is not None and launches[1] is not None and (prove or not confident):
         # the job's diff undecided: the launch settles it, even where the relaunch's own diff

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from runsnap.capturing import run
 from tests.conftest import run_runsnap
@@ -190,3 +191,43 @@ def test_what_another_rank_read_is_evidence_for_the_job(tmp_path: Path,
     assert d["evidence_kind"] == "read" and d["reason"].startswith("in rank 1: "), d
     assert f"git {d['key']}" in report["candidates"], report["verdict"]
     assert "env APP_SCALE" in report["candidates"], report["verdict"]
+
+
+def test_a_relaunched_job_is_judged_by_the_jobs_outcome_not_the_shown_ranks(
+        tmp_path: Path) -> None:
+    """Two jobs that both fail, each another way (fresh11 ``batch-placeholder-both-fail-job``):
+    GOOD's rank 0 raises, its rank 1 ends well; BAD's rank 1 raises first and torchrun stops
+    its rank 0. The pair shown is rank 1's, but a relaunch is judged by torchrun's exit (1)
+    and the first error of the rank that failed first: GOOD's own relaunch, failing as GOOD's
+    rank 0 did, is GOOD (before, exit 1 against rank 1's 0: bad, and why stopped at "GOOD's own
+    launch goes bad here")."""
+    from runsnap.capturing import run
+    from runsnap.commands.jobrelaunch import as_launch, job_outcome
+    from runsnap.experiments.judging import GOOD as LIKE_GOOD
+    from runsnap.experiments.judging import OutcomeJudge
+    from runsnap.snapshot import load
+
+    def rank(job: str, r: int, code: str) -> Any:
+        env = {"PATH": os.environ["PATH"], "TORCHELASTIC_RUN_ID": job, "GROUP_RANK": "0",
+               "RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "2",
+               "LOCAL_WORLD_SIZE": "2", "MASTER_PORT": "29500"}
+        out, script = tmp_path / job / f"{r}.toml", tmp_path / f"train_{job}{r}.py"
+        script.write_text(code + "\n")
+        run([sys.executable, script.name], env=env, cwd=tmp_path, output=out)
+        return load(out)
+
+    good = [rank("a", 0, "raise RuntimeError('Parent directory /mnt/ckpt does not exist.')"),
+            rank("a", 1, "print('rank 1 done')")]
+    bad = [rank("b", 1, "raise ValueError('batch_size should be a positive integer')"),
+           rank("b", 0, "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")]
+    good_job, bad_job = job_outcome(good[1], good), job_outcome(bad[1], bad)
+    assert (good_job["exit_status"], good_job["first_error"]) == (
+        1, "RuntimeError: Parent directory /mnt/ckpt does not exist.")
+    assert (bad_job["exit_status"], bad_job["first_error"]) == (
+        1, "ValueError: batch_size should be a positive integer")
+    assert "signal" not in bad_job
+    launch = as_launch(good[1], good)
+    assert launch is not None and launch.records.outcome.exit_status == 1
+    judge = OutcomeJudge(good_job, bad_job)
+    assert judge(good_job)[0] == LIKE_GOOD  # GOOD's own relaunch, failing as GOOD's job did
+    assert job_outcome(good[1], [good[1]]) == good[1].sections["outcome"]  # none failed
