@@ -6,8 +6,10 @@ DIR holds the other hook's files (``git show main:runsnap/probe/hook/FILE`` for 
 programs, each untraced, traced by DIR's hook and traced by this tree's
 (:data:`runsnap.tracing.HOOK_DIR`), interleaved round after round with
 :func:`benchmarks.tracing.interleave`, compared by medians: ``python -c pass`` (no argparse:
-the hook's fixed cost), ``import argparse`` (the patch of the class) and a parse of 30 options
-(one ``("A", ...)`` record written).
+the hook's fixed cost), ``import argparse`` (the patch of the class), a parse of 30 options
+(one ``("A", ...)`` record written), 200,000 reads of one variable through one helper (the
+read hook's fast path) and 60 submodules of a package of the program's own imported (each
+noted in ``[runtime.submodules]``).
 """
 
 from __future__ import annotations
@@ -27,8 +29,16 @@ PARSE = ("import argparse\np = argparse.ArgumentParser()\n"
          + "".join(f"p.add_argument('--opt-{i}', type=int, default={i})\n" for i in range(30))
          + "p.parse_args(['--opt-3', '7'])\n")
 
+LOOP = ("import os\ndef helper():\n    return os.environ.get('HOME')\n"
+        "for _ in range(200_000):\n    helper()\n")
+#: a package of the program's own (not installed): the hook notes each submodule imported
+OWN = ("import importlib, sys\nsys.path.insert(0, {folder!r})\n"
+       "for i in range(60):\n    importlib.import_module(f'ownpkg.m{{i}}')\n")
+
 PROGRAMS = {"python -c pass": "pass", "import argparse": "import argparse",
-            "argparse, 30 options parsed": PARSE}
+            "argparse, 30 options parsed": PARSE,
+            "200,000 reads through one helper": LOOP,
+            "own package, 60 submodules imported": OWN}
 
 
 def main() -> None:
@@ -47,9 +57,15 @@ def main() -> None:
         finally:
             tracing.HOOK_DIR = now
 
+    package = Path(folder) / "own" / "ownpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for i in range(60):
+        (package / f"m{i}.py").write_text(f"VALUE = {i}\n")
     cases: dict[str, tuple[list[str], dict[str, str] | None]] = {}
     for name, code in PROGRAMS.items():
-        argv = [sys.executable, "-c", code]
+        argv = [sys.executable, "-c", code.format(folder=str(package.parent))
+                if "{folder" in code else code]
         cases[name] = (argv, base)
         cases[f"{name}, traced (before)"] = (argv, env(os.path.abspath(args.before)))
         cases[f"{name}, traced (this tree)"] = (argv, env(now))

@@ -159,7 +159,8 @@ def plan(
     # itself differs; inside one interpreter they are its own, and block
     interpreter_moves = any(d.section == "packages" and d.key in _INTERPRETER for d in diffs)
     # another interpreter named by its path (``/venv/bin/python train.py``): applied as argv[0]
-    switch = any(tuple(d.path) == ("command", "program") and _pythons(d.a, d.b) for d in diffs)
+    switch = any(tuple(d.path) == ("command", "program") and _interpreters(good, bad, d)
+                 for d in diffs)
     overlay_why = _overlays(good, bad, diffs)  # another version, through PYTHONPATH: "" can
     for d in diffs:
         path = tuple(d.path)
@@ -196,8 +197,10 @@ def plan(
                 changes.append(_change(d, path))
             elif what == "executable" and env_moves_path and bare_program:
                 skip("follows env PATH (applied with it)")
-            elif what == "program" and _pythons(d.a, d.b):
-                changes.append(_change(d, path))
+            elif what == "executable" and switch:
+                skip("follows command program (applied with it)")
+            elif what == "program" and (pair := _interpreters(good, bad, d)):
+                changes.append(_change(d, path).replace(a=pair[0], b=pair[1]))
             elif what in ("program", "positionals", "argv"):
                 program = Skipped(d.section, d.key, path, d.a, d.b,
                                   "GOOD and BAD run different programs", True)
@@ -321,6 +324,20 @@ def _pythons(a: Any, b: Any) -> bool:
     """Whether a program difference is one Python interpreter for another (by path)."""
     return all(isinstance(x, str) and "/" in x and is_python_name(os.path.basename(x))
                for x in (a, b))
+
+
+def _interpreters(good: Snapshot, bad: Snapshot, d: Difference) -> tuple[str, str] | None:
+    """GOOD's and BAD's interpreters by path when a program difference is one Python
+    interpreter for another: named by path, or by a bare name (``python``) that the run's
+    ``PATH`` resolved to ``[command] executable`` (a service's ``/opt/app/venv/bin/python``
+    against ``python`` in a shell that activated another venv); else None."""
+    ends = []
+    for snap, x in ((good, d.a), (bad, d.b)):
+        name = str(x or "")
+        if "/" not in name and is_python_name(name):
+            name = str(snap.records.command.executable or "")
+        ends.append(name)
+    return (ends[0], ends[1]) if _pythons(*ends) else None
 
 
 def _program_slots(snap: Snapshot) -> int:

@@ -407,6 +407,7 @@ class Runtime(SectionRecord):
     processes: tuple[TracedProcess, ...]
     env: Mapping[str, VariableRead]
     modules: Mapping[str, ImportedModule]
+    submodules: Mapping[str, str]
     stdlib_modules: Sequence[str]
     config_reads: Sequence[str]
     parsed_options: Mapping[str, ParsedOption]

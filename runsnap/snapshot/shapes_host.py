@@ -445,6 +445,10 @@ class RuntimeSection(TypedDict, total=False):
     processes: Annotated[list[TracedProcess], Compare()]
     env: Annotated[dict[str, VariableRead], Compare()]
     modules: Annotated[dict[str, ImportedModule], Compare()]
+    submodules: Annotated[dict[str, str], NotCompared(
+        "which of the program's own modules ran: evidence for [git]'s uncommitted edits")]
+    """The submodules of the program's own packages (found outside installed packages and
+    Python's library) imported, each with its file; 512 a process at most."""
     stdlib_modules: Annotated[list[str], NotCompared(
         "the standard library follows the interpreter, compared in [packages]")]
     config_reads: Annotated[list[str], NotCompared(

@@ -274,6 +274,8 @@ def build_section(
             del entry["sites"]
         if not entry["via"]:
             del entry["via"]
+    # a submodule noted by the hook (of the program's own packages) is no top-level module
+    submodules = {n: str(modules.pop(n)["file"]) for n in sorted(m for m in modules if "." in m)}
     read_first = sorted(env, key=lambda n: (env[n]["reads"] == 0 and not env[n]["native"], n))
     section: dict[str, Any] = {
         "traced": bool(processes),
@@ -283,6 +285,8 @@ def build_section(
         "modules": dict(sorted(modules.items())),
         "stdlib_modules": sorted(stdlib_modules),
     }
+    if submodules:
+        section["submodules"] = submodules
     if bulk_sites:
         section["bulk_sites"] = bulk_sites
     if config_reads:

@@ -80,3 +80,20 @@ def test_a_venv_interpreter_named_by_path_is_proven_by_applying_it(tmp_path: Pat
     assert "follows command program: proven by applying it" in str(out["how"])
     assert "narrowed to packages chunker" in str(out["how"]) and out["launches"] == 4
     assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")
+
+
+def test_a_venv_named_by_path_against_one_a_shell_put_on_path_is_proven(tmp_path: Path) -> None:
+    # a service runs /opt/app/venv/bin/python; the engineer's shell activated another venv
+    # and runs `python`: one interpreter for another, applied by the path PATH resolved
+    venv_a, venv_b = _venvs(tmp_path)
+    prog = child(tmp_path / "app.py", _APP)
+    store = tmp_path / ".runsnap"
+    base = os.environ["PATH"]
+    capture(store / "good.toml", [str(venv_a / "bin" / "python"), str(prog)])
+    time.sleep(0.01)
+    capture(store / "bad.toml", ["python", str(prog)], {"PATH": f"{venv_b / 'bin'}:{base}"})
+    out = _why(tmp_path)
+    assert out["status"] == "proven", (out["message"], out["cannot"])
+    assert [(c["section"], c["key"]) for c in out["cause"]] == [("packages", "chunker")]
+    assert "follows command program: proven by applying it" in str(out["how"])
+    assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")

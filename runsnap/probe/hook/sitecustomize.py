@@ -137,11 +137,14 @@ _NOT_SET = object()
 
 _BULK = [None]  # (id of the frame, its f_lasti) of the last bulk read
 # The last read site of os.environ.get: (id of the frame outside, its f_lasti, the name, the
-# site's [id, reads]). A loop reading one variable at one place then costs three comparisons
-# and an increment. A frame is the same live object for as long as it runs, so its callers are
-# the same too; a new frame that reuses a dead one's address at the same offset could be
-# counted to the dead one's site (a count, never a site or a variable, could be misplaced).
-_LAST: list = [None, None, None, None]
+# site's [id, reads], its caller's code and f_lasti). A loop reading one variable at one place
+# then costs five comparisons and an increment. A frame is the same live object for as long as
+# it runs, so its callers are the same too; but a frame that ended leaves its address to the
+# next one (``a(); b()`` each calling ``helper()``: the two helper frames share an address and
+# an offset), so the caller's code and offset are compared too: the read from ``b`` is a site
+# of its own. (Two callers apart, ``x()`` called from ``a`` and from ``b`` on lines at the same
+# offset, could still share a count; never a variable.)
+_LAST: list = [None, None, None, None, None, None]
 _LOCK = _thread.allocate_lock()
 _GETENV = os.getenv.__code__
 
@@ -227,7 +230,9 @@ def _get_hook(self, key, default=None):
         while f.f_code.co_filename in _SKIP:
             f = f.f_back
         last = _LAST
-        if last[1] == f.f_lasti and last[0] == id(f) and last[2] == key:
+        g = f.f_back
+        if last[1] == f.f_lasti and last[0] == id(f) and last[2] == key and (
+                g is None or (last[4] is g.f_code and last[5] == g.f_lasti)):
             last[3][1] += 1
         else:
             f, k = _site_key(key, f)
@@ -239,7 +244,7 @@ def _get_hook(self, key, default=None):
             else:
                 rec[1] += 1
             if rec is not None:
-                _LAST[:] = [id(f), f.f_lasti, key, rec]
+                _LAST[:] = [id(f), f.f_lasti, key, rec, g and g.f_code, g and g.f_lasti]
     except Exception:
         pass
     return default if value is _NOT_SET else value
@@ -343,19 +348,37 @@ _SUBMODULES = dict.fromkeys(  # (_T is set whenever a patch runs)
     _config.CONFIG_CLASSES, lambda module: _config.patch(module, _T.emit))  # type: ignore[union-attr]
 
 
+#: Top-level packages found outside installed packages and Python's own library (the
+#: program's, a ``PYTHONPATH`` entry's, an editable install's checkout): their submodules are
+#: noted too, which tells an edit to ``lm/attention.py`` that ran from one that did not.
+_OWN: set = set()
+#: How many such submodules a process may still note (a large editable checkout has thousands).
+_OWN_LEFT = [512]
+_INSTALLED = ("/site-packages/", "/dist-packages/", os.path.dirname(os.__file__) + os.sep)
+
+
 class _Finder:
-    """First on ``sys.meta_path``: notes each top-level module and where it is found, and
-    patches the few modules whose objects the trace watches (:data:`_SUBMODULES`)."""
+    """First on ``sys.meta_path``: notes each top-level module and where it is found (and the
+    submodules of the program's own packages, :data:`_OWN`), and patches the few modules whose
+    objects the trace watches (:data:`_SUBMODULES`)."""
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
         if len(_KEEP) > 1:
             _unlist()
         if path is not None:
-            return cls._patched(name, path, target) if name in _SUBMODULES else None
+            if name in _SUBMODULES:
+                return cls._patched(name, path, target)
+            if _OWN and _OWN_LEFT[0] > 0 and name.partition(".")[0] in _OWN:
+                return cls._found(name, path, target)
+            return None
         if name in _T.mods:
             return None
         _T.mods.add(name)
+        return cls._found(name, path, target)
+
+    @classmethod
+    def _found(cls, name, path, target):
         for finder in sys.meta_path:
             if finder is cls:
                 continue
@@ -391,10 +414,22 @@ def _module(name, spec):
             origin = list(locations)[0]
         _T.emit(("M", name, origin, None))
         _T.counts()
+        if _own_package(name, origin, locations):
+            _OWN.add(name)
         if name in _TOP:
             _after_exec(spec, _TOP[name])
     except Exception:
         pass
+
+
+def _own_package(name, origin, locations):
+    """Whether module ``name``, found at ``origin``, is a package of the program's own (see
+    :data:`_OWN`); a submodule noted uses up one of :data:`_OWN_LEFT`."""
+    if "." in name:
+        _OWN_LEFT[0] -= 1
+        return False
+    return bool(locations) and isinstance(origin, str) and not any(
+        part in origin for part in _INSTALLED)
 
 
 def _after_exec(spec, patch):
@@ -446,7 +481,7 @@ def _after_fork():
         t.next_id = 0
         t.written = 0
         _BULK[0] = None
-        _LAST[:] = [None, None, None, None]
+        _LAST[:] = [None, None, None, None, None, None]
         _OPENS[0].forked()
         global _LOCK
         _LOCK = _thread.allocate_lock()  # a lock held by another thread at fork stays held
