@@ -50,6 +50,12 @@ gloo jobs compared job to job (a validation all-reduce only rank 0 reaches, a mo
 under transformers, a Hub model cached in one ``HF_HOME`` only, an editable install from a dev
 checkout, a data folder pinned by a variable and a git-ignored thresholds file; it is never tuned
 on either.
+The ``fresh12`` half (benchmarks/fresh12.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (a ``GLOO_SOCKET_IFNAME`` naming no interface, ``--negatives``, a
+model folder's ``item_vocab``), a TCPStore sized from ``WORLD_SIZE``, ``DIST_BACKEND=nccl`` on the
+CPU build, a ``TORCH_LOGS`` typo, model folders edited under transformers, a container venv not on
+``PATH``, an uncommitted eval config, ``PYTHONHASHSEED``, an uncommitted layer rename and a
+scikit-learn penalty its solver refuses; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ from benchmarks.fresh8 import FRESH8
 from benchmarks.fresh9 import FRESH9
 from benchmarks.fresh10 import FRESH10
 from benchmarks.fresh11 import FRESH11
+from benchmarks.fresh12 import FRESH12
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -84,12 +91,14 @@ TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
 FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
+FRESH12_HALF = "fresh12"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
-          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF)
+          FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
+          FRESH12_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
-                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF)
+                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF)
 
 
 def half_of(name: str) -> str:
@@ -112,8 +121,8 @@ class Entry:
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
-    ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` (acts through real libraries, written
-    from the outside: benchmarks/fresh.py ... fresh11.py)."""
+    ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` (acts through real
+    libraries, written from the outside: benchmarks/fresh.py ... fresh12.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -160,4 +169,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH10_HALF, "fresh10") for b in FRESH10),
     # never tuned on either: the whole of benchmarks/fresh11.py is the fresh11 half
     *(Entry(_name(b), b, FRESH11_HALF, "fresh11") for b in FRESH11),
+    # never tuned on either: the whole of benchmarks/fresh12.py is the fresh12 half
+    *(Entry(_name(b), b, FRESH12_HALF, "fresh12") for b in FRESH12),
 ]

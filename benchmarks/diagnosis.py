@@ -20,8 +20,8 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
-fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10 and fresh11, the whole
-of benchmarks/fresh.py, fresh2.py ... fresh11.py, written from the outside and never tuned on;
+fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11 and fresh12, the
+whole of benchmarks/fresh.py, fresh2.py ... fresh12.py, written from the outside and never tuned on;
 ``--half fresh5`` runs only that one; a job incident, torchrun or mpirun starting ``runsnap
 capture`` for each rank, is compared folder to folder):
 
@@ -85,7 +85,8 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
 # benchmarks/fresh10.py uses torch, transformers, peft, accelerate, pytorch-lightning,
 # scikit-learn and mlflow-skinny from the lists above (its textnorm is written by the incident);
 # benchmarks/fresh11.py uses torch, transformers, numpy, pyyaml, scikit-learn, pandas and pyarrow
-# from the lists above (its fraudfeat is written by the incident)
+# from the lists above (its fraudfeat is written by the incident); benchmarks/fresh12.py uses
+# torch, transformers, safetensors, numpy, pyyaml and scikit-learn from the lists above
 
 
 def is_job(launch: Launch) -> bool:
