@@ -164,13 +164,18 @@ def from_shell(a: Snapshot, b: Snapshot) -> frozenset[tuple[str, str]]:
     ``toolchain.cuda_home`` where either side found it through a variable or ``PATH`` (a
     ``module load cuda`` in one shell), and the ``nvcc`` found under it. With the same outcome
     they changed nothing either (:func:`unchanged`), as the variables they come from did not;
-    nor did the CPU affinity whoever launched each run gave it."""
-    homes = (a.records.system.toolchain.cuda_home_from, b.records.system.toolchain.cuda_home_from)
-    if any(h in _FROM_SHELL for h in homes):
+    nor did the CPU affinity whoever launched each run gave it, nor the libraries found on a
+    ``LD_LIBRARY_PATH`` the two shells set otherwise (``toolchain.ld_library_path``: a
+    container's ``/usr/local/cuda/lib64``), which follow that variable."""
+    ta, tb = a.records.system.toolchain, b.records.system.toolchain
+    out = set(_GIVEN_AT_LAUNCH)
+    if any(h in _FROM_SHELL for h in (ta.cuda_home_from, tb.cuda_home_from)):
         # nvcc is looked for under that CUDA_HOME first
-        return frozenset({("system", "toolchain.cuda_home"), ("system", "toolchain.nvcc"),
-                          *_GIVEN_AT_LAUNCH})
-    return _GIVEN_AT_LAUNCH
+        out |= {("system", "toolchain.cuda_home"), ("system", "toolchain.nvcc")}
+    if a.records.env.vars.get("LD_LIBRARY_PATH") != b.records.env.vars.get("LD_LIBRARY_PATH"):
+        out |= {("system", f"toolchain.ld_library_path.{name}")
+                for name in (*ta.ld_library_path, *tb.ld_library_path)}
+    return frozenset(out)
 
 
 #: Host facts a run holds because of how it was launched: the CPUs it may use are given by

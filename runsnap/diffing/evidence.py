@@ -76,6 +76,7 @@ from runsnap.diffing.failingpath import (
     on_failing_path,
 )
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
+from runsnap.diffing.loaded import library_evidence
 from runsnap.diffing.naming import (
     WARNED,
     called_where_raised,
@@ -111,15 +112,7 @@ if TYPE_CHECKING:
     from runsnap.snapshot.records import Distribution
     from runsnap.snapshot.records_host import ImportedModule
 
-__all__ = [
-    "BANDS",
-    "KINDS",
-    "Evidence",
-    "RunFacts",
-    "gather",
-    "merged",
-    "tokens",
-]
+__all__ = ["BANDS", "KINDS", "Evidence", "RunFacts", "gather", "merged", "tokens"]
 
 #: ``who_reads(name) -> ["dist  path/file.py:12  read", ...]``: static readers, from the
 #: installed packages (:mod:`runsnap.whoreads.search`), or None when unknown.
@@ -433,7 +426,6 @@ def gather(
                                                                RunFacts.of(b, "B")))
     pa, pb = a.records.packages.distributions, b.records.packages.distributions
     out: dict[tuple[str, str], Evidence] = {}
-    diffs = list(diffs)
     prefetch = getattr(who_reads, "prefetch", None)
     if prefetch is not None:  # every variable's static readers in one pass over the files
         prefetch(d.key for d in diffs if d.section == "env" and noise_reason(d.key) is None)
@@ -482,6 +474,8 @@ def gather(
             ev = ev or model_file_read(d, a, b)
         elif d.section == "command":
             ev = _named(d, runs)
+        elif d.section == "system" and (lib := library_evidence(d, a, b)) is not None:
+            ev = Evidence(*lib)
         elif d.path[:2] == ("runtime", "data_files"):  # a data file the runs opened
             ev = file_evidence(d, a, b, texts(runs), runs)
             if ev is not None or d.change == "changed":

@@ -62,8 +62,9 @@ NOT_COMPARED: dict[str, frozenset[str]] = {
     }),
     'runtime': frozenset({
         'bulk_sites', 'config_reads', 'data_files_left_out', 'data_files_written', 'files',
-        'frames', 'native_reads', 'native_startup', 'other_values', 'parsed_options',
-        'reason', 'stacks', 'stdlib_modules', 'submodules', 'values', 'vars',
+        'frames', 'libraries_loaded', 'native_reads', 'native_startup', 'other_values',
+        'parsed_options', 'reason', 'stacks', 'stdlib_modules', 'submodules', 'values',
+        'vars',
     }),
     'system': frozenset({
         'system',

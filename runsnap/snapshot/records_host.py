@@ -408,6 +408,7 @@ class Runtime(SectionRecord):
     env: Mapping[str, VariableRead]
     modules: Mapping[str, ImportedModule]
     submodules: Mapping[str, str]
+    libraries_loaded: Sequence[str]
     stdlib_modules: Sequence[str]
     config_reads: Sequence[str]
     parsed_options: Mapping[str, ParsedOption]

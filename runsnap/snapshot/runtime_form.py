@@ -19,7 +19,8 @@ __all__ = ["ONE_LINE", "SITE_KEYS", "VAR_KEYS", "is_compact"]
 #: Tables and arrays of ``[runtime]`` written one entry a line (see runsnap.snapshot.writer).
 ONE_LINE = frozenset({"runtime.vars", "runtime.native_reads", "runtime.frames",
                       "runtime.stacks", "runtime.values", "runtime.other_values",
-                      "runtime.stdlib_modules", "runtime.submodules", "runtime.config_reads",
+                      "runtime.stdlib_modules", "runtime.submodules", "runtime.libraries_loaded",
+                      "runtime.config_reads",
                       "runtime.parsed_options", "runtime.data_files", "runtime.data_files_written"})
 
 #: The fields of a variable's record and of a read site that the stored form writes in its own

@@ -449,6 +449,12 @@ class RuntimeSection(TypedDict, total=False):
         "which of the program's own modules ran: evidence for [git]'s uncommitted edits")]
     """The submodules of the program's own packages (found outside installed packages and
     Python's library) imported, each with its file; 512 a process at most."""
+    libraries_loaded: Annotated[list[str], NotCompared(
+        "which copy of a library the loader took: evidence for [system] toolchain's "
+        "ld_library_path differences")]
+    """The GPU and interconnect libraries (the toolchain's) the traced processes had mapped when
+    they ended, by file name; absent where a process did not say (killed) or from a runsnap
+    before it was recorded."""
     stdlib_modules: Annotated[list[str], NotCompared(
         "the standard library follows the interpreter, compared in [packages]")]
     config_reads: Annotated[list[str], NotCompared(

@@ -247,11 +247,15 @@ def build_section(
     bulk_sites: list[dict[str, Any]] = []
     dists = _Dists(packages) if index is None else index
     config_reads: set[str] = set()
+    loaded: set[str] | None = set()
     for records in python:
         proc = _Proc(records[0])
         processes.append(proc.public)
         _merge_process(records, proc, env, modules, stdlib_modules, bulk_sites, dists)
         config_reads |= proc.config_reads
+        # known only where every process said what it had mapped (a killed one did not)
+        loaded = None if loaded is None or proc.libraries is None else loaded | set(
+            proc.libraries)
     startup: dict[str, bool] = {}
     for pid, reads in sorted(native.items()):
         for name, (was_set, count, at_start) in reads.items():
@@ -287,6 +291,8 @@ def build_section(
     }
     if submodules:
         section["submodules"] = submodules
+    if loaded is not None and processes:
+        section["libraries_loaded"] = sorted(loaded)
     if bulk_sites:
         section["bulk_sites"] = bulk_sites
     if config_reads:
@@ -324,7 +330,8 @@ class _Proc:
     writes as the interpreter starts) into the fields the merge needs, once; ``public`` is its
     row of ``[runtime] processes``."""
 
-    __slots__ = ("config_reads", "cwd", "pid", "public", "pythonpath", "stdlib", "sys_path")
+    __slots__ = ("config_reads", "cwd", "libraries", "pid", "public", "pythonpath", "stdlib",
+                 "sys_path")
 
     def __init__(self, rec: tuple[Any, ...]) -> None:
         fields = list(rec) + [None] * 11
@@ -339,6 +346,8 @@ class _Proc:
         self.pythonpath = [p for p in (pp[1:] if isinstance(pp, str) and pp else "").split(":")
                            if p]
         self.config_reads: set[str] = set()
+        self.libraries: list[str] | None = None
+        """The GPU and interconnect libraries it had mapped when it ended (``L``)."""
 
 
 def _new_var(was_set: bool) -> dict[str, Any]:
@@ -397,6 +406,8 @@ def _merge_process(
             _module(rec[1], rec[2], proc, modules, stdlib_modules, dists)
         elif kind == "F" and len(rec) >= 3 and isinstance(rec[2], str):
             proc.config_reads.add(rec[2])
+        elif kind == "L" and len(rec) >= 2 and isinstance(rec[1], list):
+            proc.libraries = [str(x) for x in rec[1]]
         elif kind == "C" and len(rec) >= 2 and isinstance(rec[1], dict):
             counts = rec[1]
         elif kind == "E":

@@ -11,6 +11,7 @@ import pytest
 
 from runsnap.capturing import run
 from runsnap.diffing import compare
+from runsnap.snapshot import Snapshot
 from tests.diffing.conftest import git
 
 
@@ -43,12 +44,12 @@ def test_an_edit_to_an_imported_module_ranks_above_one_never_imported(
     assert unused not in report.candidates
 
 
-def test_an_edit_inside_an_imported_package_is_never_called_unread(
+def test_an_edit_inside_an_imported_package_is_read_where_capture_noted_its_submodules(
         repo: Path, tmp_path: Path, base_env: dict[str, str]) -> None:
-    """``[runtime.modules]`` lists top-level modules: the run imported the package ``lm``, and
-    whether it imported ``lm/attention.py`` the runs cannot say, so the edit there has no
-    evidence either way (never "did not run"), while an edit outside any imported package
-    still is unread."""
+    """``[runtime.modules]`` lists top-level modules, ``[runtime.submodules]`` the program's own
+    submodules imported: the edit to ``lm/attention.py`` ran (read evidence). A snapshot from
+    before submodules were noted cannot say, so there the edit has no evidence either way
+    (never "did not run"); an edit outside any imported package is unread either way."""
     (repo / "lm").mkdir()
     (repo / "lm" / "__init__.py").write_text("from lm.attention import SCALE\n")
     (repo / "lm" / "attention.py").write_text("SCALE = 1.0\n")
@@ -65,9 +66,20 @@ def test_an_edit_inside_an_imported_package_is_never_called_unread(
     report = compare(a, b)
     ranked = {d.key.rpartition(": ")[2]: d for d in report.counted if d.section == "git"}
     edit = ranked["lm/attention.py"]
-    assert edit.evidence_kind == "name" and "did not run" not in edit.reason, edit.reason
+    assert edit.evidence_kind == "read" and "imported lm.attention" in edit.reason, edit.reason
     assert ranked["plotting.py"].evidence_kind == "unread"
     assert report.candidates[0].key == edit.key, report.verdict()
+
+    def older(snap: Snapshot) -> Snapshot:  # as a runsnap before [runtime.submodules] wrote it
+        runtime = {k: v for k, v in snap.sections["runtime"].items() if k != "submodules"}
+        return Snapshot(snap.meta, {**snap.sections, "runtime": runtime}, snap.schema,
+                        snap.path_text)
+
+    report = compare(older(a), older(b))
+    ranked = {d.key.rpartition(": ")[2]: d for d in report.counted if d.section == "git"}
+    edit = ranked["lm/attention.py"]
+    assert edit.evidence_kind == "name" and "did not run" not in edit.reason, edit.reason
+    assert ranked["plotting.py"].evidence_kind == "unread"
 
 
 def test_an_error_quoting_a_word_the_edit_brought_names_the_edit(

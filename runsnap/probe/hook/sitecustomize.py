@@ -23,6 +23,7 @@ killed with SIGKILL loses at most the counts since its last new event):
 * ``("A", prog, from_argv, options)``: what an option parser parsed (``_runsnap_trace_args``);
 * ``("O", path, stack)``, ``("o", path)``, ``("Q", n)``: files opened (``_runsnap_trace_files``);
 * ``("C", {site: reads})``: cumulative read counts (written with new events and at the end);
+* ``("L", names)``: the GPU and interconnect libraries mapped when it ended (:func:`_loaded`);
 * ``("E", status)``: the process ended through ``sys.exit``/``atexit`` or ``os._exit``.
 
 What the program can still observe (documented in docs/runtime.md): the C-level environment
@@ -452,10 +453,34 @@ def _after_exec(spec, patch):
     spec.loader = _Patching()
 
 
+#: The libraries whose copy a diff weighs (the toolchain's ``LIBRARY_PREFIXES``, runsnap/
+#: capturing/collectors/toolchain.py; tests/tracing/test_libraries_loaded.py keeps them alike).
+_LIBRARIES = (b"libcuda.so", b"libcudart.so", b"libnccl.so", b"libcudnn.so", b"libcublas.so",
+              b"libcublasLt.so", b"libnvrtc.so", b"libnvJitLink.so", b"libnvidia-ml.so",
+              b"libcusparseLt.so", b"libnvshmem", b"libibverbs.so", b"libmlx5.so",
+              b"libamdhip64.so", b"librccl.so", b"libMIOpen.so", b"librocm_smi64.so")
+
+
+def _loaded():
+    """The files of :data:`_LIBRARIES` this process has mapped (``/proc/self/maps``), by
+    name: which copy of libcudart the loader took, if it took one at all."""
+    names = set()
+    with open("/proc/self/maps", "rb") as fh:
+        for line in fh:
+            at = line.rfind(b"/")
+            if at >= 0 and line.startswith(_LIBRARIES, at + 1):
+                names.add(line[at + 1:].rstrip().decode("utf-8", "replace"))
+    return sorted(names)
+
+
 def _end(status=None):
     try:
         _OPENS[0].end()
         _T.counts()
+        try:
+            _T.emit(("L", _loaded()))
+        except OSError:
+            pass
         _T.emit(("E", status))
     except Exception:
         pass
