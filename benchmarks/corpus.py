@@ -56,6 +56,13 @@ model folder's ``item_vocab``), a TCPStore sized from ``WORLD_SIZE``, ``DIST_BAC
 CPU build, a ``TORCH_LOGS`` typo, model folders edited under transformers, a container venv not on
 ``PATH``, an uncommitted eval config, ``PYTHONHASHSEED``, an uncommitted layer rename and a
 scikit-learn penalty its solver refuses; it is never tuned on either.
+The ``fresh13`` half (benchmarks/fresh13.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (a ``TMPDIR`` with no folder behind it, an uncommitted
+``label_smoothing``, ``GLOO_DEVICE_TRANSPORT=uv``), a TCPStore client sent to ``MASTER_ADDR``,
+model folders edited under transformers (``id2label``, ``use_parallel_residual``), ``--dtype`` and
+``EVAL_MAX_LENGTH`` in an evaluation, a team package a major version behind, an uncommitted
+feature, a git-ignored ``.env`` and an XGBoost tree method the CPU build refuses; it is never
+tuned on either.
 """
 
 from __future__ import annotations
@@ -78,6 +85,7 @@ from benchmarks.fresh9 import FRESH9
 from benchmarks.fresh10 import FRESH10
 from benchmarks.fresh11 import FRESH11
 from benchmarks.fresh12 import FRESH12
+from benchmarks.fresh13 import FRESH13
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -91,14 +99,15 @@ TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
 FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
-FRESH12_HALF = "fresh12"
+FRESH12_HALF, FRESH13_HALF = "fresh12", "fresh13"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
-          FRESH12_HALF)
+          FRESH12_HALF, FRESH13_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
-                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF)
+                FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
+                FRESH13_HALF)
 
 
 def half_of(name: str) -> str:
@@ -121,8 +130,8 @@ class Entry:
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
-    ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` (acts through real
-    libraries, written from the outside: benchmarks/fresh.py ... fresh12.py)."""
+    ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` (acts
+    through real libraries, written from the outside: benchmarks/fresh.py ... fresh13.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -171,4 +180,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH11_HALF, "fresh11") for b in FRESH11),
     # never tuned on either: the whole of benchmarks/fresh12.py is the fresh12 half
     *(Entry(_name(b), b, FRESH12_HALF, "fresh12") for b in FRESH12),
+    # never tuned on either: the whole of benchmarks/fresh13.py is the fresh13 half
+    *(Entry(_name(b), b, FRESH13_HALF, "fresh13") for b in FRESH13),
 ]

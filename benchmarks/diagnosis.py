@@ -20,10 +20,10 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
-fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11 and fresh12, the
-whole of benchmarks/fresh.py, fresh2.py ... fresh12.py, written from the outside and never tuned on;
-``--half fresh5`` runs only that one; a job incident, torchrun or mpirun starting ``runsnap
-capture`` for each rank, is compared folder to folder):
+fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12 and
+fresh13, the whole of benchmarks/fresh.py, fresh2.py ... fresh13.py, written from the outside
+and never tuned on; ``--half fresh5`` runs only that one; a job incident, torchrun or mpirun
+starting ``runsnap capture`` for each rank, is compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -86,7 +86,10 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
 # scikit-learn and mlflow-skinny from the lists above (its textnorm is written by the incident);
 # benchmarks/fresh11.py uses torch, transformers, numpy, pyyaml, scikit-learn, pandas and pyarrow
 # from the lists above (its fraudfeat is written by the incident); benchmarks/fresh12.py uses
-# torch, transformers, safetensors, numpy, pyyaml and scikit-learn from the lists above
+# torch, transformers, safetensors, numpy, pyyaml and scikit-learn from the lists above;
+# benchmarks/fresh13.py uses torch, transformers, safetensors, numpy, pyyaml, pandas,
+# scikit-learn, python-dotenv and xgboost-cpu from the lists above (its storecal is written by
+# the incident)
 
 
 def is_job(launch: Launch) -> bool:
