@@ -415,14 +415,18 @@ def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
     ``"neither run read a file under it"`` in words, when both runs were traced with their
     file opens recorded in full (none left out) and no file either opened for reading lies
     under either value, nor one it wrote where a run failed writing (an output elsewhere
-    changes nothing else: a tracker's telemetry file under another ``HOME``); ``""`` when a
-    run may have used it, or cannot say.
+    changes nothing else: a tracker's telemetry file under another ``HOME``); or "every file
+    the runs read under it was their own scratch" when each file read there was the run's own
+    temporary: written by it before it read it, or gone when it ended (``TMPDIR``, where a
+    job stages its shards: it decided where they went, not what was read); ``""`` when a run
+    may have used it, or cannot say.
     Opens from C are not seen (``[runtime.data_files]``): a folder only native code reads
     (safetensors weights) is never judged unopened, since Python opens its config beside."""
     folders = [os.path.normpath(str(v)) for v in (d.a, d.b)
                if isinstance(v, str) and os.path.isabs(v) and "\n" not in v and ":" not in v]
     if not folders or any(f == "/" or _file_like(f) for f in folders):
         return ""  # a file's path (vocab-2025-03.txt) the run never opened may be why it failed
+    scratch = False
     for snap in (a, b):
         rt = snap.records.runtime
         watched = rt.has("data_files") or rt.data_files_left_out == 0  # opens recorded
@@ -432,11 +436,24 @@ def folder_unopened(d: Difference, a: Snapshot, b: Snapshot) -> str:
         said = " ".join(str(e) for e in (out.first_error, *out.errors) if e)
         # a file written there counts where a run failed writing (its outputs went there;
         # what it decides of the outcome is whether they could)
-        opened = [*rt.data_files, *(str(w) for w in rt.data_files_written
-                                    if _WRITE_FAILED.search(said))]
-        if any(p == f or p.startswith(f.rstrip("/") + "/") for p in opened for f in folders):
+        wrote = {str(w) for w in rt.data_files_written}
+        if _WRITE_FAILED.search(said) and any(_inside(w, folders) for w in wrote):
             return ""
-    return f"neither run read a file under {' or '.join(dict.fromkeys(folders))}"
+        for path, row in rt.data_files.items():
+            if not _inside(path, folders):
+                continue
+            if not (row.missing or path in wrote):  # not merely modified: read, then rewritten
+                return ""  # a file the run found there: what the folder held came in
+            scratch = True
+    where = " or ".join(dict.fromkeys(folders))
+    if scratch:
+        return (f"every file the runs read under {where} was their own scratch (written by the "
+                "run before it read them, or gone when it ended): it decided where, not what")
+    return f"neither run read a file under {where}"
+
+
+def _inside(path: str, folders: Sequence[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
 #: How a failed write reads (errno's strerror texts, CPython's OSError subclasses).
