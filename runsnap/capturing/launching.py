@@ -136,7 +136,8 @@ class WrappedLaunch:
         try:
             reached("capture.ended")
             self.redaction.ready()
-            section, runtime = self.outcome_section(result), self.runtime_section()
+            section = self.outcome_section(result)
+            runtime = self.runtime_section(section)
             done = with_section(self.saved, "outcome", section, key, redactor, after=outcome.cut)
             if self.companion is not None:
                 done = with_meta(done, self.companion.meta(), redactor)
@@ -151,8 +152,9 @@ class WrappedLaunch:
         return frame_names.named(outcome.build(result, tail_lines=self.tail),
                                  frame_names.config_keys(self.saved.records.models))
 
-    def runtime_section(self) -> dict[str, Any]:
-        """``[runtime]``: what the traced child read and imported, or why it was not traced."""
+    def runtime_section(self, outcome: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``[runtime]``: what the traced child read and imported, or why it was not traced;
+        ``outcome``, the run's ``[outcome]``, for the config values its error quoted."""
         if self.tracer is None:
             return tracing.not_traced(self.why_not_traced)
-        return self.tracer.finish(self.saved.get("packages"), self.ctx.env)
+        return self.tracer.finish(self.saved.get("packages"), self.ctx.env, outcome)

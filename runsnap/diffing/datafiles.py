@@ -38,7 +38,7 @@ from runsnap.diffing.foundalone import found_alone
 from runsnap.diffing.grouprecord import Group
 from runsnap.diffing.handed import handed
 from runsnap.diffing.kinds import Evidence
-from runsnap.diffing.naming import excerpt
+from runsnap.diffing.naming import distinctive, excerpt
 from runsnap.diffing.printedkeys import key_printed
 from runsnap.diffing.result import Difference
 from runsnap.diffing.runfacts import RunFacts
@@ -143,7 +143,7 @@ def file_evidence(d: Difference, a: Snapshot, b: Snapshot,
     got = b.records.runtime.data_files.get(path) or a.records.runtime.data_files.get(path)
     side = "B" if path in b.records.runtime.data_files else "A"
     where = _opened(side, (b if side == "B" else a).records.runtime, got) if got else ""
-    keyed = key_quoted(d, a, b, said, runs)
+    keyed = key_quoted(d, a, b, said, runs) or value_quoted(d, a, b, runs)
     if keyed:
         return Evidence("failing-path", f"{keyed}; {where}", corroborated=True, quoted=True)
     printed = key_printed(d, a, b, runs)
@@ -224,6 +224,24 @@ def key_quoted(d: Difference, a: Snapshot, b: Snapshot,
                 side = "B" if key in kb else "A"
                 return (f"{place} quotes {key}, a key only {side}'s copy of the file holds: "
                         f"\"{excerpt(text, key, 24)}\"")
+    return None
+
+
+def value_quoted(d: Difference, a: Snapshot, b: Snapshot, runs: Sequence[RunFacts]) -> str | None:
+    """The sentence when a failing run's own error quoted a value its copy of the config file
+    of ``d`` gives a key (``[runtime.data_files] quoted``, taken at capture:
+    runsnap/tracing/quoted.py) and the token is distinctive (no other run printed it, no other
+    differing input holds it): ``KeyError: 'churned'`` for the ``.env`` whose
+    ``LABEL_COLUMN=churned`` only B loaded."""
+    path = str(d.path[2])
+    for snap, run in zip((a, b), runs, strict=False):
+        row = snap.records.runtime.data_files.get(path)
+        if row is None or not run.failed or run.shared_failure:
+            continue
+        for key, token in sorted(dict(row.quoted or {}).items()):
+            if distinctive(str(token), run, runs):
+                return (f"failing run {run.label}'s error quotes {str(token)!r}, the value its "
+                        f"copy of the file gives {key}")
     return None
 
 

@@ -380,6 +380,7 @@ class DataFile(SectionRecord):
     pids: Sequence[int]
     stack: Sequence[str]
     keys: Sequence[str]
+    quoted: Mapping[str, str]
     modified: str | None
 
 

@@ -414,6 +414,9 @@ class DataFile(TypedDict, total=False):
     """Where the first of them opened it, innermost frame first."""
     keys: list[str]
     """The key names of a small config file (never their values)."""
+    quoted: dict[str, str]
+    """A failed run's own error quoting a value of the file: key -> the token as the error
+    printed it (runsnap/tracing/quoted.py)."""
     modified: str | None
     """When the file was last modified (UTC, ISO 8601), as the run ended."""
 

@@ -139,11 +139,13 @@ class Trace:
         self._indexing.start()
 
     def finish(self, packages: Mapping[str, Any] | None = None,
-               env: Mapping[str, str] | None = None) -> dict[str, Any]:
+               env: Mapping[str, str] | None = None,
+               outcome: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Merge what the processes wrote into ``[runtime]``; remove the folder. Never raises.
 
         ``packages``: the snapshot's ``[packages]`` (distributions of imported modules);
-        ``env``: the environment the user gave.
+        ``env``: the environment the user gave; ``outcome``: the run's ``[outcome]`` (the
+        config values a failed run's error quoted: :mod:`runsnap.tracing.quoted`).
         """
         # deferred: runsnap.tracing.merge, ~15 ms measured under load; only finish() needs it
         from runsnap.tracing.merge import build_section
@@ -152,7 +154,7 @@ class Trace:
             self._indexing.join()
         try:
             section = build_section(self.folder, packages or {}, self.native_note, env,
-                                    self._index, self.started_ns)
+                                    self._index, self.started_ns, outcome)
         except Exception as exc:  # a broken trace never costs the outcome
             section = not_traced(f"the trace could not be read: {type(exc).__name__}: {exc}")
         _remove(self.folder)

@@ -17,6 +17,7 @@ from runsnap.snapshot.runtime_write import compact
 from runsnap.tracing import distindex
 from runsnap.tracing.datafiles import data_files
 from runsnap.tracing.parsed import parsed_options
+from runsnap.tracing.quoted import quote_values
 from runsnap.tracing.scans import scan_filter
 
 TYPE_CHECKING = False
@@ -228,7 +229,7 @@ def package_index(packages: Mapping[str, Any]) -> _Dists:
 def build_section(
     folder: str, packages: Mapping[str, Any], native_note: str,
     env_given: Mapping[str, str] | None = None, index: _Dists | None = None,
-    started_ns: int | None = None,
+    started_ns: int | None = None, outcome: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``[runtime]`` from the trace ``folder`` (see docs/runtime.md for the shape), in its
     stored form (:func:`runsnap.snapshot.runtime_write.compact`; read it back with
@@ -237,7 +238,9 @@ def build_section(
     ``env_given``: the environment the user gave; whether ``PYTHONPATH`` and ``LD_PRELOAD``
     were set is taken from it, since native code sees runsnap's values of those two. ``index``:
     :func:`package_index` of ``packages``, when it was built beforehand. ``started_ns``:
-    when the launch began, for :func:`~runsnap.tracing.datafiles.data_files`.
+    when the launch began, for :func:`~runsnap.tracing.datafiles.data_files`. ``outcome``: the
+    run's ``[outcome]``, for the config values a failed run's error quoted
+    (:func:`~runsnap.tracing.quoted.quote_values`).
     """
     python, native = read_logs(folder)
     processes: list[dict[str, Any]] = []
@@ -310,6 +313,8 @@ def build_section(
     if not processes:
         section["reason"] = "no Python process of the command reported (it ran no Python, or " \
                             "every Python ran with -I, -E or -S, which skip the hook)"
+    if outcome:
+        quote_values(section, outcome)  # the config values a failed run's error quoted
     return compact(section)
 
 
