@@ -63,6 +63,12 @@ model folders edited under transformers (``id2label``, ``use_parallel_residual``
 ``EVAL_MAX_LENGTH`` in an evaluation, a team package a major version behind, an uncommitted
 feature, a git-ignored ``.env`` and an XGBoost tree method the CPU build refuses; it is never
 tuned on either.
+The ``fresh14`` half (benchmarks/fresh14.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted ``aux_head`` no loss uses, ``--global-batch``,
+``DIST_TIMEOUT_S=30m``), a TCPStore on a ``MASTER_PORT`` past the last port, model folders edited
+under transformers (``n_positions``, ``activation_function``), a team package a minor version
+behind, ``TZ``, ``--resume`` of an older architecture, ``--threshold``, ``EVAL_BATCH_SIZE=0``, a
+git-ignored OmegaConf ``local.yaml`` and an uncommitted ``view``; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -86,6 +92,7 @@ from benchmarks.fresh10 import FRESH10
 from benchmarks.fresh11 import FRESH11
 from benchmarks.fresh12 import FRESH12
 from benchmarks.fresh13 import FRESH13
+from benchmarks.fresh14 import FRESH14
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -99,15 +106,15 @@ TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF = "tune", "held-out", "fresh", "fresh2"
 FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
 FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
-FRESH12_HALF, FRESH13_HALF = "fresh12", "fresh13"
+FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
-          FRESH12_HALF, FRESH13_HALF)
+          FRESH12_HALF, FRESH13_HALF, FRESH14_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
-                FRESH13_HALF)
+                FRESH13_HALF, FRESH14_HALF)
 
 
 def half_of(name: str) -> str:
@@ -130,8 +137,9 @@ class Entry:
     """``rules`` (written beside the rules), ``third-party`` (acts through real libraries),
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
-    ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` (acts
-    through real libraries, written from the outside: benchmarks/fresh.py ... fresh13.py)."""
+    ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
+    ``fresh14`` (acts through real libraries, written from the outside: benchmarks/fresh.py ...
+    fresh14.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -182,4 +190,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH12_HALF, "fresh12") for b in FRESH12),
     # never tuned on either: the whole of benchmarks/fresh13.py is the fresh13 half
     *(Entry(_name(b), b, FRESH13_HALF, "fresh13") for b in FRESH13),
+    # never tuned on either: the whole of benchmarks/fresh14.py is the fresh14 half
+    *(Entry(_name(b), b, FRESH14_HALF, "fresh14") for b in FRESH14),
 ]

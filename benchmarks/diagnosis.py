@@ -20,9 +20,9 @@ then the bad one), then ``runsnap diff --format json GOOD BAD`` ranks the differ
 planted cause is found at rank N when it is the N-th difference that counts, or the first
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
-fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12 and
-fresh13, the whole of benchmarks/fresh.py, fresh2.py ... fresh13.py, written from the outside
-and never tuned on; ``--half fresh5`` runs only that one; a job incident, torchrun or mpirun
+fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12,
+fresh13 and fresh14, the whole of benchmarks/fresh.py, fresh2.py ... fresh14.py, written from
+the outside and never tuned on; ``--half fresh5`` runs only that one; a job incident, torchrun or mpirun
 starting ``runsnap capture`` for each rank, is compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
@@ -89,7 +89,8 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
 # torch, transformers, safetensors, numpy, pyyaml and scikit-learn from the lists above;
 # benchmarks/fresh13.py uses torch, transformers, safetensors, numpy, pyyaml, pandas,
 # scikit-learn, python-dotenv and xgboost-cpu from the lists above (its storecal is written by
-# the incident)
+# the incident); benchmarks/fresh14.py uses torch, transformers, pyyaml and omegaconf from the
+# lists above (its clicklog is written by the incident)
 
 
 def is_job(launch: Launch) -> bool:
