@@ -43,13 +43,18 @@ _KEY_VALUE = on_use(
 
 #: Keys that name the run rather than measure it: they differ between any two runs (process
 #: ids, ports, ranks, clocks) and are never kept; nor is an exception's class name, whose
-#: message may start with a number (pydantic's ``ValidationError: 1 validation error``).
+#: message may start with a number (pydantic's ``ValidationError: 1 validation error``), nor a
+#: source file's name before its line number (``Utils.hpp:137``).
 _IDENTITY = on_use(
     r"(?:^|[_./-])(?:pid|ppid|tid|port|rank|local_rank|world_size|node_rank|job|jobid|job_id|"
     r"id|uuid|host|addr|address|time_?stamp|date|year|month|day|hour|minute|line|lineno|"
     r"version|seed|device|gpu|cuda|errno|code|status|http|https|tcp|udp)$"
     # an exception's class before its message (``ValidationError: 1 validation error``)
-    r"|(?-i:(?:^|\.)[A-Z]\w*(?:Error|Exception|Warning))$", re.IGNORECASE)
+    r"|(?-i:(?:^|\.)[A-Z]\w*(?:Error|Exception|Warning))$"
+    # a source file before its line: a log's place, not a measure (c10d's
+    # ``[W1205 16:28:27.846 Utils.hpp:137] Warning: ...``, glog's ``trainer.cc:88]``)
+    r"|\.(?:py|pyx|pxd|c|cc|cpp|cxx|h|hh|hpp|hxx|cu|cuh|rs|go|java|scala|js|ts|rb)$",
+    re.IGNORECASE)
 
 
 #: Every ASCII digit read as ``0``: two lines with the same *shape* differ only in digits.

@@ -174,6 +174,17 @@ def test_identities_and_clocks_are_not_metrics() -> None:
     assert found == {"loss": 1.5, "lr": 3e-4}
 
 
+def test_a_source_files_line_in_a_log_prefix_is_no_metric() -> None:
+    """torch's c10d warnings carry glog's prefix, the source file and line that printed them
+    (as a real torchrun job's rank printed it, fresh14 ``ctr-ddp-job-noise``): a place, not a
+    measure; it gave ``Utils.hpp = 137`` in one run only, and the outcomes differed by it."""
+    got = scan([b"[W1205 16:28:27.846690601 Utils.hpp:137] Warning: Environment variable "
+                b"TORCH_NCCL_TRACE_BUFFER_SIZE is deprecated; use TORCH_FR_BUFFER_SIZE instead "
+                b"(function operator())\n", b"I1205 trainer.cc:88] step=12 loss: 0.25\n",
+                b"model.py: 3 layers, auc=0.91\n"])
+    assert got == {"step": 12.0, "loss": 0.25, "auc": 0.91}
+
+
 def test_an_exceptions_message_is_no_metric() -> None:
     """pydantic's ``ValidationError: 1 validation error for ServeSettings`` (its first error
     line, as a real run prints it) is an exception's class and message; a metric that ends in
