@@ -123,19 +123,22 @@ def ran_out(a: Snapshot, b: Snapshot) -> bool:
 
 
 def notices_only(a: Snapshot, b: Snapshot, keys: Sequence[str]) -> str:
-    """Words when the warnings two runs printed differ only by a library's notices that a
-    variable of ``keys`` (those that differ) is no longer used at all
-    (``knowledge/deprecation-notices.tsv``, a row of a named library whose effect is ``none``):
-    huggingface_hub's ``FutureWarning: The `HF_HUB_ENABLE_HF_TRANSFER` environment variable is
-    deprecated as 'hf_transfer' is not used anymore`` in the run whose shell set it. The runs
-    did the same; one was told about its shell. ``""`` otherwise: a notice that the value is
-    copied to a new name, or a program's own warning, may come with other behaviour."""
+    """Words when the warnings two runs printed differ only by a library's notices about a
+    variable of ``keys`` (those that differ) that it no longer heeds under that name
+    (``knowledge/deprecation-notices.tsv``, a row of a named library): not used at all
+    (huggingface_hub's ``FutureWarning: The `HF_HUB_ENABLE_HF_TRANSFER` environment variable
+    is deprecated as 'hf_transfer' is not used anymore``), or renamed (c10d's ``Environment
+    variable TORCH_NCCL_TRACE_BUFFER_SIZE is deprecated; use TORCH_FR_BUFFER_SIZE instead``)
+    in the run whose shell set it. This is asked only where nothing else of what happened
+    differs (exit, error, metrics): whatever a renamed value did, the runs show none of it.
+    The runs did the same; one was told about its shell. ``""`` otherwise: a program's own
+    warning ("results may differ") is no library's notice."""
     wa = set(RunFacts.of(a, "A").warnings)
     wb = set(RunFacts.of(b, "B").warnings)
 
     def unused(line: str, key: str) -> bool:
         row = notice_about(line, key)
-        return row is not None and row.effect == "none" and row.library != "any"
+        return row is not None and row.effect in ("none", "renamed") and row.library != "any"
 
     named: list[str] = []
     for line in wa ^ wb:

@@ -46,3 +46,25 @@ def test_a_programs_own_deprecation_warning_still_differs(launched: Capture,
                             "HF_HUB_ENABLE_HF_TRANSFER is deprecated; results may differ"))
     assert report.outcome == "different", report.verdict()
     assert report.candidates[0].key == "HF_HUB_ENABLE_HF_TRANSFER", report.verdict()
+
+
+def test_a_notice_that_a_variable_was_renamed_is_no_difference_in_outcome(
+        launched: Capture, tmp_path: Path) -> None:
+    """c10d's notice (torch 2.13, ``Utils.hpp:137``, as a real gloo job's rank printed it in
+    fresh14 ``ctr-ddp-job-noise``), printed by the program since torch is not installed here:
+    the runs ended alike in every other way, so the renamed value did nothing they show."""
+    line = ("[W1205 16:28:27.846690601 Utils.hpp:137] Warning: Environment variable "
+            "TORCH_NCCL_TRACE_BUFFER_SIZE is deprecated; use TORCH_FR_BUFFER_SIZE instead "
+            "(function operator())")
+    app = write_script(tmp_path, "rank.py", f"""
+        import os, sys
+        if os.environ.get("TORCH_NCCL_TRACE_BUFFER_SIZE"):
+            print({line!r}, file=sys.stderr)
+        print("auc=0.7312")
+        """)
+    report = compare(launched(env={"SHELL_TAG": "a"}, argv=[sys.executable, str(app)]),
+                     launched(env={"SHELL_TAG": "b", "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"},
+                              argv=[sys.executable, str(app)]))
+    assert report.outcome == "same", report.verdict()
+    assert "only a library's notice about TORCH_NCCL_TRACE_BUFFER_SIZE differs" in \
+        report.outcome_words
