@@ -57,3 +57,25 @@ def test_a_key_error_keeps_the_missing_key_and_hides_a_token(tmp_path: Path) -> 
     snap = load(tmp_path / "s.toml")
     assert snap["outcome"]["first_error"] == f"KeyError: '{mode}'"
     assert snap["env"]["vars"]["ENGINE_COMPILE_MODE"] == mode
+
+
+def test_omegaconfs_full_key_line_keeps_the_key_the_error_is_about(tmp_path: Path) -> None:
+    """OmegaConf prints ``full_key: warmup_step`` under its ConfigKeyError (omegaconf 2.3,
+    ``_utils.format_and_raise``; the lines below as fresh14 ``omegaconf-local-misspelt-key``
+    printed them): ``full_key`` read as ``*_KEY``, a credential's name, and the misspelt key
+    was fingerprinted in the error and everywhere it reappeared. A token there is still hidden
+    by its shape."""
+    secret = "ghp_" + "R8mQ2xLk7VpN4tZc9WbH3sYj6FdA1gE5uK0o"
+    lines = ["omegaconf.errors.ConfigKeyError: Key 'warmup_step' not in 'TrainConfig'",
+             "    full_key: warmup_step", "    object_type=TrainConfig",
+             f"    full_key: {secret}"]
+    code = "import sys; " + "; ".join(f"print({line!r}, file=sys.stderr)" for line in lines) \
+        + "; sys.exit(1)"
+    done = run_runsnap("capture", "-o", str(tmp_path / "s.toml"), "--", sys.executable, "-c", code,
+                       cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    text = (tmp_path / "s.toml").read_text()
+    assert secret not in text
+    snap = load(tmp_path / "s.toml")
+    assert snap["outcome"]["first_error"] == lines[0]
+    assert "    full_key: warmup_step" in snap["outcome"]["stderr"]["tail"]
