@@ -123,15 +123,16 @@ _SECTION_RANK = {name: i for i, name in enumerate(
 
 def ranking_key(d: Difference) -> tuple[int, int, int, int, int, int, str]:
     """Sort key: shown before hidden; what happened (section ``outcome``, an effect) after
-    every cause but those the runs show unread; higher score first; on a tie, the one whose
-    value the failing error quotes, then the one the failing run's words back, then anything
-    before an ``incidental`` read (the runs show it decided nothing); then the section in the
+    every cause but those the runs show unread; an ``incidental`` one (the runs show it decided
+    nothing) after every other cause, as the verdict's candidates have it; higher score first;
+    on a tie, the one whose value the failing error quotes, then the one the failing run's
+    words back; then the section in the
     order command, env, models, packages, git, system, outcome, others (what the user chose
     before what the machine provides), then the key alphabetically so the order is stable."""
     effect = d.section == "outcome" or d.evidence_kind == "unread"
-    return (int(d.hidden), int(effect), -d.score, -2 * int(d.quoted) - int(d.corroborated),
-            int(d.evidence_kind == "incidental"), _SECTION_RANK.get(d.section, len(SECTION_ORDER)),
-            d.key)
+    return (int(d.hidden), int(effect), int(d.evidence_kind == "incidental"), -d.score,
+            -2 * int(d.quoted) - int(d.corroborated),
+            _SECTION_RANK.get(d.section, len(SECTION_ORDER)), d.key)
 
 
 def rank(diffs: Iterable[Difference], rules: RankContext) -> tuple[Difference, ...]:
