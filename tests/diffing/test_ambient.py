@@ -200,8 +200,10 @@ def test_a_setting_read_at_import_stays_a_setting_when_workers_are_forked(
             p = argparse.ArgumentParser()
             p.add_argument("--lr", type=float, default=0.1)
             lr = p.parse_args().lr
-            with mp.get_context("fork").Pool(2) as pool:
-                total = sum(pool.map(work, range(8)))
+            pool = mp.get_context("fork").Pool(2)
+            total = sum(pool.map(work, range(8)))
+            pool.close()  # both workers end on their own (the with block's terminate() can
+            pool.join()   # stop one before it ever ran, on a loaded machine)
             print(f"loss={lr * total:.4f}")
         """)
     a, b = _lr_pair(python, app, tmp_path, base_env)
