@@ -14,9 +14,10 @@ the user acts on:
 
 * both runs had the package (runsnap does not install one, nor take one away);
 * the recorded folder still holds that version (``pip install -U`` in place replaces it);
-* the copy's ``RECORD`` lists its files, none of them a ``.pth`` (an editable install) and no
-  top-level folder shared with other distributions (a namespace package: a link would hide
-  their parts);
+* the copy's ``RECORD`` lists its files, none of them a ``.pth`` and no top-level folder
+  shared with other distributions (a namespace package: a link would hide their parts); an
+  editable install (its ``.pth`` puts a checkout on the path) is linked by what the run
+  imported from that checkout (``[runtime.modules]``), the checkout as it is now;
 * the interpreter honours ``PYTHONPATH`` (not ``-I`` or ``-E``).
 """
 
@@ -87,8 +88,9 @@ def _changed(folder: str, row: Sequence[str], budget: list[int]) -> bool:
 
 
 def _top_levels(dist_info: str) -> list[str] | str:
-    """The top-level names a copy installed in its folder (from its ``RECORD``), or why an
-    overlay cannot carry them (a file no longer as installed among them too)."""
+    """The top-level packages and modules a copy installed in its folder (from its
+    ``RECORD``, as paths), or why an overlay cannot carry them (a file no longer as installed
+    among them too)."""
     try:
         with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", newline="") as fh:
             rows = list(csv.reader(fh))
@@ -119,7 +121,7 @@ def _top_levels(dist_info: str) -> list[str] | str:
                 and _others(folder, top, listed):
             return (f"{top}/ holds files of other distributions (a namespace package): a link "
                     "to it would hide their parts")
-    return out
+    return [os.path.join(folder, top) for top in out]
 
 
 def _others(folder: str, top: str, listed: set[str]) -> bool:
@@ -136,7 +138,8 @@ def _others(folder: str, top: str, listed: set[str]) -> bool:
 
 def installed_copy(snap: Snapshot, name: str, version: str) -> tuple[str, list[str]] | str:
     """Where ``snap`` imported ``name`` ``version`` from, still installed there now: its
-    ``.dist-info`` folder and top-level names; or why not, in words."""
+    ``.dist-info`` folder and its top-level packages and modules (paths: an editable
+    install's lie in its checkout); or why not, in words."""
     dist = snap.records.packages.distributions.get(name)
     where = str(dist.location or "") if dist is not None else ""
     if not where:
@@ -145,8 +148,28 @@ def installed_copy(snap: Snapshot, name: str, version: str) -> tuple[str, list[s
     if info is None:
         return (f"{name} {version} is no longer installed in {where} (replaced in place?): "
                 f"install it in a venv of its own to try it")
-    tops = _top_levels(info)
+    if dist is not None and dist.editable and dist.source:
+        tops = _editable_tops(snap, name, str(dist.source))
+    else:
+        tops = _top_levels(info)
     return tops if isinstance(tops, str) else (info, tops)
+
+
+def _editable_tops(snap: Snapshot, name: str, source: str) -> list[str] | str:
+    """The top-level packages and modules of editable install ``name`` that the run imported
+    from its checkout ``source`` (``[runtime.modules]``): what its ``.pth`` put on the path,
+    linked as a copy's would be."""
+    out = []
+    root = os.path.join(os.path.realpath(source), "")
+    for module in snap.records.runtime.modules.values():
+        file = str(module.file or "")
+        if module.dist != name or not os.path.realpath(file).startswith(root):
+            continue
+        top = os.path.dirname(file) if os.path.basename(file) == "__init__.py" else file
+        if not os.path.exists(top):
+            return f"{top}, which the run imported {name} from, is gone"
+        out.append(top)
+    return out or f"the run imported none of {name}'s modules from its checkout {source}"
 
 
 def _ignores_pythonpath(snap: Snapshot) -> bool:
@@ -187,11 +210,10 @@ def overlay_env(env: Mapping[str, str], chosen: Sequence[tuple[str, str]], sourc
         if isinstance(found, str):
             raise ValueError(f"packages {name}: {found}")
         info, tops = found
-        site = os.path.dirname(info)
-        for top in (os.path.basename(info), *tops):
-            link = os.path.join(folder, top)
+        for target in (info, *tops):
+            link = os.path.join(folder, os.path.basename(target))
             if not os.path.lexists(link):
-                os.symlink(os.path.join(site, top), link)
+                os.symlink(target, link)
     out = dict(env)
     out["PYTHONPATH"] = os.pathsep.join(p for p in (folder, env.get("PYTHONPATH", "")) if p)
     return out

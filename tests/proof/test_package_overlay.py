@@ -168,7 +168,7 @@ def test_a_folder_without_init_is_linked_unless_another_distribution_shares_it(
             name: {"version": "1.0", "location": str(site)}}}})
 
     found = installed_copy(snap("acme-a"), "acme-a", "1.0")
-    assert not isinstance(found, str) and found[1] == ["acme"], found
+    assert not isinstance(found, str) and found[1] == [str(site / "acme")], found
     _dist(tmp_path, "acme-b", {"acme/b.py": "B = 1\n"}, prefix)
     assert (site / "acme" / "a.py").exists() and (site / "acme" / "b.py").exists()
     refused = installed_copy(snap("acme-a"), "acme-a", "1.0")

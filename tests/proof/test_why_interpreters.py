@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import pip_install
 from tests.proof.conftest import capture, child
 from tests.proof.conftest import runsnap as run_runsnap
 
@@ -96,4 +97,35 @@ def test_a_venv_named_by_path_against_one_a_shell_put_on_path_is_proven(tmp_path
     assert out["status"] == "proven", (out["message"], out["cannot"])
     assert [(c["section"], c["key"]) for c in out["cause"]] == [("packages", "chunker")]
     assert "follows command program: proven by applying it" in str(out["how"])
+    assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")
+
+
+def test_a_venv_with_an_editable_checkout_is_narrowed_to_that_package(tmp_path: Path) -> None:
+    # the engineer's venv holds chunker installed editable from a dev checkout (a .pth puts
+    # the checkout's src/ on the path): the overlay links what the run imported from it
+    venv_a, _ = _venvs(tmp_path)
+    src = tmp_path / "src" / "chunker"
+    (src / "src" / "chunker").mkdir(parents=True)
+    (src / "src" / "chunker" / "__init__.py").write_text(
+        "def check():\n    raise AttributeError('chunker 1.1.dev0 has no check_all')\n")
+    (src / "pyproject.toml").write_text(
+        "[build-system]\nrequires = ['setuptools']\nbuild-backend = 'setuptools.build_meta'\n"
+        "[project]\nname = 'chunker'\nversion = '1.1.dev0'\n"
+        "[tool.setuptools.packages.find]\nwhere = ['src']\n")
+    venv_b = tmp_path / "venv-dev"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv_b)], check=True)
+    pip_install(venv_b / "bin" / "python", "--no-deps", "-e", str(src), tmp=tmp_path)
+    prog = child(tmp_path / "app.py", _APP)
+    store = tmp_path / ".runsnap"
+    base = os.environ["PATH"]
+    capture(store / "good.toml", [str(venv_a / "bin" / "python"), str(prog)])
+    time.sleep(0.01)
+    capture(store / "bad.toml", ["python", str(prog)], {"PATH": f"{venv_b / 'bin'}:{base}"})
+    bad = (store / "bad.toml").read_text()
+    assert "editable = true" in bad and "__editable__" in "".join(
+        p.name for p in venv_b.glob("lib/python*/site-packages/*"))
+    out = _why(tmp_path)
+    assert out["status"] == "proven", (out["message"], out["cannot"])
+    assert [(c["section"], c["key"]) for c in out["cause"]] == [("packages", "chunker")]
+    assert "narrowed to packages chunker" in str(out["how"]) and out["launches"] == 4
     assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")
