@@ -239,6 +239,20 @@ def pip_install(python: Path, *args: str, tmp: Path) -> None:
                     "--no-build-isolation", "--use-pep517", *args], check=True, capture_output=True, env=env)
 
 
+def venv_with_package(root: Path, name: str, source: str) -> Path:
+    """A venv under ``root`` (no pip of its own) with package ``name`` 1.0 installed from
+    ``source`` (its ``__init__.py``), as a user's ``pip install ./proj``: its python."""
+    proj = root / "proj"
+    (proj / name).mkdir(parents=True)
+    (proj / name / "__init__.py").write_text(source)
+    (proj / "setup.py").write_text("from setuptools import setup\n"
+                                   f"setup(name={name!r}, version='1.0', packages=[{name!r}])\n")
+    env = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
+    return env / "bin" / "python"
+
+
 def no_git_path(tmp_path: Path) -> str:
     """A PATH holding python but not git."""
     bindir = tmp_path / "nogit-bin"

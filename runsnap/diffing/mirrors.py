@@ -6,7 +6,7 @@ Listed as two causes they tie, and the verdict stays undecided between two views
 :func:`by_mirror` (a grouper of :mod:`runsnap.diffing.grouping`) puts the second under the
 first wherever, in both runs, one table is the other inverted (keys and values compared as
 text: JSON keys are strings, the values numbers) and the tables are of one source (the same
-model option, the same file): one change, one line, the mirror shown with it.
+model option, the same file): one change, ranked once, the mirror listed with it.
 """
 
 from __future__ import annotations
@@ -68,6 +68,6 @@ def by_mirror(diffs: Sequence[Difference], a: Any, b: Any) -> list[Group]:
                 name = d.key.rpartition(": ")[2]
                 other = m.key.rpartition(": ")[2]
                 out.append(Group(d, (m,), lines=(
-                    f"{other} is {name} inverted in both runs: one edit, shown once",)))
+                    f"{other} is {name} inverted in both runs: one edit, ranked once",)))
                 break
     return out

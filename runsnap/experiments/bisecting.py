@@ -35,7 +35,7 @@ from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
 from runsnap.errors import UsageError
-from runsnap.experiments import trials
+from runsnap.experiments import trials, varying
 from runsnap.experiments.applying import Change, Plan, apply, plan
 from runsnap.experiments.caches import cache_note, used_caches
 from runsnap.experiments.gittrees import searched
@@ -246,8 +246,12 @@ class _Search:
             out.append(verdict)
         return out
 
-    def first_bad(self, subsets: Sequence[frozenset[int]]) -> frozenset[int] | None:
-        """The first subset, in order, whose trial goes bad (``jobs`` tried side by side)."""
+    def first_bad(self, subsets: Sequence[frozenset[int]],
+                  bad: Callable[[frozenset[int]], bool] | None = None) -> frozenset[int] | None:
+        """The first subset, in order, whose trial goes bad (``jobs`` tried side by side), or
+        for which ``bad(subset)`` holds when given."""
+        if bad is not None:
+            return next((s for s in subsets if bad(s)), None)
         step = max(1, self.options.jobs)
         for i in range(0, len(subsets), step):
             batch = subsets[i: i + step]
@@ -256,8 +260,10 @@ class _Search:
                     return s
         return None
 
-    def ddmin(self, start: Sequence[int]) -> frozenset[int]:
-        """Zeller's ddmin over ``start`` (indices in ranked order): a 1-minimal bad subset."""
+    def ddmin(self, start: Sequence[int],
+              bad: Callable[[frozenset[int]], bool] | None = None) -> frozenset[int]:
+        """Zeller's ddmin over ``start`` (indices in ranked order): a 1-minimal bad subset
+        (bad as :meth:`first_bad` judges)."""
         current = list(start)
         n = 2
         while len(current) >= 2:
@@ -265,13 +271,13 @@ class _Search:
             bounds = [size * k // n for k in range(n + 1)]
             chunks = [current[bounds[k]: bounds[k + 1]] for k in range(n)]
             chunks = [c for c in chunks if c]
-            found = self.first_bad([frozenset(c) for c in chunks])
+            found = self.first_bad([frozenset(c) for c in chunks], bad)
             if found is not None:
                 current, n = [i for i in current if i in found], 2
                 continue
             if n > 2:
                 rest = [frozenset(current) - frozenset(c) for c in chunks]
-                found = self.first_bad(rest)
+                found = self.first_bad(rest, bad)
                 if found is not None:
                     current, n = [i for i in current if i in found], max(n - 1, 2)
                     continue
@@ -279,6 +285,71 @@ class _Search:
                 break
             n = min(len(current), 2 * n)
         return frozenset(current)
+
+
+def _launch_value(search: _Search, subset: frozenset[int]) -> float | None:
+    """GOOD's launch with ``subset`` applied, captured in full: its judged metric's value."""
+    search.verdicts([subset], fresh=True)
+    return varying.value(search.judge, search.runs[-1].snapshot)
+
+
+def _by_variance(search: _Search, within: Sequence[int], metric: str) -> tuple[frozenset[int], str]:
+    """The changes among ``within`` that make ``metric`` vary from launch to launch, and the
+    evidence (:mod:`runsnap.experiments.varying`); raises :class:`_Halt` where none does."""
+    try:
+        return varying.search(lambda s: _launch_value(search, s), search.ddmin, within, metric)
+    except varying.NotVarying as exc:
+        raise _Halt("not-reproducible", f"not reproducible: the same trial went both ways "
+                    f"(a flaky launch), and {exc}; no cause is claimed") from None
+
+
+def _searched(search: _Search, the_plan: Plan, options: Options) -> tuple[frozenset[int], str]:
+    """The answer, re-checked, and the evidence beyond the re-checks ("" when none)."""
+    every = frozenset(range(len(the_plan.changes)))
+    if baseline_first(the_plan):
+        [base_v] = search.verdicts([frozenset()])
+        if base_v == BAD:
+            raise _Halt("none", not_good_here(the_plan, search.numbered))
+    metric = varying.judged_metric(search.judge)
+    [v] = search.verdicts([every], fresh=metric is not None)
+    # judged by a printed metric: launched twice, every change applied, it must give one value
+    if metric and varying.value(search.judge, search.runs[-1].snapshot) != _launch_value(
+            search, every):
+        return _by_variance(search, range(len(every)), metric)
+    if v == UNCLEAR:
+        raise _Halt("none", unclear(search.runs))
+    if v != BAD:
+        code = code_skipped(the_plan)
+        where = (f"most likely the code, not applied: {', '.join(s.where for s in code[:3])}"
+                 if code else "the cause is among what was skipped, or BAD's failure does "
+                 "not reproduce here")
+        raise _Halt("none", f"applying all {len(every)} changes did not reproduce BAD "
+                    f"(trial {search.numbered} went {v}): {where}")
+    ch = the_plan.changes
+    candidate = None
+    if len(ch) > 1 and ch[0].score > ch[1].score:
+        candidate = search.first_bad([frozenset({0})])
+    lead = sum(1 for c in ch if _leads(c, options.first))  # ordered ahead by prepare
+    if candidate is None and 1 < lead < len(ch) and search.first_bad(
+            [frozenset(range(lead))]) is not None:  # the diff's candidates hold it
+        candidate = search.ddmin(range(lead))
+    if candidate is None:
+        candidate = search.ddmin(range(len(ch)))
+    # Twice each, the answer first: a launch that fails one run in two (or at random) then
+    # gives two verdicts for one trial, where alternating checks could be fooled.
+    for _ in range(options.recheck):
+        [again] = search.verdicts([candidate], fresh=True)
+        if again != BAD:
+            if metric:
+                return _by_variance(search, sorted(candidate), metric)
+            raise _Halt("not-reproducible", "not reproducible: the same trial went bad, "
+                        f"then {again} (a flaky launch); no cause is claimed")
+    for _ in range(options.recheck):
+        [base_v] = search.verdicts([frozenset()], fresh=True)
+        if base_v == BAD:
+            raise _Halt("not-reproducible", "not reproducible: GOOD's own launch, with "
+                        "nothing applied, goes bad here; no cause is claimed")
+    return candidate, ""
 
 
 def _leads(c: Change, first: Sequence[Sequence[Any]]) -> bool:
@@ -377,48 +448,13 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
     for note in (*trials.tracker_notes(search.keep), *cache_note(search.caches)):
         search.say(note)
     status, message, cause = "found", "", frozenset[int]()
+    varies = ""  # the answer makes the result vary (runsnap.experiments.varying)
     try:
-        every = frozenset(range(len(the_plan.changes)))
-        if baseline_first(the_plan):
-            [base_v] = search.verdicts([frozenset()])
-            if base_v == BAD:
-                raise _Halt("none", not_good_here(the_plan, search.numbered))
-        [v] = search.verdicts([every])
-        if v == UNCLEAR:
-            raise _Halt("none", unclear(search.runs))
-        if v != BAD:
-            code = code_skipped(the_plan)
-            where = (f"most likely the code, not applied: {', '.join(s.where for s in code[:3])}"
-                     if code else "the cause is among what was skipped, or BAD's failure does "
-                     "not reproduce here")
-            raise _Halt("none", f"applying all {len(every)} changes did not reproduce BAD "
-                        f"(trial {search.numbered} went {v}): {where}")
-        ch = the_plan.changes
-        candidate = None
-        if len(ch) > 1 and ch[0].score > ch[1].score:
-            candidate = search.first_bad([frozenset({0})])
-        lead = sum(1 for c in ch if _leads(c, options.first))  # ordered ahead by prepare
-        if candidate is None and 1 < lead < len(ch) and search.first_bad(
-                [frozenset(range(lead))]) is not None:  # the diff's candidates hold it
-            candidate = search.ddmin(range(lead))
-        if candidate is None:
-            candidate = search.ddmin(range(len(ch)))
-        # Twice each, the answer first: a launch that fails one run in two (or at random) then
-        # gives two verdicts for one trial, where alternating checks could be fooled.
-        for _ in range(options.recheck):
-            [again] = search.verdicts([candidate], fresh=True)
-            if again != BAD:
-                raise _Halt("not-reproducible", "not reproducible: the same trial went bad, "
-                            f"then {again} (a flaky launch); no cause is claimed")
-        for _ in range(options.recheck):
-            [base_v] = search.verdicts([frozenset()], fresh=True)
-            if base_v == BAD:
-                raise _Halt("not-reproducible", "not reproducible: GOOD's own launch, with "
-                            "nothing applied, goes bad here; no cause is claimed")
-        cause = candidate
+        cause, varies = _searched(search, the_plan, options)
         n = len(cause)
         message = (f"cause found: {n} change{'s' if n != 1 else ''} "
-                   f"{'acting together ' if n > 1 else ''}in {len(search.runs)} trials")
+                   f"{'acting together ' if n > 1 else ''}in {len(search.runs)} trials"
+                   + (f": {varies}" if varies else ""))
     except _Halt as halt:
         status, message = halt.status, halt.message
     finally:
@@ -427,7 +463,7 @@ def bisect(good: Snapshot, bad: Snapshot, options: Options | None = None) -> Bis
         if status in ("max-trials", "interrupted") else ()
     result = BisectResult(status, message, tuple(the_plan.changes[i] for i in sorted(cause)),
                           best, the_plan, tuple(search.runs), folder, time.monotonic() - t0,
-                          rechecks=options.recheck if status == "found" else 0)
+                          rechecks=options.recheck if status == "found" and not varies else 0)
     _save(result)
     return result
 

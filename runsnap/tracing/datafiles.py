@@ -67,9 +67,14 @@ KEYS_SIZE = 256 << 10
 #: Key names kept per file at most, and the longest kept.
 MAX_KEYS = 256
 _KEY_CHARS = 64
-_YAML_KEY = re.compile(r"^[ \t]*(?:- +)?([A-Za-z_][\w.\-]*)[ \t]*:(?:[ \t]|$)", re.M)
-_JSON_KEY = re.compile(r'"([A-Za-z_][\w.\-]*)"\s*:')
-_INI_KEY = re.compile(r"^[ \t]*(?:export +)?([A-Za-z_][\w.\-]*)[ \t]*=", re.M)
+#: A key and its separator, by format (``yaml``, ``json``, ``ini`` for the rest): the one
+#: table of what a key looks like, shared with runsnap/tracing/quoted.py's key-value pairs.
+KEY_PATTERNS = {"yaml": r"^[ \t]*(?:- +)?([A-Za-z_][\w.\-]*)[ \t]*:",
+                "json": r'"([A-Za-z_][\w.\-]*)"\s*:',
+                "ini": r"^[ \t]*(?:export +)?([A-Za-z_][\w.\-]*)[ \t]*="}
+_YAML_KEY = re.compile(KEY_PATTERNS["yaml"] + r"(?:[ \t]|$)", re.M)
+_JSON_KEY = re.compile(KEY_PATTERNS["json"])
+_INI_KEY = re.compile(KEY_PATTERNS["ini"], re.M)
 _INI_SECTION = re.compile(r"^[ \t]*\[+[ \t]*([A-Za-z_][\w.\-]*)[ \t]*\]+", re.M)
 
 

@@ -18,7 +18,7 @@ import os
 import re
 
 from runsnap.redact.names import is_secret_name
-from runsnap.tracing.datafiles import KEYS_SIZE
+from runsnap.tracing.datafiles import KEY_PATTERNS, KEYS_SIZE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,10 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ["quote_values"]
 
-_YAML = re.compile(r"^[ \t]*(?:- +)?([A-Za-z_][\w.\-]*)[ \t]*:[ \t]+([^#\n]*?)[ \t]*(?:#.*)?$",
-                   re.M)
-_JSON = re.compile(r'"([A-Za-z_][\w.\-]*)"\s*:\s*("(?:[^"\\\n]|\\.)*"|[^,\s}\]]+)')
-_INI = re.compile(r"^[ \t]*(?:export +)?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*([^\n]*?)[ \t]*$", re.M)
+_YAML = re.compile(KEY_PATTERNS["yaml"] + r"[ \t]+([^#\n]*?)[ \t]*(?:#.*)?$", re.M)
+_JSON = re.compile(KEY_PATTERNS["json"] + r'\s*("(?:[^"\\\n]|\\.)*"|[^,\s}\]]+)')
+_INI = re.compile(KEY_PATTERNS["ini"] + r"[ \t]*([^\n]*?)[ \t]*$", re.M)
 _PLAIN = frozenset(("true", "false", "null", "none", "yes", "no", "on", "off"))
 _SHORT_NUMBER = re.compile(r"[-+]?[\d.]{1,3}")
 #: At most this many keys a file, and characters a value, are kept.

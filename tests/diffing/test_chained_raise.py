@@ -9,14 +9,11 @@ A real package installed into a real venv, a real program, two real captures."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import runsnap
 from runsnap.capturing import run
-from tests.conftest import pip_install
+from tests.conftest import venv_with_package
 
 LIB = '''
 import os
@@ -65,22 +62,8 @@ main()
 """
 
 
-def _venv(root: Path) -> Path:
-    proj = root / "proj"
-    (proj / "hublib").mkdir(parents=True)
-    (proj / "hublib" / "__init__.py").write_text(LIB)
-    (proj / "setup.py").write_text(textwrap.dedent("""
-        from setuptools import setup
-        setup(name="hublib", version="1.0", packages=["hublib"])
-    """))
-    env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
-    return env / "bin" / "python"
-
-
 def _runs(tmp_path: Path, base_env: dict[str, str], b_env: dict[str, str]) -> runsnap.Report:
-    python = _venv(tmp_path)
+    python = venv_with_package(tmp_path, "hublib", LIB)
     app = tmp_path / "app.py"
     app.write_text(APP)
     cached = tmp_path / "cache-ubuntu"

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import runsnap
 from runsnap.capturing import run
-from tests.conftest import pip_install
+from tests.conftest import pip_install, venv_with_package
 
 LIB = '''
 import os
@@ -45,23 +44,9 @@ main()
 """
 
 
-def _venv(root: Path) -> Path:
-    proj = root / "proj"
-    (proj / "scorelib").mkdir(parents=True)
-    (proj / "scorelib" / "__init__.py").write_text(LIB)
-    (proj / "setup.py").write_text(textwrap.dedent("""
-        from setuptools import setup
-        setup(name="scorelib", version="1.0", packages=["scorelib"])
-    """))
-    env = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    pip_install(env / "bin" / "python", "--no-deps", str(proj), tmp=root)
-    return env / "bin" / "python"
-
-
 def test_path_read_at_an_import_is_not_the_failing_path(tmp_path: Path,
                                                         base_env: dict[str, str]) -> None:
-    python = _venv(tmp_path)
+    python = venv_with_package(tmp_path, "scorelib", LIB)
     app = tmp_path / "app.py"
     app.write_text(APP)
     empty = tmp_path / "opt-tools"  # a folder with no programs: the same executables resolve
@@ -110,7 +95,7 @@ def test_a_read_in_an_import_is_not_made_by_the_line_that_imported(
     decision at its import, not the program's on its way to the raise: it counts as a read at
     the import of a package on the failing traceback (97), below the option the error quotes
     (it was "read at flat.py:3 in <module>, which called validate", 98, first)."""
-    python = _venv(tmp_path)
+    python = venv_with_package(tmp_path, "scorelib", LIB)
     site = next((python.parent.parent / "lib").glob("python*/site-packages"))
     (site / "scorelib" / "__init__.py").write_text(LIB_SETTING)
     app = tmp_path / "flat.py"

@@ -304,7 +304,8 @@ def test_hook_source_is_stdlib_only() -> None:
     from runsnap.tracing import HOOK_DIR
 
     parts = ["_runsnap_trace_args.py", "_runsnap_trace_config.py", "_runsnap_trace_files.py",
-             "_runsnap_trace_log.py", "_runsnap_trace_spawn.py", "sitecustomize.py"]
+             "_runsnap_trace_imports.py", "_runsnap_trace_log.py", "_runsnap_trace_spawn.py",
+             "sitecustomize.py"]
     assert sorted(p for p in os.listdir(HOOK_DIR) if p != "__pycache__") == parts
     imports = set()
     for part in parts:
@@ -314,7 +315,8 @@ def test_hook_source_is_stdlib_only() -> None:
     # fcntl: only in a process started without a standard stream (the log moved above them)
     assert imports <= {"_thread", "os", "sys", "atexit", "sitecustomize", "fcntl",
                        "_runsnap_trace_log", "_runsnap_trace_spawn", "_runsnap_trace_config",
-                       "_runsnap_trace_files", "_runsnap_trace_args"}, imports
+                       "_runsnap_trace_files", "_runsnap_trace_args",
+                       "_runsnap_trace_imports"}, imports
 
 
 def test_launcher_workers_with_their_own_env_are_told_apart(traced, tmp_path: Path) -> None:

@@ -60,8 +60,8 @@ def _pair(tmp_path: Path, load: bool) -> runsnap.Report:
 
 
 def test_the_hook_watches_the_libraries_the_toolchain_lists() -> None:
-    text = (Path(HOOK_DIR) / "sitecustomize.py").read_text()
-    start = text.index("_LIBRARIES = (")
+    text = (Path(HOOK_DIR) / "_runsnap_trace_imports.py").read_text()
+    start = text.index("LIBRARIES = (")
     listed = text[start:text.index(")", start)]
     assert [x for x in LIBRARY_PREFIXES if f'b"{x}"' not in listed] == []
     assert listed.count('b"') == len(LIBRARY_PREFIXES)

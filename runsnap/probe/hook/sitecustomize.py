@@ -23,7 +23,8 @@ killed with SIGKILL loses at most the counts since its last new event):
 * ``("A", prog, from_argv, options)``: what an option parser parsed (``_runsnap_trace_args``);
 * ``("O", path, stack)``, ``("o", path)``, ``("Q", n)``: files opened (``_runsnap_trace_files``);
 * ``("C", {site: reads})``: cumulative read counts (written with new events and at the end);
-* ``("L", names)``: the GPU and interconnect libraries mapped when it ended (:func:`_loaded`);
+* ``("L", names)``: the GPU and interconnect libraries mapped when it ended
+  (``_runsnap_trace_imports``, which also notes the modules imported);
 * ``("E", status)``: the process ended through ``sys.exit``/``atexit`` or ``os._exit``.
 
 What the program can still observe (documented in docs/runtime.md): the C-level environment
@@ -78,11 +79,12 @@ if _PRELOAD is not None:
 import _runsnap_trace_args as _args  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_config as _config  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_files as _files  # type: ignore[import-not-found]  # noqa: E402
+import _runsnap_trace_imports as _imports  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_log as _log  # type: ignore[import-not-found]  # noqa: E402
 import _runsnap_trace_spawn as _spawn  # type: ignore[import-not-found]  # noqa: E402
 
 for _part in ("_runsnap_trace_log", "_runsnap_trace_spawn", "_runsnap_trace_config",
-              "_runsnap_trace_files", "_runsnap_trace_args"):
+              "_runsnap_trace_files", "_runsnap_trace_args", "_runsnap_trace_imports"):
     sys.modules.pop(_part, None)
 try:
     sys.path.remove(_HERE)
@@ -113,7 +115,10 @@ _KEEP: list = []  # this module stays alive (its functions are the hooks) when i
 
 
 def _unlist():
-    if len(_KEEP) > 1 and _KEEP[1] is True and sys.modules.get("sitecustomize") is _KEEP[0]:
+    """Leave ``sys.modules`` at the program's first import (see :func:`_chain`)."""
+    if len(_KEEP) < 2:
+        return
+    if _KEEP[1] is True and sys.modules.get("sitecustomize") is _KEEP[0]:
         del sys.modules["sitecustomize"]
     del _KEEP[1:]
 
@@ -349,136 +354,12 @@ _SUBMODULES = dict.fromkeys(  # (_T is set whenever a patch runs)
     _config.CONFIG_CLASSES, lambda module: _config.patch(module, _T.emit))  # type: ignore[union-attr]
 
 
-#: Top-level packages found outside installed packages and Python's own library (the
-#: program's, a ``PYTHONPATH`` entry's, an editable install's checkout): their submodules are
-#: noted too, which tells an edit to ``lm/attention.py`` that ran from one that did not.
-_OWN: set = set()
-#: How many such submodules a process may still note (a large editable checkout has thousands).
-_OWN_LEFT = [512]
-_INSTALLED = ("/site-packages/", "/dist-packages/", os.path.dirname(os.__file__) + os.sep)
-
-
-class _Finder:
-    """First on ``sys.meta_path``: notes each top-level module and where it is found (and the
-    submodules of the program's own packages, :data:`_OWN`), and patches the few modules whose
-    objects the trace watches (:data:`_SUBMODULES`)."""
-
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if len(_KEEP) > 1:
-            _unlist()
-        if path is not None:
-            if name in _SUBMODULES:
-                return cls._patched(name, path, target)
-            if _OWN and _OWN_LEFT[0] > 0 and name.partition(".")[0] in _OWN:
-                return cls._found(name, path, target)
-            return None
-        if name in _T.mods:
-            return None
-        _T.mods.add(name)
-        return cls._found(name, path, target)
-
-    @classmethod
-    def _found(cls, name, path, target):
-        for finder in sys.meta_path:
-            if finder is cls:
-                continue
-            find = getattr(finder, "find_spec", None)
-            if find is None:
-                continue
-            spec = find(name, path, target)
-            if spec is not None:
-                _module(name, spec)
-                return spec
-        return None
-
-    @classmethod
-    def _patched(cls, name, path, target):
-        try:
-            for finder in sys.meta_path:
-                find = None if finder is cls else getattr(finder, "find_spec", None)
-                spec = find and find(name, path, target)
-                if spec is not None:
-                    if spec.loader is not None:
-                        _after_exec(spec, _SUBMODULES[name])
-                    return spec
-        except Exception:
-            pass
-        return None
-
-
-def _module(name, spec):
-    try:
-        origin = spec.origin if spec.has_location else None
-        locations = spec.submodule_search_locations
-        if origin is None and locations:
-            origin = list(locations)[0]
-        _T.emit(("M", name, origin, None))
-        _T.counts()
-        if _own_package(name, origin, locations):
-            _OWN.add(name)
-        if name in _TOP:
-            _after_exec(spec, _TOP[name])
-    except Exception:
-        pass
-
-
-def _own_package(name, origin, locations):
-    """Whether module ``name``, found at ``origin``, is a package of the program's own (see
-    :data:`_OWN`); a submodule noted uses up one of :data:`_OWN_LEFT`."""
-    if "." in name:
-        _OWN_LEFT[0] -= 1
-        return False
-    return bool(locations) and isinstance(origin, str) and not any(
-        part in origin for part in _INSTALLED)
-
-
-def _after_exec(spec, patch):
-    """``patch(module)`` right after the module is executed, restoring its own loader."""
-    loader = spec.loader
-
-    class _Patching:
-        def create_module(self, s):
-            return loader.create_module(s)
-
-        def exec_module(self, module):
-            module.__loader__ = loader
-            spec.loader = loader
-            loader.exec_module(module)
-            try:
-                patch(module)
-            except Exception:
-                pass
-
-    spec.loader = _Patching()
-
-
-#: The libraries whose copy a diff weighs (the toolchain's ``LIBRARY_PREFIXES``, runsnap/
-#: capturing/collectors/toolchain.py; tests/tracing/test_libraries_loaded.py keeps them alike).
-_LIBRARIES = (b"libcuda.so", b"libcudart.so", b"libnccl.so", b"libcudnn.so", b"libcublas.so",
-              b"libcublasLt.so", b"libnvrtc.so", b"libnvJitLink.so", b"libnvidia-ml.so",
-              b"libcusparseLt.so", b"libnvshmem", b"libibverbs.so", b"libmlx5.so",
-              b"libamdhip64.so", b"librccl.so", b"libMIOpen.so", b"librocm_smi64.so")
-
-
-def _loaded():
-    """The files of :data:`_LIBRARIES` this process has mapped (``/proc/self/maps``), by
-    name: which copy of libcudart the loader took, if it took one at all."""
-    names = set()
-    with open("/proc/self/maps", "rb") as fh:
-        for line in fh:
-            at = line.rfind(b"/")
-            if at >= 0 and line.startswith(_LIBRARIES, at + 1):
-                names.add(line[at + 1:].rstrip().decode("utf-8", "replace"))
-    return sorted(names)
-
-
 def _end(status=None):
     try:
         _OPENS[0].end()
         _T.counts()
         try:
-            _T.emit(("L", _loaded()))
+            _T.emit(("L", _imports.loaded()))
         except OSError:
             pass
         _T.emit(("E", status))
@@ -541,7 +422,7 @@ def _install():
     _OPENS[0] = _files.install(_T.emit, _T.stack, (_HERE, os.path.dirname(_HERE), _DIR))
     for name in [n for n in _TOP if n in sys.modules]:
         _TOP[name](sys.modules[name])
-    sys.meta_path.insert(0, _Finder)
+    sys.meta_path.insert(0, _imports.finder(_T, _TOP, _SUBMODULES, _unlist))
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork)
     import atexit
