@@ -77,6 +77,13 @@ under transformers (``n_head``, ``layer_norm_epsilon``), a plugin package missin
 uncommitted ``model.eval()`` removal, ``--nesterov``, a git-ignored ``params.local.json``, a
 commit dropping features and an OmegaConf ``${oc.env:SM_CHANNEL_TRAIN}``; it is never tuned on
 either.
+The ``fresh16`` half (benchmarks/fresh16.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted ``ReduceOp.AVG`` on an integer count,
+``LR_WARMUP_STEPS``, ``CKPT_EVERY=0``), a TCPStore port holding an unexpanded GitHub Actions
+expression, an empty ``OMP_NUM_THREADS``, ``--num-classes``, ``--weight-decay``,
+``persistent_workers`` without workers, a model folder re-exported as bfloat16, a team package a
+minor version ahead, a git-ignored ``hyperparameters.json`` of strings, an uncommitted ``heads``
+and ``SM_MODEL_DIR`` set only in SageMaker; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -102,6 +109,7 @@ from benchmarks.fresh12 import FRESH12
 from benchmarks.fresh13 import FRESH13
 from benchmarks.fresh14 import FRESH14
 from benchmarks.fresh15 import FRESH15
+from benchmarks.fresh16 import FRESH16
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -116,15 +124,16 @@ FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
 FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
-FRESH15_HALF = "fresh15"
+FRESH15_HALF, FRESH16_HALF = "fresh15", "fresh16"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
-          FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF)
+          FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
+          FRESH16_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
-                FRESH13_HALF, FRESH14_HALF, FRESH15_HALF)
+                FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF)
 
 
 def half_of(name: str) -> str:
@@ -148,8 +157,8 @@ class Entry:
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
-    ``fresh14`` / ``fresh15`` (acts through real libraries, written from the outside:
-    benchmarks/fresh.py ... fresh15.py)."""
+    ``fresh14`` / ``fresh15`` / ``fresh16`` (acts through real libraries, written from the outside:
+    benchmarks/fresh.py ... fresh16.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -204,4 +213,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH14_HALF, "fresh14") for b in FRESH14),
     # never tuned on either: the whole of benchmarks/fresh15.py is the fresh15 half
     *(Entry(_name(b), b, FRESH15_HALF, "fresh15") for b in FRESH15),
+    # never tuned on either: the whole of benchmarks/fresh16.py is the fresh16 half
+    *(Entry(_name(b), b, FRESH16_HALF, "fresh16") for b in FRESH16),
 ]
