@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Union
 
-from runsnap.diffing import consequences, datafiles, evidence, grouping, made, searchpaths, sections
+from runsnap.diffing import consequences, datafiles, evidence, grouping, loaded, made, searchpaths, sections
 from runsnap.diffing.bulkload import snapshot_files
 from runsnap.diffing.confidence import FROM_RUNS, judge
 from runsnap.diffing.gitlog import CommitLog, commits_between
@@ -161,8 +161,11 @@ def compare(
                        if d.section == "outcome" and d.key == "warnings" else d for d in ranked)
     elif outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
-    if outcome == "same":
-        ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b))
+    moved = loaded.moved_exactly(ranked, a, b) if outcome == "same" else ""
+    if outcome == "same":  # a metric moved where it should not have: the reads stay shown
+        words = f"{words}; {moved}" if moved else words
+        ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b),
+                                        frozenset(FROM_RUNS) if moved else frozenset())
     j = judge([d for d in ranked if not d.hidden], outcome,
               traceback=outcome == "different" and consequences.failed_with_traceback(a, b))
     return Report(info_a, info_b, ranked, show_all=show_all,

@@ -187,20 +187,23 @@ _GIVEN_AT_LAUNCH = frozenset({("system", "cpu.affinity")})
 
 
 def unchanged(diffs: Sequence[Difference], words: str,
-              shell: frozenset[tuple[str, str]] = frozenset()) -> tuple[Difference, ...]:
+              shell: frozenset[tuple[str, str]] = frozenset(),
+              keep: frozenset[str] = frozenset()) -> tuple[Difference, ...]:
     """``diffs`` of two runs that ended the same way (``words``: how), with the differences of
     the shell's state (:data:`AMBIENT`: variables, whatever the program read) marked hidden:
     they changed nothing the runs show, so none counts (``--all`` lists them, with what they
     were scored). What defines the run (its command, code, packages, models) still counts:
-    two setups compared with a run that does little are still two setups.
+    two setups compared with a run that does little are still two setups. Those whose evidence
+    is of a kind in ``keep`` stay shown too (a metric moved where it should not have:
+    :func:`runsnap.diffing.loaded.moved_exactly`).
 
     >>> d = unchanged([Difference("env", "X", "added", None, "1", reason="read")], "both exited 0")
     >>> d[0].hidden, d[0].reason
     (True, 'changed nothing the runs show (both exited 0); read')
     """
 
-    return tuple(d if d.hidden or (d.section not in AMBIENT and (d.section, d.key) not in shell)
-                 else d.replace(
+    return tuple(d if d.hidden or d.evidence_kind in keep or (
+        d.section not in AMBIENT and (d.section, d.key) not in shell) else d.replace(
         hidden=True, reason=f"{UNCHANGED} ({words}); {d.reason}".rstrip("; ")) for d in diffs)
 
 

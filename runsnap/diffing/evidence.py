@@ -59,6 +59,7 @@ from runsnap.diffing.ambient import (
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.backing import check_backed
+from runsnap.diffing.commitfiles import commit_read
 from runsnap.diffing.confidence import FROM_RUNS, LIKELY
 from runsnap.diffing.datafiles import (
     edit_read,
@@ -451,7 +452,7 @@ def gather(
                                             b.records.git.repos.get(repo)) if r and r.path]
             ev = _failing(code_on_failing_path(
                 runs, [p.rstrip("/") + "/" for p in paths],
-                f"code of {repo}, at another commit"))
+                f"code of {repo}, at another commit")) or commit_read(d, a, b)
         elif d.section == "git" and ": " in d.key:
             repo, _, path = d.key.partition(": ")
             ev = _failing(code_on_failing_path(runs, [path], f"the changed file {path}"))

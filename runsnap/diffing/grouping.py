@@ -16,9 +16,8 @@ evidence. The groupers:
   members are ranked like any difference);
 * :func:`by_model` - a model given by one option at another revision: its config fields,
   weight and side files;
-* :func:`by_commit` - a repository at another commit: branch and describe, editable packages
-  installed from it (the files it changed and those the run imported are evidence lines, see
-  :mod:`runsnap.diffing.evidence`);
+* :func:`by_commit` - a repository at another commit: branch and describe, the files it
+  changes that the runs opened, editable packages installed from it (:mod:`.commitfiles`);
 * :func:`by_devices` - ``CUDA_VISIBLE_DEVICES`` and its kin: the devices each run saw, and
   ``torch.cuda.is_available()`` when they changed it;
 * :func:`by_shadowed` - a package's hidden second copy under the package's difference;
@@ -45,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runsnap.diffing.ambient import executables
+from runsnap.diffing.commitfiles import files_of
 from runsnap.diffing.confidence import LIKELY
 from runsnap.diffing.datafiles import by_named_file
 from runsnap.diffing.editables import by_editable_source
@@ -233,8 +233,8 @@ def by_model_file(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list
 
 
 def by_commit(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Group]:
-    """A repository at another commit: its branch, describe, upstream, and the editable
-    packages installed from it."""
+    """A repository at another commit: its branch, describe, upstream, the files it changes
+    that the runs opened, and the editable packages installed from it."""
     out: list[Group] = []
     ra, rb = a.records.git.repos, b.records.git.repos
     pa, pb = a.records.packages, b.records.packages
@@ -245,6 +245,7 @@ def by_commit(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> list[Gro
         paths = {str(r.path) for r in (ra.get(repo), rb.get(repo)) if r is not None and r.path}
         members = [m for m in diffs if m is not d and m.section == "git"
                    and m.key in {f"{repo}.{f}" for f in ("branch", "detached", "upstream")}]
+        members += files_of(d, diffs, a, b)  # a file it changes that the runs opened
         for m in diffs:
             if m.section != "packages" or "." in m.key:
                 continue

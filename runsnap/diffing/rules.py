@@ -89,6 +89,13 @@ class RankContext(FrozenRecord):
     """A run failed as one that ran out of a resource does (memory, files, processes:
     :func:`runsnap.diffing.consequences.ran_out`), where how many work at once may be why."""
 
+    exact_metrics: bool = False
+    """Both runs computed on the CPU alone, with the same threads (:func:`runsnap.diffing.
+    loaded.exact_metrics`): a metric that moved at all tells (0 for :func:`~runsnap.diffing.
+    sections.outcome.tolerance`; the user's tolerances still win). Set by the experiments'
+    judge, whose launches show whether the program gives its metric exactly again; the diff
+    only says so (:func:`runsnap.diffing.loaded.moved_exactly`)."""
+
     def with_ignore(self, patterns: Iterable[str]) -> RankContext:
         """These rules with more ignore patterns."""
         return self.replace(ignore=(*self.ignore, *patterns))

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from runsnap.base.options import DEFAULT_DIR
 from runsnap.base.records import FrozenRecord, field
 from runsnap.diffing import compare
+from runsnap.diffing.loaded import exact_metrics
 from runsnap.errors import UsageError
 from runsnap.experiments import trials, varying
 from runsnap.experiments.applying import Change, Plan, apply, plan
@@ -400,7 +401,7 @@ def prepare(good: Snapshot, bad: Snapshot, options: Options) -> tuple[Plan, Any,
     judge = None
     if c.timeout is None and not c.test:
         judge = OutcomeJudge(good.records.outcome, bad.records.outcome, c.metric,
-                             c.metric_tolerance)
+                             c.metric_tolerance, exact_metrics(good, bad))
     return the_plan, restored.spec, (judge, secret)
 
 

@@ -98,8 +98,10 @@ class Measure:
 
 
 def _measure(good: Outcome, bad: Outcome, metric: str | None,
-             tolerances: tuple[str, ...] = ()) -> Measure | None:
-    """The behaviour that tells GOOD from BAD (see the module's docstring), None if none."""
+             tolerances: tuple[str, ...] = (), exact: bool = False) -> Measure | None:
+    """The behaviour that tells GOOD from BAD (see the module's docstring), None if none;
+    ``exact``: the runs computed on the CPU alone with the same threads, as the diff judges
+    (:func:`runsnap.diffing.loaded.exact_metrics`), so a metric that moved at all tells."""
     if metric:
         va = Measure(metric, ("metrics", metric), 0, 0).value(good)
         vb = Measure(metric, ("metrics", metric), 0, 0).value(bad)
@@ -111,7 +113,8 @@ def _measure(good: Outcome, bad: Outcome, metric: str | None,
             raise UsageError(f"--metric {metric}: GOOD and BAD printed the same value ({va:g})")
         return Measure(metric, ("metrics", metric), va, vb)
     found = behaviour(good.raw, bad.raw)
-    rules = load_user_rules(os.getcwd()).with_metric_tolerance(tolerances)
+    rules = load_user_rules(os.getcwd()).with_metric_tolerance(tolerances).replace(
+        exact_metrics=exact)
     for prefix, key in (("metric ", None), ("wall time", ("duration_s",)),
                         ("peak memory", ("peak_rss_bytes",))):
         for d in found:
@@ -177,7 +180,8 @@ class OutcomeJudge:
     """Good or bad by likeness to GOOD's and BAD's recorded outcomes (module docstring)."""
 
     def __init__(self, good: Outcome | Mapping[str, Any], bad: Outcome | Mapping[str, Any],
-                 metric: str | None = None, tolerances: tuple[str, ...] = ()) -> None:
+                 metric: str | None = None, tolerances: tuple[str, ...] = (),
+                 exact: bool = False) -> None:
         good, bad = as_outcome(good), as_outcome(bad)
         if not good.has("exit_status") or not bad.has("exit_status"):
             raise UsageError("GOOD or BAD has no outcome (captured without running): say what "
@@ -191,7 +195,7 @@ class OutcomeJudge:
                 raise UsageError(f"--metric {metric}: GOOD and BAD ended another way "
                                  f"({describe(good)} vs {describe(bad)}): that decides")
         elif metric or self.error(good) == self.error(bad):
-            self.measure = _measure(good, bad, metric, tolerances)
+            self.measure = _measure(good, bad, metric, tolerances, exact)
             self.warned = _warned(good), _warned(bad)
             if self.measure is None and self.warned[0] == self.warned[1]:
                 raise UsageError(f"GOOD and BAD ended the same way ({describe(bad)}) and no "

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from runsnap.base.paths import shown
+from runsnap.diffing.loaded import exact_metrics
 from runsnap.errors import UsageError
 from runsnap.experiments.applying import Change, apply
 from runsnap.experiments.bisecting import Options, bisect, new_folder, prepare
@@ -64,7 +65,8 @@ def warnings_only(good: Snapshot, bad: Snapshot, options: Options) -> bool:
     if any(o.exit_status != 0 or o.signal for o in ends):
         return False
     try:
-        judge = OutcomeJudge(ends[0], ends[1], c.metric, c.metric_tolerance)
+        judge = OutcomeJudge(ends[0], ends[1], c.metric, c.metric_tolerance,
+                             exact_metrics(good, bad))
     except UsageError:  # alike in every way: the bisection says so itself
         return False
     return judge.measure is None and not judge.by_exit

@@ -21,13 +21,15 @@ def test_other_commit_lists_commits_between(cap, repo):
     assert counted(report) == [("git", "work.commit", "changed")]
     d = report.counted[0]
     assert (d.a, d.b) == (sha_a, sha_b)
-    log = [e for e in d.evidence if not e.startswith("describe")]
+    log = [e for e in d.evidence if not e.startswith(("describe", "files changed"))]
     assert [e.split(" ", 2)[2] for e in log] == ["tune conf", "raise the limit"]
+    assert "files changed: app.py, conf.yaml" in d.evidence  # git diff --name-only A B
     assert all(e.startswith("+ ") for e in log)
     assert d.score == 82
     # Back the other way: the same commits, now missing from B.
     back = compare(b, a)
-    assert [e[:2] for e in back.counted[0].evidence if not e.startswith("describe")] == ["- ", "- "]
+    assert [e[:2] for e in back.counted[0].evidence
+            if not e.startswith(("describe", "files changed"))] == ["- ", "- "]
     # Without the lookup (or without the repository here) no commits are listed.
     assert not [e for e in compare(a, b, git_log=False).counted[0].evidence
                 if e.startswith(("+", "-"))]

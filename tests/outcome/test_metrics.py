@@ -28,12 +28,16 @@ def _env(tmp: Path) -> dict[str, str]:
     return {"PATH": os.environ["PATH"], "HOME": str(tmp)}
 
 
-def _capture(tmp: Path, name: str, *args: str, options: tuple[str, ...] = ()) -> Path:
+def _capture(tmp: Path, name: str, *args: str, options: tuple[str, ...] = (),
+             threads: str = "") -> Path:
+    """``threads``: the run's ``OMP_NUM_THREADS`` (two runs of other thread counts are not
+    exact again: the noise threshold applies, runsnap/diffing/loaded.py)."""
     prog = tmp / "train.py"
     prog.write_text(TRAIN)
     out = tmp / f"{name}.toml"
+    env = {**_env(tmp), **({"OMP_NUM_THREADS": threads} if threads else {})}
     res = run_runsnap("capture", *options, "-o", str(out), "--", sys.executable, str(prog),
-                      *args, cwd=tmp, env=_env(tmp))
+                      *args, cwd=tmp, env=env)
     assert res.returncode == 0, res.stderr
     return out
 
@@ -84,16 +88,32 @@ def test_both_exit_0_and_the_loss_differs(tmp_path: Path) -> None:
 
 
 def test_within_noise_no_metric_differs(tmp_path: Path) -> None:
-    report = _diff(_capture(tmp_path, "a", "0.1"), _capture(tmp_path, "b", "0.1001"))
+    # other thread counts: the work splits otherwise, a float sum may round otherwise
+    report = _diff(_capture(tmp_path, "a", "0.1", threads="1"),
+                   _capture(tmp_path, "b", "0.1001", threads="2"))
     assert not [d for d in report["differences"] if d["key"].startswith("metric ")
                 and not d["hidden"]]
+
+
+def test_on_the_cpu_alone_with_the_same_threads_a_move_within_noise_is_said(
+        tmp_path: Path) -> None:
+    # runs that give their metrics exactly again: still noise by the threshold, but said, with
+    # the experiment that tells (runsnap/diffing/loaded.py moved_exactly)
+    report = _diff(_capture(tmp_path, "a", "0.1", threads="2"),
+                   _capture(tmp_path, "b", "0.1001", threads="2"))
+    assert not [d for d in report["differences"] if d["key"].startswith("metric ")
+                and not d["hidden"]]
+    words = report["verdict"]
+    assert "accuracy moved 0.031%, loss moved 0.054%, within the noise threshold" in words, words
+    assert "runsnap why runs GOOD once more to tell" in words
 
 
 def test_a_tolerance_per_metric_counts_a_move_below_the_default(tmp_path: Path) -> None:
     """lr 0.1 against 0.1001: the loss moves by 0.02%, noise by default (1%); with a
     tolerance of 0 (bit-exact CPU runs), given on the command line or in pyproject.toml, it is
     a difference, and the other metrics keep their default."""
-    a, b = _capture(tmp_path, "a", "0.1"), _capture(tmp_path, "b", "0.1001")
+    a = _capture(tmp_path, "a", "0.1", threads="1")
+    b = _capture(tmp_path, "b", "0.1001", threads="2")  # not exact again: 1% by default
     res = run_runsnap("diff", "--format", "json", "--metric-tolerance", "loss=0", str(a), str(b),
                       cwd=tmp_path, env=_env(tmp_path))
     shown = {d["key"]: d for d in json.loads(res.stdout)["differences"] if not d["hidden"]}

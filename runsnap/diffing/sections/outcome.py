@@ -39,6 +39,8 @@ __all__ = ["METRIC_NOISE", "TIMING_NOISE", "WALL_FACTOR", "behaviour", "behaviou
 METRIC_NOISE = 0.01
 #: The same for metrics of speed and time.
 TIMING_NOISE = 0.5
+#: Whose tolerance 0 is, where both runs computed on the CPU alone with the same threads.
+EXACT = "the tolerance of CPU runs, which give their metrics exactly again"
 #: Wall time differs beyond noise at this factor (and at least :data:`WALL_MIN_S`).
 WALL_FACTOR, WALL_MIN_S = 2.0, 5.0
 #: Peak memory differs beyond noise above this relative change and this many bytes.
@@ -161,18 +163,25 @@ def _percent(x: float) -> str:
 def tolerance(name: str, rules: RankContext) -> tuple[float, str]:
     """How far metric ``name`` may move between two runs and still be noise, and where that
     comes from: the user's (``--metric-tolerance``, ``[tool.runsnap.diff] metric-tolerance``;
-    the first glob that matches), else :data:`TIMING_NOISE` for speed and time, else
-    :data:`METRIC_NOISE`.
+    the first glob that matches), else :data:`TIMING_NOISE` for speed and time, else 0 where
+    both runs computed on the CPU alone with the same threads (``rules.exact_metrics``: such
+    runs give their metrics exactly again), else :data:`METRIC_NOISE`.
 
     >>> tolerance("loss", RankContext(metric_tolerance=(("loss", 0.0),)))
     (0.0, 'your tolerance for loss')
     >>> tolerance("tok_per_s", RankContext()), tolerance("loss", RankContext())
     ((0.5, 'noise threshold'), (0.01, 'noise threshold'))
+    >>> tolerance("loss", RankContext(exact_metrics=True))[0]
+    0.0
     """
     for glob, value in rules.metric_tolerance:
         if fnmatch.fnmatchcase(name, glob):
             return value, "your tolerance" + ("" if glob == "*" else f" for {glob}")
-    return (TIMING_NOISE if _TIMING.search(name) else METRIC_NOISE), "noise threshold"
+    if _TIMING.search(name):
+        return TIMING_NOISE, "noise threshold"
+    if rules.exact_metrics:
+        return 0.0, EXACT
+    return METRIC_NOISE, "noise threshold"
 
 
 def score(d: Difference, rules: RankContext) -> Verdict:
