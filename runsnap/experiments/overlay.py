@@ -16,8 +16,9 @@ the user acts on:
 * the recorded folder still holds that version (``pip install -U`` in place replaces it);
 * the copy's ``RECORD`` lists its files, none of them a ``.pth`` and no top-level folder
   shared with other distributions (a namespace package: a link would hide their parts); an
-  editable install (its ``.pth`` puts a checkout on the path) is linked by what the run
-  imported from that checkout (``[runtime.modules]``), the checkout as it is now;
+  editable install (its ``.pth`` puts a checkout on the path), or a copy without a
+  ``RECORD``, is linked by what the run imported from there (``[runtime.modules]``), as it is
+  now: the proof's launches tell whether that still gives the run's result;
 * the interpreter honours ``PYTHONPATH`` (not ``-I`` or ``-E``).
 """
 
@@ -149,27 +150,33 @@ def installed_copy(snap: Snapshot, name: str, version: str) -> tuple[str, list[s
         return (f"{name} {version} is no longer installed in {where} (replaced in place?): "
                 f"install it in a venv of its own to try it")
     if dist is not None and dist.editable and dist.source:
-        tops = _editable_tops(snap, name, str(dist.source))
-    else:
-        tops = _top_levels(info)
+        return _or_why(info, _imported_tops(snap, name, str(dist.source), "its checkout"))
+    tops = _top_levels(info)
+    if isinstance(tops, str) and not os.path.exists(os.path.join(info, "RECORD")):
+        # no RECORD (a hand-made or legacy install): what the run imported from there
+        tops = _imported_tops(snap, name, where, f"{os.path.basename(info)} (it has no RECORD)")
+    return _or_why(info, tops)
+
+
+def _or_why(info: str, tops: list[str] | str) -> tuple[str, list[str]] | str:
     return tops if isinstance(tops, str) else (info, tops)
 
 
-def _editable_tops(snap: Snapshot, name: str, source: str) -> list[str] | str:
-    """The top-level packages and modules of editable install ``name`` that the run imported
-    from its checkout ``source`` (``[runtime.modules]``): what its ``.pth`` put on the path,
-    linked as a copy's would be."""
+def _imported_tops(snap: Snapshot, name: str, root: str, what: str) -> list[str] | str:
+    """The top-level packages and modules of distribution ``name`` that the run imported from
+    under ``root`` (``[runtime.modules]``): an editable install's checkout, which its ``.pth``
+    put on the path, or a folder whose copy lists no files; linked as a copy's would be."""
     out = []
-    root = os.path.join(os.path.realpath(source), "")
+    under = os.path.join(os.path.realpath(root), "")
     for module in snap.records.runtime.modules.values():
         file = str(module.file or "")
-        if module.dist != name or not os.path.realpath(file).startswith(root):
+        if module.dist != name or not os.path.realpath(file).startswith(under):
             continue
         top = os.path.dirname(file) if os.path.basename(file) == "__init__.py" else file
         if not os.path.exists(top):
             return f"{top}, which the run imported {name} from, is gone"
         out.append(top)
-    return out or f"the run imported none of {name}'s modules from its checkout {source}"
+    return out or f"the run imported none of {name}'s modules from {what}"
 
 
 def _ignores_pythonpath(snap: Snapshot) -> bool:

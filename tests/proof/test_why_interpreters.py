@@ -129,3 +129,22 @@ def test_a_venv_with_an_editable_checkout_is_narrowed_to_that_package(tmp_path: 
     assert [(c["section"], c["key"]) for c in out["cause"]] == [("packages", "chunker")]
     assert "narrowed to packages chunker" in str(out["how"]) and out["launches"] == 4
     assert out["proof"]["applied"].startswith("bad: exit 1: AttributeError")
+
+
+def test_a_copy_without_a_record_is_narrowed_by_what_the_run_imported(tmp_path: Path) -> None:
+    # a hand-made (or legacy) install lists no files, only its top-level names: the run's
+    # imports say what to link
+    venv_a, venv_b = _venvs(tmp_path)
+    for venv in (venv_a, venv_b):
+        for record in venv.glob("lib/python*/site-packages/chunker-*.dist-info/RECORD"):
+            (record.parent / "top_level.txt").write_text("chunker\n")
+            record.unlink()
+    prog = child(tmp_path / "app.py", _APP)
+    store = tmp_path / ".runsnap"
+    capture(store / "good.toml", [str(venv_a / "bin" / "python"), str(prog)])
+    time.sleep(0.01)
+    capture(store / "bad.toml", [str(venv_b / "bin" / "python"), str(prog)])
+    out = _why(tmp_path)
+    assert out["status"] == "proven", (out["message"], out["cannot"])
+    assert [(c["section"], c["key"]) for c in out["cause"]] == [("packages", "chunker")]
+    assert "narrowed to packages chunker" in str(out["how"]) and out["launches"] == 4
