@@ -12,7 +12,6 @@ copied under a GPU library's name for the run that "used a GPU"."""
 
 from __future__ import annotations
 
-import ctypes
 import shutil
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ import runsnap
 from runsnap.capturing import run
 from runsnap.diffing.rules import RankContext
 from runsnap.experiments.judging import OutcomeJudge
-from tests.tracing.conftest import child_env
+from tests.tracing.conftest import child_env, mapped_library
 
 PROGRAM = """
 import ctypes, os, sys
@@ -35,19 +34,11 @@ print(f"step 100 loss={loss:.6f}")
 """
 
 
-def _zlib() -> Path:
-    ctypes.CDLL("libz.so.1")
-    for line in Path("/proc/self/maps").read_text().splitlines():
-        if "/libz.so" in line:
-            return Path(line[line.index("/"):].strip())
-    raise AssertionError("zlib is not mapped")
-
-
 def _pair(tmp_path: Path, a_env: dict[str, str], b_env: dict[str, str],
           gpu: bool = False) -> runsnap.Report:
     base = child_env()
     lib = tmp_path / "libcudart.so.12"
-    shutil.copy(_zlib(), lib)
+    shutil.copy(mapped_library(), lib)
     (tmp_path / "train.py").write_text(PROGRAM)
     argv = [sys.executable, "train.py", *(["--gpu"] if gpu else [])]
     for name, env in (("a", a_env), ("b", b_env)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 import textwrap
@@ -13,6 +14,16 @@ import pytest
 
 from runsnap.capturing import RunRecord, run
 from runsnap.snapshot.runtime import bulk_sites, variables
+
+
+def mapped_library() -> Path:
+    """The file of a real shared library this process has mapped (zlib's): copied under a
+    GPU library's name, a run that ``dlopen``s it has that library loaded."""
+    ctypes.CDLL("libz.so.1")
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        if "/libz.so" in line:
+            return Path(line[line.index("/"):].strip())
+    raise AssertionError("zlib is not mapped")
 
 
 def child_env(**extra: str) -> dict[str, str]:

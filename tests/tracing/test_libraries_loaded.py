@@ -10,7 +10,6 @@ real ``dlopen``."""
 
 from __future__ import annotations
 
-import ctypes
 import shutil
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ import runsnap
 from runsnap.capturing import run
 from runsnap.capturing.collectors.toolchain import LIBRARY_PREFIXES
 from runsnap.tracing import HOOK_DIR
-from tests.tracing.conftest import child_env
+from tests.tracing.conftest import child_env, mapped_library
 
 PROGRAM = """
 import ctypes, sys
@@ -32,20 +31,11 @@ print("done")
 """
 
 
-def _real_library() -> Path:
-    """The file of a shared library this process has mapped (zlib's)."""
-    ctypes.CDLL("libz.so.1")
-    for line in Path("/proc/self/maps").read_text().splitlines():
-        if "/libz.so" in line:
-            return Path(line[line.index("/"):].strip())
-    raise AssertionError("zlib is not mapped")
-
-
 def _pair(tmp_path: Path, load: bool) -> runsnap.Report:
     base_env = child_env()
     libs = tmp_path / "cuda" / "lib64"
     libs.mkdir(parents=True)
-    shutil.copy(_real_library(), libs / "libnccl.so.2")
+    shutil.copy(mapped_library(), libs / "libnccl.so.2")
     (tmp_path / "prog.py").write_text(PROGRAM)
     argv = [sys.executable, "prog.py", *(["--load"] if load else [])]
     run(argv, cwd=tmp_path, output=tmp_path / "a.toml",
