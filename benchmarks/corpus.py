@@ -84,6 +84,13 @@ expression, an empty ``OMP_NUM_THREADS``, ``--num-classes``, ``--weight-decay``,
 ``persistent_workers`` without workers, a model folder re-exported as bfloat16, a team package a
 minor version ahead, a git-ignored ``hyperparameters.json`` of strings, an uncommitted ``heads``
 and ``SM_MODEL_DIR`` set only in SageMaker; it is never tuned on either.
+The ``fresh17`` half (benchmarks/fresh17.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted ``ReduceOp.BAND`` on a float flag,
+``GRAD_ACCUM_STEPS``, ``--val-fraction 0``), a Kubernetes service link's ``MASTER_PORT``, an old
+word in ``FP32_PRECISION``, model folders edited under transformers (``problem_type``,
+``rope_theta``), ``--folds 1``, ``CLASS_WEIGHT``, ``--C``, a team package a minor version behind,
+an uncommitted pandas ``date_format`` and a git-ignored ``eval.local.yaml``; it is never tuned on
+either.
 The ``fresh18`` half (benchmarks/fresh18.py), another batch written from the outside, is torchrun
 gloo jobs compared job to job (``GLOO_SOCKET_IFNAME`` naming a missing interface,
 ``--label-smoothing``, an uncommitted ``optimizer`` in a git-tracked config), ``WORLD_SIZE`` left
@@ -118,6 +125,7 @@ from benchmarks.fresh13 import FRESH13
 from benchmarks.fresh14 import FRESH14
 from benchmarks.fresh15 import FRESH15
 from benchmarks.fresh16 import FRESH16
+from benchmarks.fresh17 import FRESH17
 from benchmarks.fresh18 import FRESH18
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
@@ -133,16 +141,18 @@ FRESH3_HALF, FRESH4_HALF, FRESH5_HALF = "fresh3", "fresh4", "fresh5"
 FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
 FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
-FRESH15_HALF, FRESH16_HALF, FRESH18_HALF = "fresh15", "fresh16", "fresh18"
+FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
+FRESH18_HALF = "fresh18"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
-          FRESH16_HALF, FRESH18_HALF)
+          FRESH16_HALF, FRESH17_HALF, FRESH18_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
-                FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH18_HALF)
+                FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
+                FRESH18_HALF)
 
 
 def half_of(name: str) -> str:
@@ -166,8 +176,8 @@ class Entry:
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
-    ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh18`` (acts through real libraries, written
-    from the outside: benchmarks/fresh.py ... fresh18.py)."""
+    ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` (acts through real
+    libraries, written from the outside: benchmarks/fresh.py ... fresh18.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -224,6 +234,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH15_HALF, "fresh15") for b in FRESH15),
     # never tuned on either: the whole of benchmarks/fresh16.py is the fresh16 half
     *(Entry(_name(b), b, FRESH16_HALF, "fresh16") for b in FRESH16),
+    # never tuned on either: the whole of benchmarks/fresh17.py is the fresh17 half
+    *(Entry(_name(b), b, FRESH17_HALF, "fresh17") for b in FRESH17),
     # never tuned on either: the whole of benchmarks/fresh18.py is the fresh18 half
     *(Entry(_name(b), b, FRESH18_HALF, "fresh18") for b in FRESH18),
 ]

@@ -30,6 +30,7 @@ from runsnap.diffing.rules import load_user_rules
 from runsnap.errors import SnapshotError, UsageError
 from runsnap.experiments.explaining import launch_identity
 from runsnap.experiments.explaining import why as explain
+from runsnap.experiments.moved import moved_metrics
 from runsnap.experiments.verdicts import WhyResult, WhySettings, evidence
 from runsnap.experiments.yourself import experiment_line
 from runsnap.snapshot import Snapshot
@@ -148,13 +149,16 @@ def why_job(bad: str, against: str | None, folder: str, settings: WhySettings | 
                          "(each folder one snapshot a rank, captured under its launcher)")
     base: dict[str, Any] = {"bad": bad_path, "good": good_path, "reference": reference,
                             "report": report, "notes": report.notes}
-    if not report.candidates:
-        return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
     good_ranks = _ranks(good_path)
     good_one, bad_one = shown_rank(good_ranks, bad_ranks)
     launches = as_launch(good_one, good_ranks), as_launch(bad_one, bad_ranks)
+    relaunched = launches[0] is not None and launches[1] is not None
+    # a metric that moved where the jobs ended alike: noise only if GOOD's job moves it by
+    # itself, which the relaunch tells (as why does for one run: experiments/determinism.py)
+    if not report.candidates and not (relaunched and moved_metrics(good_one, bad_one)):
+        return WhyResult("none", report.verdict(), **base, elapsed=time.monotonic() - t0)
     confident = report.confidence == "confident"
-    if launches[0] is not None and launches[1] is not None and (prove or not confident):
+    if relaunched and (prove or not confident):
         # the job's diff undecided: the launch settles it, even where the relaunch's own diff
         # (the launcher's values turned back into its options) would name a cause unlaunched;
         # a bisection searches the job diff's candidates first: the relaunch's own diff has
