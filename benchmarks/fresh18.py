@@ -296,7 +296,7 @@ def adamw8bit_uncommitted_both_fail_job(d: Path) -> Incident:
                      between=edited)
 
 
-def ctr_ddp_job_noise(d: Path) -> Incident:
+def click_model_ddp_job_noise(d: Path) -> Incident:
     """Job against job, the same code and settings, from the Databricks job cluster and from
     the Coder workspace: each job its own rendezvous and rank processes, the shells their own
     DATABRICKS_*, DB_*, SPARK_*, MLFLOW_*, CODER_*, VSCODE_*, KUBERNETES_*, NCCL_*, CUDA_* and
@@ -304,7 +304,7 @@ def ctr_ddp_job_noise(d: Path) -> Incident:
     py, repo = _ctr_job(d)
     good, bad = _shells(d, venv=_venv_of(py))
     argv = _torchrun(py, "train.py")
-    return _incident(ctr_ddp_job_noise, Launch(argv, good, repo), Launch(argv, bad, repo))
+    return _incident(click_model_ddp_job_noise, Launch(argv, good, repo), Launch(argv, bad, repo))
 
 
 # --------------------------------------------------------------------------- c10d and engine
@@ -922,7 +922,7 @@ def search_ranker_noise(d: Path) -> Incident:
 #: The eighteenth fresh batch, in the order it was written. Never tuned on.
 FRESH18 = [
     gloo_ifname_from_dotfiles_job, label_smoothing_option_metric_job,
-    adamw8bit_uncommitted_both_fail_job, ctr_ddp_job_noise, world_size_left_exported,
+    adamw8bit_uncommitted_both_fail_job, click_model_ddp_job_noise, world_size_left_exported,
     store_port_extra_digit, deterministic_debug_mode_true, torch_logs_unknown_option,
     n_positions_shrunk_in_config, log_lm_noise, geohashkit_major_in_workspace_venv,
     dynaconf_local_override_metric, pythonhashseed_only_on_cluster_metric,
