@@ -140,9 +140,9 @@ def by_interpreter(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
             if (under(d.a, prefixes) and under(d.b, prefixes)) or all(
                     n.startswith("python") for n in names):
                 members.append(d)
-    title = (f"another Python environment: A {pa.prefix or '?'} "
-             f"(Python {pa.python_version or '?'}), B {pb.prefix or '?'} "
-             f"(Python {pb.python_version or '?'})")
+    va, vb = (f"Python {p.python_version or '?'}" for p in (pa, pb))  # a prefix's values: shown
+    title = (f"another Python environment ({va}{' in both' if va == vb else f' and {vb}'})" if cause.key
+             == "prefix" else f"another Python environment: A {pa.prefix} ({va}), B {pb.prefix} ({vb})")
     lines = tuple(
         f"{len(names)} {what}{'s' if len(names) != 1 else ''} at the same version {how}: "
         f"{', '.join(sorted(names))}"
