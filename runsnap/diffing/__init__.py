@@ -166,8 +166,10 @@ def compare(
         words = f"{words}; {moved}" if moved else words
         ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b),
                                         frozenset(FROM_RUNS) if moved else frozenset())
-    j = judge([d for d in ranked if not d.hidden], outcome,
-              traceback=outcome == "different" and consequences.failed_with_traceback(a, b))
+    traceback = outcome == "different" and consequences.failed_with_traceback(a, b)
+    if traceback:
+        ranked = tuple(sorted(consequences.seed_drawn(ranked, a, b), key=ranking_key))
+    j = judge([d for d in ranked if not d.hidden], outcome, traceback=traceback)
     return Report(info_a, info_b, ranked, show_all=show_all,
                   notes=(*notes, *extra), outcome=outcome, outcome_words=words,
                   consequences=folded, confidence=j.confidence, candidates=j.candidates,

@@ -101,6 +101,28 @@ def failed_with_traceback(a: Snapshot, b: Snapshot) -> bool:
     return any(f.views() and f.traceback is not None and f.traceback.frames for f in (fa, fb))
 
 
+def seed_drawn(ranked: Sequence[Difference], a: Snapshot, b: Snapshot) -> tuple[Difference, ...]:
+    """``ranked`` with a ``PYTHONHASHSEED`` difference made incidental where the run that
+    failed (the other did not) left it unset or ``random``: that run drew its hash seed at
+    random as it started, so a failure its launch gives again is not the seed's doing; where
+    the failing run pinned a seed, or where both ran well (a metric that moved with the
+    order sets iterate in), it stays what it was."""
+    fa, fb = differential(RunFacts.of(a, "A"), RunFacts.of(b, "B"))
+    failing = [side for side, f in (("A", fa), ("B", fb)) if f.failed and not f.shared_failure]
+    if len(failing) != 1:
+        return tuple(ranked)
+    out = []
+    for d in ranked:
+        value = d.a if failing[0] == "A" else d.b
+        if d.section == "env" and d.key == "PYTHONHASHSEED" and not d.hidden and (
+                value is None or str(value).strip().lower() == "random"):
+            d = d.replace(evidence_kind="incidental", score=min(d.score, 40), reason=(
+                f"unset in the failing run {failing[0]}: it drew its hash seed at random as it "
+                f"started, so a failure it gives again is not that seed's doing; {d.reason}"))
+        out.append(d)
+    return tuple(out)
+
+
 #: What a run that ran out of a resource says: memory, files, processes, disk (CPython's
 #: ``MemoryError``, errno's strerror texts, concurrent.futures' ``BrokenProcessPool``, torch's
 #: DataLoader on a full ``/dev/shm``, the kernel's OOM killer as the shell reports it).

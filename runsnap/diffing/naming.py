@@ -200,7 +200,25 @@ def named(d: Difference, runs: Sequence[RunFacts]) -> tuple[str, int, bool, bool
             if best is None or rank < best[1]:
                 best = found
             break
-    return best
+    return best or (_met_other(d, runs, said) if d.section == "models" else None)
+
+
+def _met_other(d: Difference, runs: Sequence[RunFacts],
+               said: Sequence[tuple[str, str, int, RunFacts]]) -> tuple[str, int, bool, bool] | None:
+    """The failing run printed the other run's value of a model config field, which its own
+    config no longer has (``ckpt: torch.Size([256, 64]) vs model: torch.Size([64, 64])``
+    after ``n_positions`` went 256 -> 64): it met something the old value made, weights
+    saved with it. Rank 2, as a distinctive part of a value the error names."""
+    for where, text, said_rank, f in (*said, *last_words(runs)):
+        if not f.failed or f.shared_failure:
+            continue
+        mine, theirs = (d.b, d.a) if f.label == "B" else (d.a, d.b)
+        other = "A" if f.label == "B" else "B"
+        for token in value_tokens(theirs, mine):
+            if _quoted_or_word(token, text) and distinctive(token, f, runs):
+                return (f"{where} names {other}'s value {token}, which {f.label}'s config no "
+                        f"longer has: \"{excerpt(text, token)}\"", max(said_rank, 2), False, False)
+    return None
 
 
 def _taken(d: Difference, f: RunFacts, read: bool) -> str:
