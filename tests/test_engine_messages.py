@@ -38,7 +38,7 @@ def test_a_warning_raised_as_an_error_finds_the_warnings_setting() -> None:
     assert [r.engine for r in found] == ["cpython"]
     assert found[0].governs("PYTHONWARNINGS", "error::DeprecationWarning")
     assert not found[0].governs("PYTHONWARNINGS", "ignore")
-    assert governing((), "ValueError") == []
+    assert governing((), "ValueError") == ()
 
 
 # Each row added from the engines' sources (SGLang 0.5.23 and 0.4.6, vLLM 0.34.0, torch 2.14.1, NCCL
@@ -211,7 +211,7 @@ def test_each_added_row_is_found_in_the_line_its_engine_prints_and_no_other_row_
     for message, line in PRINTED.items():
         row = by_message[message]
         assert row.half == "held-out", row
-        assert governing((line,), "") == [row], (line, governing((line,), ""))
+        assert governing((line,), "") == (row,), (line, governing((line,), ""))
 
 
 def test_the_sglang_context_length_row_names_its_variable_and_its_option() -> None:

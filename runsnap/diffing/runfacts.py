@@ -3,6 +3,7 @@ reads and imports, its failing traceback, errors and warnings), and the words a 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -458,9 +459,11 @@ def _top(site: str) -> str:
 _TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_]\w*(?:-[A-Za-z0-9]\w*)*")
 
 
+@functools.lru_cache(maxsize=4096)
 def tokens(text: str) -> frozenset[str]:
     """The words of ``text`` a key can be named by: identifiers, ``--options``, the parts of
     dotted and slashed names, each also in a normal form (lower case, ``-`` as ``_``).
+    Remembered: a diff asks it of the same lines for every difference.
 
     >>> sorted(tokens("set the env var SGLANG_X=1 or pass --max-len (torch.cuda)"))[:6]
     ['--max-len', 'SGLANG_X', 'cuda', 'env', 'max_len', 'or']
