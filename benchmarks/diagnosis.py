@@ -174,7 +174,7 @@ def run_incident(incident: Incident, folder: Path, options: Sequence[str] = (),
     return good, bad
 
 
-def _matches(d: Mapping[str, Any], cause: Sequence[tuple[str, str]]) -> bool:
+def matches(d: Mapping[str, Any], cause: Sequence[tuple[str, str]]) -> bool:
     """The difference is the planted cause: its key, or for a model config a field of the
     table the cause names (``--model-path: rope_parameters.rope_theta`` for a cause given as
     ``--model-path: rope_parameters``: the writer of fresh17 could not know how a nested
@@ -192,7 +192,7 @@ def rank_of(report: Mapping[str, Any], cause: Sequence[tuple[str, str]]) -> int 
         return 0 if not counted else None
     for i, d in enumerate(counted, 1):
         related = d.get("related") or []
-        if _matches(d, cause) or (related and _matches(related[0], cause)):
+        if matches(d, cause) or (related and matches(related[0], cause)):
             return i
     return None
 
@@ -209,7 +209,7 @@ def among_candidates(report: Mapping[str, Any], cause: Sequence[tuple[str, str]]
     for c in report.get("candidates") or ():
         if isinstance(c, str) and c in named:
             return True
-        if isinstance(c, Mapping) and _matches(c, cause):
+        if isinstance(c, Mapping) and matches(c, cause):
             return True
     return False
 
