@@ -161,7 +161,7 @@ def compare(
                        if d.section == "outcome" and d.key == "warnings" else d for d in ranked)
     elif outcome == "same" and other:  # both ended alike, yet printed other warnings, metrics
         outcome, words = "different", f"{words}; {', '.join(other)} differ"
-    moved = loaded.moved_exactly(ranked, a, b) if outcome == "same" else ""
+    moved = loaded.moved_exactly(ranked, a, b, rules) if outcome == "same" else ""
     if outcome == "same":  # a metric moved where it should not have: the reads stay shown
         words = f"{words}; {moved}" if moved else words
         ranked = consequences.unchanged(ranked, words, consequences.from_shell(a, b),

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
+from runsnap.diffing.rules import RankContext
+from runsnap.diffing.sections.outcome import METRIC_NOISE, tolerance
 from runsnap.launch.metrics import relative_change
 
 __all__ = ["exact_metrics", "library_evidence", "moved_exactly"]
@@ -79,26 +81,27 @@ def exact_metrics(a: Any, b: Any) -> bool:
     return bool(a.records.system.cpu.affinity == b.records.system.cpu.affinity)
 
 
-def moved_exactly(ranked: Sequence[Difference], a: Any, b: Any) -> str:
+def moved_exactly(ranked: Sequence[Difference], a: Any, b: Any, rules: RankContext) -> str:
     """For two runs that ended alike and give their metrics exactly again
-    (:func:`exact_metrics`): the metrics that moved within the noise threshold, in words with
-    the experiment that tells whether that is noise (``runsnap why`` runs GOOD once more);
-    ``""`` when none moved or the runs are not such runs. The user's own tolerance is left
-    alone: a move within it is noise as they said."""
-    moved = [d for d in ranked if d.section == "outcome" and d.key.startswith("metric ")
-             and d.hidden and "within noise threshold" in d.reason and d.a != d.b]
+    (:func:`exact_metrics`): the metrics that moved within the 1 % noise threshold, in words
+    with the experiment that tells whether that is noise (``runsnap why`` runs GOOD once more);
+    ``""`` when none moved or the runs are not such runs. Metrics of speed and time vary in
+    every run (their threshold is another), and the user's own tolerance is left alone: a move
+    within it is noise as they said."""
+    moved = []
+    for d in ranked:
+        if d.section != "outcome" or not d.key.startswith("metric ") or not d.hidden:
+            continue
+        name = d.key[len("metric "):]
+        try:
+            change = relative_change(float(d.a), float(d.b))
+        except (TypeError, ValueError):
+            continue
+        if 0 < change <= METRIC_NOISE and tolerance(name, rules) == (METRIC_NOISE,
+                                                                     "noise threshold"):
+            moved.append(f"{name} moved {change * 100:.2g}%")
     if not moved or not exact_metrics(a, b):
         return ""
-    names = ", ".join(f"{d.key[len('metric '):]} {_moved(d)}" for d in moved[:3])
-    return (f"{names}, within the noise threshold, where runs on the CPU alone with the "
-            "same threads give their metrics exactly again: runsnap why runs GOOD once more "
-            "to tell")
-
-
-def _moved(d: Difference) -> str:
-    """``moved 0.94%`` for a metric difference (relative to the larger value)."""
-    try:
-        change = relative_change(float(d.a), float(d.b))
-    except (TypeError, ValueError):
-        return "moved"
-    return f"moved {change * 100:.2g}%"
+    return (f"{', '.join(moved[:3])}, within the noise threshold, where runs on the CPU alone "
+            "with the same threads give their metrics exactly again: runsnap why runs GOOD "
+            "once more to tell")

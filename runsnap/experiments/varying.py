@@ -21,13 +21,10 @@ peak memory, which vary in every launch):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from runsnap.errors import SnapshotError
+from runsnap.experiments.judging import OutcomeJudge
 from runsnap.snapshot import load
-
-if TYPE_CHECKING:
-    from runsnap.experiments.judging import OutcomeJudge
 
 __all__ = ["ROUNDS", "NotVarying", "judged_metric", "search", "value"]
 

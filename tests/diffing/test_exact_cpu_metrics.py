@@ -18,6 +18,8 @@ from pathlib import Path
 
 import runsnap
 from runsnap.capturing import run
+from runsnap.diffing.loaded import moved_exactly
+from runsnap.diffing.result import Difference
 from runsnap.diffing.rules import RankContext
 from runsnap.experiments.judging import OutcomeJudge
 from tests.tracing.conftest import child_env, mapped_library
@@ -94,3 +96,15 @@ def test_the_experiments_judge_counts_any_move_of_such_runs() -> None:
     assert OutcomeJudge(good, bad).measure is None  # 0.94 %: noise, the warnings judge
     m = OutcomeJudge(good, bad, exact=True).measure
     assert m is not None and (m.name, m.good, m.bad) == ("loss", 0.15162, 0.15306)
+
+
+def test_a_metric_of_speed_or_time_is_never_said(tmp_path: Path) -> None:
+    # throughput varies in every run: within its own threshold (50 %) it is noise, never a
+    # move that CPU runs should not make
+    report = _pair(tmp_path, {"OMP_NUM_THREADS": "4"},
+                   {"OMP_NUM_THREADS": "4", "TRAIN_WEIGHT_DECAY": "0.05"})
+    a, b = runsnap.load(tmp_path / "a.toml"), runsnap.load(tmp_path / "b.toml")
+    speed = Difference("outcome", "metric tokens_per_s", "changed", 800.0, 805.0, hidden=True,
+                       reason="noise: a change of 0.62%, within noise threshold (50%)")
+    said = moved_exactly((*report.differences, speed), a, b, RankContext())
+    assert said.startswith("loss moved 0.5%, within the noise threshold") and "tokens" not in said
