@@ -5,9 +5,10 @@ against the files the runs opened and the modules they imported.
 "Another commit: the code changed" says nothing of whether the run touched the change. When
 the commits change ``configs/features.yaml`` and the program opened that file for reading
 (``[runtime.data_files]``), or change ``fit.py`` and the program imported it
-(``[runtime.modules]``, ``[runtime] submodules``), the commit is what the run read: ``read``
-evidence, and the data file's own difference (its other content) is one view of the same
-change, shown under the commit (:func:`files_of`)."""
+(``[runtime.modules]``, ``[runtime] submodules``) or ran it as its script
+(:func:`runsnap.diffing.edits.ran_file`, as for an uncommitted edit), the commit is what the
+run read: ``read`` evidence, and the data file's own difference (its other content) is one
+view of the same change, shown under the commit (:func:`files_of`)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from runsnap.diffing.edits import SCRIPT, ran_file
 from runsnap.diffing.gitlog import FILES
 from runsnap.diffing.kinds import Evidence
 from runsnap.diffing.result import Difference
+from runsnap.diffing.runfacts import RunFacts
 
 __all__ = ["commit_read", "files_of"]
 
@@ -34,12 +37,6 @@ def _changed(d: Difference, a: Any, b: Any) -> dict[str, str]:
     return {os.path.join(root, n): n for root in roots for n in names if n}
 
 
-def _imported(snap: Any) -> set[str]:
-    rt = snap.records.runtime
-    return {str(m.file) for m in rt.modules.values() if m.file} | {
-        str(f) for f in rt.submodules.values()}
-
-
 def commit_read(d: Difference, a: Any, b: Any) -> Evidence | None:
     """``read`` evidence for ``d`` (``REPO.commit``) when a run opened for reading, or
     imported, a file the commits between change; None when the runs cannot say."""
@@ -52,9 +49,12 @@ def commit_read(d: Difference, a: Any, b: Any) -> Evidence | None:
             if got is not None and not got.written:
                 return Evidence("read", f"the program opened {name} for reading in {side}, "
                                 "and the commits between change it")
-        for full in sorted(_imported(snap) & set(changed)):
-            return Evidence("read", f"the program imported {changed[full]} in {side}, and "
-                            "the commits between change it")
+        for full, name in changed.items():
+            mod = ran_file(RunFacts.of(snap, side), snap, os.path.normpath(full))
+            if mod:
+                how = "ran" if mod == SCRIPT else "imported"
+                return Evidence("read", f"the program {how} {name} in {side}, and the commits "
+                                "between change it")
     return None
 
 

@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
-__all__ = ["edit_evidence"]
+__all__ = ["SCRIPT", "edit_evidence", "ran_file"]
 
 
 def _root(snap: Snapshot | None, repo: str) -> str:
@@ -49,12 +49,10 @@ def edit_evidence(d: Difference, runs: Sequence[RunFacts], a: Snapshot | None, b
         return None
     full = os.path.normpath(os.path.join(root, path))
     for f, snap in zip(runs, (a, b), strict=False):
-        own = _submodules(snap)
-        for mod, file in (*((m, str(r.file or "")) for m, r in f.imported()), *own.items()):
-            if file and os.path.normpath(file) == full:
-                return "read", f"{f.label} imported {mod} from the edited file {path}"
-        if snap is not None and _script(snap, full):
-            return "read", f"{f.label} ran the edited file {path} as its script"
+        mod = ran_file(f, snap, full)
+        if mod:
+            return "read", (f"{f.label} ran the edited file {path} as its script" if mod ==
+                            SCRIPT else f"{f.label} imported {mod} from the edited file {path}")
     packages = [_in_package(f, full) for f in runs]
     if any(packages):
         # [runtime.modules] holds top-level modules, [runtime.submodules] the submodules of
@@ -70,6 +68,22 @@ def edit_evidence(d: Difference, runs: Sequence[RunFacts], a: Snapshot | None, b
         return "unread", (f"neither run imported {path} ([runtime.modules] of both traced "
                           "runs): the edit did not run")
     return None
+
+
+#: What :func:`ran_file` says of the script the command ran itself.
+SCRIPT = "(its script)"
+
+
+def ran_file(f: RunFacts, snap: Snapshot | None, full: str) -> str:
+    """The module the run (its facts ``f``, its snapshot ``snap``) imported from the Python
+    file ``full`` (a top-level module, ``[runtime.modules]``, or a submodule of its own
+    package, ``[runtime.submodules]``), :data:`SCRIPT` when the command ran that file itself,
+    else ``""``."""
+    for mod, file in (*((m, str(r.file or "")) for m, r in f.imported()),
+                      *_submodules(snap).items()):
+        if file and os.path.normpath(file) == full:
+            return mod
+    return SCRIPT if snap is not None and _script(snap, full) else ""
 
 
 def _in_package(f: RunFacts, full: str) -> str:

@@ -89,3 +89,14 @@ def test_a_commit_that_changes_only_what_the_program_never_used_is_no_read(
     commit = next(d for d in report.differences if d.key == "basket.commit")
     assert "files changed: README.md" in commit.evidence
     assert commit.evidence_kind != "read", commit.reason
+
+
+def test_a_commit_that_changes_the_script_the_command_ran_is_read(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _runs(repo)
+    (repo / "fit.py").write_text(PROGRAM.replace("len(names)", "len(names) + 1", 1))
+    git(repo, "commit", "-qam", "count one more")
+    report = _after(repo)
+    top = report.differences[0]
+    assert top.key == "basket.commit" and top.evidence_kind == "read", top.reason
+    assert "the program ran fit.py in B" in top.reason
