@@ -11,7 +11,9 @@ such file here, in the user's own cache (never in a snapshot), named by its sha2
   :data:`runsnap.tracing.datafiles.KEYS_SIZE` (the capture chooses:
   :mod:`runsnap.capturing.keptcopies`), and only where redaction's rules find no secret in
   them: a file with a secret is not copied, and bisect blocks on it as before;
-* a copy is used only when its content still hashes to its name (:func:`kept`);
+* a copy is used only when its content still hashes to its name (:func:`kept`), looked up in
+  this process's store and in the stores of the captures that made the two snapshots (their
+  recorded ``HOME``: two shells of one machine, a ``sudo`` one among them, keep apart);
 * the newest :data:`KEEP` are kept (each file's time is renewed when it is kept again).
 
 ``RUNSNAP_NO_CACHE=1`` turns it off with the other caches; ``RUNSNAP_CACHE_DIR`` moves it
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from runsnap.base.atomic import atomic_write
 from runsnap.base.cache import cache_dir
@@ -39,6 +41,15 @@ _NAME = re.compile(r"[0-9a-f]{64}")
 def _folder(env: Mapping[str, str] | None) -> str | None:
     base = cache_dir(env)
     return None if base is None else os.path.join(base, _FOLDER)
+
+
+def _recorded_folder(env: Mapping[str, str]) -> str | None:
+    """The store of a capture whose environment was ``env`` (a snapshot's ``[env]``): its
+    ``HOME`` places it where nothing else does."""
+    if env.get("RUNSNAP_CACHE_DIR") or env.get("XDG_CACHE_HOME") or not env.get("HOME") \
+            or env.get("RUNSNAP_NO_CACHE", "").strip() not in ("", "0"):
+        return _folder(env)
+    return os.path.join(str(env["HOME"]), ".cache", "runsnap", _FOLDER)
 
 
 def keep(data: bytes, env: Mapping[str, str] | None = None) -> str | None:
@@ -60,17 +71,22 @@ def keep(data: bytes, env: Mapping[str, str] | None = None) -> str | None:
     return digest
 
 
-def kept(digest: str, env: Mapping[str, str] | None = None) -> bytes | None:
-    """The content kept under ``digest`` (a sha256 in hex), when it still hashes to it."""
-    folder = _folder(env)
-    if folder is None or not _NAME.fullmatch(digest or ""):
+def kept(digest: str, recorded: Sequence[Mapping[str, str]] = ()) -> bytes | None:
+    """The content kept under ``digest`` (a sha256 in hex), when it still hashes to it: in
+    this process's store, else in the store of a capture whose environment ``recorded`` holds
+    (a snapshot's ``[env]``: the run another shell captured, under another ``HOME``)."""
+    if not _NAME.fullmatch(digest or ""):
         return None
-    try:
-        with open(os.path.join(folder, digest), "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    return data if sha256(data).hexdigest() == digest else None
+    folders = [_folder(None), *(_recorded_folder(env) for env in recorded)]
+    for folder in dict.fromkeys(f for f in folders if f is not None):
+        try:
+            with open(os.path.join(folder, digest), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if sha256(data).hexdigest() == digest:
+            return data
+    return None
 
 
 def _trim(folder: str) -> None:

@@ -47,8 +47,8 @@ def repo_of(good: Snapshot, bad: Snapshot, path: str) -> tuple[str, str] | None:
         rel = os.path.relpath(real, top)
         if not _ignored(top, rel):
             return None
-        if content_of(path, str(g_row.sha256)) is None or \
-                content_of(path, str(b_row.sha256)) is None:
+        if content_of(path, str(g_row.sha256), good, bad) is None or \
+                content_of(path, str(b_row.sha256), good, bad) is None:
             return None
         return str(name), rel
     return None
@@ -64,9 +64,9 @@ def _ignored(top: str, rel: str) -> bool:
     return res.returncode == 0
 
 
-def content_of(path: str, digest: str) -> bytes | None:
+def content_of(path: str, digest: str, *snaps: Snapshot) -> bytes | None:
     """The content whose sha256 is ``digest``: the file at ``path`` as it is now when it has
-    it, else the kept copy; None when neither."""
+    it, else the copy kept here or by the captures of ``snaps``; None when neither."""
     try:
         if os.path.getsize(path) <= _MAX:
             with open(path, "rb") as fh:
@@ -75,7 +75,7 @@ def content_of(path: str, digest: str) -> bytes | None:
                 return data
     except OSError:
         pass
-    return kept(digest)
+    return kept(digest, [{str(k): str(v) for k, v in s.records.env.vars.items()} for s in snaps])
 
 
 def ignored_files(good: Snapshot, bad: Snapshot, name: str, changes: Sequence[Any]
@@ -94,7 +94,7 @@ def ignored_files(good: Snapshot, bad: Snapshot, name: str, changes: Sequence[An
         if found is None or found[0] != name:
             continue
         side = bad if path in chosen else good
-        data = content_of(path, str(side.records.runtime.data_files[path].sha256))
+        data = content_of(path, str(side.records.runtime.data_files[path].sha256), good, bad)
         if data is not None:
             out[found[1]] = data
     return out
