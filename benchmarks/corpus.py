@@ -107,6 +107,14 @@ pooling, an uncommitted ``dist.gather`` with a gather list on every rank), a TCP
 ``num_hidden_layers``, team packages a major version apart (``boxkit``, ``skuvocab``), an
 uncommitted feature column against a saved model, a forecast config outside git and XGBoost's
 ``--objective reg:squaredlogerror``; it is never tuned on either.
+The ``fresh20`` half (benchmarks/fresh20.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``--batch-size`` leaving BatchNorm one sample per rank,
+``EMA_DECAY``, an uncommitted loss switch on integer labels), a nested ``OMP_NUM_THREADS`` list,
+a ``CKPT_ROOT`` URL given to ``torch.save``, DataLoader ``--num-workers`` pickling a sqlite
+connection, model folders under transformers (``pad_token_id``, ``--max-length`` past the
+positions), a team package a minor version ahead, shared statistics regenerated outside git, an
+uncommitted ``.view`` and scikit-learn TF-IDF's ``--min-df`` and ``--ngram-max``; it is never
+tuned on either.
 """
 
 from __future__ import annotations
@@ -136,6 +144,7 @@ from benchmarks.fresh16 import FRESH16
 from benchmarks.fresh17 import FRESH17
 from benchmarks.fresh18 import FRESH18
 from benchmarks.fresh19 import FRESH19
+from benchmarks.fresh20 import FRESH20
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -151,17 +160,17 @@ FRESH6_HALF, FRESH7_HALF, FRESH8_HALF = "fresh6", "fresh7", "fresh8"
 FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
-FRESH18_HALF, FRESH19_HALF = "fresh18", "fresh19"
+FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
-          FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF)
+          FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
-                FRESH18_HALF, FRESH19_HALF)
+                FRESH18_HALF, FRESH19_HALF, FRESH20_HALF)
 
 
 def half_of(name: str) -> str:
@@ -185,8 +194,9 @@ class Entry:
     ``engines``, ``tune2`` ... ``tune6`` and ``tune_warnings`` (issue 41's tune incidents) or
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
-    ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` (acts
-    through real libraries, written from the outside: benchmarks/fresh.py ... fresh19.py)."""
+    ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
+    ``fresh20`` (acts through real libraries, written from the outside: benchmarks/fresh.py
+    ... fresh20.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -249,4 +259,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH18_HALF, "fresh18") for b in FRESH18),
     # never tuned on either: the whole of benchmarks/fresh19.py is the fresh19 half
     *(Entry(_name(b), b, FRESH19_HALF, "fresh19") for b in FRESH19),
+    # never tuned on either: the whole of benchmarks/fresh20.py is the fresh20 half
+    *(Entry(_name(b), b, FRESH20_HALF, "fresh20") for b in FRESH20),
 ]

@@ -11,6 +11,7 @@ from runsnap.base.cache import OwnFiles
 from runsnap.base.faults import reached
 from runsnap.base.records import FrozenRecord
 from runsnap.capturing.collect import capture_redactor, with_meta, with_section
+from runsnap.capturing.keptcopies import keep_read_configs
 from runsnap.launch import frame_names, outcome
 from runsnap.redact import load_key
 
@@ -145,6 +146,11 @@ class WrappedLaunch:
         except Exception as exc:  # noqa: BLE001 - the child ran: its status is kept, whatever failed
             self.final, line = self.writes.not_written(exc, self.saved)
             self.errors.append(line)
+            return
+        try:  # after the record is written: a copy that cannot be kept is only not kept
+            keep_read_configs(runtime, redactor)
+        except Exception:  # noqa: BLE001, S110 - best effort, like every cache
+            pass
 
     def outcome_section(self, result: LaunchResult) -> dict[str, Any]:
         """``[outcome]`` of ``result``, its tracebacks' frames named after the models' config

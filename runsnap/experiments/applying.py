@@ -36,6 +36,7 @@ from runsnap.experiments.bytecode import bytecode_only
 from runsnap.experiments.filestate import DATA_FILE, good_content, rewritten_untracked, what_to_do
 from runsnap.experiments.following import toolchain_variable
 from runsnap.experiments.gittrees import applied_edits, copy_trees, edit_of
+from runsnap.experiments.ignoredfiles import repo_of
 from runsnap.experiments.modelcopy import copy_model
 from runsnap.experiments.overlay import overlay_env, why_not
 from runsnap.knowledge.env import list_separator, split_list
@@ -173,6 +174,8 @@ def plan(
             edit = edits.get(os.path.realpath(str(path[2])), "")  # a file both runs read
             if edit:
                 skip(f"follows {edit} (applied with it)")
+            elif repo_of(good, bad, str(path[2])) is not None:  # kept: a tree copy holds it
+                changes.append(_change(d, path))
             else:
                 found = good_content(good, bad, path)
                 skip(f"{DATA_FILE}; {what_to_do(found)}" if found else DATA_FILE, True)

@@ -155,7 +155,8 @@ class _Search:
         self.options, self.judge, self.folder, self.secret = options, judge, folder, secret
         self.changes = the_plan.changes
         self.keep = trials.env_keys(self.changes)  # tracker variables under test stay unmasked
-        self.models, self.trees = searched(self.changes)  # read through copies, every trial
+        # read through copies, every trial
+        self.models, self.trees = searched(self.changes, self.good, self.bad)
         self.caches = used_caches(good, bad, self.keep)  # an empty one each launch
         self.runs: list[Run] = []  # one a launch: a trial launched again has two
         self.numbered = 0

@@ -45,7 +45,7 @@ def steady_metrics(good: Snapshot, bad: Snapshot, out_dir: str) -> Steady:
     except UsageError as exc:
         return Steady((), f"GOOD's launch cannot be run again here ({exc})")
     folder = new_folder(out_dir)
-    models, trees = searched(the_plan.changes)
+    models, trees = searched(the_plan.changes, good, bad)
     spec = apply(spec, (), good=good, bad=bad, workdir=os.path.join(folder, "trial-01-models"),
                  secret=secret, models=models, trees=trees)
     env = fresh_caches({**spec.env, **untracked(folder)}, used_caches(good, bad), folder,

@@ -30,6 +30,7 @@ from typing import Any
 
 from runsnap.diffing.sections.git import split_patch
 from runsnap.experiments.bytecode import is_bytecode
+from runsnap.experiments.ignoredfiles import ignored_files, repo_of, write_into
 from runsnap.snapshot import Snapshot
 from runsnap.snapshot.records import GitRepo
 
@@ -110,13 +111,19 @@ def _edits(g: GitRepo, b: GitRepo) -> set[str]:
     return files
 
 
-def searched(changes: Sequence[Any]) -> tuple[list[str], list[str]]:
-    """The model sources whose config fields, and the repositories whose edits, a bisection
-    searches: every trial reads them through copies."""
+def searched(changes: Sequence[Any], good: Snapshot, bad: Snapshot
+             ) -> tuple[list[str], list[str]]:
+    """The model sources whose config fields, and the repositories whose edits or git-ignored
+    files read (:mod:`runsnap.experiments.ignoredfiles`), a bisection searches: every trial
+    reads them through copies."""
     models = sorted({str(c.path[1]) for c in changes
                      if c.path[0] == "models" and c.path[2:3] == ("config",)})
-    trees = sorted({str(c.path[1]) for c in changes if c.path[0] == "git"})
-    return models, trees
+    trees = {str(c.path[1]) for c in changes if c.path[0] == "git"}
+    for c in changes:
+        if tuple(c.path[:2]) == ("runtime", "data_files") and \
+                (found := repo_of(good, bad, str(c.path[2]))) is not None:
+            trees.add(found[0])
+    return models, sorted(trees)
 
 
 def _listing(top: str, *args: str) -> list[str] | None:
@@ -137,13 +144,17 @@ def _link_or_copy(src: str, dest: str) -> None:
         shutil.copy2(src, dest)
 
 
-def _one_tree(good: Snapshot, bad: Snapshot, name: str, chosen: set[str], dest: str) -> str:
-    """The copy of repository ``name`` at ``dest``: ``chosen`` files in BAD's state, the other
-    edited files in GOOD's (see the module's text)."""
+def _one_tree(good: Snapshot, bad: Snapshot, name: str, changes: Sequence[Any], dest: str
+              ) -> str:
+    """The copy of repository ``name`` at ``dest``: the files ``changes`` name in BAD's state,
+    the other edited files (and git-ignored files read) in GOOD's (see the module's text)."""
+    chosen = {str(c.path[3]) for c in changes
+              if tuple(c.path[:2]) == ("git", name) and len(c.path) > 3}
     g, b = _repos(good, bad, name) or (GitRepo(), GitRepo())
     top, commit = str(b.path), str(b.commit)
     edited = _edits(g, b) if g.commit else set()
-    if not edited and not _edits(b, g):
+    ignored_read = ignored_files(good, bad, name, changes)
+    if not edited and not _edits(b, g) and not ignored_read:
         raise ValueError(f"git {name}: the edits cannot be applied here")
     edited = edited or _edits(b, g)  # reverted: BAD is the clean side, GOOD the edited one
     files = _listing(top, "--cached", "--others", "--exclude-standard")
@@ -176,6 +187,8 @@ def _one_tree(good: Snapshot, bad: Snapshot, name: str, chosen: set[str], dest: 
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "wb") as fh:
                 fh.write(committed)
+    for rel, data in ignored_read.items():
+        write_into(dest, os.path.realpath(top), rel, data)
     return dest
 
 
@@ -196,10 +209,8 @@ def copy_trees(argv: Sequence[str], cwd: str, env: Mapping[str, str],
     (``argv[0]``) is left alone."""
     argv, env = list(argv), dict(env)
     for name in trees:
-        chosen = {str(c.path[3]) for c in changes
-                  if tuple(c.path[:2]) == ("git", name) and len(c.path) > 3}
         top = str((bad.records.git.repos.get(name) or GitRepo()).path or "")
-        dest = _one_tree(good, bad, name, chosen, os.path.join(workdir, f"tree-{name}"))
+        dest = _one_tree(good, bad, name, changes, os.path.join(workdir, f"tree-{name}"))
         argv = argv[:1] + [_moved(a, top, dest) for a in argv[1:]]
         cwd = _moved(cwd, top, dest) if cwd else cwd
         env = {k: _moved(v, top, dest) for k, v in env.items()}

@@ -196,7 +196,7 @@ def _prove(good: Snapshot, bad: Snapshot, changes: Sequence[Change], spec: Any, 
     t0 = time.monotonic()
     folder = new_folder(options.out_dir)
     stop = threading.Event()
-    models, trees = searched(changes)
+    models, trees = searched(changes, good, bad)
     back = tuple(c.replace(a=c.b, b=c.a, path=_reverse(c.path)) for c in changes)
     restored = restore(bad).spec
 
