@@ -317,7 +317,7 @@ def _importer(site: ReadSite, f: RunFacts) -> tuple[str, frozenset[str]] | None:
     """Whose import made the read at ``site``: (the package, or Python's own library, whose
     module body ran it; the installed packages on the way), when no frame of the program's own
     code lies between the read and that module body; else None."""
-    packages: set[str] = set()
+    helpers: list[tuple[str, str]] = []
     for fr in frames_of(site.stack, f):
         if fr.origin == "program":
             return None
@@ -325,10 +325,17 @@ def _importer(site: ReadSite, f: RunFacts) -> tuple[str, frozenset[str]] | None:
             # the part of the package whose code ran: its module's folder (``torch/_functorch``
             # for ``torch/_functorch/config.py``; ``six`` for ``six.py``)
             folder = fr.path.replace("\\", "/").lstrip("/").rpartition("/")[0]
-            packages.add(folder or fr.top)
+            helpers.append((fr.top, folder or fr.top))
         if fr.function == "<module>":
             who = fr.top if fr.origin == "package" else "Python's own library"
-            return who, frozenset(packages)
+            # the module imported owns the setting; a helper of its own package it called
+            # (``torch/utils/_config_module.py`` for ``torch/_inductor/config.py``) is no part
+            # of it, another package's helper is
+            mine = helpers[-1:] if fr.origin == "package" else []
+            parts = {part for top, part in helpers[:-1] if top != fr.top} | \
+                {part for _top, part in mine}
+            return who, frozenset(parts if fr.origin == "package" else
+                                  {part for _top, part in helpers})
     return None
 
 

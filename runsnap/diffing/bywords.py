@@ -27,6 +27,9 @@ from runsnap.knowledge.env import noise_reason
 __all__ = ["by_words", "message_words", "name_parts", "name_words"]
 
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: A file's path in a message: from a ``/`` (or ``~/``, ``./``) to the next space, quote or
+#: bracket, holding at least two ``/``-separated parts.
+_PATH = re.compile(r"(?:~|\.{1,2})?/[^\s'\"()\[\]<>,:]*/[^\s'\"()\[\]<>,:]*")
 #: The longest name word taken as an abbreviation of a longer message word (``max``, ``num``,
 #: ``conf``); a longer one must be the message's word itself or its plural.
 _ABBREVIATION = 4
@@ -105,12 +108,16 @@ def _same(word: str, said: str) -> bool:
 
 
 def message_words(text: str) -> frozenset[str]:
-    """The words of a message, lower-cased, split at case changes too.
+    """The words of a message, lower-cased, split at case changes too; a file's path in it
+    says where something lies, not what the message is about (a venv named ``det-image``
+    under a ``trial`` folder names no ``DET_TRIAL_ID``), so its words are left out.
 
     >>> sorted(message_words("Maximum request body size 1024 exceeded."))
     ['body', 'exceeded', 'maximum', 'request', 'size']
+    >>> sorted(message_words("cannot import name 'x' from 'sku' (/w/trial/det-image/sku.py)"))
+    ['cannot', 'from', 'import', 'name', 'sku', 'x']
     """
-    return frozenset(w for w in name_parts(text) if not w.isdigit())
+    return frozenset(w for w in name_parts(_PATH.sub(" ", text)) if not w.isdigit())
 
 
 def _holds(words: Sequence[str], text: str) -> bool:

@@ -37,7 +37,8 @@ When the margin fails, the verdict still commits when the top difference is the 
 program took in (:func:`_sole`): every other difference is one the runs show unread or read
 only at start-up or for a generic feature; or when it is the only thing the program was
 launched with that differs (an option, the model, or its own code and data: an uncommitted
-edit of a module it imported or ran, a file of the tree it opened) and the others are,
+edit of a module it imported or ran, a file of the tree it opened, a file both runs opened
+with other content) and the others are,
 besides, only
 libraries' start-up settings (read at their import, no word of the runs naming them; not a
 locale, which writes numbers otherwise). A confident verdict says why
@@ -180,8 +181,9 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
     unlikely = [d for d in causes if _unlikely(d)]
     rest = [d for d in causes if d.evidence_kind not in ("unread", "incidental")
             and all(d is not u for u in unlikely)]
-    launched = [d for d in rest if (d.section in LAUNCHED and d.evidence_kind not in FROM_RUNS)
-                or _own_input(d)]
+    # launched with it, whether or not the runs also show it read (evidence from the runs
+    # never makes a verdict less sure: a config field the program read is launched too)
+    launched = [d for d in rest if d.section in LAUNCHED or _own_input(d)]
     if len(launched) == 1 and all(d is launched[0] or (_setting(d) and not _locale(d))
                                   for d in rest):
         # what the program was launched with, beside libraries' start-up settings only (read
@@ -201,9 +203,11 @@ def _sole(causes: Sequence[Difference], outcome: str) -> Judgement | None:
 def _own_input(d: Difference) -> bool:
     """An uncommitted edit or untracked file the run took in (a module of an edited file it
     imported or ran as its script, a data file it opened: ``read`` evidence of a ``git``
-    difference): the program's own code and data, as much what it was launched with as its
-    command line."""
-    return d.section == "git" and d.evidence_kind == "read"
+    difference), or a file both runs opened with other content (``runtime data_files``: a
+    shared config regenerated, a local override rewritten): the program's own code and data,
+    as much what it was launched with as its command line."""
+    return d.evidence_kind == "read" and (
+        d.section == "git" or tuple(d.path[:2]) == ("runtime", "data_files"))
 
 
 def _unlikely(d: Difference) -> bool:

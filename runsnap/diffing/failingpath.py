@@ -18,9 +18,10 @@ differential`), and a read counts by the frames where it happened
   module's, at import (next rule), whatever line of that frame then failed;
 * the read was made at import, by a package whose code is on the failing traceback: at module
   level, or in a function of that package the module's body called (rank 2), and only where
-  the failing frame lies in the reading module's own folder or below it (a read at import of
+  the failing frame lies in the imported module's own folder or below it (a read at import of
   ``torch/_functorch/config.py`` is not on the path of an error raised in
-  ``torch/distributed/``: a large package's import reads its every part's settings);
+  ``torch/distributed/``: a large package's import reads its every part's settings, through a
+  helper elsewhere too: ``torch/utils/_config_module.py``);
 * a read made on behalf of a generic feature (terminal size, locale, help formatting:
   ``knowledge/env-generic-readers.tsv``) does not count, unless the failure was raised in
   that feature's own package (a progress-bar or logging library that failed on the setting
@@ -36,7 +37,7 @@ from runsnap.base.records import FrozenRecord
 from runsnap.diffing.attribution import Frame, frames_of, generic_frame
 from runsnap.diffing.runfacts import STDLIB, RunFacts, scanned_as
 from runsnap.diffing.written import written
-from runsnap.knowledge.readers import native_call
+from runsnap.knowledge.readers import generic_feature, native_call
 from runsnap.snapshot.records import Traceback
 
 __all__ = ["called_on_failing_path", "code_on_failing_path", "on_failing_path",
@@ -124,14 +125,22 @@ def _raised(facts: RunFacts) -> str:
     return str((tb.type if tb else None) or "an error")
 
 
-def _raised_in(top: str, frames: Sequence[_TbFrame]) -> bool:
+def _raised_in(generic: tuple[Frame, str], frames: Sequence[_TbFrame]) -> bool:
     """Whether the frame that raised (the innermost outside Python's own library) is code of
-    top-level module ``top``."""
+    the generic feature that read (``generic``: its frame and the feature, from
+    :func:`~runsnap.diffing.attribution.generic_frame`): a file its rule covers, not only its
+    package (``loguru/*`` is all of loguru; ``transformers/utils/logging.py`` is no part of
+    ``transformers/utils/loading_report.py``, which raised on a checkpoint's shapes)."""
     raised = next((f for f in frames if f.depth == 0), None)
+    top = generic[0].top
     if raised is None or not top:
         return False
     file = raised.file.replace("\\", "/")
-    return f"/{top}/" in file or file.endswith(f"/{top}.py")
+    if f"/{top}/" not in file and not file.endswith(f"/{top}.py"):
+        return False
+    rel = top + file[file.rindex(f"/{top}/") + len(top) + 1:] if f"/{top}/" in file \
+        else f"{top}.py"
+    return generic_feature(rel, raised.function) == generic[1]
 
 
 def _meets(stack: Sequence[Frame], frames: Sequence[_TbFrame]
@@ -178,10 +187,12 @@ def _import_read(stack: Sequence[Frame], reader: RunFacts, frames: Sequence[_TbF
     where = _package_dir(reader, own[0].top)
     if where is None:
         return None
-    # the module that read and the code that failed are one part of the package: the failing
-    # frame lies in the reading module's own folder or below it (a read in ``torch/__init__.py``
-    # covers all of torch; one in ``torch/_functorch/config.py`` not ``torch/distributed/``)
-    part = own[0].path.replace("\\", "/").lstrip("/").rpartition("/")[0].partition("/")[2]
+    # the module imported and the code that failed are one part of the package: the failing
+    # frame lies in the imported module's own folder or below it (a read in ``torch/__init__.py``
+    # covers all of torch; one in ``torch/_functorch/config.py`` not ``torch/distributed/``);
+    # the module whose body ran, not the helper it called (``torch/_inductor/config.py``'s
+    # settings, read through ``torch/utils/_config_module.py``, are not ``torch/utils/data``'s)
+    part = own[body].path.replace("\\", "/").lstrip("/").rpartition("/")[0].partition("/")[2]
     where = f"{where}/{part}" if part and not where.endswith(".py") else where
     for tb in frames:
         if tb.depth >= 0 and (tb.file == where or tb.file.startswith(where + "/")):
@@ -211,7 +222,7 @@ def on_failing_path(name: str, runs: Sequence[RunFacts], *, imports: bool = True
                 if not raw:
                     continue
                 generic = generic_frame(raw, reader)
-                if generic is not None and not _raised_in(generic[0].top, frames):
+                if generic is not None and not _raised_in(generic, frames):
                     continue
                 stack = frames_of(raw, reader)
                 met = _meets(stack, frames)

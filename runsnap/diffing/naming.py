@@ -25,6 +25,7 @@ from runsnap.knowledge.env import noise_reason
 from runsnap.knowledge.models import bookkeeping
 from runsnap.knowledge.notices import notice_about
 from runsnap.knowledge.packages import normalize_name
+from runsnap.launch.lines import LAUNCHER_PREFIX
 
 __all__ = ["WARNED", "called_where_raised", "crowd", "distinctive", "engine_named", "excerpt",
            "last_words", "named", "names_for", "not_heeded", "only_notices_differ",
@@ -137,8 +138,10 @@ def texts(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
 
 def last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]:
     """The failing runs' last lines that the other run did not print, less a traceback's frame
-    lines and the source lines under them: where code ran and what it passed along, never
-    what the run said (``torch/nn/modules/module.py`` names no ``module://`` backend)."""
+    lines and the source lines under them, behind a launcher's mark too (``[rank0]:   File
+    ...``): where code ran and what it passed along, never what the run said
+    (``torch/nn/modules/module.py`` names no ``module://`` backend, a venv's folder in a frame's
+    path no ``VIRTUAL_ENV``)."""
     out = []
     for f in runs:
         if not f.failed or f.shared_failure:
@@ -146,10 +149,11 @@ def last_words(runs: Sequence[RunFacts]) -> list[tuple[str, str, int, RunFacts]]
         others = {line for g in runs if g is not f for line in g.tail}
         said, under_frame = [], False
         for line in f.tail:
-            frame = bool(_FRAME.match(line))
-            if not frame and not (under_frame and line.startswith("    ")):
+            body = LAUNCHER_PREFIX.sub("", line, count=1)  # torchrun's ``[rank0]: ``
+            frame = bool(_FRAME.match(body))
+            if not frame and not (under_frame and body.startswith("    ")):
                 said.append(line)
-            under_frame = frame or (under_frame and line.startswith("    "))
+            under_frame = frame or (under_frame and body.startswith("    "))
         out += [(f"the last lines of failing run {f.label}", line, 0, f) for line in said
                 if line not in others]
     return out
@@ -297,9 +301,31 @@ def distinctive(token: str, failing: RunFacts, runs: Sequence[RunFacts], *,
     """
     if token in failing.crowd or (folded and token.lower() in {c.lower() for c in failing.crowd}):
         return False
+    if "/" in token and any(_code_under(token, g) for g in runs if g is not failing):
+        return False  # a folder the other run ran code from too: a stack trace's paths
     return not any(_quoted_or_word(token, line) or (folded and (
         _spelled_otherwise(token, line) or _squashed(token, line)))
                    for g in runs if g is not failing for line in (*g.errors, *g.warnings, *g.tail))
+
+
+def _code_under(folder: str, run: RunFacts) -> bool:
+    """Whether ``run``'s Python environment lies in ``folder``, or it imported code from there
+    (``/work/venv`` for a module of ``/work/venv/lib/python3.11/site-packages``): a path there
+    in an error (XGBoost's
+    ``[bt] (0) /work/venv/.../libxgboost.so``, a traceback's frame) says where code lives,
+    in both runs alike, not which value the failing run was given.
+
+    >>> ok = RunFacts("A", False, False, {}, {"np": {"file": "/v/lib/site-packages/np/a.py"}},
+    ...               False, None, (), ())
+    >>> _code_under("/v", ok), _code_under("/v/lib/site", ok), _code_under("/w", ok)
+    (True, False, False)
+    >>> _code_under("/w", ok.replace(prefix="/w/venv"))
+    True
+    """
+    root = folder.rstrip("/") + "/"
+    return (run.prefix + "/").startswith(root) or any(
+        isinstance(row, dict) and str(row.get("file") or "").startswith(root)
+        for row in run.modules.values())
 
 
 def crowd(diffs: Sequence[Difference]) -> frozenset[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from runsnap.base.records import FrozenRecord
@@ -108,7 +108,9 @@ class RunFacts(FrozenRecord):
     interpreter's, a library's load, a Python import), never while the program ran."""
 
     pids: tuple[int, ...] = ()
-    """The traced Python processes of the run (``[runtime] processes``)."""
+    """The traced Python processes of the run (``[runtime] processes``) that read a variable:
+    a helper of Python's own that read none (multiprocessing's resource tracker, started
+    beside spawned workers) ran none of the stack's start-up (:func:`_reading`)."""
 
     forked: tuple[tuple[int, int], ...] = ()
     """``(child, parent)`` for each of those processes made by ``fork`` (not an exec): it
@@ -128,11 +130,13 @@ class RunFacts(FrozenRecord):
     hold, on either side (:func:`runsnap.diffing.quoting.crowd`): a token inputs share
     singles out none of them when an error quotes it."""
 
+    prefix: str = ""
+    """``[packages] prefix``: the Python environment the run's interpreter ran in."""
+
     @classmethod
     def of(cls, snap: Any, label: str) -> RunFacts:
-        """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none).
-        The N-way diff asks again for the same snapshot once per rank: the last few answers
-        are kept (a snapshot is frozen, and so are these facts)."""
+        """The facts of a :class:`~runsnap.snapshot.Snapshot` (any missing section: none); the
+        last few kept (the N-way diff asks again per rank; a snapshot is frozen)."""
         key = (id(snap), label)
         hit = _OF.get(key)
         if hit is not None and hit[0] is snap:
@@ -161,8 +165,8 @@ class RunFacts(FrozenRecord):
             traced=bool(runtime.traced),
             native=str(runtime.native or "").startswith("observed"),
             env=env,
-            # the table as written (its rows are read by name, a few per diff)
-            modules=runtime.raw["modules"] if runtime.has("modules") else {},
+            modules=runtime.raw["modules"] if runtime.has("modules") else {},  # as written
+            prefix=str(snap.records.packages.prefix or ""),
             failed=failed,
             traceback=tb,
             earlier=earlier,
@@ -174,7 +178,7 @@ class RunFacts(FrozenRecord):
             bulk_sites=tuple(BulkSite(row) for row in runtime_bulk_sites(runtime.raw)),
             config_reads=frozenset(str(f) for f in runtime.config_reads if isinstance(f, str)),
             native_startup=frozenset(str(n) for n in runtime.native_startup),
-            pids=tuple(p.pid for p in runtime.processes if isinstance(p.pid, int)),
+            pids=_reading(runtime.processes, env),
             forked=tuple((p.pid, p.ppid) for p in runtime.processes
                          if p.how == "fork" and isinstance(p.pid, int)
                          and isinstance(p.ppid, int)),
@@ -310,6 +314,18 @@ class RunFacts(FrozenRecord):
         for mod, row in self.imported():
             out.setdefault(normalize_name(str(row.dist or mod)), (mod, row))
         return out
+
+
+def _reading(processes: Sequence[Any], env: Mapping[str, Mapping[str, Any]]
+             ) -> tuple[int, ...]:
+    """The pids of ``processes`` with a read site in ``env`` (a read from Python; the
+    interpreter's native start-up reads every process makes), else all of them."""
+    pids = tuple(p.pid for p in processes if isinstance(p.pid, int))
+    readers: set[int] = set()
+    for row in env.values():
+        readers.update(site["pid"] for site in row.get("sites") or ()
+                       if isinstance(site, Mapping) and isinstance(site.get("pid"), int))
+    return tuple(p for p in pids if p in readers) or pids
 
 
 def _stack(row: BulkSite) -> tuple[Any, ...] | list[Any]:
