@@ -99,14 +99,19 @@ def frames_of(stack: Iterable[Any], facts: RunFacts) -> list[Frame]:
 
 def generic_frame(stack: Iterable[Any], facts: RunFacts) -> tuple[Frame, str] | None:
     """The frame that read for a generic feature and the feature (``the terminal size``),
-    looking at the frames from the read out to the program's first; None when the read was a
-    decision of a package or of the program."""
+    looking at the frames from the read out to the program's first, or to the module body the
+    read ran in: a read at a module's import is that module's, whatever import brought it in
+    (``huggingface_hub/constants.py`` reads ``HF_HOME`` when ``utils/tqdm.py``, a progress
+    bar's code, imports it); None when the read was a decision of a package or of the
+    program."""
     for frame in frames_of(stack, facts):
         if frame.origin == "program":
             return None
         feature = generic_feature(frame.path, frame.function)
         if feature:
             return frame, feature
+        if frame.function == "<module>":
+            return None
     return None
 
 
