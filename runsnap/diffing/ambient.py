@@ -315,27 +315,25 @@ def startup_reads(name: str, runs: Sequence[RunFacts], a: Any = None, b: Any = N
 
 def _importer(site: ReadSite, f: RunFacts) -> tuple[str, frozenset[str]] | None:
     """Whose import made the read at ``site``: (the package, or Python's own library, whose
-    module body ran it; the installed packages on the way), when no frame of the program's own
-    code lies between the read and that module body; else None."""
-    helpers: list[tuple[str, str]] = []
+    module body ran it; the parts of installed packages it belongs to), when no frame of the
+    program's own code lies between the read and that module body; else None. A part is a
+    module's folder (``torch/_functorch`` for ``torch/_functorch/config.py``; ``six`` for
+    ``six.py``): the imported module's, and those of other packages' helpers on the way; a
+    helper of the imported module's own package (``torch/utils/_config_module.py`` reading
+    ``torch/_inductor/config.py``'s settings) is no part of the setting."""
+    helpers: list[tuple[str, str]] = []  # (top-level package, folder) of each package frame
     for fr in frames_of(site.stack, f):
         if fr.origin == "program":
             return None
         if fr.origin == "package":
-            # the part of the package whose code ran: its module's folder (``torch/_functorch``
-            # for ``torch/_functorch/config.py``; ``six`` for ``six.py``)
             folder = fr.path.replace("\\", "/").lstrip("/").rpartition("/")[0]
             helpers.append((fr.top, folder or fr.top))
         if fr.function == "<module>":
-            who = fr.top if fr.origin == "package" else "Python's own library"
-            # the module imported owns the setting; a helper of its own package it called
-            # (``torch/utils/_config_module.py`` for ``torch/_inductor/config.py``) is no part
-            # of it, another package's helper is
-            mine = helpers[-1:] if fr.origin == "package" else []
-            parts = {part for top, part in helpers[:-1] if top != fr.top} | \
-                {part for _top, part in mine}
-            return who, frozenset(parts if fr.origin == "package" else
-                                  {part for _top, part in helpers})
+            if fr.origin != "package":
+                return "Python's own library", frozenset(part for _top, part in helpers)
+            imported = helpers[-1][1]  # this very frame's
+            return fr.top, frozenset({imported} | {part for top, part in helpers[:-1]
+                                                   if top != fr.top})
     return None
 
 
