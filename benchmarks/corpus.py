@@ -115,6 +115,14 @@ connection, model folders under transformers (``pad_token_id``, ``--max-length``
 positions), a team package a minor version ahead, shared statistics regenerated outside git, an
 uncommitted ``.view`` and scikit-learn TF-IDF's ``--min-df`` and ``--ngram-max``; it is never
 tuned on either.
+The ``fresh21`` half (benchmarks/fresh21.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted station vocabulary sized per rank shard,
+``LR_SCHEDULE``, an uncommitted ``dropout`` typo in a git-tracked config), ``OneCycleLR`` under
+``--epochs`` and an uncommitted ``pct_start``, ``PYTHONIOENCODING=ascii``, an uncommitted
+``@torch.no_grad()``, personal overrides in the home folder, ``INFER_DEVICE`` given to
+``torch.load``, ``DETERMINISTIC`` against max-unpool, a model folder's ``vocab_size``,
+scikit-learn's ``--max-depth`` and a team package a minor version ahead; it is never tuned on
+either.
 The ``fresh22`` half (benchmarks/fresh22.py), another batch written from the outside, is torchrun
 gloo jobs compared job to job (an uncommitted ``dropout`` typo in a git-tracked config, ``SEED``,
 an uncommitted clipping that reads a missing config key), ``TRAIN_DETERMINISTIC`` and ``put_``,
@@ -153,6 +161,7 @@ from benchmarks.fresh17 import FRESH17
 from benchmarks.fresh18 import FRESH18
 from benchmarks.fresh19 import FRESH19
 from benchmarks.fresh20 import FRESH20
+from benchmarks.fresh21 import FRESH21
 from benchmarks.fresh22 import FRESH22
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
@@ -170,18 +179,18 @@ FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
-FRESH22_HALF = "fresh22"
+FRESH21_HALF, FRESH22_HALF = "fresh21", "fresh22"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
-          FRESH22_HALF)
+          FRESH21_HALF, FRESH22_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
-                FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH22_HALF)
+                FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF)
 
 
 def half_of(name: str) -> str:
@@ -206,8 +215,8 @@ class Entry:
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
-    ``fresh20`` / ``fresh22`` (acts through real libraries, written from the outside:
-    benchmarks/fresh.py ... fresh22.py)."""
+    ``fresh20`` / ``fresh21`` / ``fresh22`` (acts through real libraries, written from the
+    outside: benchmarks/fresh.py ... fresh22.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -272,6 +281,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH19_HALF, "fresh19") for b in FRESH19),
     # never tuned on either: the whole of benchmarks/fresh20.py is the fresh20 half
     *(Entry(_name(b), b, FRESH20_HALF, "fresh20") for b in FRESH20),
+    # never tuned on either: the whole of benchmarks/fresh21.py is the fresh21 half
+    *(Entry(_name(b), b, FRESH21_HALF, "fresh21") for b in FRESH21),
     # never tuned on either: the whole of benchmarks/fresh22.py is the fresh22 half
     *(Entry(_name(b), b, FRESH22_HALF, "fresh22") for b in FRESH22),
 ]
