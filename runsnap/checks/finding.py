@@ -65,6 +65,9 @@ class Finding(FrozenRecord):
     details: tuple[str, ...] = ()
     """More lines: both values, which option pointed at each model, the reader."""
 
+    meant: str = ""
+    """For a misspelled variable, the name it looks like a misspelling of."""
+
     @property
     def key(self) -> str:
         """A stable identity, to tell which findings two snapshots share."""

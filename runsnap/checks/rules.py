@@ -110,7 +110,7 @@ def misspelled_variables(snap: Snapshot, who_reads: WhoReads | None = None) -> l
             f"{name} is set, but {how}: a misspelling of {meant}?"
             + (f" ({meant} is set too)" if set_too else
                f" {meant} is not set, so the setting meant is not in effect")),
-            ("env", name), (f"{name}={value}",)))
+            ("env", name), (f"{name}={value}",), meant))
     return out
 
 

@@ -59,6 +59,7 @@ from runsnap.diffing.ambient import (
 )
 from runsnap.diffing.attribution import decisive_sites, interpreter_only
 from runsnap.diffing.backing import check_backed
+from runsnap.diffing.bulkcopies import bulk_evidence
 from runsnap.diffing.commitfiles import commit_read
 from runsnap.diffing.confidence import FROM_RUNS, LIKELY
 from runsnap.diffing.datafiles import (
@@ -102,7 +103,6 @@ from runsnap.knowledge.readers import (
     decides_results,
     read_inside_libc,
     read_natively,
-    read_through_getenv,
 )
 from runsnap.knowledge.torchbuild import messages
 from runsnap.snapshot.records_host import VariableRead
@@ -248,7 +248,7 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
         return Evidence("read", said, lines=lines)
     traced = [f for f in runs if f.traced]
     if any(f.bulk_only(name) for f in runs):
-        return _bulk_evidence(name, runs, len(traced) == len(runs))
+        return bulk_evidence(name, runs, len(traced) == len(runs))
     if traced and len(traced) == len(runs):
         if all(f.native for f in runs) and not read_inside_libc(name):
             return Evidence("unread", "no process read it, from Python or from native "
@@ -263,34 +263,6 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
             return Evidence("static", f"an installed package reads it: {places[0]}{more}",
                             lines=tuple(places[:5]))
     return None
-
-
-def _bulk_evidence(name: str, runs: Sequence[RunFacts], all_traced: bool) -> Evidence | None:
-    """A variable seen only in bulk copies of the environment: the copying package's own
-    setting (read from its copy), a native family no process read (unread), else neither."""
-    where = next((w for f in runs for w in (f.bulk_site(name),) if w), "")
-    if not where:
-        return None
-    owner = next((o for f in runs for o in (f.copy_owner(name),) if o), "")
-    if owner:
-        # gunicorn/config.py copies the environment and reads GUNICORN_CMD_ARGS from its
-        # copy: a package's own setting, by its name, in the package's own copy
-        return Evidence("read", f"copied in bulk by {owner} at {where}, whose own setting "
-                                f"it is by name ({owner.upper()}_*): read from that copy")
-    if all_traced and all(f.native for f in runs) and read_through_getenv(name):
-        # its readers are native libraries, which read the live environment of the process
-        # that loads them (a child handed the copy included), never the copy: the
-        # interposer saw every such read, and there was none
-        return Evidence("unread", f"copied in bulk at {where}, but no process read it, "
-                                  "from Python or natively (both runs traced): the native "
-                                  "libraries that read it read the live environment, "
-                                  "never a copy")
-    if reporting_variable(name):  # whoever reads the copy, it says how to report
-        return Evidence("incidental", f"seen only in a bulk copy of the environment at "
-                                      f"{where}; it says only how a program reports")
-    return Evidence("name", f"seen only in a bulk copy of the environment at {where}: "
-                            "neither read nor unread (a child it was handed to reports "
-                            "its own reads)")
 
 
 def _named(d: Difference, runs: Sequence[RunFacts]) -> Evidence | None:

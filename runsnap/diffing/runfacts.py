@@ -96,34 +96,29 @@ class RunFacts(FrozenRecord):
     """``[runtime] bulk_sites``: places that read the whole environment."""
 
     tail: tuple[str, ...] = ()
-    """The last lines the run printed (``[outcome] stderr`` then ``stdout`` ``tail``, the last
-    :data:`TAIL_LINES` of each): a failing run's last words, where an engine's own message
-    may stand when no traceback carries it."""
+    """The last :data:`TAIL_LINES` lines of ``[outcome] stderr`` then ``stdout``: a failing
+    run's last words, where an engine's message may stand when no traceback carries it."""
 
     config_reads: frozenset[str] = frozenset()
     """``[runtime] config_reads``: the fields of a loaded model config the program read."""
 
     native_startup: frozenset[str] = frozenset()
-    """``[runtime] native_startup``: the variables native code read only at a start-up (the
-    interpreter's, a library's load, a Python import), never while the program ran."""
+    """``[runtime] native_startup``: variables native code read only at a start-up, never
+    while the program ran."""
 
     pids: tuple[int, ...] = ()
-    """The traced Python processes of the run (``[runtime] processes``) that read a variable:
-    a helper of Python's own that read none (multiprocessing's resource tracker, started
-    beside spawned workers) ran none of the stack's start-up (:func:`_reading`)."""
+    """The traced Python processes of the run that read a variable from Python: not a helper
+    that read none (multiprocessing's resource tracker; :func:`_reading`)."""
 
     forked: tuple[tuple[int, int], ...] = ()
-    """``(child, parent)`` for each of those processes made by ``fork`` (not an exec): it
-    starts with its parent's memory, the modules imported and the settings read at their
-    import included, and reads none of them again."""
+    """``(child, parent)`` for each process made by ``fork``: it starts with its parent's
+    memory (modules imported, settings read at their import) and reads none of them again."""
 
     shared_failure: bool = False
-    """Both runs of the pair failed, the same way (:func:`differential`): the failure is no
-    evidence about what differs between them."""
+    """Both runs failed the same way (:func:`differential`): no evidence of what differs."""
 
     trees: tuple[tuple[str, str, frozenset[str], str], ...] = ()
-    """The git trees of the run: ``(folder, commit, the files changed or untracked there, the
-    uncommitted diff when stored whole)``."""
+    """The git trees: ``(folder, commit, files changed or untracked, the diff stored whole)``."""
 
     crowd: frozenset[str] = frozenset()
     """The value tokens two or more differing inputs (variables, options, config fields)
@@ -132,6 +127,9 @@ class RunFacts(FrozenRecord):
 
     prefix: str = ""
     """``[packages] prefix``: the Python environment the run's interpreter ran in."""
+
+    alone: bool = False
+    """One process ran: no other Python process, no other pid among the variables' readers."""
 
     @classmethod
     def of(cls, snap: Any, label: str) -> RunFacts:
@@ -179,6 +177,8 @@ class RunFacts(FrozenRecord):
             config_reads=frozenset(str(f) for f in runtime.config_reads if isinstance(f, str)),
             native_startup=frozenset(str(n) for n in runtime.native_startup),
             pids=_reading(runtime.processes, env),
+            alone=len({p.pid for p in runtime.processes}
+                      | {p for row in env.values() for p in row.get("pids") or ()}) == 1,
             forked=tuple((p.pid, p.ppid) for p in runtime.processes
                          if p.how == "fork" and isinstance(p.pid, int)
                          and isinstance(p.ppid, int)),

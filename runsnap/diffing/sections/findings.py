@@ -19,8 +19,14 @@ __all__ = ["compare", "score"]
 
 
 def compare(a: Any, b: Any) -> list[Difference]:
-    """The findings of A not in B (``removed``) and of B not in A (``added``)."""
+    """The findings of A not in B (``removed``) and of B not in A (``added``). A misspelled
+    variable whose meant name has the same value in both runs (unset in both: a devcontainer's
+    ``PYTHON_PATH`` beside a ``PYTHONPATH`` neither run sets) is left out: what the misspelling
+    keeps from taking effect is the same in both runs, so it explains nothing between them."""
     only_a, only_b = unshared(check(a), check(b))
+    va, vb = a.records.env.vars, b.records.env.vars
+    only_a = [f for f in only_a if not (f.meant and va.get(f.meant) == vb.get(f.meant))]
+    only_b = [f for f in only_b if not (f.meant and va.get(f.meant) == vb.get(f.meant))]
     out = [Difference("check", f"{f.kind} {'/'.join(f.path)}", "removed", f.message, None,
                       score=f.score, evidence=f.details, path=("check", f.kind, *f.path))
            for f in only_a]
