@@ -39,8 +39,9 @@ def repo_of(good: Snapshot, bad: Snapshot, path: str) -> tuple[str, str] | None:
     real = os.path.realpath(path)
     for name, repo in bad.records.git.repos.items():
         other = good.records.git.repos.get(name)
-        if not repo.path or other is None or not repo.commit or other.commit != repo.commit:
-            continue
+        if not repo.path or other is None or not repo.commit or other.commit != repo.commit \
+                or repo.diff_truncated or other.diff_truncated:
+            continue  # a tree no trial copies (runsnap.experiments.gittrees)
         top = os.path.realpath(str(repo.path))
         if not real.startswith(top + os.sep):
             continue
