@@ -140,3 +140,13 @@ def test_a_closed_stdout_is_no_traceback(tmp_path: Path) -> None:
                          timeout=120)
     assert "Traceback" not in res.stderr
     assert (tmp_path / "s.toml").exists()
+
+
+@pytest.mark.parametrize("args", [["--timeout", "nan"], ["--kill-after=nan"],
+                                  ["--track-timeout", "NaN"]])
+def test_a_number_of_seconds_that_is_not_a_number_is_refused(args: list[str]) -> None:
+    """``float("nan")`` passes every range check (each comparison is false): the fast parser
+    leaves it to click, which refuses it (found by the property test above, which compared
+    two NaNs)."""
+    assert parse_capture(args) is None
+    assert _click_params(args) is None

@@ -56,7 +56,7 @@ def _value(opt: Opt, raw: str) -> Any:
         number: float = float(raw) if kind == "seconds" else int(raw)
     except ValueError:
         raise _Unsure from None
-    if kind in ("count", "seconds") and number < 0:
+    if kind in ("count", "seconds") and not number >= 0:  # negative, or NaN: click refuses
         raise _Unsure
     return number
 

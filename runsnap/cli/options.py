@@ -24,11 +24,22 @@ _FORMAT_WORDS = {"text": "text for terminals", "json": "json for programs",
                  "markdown": "markdown for a GitHub issue",
                  "html": "html for a browser (one self-contained page)"}
 
+class _Seconds(click.FloatRange):
+    """A number of seconds: click's range, less NaN, which every comparison lets through."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        got = super().convert(value, param, ctx)
+        if got != got:  # NaN
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return got
+
+
 _KINDS: dict[str, Any] = {
     "str": None, "path": click.Path(), "file": click.Path(dir_okay=False),
     "dir": click.Path(file_okay=False), "count": click.IntRange(min=0), "int": int,
-    "seconds": click.FloatRange(min=0), "positive": click.IntRange(min=1),
-    "after": click.FloatRange(min=0, min_open=True),
+    "seconds": _Seconds(min=0), "positive": click.IntRange(min=1),
+    "after": _Seconds(min=0, min_open=True),
 }
 
 
