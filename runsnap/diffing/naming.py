@@ -324,8 +324,7 @@ def _code_under(folder: str, run: RunFacts) -> bool:
     """
     root = folder.rstrip("/") + "/"
     return (run.prefix + "/").startswith(root) or any(
-        isinstance(row, dict) and str(row.get("file") or "").startswith(root)
-        for row in run.modules.values())
+        str(row.file or "").startswith(root) for _top, row in run.imported())
 
 
 def crowd(diffs: Sequence[Difference]) -> frozenset[str]:

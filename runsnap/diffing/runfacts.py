@@ -178,7 +178,7 @@ class RunFacts(FrozenRecord):
             native_startup=frozenset(str(n) for n in runtime.native_startup),
             pids=_reading(runtime.processes, env),
             alone=len({p.pid for p in runtime.processes}
-                      | {p for row in env.values() for p in row.get("pids") or ()}) == 1,
+                      | {p for row in env.values() for p in record(VariableRead, row).pids}) == 1,
             forked=tuple((p.pid, p.ppid) for p in runtime.processes
                          if p.how == "fork" and isinstance(p.pid, int)
                          and isinstance(p.ppid, int)),
@@ -323,8 +323,8 @@ def _reading(processes: Sequence[Any], env: Mapping[str, Mapping[str, Any]]
     pids = tuple(p.pid for p in processes if isinstance(p.pid, int))
     readers: set[int] = set()
     for row in env.values():
-        readers.update(site["pid"] for site in row.get("sites") or ()
-                       if isinstance(site, Mapping) and isinstance(site.get("pid"), int))
+        readers.update(site.pid for site in record(VariableRead, row).sites
+                       if isinstance(site.pid, int))
     return tuple(p for p in pids if p in readers) or pids
 
 
