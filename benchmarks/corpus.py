@@ -131,6 +131,14 @@ an uncommitted clipping that reads a missing config key), ``TRAIN_DETERMINISTIC`
 team packages a version apart (``gaugecal``, ``tsfeat``), a git-ignored ``.env``'s
 ``TEST_SIZE``, scikit-learn's ``--max-depth`` and an uncommitted ``StandardScaler()`` on sparse
 features; it is never tuned on either.
+The ``fresh25`` half (benchmarks/fresh25.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``--warmup-epochs`` leaving a cosine schedule no epochs, an
+uncommitted ``mixup_alpha``, a ``CKPT_DIR`` whose ``~`` systemd never expands), an ``env://``
+rendezvous under a ``RANK`` left exported, ``--device cuda`` on the CPU build, a model folder
+under transformers (``bos_token_id``, linear ``rope_parameters``), a perplexity ``--stride 0``,
+a team package a version apart (``qckit`` 2.0 and 1.3), a git-ignored ``risk.local.toml``'s
+``max_depth = -1``, an uncommitted pandas ``groupby().mean()`` and ``DEBUG_SUBSAMPLE``; it is
+never tuned on either.
 """
 
 from __future__ import annotations
@@ -163,6 +171,7 @@ from benchmarks.fresh19 import FRESH19
 from benchmarks.fresh20 import FRESH20
 from benchmarks.fresh21 import FRESH21
 from benchmarks.fresh22 import FRESH22
+from benchmarks.fresh25 import FRESH25
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -179,18 +188,19 @@ FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
-FRESH21_HALF, FRESH22_HALF = "fresh21", "fresh22"
+FRESH21_HALF, FRESH22_HALF, FRESH25_HALF = "fresh21", "fresh22", "fresh25"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
-          FRESH21_HALF, FRESH22_HALF)
+          FRESH21_HALF, FRESH22_HALF, FRESH25_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
-                FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF)
+                FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
+                FRESH25_HALF)
 
 
 def half_of(name: str) -> str:
@@ -215,8 +225,8 @@ class Entry:
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
-    ``fresh20`` / ``fresh21`` / ``fresh22`` (acts through real libraries, written from the
-    outside: benchmarks/fresh.py ... fresh22.py)."""
+    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh25`` (acts through real libraries, written
+    from the outside: benchmarks/fresh.py ... fresh22.py, fresh25.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -285,4 +295,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH21_HALF, "fresh21") for b in FRESH21),
     # never tuned on either: the whole of benchmarks/fresh22.py is the fresh22 half
     *(Entry(_name(b), b, FRESH22_HALF, "fresh22") for b in FRESH22),
+    # never tuned on either: the whole of benchmarks/fresh25.py is the fresh25 half
+    *(Entry(_name(b), b, FRESH25_HALF, "fresh25") for b in FRESH25),
 ]
