@@ -131,6 +131,14 @@ an uncommitted clipping that reads a missing config key), ``TRAIN_DETERMINISTIC`
 team packages a version apart (``gaugecal``, ``tsfeat``), a git-ignored ``.env``'s
 ``TEST_SIZE``, scikit-learn's ``--max-depth`` and an uncommitted ``StandardScaler()`` on sparse
 features; it is never tuned on either.
+The ``fresh24`` half (benchmarks/fresh24.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted ``eps: 1e-8`` that PyYAML reads as a string,
+``DATA_FRACTION``, ``--classes``, ``EVAL_RANKS`` naming more ranks than the job has), an
+uncommitted ``num_workers=0`` beside ``prefetch_factor``, ``MP_START_METHOD=spawn`` and a dataset
+holding a lambda, ``CPU_AMP``, model folders under transformers (``hidden_dim``, ``activation``),
+a team package a minor version behind (``vibfeat``), a git-ignored params.yaml's IsolationForest
+``contamination``, gradient boosting's ``--subsample`` and ``N_JOBS=0``; it is never tuned on
+either.
 """
 
 from __future__ import annotations
@@ -163,6 +171,7 @@ from benchmarks.fresh19 import FRESH19
 from benchmarks.fresh20 import FRESH20
 from benchmarks.fresh21 import FRESH21
 from benchmarks.fresh22 import FRESH22
+from benchmarks.fresh24 import FRESH24
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -179,18 +188,19 @@ FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
-FRESH21_HALF, FRESH22_HALF = "fresh21", "fresh22"
+FRESH21_HALF, FRESH22_HALF, FRESH24_HALF = "fresh21", "fresh22", "fresh24"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
-          FRESH21_HALF, FRESH22_HALF)
+          FRESH21_HALF, FRESH22_HALF, FRESH24_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
-                FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF)
+                FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
+                FRESH24_HALF)
 
 
 def half_of(name: str) -> str:
@@ -215,8 +225,8 @@ class Entry:
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
-    ``fresh20`` / ``fresh21`` / ``fresh22`` (acts through real libraries, written from the
-    outside: benchmarks/fresh.py ... fresh22.py)."""
+    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh24`` (acts through real libraries, written
+    from the outside: benchmarks/fresh.py ... fresh24.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -285,4 +295,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH21_HALF, "fresh21") for b in FRESH21),
     # never tuned on either: the whole of benchmarks/fresh22.py is the fresh22 half
     *(Entry(_name(b), b, FRESH22_HALF, "fresh22") for b in FRESH22),
+    # never tuned on either: the whole of benchmarks/fresh24.py is the fresh24 half
+    *(Entry(_name(b), b, FRESH24_HALF, "fresh24") for b in FRESH24),
 ]
