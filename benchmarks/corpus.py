@@ -131,6 +131,22 @@ an uncommitted clipping that reads a missing config key), ``TRAIN_DETERMINISTIC`
 team packages a version apart (``gaugecal``, ``tsfeat``), a git-ignored ``.env``'s
 ``TEST_SIZE``, scikit-learn's ``--max-depth`` and an uncommitted ``StandardScaler()`` on sparse
 features; it is never tuned on either.
+The ``fresh23`` half (benchmarks/fresh23.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``--dist-timeout 1`` while rank 0 alone scores the fleet,
+``DDP_COMM_HOOK=fp16``, an uncommitted ``all_gather_into_tensor`` into a wrongly sized buffer, an
+uncommitted ``lr: 3e-3`` that PyYAML reads as a string), ``CKPT_MMAP`` on a legacy checkpoint,
+``COMPILE_MODE=max_autotune``, a ViT folder's ``image_size`` and ``qkv_bias``, a team package a
+major version ahead (``invparse``), a git-ignored logging.yaml pointing at a missing volume, an
+uncommitted ``stratify`` removal, ``CALIBRATION_METHOD`` and ``--scoring roc-auc``; it is never
+tuned on either.
+The ``fresh24`` half (benchmarks/fresh24.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted ``eps: 1e-8`` that PyYAML reads as a string,
+``DATA_FRACTION``, ``--classes``, ``EVAL_RANKS`` naming more ranks than the job has), an
+uncommitted ``num_workers=0`` beside ``prefetch_factor``, ``MP_START_METHOD=spawn`` and a dataset
+holding a lambda, ``CPU_AMP``, model folders under transformers (``hidden_dim``, ``activation``),
+a team package a minor version behind (``vibfeat``), a git-ignored params.yaml's IsolationForest
+``contamination``, gradient boosting's ``--subsample`` and ``N_JOBS=0``; it is never tuned on
+either.
 The ``fresh25`` half (benchmarks/fresh25.py), another batch written from the outside, is torchrun
 gloo jobs compared job to job (``--warmup-epochs`` leaving a cosine schedule no epochs, an
 uncommitted ``mixup_alpha``, a ``CKPT_DIR`` whose ``~`` systemd never expands), an ``env://``
@@ -139,6 +155,14 @@ under transformers (``bos_token_id``, linear ``rope_parameters``), a perplexity 
 a team package a version apart (``qckit`` 2.0 and 1.3), a git-ignored ``risk.local.toml``'s
 ``max_depth = -1``, an uncommitted pandas ``groupby().mean()`` and ``DEBUG_SUBSAMPLE``; it is
 never tuned on either.
+The ``fresh26`` half (benchmarks/fresh26.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``--heads`` that do not divide the embedding, ``TRAIN_FRACTION``,
+an uncommitted ``DistributedSampler`` with one replica too few), a ``TCPStore`` sized from LSF's
+``LSB_DJOB_NUMPROC``, an engine's ``KV_CACHE_GB`` refused by the CPU allocator,
+``PYTHONWARNINGS=error`` against a deprecated collective, a GPT-2 folder's ``n_inner`` and
+``scale_attn_weights``, a team package a major version apart (``lotcodes``), an uncommitted
+``loss = "exponential"`` in a git-tracked config, ``--n-neighbors 1``, an uncommitted
+``stratify=y`` and an uncommitted ``OneHotEncoder(sparse=False)``; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -171,7 +195,10 @@ from benchmarks.fresh19 import FRESH19
 from benchmarks.fresh20 import FRESH20
 from benchmarks.fresh21 import FRESH21
 from benchmarks.fresh22 import FRESH22
+from benchmarks.fresh23 import FRESH23
+from benchmarks.fresh24 import FRESH24
 from benchmarks.fresh25 import FRESH25
+from benchmarks.fresh26 import FRESH26
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -188,19 +215,21 @@ FRESH9_HALF, FRESH10_HALF, FRESH11_HALF = "fresh9", "fresh10", "fresh11"
 FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
-FRESH21_HALF, FRESH22_HALF, FRESH25_HALF = "fresh21", "fresh22", "fresh25"
+FRESH21_HALF, FRESH22_HALF, FRESH23_HALF = "fresh21", "fresh22", "fresh23"
+FRESH24_HALF, FRESH25_HALF, FRESH26_HALF = "fresh24", "fresh25", "fresh26"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
-          FRESH21_HALF, FRESH22_HALF, FRESH25_HALF)
+          FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH25_HALF,
+          FRESH26_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
                 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
-                FRESH25_HALF)
+                FRESH23_HALF, FRESH24_HALF, FRESH25_HALF, FRESH26_HALF)
 
 
 def half_of(name: str) -> str:
@@ -225,8 +254,9 @@ class Entry:
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
-    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh25`` (acts through real libraries, written
-    from the outside: benchmarks/fresh.py ... fresh22.py, fresh25.py)."""
+    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh25`` /
+    ``fresh26`` (acts through real libraries, written from the outside:
+    benchmarks/fresh.py ... fresh26.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -295,6 +325,12 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH21_HALF, "fresh21") for b in FRESH21),
     # never tuned on either: the whole of benchmarks/fresh22.py is the fresh22 half
     *(Entry(_name(b), b, FRESH22_HALF, "fresh22") for b in FRESH22),
+    # never tuned on either: the whole of benchmarks/fresh23.py is the fresh23 half
+    *(Entry(_name(b), b, FRESH23_HALF, "fresh23") for b in FRESH23),
+    # never tuned on either: the whole of benchmarks/fresh24.py is the fresh24 half
+    *(Entry(_name(b), b, FRESH24_HALF, "fresh24") for b in FRESH24),
     # never tuned on either: the whole of benchmarks/fresh25.py is the fresh25 half
     *(Entry(_name(b), b, FRESH25_HALF, "fresh25") for b in FRESH25),
+    # never tuned on either: the whole of benchmarks/fresh26.py is the fresh26 half
+    *(Entry(_name(b), b, FRESH26_HALF, "fresh26") for b in FRESH26),
 ]

@@ -21,10 +21,11 @@ planted cause is found at rank N when it is the N-th difference that counts, or 
 consequence grouped under it. For an incident with nothing planted, success is a diff with
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
 fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12,
-fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20, fresh21, fresh22 and
-fresh25, the whole of benchmarks/fresh.py, fresh2.py ... fresh22.py and fresh25.py, written from
-the outside and never tuned on; ``--half fresh5`` runs only that one; a job incident, torchrun
-or mpirun starting ``runsnap capture`` for each rank, is compared folder to folder):
+fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20, fresh21, fresh22,
+fresh23, fresh24, fresh25 and fresh26, the whole of benchmarks/fresh.py, fresh2.py ...
+fresh26.py, written from the outside and never tuned on; ``--half fresh5`` runs only that
+one; a job incident, torchrun or mpirun starting ``runsnap capture`` for each rank, is
+compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -105,9 +106,13 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
 # incident); benchmarks/fresh21.py uses torch, transformers, pyyaml and scikit-learn from the
 # lists above (its wxfeat is written by the incident); benchmarks/fresh22.py uses torch,
 # transformers, numpy, pyyaml, scikit-learn and python-dotenv from the lists above (its gaugecal
-# and tsfeat are written by the incident); benchmarks/fresh25.py uses torch, transformers,
+# and tsfeat are written by the incident); benchmarks/fresh23.py uses torch, transformers, pyyaml
+# and scikit-learn from the lists above (its invparse is written by the incident);
+# benchmarks/fresh24.py uses torch, transformers, pyyaml and scikit-learn from the lists above
+# (its vibfeat is written by the incident); benchmarks/fresh25.py uses torch, transformers,
 # pyyaml, pandas, scikit-learn and pydantic from the lists above (its qckit is written by the
-# incident)
+# incident); benchmarks/fresh26.py uses torch, transformers,
+# pyyaml, pandas and scikit-learn from the lists above (its lotcodes is written by the incident)
 
 
 def is_job(launch: Launch) -> bool:

@@ -322,7 +322,7 @@ def ckpt_dir_tilde_unexpanded_both_fail_job(d: Path) -> Incident:
                      Launch(argv, bad, repo), ("env", "CKPT_DIR"))
 
 
-def wafer_ddp_job_noise(d: Path) -> Incident:
+def wafer_defects_job_noise(d: Path) -> Incident:
     """Job against job, the same code and settings, from the Prefect worker and from Emacs
     vterm: each job its own rendezvous and rank processes, the shells their own PREFECT_*,
     INVOCATION_ID, INSIDE_EMACS, PYENV_*, NCCL_*, CUDA_* and HF_* variables. Nothing planted.
@@ -330,7 +330,7 @@ def wafer_ddp_job_noise(d: Path) -> Incident:
     py, repo = _wafer_job(d)
     good, bad = _shells(d, venv=_venv_of(py))
     argv = _torchrun(py, "train.py")
-    return _incident(wafer_ddp_job_noise, Launch(argv, good, repo), Launch(argv, bad, repo))
+    return _incident(wafer_defects_job_noise, Launch(argv, good, repo), Launch(argv, bad, repo))
 
 
 # --------------------------------------------------------------------------- rendezvous, device
@@ -816,7 +816,7 @@ def lot_risk_noise(d: Path) -> Incident:
 #: The twenty-fifth fresh batch, in the order it was written. Never tuned on.
 FRESH25 = [
     warmup_epochs_from_deployment_job, mixup_uncommitted_config_metric_job,
-    ckpt_dir_tilde_unexpanded_both_fail_job, wafer_ddp_job_noise,
+    ckpt_dir_tilde_unexpanded_both_fail_job, wafer_defects_job_noise,
     rank_left_exported_in_vterm, device_cuda_from_gpu_pool, bos_token_id_from_llama3,
     linear_rope_scaling_metric, stride_zero_both_fail, maintlog_ppl_noise,
     qckit_major_in_pyenv_virtualenv, qckit_rework_default_metric, max_depth_minus_one_local_toml,

@@ -71,7 +71,9 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
         return None
     if env.get("RUNSNAP_CACHE_DIR"):
         return env["RUNSNAP_CACHE_DIR"]
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # the HOME of ``env`` (a recorded capture's, another shell's), as its XDG_CACHE_HOME is
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"),
+                                                     ".cache")
     return os.path.join(base, "runsnap")
 
 

@@ -43,15 +43,6 @@ def _folder(env: Mapping[str, str] | None) -> str | None:
     return None if base is None else os.path.join(base, _FOLDER)
 
 
-def _recorded_folder(env: Mapping[str, str]) -> str | None:
-    """The store of a capture whose environment was ``env`` (a snapshot's ``[env]``): its
-    ``HOME`` places it where nothing else does."""
-    if env.get("RUNSNAP_CACHE_DIR") or env.get("XDG_CACHE_HOME") or not env.get("HOME") \
-            or env.get("RUNSNAP_NO_CACHE", "").strip() not in ("", "0"):
-        return _folder(env)
-    return os.path.join(str(env["HOME"]), ".cache", "runsnap", _FOLDER)
-
-
 def keep(data: bytes, env: Mapping[str, str] | None = None) -> str | None:
     """Keep a copy of ``data`` under its sha256, which it returns (None: not kept)."""
     folder = _folder(env)
@@ -77,7 +68,7 @@ def kept(digest: str, recorded: Sequence[Mapping[str, str]] = ()) -> bytes | Non
     (a snapshot's ``[env]``: the run another shell captured, under another ``HOME``)."""
     if not _NAME.fullmatch(digest or ""):
         return None
-    folders = [_folder(None), *(_recorded_folder(env) for env in recorded)]
+    folders = [_folder(None), *(_folder(env) for env in recorded)]
     for folder in dict.fromkeys(f for f in folders if f is not None):
         try:
             with open(os.path.join(folder, digest), "rb") as fh:

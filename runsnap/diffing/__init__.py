@@ -139,7 +139,9 @@ def compare(
                           own_dirs_only=searchpaths.own_dirs_only(a, b),
                           same_prefix=_same_prefix(a, b),
                           own_families=sections.env.own_families(a.records.env.vars,
-                                                                 b.records.env.vars))
+                                                                 b.records.env.vars),
+                          inert_misspellings=sections.env.inert_misspellings(
+                              a.records.env.vars, b.records.env.vars))
     who = None
     if static:
         who = who_reads_for(a, b)

@@ -108,9 +108,11 @@ def _codeset(name: str) -> str:
 
 def locales_alike(la: Sequence[str], lb: Sequence[str]) -> bool:
     """Whether two resolved locales (:func:`locale_of`) encode text and write numbers alike
-    in every category: the same codeset, and a language of :data:`_POINT_LANGUAGES` on both
-    sides (``en_US.UTF-8`` and ``C.UTF-8``: UTF-8, ``1.5``). What is left to differ is
-    collation (``strcoll``, which Python's ``sorted`` never calls) and message catalogues.
+    in every category: the same codeset for ``LC_CTYPE`` (the only category whose codeset
+    decides an encoding: Python's text I/O), and a language of :data:`_POINT_LANGUAGES` on
+    both sides in each (``en_US.UTF-8`` and ``C.UTF-8``: UTF-8, ``1.5``; ``LC_NUMERIC`` of
+    ``C`` and of ``C.UTF-8``: ``1.5``, no grouping). What is left to differ is collation
+    (``strcoll``, which Python's ``sorted`` never calls) and message catalogues.
 
     >>> locales_alike(("en_US.utf8",) * 6 + ("",), ("C.utf8",) * 6 + ("",))
     True
@@ -118,11 +120,13 @@ def locales_alike(la: Sequence[str], lb: Sequence[str]) -> bool:
     False
     >>> locales_alike(("en_US.utf8",) * 6 + ("",), ("de_DE.utf8",) * 6 + ("",))
     False
+    >>> locales_alike(("C.utf8",) + ("C",) * 5 + ("",), ("C.utf8",) * 6 + ("",))
+    True
     """
-    for x, y in zip(la[:len(_CATEGORIES)], lb[:len(_CATEGORIES)], strict=False):
+    for i, (x, y) in enumerate(zip(la[:len(_CATEGORIES)], lb[:len(_CATEGORIES)], strict=False)):
         if x == y:
             continue
-        if not _codeset(x) or _codeset(x) != _codeset(y):
+        if _CATEGORIES[i] == "LC_CTYPE" and (not _codeset(x) or _codeset(x) != _codeset(y)):
             return False
         if not all(v.partition(".")[0].partition("_")[0] in _POINT_LANGUAGES for v in (x, y)):
             return False
@@ -132,14 +136,23 @@ def locales_alike(la: Sequence[str], lb: Sequence[str]) -> bool:
 def locale_of(snap: Snapshot) -> tuple[str, ...]:
     """The locale each category of :data:`_CATEGORIES` resolves to in ``snap``'s environment,
     by POSIX's order (``LC_ALL``, then ``LC_<category>``, then ``LANG``, else ``C``), and
-    ``LANGUAGE`` (gettext's message languages)."""
+    ``LANGUAGE`` (gettext's message languages).
+
+    In a run of traced Python processes, an ``LC_CTYPE`` of ``C`` or ``POSIX`` is
+    ``C.utf8``: Python 3.7+ coerces it to ``C.UTF-8`` (PEP 538: unless ``LC_ALL`` is set or
+    ``PYTHONCOERCECLOCALE=0``) or else turns on its UTF-8 mode (PEP 540: unless
+    ``PYTHONUTF8=0``), so its text is UTF-8 as under ``C.UTF-8``."""
     env = snap.records.env.vars
 
     def first(*names: str) -> str:
         return next((str(env[n]) for n in names if env.get(n)), "C")
 
-    return (*(_locale_name(first("LC_ALL", cat, "LANG")) for cat in _CATEGORIES),
-            str(env.get("LANGUAGE") or ""))
+    cats = [_locale_name(first("LC_ALL", cat, "LANG")) for cat in _CATEGORIES]
+    coerced = not env.get("LC_ALL") and str(env.get("PYTHONCOERCECLOCALE", "")).strip() != "0"
+    if cats[0] in ("C", "POSIX") and snap.records.runtime.processes and (
+            coerced or str(env.get("PYTHONUTF8", "")).strip() != "0"):
+        cats[0] = "C.utf8"
+    return (*cats, str(env.get("LANGUAGE") or ""))
 
 
 def locale_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | None:
@@ -154,8 +167,11 @@ def locale_reads(name: str, runs: Sequence[RunFacts], a: Any, b: Any) -> str | N
     la, lb = locale_of(a), locale_of(b)
     if la == lb:
         return None
+    i = next(i for i, (x, y) in enumerate(zip(la, lb, strict=False)) if x != y)
+    what = _CATEGORIES[i] if i < len(_CATEGORIES) else "LANGUAGE"
     return (f"read for the locale every process takes ({rule[1].split(' (')[0]}); the runs "
-            f"resolved other locales ({la[0]}, {lb[0]}): a setting of the whole process, not "
+            f"resolved other locales ({what} {la[i] or '(unset)'}, {lb[i] or '(unset)'}): a "
+            "setting of the whole process, not "
             "a decision of the program")
 
 

@@ -48,7 +48,8 @@ def bulk_evidence(name: str, runs: Sequence[RunFacts], all_traced: bool) -> Evid
                                   "from Python or natively (both runs traced): the native "
                                   "libraries that read it read the live environment, "
                                   "never a copy")
-    copier, family = _package(where, runs), family_of(name)
+    copier = next((p for p in (f.installed_at(where) for f in runs) if p), "")
+    family = family_of(name)
     if (all_traced and copier and family is not None and all(f.native for f in runs)
             and all(f.alone for f in runs)):
         return Evidence("unread", f"copied in bulk by {copier} at {where}, in a run of one "
@@ -61,14 +62,3 @@ def bulk_evidence(name: str, runs: Sequence[RunFacts], all_traced: bool) -> Evid
     return Evidence("name", f"seen only in a bulk copy of the environment at {where}: "
                             "neither read nor unread (a child it was handed to reports "
                             "its own reads)")
-
-
-def _package(where: str, runs: Sequence[RunFacts]) -> str:
-    """The installed package whose code made the copy at ``where`` (``dotenv/main.py:311``),
-    or ``""`` (the program's own code, Python's own library)."""
-    top = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
-    for f in runs:
-        mod = f.module(top) if len(top) >= 2 else None
-        if mod is not None and mod.origin in ("site-packages", "editable"):
-            return top
-    return ""

@@ -69,6 +69,11 @@ class RankContext(FrozenRecord):
     the same value (``FIT_STEPS``): the program's own settings, which its launches carry; the
     prefix maps to those members (:func:`runsnap.diffing.sections.env.own_families`)."""
 
+    inert_misspellings: frozenset[str] = frozenset()
+    """Variables that look like a misspelling of a name both runs hold at one value (or
+    neither sets): what they keep from taking effect is the same in both runs
+    (:func:`runsnap.diffing.sections.env.inert_misspellings`)."""
+
     same_prefix: str = ""
     """The Python environment (``[packages] prefix``) both runs ran in, when it is one; ``""``
     otherwise."""

@@ -30,14 +30,12 @@ STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)|^<fr
 
 #: How many of each stream's last lines :attr:`RunFacts.tail` keeps.
 TAIL_LINES = 12
-
 _OF: dict[tuple[int, str], tuple[Any, RunFacts]] = {}
 
 
 class ScannedRead(VariableRead):
-    """A read no snapshot writes: a variable found by a scan of the whole environment that
-    kept the names of a prefix or suffix (:meth:`RunFacts.scanned`), in the shape of a read
-    (``sites``: the scan's stack)."""
+    """A read no snapshot writes: a variable found by a scan of the environment that kept the
+    names of a prefix or suffix (:meth:`RunFacts.scanned`); ``sites``: the scan's stack."""
 
     scan: str | None
     """The names the scan kept: ``TQDM_*``, ``*_proxy``."""
@@ -290,15 +288,17 @@ class RunFacts(FrozenRecord):
         return ""
 
     def copy_owner(self, name: str) -> str:
-        """The installed package that copied the environment in bulk and whose own setting
-        ``name`` is by its name (``gunicorn/config.py`` copies it and reads ``GUNICORN_CMD_ARGS`` from the
-        copy), or ``""``: such a copy is that package's read."""
-        where = self.bulk_site(name)
-        owner = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
-        mod = self.module(owner) if len(owner) >= 3 else None
-        if mod is None or mod.origin not in ("site-packages", "editable"):
-            return ""  # the program's own script (app.py copying APP_*) is no package's setting
-        return owner if name.lower().startswith(owner.lower() + "_") else ""
+        """The installed package (never the program's own script) that copied the environment
+        in bulk and whose own setting ``name`` is by name (``gunicorn/config.py`` copies it and
+        reads ``GUNICORN_CMD_ARGS`` from the copy), or ``""``: that package's read."""
+        owner = self.installed_at(self.bulk_site(name))
+        return owner if len(owner) >= 3 and name.lower().startswith(owner.lower() + "_") else ""
+
+    def installed_at(self, where: str) -> str:
+        """The installed package whose code is at ``where`` (``dotenv/main.py:311``), or ``""``."""
+        top = where.replace("\\", "/").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
+        mod = self.module(top) if len(top) >= 2 else None
+        return top if mod is not None and mod.origin in ("site-packages", "editable") else ""
 
     def bulk_only(self, name: str) -> bool:
         """Whether ``name`` was only seen in copies of the whole environment (passed on to a

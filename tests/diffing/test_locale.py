@@ -37,12 +37,14 @@ def _two(tmp_path: Path, base_env: dict[str, str], a: dict[str, str], b: dict[st
 
 def test_another_locale_ranks_below_the_option(tmp_path: Path,
                                                 base_env: dict[str, str]) -> None:
-    """C and C.UTF-8: two locales every glibc host has (C.UTF-8 built in since 2.35)."""
-    report = _two(tmp_path, base_env, {"LANG": "C"},
-                  {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}, batch="128")
+    """C and C.UTF-8: two locales every glibc host has (C.UTF-8 built in since 2.35). Python
+    keeps C's ASCII only where ``LC_ALL`` stops its coercion and ``PYTHONUTF8=0`` its UTF-8
+    mode, as this shell does."""
+    report = _two(tmp_path, base_env, {"LC_ALL": "C", "PYTHONUTF8": "0"},
+                  {"LC_ALL": "C.UTF-8", "PYTHONUTF8": "0"}, batch="128")
     counted = [d for d in report.differences if not d.hidden and d.section != "outcome"]
     assert counted[0].key == "--batch", [(d.key, d.score) for d in counted]
-    lang = next(d for d in counted if d.key == "LANG")
+    lang = next(d for d in counted if d.key == "LC_ALL")
     assert lang.score < counted[0].score and "other locales" in lang.reason, lang.reason
     # listed, but not a candidate beside the option the program was launched with
     assert report.to_dict()["candidates"] == ["command --batch"], report.to_dict()["candidates"]
@@ -79,5 +81,19 @@ def test_a_locale_that_encodes_and_writes_numbers_alike_decided_nothing(
         d = next(d for d in report.differences if d.key == name)
         assert d.evidence_kind == "incidental" and "same encoding and number format" in \
             d.reason, d
+    assert report.to_dict()["candidates"] == ["command --batch"]
+    assert report.to_dict()["confidence"] == "confident", report.verdict()
+
+
+def test_a_shell_without_any_locale_variable_decided_nothing_for_python(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A cron job's environment sets no ``LANG``: its processes resolve ``C``. Python coerces
+    that ``LC_CTYPE`` to ``C.UTF-8`` (PEP 538), and ``C`` writes numbers as ``C.UTF-8`` does,
+    so against a shell with ``LANG=C.UTF-8`` the locale decided nothing, and the option is the
+    only input the program took in."""
+    report = _two(tmp_path, base_env, {"LANG": "C.UTF-8"}, {}, batch="128")
+    lang = next(d for d in report.differences if d.key == "LANG")
+    assert lang.evidence_kind == "incidental" and "same encoding and number format" in \
+        lang.reason, lang
     assert report.to_dict()["candidates"] == ["command --batch"]
     assert report.to_dict()["confidence"] == "confident", report.verdict()

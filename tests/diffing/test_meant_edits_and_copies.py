@@ -57,6 +57,24 @@ def test_a_misspelling_of_a_name_set_in_neither_run(tmp_path: Path,
     assert report.differences[0].key == "--epochs", _shown(report)
 
 
+def test_an_untraced_misspelling_of_a_name_neither_run_sets_ranks_below_the_option(
+        tmp_path: Path, base_env: dict[str, str]) -> None:
+    # without a trace nothing says OMP_NUM_THREAD went unread: looking like a misspelling of
+    # a name neither run sets must not put it above the option the program was launched with
+    app = tmp_path / "fit.py"
+    app.write_text(EPOCHS)
+    run(["python3", str(app)], env=base_env, cwd=tmp_path, output=tmp_path / "a.toml",
+        trace=False)
+    run(["python3", str(app), "--epochs", "12"],
+        env={**base_env, "OMP_NUM_THREAD": "4"}, cwd=tmp_path,
+        output=tmp_path / "b.toml", trace=False)
+    report = _diff(tmp_path)
+    shown = _shown(report)
+    assert report.differences[0].key == "--epochs", shown
+    env = next(d for d in report.differences if d.key == "OMP_NUM_THREAD")
+    assert env.score == 40 and "OMP_NUM_THREADS" in env.reason, shown
+
+
 IMPORTER = """
 import shapes  # from src/, on PYTHONPATH
 print("ok")

@@ -21,7 +21,7 @@ from runsnap.knowledge.env import (
 from runsnap.knowledge.launchers import launcher_variables
 from runsnap.snapshot.records import Env
 
-__all__ = ["compare", "score"]
+__all__ = ["compare", "inert_misspellings", "score"]
 
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
@@ -76,13 +76,32 @@ def own_families(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
     return {head: tuple(names) for head, names in out.items()}
 
 
+def inert_misspellings(a: Mapping[str, Any], b: Mapping[str, Any]) -> frozenset[str]:
+    """The variables set otherwise in ``a`` and ``b`` that look like a misspelling of a name
+    both hold at one value, or neither sets (a devcontainer's ``PYTHON_PATH`` beside a
+    ``PYTHONPATH`` no shell sets): no program reads them, so both runs took the same setting.
+
+    >>> sorted(inert_misspellings({"PYTHON_PATH": "/w"}, {}))
+    ['PYTHON_PATH']
+    >>> sorted(inert_misspellings({"CUDA_VISIBLE_DEVICE": "0"}, {"CUDA_VISIBLE_DEVICES": "0"}))
+    []
+    """
+    out = set()
+    for name in set(a) ^ set(b) | {n for n in set(a) & set(b) if a[n] != b[n]}:
+        meant = likely_misspelling(name)
+        if meant and a.get(meant) == b.get(meant):
+            out.add(name)
+    return frozenset(out)
+
+
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Variables, in this order:
 
     1. host-bound noise (hidden): ``PWD``, ``SHLVL``, ``SSH_*``... differ between any two
        shells and would drown the one that matters;
     2. a likely misspelling of a known name (90): the program ignores it, so the setting the
-       user meant is not in effect;
+       user meant is not in effect (40 where the name meant has one value in both runs, or
+       neither sets it: :func:`inert_misspellings`);
     3. families that steer serving and training stacks (70-85, ``env-families.tsv``), one
        point more for a name the stack declares (``env-known-names.txt``) than for one it
        does not;
@@ -105,6 +124,10 @@ def score(d: Difference, rules: RankContext) -> Verdict:
         return 40, (f"both runs ran in the same Python environment ({rules.same_prefix}): "
                     "the shell's activation variable did not choose the packages"), False
     meant = likely_misspelling(name)
+    if meant and name in rules.inert_misspellings:
+        return 40, (f"looks like a misspelling of {meant}, which both runs set alike or "
+                    "neither sets: what it keeps from taking effect is the same in both "
+                    "runs"), False
     if meant:
         return 90, (f"looks like a misspelling of {meant}: no known program reads {name}, "
                     f"so the setting meant is probably not in effect"), False
