@@ -15,8 +15,8 @@ capture followed by an ordinary diff: :func:`runsnap.views.compare.diff`, the pu
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from typing import Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Union
 
 from runsnap.diffing import consequences, datafiles, evidence, grouping, loaded, made, searchpaths, sections
 from runsnap.diffing.bulkload import snapshot_files
@@ -141,7 +141,8 @@ def compare(
                           own_families=sections.env.own_families(a.records.env.vars,
                                                                  b.records.env.vars),
                           inert_misspellings=sections.env.inert_misspellings(
-                              a.records.env.vars, b.records.env.vars))
+                              a.records.env.vars, b.records.env.vars),
+                          hand_set=sections.env.hand_set(*_launch_facts(a), *_launch_facts(b)))
     who = None
     if static:
         who = who_reads_for(a, b)
@@ -191,6 +192,12 @@ def compare_many(
     rules, notes = _rules_for(snaps, rules)
     return compare_rows(snaps, rules, show_all=show_all, notes=notes, progress=progress,
                         evidence_for=_with_evidence)
+
+
+def _launch_facts(s: Snapshot) -> tuple[Mapping[str, Any], Any]:
+    """A snapshot's environment and its launcher record (None when it has none)."""
+    meta = s.records.meta
+    return s.records.env.vars, (meta.launcher if meta.has("launcher") else None)
 
 
 def _same_prefix(a: Snapshot, b: Snapshot) -> str:

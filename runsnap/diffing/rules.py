@@ -74,6 +74,10 @@ class RankContext(FrozenRecord):
     neither sets): what they keep from taking effect is the same in both runs
     (:func:`runsnap.diffing.sections.env.inert_misspellings`)."""
 
+    hand_set: frozenset[str] = frozenset()
+    """Launcher variables, noise by name, that a run holds with no launcher having set them
+    (``RANK=1`` left exported): not noise (:func:`runsnap.diffing.sections.env.hand_set`)."""
+
     same_prefix: str = ""
     """The Python environment (``[packages] prefix``) both runs ran in, when it is one; ``""``
     otherwise."""

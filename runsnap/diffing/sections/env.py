@@ -18,10 +18,10 @@ from runsnap.knowledge.env import (
     noise_reason,
     split_list,
 )
-from runsnap.knowledge.launchers import launcher_variables
+from runsnap.knowledge.launchers import LAUNCHERS, detect, launcher_variables
 from runsnap.snapshot.records import Env
 
-__all__ = ["compare", "inert_misspellings", "score"]
+__all__ = ["compare", "hand_set", "inert_misspellings", "score"]
 
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
@@ -78,11 +78,11 @@ def own_families(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
 
 def inert_misspellings(a: Mapping[str, Any], b: Mapping[str, Any]) -> frozenset[str]:
     """The variables set otherwise in ``a`` and ``b`` that look like a misspelling of a name
-    both hold at one value, or neither sets (a devcontainer's ``PYTHON_PATH`` beside a
-    ``PYTHONPATH`` no shell sets): no program reads them, so both runs took the same setting.
+    both hold at one value, or neither sets (``OMP_NUM_THREAD`` where no shell sets
+    ``OMP_NUM_THREADS``): no program reads them, so both runs took the same setting.
 
-    >>> sorted(inert_misspellings({"PYTHON_PATH": "/w"}, {}))
-    ['PYTHON_PATH']
+    >>> sorted(inert_misspellings({"OMP_NUM_THREAD": "4"}, {}))
+    ['OMP_NUM_THREAD']
     >>> sorted(inert_misspellings({"CUDA_VISIBLE_DEVICE": "0"}, {"CUDA_VISIBLE_DEVICES": "0"}))
     []
     """
@@ -94,11 +94,49 @@ def inert_misspellings(a: Mapping[str, Any], b: Mapping[str, Any]) -> frozenset[
     return frozenset(out)
 
 
+def _launched(env: Mapping[str, Any], launcher: Any) -> Mapping[str, Any]:
+    """The launcher variables a launcher set in a run: its ``[meta] launcher`` record's
+    ``vars``, or, for a snapshot older than that record, what its environment shows."""
+    if launcher is not None:
+        return dict(launcher.vars or {})
+    found = detect({k: v for k, v in env.items() if isinstance(v, str)})
+    return dict((found or {}).get("vars") or {})
+
+
+#: The variables that give a process's place in a job (its rank, local rank, node rank), as
+#: each launcher of :data:`~runsnap.knowledge.launchers.LAUNCHERS` sets them.
+PLACE = frozenset(n for _name, _marks, fields in LAUNCHERS
+                  for f in ("rank", "local_rank", "node_rank") for n in fields[f])
+
+
+def hand_set(a: Mapping[str, Any], la: Any, b: Mapping[str, Any], lb: Any) -> frozenset[str]:
+    """Variables of a process's place in a job (:data:`PLACE`), noise by name, set otherwise
+    in environments ``a`` and ``b``, that a run holds with no launcher having set them
+    (``la``, ``lb``: the runs' ``[meta] launcher`` records, None where absent): ``RANK=1``
+    left exported in a terminal is a setting the program reads, not which rank it is. (A
+    job's id is the scheduler's, whoever's shell holds it: an ``salloc`` shell's.)
+
+    >>> sorted(hand_set({}, None, {"RANK": "1"}, None))
+    ['RANK']
+    >>> sorted(hand_set({"RANK": "0", "WORLD_SIZE": "2"}, None,
+    ...                 {"RANK": "1", "WORLD_SIZE": "2"}, None))
+    []
+    """
+    made = (_launched(a, la), _launched(b, lb))
+    out = set()
+    for name in (set(a) | set(b)) & PLACE:
+        if a.get(name) != b.get(name) and noise_reason(name) and any(
+                name in env and name not in by for env, by in zip((a, b), made, strict=True)):
+            out.add(name)
+    return frozenset(out)
+
+
 def score(d: Difference, rules: RankContext) -> Verdict:
     """Variables, in this order:
 
     1. host-bound noise (hidden): ``PWD``, ``SHLVL``, ``SSH_*``... differ between any two
-       shells and would drown the one that matters;
+       shells and would drown the one that matters; a launcher's (``RANK``) only where a
+       launcher set it (:func:`hand_set`);
     2. a likely misspelling of a known name (90): the program ignores it, so the setting the
        user meant is not in effect (40 where the name meant has one value in both runs, or
        neither sets it: :func:`inert_misspellings`);
@@ -111,7 +149,7 @@ def score(d: Difference, rules: RankContext) -> Verdict:
     """
     name = d.key
     noise = noise_reason(name)
-    if noise:
+    if noise and name not in rules.hand_set:
         return 3, f"noise: {noise}", True
     head = _head(name)
     if head in rules.own_families and family_of(name) is None and not is_known_name(name):
