@@ -199,6 +199,7 @@ from benchmarks.fresh23 import FRESH23
 from benchmarks.fresh24 import FRESH24
 from benchmarks.fresh25 import FRESH25
 from benchmarks.fresh26 import FRESH26
+from benchmarks.fresh27 import FRESH27
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -217,19 +218,20 @@ FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
 FRESH21_HALF, FRESH22_HALF, FRESH23_HALF = "fresh21", "fresh22", "fresh23"
 FRESH24_HALF, FRESH25_HALF, FRESH26_HALF = "fresh24", "fresh25", "fresh26"
+FRESH27_HALF = "fresh27"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
           FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH25_HALF,
-          FRESH26_HALF)
+          FRESH26_HALF, FRESH27_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
                 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
-                FRESH23_HALF, FRESH24_HALF, FRESH25_HALF, FRESH26_HALF)
+                FRESH23_HALF, FRESH24_HALF, FRESH25_HALF, FRESH26_HALF, FRESH27_HALF)
 
 
 def half_of(name: str) -> str:
@@ -255,8 +257,8 @@ class Entry:
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
     ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh25`` /
-    ``fresh26`` (acts through real libraries, written from the outside:
-    benchmarks/fresh.py ... fresh26.py)."""
+    ``fresh26`` / ``fresh27`` (acts through real libraries, written from the outside:
+    benchmarks/fresh.py ... fresh27.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -333,4 +335,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH25_HALF, "fresh25") for b in FRESH25),
     # never tuned on either: the whole of benchmarks/fresh26.py is the fresh26 half
     *(Entry(_name(b), b, FRESH26_HALF, "fresh26") for b in FRESH26),
+    # never tuned on either: the whole of benchmarks/fresh27.py is the fresh27 half
+    *(Entry(_name(b), b, FRESH27_HALF, "fresh27") for b in FRESH27),
 ]
