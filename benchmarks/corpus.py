@@ -155,6 +155,14 @@ an uncommitted ``DistributedSampler`` with one replica too few), a ``TCPStore`` 
 ``scale_attn_weights``, a team package a major version apart (``lotcodes``), an uncommitted
 ``loss = "exponential"`` in a git-tracked config, ``--n-neighbors 1``, an uncommitted
 ``stratify=y`` and an uncommitted ``OneHotEncoder(sparse=False)``; it is never tuned on either.
+The ``fresh28`` half (benchmarks/fresh28.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``GLOO_SOCKET_IFNAME`` naming an interface the host lacks, an
+uncommitted ``pool: max``, ``CKPT_DIR`` pointing at a ``gs://`` bucket), a worker ``TCPStore``
+dialling a ``MASTER_ADDR`` from another pod, ``PJRT_DEVICE`` and ``XLA_USE_BF16`` read by a
+forecaster, an uncommitted ``reduction="none"``, ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` against a
+checkpoint holding its argparse namespace, a Llama folder's ``num_key_value_heads`` and
+``hidden_act``, a team package a minor version apart (``gridtariff``), XGBoost's ``gpu_hist`` in a
+git-ignored params.yaml and ``--target``; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -190,6 +198,7 @@ from benchmarks.fresh22 import FRESH22
 from benchmarks.fresh23 import FRESH23
 from benchmarks.fresh24 import FRESH24
 from benchmarks.fresh26 import FRESH26
+from benchmarks.fresh28 import FRESH28
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -207,19 +216,20 @@ FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
 FRESH21_HALF, FRESH22_HALF, FRESH23_HALF = "fresh21", "fresh22", "fresh23"
-FRESH24_HALF, FRESH26_HALF = "fresh24", "fresh26"
+FRESH24_HALF, FRESH26_HALF, FRESH28_HALF = "fresh24", "fresh26", "fresh28"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
-          FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH26_HALF)
+          FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH26_HALF,
+          FRESH28_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
                 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
-                FRESH23_HALF, FRESH24_HALF, FRESH26_HALF)
+                FRESH23_HALF, FRESH24_HALF, FRESH26_HALF, FRESH28_HALF)
 
 
 def half_of(name: str) -> str:
@@ -244,9 +254,9 @@ class Entry:
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
-    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh26`` (acts
-    through real libraries, written from the outside: benchmarks/fresh.py ... fresh24.py,
-    fresh26.py)."""
+    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh26`` /
+    ``fresh28`` (acts through real libraries, written from the outside: benchmarks/fresh.py ...
+    fresh24.py, fresh26.py, fresh28.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -321,4 +331,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH24_HALF, "fresh24") for b in FRESH24),
     # never tuned on either: the whole of benchmarks/fresh26.py is the fresh26 half
     *(Entry(_name(b), b, FRESH26_HALF, "fresh26") for b in FRESH26),
+    # never tuned on either: the whole of benchmarks/fresh28.py is the fresh28 half
+    *(Entry(_name(b), b, FRESH28_HALF, "fresh28") for b in FRESH28),
 ]
