@@ -309,7 +309,7 @@ def ckpt_dir_gcs_both_fail_job(d: Path) -> Incident:
     reaches: the good job trains, saves and rank 0 keeps the deployed model. The TPU VM's
     launch script exports ``CKPT_DIR=gs://seismo-ckpt/picker`` (torch_xla writes there through
     gcsfs); plain ``torch.save`` takes it for a local path (RuntimeError: Parent directory
-    gs:/seismo-ckpt/picker does not exist). Kind: both-fail."""
+    gs://seismo-ckpt/picker does not exist). Kind: both-fail."""
     py, repo = _picker_job(d)
     good, bad = _shells(d, bad={"CKPT_DIR": "gs://seismo-ckpt/picker"}, venv=_venv_of(py))
     argv = _torchrun(py, "train.py", "--min-acc", "0.995")
