@@ -147,6 +147,14 @@ holding a lambda, ``CPU_AMP``, model folders under transformers (``hidden_dim``,
 a team package a minor version behind (``vibfeat``), a git-ignored params.yaml's IsolationForest
 ``contamination``, gradient boosting's ``--subsample`` and ``N_JOBS=0``; it is never tuned on
 either.
+The ``fresh25`` half (benchmarks/fresh25.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``--warmup-epochs`` leaving a cosine schedule no epochs, an
+uncommitted ``mixup_alpha``, a ``CKPT_DIR`` whose ``~`` systemd never expands), an ``env://``
+rendezvous under a ``RANK`` left exported, ``--device cuda`` on the CPU build, a model folder
+under transformers (``bos_token_id``, linear ``rope_parameters``), a perplexity ``--stride 0``,
+a team package a version apart (``qckit`` 2.0 and 1.3), a git-ignored ``risk.local.toml``'s
+``max_depth = -1``, an uncommitted pandas ``groupby().mean()`` and ``DEBUG_SUBSAMPLE``; it is
+never tuned on either.
 The ``fresh26`` half (benchmarks/fresh26.py), another batch written from the outside, is torchrun
 gloo jobs compared job to job (``--heads`` that do not divide the embedding, ``TRAIN_FRACTION``,
 an uncommitted ``DistributedSampler`` with one replica too few), a ``TCPStore`` sized from LSF's
@@ -197,6 +205,7 @@ from benchmarks.fresh21 import FRESH21
 from benchmarks.fresh22 import FRESH22
 from benchmarks.fresh23 import FRESH23
 from benchmarks.fresh24 import FRESH24
+from benchmarks.fresh25 import FRESH25
 from benchmarks.fresh26 import FRESH26
 from benchmarks.fresh28 import FRESH28
 from benchmarks.incidents import INCIDENTS, Incident
@@ -216,20 +225,21 @@ FRESH12_HALF, FRESH13_HALF, FRESH14_HALF = "fresh12", "fresh13", "fresh14"
 FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
 FRESH21_HALF, FRESH22_HALF, FRESH23_HALF = "fresh21", "fresh22", "fresh23"
-FRESH24_HALF, FRESH26_HALF, FRESH28_HALF = "fresh24", "fresh26", "fresh28"
+FRESH24_HALF, FRESH25_HALF, FRESH26_HALF = "fresh24", "fresh25", "fresh26"
+FRESH28_HALF = "fresh28"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
-          FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH26_HALF,
-          FRESH28_HALF)
+          FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH25_HALF,
+          FRESH26_HALF, FRESH28_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
                 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
-                FRESH23_HALF, FRESH24_HALF, FRESH26_HALF, FRESH28_HALF)
+                FRESH23_HALF, FRESH24_HALF, FRESH25_HALF, FRESH26_HALF, FRESH28_HALF)
 
 
 def half_of(name: str) -> str:
@@ -254,9 +264,9 @@ class Entry:
     ``fresh`` / ``fresh2`` / ``fresh3`` / ``fresh4`` / ``fresh5`` / ``fresh6`` / ``fresh7`` /
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
-    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh26`` /
-    ``fresh28`` (acts through real libraries, written from the outside: benchmarks/fresh.py ...
-    fresh24.py, fresh26.py, fresh28.py)."""
+    ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh25`` /
+    ``fresh26`` / ``fresh28`` (acts through real libraries, written from the outside:
+    benchmarks/fresh.py ... fresh26.py, fresh28.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -329,6 +339,8 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH23_HALF, "fresh23") for b in FRESH23),
     # never tuned on either: the whole of benchmarks/fresh24.py is the fresh24 half
     *(Entry(_name(b), b, FRESH24_HALF, "fresh24") for b in FRESH24),
+    # never tuned on either: the whole of benchmarks/fresh25.py is the fresh25 half
+    *(Entry(_name(b), b, FRESH25_HALF, "fresh25") for b in FRESH25),
     # never tuned on either: the whole of benchmarks/fresh26.py is the fresh26 half
     *(Entry(_name(b), b, FRESH26_HALF, "fresh26") for b in FRESH26),
     # never tuned on either: the whole of benchmarks/fresh28.py is the fresh28 half
