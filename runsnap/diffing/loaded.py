@@ -32,6 +32,11 @@ THREADS = ("OMP_NUM_THREADS", "OMP_DYNAMIC", "OMP_THREAD_LIMIT", "MKL_NUM_THREAD
            "MKL_DYNAMIC", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
            "NUMEXPR_NUM_THREADS", "NUMEXPR_MAX_THREADS")
 
+#: What an unset thread variable of :data:`THREADS` means, where it is a switch: OpenMP's
+#: dynamic adjustment is off unless asked for (libgomp's and LLVM's libomp's default), MKL's
+#: is on (Intel's documented default).
+UNSET_MEANS = {"OMP_DYNAMIC": "false", "MKL_DYNAMIC": "true"}
+
 _VIEW = "toolchain.ld_library_path."
 
 
@@ -76,9 +81,22 @@ def exact_metrics(a: Any, b: Any) -> bool:
     if any(x is None or len(x) for x in loaded):
         return False
     va, vb = a.records.env.vars, b.records.env.vars
-    if any(va.get(name) != vb.get(name) for name in THREADS):
+    if any(_threads(va, name) != _threads(vb, name) for name in THREADS):
         return False
     return bool(a.records.system.cpu.affinity == b.records.system.cpu.affinity)
+
+
+def _threads(env: Any, name: str) -> str:
+    """The thread variable ``name`` of ``env`` as it takes effect: a switch unset is its
+    default (:data:`UNSET_MEANS`), and ``FALSE`` is ``false``.
+
+    >>> _threads({}, "OMP_DYNAMIC") == _threads({"OMP_DYNAMIC": "FALSE"}, "OMP_DYNAMIC")
+    True
+    """
+    value = str(env.get(name) or "").strip()
+    if name in UNSET_MEANS:
+        return value.lower() or UNSET_MEANS[name]
+    return value
 
 
 def moved_exactly(ranked: Sequence[Difference], a: Any, b: Any, rules: RankContext) -> str:

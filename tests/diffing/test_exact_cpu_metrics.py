@@ -63,6 +63,17 @@ def test_a_small_move_on_the_cpu_alone_is_said_and_the_reads_stay_shown(tmp_path
     assert shown == ["TRAIN_WEIGHT_DECAY"], shown  # the program's read; the shell's state not
 
 
+def test_a_thread_switch_set_to_its_default_is_the_same_threads(tmp_path: Path) -> None:
+    # a Slurm site's profile exports OMP_DYNAMIC=false, libgomp's default (fresh28
+    # xla-use-bf16-metric, scored untouched: the move went unsaid)
+    report = _pair(tmp_path, {"OMP_NUM_THREADS": "4"},
+                   {"OMP_NUM_THREADS": "4", "OMP_DYNAMIC": "false",
+                    "TRAIN_WEIGHT_DECAY": "0.05"})
+    assert "loss moved 0.5%" in report.outcome_words, report.outcome_words
+    shown = [d.key for d in report.differences if not d.hidden]
+    assert shown[0] == "TRAIN_WEIGHT_DECAY", shown
+
+
 def test_other_thread_counts_keep_it_noise(tmp_path: Path) -> None:
     # another split of the work may round otherwise: 0.5 % is noise, nothing said
     report = _pair(tmp_path, {"OMP_NUM_THREADS": "4"},
