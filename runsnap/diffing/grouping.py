@@ -31,7 +31,8 @@ evidence. The groupers:
 * :func:`~runsnap.diffing.datafiles.by_named_file` - a file one run alone opened under the
   option or variable whose value names it;
 * :func:`~runsnap.diffing.mirrors.by_mirror` - a table and its inverse (``id2label`` and
-  ``label2id``), changed together;
+  ``label2id``), changed together; :func:`~runsnap.diffing.configtables.by_table` - the fields
+  of one small config table (``rope_parameters``) changed together;
 * :func:`by_runtime` - run-time differences (a variable read in one run only, a package
   imported from elsewhere) under the difference they come from.
 
@@ -46,6 +47,7 @@ from typing import Any
 from runsnap.diffing.ambient import executables
 from runsnap.diffing.commitfiles import files_of
 from runsnap.diffing.confidence import LIKELY
+from runsnap.diffing.configtables import by_table
 from runsnap.diffing.datafiles import by_named_file
 from runsnap.diffing.editables import by_editable_source
 from runsnap.diffing.folders import by_folder
@@ -430,12 +432,9 @@ def by_search_path(diffs: Sequence[Difference], a: Snapshot, b: Snapshot) -> lis
 
 #: The groupers, applied in this order (a difference joins the first group that claims it).
 GROUPERS: list[Grouper] = [by_misspelling, by_editable_source, by_interpreter, by_shadowed,
-                           by_model, by_model_file, by_commit, by_devices, by_runtime,
+                           by_model, by_model_file, by_table, by_commit, by_devices, by_runtime,
                            by_finding, by_search_path, by_path_setting, by_named_file, by_folder,
                            by_mirror]
-
-
-# --------------------------------------------------------------------------- applying
 
 
 def _strength(d: Difference) -> tuple[int, int]:
