@@ -171,6 +171,15 @@ forecaster, an uncommitted ``reduction="none"``, ``TORCH_FORCE_WEIGHTS_ONLY_LOAD
 checkpoint holding its argparse namespace, a Llama folder's ``num_key_value_heads`` and
 ``hidden_act``, a team package a minor version apart (``gridtariff``), XGBoost's ``gpu_hist`` in a
 git-ignored params.yaml and ``--target``; it is never tuned on either.
+The ``fresh29`` half (benchmarks/fresh29.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (``SUBGROUP_SIZE`` larger than the job's world for
+``new_subgroups``, ``--optimizer adamw``, ``RUN_NAME`` from a branch name with a slash), a
+one-process scoring run whose ``SCORE_INIT_METHOD`` names another service's ``tcp://`` store, an
+uncommitted weight tie refused by safetensors, a git-ignored ``lm.local.yaml``, a BERT folder's
+``add_cross_attention`` and ``is_decoder``, a team package a major version apart (``leakfeat``),
+a random forest's ``max_features: auto`` in a git-ignored params.json, ``CLIP_QUANTILE``, an
+uncommitted edit dropping ``handle_unknown="ignore"`` and ``--n-estimators 0``; it is never
+tuned on either.
 """
 
 from __future__ import annotations
@@ -209,6 +218,7 @@ from benchmarks.fresh25 import FRESH25
 from benchmarks.fresh26 import FRESH26
 from benchmarks.fresh27 import FRESH27
 from benchmarks.fresh28 import FRESH28
+from benchmarks.fresh29 import FRESH29
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -227,21 +237,21 @@ FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
 FRESH21_HALF, FRESH22_HALF, FRESH23_HALF = "fresh21", "fresh22", "fresh23"
 FRESH24_HALF, FRESH25_HALF, FRESH26_HALF = "fresh24", "fresh25", "fresh26"
-FRESH27_HALF, FRESH28_HALF = "fresh27", "fresh28"
+FRESH27_HALF, FRESH28_HALF, FRESH29_HALF = "fresh27", "fresh28", "fresh29"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
           FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH25_HALF,
-          FRESH26_HALF, FRESH27_HALF, FRESH28_HALF)
+          FRESH26_HALF, FRESH27_HALF, FRESH28_HALF, FRESH29_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
                 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
                 FRESH23_HALF, FRESH24_HALF, FRESH25_HALF, FRESH26_HALF, FRESH27_HALF,
-                FRESH28_HALF)
+                FRESH28_HALF, FRESH29_HALF)
 
 
 def half_of(name: str) -> str:
@@ -267,8 +277,8 @@ class Entry:
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
     ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh25`` /
-    ``fresh26`` / ``fresh27`` / ``fresh28`` (acts through real libraries, written from the
-    outside: benchmarks/fresh.py ... fresh28.py)."""
+    ``fresh26`` / ``fresh27`` / ``fresh28`` / ``fresh29`` (acts through real libraries,
+    written from the outside: benchmarks/fresh.py ... fresh29.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -349,4 +359,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH27_HALF, "fresh27") for b in FRESH27),
     # never tuned on either: the whole of benchmarks/fresh28.py is the fresh28 half
     *(Entry(_name(b), b, FRESH28_HALF, "fresh28") for b in FRESH28),
+    # never tuned on either: the whole of benchmarks/fresh29.py is the fresh29 half
+    *(Entry(_name(b), b, FRESH29_HALF, "fresh29") for b in FRESH29),
 ]
