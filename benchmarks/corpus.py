@@ -171,6 +171,14 @@ forecaster, an uncommitted ``reduction="none"``, ``TORCH_FORCE_WEIGHTS_ONLY_LOAD
 checkpoint holding its argparse namespace, a Llama folder's ``num_key_value_heads`` and
 ``hidden_act``, a team package a minor version apart (``gridtariff``), XGBoost's ``gpu_hist`` in a
 git-ignored params.yaml and ``--target``; it is never tuned on either.
+The ``fresh30`` half (benchmarks/fresh30.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted ``find_unused_parameters=False`` beside an idle
+head, a git-ignored train.local.yaml's ``lr``, ``--resume`` naming a checkpoint never written), a
+``TCPStore`` timeout read from ``STORE_TIMEOUT=90s``, ``REPRODUCIBLE=1`` turning on deterministic
+algorithms over a ``put_``, ``--prefetch-factor`` without workers, a team package a major version
+apart (``hypnokit``), a BERT folder's ``pad_token_id`` past the vocabulary, ``MAX_SEQ_LEN``, a
+git-ignored LightGBM ``objective``, ``--min-child-samples``, uncommitted balanced sample weights
+and ``DATA_VERSION``; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -209,6 +217,7 @@ from benchmarks.fresh25 import FRESH25
 from benchmarks.fresh26 import FRESH26
 from benchmarks.fresh27 import FRESH27
 from benchmarks.fresh28 import FRESH28
+from benchmarks.fresh30 import FRESH30
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -227,21 +236,21 @@ FRESH15_HALF, FRESH16_HALF, FRESH17_HALF = "fresh15", "fresh16", "fresh17"
 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
 FRESH21_HALF, FRESH22_HALF, FRESH23_HALF = "fresh21", "fresh22", "fresh23"
 FRESH24_HALF, FRESH25_HALF, FRESH26_HALF = "fresh24", "fresh25", "fresh26"
-FRESH27_HALF, FRESH28_HALF = "fresh27", "fresh28"
+FRESH27_HALF, FRESH28_HALF, FRESH30_HALF = "fresh27", "fresh28", "fresh30"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
           FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH25_HALF,
-          FRESH26_HALF, FRESH27_HALF, FRESH28_HALF)
+          FRESH26_HALF, FRESH27_HALF, FRESH28_HALF, FRESH30_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
                 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
                 FRESH23_HALF, FRESH24_HALF, FRESH25_HALF, FRESH26_HALF, FRESH27_HALF,
-                FRESH28_HALF)
+                FRESH28_HALF, FRESH30_HALF)
 
 
 def half_of(name: str) -> str:
@@ -267,8 +276,8 @@ class Entry:
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
     ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh25`` /
-    ``fresh26`` / ``fresh27`` / ``fresh28`` (acts through real libraries, written from the
-    outside: benchmarks/fresh.py ... fresh28.py)."""
+    ``fresh26`` / ``fresh27`` / ``fresh28`` / ``fresh30`` (acts through real libraries, written
+    from the outside: benchmarks/fresh.py ... fresh30.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -349,4 +358,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH27_HALF, "fresh27") for b in FRESH27),
     # never tuned on either: the whole of benchmarks/fresh28.py is the fresh28 half
     *(Entry(_name(b), b, FRESH28_HALF, "fresh28") for b in FRESH28),
+    # never tuned on either: the whole of benchmarks/fresh30.py is the fresh30 half
+    *(Entry(_name(b), b, FRESH30_HALF, "fresh30") for b in FRESH30),
 ]

@@ -22,10 +22,10 @@ consequence grouped under it. For an incident with nothing planted, success is a
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
 fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12,
 fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20, fresh21, fresh22,
-fresh23, fresh24, fresh25, fresh26, fresh27 and fresh28, the whole of benchmarks/fresh.py,
-fresh2.py ... fresh28.py, written from the outside and never tuned on; ``--half fresh5`` runs only that
-one; a job incident, torchrun or mpirun starting ``runsnap capture`` for each rank, is
-compared folder to folder):
+fresh23, fresh24, fresh25, fresh26, fresh27, fresh28 and fresh30, the whole of
+benchmarks/fresh.py, fresh2.py ... fresh28.py and fresh30.py, written from the outside and
+never tuned on; ``--half fresh5`` runs only that one; a job incident, torchrun or mpirun
+starting ``runsnap capture`` for each rank, is compared folder to folder):
 
 - top-1 / top-3: the planted cause first / among the first three;
 - decided-or-undecided: first, or the verdict ``undecided`` with it among the candidates;
@@ -116,7 +116,9 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
 # benchmarks/fresh27.py uses torch, transformers, pyyaml, numpy, scikit-learn and lightgbm from
 # the lists above (its sensorcal is written by the incident);
 # benchmarks/fresh28.py uses torch, transformers, pyyaml, pandas, scikit-learn and xgboost-cpu
-# from the lists above (its gridtariff is written by the incident)
+# from the lists above (its gridtariff is written by the incident);
+# benchmarks/fresh30.py uses torch, transformers, pyyaml, pandas, scikit-learn and lightgbm from
+# the lists above (its hypnokit is written by the incident)
 
 
 def is_job(launch: Launch) -> bool:
