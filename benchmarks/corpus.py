@@ -180,6 +180,14 @@ uncommitted weight tie refused by safetensors, a git-ignored ``lm.local.yaml``, 
 a random forest's ``max_features: auto`` in a git-ignored params.json, ``CLIP_QUANTILE``, an
 uncommitted edit dropping ``handle_unknown="ignore"`` and ``--n-estimators 0``; it is never
 tuned on either.
+The ``fresh30`` half (benchmarks/fresh30.py), another batch written from the outside, is torchrun
+gloo jobs compared job to job (an uncommitted ``find_unused_parameters=False`` beside an idle
+head, a git-ignored train.local.yaml's ``lr``, ``--resume`` naming a checkpoint never written), a
+``TCPStore`` timeout read from ``STORE_TIMEOUT=90s``, ``REPRODUCIBLE=1`` turning on deterministic
+algorithms over a ``put_``, ``--prefetch-factor`` without workers, a team package a major version
+apart (``hypnokit``), a BERT folder's ``pad_token_id`` past the vocabulary, ``MAX_SEQ_LEN``, a
+git-ignored LightGBM ``objective``, ``--min-child-samples``, uncommitted balanced sample weights
+and ``DATA_VERSION``; it is never tuned on either.
 """
 
 from __future__ import annotations
@@ -219,6 +227,7 @@ from benchmarks.fresh26 import FRESH26
 from benchmarks.fresh27 import FRESH27
 from benchmarks.fresh28 import FRESH28
 from benchmarks.fresh29 import FRESH29
+from benchmarks.fresh30 import FRESH30
 from benchmarks.incidents import INCIDENTS, Incident
 from benchmarks.thirdparty import THIRD_PARTY
 from benchmarks.tune2 import TUNE2
@@ -238,20 +247,21 @@ FRESH18_HALF, FRESH19_HALF, FRESH20_HALF = "fresh18", "fresh19", "fresh20"
 FRESH21_HALF, FRESH22_HALF, FRESH23_HALF = "fresh21", "fresh22", "fresh23"
 FRESH24_HALF, FRESH25_HALF, FRESH26_HALF = "fresh24", "fresh25", "fresh26"
 FRESH27_HALF, FRESH28_HALF, FRESH29_HALF = "fresh27", "fresh28", "fresh29"
+FRESH30_HALF = "fresh30"
 #: Every half, in the order reports show them.
 HALVES = (TUNE, HELD_OUT, FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF,
           FRESH6_HALF, FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF,
           FRESH12_HALF, FRESH13_HALF, FRESH14_HALF, FRESH15_HALF,
           FRESH16_HALF, FRESH17_HALF, FRESH18_HALF, FRESH19_HALF, FRESH20_HALF,
           FRESH21_HALF, FRESH22_HALF, FRESH23_HALF, FRESH24_HALF, FRESH25_HALF,
-          FRESH26_HALF, FRESH27_HALF, FRESH28_HALF, FRESH29_HALF)
+          FRESH26_HALF, FRESH27_HALF, FRESH28_HALF, FRESH29_HALF, FRESH30_HALF)
 #: The halves written from the outside, never tuned on.
 FRESH_HALVES = (FRESH_HALF, FRESH2_HALF, FRESH3_HALF, FRESH4_HALF, FRESH5_HALF, FRESH6_HALF,
                 FRESH7_HALF, FRESH8_HALF, FRESH9_HALF, FRESH10_HALF, FRESH11_HALF, FRESH12_HALF,
                 FRESH13_HALF, FRESH14_HALF, FRESH15_HALF, FRESH16_HALF, FRESH17_HALF,
                 FRESH18_HALF, FRESH19_HALF, FRESH20_HALF, FRESH21_HALF, FRESH22_HALF,
                 FRESH23_HALF, FRESH24_HALF, FRESH25_HALF, FRESH26_HALF, FRESH27_HALF,
-                FRESH28_HALF, FRESH29_HALF)
+                FRESH28_HALF, FRESH29_HALF, FRESH30_HALF)
 
 
 def half_of(name: str) -> str:
@@ -277,8 +287,8 @@ class Entry:
     ``fresh8`` / ``fresh9`` / ``fresh10`` / ``fresh11`` / ``fresh12`` / ``fresh13`` /
     ``fresh14`` / ``fresh15`` / ``fresh16`` / ``fresh17`` / ``fresh18`` / ``fresh19`` /
     ``fresh20`` / ``fresh21`` / ``fresh22`` / ``fresh23`` / ``fresh24`` / ``fresh25`` /
-    ``fresh26`` / ``fresh27`` / ``fresh28`` / ``fresh29`` (acts through real libraries,
-    written from the outside: benchmarks/fresh.py ... fresh29.py)."""
+    ``fresh26`` / ``fresh27`` / ``fresh28`` / ``fresh29`` / ``fresh30`` (acts through real
+    libraries, written from the outside: benchmarks/fresh.py ... fresh30.py)."""
 
 
 def _name(build: Callable[[Path], Incident]) -> str:
@@ -361,4 +371,6 @@ CORPUS: list[Entry] = [
     *(Entry(_name(b), b, FRESH28_HALF, "fresh28") for b in FRESH28),
     # never tuned on either: the whole of benchmarks/fresh29.py is the fresh29 half
     *(Entry(_name(b), b, FRESH29_HALF, "fresh29") for b in FRESH29),
+    # never tuned on either: the whole of benchmarks/fresh30.py is the fresh30 half
+    *(Entry(_name(b), b, FRESH30_HALF, "fresh30") for b in FRESH30),
 ]

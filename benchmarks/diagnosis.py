@@ -22,8 +22,8 @@ consequence grouped under it. For an incident with nothing planted, success is a
 nothing that counts. Scored per half of the corpus (tune / held-out, fixed by name; fresh,
 fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12,
 fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20, fresh21, fresh22,
-fresh23, fresh24, fresh25, fresh26, fresh27, fresh28 and fresh29, the whole of
-benchmarks/fresh.py, fresh2.py ... fresh29.py, written from the outside and never tuned on;
+fresh23, fresh24, fresh25, fresh26, fresh27, fresh28, fresh29 and fresh30, the whole of
+benchmarks/fresh.py, fresh2.py ... fresh30.py, written from the outside and never tuned on;
 ``--half fresh5`` runs only that one; a job incident, torchrun or mpirun starting ``runsnap
 capture`` for each rank, is compared folder to folder):
 
@@ -118,7 +118,9 @@ CORPUS_PACKAGES = ("torch", "transformers", "numpy", "click", "requests", "httpx
 # benchmarks/fresh28.py uses torch, transformers, pyyaml, pandas, scikit-learn and xgboost-cpu
 # from the lists above (its gridtariff is written by the incident); benchmarks/fresh29.py uses
 # torch, transformers, pyyaml, safetensors, pandas and scikit-learn from the lists above (its
-# leakfeat is written by the incident)
+# leakfeat is written by the incident);
+# benchmarks/fresh30.py uses torch, transformers, pyyaml, pandas, scikit-learn and lightgbm from
+# the lists above (its hypnokit is written by the incident)
 
 
 def is_job(launch: Launch) -> bool:

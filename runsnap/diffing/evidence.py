@@ -77,6 +77,7 @@ from runsnap.diffing.failingpath import (
     code_on_failing_path,
     on_failing_path,
 )
+from runsnap.diffing.fetching import fetched_nothing
 from runsnap.diffing.kinds import BANDS, KINDS, Evidence
 from runsnap.diffing.loaded import library_evidence
 from runsnap.diffing.naming import (
@@ -207,8 +208,9 @@ def _run_evidence(d: Difference, runs: Sequence[RunFacts], who_reads: WhoReads |
                         + ", not a decision of the program")
     readers = decided
     if readers and (imported := import_reads(name, runs)) is not None:  # a library's setting
-        if a is not None and (unused := folder_unopened(d, a, b)):
-            # a folder no file of which either run opened: what it decides never came up
+        if a is not None and (unused := folder_unopened(d, a, b) or fetched_nothing(d, a, b)):
+            # a folder no file of which either run opened, an offline switch in runs that
+            # fetched nothing: what it decides never came up
             return Evidence("incidental", f"{imported}; {unused}", ceiling=CEILING)
         fam = family_of(name)
         if fam is not None and fam[0] < LIKELY:

@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from runsnap.base.records import FrozenRecord
+from runsnap.knowledge.hfcaches import datasets_cache
 
 if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
@@ -41,24 +42,11 @@ class ResultCache(FrozenRecord):
     """Where the runs' cache was (as one of the snapshots resolves it)."""
 
 
-def _datasets_folder(env: Mapping[str, object]) -> str:
-    """Where Hugging Face ``datasets`` keeps its cache under ``env`` (its ``config.py``)."""
-    def get(name: str) -> str:
-        value = env.get(name)
-        return value if isinstance(value, str) and "<redacted" not in value else ""
-
-    if get("HF_DATASETS_CACHE"):
-        return os.path.expanduser(get("HF_DATASETS_CACHE"))
-    home = get("HF_HOME") or os.path.join(
-        get("XDG_CACHE_HOME") or os.path.join(get("HOME") or "~", ".cache"), "huggingface")
-    return os.path.join(os.path.expanduser(home), "datasets")
-
-
 #: library -> (the variable that places its cache, the variables its folder is made from,
 #: the folder under a run's environment).
 _CACHES = {
     "datasets": ("HF_DATASETS_CACHE", ("HF_DATASETS_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HOME"),
-                 _datasets_folder),
+                 datasets_cache),
 }
 
 

@@ -16,8 +16,9 @@ import os
 
 from runsnap.base.cache import HashCache
 from runsnap.base.files import TooLarge, read_regular
-from runsnap.base.paths import expand_user, path_str, resolve_path
+from runsnap.base.paths import path_str, resolve_path
 from runsnap.base.patterns import on_use
+from runsnap.knowledge.hfcaches import hub_cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,15 +45,7 @@ _REVISION_OPTIONS = ("revision", "model-revision")
 
 def hf_hub_cache(env: Mapping[str, str]) -> str:
     """Where the Hugging Face cache is for this environment (huggingface_hub's own rules)."""
-    if env.get("HF_HUB_CACHE"):
-        return expand_user(env["HF_HUB_CACHE"])
-    if env.get("HUGGINGFACE_HUB_CACHE"):
-        return expand_user(env["HUGGINGFACE_HUB_CACHE"])
-    if env.get("HF_HOME"):
-        return path_str(os.path.join(expand_user(env["HF_HOME"]), "hub"))
-    home = env.get("HOME") or expand_user("~")
-    xdg = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    return path_str(os.path.join(xdg, "huggingface", "hub"))
+    return hub_cache(env)
 
 
 def _resolve_hf(repo_id: str, env: Mapping[str, str], revision: str | None) -> dict[str, Any] | None:
