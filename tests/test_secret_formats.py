@@ -138,3 +138,19 @@ def test_a_keyword_is_found_where_it_overlaps_another() -> None:
     assert pairs > 100
     key = "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"
     assert token_spans(f"license {key} ok") == [(8, 8 + len(key))]
+
+
+def test_a_key_whose_head_looks_like_a_name_is_hidden_whole() -> None:
+    """A Firebase server key's head (``AAAA`` and seven characters) can read as a name before
+    ``:`` (``AAAAPIbNF2C:APA91b...``), as in ``key:value``; about one value in 400 does. The
+    rule finds the whole token, and the whole is hidden (CI of 6518793 drew one such value)."""
+    r = Redactor(FingerprintKey(os.urandom(32), "test"))
+    value = ("AAAAPIbNF2C:APA91bWuGsBxfIKari28Pvwljj69aJE5cwAHHO3p6CREUaeuX-zQ6DZcBKcfogfjpCv-"
+             "ZXWPMJduodm5GMyqqYqTaxNqtq4BrWc0R5uBaQIuywDaVqs2iIqIV_pvWNrDHc9EeeNmSwDF")
+    for text in (value, f"sending with {value} now"):
+        out = r.scrub(text, "t")
+        assert "AAAAPIbNF2C" not in out and "APA91bWuGs" not in out, out
+    env = r.sections({"env": {"vars": {"PUSH_SETTING": value}}})["env"]["vars"]
+    assert "AAAAPIbNF2C" not in env["PUSH_SETTING"], env
+    # an ordinary key:value stays as it was
+    assert r.scrub("loss:0.5 step:12 at 12:30:45", "t") == "loss:0.5 step:12 at 12:30:45"

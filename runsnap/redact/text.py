@@ -353,6 +353,12 @@ class TextRedactor:
         key, val = m.group("key"), m.group("val")
         if val.startswith(PREFIX):
             return m.group(0)
+        whole = m.group(0)
+        if m.group("sep") == ":" and not any(c.isspace() for c in whole):
+            # a token a format rule finds whole (AAAAPIbNF2C:APA91b...): its head is no name
+            spans = rules.token_spans(whole)
+            if spans and spans[0][0] == 0:
+                return self.fingerprint(whole[:spans[0][1]]) + whole[spans[0][1]:]
         scheme, bare, quote = "", val, ""
         sm = _SCHEME.match(bare)
         if sm and len(bare) > sm.end():
