@@ -15,8 +15,8 @@ capture followed by an ordinary diff: :func:`runsnap.views.compare.diff`, the pu
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Union
+from collections.abc import Iterable, Sequence
+from typing import Union
 
 from runsnap.diffing import consequences, datafiles, evidence, grouping, loaded, made, searchpaths, sections
 from runsnap.diffing.bulkload import snapshot_files
@@ -32,6 +32,7 @@ from runsnap.diffing.result import (
     Difference,
     Report,
     SnapInfo,
+    launcher_of,
 )
 from runsnap.diffing.rules import RankContext
 from runsnap.diffing.static import who_reads_for
@@ -142,7 +143,9 @@ def compare(
                                                                  b.records.env.vars),
                           inert_misspellings=sections.env.inert_misspellings(
                               a.records.env.vars, b.records.env.vars),
-                          hand_set=sections.env.hand_set(*_launch_facts(a), *_launch_facts(b)))
+                          hand_set=sections.env.hand_set(
+                              a.records.env.vars, launcher_of(a).vars or {},
+                              b.records.env.vars, launcher_of(b).vars or {}))
     who = None
     if static:
         who = who_reads_for(a, b)
@@ -192,12 +195,6 @@ def compare_many(
     rules, notes = _rules_for(snaps, rules)
     return compare_rows(snaps, rules, show_all=show_all, notes=notes, progress=progress,
                         evidence_for=_with_evidence)
-
-
-def _launch_facts(s: Snapshot) -> tuple[Mapping[str, Any], Any]:
-    """A snapshot's environment and its launcher record (None when it has none)."""
-    meta = s.records.meta
-    return s.records.env.vars, (meta.launcher if meta.has("launcher") else None)
 
 
 def _same_prefix(a: Snapshot, b: Snapshot) -> str:

@@ -18,17 +18,23 @@ index files, beside weights read from C).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from runsnap.diffing.result import Difference
 from runsnap.knowledge.hfcaches import OFFLINE, datasets_cache, hub_cache
 
-__all__ = ["fetched_nothing"]
+__all__ = ["fetched_nothing", "touched_under"]
 
 _CACHES = {"hub": hub_cache, "datasets": datasets_cache}
 
 
-def _under(paths: list[str], folders: list[str]) -> bool:
+def touched_under(snap: Any, folders: Sequence[str]) -> bool:
+    """Whether the traced run of ``snap`` read or wrote a file under one of ``folders``, each
+    path and folder taken as recorded and as its real path."""
+    rt = snap.records.runtime
+    paths = [*(str(p) for p in rt.data_files), *(str(p) for p in rt.data_files_written)]
+    paths += [os.path.realpath(p) for p in paths]
     roots = {r for f in folders for r in (f.rstrip("/"), os.path.realpath(f).rstrip("/")) if r}
     return any(p == r or p.startswith(r + "/") for p in paths for r in roots)
 
@@ -49,8 +55,7 @@ def fetched_nothing(d: Difference, a: Any, b: Any) -> str:
         if snap.records.outcome.exit_status != 0:
             return ""
         folders = [_CACHES[c](snap.records.env.vars) for c in caches]
-        paths = [str(p) for p in (*rt.data_files, *rt.data_files_written)]
-        if _under(paths + [os.path.realpath(p) for p in paths], folders):
+        if touched_under(snap, folders):
             return ""
         seen += [f for f in folders if f not in seen]
     return (f"both runs ran to their end and neither opened a file under {' or '.join(seen)}: "

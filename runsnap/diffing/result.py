@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from runsnap.snapshot import Snapshot
 
 __all__ = ["CHANGES", "REPORT_FORMAT", "UNCHANGED", "Difference", "Ranked", "Report", "SnapInfo",
-           "describe_change", "group_values", "short", "shown", "who"]
+           "describe_change", "group_values", "launcher_of", "short", "shown", "who"]
 
 #: Every value :attr:`Difference.change` takes.
 CHANGES = ("added", "removed", "changed", "reordered", "upgraded", "downgraded")
@@ -125,6 +125,16 @@ class Difference(FrozenRecord):
         return f"{self.section} {self.key}"
 
 
+def launcher_of(snap: Snapshot) -> Launcher:
+    """The launcher record of ``snap``: its ``[meta] launcher``, or, for a snapshot older than
+    that field, what its recorded environment shows (empty: no launcher)."""
+    meta = snap.records.meta
+    if meta.has("launcher"):
+        return meta.launcher
+    return Launcher(detect({k: v for k, v in snap.records.env.vars.items()
+                            if isinstance(v, str)}) or {})
+
+
 class SnapInfo(FrozenRecord):
     """Which snapshot a side of the report is: enough to find it again."""
 
@@ -156,10 +166,7 @@ class SnapInfo(FrozenRecord):
     def of(cls, snap: Snapshot, path: str | None = None) -> SnapInfo:
         """The info of ``snap`` (``path`` overrides the snapshot's own)."""
         where = path if path is not None else snap.path_text
-        meta = snap.records.meta
-        # a snapshot older than [meta] launcher: its place, from its recorded environment
-        who = meta.launcher if meta.has("launcher") else Launcher(detect(
-            {k: v for k, v in snap.records.env.vars.items() if isinstance(v, str)}) or {})
+        who = launcher_of(snap)
         return cls(
             path=where,
             id=snap.id,

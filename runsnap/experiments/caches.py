@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from runsnap.base.records import FrozenRecord
+from runsnap.diffing.fetching import touched_under
 from runsnap.knowledge.hfcaches import datasets_cache
 
 if TYPE_CHECKING:
@@ -50,18 +51,6 @@ _CACHES = {
 }
 
 
-def _touched(snap: Snapshot) -> list[str]:
-    """The files the traced run read or wrote, each as recorded and as its real path."""
-    rt = snap.records.runtime
-    paths = [*(str(p) for p in rt.data_files), *(str(p) for p in rt.data_files_written)]
-    return paths + [os.path.realpath(p) for p in paths]
-
-
-def _under(paths: Collection[str], folder: str) -> bool:
-    roots = {folder.rstrip("/"), os.path.realpath(folder).rstrip("/")}
-    return any(p == r or p.startswith(r + "/") for p in paths for r in roots if r)
-
-
 def used_caches(good: Snapshot, bad: Snapshot, under_test: Collection[str] = ()
                 ) -> tuple[ResultCache, ...]:
     """The result caches GOOD's or BAD's program read or wrote files under (traced runs
@@ -73,7 +62,7 @@ def used_caches(good: Snapshot, bad: Snapshot, under_test: Collection[str] = ()
             continue
         for snap in (good, bad):
             folder = folder_of(snap.records.env.vars)
-            if _under(_touched(snap), folder):
+            if touched_under(snap, (folder,)):
                 out.append(ResultCache(library, variable, folder))
                 break
     return tuple(out)

@@ -18,7 +18,7 @@ from runsnap.knowledge.env import (
     noise_reason,
     split_list,
 )
-from runsnap.knowledge.launchers import LAUNCHERS, detect, launcher_variables
+from runsnap.knowledge.launchers import LAUNCHERS, launcher_variables
 from runsnap.snapshot.records import Env
 
 __all__ = ["compare", "hand_set", "inert_misspellings", "score"]
@@ -94,35 +94,27 @@ def inert_misspellings(a: Mapping[str, Any], b: Mapping[str, Any]) -> frozenset[
     return frozenset(out)
 
 
-def _launched(env: Mapping[str, Any], launcher: Any) -> Mapping[str, Any]:
-    """The launcher variables a launcher set in a run: its ``[meta] launcher`` record's
-    ``vars``, or, for a snapshot older than that record, what its environment shows."""
-    if launcher is not None:
-        return dict(launcher.vars or {})
-    found = detect({k: v for k, v in env.items() if isinstance(v, str)})
-    return dict((found or {}).get("vars") or {})
-
-
 #: The variables that give a process's place in a job (its rank, local rank, node rank), as
 #: each launcher of :data:`~runsnap.knowledge.launchers.LAUNCHERS` sets them.
 PLACE = frozenset(n for _name, _marks, fields in LAUNCHERS
                   for f in ("rank", "local_rank", "node_rank") for n in fields[f])
 
 
-def hand_set(a: Mapping[str, Any], la: Any, b: Mapping[str, Any], lb: Any) -> frozenset[str]:
+def hand_set(a: Mapping[str, Any], la: Mapping[str, Any], b: Mapping[str, Any],
+             lb: Mapping[str, Any]) -> frozenset[str]:
     """Variables of a process's place in a job (:data:`PLACE`), noise by name, set otherwise
     in environments ``a`` and ``b``, that a run holds with no launcher having set them
-    (``la``, ``lb``: the runs' ``[meta] launcher`` records, None where absent): ``RANK=1``
+    (``la``, ``lb``: the variables the runs' launchers set, :func:`~runsnap.diffing.result.
+    launcher_of`): ``RANK=1``
     left exported in a terminal is a setting the program reads, not which rank it is. (A
     job's id is the scheduler's, whoever's shell holds it: an ``salloc`` shell's.)
 
-    >>> sorted(hand_set({}, None, {"RANK": "1"}, None))
+    >>> sorted(hand_set({}, {}, {"RANK": "1"}, {}))
     ['RANK']
-    >>> sorted(hand_set({"RANK": "0", "WORLD_SIZE": "2"}, None,
-    ...                 {"RANK": "1", "WORLD_SIZE": "2"}, None))
+    >>> sorted(hand_set({"RANK": "0"}, {"RANK": "0"}, {"RANK": "1"}, {"RANK": "1"}))
     []
     """
-    made = (_launched(a, la), _launched(b, lb))
+    made = (la, lb)
     out = set()
     for name in (set(a) | set(b)) & PLACE:
         if a.get(name) != b.get(name) and noise_reason(name) and any(
